@@ -1,0 +1,436 @@
+"""The columnar, memory-mappable :class:`Corpus` every loader produces.
+
+A corpus is a web the crawler walks: pages and directed links, stored as flat
+numpy arrays (CSR layouts) so that a 1M-page web costs a few hundred MB and
+several processes can share one copy through ``np.load(mmap_mode="r")``.
+
+Arrays (``n`` pages, ``m`` links, ``V`` vocabulary words):
+
+============================  ==========  =====================================================
+name                          dtype       meaning
+============================  ==========  =====================================================
+``text_ptr`` (n+1,)           int64       CSR row pointer of each page's bag of words
+``text_terms``                int32       word ids (sorted, unique within a page)
+``text_counts``               int32       occurrences of each word in the page
+``title_ptr`` (n+1,)          int64       CSR pointer of each page's title tokens (= URL text)
+``title_terms``               int32       word ids of title tokens (in order, repeats kept)
+``link_ptr`` (n+1,)           int64       CSR pointer of out-links of each page
+``link_dst`` (m,)             int32       target page of each link
+``anchor_ptr`` (m+1,)         int64       CSR pointer of each link's anchor-text tokens
+``anchor_terms``              int32       word ids
+``context_ptr`` (m+1,)        int64       CSR pointer of each link's surrounding-text tokens
+``context_terms``             int32       word ids (window of 150 characters each side)
+``page_domain`` (n,)          int32       domain (web site) id of each page
+``label_ptr`` (n+1,)          int64       CSR pointer of each page's labels (categories)
+``label_ids``                 int32       label ids; label names are hierarchical
+                                          (``subject.Science.Biology``)
+============================  ==========  =====================================================
+
+String tables (UTF-8 blob + offsets): ``titles`` (n), ``vocab`` (V), ``domains``,
+``labels``; optionally ``texts`` (n, the cleaned plain text, kept by loaders
+that have it, used only for inspection and tests — never by the env).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from gym_crawl._io import atomic_write_json, load_npy, replace_dir, save_npy, sha256_file
+
+__all__ = ["Corpus", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "csr_from_lists"]
+
+FORMAT_NAME = "gym_crawl.corpus"
+FORMAT_VERSION = 1
+
+
+class CorpusFormatError(ValueError):
+    """A corpus directory or array set is missing, truncated or inconsistent."""
+
+
+class StringTable:
+    """An immutable table of strings stored as one UTF-8 blob + int64 offsets.
+
+    ``table[i]`` decodes one string; ``table.index(s)`` maps a string back to
+    its first position (a dict built lazily on first use).
+    """
+
+    __slots__ = ("blob", "offsets", "_lookup")
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
+        self.blob = blob
+        self.offsets = offsets
+        self._lookup: dict[str, int] | None = None
+
+    @classmethod
+    def from_strings(cls, strings: Iterable[str]) -> "StringTable":
+        encoded = [s.encode("utf-8") for s in strings]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        if encoded:
+            offsets[1:] = np.cumsum([len(b) for b in encoded])
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
+        return cls(blob, offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i: int) -> str:
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"string index {i} out of range [0, {n})")
+        i %= n
+        return bytes(self.blob[self.offsets[i]:self.offsets[i + 1]]).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        data = bytes(self.blob)
+        off = self.offsets.tolist()
+        for a, b in zip(off[:-1], off[1:]):
+            yield data[a:b].decode("utf-8")
+
+    def tolist(self) -> list[str]:
+        return list(self)
+
+    def index(self, s: str) -> int:
+        """Position of ``s``; raises ``KeyError`` naming the missing string."""
+        if self._lookup is None:
+            lk: dict[str, int] = {}
+            for i, t in enumerate(self):
+                lk.setdefault(t, i)
+            self._lookup = lk
+        try:
+            return self._lookup[s]
+        except KeyError:
+            raise KeyError(s) from None
+
+    def get(self, s: str, default: int = -1) -> int:
+        try:
+            return self.index(s)
+        except KeyError:
+            return default
+
+    def __contains__(self, s: object) -> bool:
+        return isinstance(s, str) and self.get(s) >= 0
+
+
+def csr_from_lists(rows: Sequence[Sequence[int]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Build ``(ptr, values)`` CSR arrays from a list of integer lists."""
+    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    if rows:
+        ptr[1:] = np.cumsum([len(r) for r in rows])
+    vals = np.fromiter((v for r in rows for v in r), dtype=dtype, count=int(ptr[-1]))
+    return ptr, vals
+
+
+_ARRAY_SPEC: dict[str, Any] = {
+    "text_ptr": np.int64, "text_terms": np.int32, "text_counts": np.int32,
+    "title_ptr": np.int64, "title_terms": np.int32,
+    "link_ptr": np.int64, "link_dst": np.int32,
+    "anchor_ptr": np.int64, "anchor_terms": np.int32,
+    "context_ptr": np.int64, "context_terms": np.int32,
+    "page_domain": np.int32,
+    "label_ptr": np.int64, "label_ids": np.int32,
+}
+_TABLES = ("titles", "vocab", "domains", "labels")
+_OPTIONAL_TABLES = ("texts",)
+
+
+@dataclass
+class Corpus:
+    """A web graph with text, as columnar arrays. See the module docstring for the layout.
+
+    Build one with a loader (:func:`gym_crawl.corpus.load_corpus`), with
+    :meth:`from_networkx`, with :class:`gym_crawl.corpus.builder.CorpusBuilder`,
+    or directly from arrays (validated on construction).
+    """
+
+    text_ptr: np.ndarray
+    text_terms: np.ndarray
+    text_counts: np.ndarray
+    title_ptr: np.ndarray
+    title_terms: np.ndarray
+    link_ptr: np.ndarray
+    link_dst: np.ndarray
+    anchor_ptr: np.ndarray
+    anchor_terms: np.ndarray
+    context_ptr: np.ndarray
+    context_terms: np.ndarray
+    page_domain: np.ndarray
+    label_ptr: np.ndarray
+    label_ids: np.ndarray
+    titles: StringTable
+    vocab: StringTable
+    domains: StringTable
+    labels: StringTable
+    texts: StringTable | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_pages(self) -> int:
+        return len(self.link_ptr) - 1
+
+    @property
+    def n_links(self) -> int:
+        return len(self.link_dst)
+
+    @property
+    def n_words(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", "corpus"))
+
+    def out_degree(self) -> np.ndarray:
+        """(n,) int64 out-degree of each page."""
+        return np.diff(self.link_ptr)
+
+    def in_degree(self) -> np.ndarray:
+        """(n,) int64 in-degree of each page."""
+        return np.bincount(self.link_dst, minlength=self.n_pages)
+
+    def outlinks(self, page: int) -> tuple[int, int]:
+        """Half-open range ``[a, b)`` of link ids leaving ``page``."""
+        return int(self.link_ptr[page]), int(self.link_ptr[page + 1])
+
+    def link_src(self) -> np.ndarray:
+        """(m,) int32 source page of each link (computed, not stored)."""
+        return np.repeat(np.arange(self.n_pages, dtype=np.int32), np.diff(self.link_ptr))
+
+    def url(self, page: int) -> str:
+        """A URL for ``page``: ``https://<domain>/wiki/<title>``."""
+        return f"https://{self.domains[int(self.page_domain[page])]}/wiki/{self.titles[page].replace(' ', '_')}"
+
+    def page_labels(self, page: int) -> list[str]:
+        return [self.labels[int(i)] for i in self.label_ids[self.label_ptr[page]:self.label_ptr[page + 1]]]
+
+    def page_id(self, title: str) -> int:
+        """Page id of ``title`` (underscores and spaces are interchangeable).
+
+        Raises ``KeyError`` with close matches when the title is unknown.
+        """
+        for cand in (title, title.replace("_", " "), title.replace(" ", "_")):
+            i = self.titles.get(cand)
+            if i >= 0:
+                return i
+        low = title.lower().replace("_", " ")
+        close = [t for t in self.titles if low in t.lower().replace("_", " ")][:5]
+        raise KeyError(f"unknown page title {title!r} in corpus {self.name!r}"
+                       + (f"; close matches: {close}" if close else ""))
+
+    def word_id(self, word: str) -> int:
+        """Vocabulary id of ``word`` or -1."""
+        return self.vocab.get(word)
+
+    # ------------------------------------------------------------- validation
+    def validate(self) -> None:
+        """Check shapes, dtypes, pointer monotonicity and id ranges; raise :class:`CorpusFormatError`."""
+        where = f" (corpus at {self.path})" if self.path else ""
+        n = len(self.link_ptr) - 1
+        for name, dt in _ARRAY_SPEC.items():
+            a = getattr(self, name)
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a, dtype=dt)
+                setattr(self, name, a)
+            if a.dtype != np.dtype(dt) or a.ndim != 1:
+                raise CorpusFormatError(f"array {name}{where}: expected 1-d {np.dtype(dt)}, got {a.ndim}-d {a.dtype}")
+        m = len(self.link_dst)
+
+        def check_ptr(ptr_name: str, rows: int, vals: int) -> None:
+            p = getattr(self, ptr_name)
+            if len(p) != rows + 1:
+                raise CorpusFormatError(f"{ptr_name}{where}: length {len(p)}, expected {rows + 1}")
+            if len(p) and (p[0] != 0 or p[-1] != vals):
+                raise CorpusFormatError(f"{ptr_name}{where}: must start at 0 and end at {vals}, got {p[0]}..{p[-1]}")
+            if len(p) > 1 and np.any(np.diff(p) < 0):
+                raise CorpusFormatError(f"{ptr_name}{where}: not non-decreasing")
+
+        check_ptr("text_ptr", n, len(self.text_terms))
+        if len(self.text_counts) != len(self.text_terms):
+            raise CorpusFormatError(f"text_counts{where}: length {len(self.text_counts)} != text_terms {len(self.text_terms)}")
+        check_ptr("title_ptr", n, len(self.title_terms))
+        check_ptr("link_ptr", n, m)
+        check_ptr("anchor_ptr", m, len(self.anchor_terms))
+        check_ptr("context_ptr", m, len(self.context_terms))
+        check_ptr("label_ptr", n, len(self.label_ids))
+        if len(self.page_domain) != n:
+            raise CorpusFormatError(f"page_domain{where}: length {len(self.page_domain)}, expected {n}")
+        if len(self.titles) != n:
+            raise CorpusFormatError(f"titles{where}: {len(self.titles)} strings, expected {n}")
+        if self.texts is not None and len(self.texts) != n:
+            raise CorpusFormatError(f"texts{where}: {len(self.texts)} strings, expected {n}")
+        V = len(self.vocab)
+        for name, hi in (("link_dst", n), ("text_terms", V), ("title_terms", V), ("anchor_terms", V),
+                         ("context_terms", V), ("page_domain", len(self.domains)), ("label_ids", len(self.labels))):
+            a = getattr(self, name)
+            if len(a) and (int(a.min()) < 0 or int(a.max()) >= hi):
+                raise CorpusFormatError(f"{name}{where}: ids must lie in [0, {hi}), found [{a.min()}, {a.max()}]")
+
+    # ------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the corpus as a directory of ``.npy`` files + ``manifest.json``, atomically.
+
+        The directory is written under a temporary name and renamed into place
+        only when complete; the manifest (written last) records every file's
+        sha256, shape and dtype, so a half-written directory is never accepted.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        try:
+            files: dict[str, Any] = {}
+
+            def put(fname: str, arr: np.ndarray) -> None:
+                save_npy(tmp / fname, arr)
+                files[fname] = {"sha256": sha256_file(tmp / fname), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+
+            for name in _ARRAY_SPEC:
+                put(f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
+            for name in _TABLES + _OPTIONAL_TABLES:
+                t = getattr(self, name)
+                if t is None:
+                    continue
+                put(f"{name}.blob.npy", np.ascontiguousarray(t.blob))
+                put(f"{name}.offsets.npy", np.ascontiguousarray(t.offsets))
+            manifest = {
+                "format": FORMAT_NAME,
+                "format_version": FORMAT_VERSION,
+                "counts": {"pages": self.n_pages, "links": self.n_links, "words": self.n_words,
+                           "domains": len(self.domains), "labels": len(self.labels)},
+                "files": files,
+                "meta": self.meta,
+            }
+            atomic_write_json(tmp / "manifest.json", manifest)
+            replace_dir(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.path = path
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, mmap: bool = True, verify: bool = False) -> "Corpus":
+        """Open a saved corpus directory.
+
+        Arrays are memory-mapped read-only (``mmap=True``) so processes share
+        one copy. Shapes and dtypes are always checked against the manifest;
+        ``verify=True`` also recomputes every sha256 (slow on large corpora).
+        Raises :class:`CorpusFormatError` naming the file and field at fault.
+        """
+        path = Path(path)
+        mf = path / "manifest.json"
+        if not mf.is_file():
+            raise CorpusFormatError(f"{path}: not a corpus directory (no manifest.json; an interrupted save leaves none)")
+        try:
+            manifest = json.loads(mf.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise CorpusFormatError(f"{mf}: unreadable manifest ({e})") from None
+        if manifest.get("format") != FORMAT_NAME:
+            raise CorpusFormatError(f"{mf}: field 'format' is {manifest.get('format')!r}, expected {FORMAT_NAME!r}")
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise CorpusFormatError(f"{mf}: field 'format_version' is {manifest.get('format_version')!r}; "
+                                    f"this gym_crawl reads version {FORMAT_VERSION}: rebuild the corpus")
+        files = manifest.get("files", {})
+
+        def get(fname: str) -> np.ndarray:
+            spec = files.get(fname)
+            if spec is None:
+                raise CorpusFormatError(f"{mf}: no entry for {fname}")
+            fp = path / fname
+            if not fp.is_file():
+                raise CorpusFormatError(f"{fp}: missing file listed in the manifest")
+            if verify and sha256_file(fp) != spec["sha256"]:
+                raise CorpusFormatError(f"{fp}: sha256 mismatch with manifest (file corrupted or modified)")
+            try:
+                arr = load_npy(fp, mmap=mmap)
+            except (ValueError, OSError, EOFError) as e:
+                raise CorpusFormatError(f"{fp}: unreadable or truncated .npy ({e})") from None
+            if list(arr.shape) != spec["shape"] or str(arr.dtype) != spec["dtype"]:
+                raise CorpusFormatError(f"{fp}: shape/dtype {list(arr.shape)}/{arr.dtype} differ from manifest "
+                                        f"{spec['shape']}/{spec['dtype']}")
+            return arr
+
+        kw: dict[str, Any] = {name: get(f"{name}.npy") for name in _ARRAY_SPEC}
+        for name in _TABLES:
+            kw[name] = StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
+        for name in _OPTIONAL_TABLES:
+            kw[name] = (StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
+                        if f"{name}.blob.npy" in files else None)
+        return cls(**kw, meta=dict(manifest.get("meta", {})), path=path)
+
+    # -------------------------------------------------------------- networkx
+    @classmethod
+    def from_networkx(cls, G: Any, *, text: str = "text", title: str = "title", domain: str = "domain",
+                      labels: str = "labels", anchor: str = "anchor", context: str = "context",
+                      name: str = "networkx") -> "Corpus":
+        """Build a corpus from a directed ``networkx`` graph.
+
+        Node attributes (all optional): ``title`` (default ``str(node)``),
+        ``text`` (page text), ``domain`` (default ``"local"``), ``labels``
+        (list of category strings). Edge attributes (optional): ``anchor``
+        (default the target title), ``context`` (surrounding text).
+        Node order is ``list(G.nodes)``; page ids follow it.
+        """
+        from gym_crawl.corpus.builder import CorpusBuilder
+
+        b = CorpusBuilder(name=name)
+        nodes = list(G.nodes)
+        idx = {v: i for i, v in enumerate(nodes)}
+        for v in nodes:
+            d = G.nodes[v]
+            b.add_page(str(d.get(title, v)), d.get(text, ""), domain=d.get(domain, "local"),
+                       labels=list(d.get(labels, [])))
+        directed = G.is_directed()
+        for u, v, d in G.edges(data=True):
+            b.add_link(idx[u], idx[v], anchor=d.get(anchor), context=d.get(context, ""))
+            if not directed:
+                b.add_link(idx[v], idx[u], anchor=d.get(anchor), context=d.get(context, ""))
+        return b.build()
+
+    def to_networkx(self, with_text: bool = False) -> Any:
+        """A ``networkx.DiGraph`` with node attributes title/domain/labels (and text if kept)
+        and edge attribute ``anchor`` (the anchor words). Parallel links collapse to one edge."""
+        import networkx as nx
+
+        G = nx.DiGraph()
+        titles = self.titles.tolist()
+        doms = self.domains.tolist()
+        labs = self.labels.tolist()
+        vocab = self.vocab.tolist()
+        for i in range(self.n_pages):
+            attrs: dict[str, Any] = {"title": titles[i], "domain": doms[int(self.page_domain[i])],
+                                     "labels": [labs[int(j)] for j in self.label_ids[self.label_ptr[i]:self.label_ptr[i + 1]]]}
+            if with_text and self.texts is not None:
+                attrs["text"] = self.texts[i]
+            G.add_node(i, **attrs)
+        src = self.link_src()
+        for e in range(self.n_links):
+            a, b = self.anchor_ptr[e], self.anchor_ptr[e + 1]
+            G.add_edge(int(src[e]), int(self.link_dst[e]), anchor=" ".join(vocab[int(t)] for t in self.anchor_terms[a:b]))
+        return G
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and degree statistics, for ``gym-crawl corpus info``."""
+        od = self.out_degree()
+        ind = self.in_degree()
+        return {
+            "name": self.name, "pages": self.n_pages, "links": self.n_links, "words": self.n_words,
+            "domains": len(self.domains), "labels": len(self.labels),
+            "out_degree_mean": float(od.mean()) if len(od) else 0.0,
+            "out_degree_median": float(np.median(od)) if len(od) else 0.0,
+            "out_degree_max": int(od.max()) if len(od) else 0,
+            "in_degree_max": int(ind.max()) if len(ind) else 0,
+            "path": str(self.path) if self.path else None,
+            **{k: v for k, v in self.meta.items() if isinstance(v, (str, int, float))},
+        }
+
