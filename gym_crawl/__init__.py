@@ -1,2 +1,24 @@
-"""gym_crawl: focused web crawling as a Gymnasium environment."""
+"""gym_crawl: focused web crawling as a Gymnasium reinforcement-learning environment.
+
+Importing the package registers ``WikiCrawl-v0``::
+
+    import gymnasium as gym, gym_crawl
+    env = gym.make("WikiCrawl-v0")            # or gym.make("gym_crawl:WikiCrawl-v0") without the import
+
+Layers (data flows one way): corpus → text → relevance → crawl → features →
+reducers → envs → wrappers; ``agents`` sits on top and is a separate package.
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+
 __version__ = "0.1.0"
+
+ENV_ID = "WikiCrawl-v0"
+DEFAULT_MAX_EPISODE_STEPS = 1000
+
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
+                 max_episode_steps=DEFAULT_MAX_EPISODE_STEPS)
+
+__all__ = ["ENV_ID", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

@@ -140,7 +140,7 @@ _TABLES = ("titles", "vocab", "domains", "labels")
 _OPTIONAL_TABLES = ("texts",)
 
 
-@dataclass
+@dataclass(eq=False)
 class Corpus:
     """A web graph with text, as columnar arrays. See the module docstring for the layout.
 

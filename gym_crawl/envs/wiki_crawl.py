@@ -1,0 +1,331 @@
+"""``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v0``).
+
+Episode: reset fetches the seed pages (the topic's main page by default) and
+puts their out-links in the frontier; every step fetches one frontier page;
+the episode is *terminated* when the frontier is empty and *truncated* at
+``max_steps`` env steps (or by ``gym.make(..., max_episode_steps=N)``).
+
+Two ways to act on the same MDP (DESIGN.md §4):
+
+1. **Discrete(K) over candidate slots** (``env.step(i)``, SB3-compatible): a
+   reducer proposes up to K frontier pages; the observation is fixed-shape::
+
+       {"candidates": Box(-1, 1, (K, d), float32),  # x(s, a) of each slot, zero rows when masked
+        "mask":       MultiBinary(K),                 # 1 = slot holds a candidate
+        "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see STATE_NAMES
+
+   ``env.action_masks()`` (sb3-contrib convention) and ``info["action_mask"]``
+   give the mask. **A masked slot** (SB3's checker and DQN's exploration sample
+   them) fetches nothing: the step is spent, the reward is
+   ``invalid_action_penalty`` (default ``-0.1 × max reward``), the observation is
+   unchanged and ``info["invalid_action"]`` is True. An action outside
+   ``Discrete(K)`` raises ``ValueError`` naming the valid range.
+2. **Custom agents** use the unwrapped env: :meth:`frontier_pages` (all of it,
+   read-only view), :meth:`features_of` (x(s, a) of any frontier pages),
+   :meth:`link_scores`, :meth:`argmax_frontier` (exact argmax of w·x over the
+   whole frontier, one vectorized pass) and :meth:`step_page` (fetch a given page).
+
+Info keys (present after ``reset`` and every ``step``):
+
+=====================  =====================================================================
+``pages_fetched``      pages fetched so far, seeds included
+``relevant_found``     fetched pages that are relevant (topic label if the topic has one,
+                       else positive reward)
+``harvest_rate``       relevant_found / pages_fetched
+``relevant_domains``   distinct domains with at least one relevant fetched page
+``reward_sum``         sum of rewards this episode (seeds' rewards included)
+``frontier_size``      discovered, unfetched pages
+``candidate_ids``      (K,) int64 page ids of the slots, -1 where masked
+``action_mask``        (K,) bool, same as ``action_masks()``
+``fetched_page``       page id fetched by this step (-1 on reset and invalid steps)
+``relevant``           whether the fetched page is relevant (False when none fetched)
+``invalid_action``     True when the step chose a masked slot
+``new_pages``          int32 page ids added to the frontier by this step
+``steps``              env steps taken this episode
+``topic``              topic name
+=====================  =====================================================================
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gym_crawl.corpus import Corpus, load_corpus
+from gym_crawl.crawl.state import FRONTIER, UNSEEN, VISITED, CrawlState, FetchResult
+from gym_crawl.features.sets import FeatureSet, get_feature_set
+from gym_crawl.reducers.base import Reducer, get_reducer
+from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
+from gym_crawl.relevance.scorer import TopicScorer
+from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
+from gym_crawl.text.model import TextModel, get_text_model
+
+__all__ = ["WikiCrawlEnv", "STATE_NAMES"]
+
+STATE_NAMES = ("budget_used", "harvest_rate", "log_frontier", "last_reward", "relevant_domain_fraction",
+               "candidate_fraction")
+
+
+class WikiCrawlEnv(gym.Env):
+    """Focused crawling over a corpus. See the module docstring for spaces, info and interfaces.
+
+    Args:
+        corpus: corpus spec for :func:`gym_crawl.corpus.load_corpus` (default: the embedded synthetic web).
+        topic: topic spec for :func:`gym_crawl.relevance.resolve_topic` (default: the corpus' first topic).
+        seeds: seed page titles or ids (default: the topic's seeds / main page).
+        max_steps: truncate after this many env steps (``None``: rely on ``max_episode_steps``).
+        reward: ``"han2018"``, ``"thesis"``, ``"binary"``, ``"labels"``, a RewardScheme or a callable.
+        features: feature-set name (``"combined"``, ``"han2018"``, ``"han2018-continuous"``, ``"tres"``)
+            or a FeatureSet.
+        reducer: ``"topk"``, ``"outlinks"``, ``"random"``, ``"full"``, ``"tree"`` (when installed) or a Reducer.
+        max_candidates: K, the number of candidate slots.
+        n_categories: category slots C shared by all topics of this env.
+        invalid_action_penalty: reward of a masked-slot step (default ``-0.1 × max reward``).
+        text: keyword arguments for :func:`gym_crawl.text.get_text_model` (``idf_fraction``, ``dim``,
+            ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
+        corpus_kwargs: extra keyword arguments for the corpus loader.
+        render_mode: ``None`` or ``"ansi"``.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, corpus: Any = None, topic: Any = None, seeds: Sequence[str | int] | None = None,
+                 max_steps: int | None = None, reward: Any = "han2018", features: Any = "combined",
+                 reducer: Any = "topk", max_candidates: int = 64, n_categories: int = 4,
+                 invalid_action_penalty: float | None = None, text: dict | TextModel | None = None,
+                 corpus_kwargs: dict | None = None, render_mode: str | None = None, beta: float = 0.4):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
+        if max_candidates < 1:
+            raise ValueError(f"max_candidates must be >= 1, got {max_candidates}")
+        if max_steps is not None and max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
+        self.render_mode = render_mode
+        self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
+        self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
+        self.n_categories = n_categories
+        self.features: FeatureSet = get_feature_set(features, n_categories)
+        self.reducer: Reducer = get_reducer(reducer)
+        self._reward_spec = reward
+        self.K = int(max_candidates)
+        self.max_steps = max_steps
+        self._default_topic = resolve_topic(topic, self.corpus)
+        self._default_seeds = list(seeds) if seeds else None
+        self._penalty_arg = invalid_action_penalty
+        self.state = CrawlState(self.corpus, n_categories=n_categories, beta=beta)
+        self._scorers: dict[Topic, TopicScorer] = {}
+        d = self.features.dim
+        self.observation_space = spaces.Dict({
+            "candidates": spaces.Box(-1.0, 1.0, (self.K, d), np.float32),
+            "mask": spaces.MultiBinary(self.K),
+            "state": spaces.Box(-1.0, 1.0, (len(STATE_NAMES),), np.float32),
+        })
+        self.action_space = spaces.Discrete(self.K)
+        self._configure(self._default_topic)  # validates topic/categories/reward early
+        self._cand = np.zeros(0, np.int32)
+        self._obs: dict[str, np.ndarray] | None = None
+        self._t = 0
+        self._last_reward = 0.0
+        self._last_page = -1
+
+    # ---------------------------------------------------------------- setup
+    def _configure(self, topic: Topic) -> None:
+        if topic not in self._scorers:
+            self._scorers[topic] = TopicScorer(self.text, topic, self.n_categories)
+        self.topic = topic
+        self.scorer = self._scorers[topic]
+        self.scheme: RewardScheme = get_reward_scheme(self._reward_spec, labelled=bool(topic.label))
+        if self.scheme.needs_label and not topic.label:
+            raise ValueError(f"reward {self.scheme.name!r} needs a topic with a label; topic {topic.name!r} has none")
+        self.invalid_action_penalty = (float(self._penalty_arg) if self._penalty_arg is not None
+                                       else -0.1 * float(self.scheme.max_reward))
+
+    @property
+    def budget(self) -> int | None:
+        """Env steps per episode, from ``max_steps`` or the spec's ``max_episode_steps``."""
+        if self.max_steps is not None:
+            return self.max_steps
+        return self.spec.max_episode_steps if self.spec is not None else None
+
+    # ---------------------------------------------------------------- reset
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode."""
+        super().reset(seed=seed)
+        options = options or {}
+        topic = resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None else self._default_topic
+        self._configure(topic)
+        seeds = options.get("seeds") or self._default_seeds
+        seed_ids = seed_pages(topic, self.corpus, seeds)
+        st = self.state
+        st.reset(self.scorer, self.scheme)
+        self.reducer.reset(st, self.features, self.np_random)
+        self._t = 0
+        self._last_reward = 0.0
+        self._last_page = -1
+        new = []
+        for p in seed_ids.tolist():
+            if st.status[p] == VISITED:
+                continue
+            res = st.fetch(p, count_step=False)
+            self.reducer.on_fetch(res, None)
+            new.append(res.new_pages)
+        if st.fr_size == 0:
+            titles = [self.corpus.titles[int(p)] for p in seed_ids]
+            raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
+        self._propose()
+        info = self._info(-1, False, False, np.concatenate(new) if new else np.zeros(0, np.int32))
+        return self._obs_copy(), info
+
+    # ----------------------------------------------------------------- step
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        """Fetch the page in candidate slot ``action`` (see module docstring for masked slots)."""
+        a = self._check_action(action)
+        if self._obs is None:
+            raise RuntimeError("call reset() before step()")
+        if a >= len(self._cand):
+            return self._spend_invalid()
+        return self._do_fetch(int(self._cand[a]))
+
+    def step_page(self, page: int) -> tuple[dict, float, bool, bool, dict]:
+        """Fetch frontier page ``page`` directly (custom-agent interface). Raises ``ValueError`` when
+        ``page`` is not in the frontier."""
+        if self._obs is None:
+            raise RuntimeError("call reset() before step_page()")
+        p = int(page)
+        if not 0 <= p < self.corpus.n_pages or self.state.status[p] != FRONTIER:
+            why = ("out of range" if not 0 <= p < self.corpus.n_pages else
+                   {UNSEEN: "not discovered yet", VISITED: "already fetched"}[int(self.state.status[p])])
+            raise ValueError(f"page {page} cannot be fetched ({why}): valid pages are the {self.state.fr_size} "
+                             f"frontier pages, see env.unwrapped.frontier_pages()")
+        return self._do_fetch(p)
+
+    def _check_action(self, action: Any) -> int:
+        try:
+            a = int(np.asarray(action).reshape(()))
+            ok = float(np.asarray(action).reshape(())) == a
+        except (TypeError, ValueError):
+            ok = False
+        if not ok or not 0 <= a < self.K:
+            raise ValueError(f"action {action!r} is outside the action space Discrete({self.K}): "
+                             f"valid actions are integers 0..{self.K - 1}")
+        return a
+
+    def _spend_invalid(self) -> tuple[dict, float, bool, bool, dict]:
+        self._t += 1
+        r = self.invalid_action_penalty
+        self._last_reward = r
+        self._obs["state"][:] = self._state_vec()  # type: ignore[index]
+        trunc = self.max_steps is not None and self._t >= self.max_steps
+        return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32))
+
+    def _do_fetch(self, page: int) -> tuple[dict, float, bool, bool, dict]:
+        x = self.features.compute(self.state, np.array([page]))[0]
+        res: FetchResult = self.state.fetch(page)
+        self.reducer.on_fetch(res, x)
+        self._t += 1
+        self._last_reward = res.reward
+        self._last_page = page
+        terminated = self.state.fr_size == 0
+        truncated = (not terminated) and self.max_steps is not None and self._t >= self.max_steps
+        self._propose()
+        return self._obs_copy(), float(res.reward), terminated, truncated, \
+            self._info(page, res.eval_relevant, False, res.new_pages)
+
+    # ---------------------------------------------------------- observation
+    def _propose(self) -> None:
+        cand = self.reducer.propose(self.K, self.np_random) if self.state.fr_size else np.zeros(0, np.int32)
+        if len(cand) > self.K:  # only the "full" reducer proposes more than K: show the best K by link text
+            top = np.argsort(-self.state.link_rel[cand], kind="stable")[: self.K]
+            self._all_cand = cand
+            cand = cand[np.sort(top)]
+        else:
+            self._all_cand = cand
+        self._cand = cand.astype(np.int32)
+        n = len(cand)
+        feats = np.zeros((self.K, self.features.dim), np.float32)
+        if n:
+            feats[:n] = np.clip(self.features.compute(self.state, cand), -1.0, 1.0)
+        mask = np.zeros(self.K, np.int8)
+        mask[:n] = 1
+        self._obs = {"candidates": feats, "mask": mask, "state": self._state_vec()}
+
+    def _state_vec(self) -> np.ndarray:
+        st = self.state
+        b = self.budget
+        nd = max(1, len(self.corpus.domains))
+        return np.clip(np.array([
+            (self._t / b) if b else 0.0,
+            st.harvest_rate,
+            np.log1p(st.fr_size) / np.log1p(max(2, self.corpus.n_pages)),
+            self._last_reward / max(abs(self.scheme.max_reward), 1e-9),
+            st.relevant_domains / nd,
+            len(self._cand) / self.K,
+        ], np.float32), -1.0, 1.0)
+
+    def _obs_copy(self) -> dict[str, np.ndarray]:
+        assert self._obs is not None
+        return {k: v.copy() for k, v in self._obs.items()}
+
+    def _info(self, page: int, relevant: bool, invalid: bool, new_pages: np.ndarray) -> dict[str, Any]:
+        st = self.state
+        ids = np.full(self.K, -1, np.int64)
+        ids[: len(self._cand)] = self._cand
+        return {
+            "pages_fetched": st.n_fetched, "relevant_found": st.relevant_found, "harvest_rate": st.harvest_rate,
+            "relevant_domains": st.relevant_domains, "reward_sum": st.reward_sum, "frontier_size": st.fr_size,
+            "candidate_ids": ids, "action_mask": ids >= 0, "fetched_page": page, "relevant": bool(relevant),
+            "invalid_action": invalid, "new_pages": np.asarray(new_pages, np.int32), "steps": self._t,
+            "topic": self.topic.name,
+        }
+
+    def action_masks(self) -> np.ndarray:
+        """(K,) bool mask of valid slots (sb3-contrib ``MaskablePPO`` convention)."""
+        m = np.zeros(self.K, bool)
+        m[: len(self._cand)] = True
+        return m
+
+    # ------------------------------------------------------ custom agents
+    def frontier_pages(self) -> np.ndarray:
+        """(F,) int32 read-only view of all frontier pages."""
+        return self.state.frontier
+
+    def candidate_pages(self) -> np.ndarray:
+        """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier)."""
+        return self._all_cand
+
+    def features_of(self, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), d) float32 x(s, a) of frontier ``pages`` (unclipped)."""
+        pages = np.asarray(pages, dtype=np.int64)
+        if len(pages) and not np.all(self.state.status[pages] == FRONTIER):
+            raise ValueError("features_of: all pages must be frontier pages")
+        return self.features.compute(self.state, pages)
+
+    def link_scores(self, pages: np.ndarray) -> np.ndarray:
+        """(len(pages),) topic relevance of the best discovering link's text (the no-learning priority)."""
+        return self.state.link_rel[np.asarray(pages, dtype=np.int64)].copy()
+
+    def argmax_frontier(self, w: np.ndarray) -> int:
+        """Frontier page maximizing ``w · x(s, a)`` over the *whole* frontier (ties: lowest slot).
+        One vectorized O(F × d) pass — Han's synchronous scoring."""
+        F = self.frontier_pages()
+        if len(F) == 0:
+            raise ValueError("the frontier is empty")
+        return int(F[int(np.argmax(self.features.compute(self.state, F) @ np.asarray(w, np.float32)))])
+
+    # ---------------------------------------------------------------- render
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        st = self.state
+        lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._t} fetched={st.n_fetched} "
+                 f"relevant={st.relevant_found} harvest={st.harvest_rate:.3f} domains={st.relevant_domains} "
+                 f"frontier={st.fr_size}"]
+        if self._last_page >= 0:
+            lines.append(f"  last: {self.corpus.titles[self._last_page]!r} reward={self._last_reward:g}")
+        for i, p in enumerate(self._cand[:5].tolist()):
+            lines.append(f"  [{i}] {self.corpus.titles[p]!r} link_rel={st.link_rel[p]:.3f}")
+        if len(self._cand) > 5:
+            lines.append(f"  … {len(self._cand) - 5} more candidates")
+        return "\n".join(lines)

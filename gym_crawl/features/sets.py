@@ -1,0 +1,203 @@
+"""Named state-action feature sets x(s, a) for frontier candidates.
+
+A candidate is a frontier page ``u``; its state ``s`` is the fetched page that
+discovered it with the most topic-relevant text (``best_parent``), as in Han
+2018 (a link's state is the page it was extracted from) and TRES (the web path
+leading to the URL). Every feature reads only the crawl's own statistics:
+fetched pages' scores and discovered links' text scores. Nothing here can see
+an unfetched page's text, relevance or labels.
+
+==========================  ====  ==========================================================
+name                        dim   contents (C = category slots, default 4)
+==========================  ====  ==========================================================
+``han2018``                 22(3+C)+16   Han's state + action features, each relevance
+                                  discretized into Han's 5- and 6-bucket indexes (one-hot,
+                                  i.e. two overlapping tilings), relevance change into 5
+                                  buckets (δ1 = 0.1, δ2 = 0.3), distance 0..9 one-hot, bias
+``han2018-continuous``      9+2C  the same quantities as raw values (distance / 9,
+                                  change / 2), plus bias
+``tres``                    8     TRES: parent reward, inverse distance to the closest relevant
+                                  node on the web path, path relevance ratio, keyword in URL,
+                                  keyword in anchor, domain relevant ratio, unknown-domain flag
+                                  (0.5 / 1), bias
+``combined``                16+2C ``han2018-continuous`` ⊕ ``tres`` (one bias)
+==========================  ====  ==========================================================
+
+Han's state features of s: topic relevance, relevance change vs. smoothed
+ancestors, category relevances, mean relevance of all parents, of relevant
+parents, distance from the last relevant page. Action features of (s, a):
+topic and category relevance of the link's anchor/URL/surrounding text, mean
+relevance of all / relevant parents of the target (updated as parents are fetched).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from gym_crawl.crawl.state import DIST_CAP, CrawlState
+
+__all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
+           "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
+
+FEATURE_SETS = ("han2018", "han2018-continuous", "tres", "combined")
+
+
+def bucket5(x: np.ndarray) -> np.ndarray:
+    """Han's 5-bucket index: [0,.2)→0, [.2,.4)→1, …, [.8,1]→4 (values clipped to [0, 1])."""
+    return np.minimum((np.clip(x, 0.0, 1.0) * 5).astype(np.int64), 4)
+
+
+def bucket6(x: np.ndarray) -> np.ndarray:
+    """Han's 6-bucket index: [0,.1)→0, [.1,.3)→1, [.3,.5)→2, [.5,.7)→3, [.7,.9)→4, [.9,1]→5."""
+    return np.minimum(((np.clip(x, 0.0, 1.0) + 0.1) / 0.2).astype(np.int64), 5)
+
+
+def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray:
+    """Han's relevance-change index: |c| ≤ δ1 → 0; δ1 < c ≤ δ2 → 1; c > δ2 → 2; −δ2 ≤ c < −δ1 → 3; c < −δ2 → 4."""
+    out = np.zeros(len(c), np.int64)
+    out[(c > d1) & (c <= d2)] = 1
+    out[c > d2] = 2
+    out[(c < -d1) & (c >= -d2)] = 3
+    out[c < -d2] = 4
+    return out
+
+
+class FeatureSet:
+    """Base class: ``compute(state, pages) -> (len(pages), dim) float32``; ``names`` has ``dim`` entries."""
+
+    name: str = "features"
+    names: list[str]
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def _parent(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        bp = state.best_parent[pages]
+        if len(bp) and bp.min() < 0:
+            bad = pages[bp < 0]
+            raise ValueError(f"pages {bad[:5].tolist()} are not frontier pages (no fetched parent)")
+        return bp
+
+
+class Han2018Features(FeatureSet):
+    """Han et al. 2018 state + action features (see module docstring).
+
+    Args:
+        n_categories: category slots C.
+        discretize: one-hot 5/6-bucket tile coding (the paper) or raw values.
+        delta1, delta2: relevance-change thresholds.
+    """
+
+    def __init__(self, n_categories: int = 4, discretize: bool = True, delta1: float = 0.1, delta2: float = 0.3):
+        self.C = n_categories
+        self.discretize = discretize
+        self.d1, self.d2 = delta1, delta2
+        self.name = "han2018" if discretize else "han2018-continuous"
+        rel_names = (["s.rel"] + [f"s.cat{i}" for i in range(self.C)] + ["s.parents_mean", "s.relevant_parents_mean"]
+                     + ["a.link_rel"] + [f"a.link_cat{i}" for i in range(self.C)]
+                     + ["a.parents_mean", "a.relevant_parents_mean"])
+        self._rel_names = rel_names
+        if discretize:
+            names = []
+            for r in rel_names:
+                names += [f"{r}=b5:{i}" for i in range(5)] + [f"{r}=b6:{i}" for i in range(6)]
+            names += [f"s.change=c{i}" for i in range(5)] + [f"s.dist={i}" for i in range(DIST_CAP + 1)] + ["bias"]
+            self.names = names
+            self._n_rel = len(rel_names)
+        else:
+            self.names = rel_names + ["s.change", "s.dist", "bias"]
+
+    def raw(self, state: CrawlState, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Continuous quantities: relevances (n, 6+2C), change (n,), distance (n,) int."""
+        pages = np.asarray(pages, dtype=np.int64)
+        s = self._parent(state, pages)
+        npar = np.maximum(state.n_par[pages], 1)
+        nrel = state.n_relpar[pages]
+        relpar = np.divide(state.sum_relpar_rel[pages], nrel, out=np.zeros(len(pages), np.float32), where=nrel > 0)
+        rels = np.column_stack([
+            state.rel[s], state.cat[s], state.par_mean[s], state.relpar_mean[s],
+            state.link_rel[pages], state.link_cat[pages], state.sum_par_rel[pages] / npar, relpar,
+        ]).astype(np.float32)
+        return rels, state.change[s], state.dist[s].astype(np.int64)
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        rels, change, dist = self.raw(state, pages)
+        n = len(rels)
+        if not self.discretize:
+            return np.column_stack([rels, change / 2.0, dist / DIST_CAP, np.ones(n)]).astype(np.float32)
+        out = np.zeros((n, self.dim), np.float32)
+        k = self._n_rel
+        base = np.arange(k) * 11
+        cols = np.concatenate([base + bucket5(rels), base + 5 + bucket6(rels),
+                               (11 * k + change_bucket(change, self.d1, self.d2))[:, None],
+                               (11 * k + 5 + np.minimum(dist, DIST_CAP))[:, None],
+                               np.full((n, 1), self.dim - 1)], axis=1)
+        out[np.arange(n)[:, None], cols] = 1.0
+        return out
+
+
+class TresFeatures(FeatureSet):
+    """TRES (Kontogiannis et al.) state-action features that need no classifier (see module docstring)."""
+
+    name = "tres"
+    names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
+             "a.keyword_in_anchor", "a.domain_relevant_ratio", "a.domain_known", "bias"]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, dtype=np.int64)
+        s = self._parent(state, pages)
+        d = state.page_domain[pages]
+        fetched = state.dom_fetched[d]
+        ratio = np.divide(state.dom_relevant[d], fetched, out=np.zeros(len(pages), np.float64), where=fetched > 0)
+        return np.column_stack([
+            state.relevant[s], 1.0 / (1.0 + state.dist[s]), state.path_rel[s] / np.maximum(state.path_len[s], 1),
+            state.kw_url[pages], state.kw_anchor[pages], ratio, np.where(fetched > 0, 1.0, 0.5),
+            np.ones(len(pages)),
+        ]).astype(np.float32)
+
+
+class CombinedFeatures(FeatureSet):
+    """Concatenation of feature sets, dropping all but the last bias column."""
+
+    def __init__(self, parts: Sequence[FeatureSet], name: str = "combined"):
+        self.parts = list(parts)
+        self.name = name
+        self._keep = [np.array([i for i, nm in enumerate(p.names) if nm != "bias"]) for p in self.parts]
+        self.names = [p.names[i] for p, k in zip(self.parts, self._keep) for i in k] + ["bias"]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        cols = [p.compute(state, pages)[:, k] for p, k in zip(self.parts, self._keep)]
+        return np.column_stack(cols + [np.ones((len(pages), 1), np.float32)]).astype(np.float32)
+
+
+_FACTORIES: dict[str, "Callable[[int], FeatureSet]"] = {
+    "han2018": lambda C: Han2018Features(C, discretize=True),
+    "han2018-continuous": lambda C: Han2018Features(C, discretize=False),
+    "tres": lambda C: TresFeatures(),
+    "combined": lambda C: CombinedFeatures([Han2018Features(C, discretize=False), TresFeatures()]),
+}
+
+
+def register_feature_set(name: str, factory: "Callable[[int], FeatureSet]") -> None:
+    """Make ``features=name`` build ``factory(n_categories)`` (for extensions and third parties)."""
+    _FACTORIES[name] = factory
+
+
+def feature_set_names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def get_feature_set(spec: "str | FeatureSet", n_categories: int = 4) -> FeatureSet:
+    """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
+    if isinstance(spec, FeatureSet):
+        return spec
+    try:
+        return _FACTORIES[spec](n_categories)
+    except KeyError:
+        raise ValueError(f"unknown feature set {spec!r}; expected one of {feature_set_names()} or a FeatureSet") from None

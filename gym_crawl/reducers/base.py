@@ -1,0 +1,158 @@
+"""Action-set reducers: which frontier pages become the K candidates an agent chooses among.
+
+========================  ===================================================================
+name                      candidates proposed each step
+========================  ===================================================================
+``full``                  the whole frontier (exact; the custom-agent / continuous interface —
+                          with the Discrete(K) observation the top K by link-text relevance
+                          are shown)
+``topk``                  the K frontier pages whose discovering link text is most relevant to
+                          the topic (heap with lazy invalidation: O((out-degree + K) log F))
+``outlinks``              the unvisited out-links of the last fetched page (Han's asynchronous
+                          view), best K by link-text relevance; when there are none, ``topk``
+``random``                K frontier pages drawn uniformly without replacement (``np_random``)
+========================  ===================================================================
+
+Reducers see only the crawl state (fair information). A reducer's ``propose``
+returns distinct frontier page ids; its ``on_fetch`` receives each fetch's result
+and the feature row of the fetched candidate (what Tree-Frontier learns from).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+import numpy as np
+
+from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
+from gym_crawl.features.sets import FeatureSet
+
+__all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer",
+           "register_reducer", "reducer_names"]
+
+
+class Reducer:
+    """Base class. Subclasses override :meth:`propose`; the hooks default to no-ops."""
+
+    name = "reducer"
+
+    def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
+        """Called at every env reset, before the seeds are fetched."""
+        self.state = state
+        self.features = features
+
+    def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
+        """Called after every fetch with its result and the fetched candidate's (d,) features
+        (``None`` for seeds)."""
+
+    def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+
+class FullFrontier(Reducer):
+    name = "full"
+
+    def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
+        return self.state.frontier.copy()
+
+
+class TopK(Reducer):
+    """Best K by ``score(state, pages)`` (default: link-text topic relevance, the papers'
+    no-learning priority), kept in a lazily invalidated max-heap."""
+
+    name = "topk"
+
+    def __init__(self, score: Callable[[CrawlState, np.ndarray], np.ndarray] | None = None):
+        self.score = score or (lambda st, p: st.link_rel[p])
+
+    def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
+        super().reset(state, features, rng)
+        self._heap: list[tuple[float, int]] = []
+        self._cur: dict[int, float] = {}
+
+    def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
+        pages = result.updated_pages
+        if len(pages):
+            sc = self.score(self.state, pages)
+            cur = self._cur
+            for p, s in zip(pages.tolist(), sc.tolist()):
+                if cur.get(p) != s:
+                    cur[p] = s
+                    heapq.heappush(self._heap, (-s, p))
+        self._cur.pop(result.page, None)
+
+    def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
+        if k is None:
+            k = self.state.fr_size
+        out: list[int] = []
+        held: list[tuple[float, int]] = []
+        seen: set[int] = set()
+        h, cur, status = self._heap, self._cur, self.state.status
+        while h and len(out) < k:
+            item = heapq.heappop(h)
+            p = item[1]
+            if status[p] == FRONTIER and cur.get(p) == -item[0] and p not in seen:
+                seen.add(p)
+                out.append(p)
+                held.append(item)
+        for item in held:
+            heapq.heappush(h, item)
+        return np.asarray(out, dtype=np.int32)
+
+
+class Outlinks(TopK):
+    """Unvisited out-links of the last fetched page (best K by link text); ``topk`` when none."""
+
+    name = "outlinks"
+
+    def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
+        super().reset(state, features, rng)
+        self._last = np.zeros(0, np.int32)
+
+    def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
+        super().on_fetch(result, x)
+        self._last = result.updated_pages
+
+    def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
+        last = self._last[self.state.status[self._last] == FRONTIER]
+        if len(last) == 0:
+            return super().propose(k, rng)
+        if k is not None and len(last) > k:
+            sc = self.score(self.state, last)
+            last = last[np.argsort(-sc, kind="stable")[:k]]
+        return last.astype(np.int32)
+
+
+class RandomSubset(Reducer):
+    name = "random"
+
+    def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
+        F = self.state.fr_size
+        if k is None or k >= F:
+            return self.state.frontier.copy()
+        idx = rng.choice(F, size=k, replace=False)
+        return self.state.fr_pages[np.sort(idx)].copy()
+
+
+_FACTORIES: dict[str, Callable[[], Reducer]] = {
+    "full": FullFrontier, "topk": TopK, "outlinks": Outlinks, "random": RandomSubset,
+}
+
+
+def register_reducer(name: str, factory: Callable[[], Reducer]) -> None:
+    """Make ``reducer=name`` build ``factory()`` (Tree-Frontier and third-party reducers)."""
+    _FACTORIES[name] = factory
+
+
+def reducer_names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def get_reducer(spec: "str | Reducer") -> Reducer:
+    """Resolve a reducer name or return a :class:`Reducer` instance as is."""
+    if isinstance(spec, Reducer):
+        return spec
+    try:
+        return _FACTORIES[spec]()
+    except KeyError:
+        raise ValueError(f"unknown reducer {spec!r}; expected one of {reducer_names()} or a Reducer") from None

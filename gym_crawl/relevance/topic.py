@@ -1,0 +1,139 @@
+"""What the crawler looks for: :class:`Topic` and how a user names one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from gym_crawl.corpus.core import Corpus
+from gym_crawl.tokenize import tokenize
+
+__all__ = ["Topic", "resolve_topic", "HAN2018_CATEGORIES"]
+
+HAN2018_CATEGORIES: dict[str, list[str]] = {
+    "cancer": ["disease", "medicine", "oncology", "health"],
+    "fiction": ["literature", "arts"],
+    "olympics": ["sports"],
+    "sports": ["sports"],
+    "cameras": ["photography", "movies", "arts"],
+    "geology": ["earth", "science"],
+    "poetry": ["literature", "arts"],
+}
+"""Han et al. 2018's category words per target topic (their §4, chosen from ODP)."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A crawl target.
+
+    Attributes:
+        name: short name (``"geology"``).
+        words: topic word(s) whose vectors define topic relevance (Han: the topic word).
+        categories: category words (Han's per-topic ODP categories), at most the env's
+            ``n_categories`` slots.
+        keywords: words whose presence in a link's URL/anchor TRES features test
+            (default: ``words``).
+        label: optional label prefix; when set, pages whose label starts with it are the
+            ground-truth relevant pages (``reward="labels"``, ``relevant_found``).
+        seeds: default seed page titles (the topic's main page, as in the papers).
+    """
+
+    name: str
+    words: tuple[str, ...]
+    categories: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    label: str | None = None
+    seeds: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if not self.words:
+            raise ValueError(f"topic {self.name!r} needs at least one topic word")
+        if not self.keywords:
+            object.__setattr__(self, "keywords", tuple(self.words))
+
+    def label_mask(self, corpus: Corpus) -> np.ndarray:
+        """(n_pages,) bool: pages carrying a label that starts with ``self.label`` (all False if no label)."""
+        n = corpus.n_pages
+        if not self.label:
+            return np.zeros(n, bool)
+        hits = np.fromiter((s.startswith(self.label) for s in corpus.labels), bool, count=len(corpus.labels))
+        if not hits.any():
+            raise KeyError(f"topic {self.name!r}: no label of corpus {corpus.name!r} starts with {self.label!r}")
+        owner = np.repeat(np.arange(n), np.diff(corpus.label_ptr))
+        counts = np.bincount(owner[hits[corpus.label_ids]], minlength=n)
+        return counts > 0
+
+
+def _from_meta(key: str, d: dict[str, Any]) -> Topic:
+    return Topic(name=key, words=tuple(d.get("words") or tokenize(key)),
+                 categories=tuple(d.get("categories", HAN2018_CATEGORIES.get(key, ()))),
+                 keywords=tuple(d.get("keywords", ())), label=d.get("label"), seeds=tuple(d.get("seeds", ())))
+
+
+def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
+    """Turn a user's topic spec into a :class:`Topic` for ``corpus``.
+
+    * a :class:`Topic` — returned as is;
+    * a key of ``corpus.meta["topics"]`` (``"geology"``) — the corpus' own topic table;
+    * a label prefix (``"subject.Science.Chemistry"``) — ground-truth topic whose words
+      are the tokens of the last label component and whose seed is the best-matching title;
+    * topic words (``"machine learning"``) — word topic, Han's category table if known;
+    * a dict with Topic fields.
+    ``None`` gives the corpus' first listed topic.
+    """
+    topics = corpus.meta.get("topics") or {}
+    if spec is None:
+        if not topics:
+            raise ValueError(f"corpus {corpus.name!r} has no default topic: pass topic=...")
+        k = next(iter(topics))
+        return _from_meta(k, topics[k])
+    if isinstance(spec, Topic):
+        return spec
+    if isinstance(spec, dict):
+        d = dict(spec)
+        name = d.pop("name", "custom")
+        return _from_meta(name, d)
+    if not isinstance(spec, str):
+        raise TypeError(f"topic must be a Topic, str or dict, got {type(spec).__name__}")
+    key = spec.strip()
+    low = key.lower().replace(" ", "_")
+    for k, d in topics.items():
+        if k.lower() == low or k.lower() == key.lower():
+            return _from_meta(k, d)
+    if any(l.startswith(key) for l in corpus.labels):
+        last = key.rstrip(".").split(".")[-1]
+        words = tuple(w for w in tokenize(last.replace("_", " ")) if corpus.word_id(w) >= 0)
+        if not words:
+            raise KeyError(f"label topic {key!r}: none of the words of {last!r} is in the corpus vocabulary")
+        return Topic(name=last.lower(), words=words, label=key)
+    words = tuple(tokenize(key.replace("_", " ")))
+    unknown = [w for w in words if corpus.word_id(w) < 0]
+    if not words or unknown:
+        raise KeyError(f"unknown topic {spec!r} for corpus {corpus.name!r}: "
+                       + (f"word(s) {unknown} not in its vocabulary; " if unknown else "")
+                       + f"known topics: {sorted(topics)}; or pass a label prefix or a Topic")
+    name = "_".join(words)
+    cats = tuple(c for c in HAN2018_CATEGORIES.get(name, ()) if corpus.word_id(c) >= 0)
+    return Topic(name=name, words=words, categories=cats)
+
+
+def seed_pages(topic: Topic, corpus: Corpus, seeds: Sequence[str | int] | None = None) -> np.ndarray:
+    """Seed page ids: explicit titles/ids, else the topic's seeds, else the page titled like the topic."""
+    chosen = list(seeds) if seeds else list(topic.seeds)
+    if not chosen:
+        for cand in (topic.name, topic.name.title(), " ".join(topic.words).title(), topic.name.capitalize()):
+            if corpus.titles.get(cand) >= 0 or corpus.titles.get(cand.replace(" ", "_")) >= 0:
+                chosen = [cand]
+                break
+    if not chosen:
+        raise ValueError(f"topic {topic.name!r}: no seed pages given and no page titled like the topic; pass seeds=[...]")
+    out = []
+    for s in chosen:
+        if isinstance(s, (int, np.integer)):
+            if not 0 <= int(s) < corpus.n_pages:
+                raise ValueError(f"seed page id {s} outside [0, {corpus.n_pages})")
+            out.append(int(s))
+        else:
+            out.append(corpus.page_id(str(s)))
+    return np.unique(np.asarray(out, dtype=np.int32))
