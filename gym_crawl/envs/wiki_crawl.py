@@ -41,6 +41,8 @@ Info keys (present after ``reset`` and every ``step``):
 ``relevant``           whether the fetched page is relevant (False when none fetched)
 ``invalid_action``     True when the step chose a masked slot
 ``new_pages``          int32 page ids added to the frontier by this step
+``updated_pages``      int32 frontier pages whose parent aggregates changed this step (new ones
+                       included): with a ``local`` feature set, the only rows of x(s, a) that changed
 ``steps``              env steps taken this episode
 ``topic``              topic name
 =====================  =====================================================================
@@ -164,18 +166,19 @@ class WikiCrawlEnv(gym.Env):
         self._t = 0
         self._last_reward = 0.0
         self._last_page = -1
-        new = []
+        new, upd = [], []
         for p in seed_ids.tolist():
             if st.status[p] == VISITED:
                 continue
             res = st.fetch(p, count_step=False)
             self.reducer.on_fetch(res, None)
             new.append(res.new_pages)
+            upd.append(res.updated_pages)
         if st.fr_size == 0:
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         self._propose()
-        info = self._info(-1, False, False, np.concatenate(new) if new else np.zeros(0, np.int32))
+        info = self._info(-1, False, False, np.concatenate(new), np.unique(np.concatenate(upd)))
         return self._obs_copy(), info
 
     # ----------------------------------------------------------------- step
@@ -218,7 +221,8 @@ class WikiCrawlEnv(gym.Env):
         self._last_reward = r
         self._obs["state"][:] = self._state_vec()  # type: ignore[index]
         trunc = self.max_steps is not None and self._t >= self.max_steps
-        return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32))
+        return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32),
+                                                             np.zeros(0, np.int32))
 
     def _do_fetch(self, page: int) -> tuple[dict, float, bool, bool, dict]:
         x = self.features.compute(self.state, np.array([page]))[0]
@@ -231,7 +235,7 @@ class WikiCrawlEnv(gym.Env):
         truncated = (not terminated) and self.max_steps is not None and self._t >= self.max_steps
         self._propose()
         return self._obs_copy(), float(res.reward), terminated, truncated, \
-            self._info(page, res.eval_relevant, False, res.new_pages)
+            self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages)
 
     # ---------------------------------------------------------- observation
     def _propose(self) -> None:
@@ -268,7 +272,10 @@ class WikiCrawlEnv(gym.Env):
         assert self._obs is not None
         return {k: v.copy() for k, v in self._obs.items()}
 
-    def _info(self, page: int, relevant: bool, invalid: bool, new_pages: np.ndarray) -> dict[str, Any]:
+    def _info(self, page: int, relevant: bool, invalid: bool, new_pages: np.ndarray,
+              updated: np.ndarray | None = None) -> dict[str, Any]:
+        if updated is None:
+            updated = new_pages
         st = self.state
         ids = np.full(self.K, -1, np.int64)
         ids[: len(self._cand)] = self._cand
@@ -276,7 +283,8 @@ class WikiCrawlEnv(gym.Env):
             "pages_fetched": st.n_fetched, "relevant_found": st.relevant_found, "harvest_rate": st.harvest_rate,
             "relevant_domains": st.relevant_domains, "reward_sum": st.reward_sum, "frontier_size": st.fr_size,
             "candidate_ids": ids, "action_mask": ids >= 0, "fetched_page": page, "relevant": bool(relevant),
-            "invalid_action": invalid, "new_pages": np.asarray(new_pages, np.int32), "steps": self._t,
+            "invalid_action": invalid, "new_pages": np.asarray(new_pages, np.int32),
+            "updated_pages": np.asarray(updated, np.int32), "steps": self._t,
             "topic": self.topic.name,
         }
 
@@ -290,6 +298,21 @@ class WikiCrawlEnv(gym.Env):
     def frontier_pages(self) -> np.ndarray:
         """(F,) int32 read-only view of all frontier pages."""
         return self.state.frontier
+
+    def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
+        """Whether page(s) are currently in the frontier (discovered, unfetched)."""
+        return self.state.status[pages] == FRONTIER
+
+    def hidden_relevance(self) -> np.ndarray:
+        """(n_pages,) bool ground-truth relevance of *every* page (label, else positive reward).
+
+        Hidden information: for oracles and analyses only (agents using it set
+        ``uses_hidden_information``); never part of observations or features.
+        """
+        if self.topic.label:
+            return self.scorer.label_mask.copy()
+        _, rel = self.scheme(self.scorer.all_page_scores())
+        return rel
 
     def candidate_pages(self) -> np.ndarray:
         """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier)."""

@@ -68,6 +68,10 @@ class FeatureSet:
 
     name: str = "features"
     names: list[str]
+    #: True when a frontier page's row changes only when that page gains a parent (it is then in
+    #: ``info["updated_pages"]``), so callers may cache rows; False when rows depend on global
+    #: crawl statistics (e.g. TRES's domain ratios change for every page of a domain).
+    local: bool = True
 
     @property
     def dim(self) -> int:
@@ -146,6 +150,7 @@ class TresFeatures(FeatureSet):
     """TRES (Kontogiannis et al.) state-action features that need no classifier (see module docstring)."""
 
     name = "tres"
+    local = False
     names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
              "a.keyword_in_anchor", "a.domain_relevant_ratio", "a.domain_known", "bias"]
 
@@ -170,6 +175,7 @@ class CombinedFeatures(FeatureSet):
         self.name = name
         self._keep = [np.array([i for i, nm in enumerate(p.names) if nm != "bias"]) for p in self.parts]
         self.names = [p.names[i] for p, k in zip(self.parts, self._keep) for i in k] + ["bias"]
+        self.local = all(p.local for p in self.parts)
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         cols = [p.compute(state, pages)[:, k] for p, k in zip(self.parts, self._keep)]

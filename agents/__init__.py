@@ -1,0 +1,10 @@
+"""Crawling agents: one protocol (:class:`agents.base.Agent`), registered by name.
+
+Baselines (random, bfs, best-first, oracle) live in :mod:`agents.baselines`; the papers'
+learners register themselves under ``lfa-*``, ``thesis-lfa``, ``td-lambda``, ``tres*``.
+"""
+from agents.base import Agent, Transition, agent_class, agent_names, make_agent, register_agent
+from agents.runner import EpisodeResult, run_episode, run_episodes
+
+__all__ = ["Agent", "Transition", "make_agent", "register_agent", "agent_names", "agent_class",
+           "EpisodeResult", "run_episode", "run_episodes"]

@@ -1,0 +1,156 @@
+"""The one agent protocol every crawler implements, and the registry of agents by name.
+
+An agent interacts with a :class:`gym_crawl.envs.WikiCrawlEnv` through::
+
+    agent.begin_episode(env, rng)          # env = the *unwrapped* WikiCrawlEnv, rng = np.random.Generator
+    action = agent.act(obs, info)          # an int: a candidate slot or a page id (see action_kind)
+    agent.observe(Transition(...))         # after the env answered
+    agent.save(path) / Agent.load(path)    # learners persist without pickle (JSON / npz / torch weights)
+
+``action_kind`` says how the runner applies the action:
+
+* ``"slot"`` — ``env.step(action)``, an index into the K candidate slots (the SB3-compatible
+  Discrete(K) interface);
+* ``"page"`` — ``env.step_page(action)``, a frontier page id chosen through the custom-agent
+  interface (``env.frontier_pages()``, ``env.features_of(pages)``, ``env.argmax_frontier(w)``,
+  ``env.link_scores(pages)``).
+
+Agents are registered by name so the CLI and benchmarks run ``--agent NAME``;
+a third-party agent plugs in with :func:`register_agent`.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Agent", "Transition", "register_agent", "make_agent", "agent_names", "agent_class"]
+
+
+@dataclass
+class Transition:
+    """One env step as the agent sees it."""
+
+    obs: Any
+    action: int
+    reward: float
+    next_obs: Any
+    terminated: bool
+    truncated: bool
+    info: dict
+
+
+class Agent:
+    """Base class for crawling agents (see module docstring).
+
+    Subclasses set ``name`` and ``action_kind`` and implement :meth:`act`;
+    learners also implement :meth:`observe`, :meth:`state_dict` and :meth:`load_state_dict`.
+    """
+
+    name = "agent"
+    action_kind = "slot"
+    #: Agents that read hidden ground truth (oracles for upper bounds) set this; benchmarks label them.
+    uses_hidden_information = False
+
+    def __init__(self, **config: Any):
+        self.config = dict(config)
+        self.env: Any = None
+        self.rng = np.random.default_rng(0)
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        """Called by the runner after ``env.reset``; ``env`` is the unwrapped WikiCrawlEnv."""
+        self.env = env
+        self.rng = rng
+
+    def act(self, obs: Any, info: dict) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def observe(self, transition: Transition) -> None:
+        """Learn from a transition (no-op for non-learners)."""
+
+    def end_episode(self, info: dict) -> None:
+        """Called after the last step of an episode."""
+
+    # --------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Learned parameters as named numpy arrays (empty for non-learners)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        if state:
+            raise ValueError(f"agent {self.name!r} has no parameters to load, got {sorted(state)}")
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``<path>`` as an ``.npz`` of :meth:`state_dict` plus a JSON header (no pickle), atomically."""
+        import io
+
+        from gym_crawl._io import atomic_write_bytes
+
+        path = Path(path)
+        buf = io.BytesIO()
+        header = json.dumps({"agent": self.name, "config": self.config}, default=str).encode()
+        np.savez(buf, __header__=np.frombuffer(header, np.uint8), **self.state_dict())
+        atomic_write_bytes(path, buf.getvalue())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Agent":
+        """Rebuild an agent saved with :meth:`save` (its registered name picks the class)."""
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(bytes(z["__header__"]).decode())
+            state = {k: z[k].copy() for k in z.files if k != "__header__"}
+        agent = make_agent(header["agent"], **header.get("config", {}))
+        agent.load_state_dict(state)
+        return agent
+
+
+# name -> "module:attribute" (imported lazily) or a factory callable
+_REGISTRY: dict[str, str | Callable[..., Agent]] = {
+    "random": "agents.baselines:RandomAgent",
+    "bfs": "agents.baselines:BreadthFirstAgent",
+    "best-first": "agents.baselines:BestFirstAgent",
+    "oracle": "agents.baselines:GreedyOracleAgent",
+    "lfa-sync": "agents.lfa:LFASyncAgent",
+    "lfa-async": "agents.lfa:LFAAsyncAgent",
+    "lfa-moderated": "agents.lfa:LFAModeratedAgent",
+    "thesis-lfa": "agents.lfa:ThesisLFAAgent",
+    "td-lambda": "agents.td_lambda:TDLambdaAgent",
+    "tres": "agents.ddqn:TresAgent",
+    "tres-async": "agents.ddqn:TresAsyncAgent",
+    "tree-random": "agents.tree_random:TreeRandomAgent",
+}
+
+
+def register_agent(name: str, factory: str | Callable[..., Agent]) -> None:
+    """Register an agent under ``name``: a class/factory, or a lazy ``"module:attribute"`` string."""
+    _REGISTRY[name] = factory
+
+
+def agent_class(name: str) -> Callable[..., Agent]:
+    """The class (factory) registered as ``name``; clear errors for unknown or unavailable agents."""
+    try:
+        f = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown agent {name!r}; registered agents: {agent_names()}") from None
+    if isinstance(f, str):
+        mod, attr = f.split(":")
+        try:
+            f = getattr(importlib.import_module(mod), attr)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"agent {name!r} is registered as {mod}:{attr} but is not available here ({e})") from None
+        _REGISTRY[name] = f
+    return f  # type: ignore[return-value]
+
+
+def make_agent(name: str, **config: Any) -> Agent:
+    """Instantiate the agent registered as ``name`` with keyword ``config``."""
+    return agent_class(name)(**config)
+
+
+def agent_names() -> list[str]:
+    """Registered agent names (some may need optional dependencies)."""
+    return sorted(_REGISTRY)

@@ -1,0 +1,91 @@
+"""No-learning crawlers: random, breadth-first, best-first (the papers' baseline), and a greedy oracle.
+
+* ``random`` — a uniformly random frontier page.
+* ``bfs`` — first discovered, first fetched (own FIFO of discovered URLs).
+* ``best-first`` — the papers' no-learning crawler (Han 2018 §4, thesis §3.5): priority = cosine
+  between the topic vector and the word vector of the link's URL + anchor + surrounding text.
+  Run it with ``reducer="topk"`` (the CLI default) to get the exact global best-first order;
+  with another reducer it picks the best of the proposed candidates.
+* ``oracle`` — an upper bound, not a crawler: it knows which frontier pages are relevant (hidden
+  information) and fetches those first, else the best-first choice. Results read as "fraction
+  of the attainable".
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+
+__all__ = ["RandomAgent", "BreadthFirstAgent", "BestFirstAgent", "GreedyOracleAgent"]
+
+
+class RandomAgent(Agent):
+    """Fetch a uniformly random frontier page."""
+
+    name = "random"
+    action_kind = "page"
+
+    def act(self, obs: Any, info: dict) -> int:
+        F = self.env.frontier_pages()
+        return int(F[self.rng.integers(len(F))])
+
+
+class BreadthFirstAgent(Agent):
+    """Fetch frontier pages in discovery order (FIFO)."""
+
+    name = "bfs"
+    action_kind = "page"
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        self.queue: deque[int] = deque()
+
+    def act(self, obs: Any, info: dict) -> int:
+        self.queue.extend(info["new_pages"].tolist())
+        while self.queue:
+            p = self.queue.popleft()
+            if self.env.is_frontier(p):
+                return p
+        raise RuntimeError("BFS queue exhausted while the frontier is not empty")
+
+
+class BestFirstAgent(Agent):
+    """The papers' no-learning crawler: the candidate with the most topic-relevant link text."""
+
+    name = "best-first"
+    action_kind = "slot"
+
+    def act(self, obs: Any, info: dict) -> int:
+        ids = info["candidate_ids"]
+        valid = np.flatnonzero(ids >= 0)
+        scores = self.env.link_scores(ids[valid])
+        return int(valid[int(np.argmax(scores))])
+
+
+class GreedyOracleAgent(Agent):
+    """Upper bound: fetch a truly relevant frontier page when one exists (hidden information)."""
+
+    name = "oracle"
+    action_kind = "page"
+    uses_hidden_information = True
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        self.truth = env.hidden_relevance()
+        self.good: list[int] = []
+        self.fallback = BestFirstAgent()
+        self.fallback.begin_episode(env, rng)
+
+    def act(self, obs: Any, info: dict) -> int:
+        new = info["new_pages"]
+        self.good.extend(new[self.truth[new]].tolist())
+        while self.good:
+            p = self.good.pop()
+            if self.env.is_frontier(p):
+                return p
+        # no relevant page known in the frontier: best-first over the whole frontier
+        F = self.env.frontier_pages()
+        return int(F[int(np.argmax(self.env.link_scores(F)))])

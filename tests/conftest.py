@@ -1,0 +1,66 @@
+"""Shared fixtures. The core suite runs on generated data; tests needing ../shared/data skip when absent."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gym_crawl.corpus import Corpus, CorpusBuilder
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+VOCAB = {
+    "geo": "geology rock earth mineral volcano sediment crust science fossil basalt granite tectonic".split(),
+    "med": "cancer tumor disease medicine oncology health cell therapy chemotherapy patient".split(),
+    "art": "poetry poem verse literature arts sonnet rhyme poet stanza ballad".split(),
+    "gen": "city year people country history river war king music market bridge village".split(),
+}
+
+
+def make_tiny_corpus(n: int = 600, seed: int = 0) -> Corpus:
+    """A small deterministic multi-domain web with three topics, topical locality and a hub."""
+    rng = np.random.default_rng(seed)
+    kinds = ["geo", "med", "art", "gen"]
+    b = CorpusBuilder(name=f"tiny-{n}-s{seed}")
+    for i in range(n):
+        k = kinds[i % 4]
+        words = list(rng.choice(VOCAB[k], 30)) + list(rng.choice(VOCAB["gen"], 20))
+        title = {0: "Geology", 1: "Cancer", 2: "Poetry", 3: "United States"}.get(i, f"{k} {VOCAB[k][i % 10]} {i}")
+        b.add_page(title, " ".join(words), domain=f"{k}-{i % 3}.org", labels=[f"subject.{k}"])
+    for i in range(n):
+        k = i % 4
+        for j in rng.choice(n, 12, replace=False).tolist():
+            same = j % 4 == k
+            if j != i and (same or rng.random() < 0.3):
+                ctx = " ".join(rng.choice(VOCAB[kinds[j % 4]], 4))
+                b.add_link(i, j, context=ctx)
+        if i != 3:
+            b.add_link(i, 3)  # hub
+    c = b.build()
+    c.meta["topics"] = {
+        "geology": {"seeds": ["Geology"], "label": "subject.geo", "words": ["geology"], "categories": ["earth", "science"]},
+        "cancer": {"seeds": ["Cancer"], "label": "subject.med", "words": ["cancer"],
+                   "categories": ["disease", "medicine", "oncology", "health"]},
+        "poetry": {"seeds": ["Poetry"], "label": "subject.art", "words": ["poetry"], "categories": ["literature", "arts"]},
+    }
+    return c
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus() -> Corpus:
+    return make_tiny_corpus()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every test's downloads/compiled corpora out of the user's cache."""
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path_factory.getbasetemp() / "gym_crawl_data"))
+
+
+def shared_data(sub: str) -> Path:
+    """Path of ../shared/data/<sub>, or skip the test with the reason."""
+    p = SHARED_DATA / sub
+    if not p.exists():
+        pytest.skip(f"{p} is absent (the shared test data lives beside the repository, not in it)")
+    return p
