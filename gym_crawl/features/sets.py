@@ -182,7 +182,7 @@ class CombinedFeatures(FeatureSet):
         return np.column_stack(cols + [np.ones((len(pages), 1), np.float32)]).astype(np.float32)
 
 
-_FACTORIES: dict[str, "Callable[[int], FeatureSet]"] = {
+_FACTORIES: dict[str, "Callable[[int], FeatureSet] | str"] = {
     "han2018": lambda C: Han2018Features(C, discretize=True),
     "han2018-continuous": lambda C: Han2018Features(C, discretize=False),
     "tres": lambda C: TresFeatures(),
@@ -190,8 +190,9 @@ _FACTORIES: dict[str, "Callable[[int], FeatureSet]"] = {
 }
 
 
-def register_feature_set(name: str, factory: "Callable[[int], FeatureSet]") -> None:
-    """Make ``features=name`` build ``factory(n_categories)`` (for extensions and third parties)."""
+def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str") -> None:
+    """Make ``features=name`` build ``factory(n_categories)``; ``factory`` may be a lazy
+    ``"module:attribute"`` string (for extensions and third parties)."""
     _FACTORIES[name] = factory
 
 
@@ -203,7 +204,12 @@ def get_feature_set(spec: "str | FeatureSet", n_categories: int = 4) -> FeatureS
     """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
     if isinstance(spec, FeatureSet):
         return spec
-    try:
-        return _FACTORIES[spec](n_categories)
-    except KeyError:
-        raise ValueError(f"unknown feature set {spec!r}; expected one of {feature_set_names()} or a FeatureSet") from None
+    if spec not in _FACTORIES:
+        raise ValueError(f"unknown feature set {spec!r}; expected one of {feature_set_names()} or a FeatureSet")
+    f = _FACTORIES[spec]
+    if isinstance(f, str):
+        import importlib
+
+        mod, attr = f.split(":")
+        f = _FACTORIES[spec] = getattr(importlib.import_module(mod), attr)
+    return f(n_categories)

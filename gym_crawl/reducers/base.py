@@ -134,13 +134,14 @@ class RandomSubset(Reducer):
         return self.state.fr_pages[np.sort(idx)].copy()
 
 
-_FACTORIES: dict[str, Callable[[], Reducer]] = {
+_FACTORIES: dict[str, "Callable[[], Reducer] | str"] = {
     "full": FullFrontier, "topk": TopK, "outlinks": Outlinks, "random": RandomSubset,
+    "tree": "gym_crawl.reducers.tree:TreeFrontier",
 }
 
 
-def register_reducer(name: str, factory: Callable[[], Reducer]) -> None:
-    """Make ``reducer=name`` build ``factory()`` (Tree-Frontier and third-party reducers)."""
+def register_reducer(name: str, factory: "Callable[[], Reducer] | str") -> None:
+    """Make ``reducer=name`` build ``factory()`` (a callable or a lazy ``"module:attribute"``)."""
     _FACTORIES[name] = factory
 
 
@@ -152,7 +153,12 @@ def get_reducer(spec: "str | Reducer") -> Reducer:
     """Resolve a reducer name or return a :class:`Reducer` instance as is."""
     if isinstance(spec, Reducer):
         return spec
-    try:
-        return _FACTORIES[spec]()
-    except KeyError:
-        raise ValueError(f"unknown reducer {spec!r}; expected one of {reducer_names()} or a Reducer") from None
+    if spec not in _FACTORIES:
+        raise ValueError(f"unknown reducer {spec!r}; expected one of {reducer_names()} or a Reducer")
+    f = _FACTORIES[spec]
+    if isinstance(f, str):
+        import importlib
+
+        mod, attr = f.split(":")
+        f = _FACTORIES[spec] = getattr(importlib.import_module(mod), attr)
+    return f()
