@@ -55,6 +55,9 @@ class Agent:
     action_kind = "slot"
     #: Agents that read hidden ground truth (oracles for upper bounds) set this; benchmarks label them.
     uses_hidden_information = False
+    #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
+    #: benchmarks apply them unless the user overrides them.
+    env_defaults: dict[str, Any] = {}
 
     def __init__(self, **config: Any):
         self.config = dict(config)

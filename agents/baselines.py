@@ -57,6 +57,7 @@ class BestFirstAgent(Agent):
 
     name = "best-first"
     action_kind = "slot"
+    env_defaults = {"reducer": "topk"}
 
     def act(self, obs: Any, info: dict) -> int:
         ids = info["candidate_ids"]

@@ -358,7 +358,8 @@ class Corpus:
             if list(arr.shape) != spec["shape"] or str(arr.dtype) != spec["dtype"]:
                 raise CorpusFormatError(f"{fp}: shape/dtype {list(arr.shape)}/{arr.dtype} differ from manifest "
                                         f"{spec['shape']}/{spec['dtype']}")
-            return arr
+            # a plain ndarray view of the mapping: same shared pages, no np.memmap per-slice overhead
+            return np.asarray(arr)
 
         kw: dict[str, Any] = {name: get(f"{name}.npy") for name in _ARRAY_SPEC}
         for name in _TABLES:

@@ -1,4 +1,4 @@
 """Crawl state: visited set, frontier store, parent/path/domain statistics, metrics."""
-from gym_crawl.crawl.state import DIST_CAP, FRONTIER, UNSEEN, VISITED, CrawlState, FetchResult
+from gym_crawl.crawl.state import BLOCKED, DIST_CAP, FRONTIER, UNSEEN, VISITED, CrawlState, FetchResult
 
-__all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "DIST_CAP"]
+__all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]

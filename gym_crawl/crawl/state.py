@@ -24,13 +24,19 @@ and TRES's path statistics (``path_len``, ``path_rel``). Per-domain counters
 (``dom_fetched``, ``dom_relevant``) feed the domain features and the
 "relevant domains" metric.
 
+Per-domain cap (TRES's b): with ``domain_cap`` set, once a domain has ``cap``
+fetched pages its frontier pages are dropped (status ``BLOCKED``, reported in
+``FetchResult.removed_pages``) and its newly discovered pages are not added.
+Frontier pages are chained per domain (array-backed doubly linked lists, kept
+only while a cap is active), so dropping a domain costs O(its frontier pages).
+
 Only the ``eval_relevant`` of a fetched page (ground truth for metrics) and the
 relevance of *fetched* pages are ever computed; the relevance of an unfetched
 page is unknown to this object.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,9 +44,9 @@ from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.rewards import RewardScheme
 from gym_crawl.relevance.scorer import TopicScorer
 
-__all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "DIST_CAP"]
+__all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
-UNSEEN, FRONTIER, VISITED = 0, 1, 2
+UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
 DIST_CAP = 9
 """Han 2018: distance from the last relevant page is capped at 9."""
 
@@ -56,6 +62,8 @@ class FetchResult:
     eval_relevant: bool
     new_pages: np.ndarray
     updated_pages: np.ndarray
+    #: frontier pages dropped because their domain reached the per-domain cap (status BLOCKED)
+    removed_pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
 
 
 class CrawlState:
@@ -111,6 +119,10 @@ class CrawlState:
         self.dom_relevant = np.zeros(nd, np.int32)
         self.dom_eval_relevant = np.zeros(nd, np.int32)
         self.fetched = np.zeros(n, np.int32)
+        self.dom_head = np.full(nd, -1, np.int32)
+        self.dom_next = np.full(n, -1, np.int32)
+        self.dom_prev = np.full(n, -1, np.int32)
+        self.domain_cap: int | None = None
         self.n_fetched = 0
         self.step = 0
         self.relevant_found = 0
@@ -118,13 +130,23 @@ class CrawlState:
         self.relevant_domains = 0
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
+        self._any_blocked = False
 
     # --------------------------------------------------------------- reset
-    def reset(self, scorer: TopicScorer, scheme: RewardScheme) -> None:
-        """Clear the previous crawl in O(pages it touched) and bind the topic scorer and reward."""
+    def reset(self, scorer: TopicScorer, scheme: RewardScheme, domain_cap: int | None = None) -> None:
+        """Clear the previous crawl in O(pages it touched) and bind the topic scorer, reward and
+        per-domain cap (``None``: unlimited)."""
         if scorer.n_categories != self.n_categories:
             raise ValueError(f"scorer has {scorer.n_categories} category slots, state {self.n_categories}")
-        touched = np.concatenate([self.fetched[: self.n_fetched], self.fr_pages[: self.fr_size]])
+        touched = np.concatenate([self.fetched[: self.n_fetched], self.fr_pages[: self.fr_size],
+                                  np.flatnonzero(self.status == BLOCKED) if self._any_blocked else np.zeros(0, np.int64)])
+        self._any_blocked = False
+        self.dom_next[touched] = -1
+        self.dom_prev[touched] = -1
+        self.dom_head[:] = -1
+        if domain_cap is not None and domain_cap < 1:
+            raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
+        self.domain_cap = domain_cap
         for a in (self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl,
                   self.min_par_dist, self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.rel,
                   self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
@@ -163,8 +185,75 @@ class CrawlState:
         self.fr_pos[pages] = np.arange(self.fr_size, self.fr_size + k, dtype=np.int32)
         self.fr_size += k
         self.status[pages] = FRONTIER
+        if self.domain_cap is not None and k:
+            self._chain_add(pages)
+
+    def _chain_add(self, pages: np.ndarray) -> None:
+        """Prepend ``pages`` to their domains' frontier chains (vectorized per batch)."""
+        d = self.page_domain[pages]
+        order = np.argsort(d, kind="stable")
+        p, ds = pages[order], d[order]
+        last = np.ones(len(p), bool)
+        last[:-1] = ds[1:] != ds[:-1]
+        first = np.ones(len(p), bool)
+        first[1:] = ds[1:] != ds[:-1]
+        nxt = np.empty(len(p), np.int32)
+        nxt[:-1] = p[1:]
+        nxt[last] = self.dom_head[ds[last]]
+        self.dom_next[p] = nxt
+        prv = np.empty(len(p), np.int32)
+        prv[1:] = p[:-1]
+        prv[first] = -1
+        self.dom_prev[p] = prv
+        old = self.dom_head[ds[last]]
+        has = old >= 0
+        self.dom_prev[old[has]] = p[last][has]
+        self.dom_head[ds[first]] = p[first]
+
+    def _chain_remove(self, page: int) -> None:
+        nx_, pv = int(self.dom_next[page]), int(self.dom_prev[page])
+        if pv >= 0:
+            self.dom_next[pv] = nx_
+        else:
+            self.dom_head[self.page_domain[page]] = nx_
+        if nx_ >= 0:
+            self.dom_prev[nx_] = pv
+        self.dom_next[page] = self.dom_prev[page] = -1
+
+    def _block_domain(self, d: int) -> np.ndarray:
+        """Drop every frontier page of domain ``d`` (it reached the cap)."""
+        out = []
+        p = int(self.dom_head[d])
+        while p >= 0:
+            out.append(p)
+            nxt = int(self.dom_next[p])
+            self.dom_next[p] = self.dom_prev[p] = -1
+            self._frontier_remove_only(p)
+            self.status[p] = BLOCKED
+            p = nxt
+        self.dom_head[d] = -1
+        if out:
+            self._any_blocked = True
+        return np.asarray(out, np.int32)
+
+    def set_domain_cap(self, cap: int | None) -> np.ndarray:
+        """Change the cap mid-crawl (adaptive schedules); returns the frontier pages it dropped.
+
+        Only a crawl that started with a cap can change it, and only to another integer cap."""
+        if cap is None or self.domain_cap is None or cap < 1:
+            raise ValueError(f"set_domain_cap({cap!r}): only an integer cap >= 1 can replace the crawl's "
+                             f"starting cap ({self.domain_cap!r})")
+        self.domain_cap = cap
+        over = np.flatnonzero((self.dom_fetched >= cap) & (self.dom_head >= 0))
+        parts = [self._block_domain(int(d)) for d in over]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
     def _frontier_remove(self, page: int) -> None:
+        if self.domain_cap is not None:
+            self._chain_remove(page)
+        self._frontier_remove_only(page)
+
+    def _frontier_remove_only(self, page: int) -> None:
         i = int(self.fr_pos[page])
         last = int(self.fr_pages[self.fr_size - 1])
         self.fr_pages[i] = last
@@ -183,6 +272,8 @@ class CrawlState:
         st = int(self.status[page])
         if st == VISITED:
             raise ValueError(f"page {page} was already fetched")
+        if st == BLOCKED:
+            raise ValueError(f"page {page} is blocked: its domain reached the cap of {self.domain_cap} pages")
         has_parents = st == FRONTIER and self.n_par[page] > 0
         if st == FRONTIER:
             self._frontier_remove(page)
@@ -230,13 +321,18 @@ class CrawlState:
             self.relevant_found += 1
         self.reward_sum += r
 
+        removed = np.zeros(0, np.int32)
+        if self.domain_cap is not None and self.dom_fetched[d] >= self.domain_cap:
+            removed = self._block_domain(d)
         new, upd = self._expand(page, rel, relevant)
-        return FetchResult(page, r, relevant, eval_rel, new, upd)
+        return FetchResult(page, r, relevant, eval_rel, new, upd, removed)
 
     def _expand(self, page: int, rel: float, relevant: bool) -> tuple[np.ndarray, np.ndarray]:
         a, b = int(self.link_ptr[page]), int(self.link_ptr[page + 1])
         dst = self.link_dst[a:b]
-        keep = (self.status[dst] != VISITED) & (dst != page)
+        keep = (self.status[dst] < VISITED) & (dst != page)
+        if self.domain_cap is not None:
+            keep &= self.dom_fetched[self.page_domain[dst]] < self.domain_cap
         if not keep.any():
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
         links = np.arange(a, b)[keep]

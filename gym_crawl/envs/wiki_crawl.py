@@ -70,6 +70,24 @@ STATE_NAMES = ("budget_used", "harvest_rate", "log_frontier", "last_reward", "re
                "candidate_fraction")
 
 
+def _parse_domain_cap(spec: int | str | None) -> tuple[int, int] | None:
+    """``None``/"inf" → None; int b → (b, b); "A-B" → (A, B). Raises ValueError naming the value."""
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("inf", "none", "∞")):
+        return None
+    try:
+        if isinstance(spec, str) and "-" in spec:
+            a, b = (int(x) for x in spec.split("-"))
+        elif isinstance(spec, str) and "_" in spec:
+            a, b = (int(x) for x in spec.split("_"))
+        else:
+            a = b = int(spec)
+    except ValueError:
+        raise ValueError(f"domain_cap {spec!r}: expected None, 'inf', an integer or 'A-B' (e.g. '5-2')") from None
+    if a < 1 or b < 1 or b > a:
+        raise ValueError(f"domain_cap {spec!r}: caps must be >= 1 and an adaptive cap must decrease (A >= B)")
+    return a, b
+
+
 class WikiCrawlEnv(gym.Env):
     """Focused crawling over a corpus. See the module docstring for spaces, info and interfaces.
 
@@ -87,6 +105,10 @@ class WikiCrawlEnv(gym.Env):
         invalid_action_penalty: reward of a masked-slot step (default ``-0.1 × max reward``).
         text: keyword arguments for :func:`gym_crawl.text.get_text_model` (``idf_fraction``, ``dim``,
             ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
+        domain_cap: TRES's b, the maximum pages fetched per domain: ``None``/``"inf"`` (no cap), an int,
+            or ``"A-B"`` (adaptive: the cap falls linearly from A to B over the episode budget; TRES's
+            ``5_2``). Pages of a capped domain leave the frontier; a crawl whose frontier empties this
+            way terminates. How a corpus defines domains is in ``corpus.meta["domain_definition"]``.
         corpus_kwargs: extra keyword arguments for the corpus loader.
         render_mode: ``None`` or ``"ansi"``.
     """
@@ -97,7 +119,8 @@ class WikiCrawlEnv(gym.Env):
                  max_steps: int | None = None, reward: Any = "han2018", features: Any = "combined",
                  reducer: Any = "topk", max_candidates: int = 64, n_categories: int = 4,
                  invalid_action_penalty: float | None = None, text: dict | TextModel | None = None,
-                 corpus_kwargs: dict | None = None, render_mode: str | None = None, beta: float = 0.4):
+                 corpus_kwargs: dict | None = None, render_mode: str | None = None, beta: float = 0.4,
+                 domain_cap: int | str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if max_candidates < 1:
@@ -105,6 +128,8 @@ class WikiCrawlEnv(gym.Env):
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
         self.render_mode = render_mode
+        self.domain_cap_spec = domain_cap
+        self._cap_schedule = _parse_domain_cap(domain_cap)
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
         self.n_categories = n_categories
@@ -161,7 +186,9 @@ class WikiCrawlEnv(gym.Env):
         seeds = options.get("seeds") or self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
         st = self.state
-        st.reset(self.scorer, self.scheme)
+        if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not self.budget:
+            raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget (max_steps)")
+        st.reset(self.scorer, self.scheme, self._cap_schedule[0] if self._cap_schedule else None)
         self.reducer.reset(st, self.features, self.np_random)
         self._t = 0
         self._last_reward = 0.0
@@ -227,8 +254,11 @@ class WikiCrawlEnv(gym.Env):
     def _do_fetch(self, page: int) -> tuple[dict, float, bool, bool, dict]:
         x = self.features.compute(self.state, np.array([page]))[0]
         res: FetchResult = self.state.fetch(page)
-        self.reducer.on_fetch(res, x)
         self._t += 1
+        dropped = self._apply_cap_schedule()  # after the fetch, so proposed candidates stay fetchable
+        if len(dropped):
+            res.removed_pages = np.concatenate([res.removed_pages, dropped])
+        self.reducer.on_fetch(res, x)
         self._last_reward = res.reward
         self._last_page = page
         terminated = self.state.fr_size == 0
@@ -236,6 +266,18 @@ class WikiCrawlEnv(gym.Env):
         self._propose()
         return self._obs_copy(), float(res.reward), terminated, truncated, \
             self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages)
+
+    def _apply_cap_schedule(self) -> np.ndarray:
+        """Lower an adaptive domain cap to its value after ``self._t`` steps (evaluated after each
+        fetch); returns the frontier pages it dropped."""
+        sch = self._cap_schedule
+        if sch is None or sch[0] == sch[1]:
+            return np.zeros(0, np.int32)
+        hi, lo = sch
+        cap = int(round(hi - (hi - lo) * min(1.0, self._t / float(self.budget))))  # type: ignore[arg-type]
+        if cap == self.state.domain_cap:
+            return np.zeros(0, np.int32)
+        return self.state.set_domain_cap(cap)
 
     # ---------------------------------------------------------- observation
     def _propose(self) -> None:
@@ -296,7 +338,8 @@ class WikiCrawlEnv(gym.Env):
 
     # ------------------------------------------------------ custom agents
     def frontier_pages(self) -> np.ndarray:
-        """(F,) int32 read-only view of all frontier pages."""
+        """(F,) int32 read-only *live* view of all frontier pages (no copy; the next step changes
+        it — copy it to keep it)."""
         return self.state.frontier
 
     def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:

@@ -43,14 +43,18 @@ __all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", 
 FEATURE_SETS = ("han2018", "han2018-continuous", "tres", "combined")
 
 
+_EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
+_EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+
+
 def bucket5(x: np.ndarray) -> np.ndarray:
     """Han's 5-bucket index: [0,.2)→0, [.2,.4)→1, …, [.8,1]→4 (values clipped to [0, 1])."""
-    return np.minimum((np.clip(x, 0.0, 1.0) * 5).astype(np.int64), 4)
+    return np.searchsorted(_EDGES5, x, side="right")
 
 
 def bucket6(x: np.ndarray) -> np.ndarray:
     """Han's 6-bucket index: [0,.1)→0, [.1,.3)→1, [.3,.5)→2, [.5,.7)→3, [.7,.9)→4, [.9,1]→5."""
-    return np.minimum(((np.clip(x, 0.0, 1.0) + 0.1) / 0.2).astype(np.int64), 5)
+    return np.searchsorted(_EDGES6, x, side="right")
 
 
 def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray:

@@ -19,6 +19,7 @@ and the feature row of the fetched candidate (what Tree-Frontier learns from).
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from typing import Callable
 
@@ -58,7 +59,13 @@ class FullFrontier(Reducer):
 
 class TopK(Reducer):
     """Best K by ``score(state, pages)`` (default: link-text topic relevance, the papers'
-    no-learning priority), kept in a lazily invalidated max-heap."""
+    no-learning priority).
+
+    Two tiers: the current selection (a sorted list of ≤ K ``(-score, page)`` items) and a
+    lazily invalidated heap of everything else. A step pushes the updated pages (O(out-degree
+    log F)) and pops only what beats the selection's worst or refills it, so the cost does
+    not grow with the frontier.
+    """
 
     name = "topk"
 
@@ -68,6 +75,7 @@ class TopK(Reducer):
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         super().reset(state, features, rng)
         self._heap: list[tuple[float, int]] = []
+        self._sel: list[tuple[float, int]] = []
         self._cur: dict[int, float] = {}
 
     def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
@@ -80,24 +88,28 @@ class TopK(Reducer):
                     cur[p] = s
                     heapq.heappush(self._heap, (-s, p))
         self._cur.pop(result.page, None)
+        for p in result.removed_pages.tolist():
+            self._cur.pop(p, None)
 
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
         if k is None:
             k = self.state.fr_size
-        out: list[int] = []
-        held: list[tuple[float, int]] = []
-        seen: set[int] = set()
-        h, cur, status = self._heap, self._cur, self.state.status
-        while h and len(out) < k:
-            item = heapq.heappop(h)
-            p = item[1]
-            if status[p] == FRONTIER and cur.get(p) == -item[0] and p not in seen:
-                seen.add(p)
-                out.append(p)
-                held.append(item)
-        for item in held:
-            heapq.heappush(h, item)
-        return np.asarray(out, dtype=np.int32)
+        status, cur, h = self.state.status, self._cur, self._heap
+        sel = [it for it in self._sel if status[it[1]] == FRONTIER and cur.get(it[1]) == -it[0]]
+        seen = {p for _, p in sel}
+        while h and (len(sel) < k or h[0] < sel[-1]):
+            it = heapq.heappop(h)
+            p = it[1]
+            if status[p] != FRONTIER or cur.get(p) != -it[0] or p in seen:
+                continue
+            bisect.insort(sel, it)
+            seen.add(p)
+            if len(sel) > k:
+                out = sel.pop()
+                seen.discard(out[1])
+                heapq.heappush(h, out)
+        self._sel = sel
+        return np.asarray([p for _, p in sel], dtype=np.int32)
 
 
 class Outlinks(TopK):

@@ -28,7 +28,7 @@ from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["TextModel", "get_text_model", "gather_csr"]
+__all__ = ["TextModel", "get_text_model", "gather_csr", "segment_sum"]
 
 TEXT_MODEL_VERSION = 1
 
@@ -45,6 +45,24 @@ def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.
     rowpos = np.repeat(np.arange(len(rows)), lens)
     offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
     return vals[np.repeat(starts, lens) + offs], rowpos
+
+
+def segment_sum(values: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
+    """Sum rows of ``values`` (nnz, k) into ``n_rows`` groups given by ``rowpos`` (nnz,) → (n_rows, k).
+
+    ``np.add.reduceat`` over the rows sorted by group (stable): ~10× faster than ``np.add.at``.
+    """
+    out = np.zeros((n_rows, values.shape[1]), np.float32)
+    if len(rowpos) == 0:
+        return out
+    if np.any(rowpos[1:] < rowpos[:-1]):
+        order = np.argsort(rowpos, kind="stable")
+        rowpos, values = rowpos[order], values[order]
+    counts = np.bincount(rowpos, minlength=n_rows)
+    nz = counts > 0
+    starts = (np.cumsum(counts) - counts)[nz]
+    out[nz] = np.add.reduceat(values, starts, axis=0)
+    return out
 
 
 @dataclass
@@ -97,10 +115,7 @@ class TextModel:
 
     # --------------------------------------------------------- vectorizing
     def _weighted_vectors(self, terms: np.ndarray, weights: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
-        out = np.zeros((n_rows, self.dim), np.float32)
-        if len(terms):
-            np.add.at(out, rowpos, self.vectors[terms] * weights[:, None])
-        return out
+        return segment_sum(self.vectors[terms] * weights[:, None].astype(np.float32), rowpos, n_rows)
 
     def page_vectors(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) tf-idf-weighted sums of word vectors of the pages' texts (unnormalised)."""

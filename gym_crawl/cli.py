@@ -1,0 +1,232 @@
+"""The ``gym-crawl`` command (also ``python -m gym_crawl``).
+
+Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve), ``download``
+(fetch a real corpus into the cache), ``corpus info`` / ``corpus compile``, ``agents`` (list),
+``bench NAME`` (a benchmark of ``benchmarks/``) and ``train`` (Stable-Baselines3 training).
+
+This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
+them lazily, so ``import gym_crawl`` never pulls them in.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main", "build_parser"]
+
+
+def _add_env_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", default="synthetic", help="synthetic, synthetic-<N>, wikispeedia, simplewiki or a path")
+    p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
+    p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
+    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels (default: han2018)")
+    p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
+    p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
+    p.add_argument("--k", type=int, default=64, help="candidate slots K")
+    p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    c = sub.add_parser("crawl", help="run one or more agents and report relevant pages found")
+    c.add_argument("--agent", default="best-first", help="agent name(s), comma-separated (see `gym-crawl agents`)")
+    _add_env_args(c)
+    c.add_argument("--steps", type=int, default=1000, help="env steps per episode (page budget)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--episodes", type=int, default=1, help="episodes per agent; learners keep their weights")
+    c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
+    c.add_argument("--plot", default="crawl-curve.png", help="PNG of relevant pages per step ('' to skip)")
+    c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
+    c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
+
+    d = sub.add_parser("download", help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
+    d.add_argument("name", help="wikispeedia | simplewiki")
+    d.add_argument("--dest", default=None, help="folder (default: the cache)")
+    d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
+
+    co = sub.add_parser("corpus", help="inspect or compile corpora")
+    cs = co.add_subparsers(dest="corpus_cmd", required=True)
+    ci = cs.add_parser("info", help="counts and degree statistics")
+    ci.add_argument("spec", nargs="?", default="synthetic")
+    ci.add_argument("--json", action="store_true")
+    cc = cs.add_parser("compile", help="load any corpus source and save it as a compiled corpus directory")
+    cc.add_argument("spec")
+    cc.add_argument("out")
+
+    sub.add_parser("agents", help="list registered agents")
+
+    b = sub.add_parser("bench", help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
+    b.add_argument("name")
+    b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
+
+    t = sub.add_parser("train", help="train a Stable-Baselines3 agent (see `gym-crawl train --help`)", add_help=False)
+    t.add_argument("args", nargs=argparse.REMAINDER)
+    return ap
+
+
+def _env_kwargs(args: argparse.Namespace, agent_cls: Any) -> dict[str, Any]:
+    kw: dict[str, Any] = {"corpus": args.corpus, "topic": args.topic, "max_steps": args.steps,
+                          "max_candidates": args.k}
+    kw.update(getattr(agent_cls, "env_defaults", {}) or {})
+    for name in ("reward", "features", "reducer"):
+        v = getattr(args, name)
+        if v is not None:
+            kw[name] = v
+    if args.seeds:
+        kw["seeds"] = [s.strip() for s in args.seeds.split(",") if s.strip()]
+    if args.domain_cap is not None:
+        kw["domain_cap"] = args.domain_cap
+    return kw
+
+
+def _cmd_crawl(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+    from tqdm.auto import tqdm
+
+    import gym_crawl  # noqa: F401  (registers the env)
+    from agents.base import Agent, agent_class, make_agent
+    from agents.runner import run_episode
+
+    names = [n.strip() for n in args.agent.split(",") if n.strip()]
+    if (args.load or args.save) and len(names) != 1:
+        raise SystemExit("--load/--save need exactly one --agent")
+    results = []
+    corpus_cache: dict[str, Any] = {}
+    for name in names:
+        cls = agent_class(name)
+        kw = _env_kwargs(args, cls)
+        from gym_crawl.corpus import load_corpus
+
+        if isinstance(kw["corpus"], str):
+            kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
+        env = gym.make("WikiCrawl-v0", **kw)
+        agent: Agent = Agent.load(args.load) if args.load else make_agent(name)
+        for ep in range(args.episodes):
+            bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
+            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
+            bar.close()
+            results.append(res)
+            if args.json:
+                print(json.dumps({**res.summary(), "episode": ep, "corpus": str(args.corpus)}), flush=True)
+        if args.save:
+            agent.save(args.save)
+        env.close()
+    if not args.json:
+        _print_table(results)
+    if args.plot:
+        _plot_curves(results, Path(args.plot))
+        if not args.json:
+            print(f"curve written to {args.plot}")
+    return 0
+
+
+def _print_table(results: Sequence[Any]) -> None:
+    cols = ["agent", "topic", "steps", "relevant_found", "harvest_rate", "relevant_domains", "seconds",
+            "steps_per_second"]
+    rows = [[str(r.summary()[c]) for c in cols] for r in results]
+    w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
+    print("  ".join("-" * w[i] for i in range(len(cols))))
+    for r in rows:
+        print("  ".join(v.ljust(w[i]) for i, v in enumerate(r)))
+
+
+def _plot_curves(results: Sequence[Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, r in enumerate(results):
+        ax.plot(range(1, len(r.relevant_curve) + 1), r.relevant_curve, label=f"{r.agent} (ep {i})" if
+                sum(x.agent == r.agent for x in results) > 1 else r.agent)
+    ax.set_xlabel("step (pages fetched after the seeds)")
+    ax.set_ylabel("relevant pages found (accumulated)")
+    ax.set_title(f"topic: {results[0].topic}" if results else "")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _cmd_download(args: argparse.Namespace) -> int:
+    dest = Path(args.dest) if args.dest else None
+    if args.name == "simplewiki":
+        from gym_crawl.corpus.mediawiki import download_simplewiki
+
+        print(download_simplewiki(args.date, dest))
+        return 0
+    from gym_crawl.corpus.download import download
+
+    print(download(args.name, dest))
+    return 0
+
+
+def _cmd_corpus(args: argparse.Namespace) -> int:
+    from gym_crawl.corpus import load_corpus
+
+    if args.corpus_cmd == "info":
+        info = load_corpus(args.spec).summary()
+        if args.json:
+            print(json.dumps(info, indent=2))
+        else:
+            for k, v in info.items():
+                print(f"{k:>20}: {v}")
+        return 0
+    corpus = load_corpus(args.spec)
+    print(corpus.save(args.out))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    mod_name = "benchmarks." + args.name.replace("-", "_")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name != mod_name:
+            raise
+        import pkgutil
+
+        import benchmarks
+
+        known = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if not m.name.startswith("_"))
+        raise SystemExit(f"unknown benchmark {args.name!r}; available: {known}") from None
+    return int(mod.main(args.args) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "train":
+        from agents.sb3_train import main as train_main
+
+        return int(train_main(argv[1:]) or 0)
+    args = build_parser().parse_args(argv)
+    try:
+        if args.cmd == "crawl":
+            return _cmd_crawl(args)
+        if args.cmd == "download":
+            return _cmd_download(args)
+        if args.cmd == "corpus":
+            return _cmd_corpus(args)
+        if args.cmd == "agents":
+            from agents.base import agent_names
+
+            print("\n".join(agent_names()))
+            return 0
+        if args.cmd == "bench":
+            return _cmd_bench(args)
+    except (ValueError, KeyError, FileNotFoundError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        print(f"gym-crawl: error: {msg}", file=sys.stderr)
+        return 2
+    return 0
