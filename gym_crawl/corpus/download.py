@@ -326,8 +326,8 @@ def content_fingerprint(source: str | os.PathLike, top: str) -> str:
         find TOP -type f | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum
 
     ``source`` is either that folder or a tar archive (any compression tarfile
-    reads) whose members live under ``top/``; the archive is streamed, not
-    extracted.
+    reads) whose members live under ``top/`` (possibly below ``./`` or another
+    folder; paths are counted from ``top/``); the archive is streamed, not extracted.
     """
     source = Path(source)
     entries: list[tuple[bytes, str]] = []
@@ -341,15 +341,17 @@ def content_fingerprint(source: str | os.PathLike, top: str) -> str:
                 rel = p.relative_to(source).as_posix()
                 entries.append((os.fsencode(rel), _digests(p, {"sha256": ""})["sha256"]))
     else:
-        prefix = top.rstrip("/") + "/"
+        prefix = top.strip("/") + "/"
         try:
             with tarfile.open(source, "r:*") as tf:
                 for m in tf:
-                    name = m.name[2:] if m.name.startswith("./") else m.name
-                    if m.isfile() and name.startswith(prefix):
+                    # members may sit under "./" or an extra top folder: paths are taken from TOP/ on
+                    name = "/" + m.name
+                    k = name.find("/" + prefix)
+                    if m.isfile() and k >= 0:
                         f = tf.extractfile(m)
                         assert f is not None
-                        entries.append((name.encode("utf-8"), hashlib.sha256(f.read()).hexdigest()))
+                        entries.append((name[k + 1:].encode("utf-8"), hashlib.sha256(f.read()).hexdigest()))
         except (tarfile.TarError, EOFError, OSError) as e:
             raise ValueError(f"{source}: unreadable or truncated archive ({type(e).__name__}: {e})") from None
     entries.sort()

@@ -27,7 +27,9 @@ What the corpus contains
   from ``Retrieved from "http://en.wikipedia.org/wiki/…"`` to the end (the GFDL
   / disclaimer notice). Each paragraph is re-flowed onto one line with single
   spaces; paragraphs are separated by a blank line. The cleaned text is kept
-  (``corpus.texts``) for inspection only.
+  (``corpus.texts``) for inspection only. (Five political-ideology articles,
+  e.g. Communism, keep a "Related subjects" navigation box of their own body:
+  it lists linked articles, not the category.)
 * **Links** come from ``links.tsv`` (its order within a source is kept;
   111 self-links are kept as given). The plain-text dump has no anchors, so the
   **anchor text** of a link is the target's title with underscores replaced
@@ -96,8 +98,9 @@ TOPICS: dict[str, dict[str, Any]] = {
                "words": ["sports", "olympic"], "categories": ["sports"]},
 }
 """Built-in topics (seeds, ground-truth label, topic words, category words); copied into ``meta["topics"]``.
-Every label is an exact category of ``categories.tsv``; note that a plain string-prefix match of
-``subject.Everyday_life.Sports`` also covers ``…Sports_events`` and ``…Sports_teams``."""
+Every label is an exact category of ``categories.tsv``. Topic predicates match labels by string
+prefix, so ``subject.Everyday_life.Sports`` also covers ``…Sports_events`` (the seed Olympic_Games) and
+``…Sports_teams``: 70 relevant pages, against 76 for geology, 109 for cancer and 30 for poetry."""
 
 _TSVS = ("articles.tsv", "links.tsv", "categories.tsv")
 _GRAPH_DIR = "wikispeedia_paths-and-graph"
@@ -111,8 +114,6 @@ _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error, OSErr
 # ------------------------------------------------------------------ cleaning
 _SCHOOLS = "2007 Schools Wikipedia Selection"
 _GIF_LINE = re.compile(r"^(\s*\[1x1\.gif\])+\s*$")
-
-
 _NOTICE_WRAPS = re.compile(r"(\bsee|\bSOS|\bChildren|\bin|\bthe|,)\s*$")
 """A notice line ending like this continues on the next line (the link text wrapped)."""
 
@@ -445,16 +446,14 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
     for i in _tqdm(progress, iterable=range(len(names)), desc="wikispeedia: tokenizing pages", unit="page"):
         b.add_page(titles[i], texts[i] or "", domain=DOMAIN, labels=labels[i])
     variants = [_mention_variants(t) for t in titles]
-    lowered: list[str | None] = [None] * len(names)
     mentioned = 0
+    low_src, low = -1, ""  # lower-cased text of the current source (links.tsv is grouped by source)
     for s, t in _tqdm(progress, iterable=links, desc="wikispeedia: tokenizing links", unit="link"):
         text = texts[s] or ""
-        low = lowered[s]
-        if low is None:
-            low = text.lower()
-            if len(low) != len(text):  # rare: lower() changed the length; fall back to casefold-free search
+        if s != low_src:
+            low_src, low = s, text.lower()
+            if len(low) != len(text):  # rare: lower() changed the length; keep such characters as they are
                 low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-            lowered[s] = low
         hit = find_mention(low, variants[t])
         context = ""
         if hit is not None:
