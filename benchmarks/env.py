@@ -1,0 +1,201 @@
+"""Env throughput, reset time, memory, and the baselines' relevant pages on Wikispeedia topics.
+
+``gym-crawl bench env [--quick] [--out DIR] [--wikispeedia PATH] [--steps N]``
+
+Measures (figures, never asserted in tests):
+
+* env steps/s of a random agent through the Discrete(K=64) interface (``env.step``) and through
+  the page interface, on the default synthetic corpus and on Wikispeedia, plus a profile of where
+  a step's time goes;
+* ``reset`` seconds (first reset with per-topic setup, and a warm reset);
+* RSS of a process holding a Wikispeedia env;
+* relevant pages found in 500 steps by random, BFS and best-first — and the greedy oracle's
+  upper bound — for Geology, Cancer, Poetry and Sports (labels as relevance).
+
+Writes ``env.json``, ``env.md`` and ``env_topics.png`` to ``--out`` (default
+``benchmarks/results/env``).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
+TOPICS = ("geology", "cancer", "poetry", "sports")
+AGENTS = ("random", "bfs", "best-first", "oracle")
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str, Any]:
+    """Random valid slot actions through ``env.step`` and random pages through ``step_page``."""
+    import gymnasium as gym
+
+    import gym_crawl  # noqa: F401
+
+    env = gym.make("WikiCrawl-v0", corpus=corpus, max_candidates=k, max_steps=steps + 1)
+    t0 = time.perf_counter()
+    obs, info = env.reset(seed=seed)
+    first_reset = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    env.reset(seed=seed + 1)
+    warm_reset = time.perf_counter() - t0
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    n = 0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        valid = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
+        n += 1
+        if term or trunc:
+            obs, info = env.reset(seed=seed + n)
+    slot_sps = n / (time.perf_counter() - t0)
+    base = env.unwrapped
+    base.reset(seed=seed)
+    t0 = time.perf_counter()
+    m = 0
+    for _ in range(steps):
+        F = base.frontier_pages()
+        if len(F) == 0:
+            break
+        base.step_page(int(F[rng.integers(len(F))]))
+        m += 1
+    page_sps = m / (time.perf_counter() - t0)
+    prof = cProfile.Profile()
+    base.reset(seed=seed)
+    prof.enable()
+    for _ in range(min(steps, 1000)):
+        valid = np.flatnonzero(base.action_masks())
+        if not len(valid):
+            break
+        base.step(int(valid[rng.integers(len(valid))]))
+    prof.disable()
+    st = pstats.Stats(prof)
+    total = sum(v[2] for v in st.stats.values())  # type: ignore[attr-defined]
+    top = sorted(((v[3], f"{Path(k[0]).name}:{k[2]}") for k, v in st.stats.items()  # type: ignore[attr-defined]
+                  if "gym_crawl" in k[0]), reverse=True)[:8]
+    return {"corpus": base.corpus.name, "pages": base.corpus.n_pages, "links": base.corpus.n_links, "K": k,
+            "features": base.features.name, "d": base.features.dim, "reducer": base.reducer.name,
+            "steps": n, "slot_steps_per_second": round(slot_sps, 1), "page_steps_per_second": round(page_sps, 1),
+            "first_reset_seconds": round(first_reset, 4), "warm_reset_seconds": round(warm_reset, 4),
+            "profile_cumulative_share": {name: round(t / total, 3) for t, name in top}}
+
+
+def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
+    import gymnasium as gym
+
+    import gym_crawl  # noqa: F401
+    from agents import make_agent, run_episode
+
+    rows = []
+    for topic in TOPICS:
+        for name in AGENTS:
+            agent_cls = make_agent(name)
+            env = gym.make("WikiCrawl-v0", corpus=corpus, topic=topic, reward="labels", max_steps=steps,
+                           **agent_cls.env_defaults)
+            found = [run_episode(env, make_agent(name), seed=s).relevant_found for s in range(seeds)]
+            rows.append({"topic": topic, "agent": name, "steps": steps, "relevant_found_mean": float(np.mean(found)),
+                         "relevant_found_std": float(np.std(found)), "runs": seeds,
+                         "label_pages": int(env.unwrapped.scorer.label_mask.sum()),
+                         "hidden_information": bool(agent_cls.uses_hidden_information)})
+    return rows
+
+
+def _markdown(res: dict[str, Any]) -> str:
+    out = ["# Env benchmark", "", "| corpus | pages | K | steps/s (step) | steps/s (step_page) | first reset s | warm reset s |",
+           "|---|---|---|---|---|---|---|"]
+    for t in res["throughput"]:
+        out.append(f"| {t['corpus']} | {t['pages']} | {t['K']} | {t['slot_steps_per_second']} | "
+                   f"{t['page_steps_per_second']} | {t['first_reset_seconds']} | {t['warm_reset_seconds']} |")
+    if res.get("wikispeedia_rss_mb") is not None:
+        out += ["", f"RSS of the process holding a Wikispeedia env: {res['wikispeedia_rss_mb']:.0f} MB"]
+    if res.get("topics"):
+        out += ["", f"## Relevant pages in {res['topics'][0]['steps']} steps (Wikispeedia, label relevance)", "",
+                "| topic | labelled pages | " + " | ".join(AGENTS) + " |", "|---|---|" + "---|" * len(AGENTS)]
+        for topic in TOPICS:
+            rows = {r["agent"]: r for r in res["topics"] if r["topic"] == topic}
+            if rows:
+                cells = [f"{rows[a]['relevant_found_mean']:.1f} ± {rows[a]['relevant_found_std']:.1f}" for a in AGENTS]
+                out.append(f"| {topic} | {next(iter(rows.values()))['label_pages']} | " + " | ".join(cells) + " |")
+        out += ["", "`oracle` reads hidden labels: an upper bound, not a crawler."]
+    return "\n".join(out) + "\n"
+
+
+def _plot(res: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = res.get("topics") or []
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(8, 4))
+    w = 0.8 / len(AGENTS)
+    for i, a in enumerate(AGENTS):
+        vals = [next((r["relevant_found_mean"] for r in rows if r["topic"] == t and r["agent"] == a), 0) for t in TOPICS]
+        errs = [next((r["relevant_found_std"] for r in rows if r["topic"] == t and r["agent"] == a), 0) for t in TOPICS]
+        ax.bar(np.arange(len(TOPICS)) + i * w, vals, w, yerr=errs, label=a)
+    ax.set_xticks(np.arange(len(TOPICS)) + 0.4 - w / 2, TOPICS)
+    ax.set_ylabel(f"relevant pages in {rows[0]['steps']} steps")
+    ax.set_title("Wikispeedia baselines (oracle = upper bound)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gym-crawl bench env", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI-sized run")
+    ap.add_argument("--out", default="benchmarks/results/env")
+    ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA))
+    ap.add_argument("--corpus", default="synthetic", help="corpus for the throughput run (default synthetic)")
+    ap.add_argument("--steps", type=int, default=5000, help="steps of the throughput runs")
+    ap.add_argument("--topic-steps", type=int, default=500)
+    ap.add_argument("--seeds", type=int, default=5, help="runs per agent and topic")
+    args = ap.parse_args(argv)
+    from tqdm.auto import tqdm
+
+    from gym_crawl.corpus import load_corpus
+
+    steps = 300 if args.quick else args.steps
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {"throughput": [], "topics": [], "wikispeedia_rss_mb": None}
+    jobs = [args.corpus] + ([args.wikispeedia] if Path(args.wikispeedia).exists() else [])
+    for spec in tqdm(jobs, desc="throughput", disable=None):
+        c = load_corpus(spec)
+        res["throughput"].append(throughput(c, steps))
+        if spec == args.wikispeedia:
+            res["wikispeedia_rss_mb"] = _rss_mb()
+            res["topics"] = topic_table(c, 100 if args.quick else args.topic_steps, 1 if args.quick else args.seeds)
+    if len(jobs) == 1:
+        res["note"] = f"Wikispeedia not found at {args.wikispeedia}: topic table skipped"
+    (out / "env.json").write_text(json.dumps(res, indent=2))
+    (out / "env.md").write_text(_markdown(res))
+    _plot(res, out / "env_topics.png")
+    print(_markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
