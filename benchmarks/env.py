@@ -61,6 +61,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
     obs, info = env.reset(seed=seed)
     n = 0
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for _ in range(steps):
         valid = np.flatnonzero(info["action_mask"])
         obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
@@ -68,9 +69,11 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
         if term or trunc:
             obs, info = env.reset(seed=seed + n)
     slot_sps = n / (time.perf_counter() - t0)
+    slot_cpu_sps = n / max(time.process_time() - c0, 1e-9)
     base = env.unwrapped
     base.reset(seed=seed)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     m = 0
     for _ in range(steps):
         F = base.frontier_pages()
@@ -79,6 +82,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
         base.step_page(int(F[rng.integers(len(F))]))
         m += 1
     page_sps = m / (time.perf_counter() - t0)
+    page_cpu_sps = m / max(time.process_time() - c0, 1e-9)
     prof = cProfile.Profile()
     base.reset(seed=seed)
     prof.enable()
@@ -95,6 +99,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
     return {"corpus": base.corpus.name, "pages": base.corpus.n_pages, "links": base.corpus.n_links, "K": k,
             "features": base.features.name, "d": base.features.dim, "reducer": base.reducer.name,
             "steps": n, "slot_steps_per_second": round(slot_sps, 1), "page_steps_per_second": round(page_sps, 1),
+            "slot_steps_per_cpu_second": round(slot_cpu_sps, 1), "page_steps_per_cpu_second": round(page_cpu_sps, 1),
             "first_reset_seconds": round(first_reset, 4), "warm_reset_seconds": round(warm_reset, 4),
             "profile_cumulative_share": {name: round(t / total, 3) for t, name in top}}
 
@@ -120,11 +125,14 @@ def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
 
 
 def _markdown(res: dict[str, Any]) -> str:
-    out = ["# Env benchmark", "", "| corpus | pages | K | steps/s (step) | steps/s (step_page) | first reset s | warm reset s |",
+    out = ["# Env benchmark", "", "Random agent. Wall-clock steps/s depend on machine load; steps per CPU-second "
+           "measure one core's cost.", "",
+           "| corpus | pages | K | steps/s step (wall / CPU) | steps/s step_page (wall / CPU) | first reset s | warm reset s |",
            "|---|---|---|---|---|---|---|"]
     for t in res["throughput"]:
-        out.append(f"| {t['corpus']} | {t['pages']} | {t['K']} | {t['slot_steps_per_second']} | "
-                   f"{t['page_steps_per_second']} | {t['first_reset_seconds']} | {t['warm_reset_seconds']} |")
+        out.append(f"| {t['corpus']} | {t['pages']} | {t['K']} | {t['slot_steps_per_second']} / "
+                   f"{t['slot_steps_per_cpu_second']} | {t['page_steps_per_second']} / {t['page_steps_per_cpu_second']} | "
+                   f"{t['first_reset_seconds']} | {t['warm_reset_seconds']} |")
     if res.get("wikispeedia_rss_mb") is not None:
         out += ["", f"RSS of the process holding a Wikispeedia env: {res['wikispeedia_rss_mb']:.0f} MB"]
     if res.get("topics"):

@@ -42,7 +42,7 @@ import numpy as np
 
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.rewards import RewardScheme
-from gym_crawl.relevance.scorer import TopicScorer
+from gym_crawl.relevance.scorer import LinkScores, TopicScorer
 
 __all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
@@ -335,9 +335,11 @@ class CrawlState:
             keep &= self.dom_fetched[self.page_domain[dst]] < self.domain_cap
         if not keep.any():
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        links = np.arange(a, b)[keep]
+        # score the page's whole contiguous link range (slices, no gathers), then keep the unvisited
+        ls = self.scorer.score_links(np.arange(a, b))  # type: ignore[union-attr]
+        if not keep.all():
+            ls = LinkScores(ls.rel[keep], ls.cat[keep], ls.kw_url[keep], ls.kw_anchor[keep])
         dst = dst[keep]
-        ls = self.scorer.score_links(links)  # type: ignore[union-attr]
         # one row per target: the discovering link with the most topic-relevant text
         order = np.lexsort((-ls.rel, dst))
         dsorted = dst[order]

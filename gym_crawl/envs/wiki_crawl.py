@@ -216,7 +216,7 @@ class WikiCrawlEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if a >= len(self._cand):
             return self._spend_invalid()
-        return self._do_fetch(int(self._cand[a]))
+        return self._do_fetch(int(self._cand[a]), self._obs["candidates"][a].copy())
 
     def step_page(self, page: int) -> tuple[dict, float, bool, bool, dict]:
         """Fetch frontier page ``page`` directly (custom-agent interface). Raises ``ValueError`` when
@@ -251,8 +251,9 @@ class WikiCrawlEnv(gym.Env):
         return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32),
                                                              np.zeros(0, np.int32))
 
-    def _do_fetch(self, page: int) -> tuple[dict, float, bool, bool, dict]:
-        x = self.features.compute(self.state, np.array([page]))[0]
+    def _do_fetch(self, page: int, x: np.ndarray | None = None) -> tuple[dict, float, bool, bool, dict]:
+        if x is None:  # the row the agent saw, as the reducer's experience sample
+            x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
         res: FetchResult = self.state.fetch(page)
         self._t += 1
         dropped = self._apply_cap_schedule()  # after the fetch, so proposed candidates stay fetchable

@@ -125,20 +125,30 @@ class Han2018Features(FeatureSet):
         """Continuous quantities: relevances (n, 6+2C), change (n,), distance (n,) int."""
         pages = np.asarray(pages, dtype=np.int64)
         s = self._parent(state, pages)
-        npar = np.maximum(state.n_par[pages], 1)
+        C = self.C
+        rels = np.empty((len(pages), 6 + 2 * C), np.float32)
+        rels[:, 0] = state.rel[s]
+        rels[:, 1:1 + C] = state.cat[s]
+        rels[:, 1 + C] = state.par_mean[s]
+        rels[:, 2 + C] = state.relpar_mean[s]
+        rels[:, 3 + C] = state.link_rel[pages]
+        rels[:, 4 + C:4 + 2 * C] = state.link_cat[pages]
+        rels[:, 4 + 2 * C] = state.sum_par_rel[pages] / np.maximum(state.n_par[pages], 1)
         nrel = state.n_relpar[pages]
-        relpar = np.divide(state.sum_relpar_rel[pages], nrel, out=np.zeros(len(pages), np.float32), where=nrel > 0)
-        rels = np.column_stack([
-            state.rel[s], state.cat[s], state.par_mean[s], state.relpar_mean[s],
-            state.link_rel[pages], state.link_cat[pages], state.sum_par_rel[pages] / npar, relpar,
-        ]).astype(np.float32)
+        np.divide(state.sum_relpar_rel[pages], nrel, out=rels[:, 5 + 2 * C], where=nrel > 0)
+        rels[nrel == 0, 5 + 2 * C] = 0.0
         return rels, state.change[s], state.dist[s].astype(np.int64)
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         rels, change, dist = self.raw(state, pages)
         n = len(rels)
         if not self.discretize:
-            return np.column_stack([rels, change / 2.0, dist / DIST_CAP, np.ones(n)]).astype(np.float32)
+            out = np.empty((n, rels.shape[1] + 3), np.float32)
+            out[:, :-3] = rels
+            out[:, -3] = change / 2.0
+            out[:, -2] = dist / DIST_CAP
+            out[:, -1] = 1.0
+            return out
         out = np.zeros((n, self.dim), np.float32)
         k = self._n_rel
         base = np.arange(k) * 11
@@ -163,12 +173,17 @@ class TresFeatures(FeatureSet):
         s = self._parent(state, pages)
         d = state.page_domain[pages]
         fetched = state.dom_fetched[d]
-        ratio = np.divide(state.dom_relevant[d], fetched, out=np.zeros(len(pages), np.float64), where=fetched > 0)
-        return np.column_stack([
-            state.relevant[s], 1.0 / (1.0 + state.dist[s]), state.path_rel[s] / np.maximum(state.path_len[s], 1),
-            state.kw_url[pages], state.kw_anchor[pages], ratio, np.where(fetched > 0, 1.0, 0.5),
-            np.ones(len(pages)),
-        ]).astype(np.float32)
+        out = np.empty((len(pages), 8), np.float32)
+        out[:, 0] = state.relevant[s]
+        out[:, 1] = 1.0 / (1.0 + state.dist[s])
+        out[:, 2] = state.path_rel[s] / np.maximum(state.path_len[s], 1)
+        out[:, 3] = state.kw_url[pages]
+        out[:, 4] = state.kw_anchor[pages]
+        np.divide(state.dom_relevant[d], fetched, out=out[:, 5], where=fetched > 0)
+        out[fetched == 0, 5] = 0.0
+        out[:, 6] = np.where(fetched > 0, 1.0, 0.5)
+        out[:, 7] = 1.0
+        return out
 
 
 class CombinedFeatures(FeatureSet):
@@ -182,8 +197,13 @@ class CombinedFeatures(FeatureSet):
         self.local = all(p.local for p in self.parts)
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
-        cols = [p.compute(state, pages)[:, k] for p, k in zip(self.parts, self._keep)]
-        return np.column_stack(cols + [np.ones((len(pages), 1), np.float32)]).astype(np.float32)
+        out = np.empty((len(pages), self.dim), np.float32)
+        j = 0
+        for p, k in zip(self.parts, self._keep):
+            out[:, j:j + len(k)] = p.compute(state, pages)[:, k]
+            j += len(k)
+        out[:, -1] = 1.0
+        return out
 
 
 _FACTORIES: dict[str, "Callable[[int], FeatureSet] | str"] = {

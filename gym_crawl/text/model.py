@@ -37,6 +37,11 @@ def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.
     """Concatenate CSR rows ``rows``: returns ``(values, row_position)`` where
     ``row_position[j]`` is the index into ``rows`` that value ``j`` came from."""
     rows = np.asarray(rows, dtype=np.int64)
+    n = len(rows)
+    if n and rows[-1] - rows[0] == n - 1 and (n == 1 or np.all(rows[1:] > rows[:-1])):
+        # contiguous rows (one page's out-links, one page's text): a slice, no fancy gather
+        a, b = int(ptr[rows[0]]), int(ptr[rows[-1] + 1])
+        return vals[a:b], np.repeat(np.arange(n), np.diff(ptr[rows[0]:rows[-1] + 2]))
     starts = ptr[rows]
     lens = ptr[rows + 1] - starts
     total = int(lens.sum())
