@@ -22,7 +22,30 @@
 * **domain**: one site, the host of the dump's ``<siteinfo><base>`` URL (e.g.
   ``simple.wikipedia.org``).
 
-Every skip and drop is counted in ``corpus.meta["compile_stats"]``.
+Every skip and drop is counted in ``corpus.meta["compile_stats"]`` (a few
+examples of each in ``meta["compile_examples"]``; skips are also logged):
+
+=============================  ==========================================================
+``pages_seen`` / ``ns_<k>``    ``<page>`` elements read, in total / per namespace
+``pages``                      pages kept (= ``corpus.n_pages``)
+``redirect_pages``             redirects in the kept namespaces; of them
+                               ``redirects_resolved`` (``double_redirects`` needed ≥ 2
+                               hops), ``broken_redirects`` (end at a missing title),
+                               ``redirect_loops``
+``empty_text``                 pages without wikitext (skipped); ``empty_rendered_text``:
+                               kept pages whose rendering is empty (e.g. only a table)
+``duplicate_titles``           later pages (or redirects) reusing a title (skipped)
+``unknown_namespace``          pages of a namespace ``<siteinfo>`` does not declare (skipped)
+``skipped_other_namespace``    pages of declared namespaces not asked for
+``links_parsed``               internal links found in the rendered text of kept pages; each
+                               ends in exactly one of: ``links_resolved`` (= ``n_links``,
+                               ``links_via_redirect`` of them through a redirect),
+                               ``red_links``, ``self_links``, ``duplicate_links``,
+                               ``links_to_broken_redirects``, ``links_to_redirect_loops``
+``links_category`` / ``_file``  category, file/image, interwiki/interlanguage links and
+``_interwiki`` / ``_other_namespace``  links into other namespaces (not graph links)
+``disambiguation_pages``       pages labelled ``disambiguation``
+=============================  ==========================================================
 
 **XML reader: ``xml.etree.ElementTree.XMLPullParser``, not ``mwxml``.**
 Measured on the shipped samples (best of 3, this machine, decompression
@@ -85,6 +108,13 @@ logger = logging.getLogger(__name__)
 
 LOADER_VERSION = 1
 """Bump when the compiled output of a dump changes; old cache entries are then ignored."""
+
+HAN2018_TOPIC_PAGES: dict[str, str] = {
+    "cancer": "Cancer", "fiction": "Fiction", "olympics": "Olympic Games", "sports": "Sport",
+    "cameras": "Camera", "geology": "Geology", "poetry": "Poetry",
+}
+"""Han et al. 2018's Simple English Wikipedia topics and their main pages (the default seeds).
+A compiled dump that has these pages lists them in ``meta["topics"]`` (first = the env's default topic)."""
 
 _BLOCK = 1 << 20
 _REDIRECT_TEXT_RE = re.compile(r"\A\s*#redirect\s*:?\s*\[\[([^\]|]+)", re.I)
@@ -236,7 +266,6 @@ def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
     depth = 0
     root = None
     last = "(before the first page)"
-    line_base = 0
     if job.wrap:
         parser.feed(b"<mediawiki>")
     pos = job.start
@@ -263,7 +292,7 @@ def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
 
     def fail(e: ET.ParseError) -> CorpusFormatError:
         line, col = getattr(e, "position", (0, 0))
-        return CorpusFormatError(f"{job.path}: malformed XML at line {line + line_base}, column {col} of the "
+        return CorpusFormatError(f"{job.path}: malformed XML at line {line}, column {col} of the "
                                  f"{'chunk starting at compressed byte ' + str(job.start) if job.wrap else 'dump'}"
                                  f" (compressed bytes read: {pos}; last good element: {last}): {e}")
 
@@ -273,8 +302,10 @@ def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
             yield from events()
             if progress is not None:
                 progress(pos)
-        if job.wrap and root is not None and depth > 0 or job.wrap and root is None:
-            parser.feed(b"</mediawiki>")
+        if job.wrap:
+            yield from events()
+            if depth > 0:  # the last chunk of a dump brings its own </mediawiki>
+                parser.feed(b"</mediawiki>")
         parser.close()
         yield from events()
     except ET.ParseError as e:
@@ -344,12 +375,13 @@ class ChunkAccumulator:
         logger.debug("%s: %s", what, example)
 
     def add_article(self, title: str, text: str, links: Sequence[tuple[str, int, int]],
-                    categories: Sequence[str] = (), templates: Sequence[str] = (), magic: bool = False) -> None:
+                    categories: Sequence[str] = (), templates: Sequence[str] = (), magic: bool = False,
+                    dedupe: bool = True) -> None:
         """Add a page: its plain ``text`` and its links ``(target title, start, end)``.
 
         ``text[start:end]`` is the anchor; ``start < 0`` means no anchor in the
         text (the anchor is then the target title and the context empty).
-        Self links and repeated targets are dropped here and counted.
+        Self links and (if ``dedupe``) repeated targets are dropped here and counted.
         """
         page = len(self.titles)
         self.titles.append(title)
@@ -367,10 +399,11 @@ class ChunkAccumulator:
             if not key or key == title:
                 self.stats["self_links"] += 1
                 continue
-            if key in seen:
-                self.stats["duplicate_links"] += 1
-                continue
-            seen.add(key)
+            if dedupe:
+                if key in seen:
+                    self.stats["duplicate_links"] += 1
+                    continue
+                seen.add(key)
             self.link_src.append(page)
             self.link_key.append(self._key_id(key))
             if s >= 0:
@@ -445,6 +478,11 @@ def _parse_job(job: _Job, progress: Callable[[int], None] | None = None) -> Chun
 
 # ------------------------------------------------------------------ assembly
 
+def _np(a: array, dtype: Any) -> np.ndarray:
+    """A numpy view of an ``array.array`` (empty arrays included)."""
+    return np.frombuffer(a, dtype=dtype) if len(a) else np.zeros(0, dtype=dtype)
+
+
 def _csr_take(ptr: np.ndarray, vals: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of a CSR ``(ptr, vals)`` selected by boolean ``keep``."""
     lengths = np.diff(ptr)
@@ -487,38 +525,45 @@ _DIRECT, _VIA_REDIRECT, _RED, _LOOP, _BROKEN = 0, 1, 2, 3, 4
 
 def _resolve_redirects(redirects: dict[str, str], page_of: dict[str, int], stats: Counter
                        ) -> dict[str, tuple[int, int]]:
-    """For each redirect title: ``(page id or -1, status)`` after following the chain."""
-    out: dict[str, tuple[int, int]] = {}
+    """For each redirect title: ``(page id or -1, status)`` after following its chain.
+
+    Chains of any length are followed (``double_redirects`` counts redirects
+    needing two or more hops); a chain that comes back on itself is a loop
+    (``redirect_loops``); one ending at a missing title is broken.
+    """
+    out: dict[str, tuple[int, int, int]] = {}  # title -> (page, status, hops)
     for start in redirects:
         if start in out:
             continue
-        chain, cur = [], start
+        chain: list[str] = []
         seen: set[str] = set()
-        result = (-1, _BROKEN)
+        cur = start
+        end = (-1, _BROKEN, 0)
         while True:
             if cur in page_of:
-                result = (page_of[cur], _VIA_REDIRECT)
+                end = (page_of[cur], _VIA_REDIRECT, 0)
                 break
             if cur in out:
-                result = out[cur]
+                end = out[cur]
                 break
             if cur not in redirects:
                 break
             if cur in seen:
-                result = (-1, _LOOP)
+                end = (-1, _LOOP, 0)
                 break
             seen.add(cur)
             chain.append(cur)
             cur = redirects[cur]
-        for t in chain:
-            out[t] = result
-        hops = len(chain)
-        if result[1] == _VIA_REDIRECT and hops >= 2:
-            stats["double_redirects"] += 1
-    for t, (_, st) in out.items():
-        stats["redirects_resolved" if st == _VIA_REDIRECT else
-              "redirect_loops" if st == _LOOP else "broken_redirects"] += 1
-    return out
+        k = len(chain)
+        for i, t in enumerate(chain):
+            out[t] = (end[0], end[1], end[2] + k - i)
+    for _page, status, hops in out.values():
+        if status == _VIA_REDIRECT:
+            stats["redirects_resolved"] += 1
+            stats["double_redirects"] += hops >= 2
+        else:
+            stats["redirect_loops" if status == _LOOP else "broken_redirects"] += 1
+    return {t: (p, st) for t, (p, st, _) in out.items()}
 
 
 def _disambiguation_templates(chunks: Sequence[ChunkAccumulator]) -> set[str]:
@@ -539,12 +584,12 @@ def _disambiguation_templates(chunks: Sequence[ChunkAccumulator]) -> set[str]:
 
 
 def assemble_corpus(chunks: Sequence[ChunkAccumulator], *, domain: str, name: str,
-                    meta: dict[str, Any] | None = None, keep_text: bool = True) -> Corpus:
+                    meta: dict[str, Any] | None = None, keep_text: bool = True, dedupe: bool = True) -> Corpus:
     """Merge parsed chunks (in order) into a validated :class:`Corpus`.
 
     Resolves link targets against page titles and redirects, drops red links,
-    self links, links to redirect loops and repeated links, and records every
-    count in ``meta["compile_stats"]``.
+    self links, links to redirect loops and (if ``dedupe``) repeated links, and
+    records every count in ``meta["compile_stats"]``.
     """
     stats: Counter = Counter()
     examples: dict[str, list[str]] = {}
@@ -604,15 +649,12 @@ def assemble_corpus(chunks: Sequence[ChunkAccumulator], *, domain: str, name: st
         new_id = np.full(len(c.titles), -1, dtype=np.int64)
         new_id[keep] = np.arange(page_base, page_base + int(keep.sum()))
         page_base += int(keep.sum())
-        ls = np.frombuffer(c.link_src, dtype=np.int32).astype(np.int64)
-        lk = km[np.frombuffer(c.link_key, dtype=np.int32)] if len(c.link_key) else np.zeros(0, np.int64)
-        src_l.append(new_id[ls] if len(ls) else np.zeros(0, np.int64))
-        dst_l.append(key_dst[lk] if len(lk) else np.zeros(0, np.int64))
-        st_l.append(key_status[lk] if len(lk) else np.zeros(0, np.int8))
-        anc_l.append((np.frombuffer(c.anchor_ptr, dtype=np.int64),
-                      wm[np.frombuffer(c.anchor_terms, dtype=np.int32)] if len(c.anchor_terms) else np.zeros(0, np.int64)))
-        ctx_l.append((np.frombuffer(c.ctx_ptr, dtype=np.int64),
-                      wm[np.frombuffer(c.ctx_terms, dtype=np.int32)] if len(c.ctx_terms) else np.zeros(0, np.int64)))
+        lk = km[_np(c.link_key, np.int32)]
+        src_l.append(new_id[_np(c.link_src, np.int32)])
+        dst_l.append(key_dst[lk])
+        st_l.append(key_status[lk])
+        anc_l.append((_np(c.anchor_ptr, np.int64), wm[_np(c.anchor_terms, np.int32)]))
+        ctx_l.append((_np(c.ctx_ptr, np.int64), wm[_np(c.ctx_terms, np.int32)]))
     src, dst, status = np.concatenate(src_l), np.concatenate(dst_l), np.concatenate(st_l)
     anchor_ptr, anchor_terms = _concat_csr(anc_l)
     ctx_ptr, ctx_terms = _concat_csr(ctx_l)
@@ -626,9 +668,11 @@ def assemble_corpus(chunks: Sequence[ChunkAccumulator], *, domain: str, name: st
     stats["self_links"] += int(selfl.sum())
     ok &= ~selfl
     idx = np.flatnonzero(ok)
-    _, first = np.unique(src[idx] * max(n, 1) + dst[idx], return_index=True)
+    if dedupe:
+        _, first = np.unique(src[idx] * max(n, 1) + dst[idx], return_index=True)
+        idx = idx[np.sort(first)]
     keep_link = np.zeros(len(src), dtype=bool)
-    keep_link[idx[np.sort(first)]] = True
+    keep_link[idx] = True
     stats["duplicate_links"] += int(ok.sum() - keep_link.sum())
     stats["links_via_redirect"] = int((keep_link & (status == _VIA_REDIRECT)).sum())
     src, dst = src[keep_link], dst[keep_link]
@@ -639,9 +683,9 @@ def assemble_corpus(chunks: Sequence[ChunkAccumulator], *, domain: str, name: st
     # page text bags
     bags = []
     for c, keep, wm in zip(chunks, keep_page, word_maps):
-        p = np.frombuffer(c.bag_ptr, dtype=np.int64)
-        t = wm[np.frombuffer(c.bag_terms, dtype=np.int32)] if len(c.bag_terms) else np.zeros(0, np.int64)
-        cnt = np.frombuffer(c.bag_counts, dtype=np.int32)
+        p = _np(c.bag_ptr, np.int64)
+        t = wm[_np(c.bag_terms, np.int32)]
+        cnt = _np(c.bag_counts, np.int32)
         p2, t2 = _csr_take(p, t, keep)
         _, c2 = _csr_take(p, cnt, keep)
         bags.append((p2, t2, c2))
@@ -745,7 +789,6 @@ def _plan_chunks(path: Path, offsets: np.ndarray, n_chunks: int) -> list[tuple[i
     if len(offsets) == 0 or offsets[0] <= 0 or offsets[-1] >= size:
         raise CorpusFormatError(f"{path}: multistream index offsets do not fit the dump "
                                 f"(first {offsets[:1].tolist()}, last {offsets[-1:].tolist()}, size {size})")
-    bounds = np.append(offsets, size)
     targets = np.linspace(offsets[0], size, n_chunks + 1)[1:-1]
     cuts = np.unique(offsets[np.clip(np.searchsorted(offsets, targets), 0, len(offsets) - 1)])
     edges = np.unique(np.concatenate([[offsets[0]], cuts, [size]]))
@@ -755,7 +798,6 @@ def _plan_chunks(path: Path, offsets: np.ndarray, n_chunks: int) -> list[tuple[i
             if f.read(3) != b"BZh":
                 raise CorpusFormatError(f"{path}: the multistream index points at byte {int(off)}, "
                                         f"which is not the start of a bz2 stream (index from another dump?)")
-    del bounds
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
 
@@ -766,14 +808,11 @@ def read_siteinfo(path: str | os.PathLike, end: int | None = None) -> SiteInfo:
     job = _Job(str(path), 0, end, wrap=False, siteinfo=None, namespaces=(0,), keep_text=False)
     try:
         for kind, obj in _iter_pages(job):
-            if kind == "siteinfo":
-                return obj
-            break
+            return obj if kind == "siteinfo" else SiteInfo()
     except CorpusFormatError:
-        if end != path.stat().st_size:  # a header stream alone is not a complete document
-            pass
-        else:
+        if end == path.stat().st_size:
             raise
+        # a header stream alone is not a complete document: no <siteinfo> in it
     return SiteInfo()
 
 
@@ -889,6 +928,9 @@ def compile_mediawiki_dump(path: str | os.PathLike, *, namespaces: Sequence[int]
                              f"<siteinfo><base> URL",
     }
     corpus = assemble_corpus(chunks, domain=host, name=info.dbname or _stem(path), meta=meta, keep_text=keep_text)
+    topics = {k: {"seeds": [t]} for k, t in HAN2018_TOPIC_PAGES.items() if corpus.titles.get(t) >= 0}
+    if topics:
+        corpus.meta["topics"] = topics
     corpus.meta["compile_info"] = {"workers": n_workers, "chunks": n_chunks,
                                    "seconds": round(time.perf_counter() - t0, 3)}
     _log_stats(path, corpus.meta["compile_stats"], corpus.meta["compile_examples"])
@@ -987,6 +1029,25 @@ def parse_checksums(text: str, filename: str) -> str:
     raise KeyError(f"{filename} is not listed in the checksum file")
 
 
+def _fetch_checksums(url: str, dest: Path, *, refresh: bool, progress: bool) -> Path:
+    """Fetch a checksum listing into ``dest``. A dated listing never changes, so a local copy
+    is kept; ``refresh`` (``latest``) re-reads it, falling back to the local copy when offline."""
+    from gym_crawl.corpus.download import fetch
+
+    path = dest / url.rsplit("/", 1)[1]
+    if not refresh or not path.exists():
+        return Path(fetch(url, path, progress=progress))
+    new = path.with_name(path.name + ".new")
+    new.unlink(missing_ok=True)
+    try:
+        fetch(url, new, progress=progress)
+    except OSError as e:  # urllib.error.URLError is an OSError
+        logger.warning("could not refresh %s (%s); using the local copy %s", url, e, path)
+        return path
+    os.replace(new, path)
+    return path
+
+
 def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None = None, *,
                         progress: bool = True) -> dict[str, Path]:
     """Download the Simple English Wikipedia multistream dump + index for ``date``, verified by SHA-1.
@@ -1002,10 +1063,7 @@ def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None
     urls = simplewiki_urls(date)
     dest = Path(dest_dir) if dest_dir is not None else data_dir() / "simplewiki" / date
     dest.mkdir(parents=True, exist_ok=True)
-    sums_path = dest / urls["sha1sums"].rsplit("/", 1)[1]
-    if date == "latest" and sums_path.exists():
-        sums_path.unlink()  # "latest" moves: always re-read its checksums
-    sums_path = Path(fetch(urls["sha1sums"], sums_path, progress=progress))
+    sums_path = _fetch_checksums(urls["sha1sums"], dest, refresh=date == "latest", progress=progress)
     sums = sums_path.read_text(encoding="utf-8")
     out = {"sha1sums": sums_path}
     files = []

@@ -37,7 +37,6 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 from urllib.parse import unquote
 
 __all__ = [
@@ -301,7 +300,7 @@ class _LinkRenderer:
 
     def __init__(self, site: WikiSite):
         self.site = site
-        self.links: list[tuple[str, str]] = []  # (target, pending) by link number
+        self.links: list[str] = []  # target title of link k (its anchor is tagged with marker k)
         self.categories: list[str] = []
         self.counts = {"category": 0, "file": 0, "interwiki": 0, "other_namespace": 0, "invalid": 0}
 
@@ -378,7 +377,7 @@ class _LinkRenderer:
         full = self.site.normalize(target) if not target.startswith("#") else ""
         shown = _MARKERS_RE.sub("", shown) + trail  # nested links inside an anchor are dropped
         k = len(self.links)
-        self.links.append((full, ""))
+        self.links.append(full)
         return f"{_MARK_OPEN}{chr(_MARK_BASE + k)}{shown}{_MARK_CLOSE}", True
 
     @staticmethod
@@ -405,7 +404,7 @@ def _cleanup(text: str) -> str:
     return text.strip()
 
 
-def _extract_spans(text: str, targets: list[tuple[str, str]]) -> tuple[str, list[tuple[str, int, int]]]:
+def _extract_spans(text: str, targets: list[str]) -> tuple[str, list[tuple[str, int, int]]]:
     """Find the marker-wrapped anchors, record their spans, and remove the markers."""
     out: list[str] = []
     links: list[tuple[str, int, int]] = []
@@ -421,7 +420,7 @@ def _extract_spans(text: str, targets: list[tuple[str, str]]) -> tuple[str, list
         lead = len(anchor) - len(anchor.lstrip())
         core = anchor.strip()
         if core and 0 <= k < len(targets):
-            links.append((targets[k][0], length + lead, length + lead + len(core)))
+            links.append((targets[k], length + lead, length + lead + len(core)))
         out.append(anchor)
         length += len(anchor)
         pos = m.end()
@@ -439,7 +438,7 @@ def parse_wikitext(wikitext: str, site: WikiSite | None = None) -> ParsedPage:
     into the returned ``text``.
     """
     site = site or WikiSite()
-    text = _MARKERS_RE.sub("", wikitext) if _has_markers(wikitext) else wikitext
+    text = _MARKERS_RE.sub("", wikitext) if _MARKERS_RE.search(wikitext) else wikitext
     disambig = _DISAMBIG_MAGIC in text
     text = _COMMENT_RE.sub("", text)
     text = _INCLUDEONLY_RE.sub("", text)
@@ -455,12 +454,3 @@ def parse_wikitext(wikitext: str, site: WikiSite | None = None) -> ParsedPage:
     return ParsedPage(text=plain, links=links, categories=renderer.categories, templates=templates,
                       disambig_magic=disambig, counts=renderer.counts)
 
-
-def _has_markers(s: str) -> bool:
-    return _MARK_OPEN in s or _MARK_CLOSE in s or bool(_MARKERS_RE.search(s))
-
-
-def site_from_siteinfo(namespaces: Mapping[int, str], case: str = "first-letter",
-                       link_namespaces: Iterable[int] = (0,)) -> WikiSite:
-    """A :class:`WikiSite` from ``<siteinfo>`` values."""
-    return WikiSite(namespaces=dict(namespaces), case=case, link_namespaces=frozenset(link_namespaces))
