@@ -1,0 +1,1270 @@
+"""The embedded default corpus: a deterministic generator of a Wikipedia-like web.
+
+:func:`generate_synthetic` builds a validated :class:`~gym_crawl.corpus.core.Corpus`
+of ``n_pages`` pages (1k..1M) directly from numpy arrays; :func:`synthetic_corpus`
+caches it as a saved corpus directory (``load_corpus("synthetic")`` and
+``load_corpus("synthetic-100000")`` call it). No downloads: all vocabularies are
+embedded below, all randomness comes from ``np.random.default_rng`` seeded with
+``seed`` (and a fixed stage/chunk index), so the same ``(n_pages, seed,
+n_domains)`` always gives byte-identical arrays.
+
+The realism model
+-----------------
+*Taxonomy.* 17 topical subjects with 5-7 subcategories each (94 in all) plus a
+``General`` subject of off-topic reference pages (countries, continents,
+languages, years, eras, towns). Labels are Wikispeedia-style paths,
+``subject.Science.Geology``; a subject's main page carries ``subject.Science``.
+About 12 % of pages carry a second label (a related subcategory), as 13 % of
+Wikispeedia's articles do. Subcategory sizes are lognormal, base rates
+``P(label)`` ≈ 0.5-3.5 %; the six topics of Han et al. (2018) are pinned:
+Olympic Games, Fiction, Cancer abundant (≈ 2-2.5 %), Geology, Poetry, Cameras
+sparse (≈ 0.6-0.9 %). Each subject and subcategory has a main page titled by its
+name ("Geology", "Olympic Games") that is heavily linked from its category and
+links back into it.
+
+*Sites.* ``n_domains`` (default ``max(20, n // 500)``) web sites, each with a
+home subject (and, past the first site of a subject, a home subcategory that
+names it), named like ``science-wiki.org`` or ``geology-encyclopedia.com``.
+A page lives on a site of its own subject (75 %), on a site named after its
+subcategory (20 %) or anywhere (5 %); generic pages live on reference sites
+(``world-almanac.org``). ~7 % of each subcategory's ordinary pages are *islands*
+hosted on one or two sites of an unrelated subject: no page outside that site
+links to them, so those relevant regions are reachable only through off-topic
+pages ("off-topic tunnels").
+
+*Links.* Each page draws an out-degree from a discrete lognormal (median 19.5,
+σ 0.82, clipped to [1, 300]; main pages and the top 60 hubs get 80-300), then
+splits it over link *kinds* (multinomial) and draws a target of each kind. For
+an ordinary page (the first two scaled by a per-subcategory cohesion factor in
+[0.5, 1.6], then renormalised):
+
+=============  =====  ==========================================================
+kind           p      target drawn (weighted by page fitness) from
+=============  =====  ==========================================================
+site-topic     0.15   same site and same subcategory
+topic          0.10   same subcategory, any site (islands excluded; the
+                      subcategory's main page gets 12 % of the mass)
+subject        0.07   same subject (its main page gets 8 % of the mass)
+site           0.41   same site, any subject (navigation links)
+hub            0.15   generic pages, Zipf over hub rank ``(r + 4)^-1.3``
+related        0.07   one of 3 related subcategories (e.g. Poetry → Opera)
+global         0.05   any page (islands excluded)
+=============  =====  ==========================================================
+
+Page fitness is lognormal (σ 1.5), which reproduces Wikispeedia's in-degree
+quantiles (median 8, 90 % 62, 99 % 285 at 26 links/page). Self links and
+duplicate ``(src, dst)`` pairs are removed (sources draw ~12 % extra slots so
+out-degrees keep their target), and each row keeps its links in random order.
+
+*Calibration targets* (Wikispeedia, 4,604 pages / 119,882 links, measured from
+the SNAP files): out-degree mean 26.0, median 19, max 294 (90 % 51, 99 % 129);
+in-degree: "United States" 1,551 (= n/3), 4 pages above n/5, 10 % of pages
+never linked; for subcategories of base rate 1-3.5 %, ``P(target ∈ L | source
+∈ L)`` is 0.1-0.4 (ratios 5-25×); from a page of L, the share of L among pages
+at BFS distance 1, 2, 3, 4 falls like 0.25, 0.05, 0.015, 0.007 for a 1.7 % base
+rate (relevance decays within ~3 links, as Menczer measured on the web).
+
+*Measured* (seed 0). At Wikispeedia's size (4,604 pages): out-degree quantiles
+10/25/50/75/90 % = 7/11/20/33/51, "United States" in-degree 1,690, subcategory
+``P(L | L)`` median 0.23, Geology share at distance 1-4: 0.16, 0.043, 0.010,
+0.005 (base 0.012). At 20k: out-degree mean 26.9 / median 20 / max 232,
+"United States" 6.1k (0.30 n), 3 hubs above n/5, in-degree 50/90/99 % = 9/60/243;
+``P(L | L)`` 0.15-0.46 over subcategories (median 0.25, 24× the base rate);
+Geology share at distance 1-4: 0.19, 0.049, 0.017, 0.007 (base 0.011); 59 % of
+links intra-site. Locality grows a little with n (median 0.27 and distance-3
+share ≈ 2.5× base at 100k; 51 % intra-site at 323k and 1M). Build time and peak
+RSS: 20k 0.6 s / 0.23 GB, 100k 2.9 s / 0.56 GB, 323k 10 s / 1.2 GB, 1M 45-65 s /
+3.4 GB (``benchmarks/bench_synthetic.py``; 2 shared cores).
+
+*Text.* Pages are bags of 100-600 tokens (lognormal, median 220) mixing general
+English words (Zipf over ~300 words), the page's subject vocabulary, its
+subcategory vocabulary (Zipf, the name word first: a Geology page says
+"geology" often), its second label's vocabulary and one digression
+subcategory; the title words occur 2-5 times. Titles are 2-3 words (a
+subcategory word, a subject word, sometimes a general word) made unique with
+a ``" (k)"`` suffix; page ids follow the titles' alphabetical order, as in
+Wikispeedia. Anchor texts are the target's title words (72 %), a synonym from
+the target's subcategory vocabulary (18 %) or a generic phrase ("see",
+"article", "link", 10 %). Context windows are 6-16 words: source-page words,
+target-subcategory and subject words (misleading for 10 % of links) and
+general words: informative but imperfect.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.corpus.cache import data_dir
+from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
+from gym_crawl.tokenize import tokenize
+
+__all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_cache_path", "GENERATOR_VERSION",
+           "TOPICS", "TAXONOMY", "DEFAULT_PAGES"]
+
+GENERATOR_VERSION = 2
+"""Bumped whenever the generated arrays change for a given ``(n_pages, seed)``; part of the cache name."""
+
+DEFAULT_PAGES = 20_000
+MIN_PAGES = 500
+MAX_OUT_DEGREE = 300
+
+# =============================================================================
+# Embedded vocabularies (real English words; every word survives ``tokenize``)
+# =============================================================================
+
+GENERAL_WORDS = """
+time year years people world new first used known called part number state including later name found became
+life group system area work made well large since three often early based form public high small different long
+important four several like great use family following another end day began period though however although
+along among become local around general modern major best common south north west east place similar according
+power united make given term order took days good take national left right body set line age old total single
+born home house land man men women woman children child father mother son daughter city town village region areas
+population million thousand hundred half level higher lower human natural money company service development
+information report record version series role member members leader head office position title named built road
+street month months week weeks today night morning evening real true free open full short late recent
+traditional famous popular minor original official final special private international foreign central western
+eastern southern northern whole next last little young largest example examples way ways thing things case cases
+fact point points result results reason side kind type types course change changes problem problems question
+questions idea ideas word words event events various certain particular available able possible likely
+significant simple complex entire former current present previous future primary secondary specific included
+includes remained continued returned moved lived died served held led produced created developed established
+founded introduced released described considered believed reported received caused allowed required provided
+increased reduced started opened closed turned gave shown seen brought written list section size rate value
+degree range source effect process control support interest influence view approach practice standard quality
+activity condition relationship community society individual person century centuries early late beginning
+middle top front back main share access team season century five six seven eight ten twenty hundreds
+thousands percent average nearly almost usually generally especially particularly widely mostly largely
+rather quite already always never sometimes often still yet soon ago far near across behind beyond toward
+towards despite throughout whether either neither less least better worse second third fourth final
+""".split()
+
+ANCHOR_WORDS = "see article link page read details website source reference information related external official list".split()
+
+#: ``(subject, shared subject words, ((subcategory, words), ...))``; word lists are in
+#: decreasing frequency (Zipf rank) order, the name word first.
+TAXONOMY: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("Science", """science scientific scientists scientist research theory experiment experiments laboratory
+     discovery measurement observation hypothesis data analysis evidence physical study studies method equation
+     laws properties structure journal professor theories discovered measured particles earth researchers model""", (
+        ("Physics", """physics physicist quantum energy particle relativity gravity mechanics electron electrons
+         photon force motion velocity momentum magnetism electromagnetic thermodynamics wave waves nuclear atom"""),
+        ("Chemistry", """chemistry chemical chemicals compound compounds element elements molecule molecules
+         reaction reactions acid acids atoms bond bonds oxygen hydrogen carbon metal metals periodic solution"""),
+        ("Biology", """biology biological cell cells organism organisms gene genes genetic dna protein proteins
+         evolution species enzyme tissue membrane bacteria microbiology chromosome heredity"""),
+        ("Astronomy", """astronomy astronomical planet planets star stars galaxy galaxies telescope orbit solar
+         moon sun comet asteroid nebula universe cosmology astronomer space earth"""),
+        ("Mathematics", """mathematics mathematical theorem proof algebra geometry calculus equation equations
+         number numbers function functions integer prime matrix topology probability statistics mathematician"""),
+        ("Geology", """geology geological rocks rock minerals mineral sediment sedimentary igneous metamorphic
+         volcano volcanic earthquake earthquakes tectonic plates crust mantle magma lava erosion fossils fossil
+         strata basalt granite limestone sandstone quartz geologist geologists earth continental glacier seismic"""),
+    )),
+    ("Health", """health medicine medical disease diseases patients patient treatment doctor doctors hospital
+     clinical symptoms diagnosis therapy physician care drug drugs chronic syndrome prevention risk surgery
+     healthcare illness condition nurse clinic treatments cure""", (
+        ("Cancer", """cancer cancers tumor tumors tumour oncology malignant benign chemotherapy radiotherapy
+         metastasis carcinoma leukemia lymphoma melanoma biopsy oncologist mutation screening survival remission
+         radiation sarcoma breast lung prostate carcinogen carcinogens disease"""),
+        ("Infectious_diseases", """infection infectious virus viruses bacterial epidemic pandemic vaccine
+         vaccines vaccination malaria tuberculosis influenza pathogen immune immunity outbreak fever plague"""),
+        ("Anatomy", """anatomy anatomical organ organs heart brain liver kidney lungs bone bones muscle muscles
+         skeleton nerves blood vessels skin spine artery"""),
+        ("Nutrition", """nutrition nutrient nutrients diet dietary vitamin vitamins protein calories obesity
+         minerals fiber carbohydrates fats deficiency appetite"""),
+        ("Pharmacology", """pharmacology pharmaceutical medication medications dose dosage antibiotic antibiotics
+         prescription pharmacist tablets vaccine trial trials side toxicity compounds"""),
+        ("Mental_health", """psychiatry psychiatric mental depression anxiety psychology psychological disorder
+         disorders therapy counselling stress schizophrenia trauma behaviour cognitive"""),
+    )),
+    ("Literature", """literature literary author authors writer writers book books published publication text
+     written writing readers edition translation translated prose style works arts critics classic anthology
+     manuscript printed library reading""", (
+        ("Poetry", """poetry poem poems poet poets verse verses stanza rhyme sonnet sonnets lyric lyrical ballad
+         epic meter ode odes haiku elegy couplet imagery romantic poetic recited laureate"""),
+        ("Fiction", """fiction novel novels novelist story stories narrative characters plot protagonist fantasy
+         fictional mystery thriller romance tale tales chapters storytelling bestseller villain heroine adventure
+         saga narrator"""),
+        ("Drama", """drama dramatist playwright play plays theatre theater stage tragedy comedy actors scene
+         scenes performance audience act acts"""),
+        ("Languages", """linguistics linguistic grammar vocabulary dialect dialects alphabet syllable vowel
+         consonant pronunciation spoken script phonetics semantics"""),
+        ("Mythology", """mythology myth myths mythological legend legends gods goddess deity hero heroes epic
+         folklore saga divine creature monsters"""),
+        ("Journalism", """journalism journalist journalists newspaper newspapers magazine editor editorial press
+         reporter column headline publisher"""),
+    )),
+    ("Sports", """sports sport team teams player players match championship tournament league coach competition
+     won win score stadium fans club clubs professional athletes record titles cup final champions trophy
+     matches""", (
+        ("Olympic_Games", """olympic olympics games medal medals gold silver bronze athletes athlete ioc torch
+         ceremony host summer winter podium paralympic qualifying events relay champion"""),
+        ("Football", """football soccer goal goals striker goalkeeper midfielder defender penalty kick referee
+         fifa premier transfer"""),
+        ("Tennis", """tennis racket serve wimbledon singles doubles grand slam court volley tiebreak"""),
+        ("Athletics", """athletics sprint marathon hurdles javelin relay runner runners sprinter jump discus
+         decathlon track"""),
+        ("Cricket", """cricket batsman bowler wicket wickets innings test overs pitch bat umpire"""),
+        ("Motor_racing", """racing race races driver drivers formula circuit grand prix lap laps pole rally
+         motorsport"""),
+        ("Swimming", """swimming swimmer swimmers freestyle backstroke butterfly breaststroke pool diving medley
+         lanes"""),
+    )),
+    ("Arts", """arts art artist artists artistic gallery museum exhibition visual creative aesthetic design
+     contemporary collection painted portrait masterpiece movement studio critics""", (
+        ("Painting", """painting paintings painter painters canvas oil watercolor brush fresco impressionism
+         landscape renaissance pigment palette"""),
+        ("Sculpture", """sculpture sculptures sculptor marble bronze statue statues carving carved relief clay
+         monument"""),
+        ("Photography", """photography photograph photographs photographer photographers photographic snapshot
+         darkroom negatives prints images image exposure portrait camera"""),
+        ("Cameras", """cameras camera lens lenses shutter aperture focal viewfinder exposure tripod zoom sensor
+         digital slr flash autofocus megapixel kodak nikon photography movies cinematography film"""),
+        ("Dance", """dance dancer dancers ballet choreography choreographer waltz tango dancing rhythm
+         performance stage"""),
+    )),
+    ("Music", """music musical musician musicians song songs album albums band bands singer composer recording
+     recorded concert concerts orchestra performance tour label sound melody""", (
+        ("Classical_music", """classical symphony symphonies concerto sonata orchestra orchestral baroque
+         chamber quartet conductor mozart beethoven bach"""),
+        ("Rock_music", """rock guitar guitarist drummer punk metal bassist riff grunge hits chart singles"""),
+        ("Jazz", """jazz blues swing saxophone improvisation trumpet bebop ragtime soul groove"""),
+        ("Musical_instruments", """instrument instruments piano violin guitar drum drums flute cello harp organ
+         strings keyboard"""),
+        ("Opera", """opera operas aria arias soprano tenor libretto baritone operatic overture"""),
+        ("Hip_hop", """hip hop rap rapper rappers beats mixtape sampling turntable lyrics"""),
+    )),
+    ("History", """history historical historian historians ancient century empire kingdom dynasty ruler reign
+     war wars battle king queen emperor conquest period era revolution monarchy""", (
+        ("Ancient_history", """ancient rome roman greece greek egypt egyptian pharaoh republic caesar athens
+         sparta babylon persia"""),
+        ("Medieval_history", """medieval feudal knight knights crusade crusades castle monastery serfs vikings
+         plague chivalry"""),
+        ("Military_history", """military army armies soldiers troops navy naval infantry cavalry siege
+         campaign weapons regiment generals"""),
+        ("Modern_history", """revolution independence colonial colonies treaty industrial nationalism
+         decolonization civil movement reforms"""),
+        ("Archaeology", """archaeology archaeological archaeologist excavation excavations artifacts ruins
+         tomb tombs pottery site settlement prehistoric"""),
+    )),
+    ("Geography", """geography geographic region regions territory landscape climate map maps population area
+     coast coastline border borders mountains rivers plains capital cities""", (
+        ("European_geography", """european europe alps danube rhine mediterranean baltic scandinavia
+         peninsula provinces"""),
+        ("Asian_geography", """asian asia himalaya himalayas mekong yangtze ganges monsoon steppe archipelago"""),
+        ("African_geography", """african africa sahara savanna nile congo kilimanjaro desert rainforest
+         delta"""),
+        ("American_geography", """american americas amazon andes rocky prairie mississippi appalachian
+         canyon pampas"""),
+        ("Oceans_and_seas", """ocean oceans sea seas atlantic pacific tide tides currents gulf strait reef
+         bay"""),
+        ("Climate_and_weather", """weather climate rainfall temperature storm storms hurricane tornado drought
+         monsoon meteorology forecast"""),
+    )),
+    ("Computing", """computing computer computers software hardware data digital program programs technology
+     user users network internet code system systems online device devices""", (
+        ("Programming", """programming programmer language languages compiler algorithm algorithms source code
+         python java syntax debugging"""),
+        ("Internet", """internet web website websites browser protocol email online server servers search
+         network"""),
+        ("Computer_hardware", """hardware processor processors memory chip chips cpu disk storage transistor
+         circuit motherboard"""),
+        ("Artificial_intelligence", """artificial intelligence learning neural networks robot robots robotics
+         reasoning machine automation"""),
+        ("Video_games", """video game gamers console consoles arcade multiplayer gameplay nintendo playstation
+         level levels"""),
+    )),
+    ("Religion", """religion religious faith worship belief beliefs god sacred temple prayer ritual spiritual
+     scripture holy saint priests tradition doctrine""", (
+        ("Christianity", """christianity christian christians church churches bible jesus christ gospel
+         catholic protestant bishop pope"""),
+        ("Islam", """islam islamic muslim muslims quran mosque prophet muhammad caliph ramadan pilgrimage"""),
+        ("Buddhism", """buddhism buddhist buddha monk monks meditation nirvana dharma karma monastery"""),
+        ("Hinduism", """hinduism hindu vedas vishnu shiva yoga brahman karma sanskrit temples"""),
+        ("Judaism", """judaism jewish jews torah rabbi synagogue hebrew talmud passover"""),
+    )),
+    ("Economics", """economics economic economy market markets price prices trade business money income
+     growth capital investment financial industry goods demand supply""", (
+        ("Finance", """finance financial stock stocks shares investors bond bonds fund funds interest"""),
+        ("International_trade", """exports imports export import tariff tariffs trade trading goods commerce
+         merchants"""),
+        ("Companies", """company companies corporation corporations firm firms brand brands revenue profit
+         shareholders headquarters"""),
+        ("Banking", """bank banks banking loan loans credit deposit currency inflation central"""),
+        ("Labour", """labour labor workers employment unemployment wages union unions strike jobs"""),
+    )),
+    ("Politics", """politics political government parliament party parties election elections policy policies
+     minister president democracy vote voters state constitution power""", (
+        ("Government", """government cabinet ministry administration bureaucracy executive federal council
+         officials"""),
+        ("Elections", """election elections vote votes voting ballot campaign candidate candidates referendum
+         polls"""),
+        ("International_relations", """diplomacy diplomatic treaty alliance embassy ambassador united nations
+         sanctions summit"""),
+        ("Law", """law laws legal court courts judge judges justice crime criminal rights statute trial"""),
+        ("Political_ideologies", """ideology liberalism conservatism socialism communism fascism anarchism
+         nationalism liberal conservative"""),
+    )),
+    ("Film", """film films movie movies cinema director directors actor actors actress screen studio
+     hollywood release released production producer scenes""", (
+        ("Film_directors", """director directed filmmaker filmmakers auteur cinematography screenplay
+         producer"""),
+        ("Animation", """animation animated cartoon cartoons animator disney pixar anime"""),
+        ("Film_genres", """genre genres western horror comedy documentary thriller noir musical drama"""),
+        ("Television", """television broadcast broadcasting episode episodes channel sitcom series network
+         viewers"""),
+        ("Actors", """actor actress acting role roles starring award awards oscar celebrity"""),
+    )),
+    ("Architecture", """architecture architectural architect architects building buildings design designed
+     construction built style structure structures tower towers""", (
+        ("Buildings", """skyscraper skyscrapers palace palaces mansion facade floors tallest office"""),
+        ("Bridges", """bridge bridges suspension arch span viaduct cable piers"""),
+        ("Castles", """castle castles fortress fortifications walls moat keep towers citadel"""),
+        ("Urban_planning", """urban planning city cities streets squares districts zoning suburbs housing
+         parks"""),
+        ("Religious_architecture", """cathedral cathedrals chapel basilica temple mosque dome gothic
+         spire"""),
+    )),
+    ("Technology", """technology technical engineering engineer engineers machine machines invention inventor
+     industrial design manufacturing power vehicle vehicles""", (
+        ("Engineering", """engineering mechanical civil structural turbine engine engines pump hydraulic"""),
+        ("Aviation", """aircraft airplane airplanes aviation flight flights airline airport pilot jet wings"""),
+        ("Railway_transport", """railway railways train trains locomotive locomotives rail track station
+         steam"""),
+        ("Automobiles", """automobile automobiles car cars motor engine truck trucks diesel fuel"""),
+        ("Energy", """energy electricity power plant solar wind nuclear coal oil renewable grid"""),
+        ("Electronics", """electronics electronic circuit circuits semiconductor transistor voltage battery
+         signal radio"""),
+    )),
+    ("Nature", """nature animal animals species wildlife habitat habitats population environment natural
+     conservation ecosystem endangered native wild""", (
+        ("Mammals", """mammal mammals cat dog wolf bear lion tiger whale elephant deer monkey"""),
+        ("Birds", """bird birds feathers nest eagle parrot owl penguin songbird migration beak"""),
+        ("Plants", """plant plants tree trees flower flowers leaf leaves seed seeds botany forest"""),
+        ("Insects", """insect insects beetle butterfly ant ants bee bees larva wings"""),
+        ("Fish", """fish fishes shark sharks salmon fins marine coral freshwater"""),
+        ("Ecology", """ecology ecological biodiversity extinction predator prey climate pollution
+         sustainability"""),
+    )),
+    ("Everyday_life", """everyday daily life food home family household culture cultural customs people
+     popular tradition""", (
+        ("Food_and_drink", """food foods cuisine dish dishes cooking recipe bread cheese wine beer tea coffee"""),
+        ("Agriculture", """agriculture agricultural farm farms farmer farmers crop crops harvest livestock wheat
+         rice cattle"""),
+        ("Fashion", """fashion clothing clothes dress designer textile cotton silk style garment"""),
+        ("Games_and_toys", """toy toys puzzle chess cards board dice hobby hobbies"""),
+        ("Festivals", """festival festivals celebration holiday holidays carnival parade feast"""),
+    )),
+)
+
+#: The generic (off-topic hub) subject: ``(subcategory, words)``.
+GENERAL_SUBCATS: tuple[tuple[str, str], ...] = (
+    ("Countries", """country countries nation republic kingdom capital population government territory citizens
+     national official border currency president flag independence"""),
+    ("Continents", """continent continents region regions countries hemisphere borders population"""),
+    ("Languages", """language languages spoken speakers official dialect alphabet words"""),
+    ("Years", """year events births deaths calendar month"""),
+    ("Eras", """era period century age revolution war history"""),
+    ("Places", """town village municipality county district parish population residents mayor"""),
+)
+
+_MAJOR_HUBS = [  # (title, General subcategory) in decreasing hub rank ("United States" first, as in Wikispeedia)
+    ("United States", "Countries"), ("United Kingdom", "Countries"), ("France", "Countries"),
+    ("Europe", "Continents"), ("England", "Countries"), ("World War II", "Eras"), ("Germany", "Countries"),
+    ("India", "Countries"), ("English language", "Languages"), ("London", "Places"), ("China", "Countries"),
+    ("Japan", "Countries"), ("Italy", "Countries"), ("Africa", "Continents"), ("Asia", "Continents"),
+    ("Australia", "Countries"), ("Canada", "Countries"), ("Russia", "Countries"), ("Spain", "Countries"),
+    ("Latin", "Languages"), ("Twentieth century", "Eras"), ("World War I", "Eras"),
+    ("North America", "Continents"), ("Nineteenth century", "Eras"), ("Ireland", "Countries"),
+    ("Scotland", "Countries"), ("Netherlands", "Countries"), ("Egypt", "Countries"), ("Greece", "Countries"),
+    ("Brazil", "Countries"), ("Mexico", "Countries"), ("French language", "Languages"),
+    ("Middle Ages", "Eras"), ("Paris", "Places"), ("South America", "Continents"), ("Sweden", "Countries"),
+    ("Portugal", "Countries"), ("Poland", "Countries"), ("Turkey", "Countries"), ("Iran", "Countries"),
+    ("Pakistan", "Countries"), ("South Africa", "Countries"), ("New Zealand", "Countries"),
+    ("German language", "Languages"), ("Roman Empire", "Eras"), ("Renaissance", "Eras"),
+    ("Industrial Revolution", "Eras"), ("Cold War", "Eras"), ("Middle East", "Continents"),
+    ("Oceania", "Continents"), ("Antarctica", "Continents"), ("Switzerland", "Countries"),
+    ("Austria", "Countries"), ("Belgium", "Countries"), ("Norway", "Countries"), ("Denmark", "Countries"),
+    ("Argentina", "Countries"), ("Nigeria", "Countries"), ("Indonesia", "Countries"), ("Korea", "Countries"),
+    ("Israel", "Countries"), ("Wales", "Countries"), ("Finland", "Countries"), ("Hungary", "Countries"),
+    ("Kenya", "Countries"), ("Peru", "Countries"), ("Chile", "Countries"), ("Vietnam", "Countries"),
+    ("Thailand", "Countries"), ("Philippines", "Countries"), ("Ukraine", "Countries"), ("Morocco", "Countries"),
+    ("Ethiopia", "Countries"), ("Cuba", "Countries"), ("Iceland", "Countries"), ("Scandinavia", "Continents"),
+    ("Caribbean", "Continents"), ("Arabic language", "Languages"), ("Spanish language", "Languages"),
+    ("Greek language", "Languages"), ("Chinese language", "Languages"), ("Russian language", "Languages"),
+    ("Hindi", "Languages"), ("Portuguese language", "Languages"), ("Japanese language", "Languages"),
+    ("Eighteenth century", "Eras"), ("Seventeenth century", "Eras"), ("Bronze Age", "Eras"),
+    ("Iron Age", "Eras"), ("Stone Age", "Eras"), ("Victorian era", "Eras"), ("Enlightenment", "Eras"),
+    ("New York City", "Places"), ("Rome", "Places"), ("Berlin", "Places"), ("Tokyo", "Places"),
+]
+_PLACE_PREFIX = ("Ash Brook Clear Deer East Fair Glen Green High Holly Iron King Lake Long Maple Mill North Oak "
+                 "Red Rock Rose Silver South Spring Stone Sun West White Wind Wood Elm Bright Cold Black Ches "
+                 "Staf Brad Har Lin").split()
+_PLACE_SUFFIX = "field ford ton bury ham ville wood port dale mouth bridge haven stead wick by more land worth " \
+                "chester hill".split()
+
+#: Curated related subcategories (symmetric): cross-topic bridges besides random ones.
+_RELATED_PAIRS = [
+    ("Geology", "Climate_and_weather"), ("Geology", "Oceans_and_seas"), ("Geology", "Chemistry"),
+    ("Cancer", "Biology"), ("Cancer", "Pharmacology"), ("Cancer", "Chemistry"), ("Poetry", "Opera"),
+    ("Poetry", "Mythology"), ("Fiction", "Film_genres"), ("Fiction", "Drama"), ("Cameras", "Photography"),
+    ("Cameras", "Television"), ("Cameras", "Electronics"), ("Olympic_Games", "Athletics"),
+    ("Olympic_Games", "Swimming"), ("Olympic_Games", "Countries"), ("Astronomy", "Physics"),
+    ("Painting", "Sculpture"), ("Jazz", "Rock_music"), ("Film_directors", "Actors"),
+]
+
+#: Topic definitions for the relevance layer: seed page titles, label prefix of relevant pages,
+#: topic words and Han et al. (2018)'s category words (all present in the vocabulary).
+TOPICS: dict[str, dict[str, Any]] = {
+    "geology": {"seeds": ["Geology"], "label": "subject.Science.Geology",
+                "words": ["geology", "geological"], "categories": ["earth", "science"]},
+    "cancer": {"seeds": ["Cancer"], "label": "subject.Health.Cancer",
+               "words": ["cancer", "tumor"],
+               "categories": ["disease", "medicine", "oncology", "health"]},
+    "poetry": {"seeds": ["Poetry"], "label": "subject.Literature.Poetry",
+               "words": ["poetry", "poem", "poems"], "categories": ["literature", "arts"]},
+    "sports": {"seeds": ["Olympic Games"], "label": "subject.Sports.Olympic_Games",
+               "words": ["olympic", "olympics"], "categories": ["sports"]},
+    "fiction": {"seeds": ["Fiction"], "label": "subject.Literature.Fiction",
+                "words": ["fiction", "novel"], "categories": ["literature", "arts"]},
+    "cameras": {"seeds": ["Cameras"], "label": "subject.Arts.Cameras",
+                "words": ["cameras", "camera"], "categories": ["photography", "movies", "arts"]},
+    "astronomy": {"seeds": ["Astronomy"], "label": "subject.Science.Astronomy",
+                  "words": ["astronomy", "astronomical"], "categories": ["space", "science"]},
+    "jazz": {"seeds": ["Jazz"], "label": "subject.Music.Jazz",
+             "words": ["jazz"], "categories": ["music", "arts"]},
+}
+TOPICS["olympics"] = dict(TOPICS["sports"])  # Han et al. call the topic "Olympics"
+
+#: Pinned base rates (share of topical pages) of the topics' subcategories; others are lognormal.
+_PINNED_SHARE = {"Olympic_Games": 0.023, "Fiction": 0.025, "Cancer": 0.019, "Geology": 0.009,
+                 "Poetry": 0.0085, "Cameras": 0.0065, "Astronomy": 0.012, "Jazz": 0.008}
+
+DOMAIN_DEFINITION = (
+    "A domain is a web site, identified by its host name (e.g. 'science-wiki.org', "
+    "'geology-encyclopedia.com'); a page's URL is https://<domain>/wiki/<Title>. As Wikipedia-like wikis are "
+    "organised, each synthetic site has a home subject (and, when sites are numerous, a home subcategory) and "
+    "most of its pages belong to that subject; generic reference pages (countries, years, languages) live on "
+    "reference sites such as 'world-almanac.org'. About half of all links stay inside their site; the others "
+    "go to sites of the same subject, to related subjects and to the generic hubs. A few pages of each "
+    "subcategory live as islands on a site of an unrelated subject and are linked only from that site, so "
+    "some relevant regions are reachable only through off-topic pages. Per-domain statistics (pages fetched, "
+    "relevant ratio, TRES's per-domain cap) use this page_domain id.")
+
+_SITE_KINDS = [("wiki", "org"), ("encyclopedia", "com"), ("pedia", "net"), ("archive", "org"),
+               ("portal", "info"), ("journal", "net"), ("guide", "com"), ("library", "org"), ("hub", "net"),
+               ("society", "org"), ("online", "com"), ("world", "info")]
+
+# link kinds
+_K_SITE_TOPIC, _K_TOPIC, _K_SUBJECT, _K_SITE, _K_HUB, _K_RELATED, _K_GLOBAL = range(7)
+_N_KINDS = 7
+_P_HOME_SITE = 0.2  # share of a subcategory's pages placed on sites whose home is that subcategory
+_PROFILE_REGULAR = np.array([0.15, 0.10, 0.07, 0.41, 0.15, 0.07, 0.05])
+_PROFILE_SUBCAT_MAIN = np.array([0.15, 0.50, 0.12, 0.08, 0.05, 0.05, 0.05])
+_PROFILE_SUBJECT_MAIN = np.array([0.0, 0.0, 0.65, 0.10, 0.10, 0.10, 0.05])
+_PROFILE_GENERIC = np.array([0.10, 0.15, 0.05, 0.20, 0.30, 0.05, 0.15])
+
+# page kinds
+_REGULAR, _SUBCAT_MAIN, _SUBJECT_MAIN, _GENERIC = range(4)
+
+# text mixtures per page kind: general, own subcat, second label, subject, digression
+_TEXT_MIX = np.array([
+    [0.45, 0.25, 0.08, 0.14, 0.08],   # regular (second label share folds into own subcat when absent)
+    [0.40, 0.35, 0.00, 0.17, 0.08],   # subcategory main page
+    [0.40, 0.10, 0.00, 0.42, 0.08],   # subject main page
+    [0.55, 0.20, 0.00, 0.05, 0.20],   # generic hub page
+])
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+# =============================================================================
+# Taxonomy + vocabulary (built once per process)
+# =============================================================================
+
+@dataclass(frozen=True)
+class _Taxonomy:
+    subjects: list[str]                 # S names; General last
+    subcat_names: list[str]             # C names
+    subcat_subject: np.ndarray          # (C,) subject index
+    subcat_words: list[np.ndarray]      # word ids per subcat, Zipf order
+    subject_shared: list[np.ndarray]    # word ids per subject (shared words)
+    general: np.ndarray                 # general word ids, Zipf order
+    anchor: np.ndarray                  # generic anchor word ids
+    vocab: list[str]                    # sorted words
+    word_id: dict[str, int]
+    related: np.ndarray                 # (C, 3) related subcats
+    n_topical_subcats: int              # subcats of topical subjects come first
+    general_subject: int
+
+
+def _words(text: str) -> list[str]:
+    """Split a word list, keeping only tokens that ``tokenize`` keeps (so ids match tokenized text)."""
+    out = []
+    for w in text.split():
+        t = tokenize(w)
+        if t == [w]:
+            out.append(w)
+    return list(dict.fromkeys(out))
+
+
+def _hub_title_words() -> list[str]:
+    ws: list[str] = []
+    for t, _ in _MAJOR_HUBS:
+        ws += tokenize(t)
+    for p in _PLACE_PREFIX:
+        for s in _PLACE_SUFFIX:
+            ws += tokenize(p + s)
+    return ws
+
+
+@functools.lru_cache(maxsize=1)
+def _taxonomy() -> _Taxonomy:
+    subjects = [s for s, _, _ in TAXONOMY] + ["General"]
+    names: list[str] = []
+    subj: list[int] = []
+    raw_words: list[list[str]] = []
+    shared_raw: list[list[str]] = []
+    for si, (s, shared, subs) in enumerate(TAXONOMY):
+        shared_raw.append(_words(shared) + tokenize(s.replace("_", " ")))
+        for c, w in subs:
+            names.append(c)
+            subj.append(si)
+            raw_words.append(_words(w) + [t for t in tokenize(c.replace("_", " ")) if t not in w.split()])
+    n_topical = len(names)
+    gsi = len(subjects) - 1
+    shared_raw.append(_words("general reference world countries history population"))
+    for c, w in GENERAL_SUBCATS:
+        names.append(c)
+        subj.append(gsi)
+        raw_words.append(_words(w))
+    general = _words(" ".join(GENERAL_WORDS))
+    anchor = _words(" ".join(ANCHOR_WORDS))
+    allw = set(general) | set(anchor) | set(_hub_title_words())
+    for ws in raw_words + shared_raw:
+        allw |= set(ws)
+    for t in TOPICS.values():
+        allw |= set(t["words"]) | set(t["categories"])
+    vocab = sorted(allw)
+    wid = {w: i for i, w in enumerate(vocab)}
+
+    def ids(ws: list[str]) -> np.ndarray:
+        return np.array([wid[w] for w in ws], dtype=np.int32)
+
+    C = len(names)
+    idx = {c: i for i, c in enumerate(names)}
+    subcat_subject = np.array(subj, dtype=np.int32)
+    # related subcats: [same-subject neighbour, curated/cross-subject, curated/random]
+    rng = np.random.default_rng(12345)  # taxonomy is fixed, independent of the corpus seed
+    curated: dict[int, list[int]] = {i: [] for i in range(C)}
+    for a, b in _RELATED_PAIRS:
+        curated[idx[a]].append(idx[b])
+        curated[idx[b]].append(idx[a])
+    related = np.zeros((C, 3), dtype=np.int32)
+    for c in range(C):
+        same = [x for x in range(C) if subj[x] == subj[c] and x != c]
+        other = [x for x in range(n_topical) if subj[x] != subj[c]]
+        cur = curated[c]
+        r0 = same[int(rng.integers(len(same)))] if same else c
+        r1 = cur[0] if cur else other[int(rng.integers(len(other)))]
+        r2 = cur[1] if len(cur) > 1 else other[int(rng.integers(len(other)))]
+        related[c] = (r0, r1, r2)
+    return _Taxonomy(subjects=subjects, subcat_names=names, subcat_subject=subcat_subject,
+                     subcat_words=[ids(w) for w in raw_words], subject_shared=[ids(w) for w in shared_raw],
+                     general=ids(general), anchor=ids(anchor), vocab=vocab, word_id=wid, related=related,
+                     n_topical_subcats=n_topical, general_subject=gsi)
+
+
+# =============================================================================
+# Vectorized samplers
+# =============================================================================
+
+class _GroupSampler:
+    """Weighted sampling of one member of a group, vectorized over many queries.
+
+    ``key`` (N,) assigns each item to a group in ``[0, n_groups)``; ``weight`` (N,)
+    >= 0. :meth:`sample` draws, for each query group ``g[i]``, an item with
+    probability ``weight / group total`` by inverting one global cumulative sum
+    (one ``searchsorted`` per query). Items of weight 0 are never drawn.
+    """
+
+    def __init__(self, key: np.ndarray, weight: np.ndarray, n_groups: int):
+        key = np.asarray(key, dtype=np.int64)
+        order = np.argsort(key, kind="stable")
+        w = np.asarray(weight, dtype=np.float64)[order]
+        self.order = order.astype(np.int32)
+        self.cum = np.cumsum(w)
+        counts = np.bincount(key, minlength=n_groups)
+        end = np.cumsum(counts)
+        c0 = np.concatenate([[0.0], self.cum])
+        self.lo = c0[end - counts]
+        hi = c0[end]
+        self.mass = hi - self.lo
+        tiny = 1e-9 * (float(self.cum[-1]) / max(len(w), 1) if len(w) else 1.0)
+        self.mass[self.mass <= tiny] = 0.0
+        # largest value strictly below the group's upper cumulative bound: keeps rounding inside the group
+        self.hi_safe = np.nextafter(hi, -np.inf)
+
+    def sample(self, g: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(items, ok): ``ok`` is False where group ``g`` has zero total weight (item then arbitrary)."""
+        x = np.minimum(self.lo[g] + u * self.mass[g], self.hi_safe[g])
+        i = np.searchsorted(self.cum, x, side="right")
+        np.minimum(i, len(self.order) - 1, out=i)
+        return self.order[i], self.mass[g] > 0
+
+
+class _TableSampler:
+    """Inverse-CDF lookup tables for word sampling: ``(G, K)`` item table, one gather per draw.
+
+    Group ``g`` has items ``lists[g]`` with weights ``weights[g]``; probabilities are
+    quantised to multiples of ``1/K`` (K = 4096: every word in these lists keeps >= 2 slots).
+    """
+
+    K = 4096
+
+    def __init__(self, lists: list[np.ndarray], weights: list[np.ndarray]):
+        K = self.K
+        q = (np.arange(K) + 0.5) / K
+        self.table = np.empty(len(lists) * K, dtype=np.int32)
+        for g, (items, w) in enumerate(zip(lists, weights)):
+            cdf = np.cumsum(w) / np.sum(w)
+            idx = np.minimum(np.searchsorted(cdf, q, side="right"), len(items) - 1)
+            self.table[g * K:(g + 1) * K] = items[idx]
+
+    def sample(self, g: np.ndarray | None, rng: np.random.Generator, size: int) -> np.ndarray:
+        j = rng.integers(0, self.K, size, dtype=np.int32)
+        if g is not None:
+            j += np.asarray(g, dtype=np.int32) * np.int32(self.K)
+        return self.table[j]
+
+
+def _zipf(n: int, a: float) -> np.ndarray:
+    return 1.0 / np.arange(1, n + 1, dtype=np.float64) ** a
+
+
+class _Buffer:
+    """An int32 output array of known maximum size, filled chunk by chunk, then shrunk in place."""
+
+    def __init__(self, cap: int):
+        self.a = np.empty(max(int(cap), 1), dtype=np.int32)
+        self.n = 0
+
+    def put(self, x: np.ndarray) -> None:
+        self.a[self.n:self.n + len(x)] = x
+        self.n += len(x)
+
+    def result(self) -> np.ndarray:
+        self.a.resize((self.n,), refcheck=False)
+        return self.a
+
+
+def _ragged_take(ptr: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate ``values[ptr[r]:ptr[r+1]]`` for ``r`` in ``rows``; returns (values, lengths)."""
+    lens = (ptr[rows + 1] - ptr[rows]).astype(np.int64)
+    total = int(lens.sum())
+    if total == 0:
+        return values[:0], lens
+    starts = ptr[rows].astype(np.int64)
+    csum = np.cumsum(lens) - lens
+    off = np.repeat(starts - csum, lens) + np.arange(total, dtype=np.int64)
+    return values[off], lens
+
+
+def _largest_remainder(weights: np.ndarray, total: int, minimum: int = 0) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    base = np.full(len(w), minimum, dtype=np.int64)
+    rest = total - base.sum()
+    if rest <= 0:
+        return base
+    q = w / w.sum() * rest
+    fl = np.floor(q).astype(np.int64)
+    left = rest - fl.sum()
+    order = np.argsort(-(q - fl), kind="stable")
+    fl[order[:left]] += 1
+    return base + fl
+
+
+# =============================================================================
+# The generator
+# =============================================================================
+
+def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None) -> Corpus:
+    """Generate the synthetic Wikipedia-like web (see the module docstring for the model).
+
+    Parameters
+    ----------
+    n_pages:
+        Number of pages ``n`` (>= 500; 1k..1M are the tested sizes). Links ≈ 26 n.
+    seed:
+        Every random draw comes from ``np.random.default_rng([seed, stage, chunk])``:
+        the same ``(n_pages, seed, n_domains)`` gives identical arrays.
+    n_domains:
+        Number of web sites; default ``max(20, n_pages // 500)``.
+
+    Returns
+    -------
+    Corpus
+        Validated, in memory. ``meta`` holds ``name`` (``"synthetic-<n>"``),
+        ``generator_version``, ``seed``, ``n_domains``, ``domain_definition``,
+        ``topics`` (topic key → ``{"seeds", "label", "words", "categories"}``) and
+        ``taxonomy`` (subject → subcategories).
+
+    Cost: ~3 s and 0.56 GB peak for 100k pages, ~1 min and 3.4 GB for 1M; the output
+    itself is ≈ 2.6 KB per page (26 links × (11 context + 2 anchor words), ~96
+    distinct words per page). Work is chunked (20k pages for text, 40k for links)
+    so temporaries stay small.
+    """
+    n = int(n_pages)
+    if n < MIN_PAGES:
+        raise ValueError(f"n_pages must be >= {MIN_PAGES} (the taxonomy has ~120 main pages), got {n_pages}")
+    seed = int(seed)
+    D = int(n_domains) if n_domains is not None else max(20, n // 500)
+    if D < 1:
+        raise ValueError(f"n_domains must be >= 1, got {n_domains}")
+    tx = _taxonomy()
+    V = len(tx.vocab)
+    C = len(tx.subcat_names)
+    S = len(tx.subjects)
+    gsi = tx.general_subject
+
+    def rng_for(stage: int, chunk: int = 0) -> np.random.Generator:
+        return np.random.default_rng([seed, stage, chunk])
+
+    # ------------------------------------------------------------ pages + sizes
+    r = rng_for(1)
+    n_topic_subj = S - 1
+    n_generic = max(40, int(round(0.045 * n)))
+    n_regular = n - n_generic - n_topic_subj
+    topical = np.arange(tx.n_topical_subcats)
+    share = np.exp(r.normal(0.0, 0.4, len(topical)))
+    share = share / share.sum() * 0.95  # leave room for the pinned ones' renormalisation
+    for cname, s in _PINNED_SHARE.items():
+        share[tx.subcat_names.index(cname)] = s
+    share = np.clip(share, 0.005, 0.035)
+    sizes = _largest_remainder(share, n_regular, minimum=2)
+    # generic pages: major hubs in rank order, then years and towns
+    hubs = list(_MAJOR_HUBS)
+    years = [(str(y), "Years") for y in list(range(2008, 1899, -1)) + list(range(1899, 999, -1))]
+    places = [(p + s, "Places") for s in _PLACE_SUFFIX for p in _PLACE_PREFIX]
+    generic_items: list[tuple[str, str]] = []
+    gi = iter(hubs + [x for pair in zip(years[:200], places[:200]) for x in pair] + years[200:] + places[200:])
+    gidx = {c: i for i, c in enumerate(tx.subcat_names)}
+    while len(generic_items) < n_generic:
+        try:
+            generic_items.append(next(gi))
+        except StopIteration:
+            k = len(generic_items)
+            generic_items.append((places[k % len(places)][0], "Places"))
+    # construction order: subject mains, then per subcat [main, regular...], then generic
+    kinds = [np.full(n_topic_subj, _SUBJECT_MAIN, np.int8)]
+    subc = [np.array([int(np.flatnonzero(tx.subcat_subject == s)[0]) for s in range(n_topic_subj)], np.int32)]
+    for c in topical:
+        k = np.full(sizes[c], _REGULAR, np.int8)
+        k[0] = _SUBCAT_MAIN
+        kinds.append(k)
+        subc.append(np.full(sizes[c], c, np.int32))
+    kinds.append(np.full(n_generic, _GENERIC, np.int8))
+    subc.append(np.array([gidx[g] for _, g in generic_items], np.int32))
+    kind0 = np.concatenate(kinds)
+    subcat0 = np.concatenate(subc)
+    hub_rank0 = np.full(n, -1, np.int64)
+    hub_rank0[n - n_generic:] = np.arange(n_generic)
+
+    # titles: regular pages = subcat word + subject word (+ general word), deduplicated with " (k)"
+    r = rng_for(2)
+    wtab_sub = tx.subcat_words
+    reg = np.flatnonzero(kind0 == _REGULAR)
+    rc = subcat0[reg]
+    nsw = np.array([len(w) for w in wtab_sub])
+    w1i = (r.random(len(reg)) ** 1.6 * nsw[rc]).astype(np.int64)  # favours early (common) words
+    # second word: the page's own subcategory words or its subject's shared words
+    t2_lists = [np.unique(np.concatenate([wtab_sub[c], tx.subject_shared[int(tx.subcat_subject[c])]]))
+                for c in range(C)]
+    n2 = np.array([len(w) for w in t2_lists])
+    w2i = (r.random(len(reg)) * n2[rc]).astype(np.int64)
+    has3 = r.random(len(reg)) < 0.35
+    w3i = (r.random(len(reg)) ** 2 * len(tx.general)).astype(np.int64)
+    sw_ptr = np.concatenate([[0], np.cumsum(nsw)])
+    sw_flat = np.concatenate(wtab_sub)
+    t2_ptr = np.concatenate([[0], np.cumsum(n2)])
+    t2_flat = np.concatenate(t2_lists)
+    w1 = sw_flat[sw_ptr[rc] + w1i]
+    w2 = t2_flat[t2_ptr[rc] + w2i]
+    w2 = np.where(w2 == w1, sw_flat[sw_ptr[rc] + (w1i + 1) % nsw[rc]], w2)
+    w3 = np.where(has3, tx.general[w3i], -1)
+    vocab = tx.vocab
+    titles0: list[str] = [""] * n
+    ttok0 = np.full((n, 4), -1, np.int32)  # title word ids, -1 padded (titles have <= 4 words)
+    for i in np.flatnonzero(kind0 == _SUBJECT_MAIN).tolist():
+        titles0[i] = tx.subjects[int(tx.subcat_subject[subcat0[i]])].replace("_", " ")
+    for i in np.flatnonzero(kind0 == _SUBCAT_MAIN).tolist():
+        titles0[i] = tx.subcat_names[subcat0[i]].replace("_", " ")
+    for j, i in enumerate(range(n - n_generic, n)):
+        titles0[i] = generic_items[j][0]
+    for i in np.flatnonzero(kind0 != _REGULAR).tolist():
+        tk = [tx.word_id[t] for t in tokenize(titles0[i])]
+        ttok0[i, :len(tk)] = tk
+    three = (w3 >= 0) & (w3 != w1) & (w3 != w2)
+    ttok0[reg, 0] = w1
+    ttok0[reg, 1] = w2
+    ttok0[reg, 2] = np.where(three, w3, -1)
+    cap_words = [w.capitalize() for w in vocab]
+    for i, x, y, z in zip(reg.tolist(), w1.tolist(), w2.tolist(), np.where(three, w3, -1).tolist()):
+        titles0[i] = f"{cap_words[x]} {vocab[y]} {vocab[z]}" if z >= 0 else f"{cap_words[x]} {vocab[y]}"
+    seen: dict[str, int] = {}
+    for i in np.concatenate([np.flatnonzero(kind0 != _REGULAR), reg]).tolist():  # main/hub titles keep theirs
+        key = titles0[i].lower()
+        k = seen.get(key, 0) + 1
+        seen[key] = k
+        if k > 1:
+            titles0[i] = f"{titles0[i]} ({k})"
+            seen[titles0[i].lower()] = 1
+    del seen
+    # page ids in alphabetical title order (as Wikispeedia's articles.tsv)
+    perm = np.array(sorted(range(n), key=lambda i: (titles0[i].casefold(), titles0[i])), dtype=np.int64)
+    titles = [titles0[i] for i in perm.tolist()]
+    del titles0
+    kind = kind0[perm]
+    subcat = subcat0[perm]
+    subject = tx.subcat_subject[subcat]
+    hub_rank = hub_rank0[perm]
+    ttok = ttok0[perm]
+    del ttok0
+    title_len = (ttok >= 0).sum(1).astype(np.int64)
+    title_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(title_len, out=title_ptr[1:])
+    title_terms = ttok[ttok >= 0].astype(np.int32)
+    del ttok
+    titles_table = StringTable.from_strings(titles)
+    del titles
+
+    # ------------------------------------------------- second labels, digressions
+    r = rng_for(3)
+    label2 = np.full(n, -1, np.int32)
+    has2 = (kind == _REGULAR) & (r.random(n) < 0.12)
+    cand = tx.related[subcat, r.integers(0, 3, n)]
+    label2[has2] = cand[has2]
+    label2[label2 == subcat] = -1
+    digress = np.where(r.random(n) < 0.5, tx.related[subcat, r.integers(0, 3, n)],
+                       r.integers(0, tx.n_topical_subcats, n)).astype(np.int32)
+    coh = np.clip(np.exp(r.normal(0.0, 0.35, C)), 0.5, 1.6)
+
+    # ---------------------------------------------------------------- domains
+    r = rng_for(4)
+    subj_pages = np.bincount(subject, minlength=S).astype(np.float64)
+    dom_subject: list[int] = []
+    dom_home: list[int] = []
+    dom_names: list[str] = []
+    used: set[str] = set()
+
+    def name_for(base: str, k: int) -> str:
+        kind_, tld = _SITE_KINDS[k % len(_SITE_KINDS)]
+        nm = f"{base}-{kind_}.{tld}"
+        j = 2
+        while nm in used:
+            nm = f"{base}-{kind_}{j}.{tld}"
+            j += 1
+        used.add(nm)
+        return nm
+
+    if D == 1:
+        alloc = np.zeros(S, np.int64)
+        alloc[0] = 1
+    else:
+        n_gen_dom = max(1, int(round(0.06 * D)))
+        alloc = np.zeros(S, np.int64)
+        alloc[gsi] = n_gen_dom
+        rest = D - n_gen_dom
+        tw = subj_pages[:gsi]
+        if rest >= gsi:
+            alloc[:gsi] = _largest_remainder(tw, rest, minimum=1)
+        else:
+            top = np.argsort(-tw, kind="stable")[:rest]
+            alloc[top] = 1
+    for s in range(S):
+        subs = np.flatnonzero(tx.subcat_subject == s)
+        subs = subs[np.argsort(-np.bincount(subcat, minlength=C)[subs], kind="stable")]
+        for j in range(int(alloc[s])):
+            dom_subject.append(s)
+            if j == 0:
+                dom_home.append(-1)
+                if s == gsi:
+                    nm = "world-almanac.org"
+                    used.add(nm)
+                else:
+                    nm = name_for(_slug(tx.subjects[s]), 0)
+            else:
+                c = int(subs[(j - 1) % len(subs)])
+                rnd = (j - 1) // len(subs)
+                dom_home.append(c)
+                nm = name_for(_slug(tx.subcat_names[c]), rnd)
+            dom_names.append(nm)
+    dom_subject_a = np.array(dom_subject, np.int64)
+    dom_home_a = np.array(dom_home, np.int64)
+    # subject -> its domains (fallback: a fixed domain when a subject got none)
+    sd_key = dom_subject_a.copy()
+    sd_samp = _GroupSampler(sd_key, np.ones(D), S)
+    no_dom = sd_samp.mass == 0
+    hd_samp = _GroupSampler(np.where(dom_home_a >= 0, dom_home_a, C), np.ones(D), C + 1)
+    u = r.random(n)
+    g_subj = subject.astype(np.int64)
+    dom_s, _ = sd_samp.sample(g_subj, r.random(n))
+    dom_s = np.where(no_dom[g_subj], g_subj % D, dom_s)
+    dom_h, ok_h = hd_samp.sample(subcat.astype(np.int64), r.random(n))
+    dom_any = r.integers(0, D, n)
+    page_domain = np.where(u < 0.05, dom_any, np.where((u < 0.05 + _P_HOME_SITE) & ok_h, dom_h, dom_s))
+    # main pages on their home site
+    mains = kind == _SUBCAT_MAIN
+    page_domain[mains] = np.where(ok_h[mains], dom_h[mains], dom_s[mains])
+    page_domain[kind == _SUBJECT_MAIN] = dom_s[kind == _SUBJECT_MAIN]
+    page_domain[kind == _GENERIC] = np.where(u[kind == _GENERIC] < 0.9, dom_s[kind == _GENERIC],
+                                             dom_any[kind == _GENERIC])
+    # islands: ~7 % of each subcategory's ordinary pages on 1-2 host sites of another subject
+    n_host = 1 + (D >= 200)
+    host = np.zeros((C, n_host), np.int64)
+    for c in range(C):
+        other = np.flatnonzero(dom_subject_a != tx.subcat_subject[c])
+        if len(other) == 0:
+            other = np.arange(D)
+        host[c] = r.choice(other, size=n_host, replace=len(other) < n_host)
+    island = (kind == _REGULAR) & (r.random(n) < 0.07) & (subject != gsi)
+    page_domain[island] = host[subcat[island], r.integers(0, n_host, int(island.sum()))]
+    page_domain = page_domain.astype(np.int32)
+
+    # ----------------------------------------------------------- link weights
+    r = rng_for(5)
+    fit = np.clip(np.exp(r.normal(0.0, 1.5, n)), 0.01, 500.0)
+    fit_main = fit.copy()
+    fit_main[kind == _SUBCAT_MAIN] *= 5.0
+    fit_main[kind == _SUBJECT_MAIN] *= 5.0
+    hubw = np.zeros(n)
+    gen = kind == _GENERIC
+    hubw[gen] = (hub_rank[gen] + 4.0) ** -1.3
+
+    def with_main_share(w: np.ndarray, group: np.ndarray, is_main: np.ndarray, share_: float, G: int) -> np.ndarray:
+        w = w.copy()
+        w[is_main] = 0.0
+        tot = np.bincount(group, weights=w, minlength=G)
+        w[is_main] = tot[group[is_main]] * share_ / (1 - share_) + 1e-9
+        return w
+
+    reachable = ~island
+    w_topic = np.where(gen, hubw * 1000.0, fit)  # generic subcats: Zipf by hub rank
+    w_topic = np.where(reachable & (kind != _SUBJECT_MAIN), w_topic, 0.0)
+    w_topic = with_main_share(w_topic, subcat, kind == _SUBCAT_MAIN, 0.12, C)
+    w_subject = np.where(reachable, fit_main, 0.0)
+    w_subject = with_main_share(w_subject, subject, kind == _SUBJECT_MAIN, 0.08, S)
+    sitetopic_key = page_domain.astype(np.int64) * C + subcat
+    st_uniq, st_group = np.unique(sitetopic_key, return_inverse=True)
+    st_group = st_group.reshape(-1)
+    w_st = np.where(kind == _SUBJECT_MAIN, 0.0, fit_main)
+    samp = {
+        _K_SITE_TOPIC: _GroupSampler(st_group, w_st, len(st_uniq)),
+        _K_TOPIC: _GroupSampler(subcat, w_topic, C),
+        _K_SUBJECT: _GroupSampler(subject, w_subject, S),
+        _K_SITE: _GroupSampler(page_domain, fit_main, D),
+        _K_HUB: _GroupSampler(np.zeros(n, np.int64), hubw, 1),
+        _K_GLOBAL: _GroupSampler(np.zeros(n, np.int64), np.where(reachable, fit_main, 0.0), 1),
+    }
+    samp[_K_RELATED] = samp[_K_TOPIC]
+    # link-kind profile per page
+    prof = np.empty((n, _N_KINDS))
+    p = np.tile(_PROFILE_REGULAR, (n, 1))
+    p[:, :2] *= coh[subcat][:, None]
+    prof[:] = p
+    prof[kind == _SUBCAT_MAIN] = _PROFILE_SUBCAT_MAIN
+    prof[kind == _SUBJECT_MAIN] = _PROFILE_SUBJECT_MAIN
+    prof[gen] = _PROFILE_GENERIC
+    prof /= prof.sum(1, keepdims=True)
+    del p
+    rel_idx = tx.related
+    # out-degrees: discrete lognormal(median 19.5, sigma .82), main pages and top hubs 80-300
+    k = np.rint(np.exp(r.normal(np.log(19.5), 0.82, n)))
+    big = (kind == _SUBCAT_MAIN) | (kind == _SUBJECT_MAIN) | (gen & (hub_rank < 60))
+    k[big] = np.maximum(k[big], 80 + np.rint(np.exp(r.normal(np.log(60), 0.6, int(big.sum())))))
+    outdeg = np.clip(k, 1, MAX_OUT_DEGREE).astype(np.int64)
+    del k
+
+    # ------------------------------------------------------------------- text
+    r = rng_for(6)
+    text_len = np.clip(np.rint(np.exp(r.normal(np.log(220), 0.45, n))), 100, 600).astype(np.int64)
+    gen_t = _TableSampler([tx.general], [_zipf(len(tx.general), 1.0)])
+    sub_t = _TableSampler(tx.subcat_words, [_zipf(len(w), 0.9) for w in tx.subcat_words])
+    sj_lists, sj_weights = [], []
+    for s in range(S):
+        shared = tx.subject_shared[s]
+        others = np.concatenate([wtab_sub[c] for c in np.flatnonzero(tx.subcat_subject == s)])
+        zs = _zipf(len(shared), 0.8)
+        sj_lists.append(np.concatenate([shared, others]))
+        sj_weights.append(np.concatenate([zs / zs.sum() * 0.7, np.full(len(others), 0.3 / len(others))]))
+    sj_t = _TableSampler(sj_lists, sj_weights)
+    anc_t = _TableSampler([tx.anchor], [_zipf(len(tx.anchor), 0.7)])
+    mix = _TEXT_MIX[kind.astype(np.int64)].copy()
+    no2 = label2 < 0
+    mix[no2, 1] += mix[no2, 2]
+    mix[no2, 2] = 0.0
+    mix /= mix.sum(1, keepdims=True)
+    lab2_or_own = np.where(label2 >= 0, label2, subcat).astype(np.int32)
+    title_rep = np.where(kind == _REGULAR, 2, 5) + (r.random(n) < 0.5)
+    comp_groups = (None, subcat, lab2_or_own, subject, digress)
+    comp_samplers = (gen_t, sub_t, sub_t, sj_t, sub_t)
+    text_ptr = np.zeros(n + 1, np.int64)
+    cap = int((text_len + title_len * title_rep).sum())
+    text_terms_b, text_counts_b = _Buffer(cap), _Buffer(cap)
+    CH = 20_000
+    for ci, a in enumerate(range(0, n, CH)):
+        b = min(n, a + CH)
+        P = b - a
+        rr = rng_for(7, ci)
+        cnt = rr.multinomial(text_len[a:b], mix[a:b])          # (P, 5) tokens per component
+        kdt = np.int32 if P * V < 2**31 - 1 else np.int64
+        ar = np.arange(P, dtype=kdt)
+        parts = []
+        for j, (grp, smp) in enumerate(zip(comp_groups, comp_samplers)):
+            cj = cnt[:, j]
+            tot = int(cj.sum())
+            if not tot:
+                continue
+            g = None if grp is None else np.repeat(grp[a:b], cj)
+            parts.append(np.repeat(ar * V, cj) + smp.sample(g, rr, tot))
+        tt, tl = _ragged_take(title_ptr, title_terms, np.arange(a, b))
+        rep = np.repeat(title_rep[a:b], tl)
+        parts.append(np.repeat(np.repeat(ar * V, tl) + tt, rep))
+        key = np.concatenate(parts)
+        del parts, tt, rep
+        key.sort()
+        flag = np.empty(len(key), bool)
+        flag[0] = True
+        np.not_equal(key[1:], key[:-1], out=flag[1:])
+        starts = np.flatnonzero(flag)
+        uk = key[starts]
+        text_terms_b.put(uk % V)
+        text_counts_b.put(np.diff(np.append(starts, len(key))))
+        text_ptr[a + 1:b + 1] = text_ptr[a] + np.cumsum(np.bincount(uk // V, minlength=P))
+        del key, flag, starts, uk
+    text_terms = text_terms_b.result()
+    text_counts = text_counts_b.result()
+    text_nnz = np.diff(text_ptr)
+    del mix, text_len, title_rep
+
+    # ------------------------------------------------------------------ links
+    slots = outdeg + np.ceil(outdeg * 0.12).astype(np.int64) + 1
+    link_cnt = np.zeros(n, np.int64)
+    cap = int(outdeg.sum())
+    dst_b = _Buffer(cap)
+    anchor_b = _Buffer(cap * max(3, int(title_len.max())))
+    ctx_b = _Buffer(cap * 16)
+    anchor_lens: list[np.ndarray] = []
+    ctx_lens: list[np.ndarray] = []
+    # context-word components: 0 source page, 1 target subcategory, 2 target subject, 3 general
+    ctx_comp = np.repeat(np.arange(4, dtype=np.int8), [30, 32, 10, 28])
+    page_groups = {_K_SITE_TOPIC: st_group, _K_TOPIC: subcat, _K_SUBJECT: subject, _K_SITE: page_domain}
+    CHL = 40_000
+    for ci, a in enumerate(range(0, n, CHL)):
+        b = min(n, a + CHL)
+        P = b - a
+        rr = rng_for(8, ci)
+        kc = rr.multinomial(slots[a:b], prof[a:b])             # (P, 7) slots per link kind
+        ar = np.arange(a, b, dtype=np.int64)
+        srcs, dsts = [], []
+        for kv in range(_N_KINDS):
+            s_ = np.repeat(ar, kc[:, kv])
+            if not len(s_):
+                continue
+            if kv in page_groups:
+                g = page_groups[kv][s_]
+            elif kv == _K_RELATED:
+                g = rel_idx[subcat[s_], rr.integers(0, 3, len(s_))]
+            else:
+                g = np.zeros(len(s_), np.int64)
+            t, ok = samp[kv].sample(g, rr.random(len(s_)))
+            if kv in (_K_SITE_TOPIC, _K_SITE):  # a one-page site group can only give a self link:
+                own = np.flatnonzero(t == s_)    # fall back to the same subcategory / subject
+                if len(own):
+                    fb = _K_TOPIC if kv == _K_SITE_TOPIC else _K_SUBJECT
+                    t[own], ok2 = samp[fb].sample(page_groups[fb][s_[own]], rr.random(len(own)))
+                    ok[own] &= ok2
+            bad = ~ok
+            if bad.any():
+                t[bad], _ = samp[_K_GLOBAL].sample(np.zeros(int(bad.sum()), np.int64), rr.random(int(bad.sum())))
+            srcs.append(s_)
+            dsts.append(t)
+        src = np.concatenate(srcs)
+        dst = np.concatenate(dsts).astype(np.int64)
+        del srcs, dsts
+        # drop self links and duplicate (src, dst), then keep outdeg[src] distinct targets in random order
+        key = (src - a) * n + dst
+        key = key[src != dst]
+        key.sort()
+        first = np.empty(len(key), bool)
+        first[:1] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        key = key[first]
+        src_l = key // n
+        rk = (src_l << 31) + rr.integers(0, 1 << 31, len(key), dtype=np.int64)
+        o = np.argsort(rk)
+        key = key[o]
+        src_l = src_l[o]
+        cnt = np.bincount(src_l, minlength=P)
+        rank = np.arange(len(key)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        keep = rank < outdeg[a:b][src_l]
+        key = key[keep]
+        src = key // n + a
+        dst = key % n
+        del key, src_l, rk, o, rank, keep
+        link_cnt[a:b] = np.bincount(src - a, minlength=P)
+        dst_b.put(dst)
+        ml = len(src)
+        # ---- anchors: title words (72 %), synonym from target subcategory (18 %), generic (10 %)
+        ua = rr.random(ml)
+        tlen = title_len[dst]
+        opt = np.where(ua < 0.72, 0, np.where(ua < 0.90, 1, 2))
+        opt[(opt == 0) & (tlen == 0)] = 1
+        alen = np.where(opt == 0, tlen, 1 + (rr.random(ml) < 0.4))
+        aw = np.empty(int(alen.sum()), np.int32)
+        aoff = np.cumsum(alen) - alen
+        m0 = opt == 0
+        tw_, tl_ = _ragged_take(title_ptr, title_terms, dst[m0])
+        pos0 = np.repeat(aoff[m0] - (np.cumsum(tl_) - tl_), tl_) + np.arange(int(tl_.sum()))
+        aw[pos0] = tw_
+        for ov, smp in ((1, sub_t), (2, anc_t)):
+            mo = np.flatnonzero(opt == ov)
+            if not len(mo):
+                continue
+            ln = alen[mo]
+            tot = int(ln.sum())
+            pos = np.repeat(aoff[mo] - (np.cumsum(ln) - ln), ln) + np.arange(tot)
+            aw[pos] = smp.sample(np.repeat(subcat[dst[mo]], ln) if ov == 1 else None, rr, tot)
+        anchor_b.put(aw)
+        anchor_lens.append(alen.astype(np.int8))
+        del aw, ua, opt, tlen, aoff, pos0, tw_
+        # ---- context: 6-16 words; source-page words, target subcat/subject words, general words
+        clen = (6 + rr.binomial(10, 0.5, ml)).astype(np.int8)
+        CT = int(clen.sum())
+        lid = np.repeat(np.arange(ml, dtype=np.int32), clen)
+        comp = ctx_comp[rr.integers(0, 100, CT, dtype=np.int8)]
+        mislead = rr.random(ml) < 0.10
+        tsub = np.where(mislead, rr.integers(0, tx.n_topical_subcats, ml), subcat[dst]).astype(np.int32)
+        cw = np.empty(CT, np.int32)
+        m = np.flatnonzero(comp == 0)                           # words of the source page's bag
+        cs = src[lid[m]]
+        cw[m] = text_terms[text_ptr[cs] + (rr.random(len(m)) * text_nnz[cs]).astype(np.int64)]
+        del cs
+        m = np.flatnonzero(comp == 1)
+        cw[m] = sub_t.sample(tsub[lid[m]], rr, len(m))
+        m = np.flatnonzero(comp == 2)
+        cw[m] = sj_t.sample(tx.subcat_subject[tsub[lid[m]]], rr, len(m))
+        m = np.flatnonzero(comp == 3)
+        cw[m] = gen_t.sample(None, rr, len(m))
+        ctx_b.put(cw)
+        ctx_lens.append(clen)
+        del lid, comp, cw, tsub, m, src, dst
+    del samp, prof, text_nnz
+    link_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(link_cnt, out=link_ptr[1:])
+    link_dst = dst_b.result()
+    al = np.concatenate(anchor_lens)
+    anchor_ptr = np.zeros(len(al) + 1, np.int64)
+    np.cumsum(al, dtype=np.int64, out=anchor_ptr[1:])
+    cl = np.concatenate(ctx_lens)
+    context_ptr = np.zeros(len(cl) + 1, np.int64)
+    np.cumsum(cl, dtype=np.int64, out=context_ptr[1:])
+    del al, cl, anchor_lens, ctx_lens
+    anchor_terms = anchor_b.result()
+    context_terms = ctx_b.result()
+
+    # ----------------------------------------------------------------- labels
+    label_names = [f"subject.{tx.subjects[int(tx.subcat_subject[c])]}.{tx.subcat_names[c]}" for c in range(C)]
+    label_names += [f"subject.{s}" for s in tx.subjects[:-1]]
+    lab1 = np.where(kind == _SUBJECT_MAIN, C + subject, subcat).astype(np.int64)
+    has2 = label2 >= 0
+    lo_ = np.where(has2, np.minimum(lab1, label2), lab1)
+    hi_ = np.where(has2, np.maximum(lab1, label2), -1)
+    label_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(1 + has2, out=label_ptr[1:])
+    label_ids = np.stack([lo_, hi_], 1).reshape(-1)
+    label_ids = label_ids[label_ids >= 0].astype(np.int32)
+
+    taxonomy_meta = {s: [tx.subcat_names[c] for c in np.flatnonzero(tx.subcat_subject == i)]
+                     for i, s in enumerate(tx.subjects)}
+    meta = {
+        "name": f"synthetic-{n}",
+        "generator": "gym_crawl.corpus.synthetic",
+        "generator_version": GENERATOR_VERSION,
+        "seed": seed,
+        "n_domains": D,
+        "domain_definition": DOMAIN_DEFINITION,
+        "domain_subjects": [tx.subjects[int(x)] for x in dom_subject_a],
+        "topics": {k_: {kk_: list(v) if isinstance(v, list) else v for kk_, v in t.items()}
+                   for k_, t in TOPICS.items()},
+        "taxonomy": taxonomy_meta,
+        "description": "Deterministic synthetic Wikipedia-like web calibrated to Wikispeedia "
+                       "(see gym_crawl.corpus.synthetic).",
+    }
+    return Corpus(
+        text_ptr=text_ptr, text_terms=text_terms, text_counts=text_counts,
+        title_ptr=title_ptr, title_terms=title_terms,
+        link_ptr=link_ptr, link_dst=link_dst,
+        anchor_ptr=anchor_ptr, anchor_terms=anchor_terms,
+        context_ptr=context_ptr, context_terms=context_terms,
+        page_domain=page_domain, label_ptr=label_ptr, label_ids=label_ids,
+        titles=titles_table, vocab=StringTable.from_strings(vocab),
+        domains=StringTable.from_strings(dom_names), labels=StringTable.from_strings(label_names),
+        texts=None, meta=meta,
+    )
+
+
+# =============================================================================
+# Cache
+# =============================================================================
+
+def synthetic_cache_path(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None) -> Path:
+    """Where :func:`synthetic_corpus` keeps ``(n_pages, seed[, n_domains])``:
+    ``data_dir() / f"synthetic-{n_pages}-s{seed}-v{GENERATOR_VERSION}"`` (``-d<D>`` appended
+    when ``n_domains`` is given)."""
+    name = f"synthetic-{int(n_pages)}-s{int(seed)}-v{GENERATOR_VERSION}"
+    if n_domains is not None:
+        name += f"-d{int(n_domains)}"
+    return data_dir() / name
+
+
+def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = True, **kw: Any) -> Corpus:
+    """The synthetic corpus, generated once and then memory-mapped from the cache.
+
+    With ``cache=True`` the corpus is saved (atomically, :meth:`Corpus.save`) under
+    :func:`synthetic_cache_path` and later calls ``Corpus.load`` it (mmap, shared by
+    processes). A cached directory that fails to load (:class:`CorpusFormatError`:
+    truncated file, bad manifest) or whose ``meta`` does not match is regenerated.
+    ``kw``: ``n_domains`` (passed to :func:`generate_synthetic`); ``mmap`` / ``verify``
+    (passed to ``Corpus.load``).
+    """
+    n_domains = kw.pop("n_domains", None)
+    load_kw = {k: kw.pop(k) for k in ("mmap", "verify") if k in kw}
+    if kw:
+        raise TypeError(f"synthetic_corpus: unexpected keyword argument(s) {sorted(kw)}; "
+                        f"accepted: n_pages, seed, cache, n_domains, mmap, verify")
+    if not cache:
+        return generate_synthetic(n_pages, seed, n_domains)
+    path = synthetic_cache_path(n_pages, seed, n_domains)
+    if (path / "manifest.json").exists():
+        try:
+            c = Corpus.load(path, **load_kw)
+            if (c.meta.get("generator_version") == GENERATOR_VERSION and c.meta.get("seed") == int(seed)
+                    and c.n_pages == int(n_pages)):
+                return c
+        except CorpusFormatError:
+            pass
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+    corpus = generate_synthetic(n_pages, seed, n_domains)
+    corpus.save(path)
+    del corpus
+    return Corpus.load(path, **load_kw)

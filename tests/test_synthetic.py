@@ -1,0 +1,363 @@
+"""The embedded synthetic corpus: validity, determinism and its calibrated statistics.
+
+The statistical checks run on generated data (20,000 pages, seed 0) and compare to the
+Wikispeedia calibration targets stated in ``gym_crawl.corpus.synthetic``.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, shortest_path
+
+from gym_crawl.corpus import CorpusFormatError, load_corpus
+from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.synthetic import (GENERATOR_VERSION, TAXONOMY, TOPICS, GENERAL_WORDS, GENERAL_SUBCATS,
+                                        generate_synthetic, synthetic_cache_path, synthetic_corpus)
+from gym_crawl.tokenize import tokenize
+
+N = 20_000
+HAN_TOPICS = ["geology", "cancer", "poetry", "sports", "fiction", "cameras"]
+ARRAYS = ("text_ptr", "text_terms", "text_counts", "title_ptr", "title_terms", "link_ptr", "link_dst",
+          "anchor_ptr", "anchor_terms", "context_ptr", "context_terms", "page_domain", "label_ptr", "label_ids")
+
+
+@pytest.fixture(scope="module")
+def big() -> Corpus:
+    return generate_synthetic(N, seed=0)
+
+
+@pytest.fixture(scope="module")
+def small() -> Corpus:
+    return generate_synthetic(3000, seed=1)
+
+
+@pytest.fixture(scope="module")
+def graph(big):
+    n = big.n_pages
+    return csr_matrix((np.ones(big.n_links), (big.link_src(), big.link_dst)), shape=(n, n))
+
+
+def label_mask(c: Corpus, prefix: str) -> np.ndarray:
+    """(n,) bool: pages carrying a label that starts with ``prefix``."""
+    ids = [i for i, l in enumerate(c.labels.tolist()) if l == prefix or l.startswith(prefix + ".")]
+    page = np.repeat(np.arange(c.n_pages), np.diff(c.label_ptr))
+    m = np.zeros(c.n_pages, bool)
+    m[page[np.isin(c.label_ids, ids)]] = True
+    return m
+
+
+def words_of(c: Corpus, arr_ptr, arr_terms, i) -> list[str]:
+    return [c.vocab[int(t)] for t in arr_terms[arr_ptr[i]:arr_ptr[i + 1]]]
+
+
+# ----------------------------------------------------------------- validity
+def test_valid_corpus_and_invariants(big):
+    big.validate()
+    n = big.n_pages
+    src, dst = big.link_src(), big.link_dst
+    assert not np.any(src == dst), "self links"
+    key = src.astype(np.int64) * n + dst
+    assert len(np.unique(key)) == len(key), "duplicate (src, dst) pairs"
+    # bags: sorted unique terms per page, positive counts
+    t = big.text_terms.astype(np.int64)
+    row = np.repeat(np.arange(n), np.diff(big.text_ptr))
+    k2 = row * big.n_words + t
+    assert np.all(np.diff(k2) > 0), "text_terms must be sorted and unique within each page"
+    assert big.text_counts.min() >= 1
+    length = np.add.reduceat(big.text_counts, big.text_ptr[:-1])
+    assert length.min() >= 100 and length.max() <= 640
+    assert 180 <= length.mean() <= 320
+    # every page: >= 1 label (some 2), a non-empty title, unique titles
+    nl = np.diff(big.label_ptr)
+    assert nl.min() >= 1 and nl.max() <= 2 and 0.05 < (nl == 2).mean() < 0.2
+    titles = big.titles.tolist()
+    assert len(set(titles)) == n and all(titles)
+    assert titles == sorted(titles, key=lambda s: (s.casefold(), s)), "ids follow alphabetical title order"
+    # anchors and contexts present
+    assert np.diff(big.anchor_ptr).min() >= 1
+    cl = np.diff(big.context_ptr)
+    assert cl.min() >= 6 and cl.max() <= 16
+
+
+def test_vocab_is_real_tokenized_words():
+    """Every embedded word survives ``tokenize`` unchanged (no stop words, typos with digits, ...)."""
+    lists = [GENERAL_WORDS] + [w.split() for _, w in GENERAL_SUBCATS]
+    for _, shared, subs in TAXONOMY:
+        lists.append(shared.split())
+        lists += [w.split() for _, w in subs]
+    bad = sorted({w for ws in lists for w in ws if tokenize(w) != [w]})
+    assert not bad, f"words dropped by tokenize: {bad}"
+    assert 15 <= len(TAXONOMY) <= 20
+    for subject, shared, subs in TAXONOMY:
+        assert 3 <= len(subs) <= 8, subject
+        vocab = set(shared.split()) | {w for _, ws in subs for w in ws.split()}
+        assert 60 <= len(vocab) <= 200, (subject, len(vocab))
+    assert len(set(GENERAL_WORDS)) >= 280
+
+
+def test_too_small_is_an_error():
+    with pytest.raises(ValueError, match="n_pages"):
+        generate_synthetic(100)
+
+
+@pytest.mark.parametrize("n", [1000, 5000])
+def test_sizes_by_argument(n):
+    c = generate_synthetic(n, seed=3)
+    assert c.n_pages == n and c.meta["name"] == f"synthetic-{n}"
+    assert 18 <= c.n_links / n <= 30
+    assert len(c.domains) == max(20, n // 500)
+
+
+# -------------------------------------------------------------- determinism
+def test_deterministic(small):
+    again = generate_synthetic(3000, seed=1)
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(small, name), getattr(again, name), err_msg=name)
+    assert small.titles.tolist() == again.titles.tolist()
+    assert small.domains.tolist() == again.domains.tolist()
+    assert small.meta == again.meta
+    other = generate_synthetic(3000, seed=2)
+    assert not np.array_equal(small.link_dst[:1000], other.link_dst[:1000])
+    assert small.meta["seed"] == 1 and small.meta["generator_version"] == GENERATOR_VERSION
+
+
+def test_n_domains_argument():
+    c = generate_synthetic(2000, seed=0, n_domains=3)
+    assert len(c.domains) == 3 and c.meta["n_domains"] == 3
+    c.validate()
+
+
+# ------------------------------------------------------------------ degrees
+def test_out_degree_calibrated_to_wikispeedia(big):
+    od = big.out_degree()
+    assert 20 <= od.mean() <= 32
+    assert 14 <= np.median(od) <= 24
+    assert od.max() <= 300
+    assert od.min() >= 1
+    # heavy right tail as Wikispeedia (90th pct 51, 99th 129)
+    assert 40 <= np.percentile(od, 90) <= 70
+    assert 80 <= np.percentile(od, 99) <= 200
+
+
+def test_in_degree_power_law_with_offtopic_hubs(big):
+    ind = big.in_degree()
+    n = big.n_pages
+    top = np.argsort(ind)[::-1]
+    assert ind[top[0]] > 1000 and ind[top[0]] > n / 5
+    assert big.titles[int(top[0])] == "United States"
+    assert (ind > n / 10).sum() >= 3
+    # heavy tail: the top 1 % of pages receive >= 20 % of links; median far below mean
+    share = np.sort(ind)[::-1][: n // 100].sum() / ind.sum()
+    assert share >= 0.2
+    assert np.median(ind) < 0.5 * ind.mean()
+    # log-log CCDF roughly linear (power law) over in-degree 10..1000: slope between -2.5 and -0.5
+    ks = np.array([10, 30, 100, 300, 1000])
+    ccdf = np.array([(ind >= k).mean() for k in ks])
+    slope = np.polyfit(np.log(ks), np.log(ccdf), 1)[0]
+    assert -2.5 < slope < -0.5
+    # hubs are generic, off-topic pages
+    for i in top[:10]:
+        assert all(l.startswith("subject.General.") for l in big.page_labels(int(i))), big.titles[int(i)]
+
+
+# ----------------------------------------------------------------- topicality
+def test_taxonomy_labels(big):
+    labels = big.labels.tolist()
+    subjects = {l.split(".")[1] for l in labels}
+    assert 15 <= len(subjects) <= 20
+    for name in ("Science.Geology", "Health.Cancer", "Literature.Poetry", "Sports.Olympic_Games",
+                 "Literature.Fiction", "Arts.Cameras", "Music", "History", "Science.Chemistry", "Science.Physics",
+                 "Science.Biology", "Geography", "Computing", "Religion", "Economics", "Politics", "Film",
+                 "Architecture", "Science.Astronomy", "Science.Mathematics"):
+        assert any(l.startswith("subject." + name) for l in labels), name
+
+
+def test_topical_locality_matches_wikispeedia(big):
+    """P(target has L | source has L) is 0.1-0.4-ish against base rates 0.5-3.5 %."""
+    src, dst = big.link_src(), big.link_dst
+    ps, bases = [], []
+    for lab in big.labels.tolist():
+        if lab.count(".") != 2 or lab.startswith("subject.General"):
+            continue
+        m = label_mask(big, lab)
+        if m.sum() < 50:
+            continue
+        base = m.mean()
+        p = m[dst[m[src]]].mean()
+        ps.append(p)
+        bases.append(base)
+        assert 0.004 <= base <= 0.04, (lab, base)
+        assert 0.08 <= p <= 0.55, (lab, p)
+        assert p / base >= 5, (lab, p, base)
+    assert len(ps) >= 60
+    assert 0.15 <= np.median(ps) <= 0.4
+    assert 0.007 <= np.median(bases) <= 0.02
+
+
+def test_relevance_decays_with_link_distance(big, graph):
+    """From pages of L, the share of L among pages at BFS distance 1..4 falls toward the base rate."""
+    rng = np.random.default_rng(0)
+    for topic in ("geology", "cancer", "poetry"):
+        m = label_mask(big, TOPICS[topic]["label"])
+        base = m.mean()
+        srcs = rng.choice(np.flatnonzero(m), 25, replace=False)
+        D = shortest_path(graph, indices=srcs, unweighted=True)
+        frac = [((D == d) & m).sum() / max((D == d).sum(), 1) for d in (1, 2, 3, 4)]
+        assert frac[0] > frac[1] > frac[2] > frac[3], (topic, frac)
+        assert frac[0] > 8 * base, (topic, frac, base)
+        assert frac[1] > 2 * base, (topic, frac, base)
+        assert frac[2] < 2.5 * base, (topic, frac, base)   # within ~3 links relevance is near base rate
+        assert frac[3] < 1.5 * base, (topic, frac, base)
+
+
+def test_offtopic_tunnels(big, graph):
+    """Some relevant pages are reachable from the seed only through off-topic pages, and some
+    relevant pages are linked only from their own site whose subject is another one (islands)."""
+    n = big.n_pages
+    src, dst = big.link_src(), big.link_dst
+    dom_subj = big.meta["domain_subjects"]
+    for topic in ("geology", "poetry", "cameras"):
+        spec = TOPICS[topic]
+        m = label_mask(big, spec["label"])
+        seed = big.page_id(spec["seeds"][0])
+        full = breadth_first_order(graph, seed, return_predecessors=False)
+        keep = m[src] & m[dst]
+        sub = csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
+        inside = breadth_first_order(sub, seed, return_predecessors=False)
+        reach = m[full].sum()
+        assert reach >= 0.85 * m.sum()
+        assert 1 - len(inside) / reach >= 0.05, topic
+        # islands: L pages on a foreign-subject site, with in-links only from that site
+        subject = spec["label"].split(".")[1]
+        pages = np.flatnonzero(m & (np.array([dom_subj[d] != subject for d in big.page_domain.tolist()])))
+        same_site_only = 0
+        for p in pages.tolist():
+            ins = src[dst == p]
+            if len(ins) and np.all(big.page_domain[ins] == big.page_domain[p]):
+                same_site_only += 1
+        assert same_site_only >= 0.02 * m.sum(), topic
+
+
+def test_text_is_topical(big):
+    """The topic word is frequent on its pages and rare elsewhere; titles/anchors/contexts are informative."""
+    n = big.n_pages
+    row = np.repeat(np.arange(n), np.diff(big.text_ptr))
+    for topic in HAN_TOPICS:
+        spec = TOPICS[topic]
+        m = label_mask(big, spec["label"])
+        ids = [big.word_id(w) for w in spec["words"]]
+        has = np.zeros(n, bool)
+        has[row[np.isin(big.text_terms, ids)]] = True
+        assert has[m].mean() > 0.9, topic
+        assert has[~m].mean() < 0.06, topic  # mentions off-topic, as in Wikispeedia (5-10 %)
+        for cat in spec["categories"]:
+            assert big.word_id(cat) >= 0, cat
+    # anchors: mostly the target's title words
+    src, dst = big.link_src(), big.link_dst
+    rng = np.random.default_rng(0)
+    sample = rng.choice(big.n_links, 3000, replace=False)
+    same = [words_of(big, big.anchor_ptr, big.anchor_terms, e) == words_of(big, big.title_ptr, big.title_terms,
+                                                                         int(dst[e])) for e in sample.tolist()]
+    assert 0.6 < np.mean(same) < 0.85
+    # contexts: the target's subcategory word shows up far more often than by chance
+    geo = label_mask(big, TOPICS["geology"]["label"])
+    gw = big.word_id("geology")
+    lk = np.repeat(np.arange(big.n_links), np.diff(big.context_ptr))
+    ctx_has = np.zeros(big.n_links, bool)
+    ctx_has[lk[big.context_terms == gw]] = True
+    to_geo = geo[dst]
+    assert ctx_has[to_geo].mean() > 5 * ctx_has[~to_geo].mean()
+    assert ctx_has[to_geo].mean() < 0.9  # imperfect
+
+
+def test_main_pages(big):
+    ind = big.in_degree()
+    for title in ("Geology", "Cancer", "Poetry", "Olympic Games", "Fiction", "Cameras", "Science", "Music"):
+        i = big.page_id(title)
+        labs = big.page_labels(i)
+        assert labs, title
+        prefix = labs[0]
+        m = label_mask(big, prefix)
+        assert ind[i] >= np.percentile(ind[m], 90), title
+        assert big.out_degree()[i] >= 60, title
+
+
+# ----------------------------------------------------------------- domains
+def test_domains(big):
+    D = len(big.domains)
+    assert D >= 2 and D == max(20, big.n_pages // 500)
+    for d in big.domains.tolist():
+        assert re.fullmatch(r"[a-z0-9-]+\.(org|com|net|info|edu)", d), d
+    assert len(set(big.domains.tolist())) == D
+    src, dst = big.link_src(), big.link_dst
+    intra = (big.page_domain[src] == big.page_domain[dst]).mean()
+    assert 0.5 <= intra <= 0.8
+    # pages of a site mostly share a subject
+    subj = np.array([big.page_labels(i)[0].split(".")[1] for i in range(big.n_pages)])
+    shares = []
+    for d in range(D):
+        s = subj[big.page_domain == d]
+        if len(s) >= 50:
+            _, cnt = np.unique(s, return_counts=True)
+            shares.append(cnt.max() / len(s))
+    assert np.median(shares) >= 0.7
+    dd = big.meta["domain_definition"]
+    assert isinstance(dd, str) and "domain" in dd and len(dd) > 100
+    assert big.url(0).startswith("https://")
+
+
+# -------------------------------------------------------------------- meta
+def test_meta_topics_resolve(big):
+    meta = big.meta
+    assert meta["name"] == f"synthetic-{N}" and meta["seed"] == 0
+    assert meta["generator_version"] == GENERATOR_VERSION
+    topics = meta["topics"]
+    for key in HAN_TOPICS:
+        spec = topics[key]
+        assert set(spec) >= {"seeds", "label", "words", "categories"}
+        for s in spec["seeds"]:
+            i = big.page_id(s)
+            assert any(l.startswith(spec["label"]) for l in big.page_labels(i)), (key, s)
+        for w in spec["words"] + spec["categories"]:
+            assert big.word_id(w) >= 0, (key, w)
+        rate = label_mask(big, spec["label"]).mean()
+        assert 0.005 <= rate <= 0.04, (key, rate)
+    assert topics["sports"]["seeds"] == ["Olympic Games"]
+    json.dumps(meta)  # JSON-serialisable (goes into manifest.json)
+
+
+# ------------------------------------------------------------------- cache
+def test_cache_round_trip_and_corruption(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    ref = generate_synthetic(3000, seed=0)
+    c1 = synthetic_corpus(n_pages=3000, seed=0)
+    path = synthetic_cache_path(3000, 0)
+    assert path == tmp_path / f"synthetic-3000-s0-v{GENERATOR_VERSION}"
+    assert (path / "manifest.json").is_file() and c1.path == path
+    c2 = synthetic_corpus(n_pages=3000, seed=0)
+    assert c2.path == path and not c2.link_dst.flags.writeable  # loaded from the cache, read-only mmap
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(ref, name), getattr(c2, name), err_msg=name)
+    assert c2.titles.tolist() == ref.titles.tolist()
+    c3 = load_corpus("synthetic-3000")
+    np.testing.assert_array_equal(c3.context_terms, ref.context_terms)
+    del c1, c2, c3
+    # truncated array file -> CorpusFormatError on load -> regenerated
+    f = path / "link_dst.npy"
+    f.write_bytes(f.read_bytes()[:100])
+    with pytest.raises(CorpusFormatError):
+        Corpus.load(path)
+    c4 = synthetic_corpus(n_pages=3000, seed=0)
+    np.testing.assert_array_equal(c4.link_dst, ref.link_dst)
+    del c4
+    # unreadable manifest -> regenerated
+    (path / "manifest.json").write_text("{not json")
+    c5 = synthetic_corpus(n_pages=3000, seed=0)
+    np.testing.assert_array_equal(c5.text_terms, ref.text_terms)
+    # cache=False never touches the disk
+    c6 = synthetic_corpus(n_pages=3000, seed=5, cache=False)
+    assert c6.path is None and not synthetic_cache_path(3000, 5).exists()
