@@ -107,7 +107,7 @@ from gym_crawl.tokenize import tokenize
 __all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_cache_path", "GENERATOR_VERSION",
            "TOPICS", "TAXONOMY", "DEFAULT_PAGES"]
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bumped whenever the generated arrays change for a given ``(n_pages, seed)``; part of the cache name."""
 
 DEFAULT_PAGES = 20_000
@@ -1206,6 +1206,7 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
         "topics": {k_: {kk_: list(v) if isinstance(v, list) else v for kk_, v in t.items()}
                    for k_, t in TOPICS.items()},
         "taxonomy": taxonomy_meta,
+        "default_topic": "geology",
         "description": "Deterministic synthetic Wikipedia-like web calibrated to Wikispeedia "
                        "(see gym_crawl.corpus.synthetic).",
     }

@@ -80,13 +80,13 @@ def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
       are the tokens of the last label component and whose seed is the best-matching title;
     * topic words (``"machine learning"``) — word topic, Han's category table if known;
     * a dict with Topic fields.
-    ``None`` gives the corpus' first listed topic.
+    ``None`` gives ``corpus.meta["default_topic"]``, else the corpus' first listed topic.
     """
     topics = corpus.meta.get("topics") or {}
     if spec is None:
         if not topics:
             raise ValueError(f"corpus {corpus.name!r} has no default topic: pass topic=...")
-        k = next(iter(topics))
+        k = corpus.meta.get("default_topic") or next(iter(topics))
         return _from_meta(k, topics[k])
     if isinstance(spec, Topic):
         return spec
