@@ -55,6 +55,9 @@ class Agent:
     action_kind = "slot"
     #: Agents that read hidden ground truth (oracles for upper bounds) set this; benchmarks label them.
     uses_hidden_information = False
+    #: Page-kind agents that never read the K-slot observation set this False: the runner then calls
+    #: ``env.step_page(page, observe=False)`` and the env skips building it (``obs`` is ``None``).
+    needs_observation = True
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
     env_defaults: dict[str, Any] = {}

@@ -27,6 +27,7 @@ class RandomAgent(Agent):
 
     name = "random"
     action_kind = "page"
+    needs_observation = False
 
     def act(self, obs: Any, info: dict) -> int:
         F = self.env.frontier_pages()
@@ -38,6 +39,7 @@ class BreadthFirstAgent(Agent):
 
     name = "bfs"
     action_kind = "page"
+    needs_observation = False
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
@@ -71,6 +73,7 @@ class GreedyOracleAgent(Agent):
 
     name = "oracle"
     action_kind = "page"
+    needs_observation = False
     uses_hidden_information = True
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:

@@ -58,7 +58,13 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
     agent.begin_episode(base, np.random.default_rng(seed))
     curve, rewards = [], []
     invalid = 0
-    step = base.step_page if agent.action_kind == "page" else env.step
+    if agent.action_kind == "page":
+        observe = bool(getattr(agent, "needs_observation", True))
+
+        def step(a: int) -> tuple:
+            return base.step_page(a, observe=observe)
+    else:
+        step = env.step
     limit = max_steps if max_steps is not None else (1 << 62)
     done = False
     t = 0

@@ -65,6 +65,11 @@ print(json.dumps(out))
 
 
 def run_size(n: int, steps: int, agents: str) -> dict[str, Any]:
+    # generate (or find) the cached corpus in its own process, so the measured process only loads it
+    gen = subprocess.run([sys.executable, "-c", "import sys; from gym_crawl.corpus.synthetic import synthetic_corpus; "
+                          f"synthetic_corpus({n})"], capture_output=True, text=True)
+    if gen.returncode != 0:
+        raise RuntimeError(f"generating {n} pages failed:\n{gen.stderr[-3000:]}")
     p = subprocess.run([sys.executable, "-c", CHILD, str(n), str(steps), agents], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"scale child for {n} pages failed:\n{p.stderr[-3000:]}")

@@ -18,7 +18,9 @@ ENV_ID = "WikiCrawl-v0"
 DEFAULT_MAX_EPISODE_STEPS = 1000
 
 if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
-                 max_episode_steps=DEFAULT_MAX_EPISODE_STEPS)
+    # The step budget is the env's own ``max_steps`` (default 1000), so that the custom-agent
+    # interface (``step_page``) is truncated exactly like ``step``; ``gym.make(...,
+    # max_episode_steps=N)`` still adds a standard TimeLimit for those who want one.
+    gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv")
 
 __all__ = ["ENV_ID", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

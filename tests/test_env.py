@@ -21,7 +21,7 @@ def make(corpus, **kw):
 def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v0", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
-    assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert env.unwrapped.max_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
 
 
 def test_gymnasium_check_env(tiny_corpus):
@@ -169,6 +169,21 @@ def test_bad_arguments_have_clear_errors(tiny_corpus, kw, exc, pattern):
 def test_unknown_corpus_path():
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
         gym.make("WikiCrawl-v0", corpus="/nonexistent/corpus")
+
+
+def test_step_page_without_observation(tiny_corpus):
+    a = make(tiny_corpus, max_steps=40).unwrapped
+    b = make(tiny_corpus, max_steps=40).unwrapped
+    a.reset(seed=0)
+    b.reset(seed=0)
+    for t in range(40):
+        p = int(a.frontier_pages()[t % a.state.fr_size])
+        oa, ra, _, tra, ia = a.step_page(p)
+        ob, rb, _, trb, ib = b.step_page(p, observe=False)
+        assert ob is None and ra == rb and tra == trb and ia["new_pages"].tolist() == ib["new_pages"].tolist()
+    assert tra and trb  # the page interface obeys max_steps too
+    np.testing.assert_array_equal(a.action_masks(), b.action_masks())  # rebuilt on demand
+    np.testing.assert_array_equal(a.candidate_pages(), b.candidate_pages())
 
 
 def test_step_page_validates(tiny_corpus):

@@ -3,7 +3,9 @@
 Episode: reset fetches the seed pages (the topic's main page by default) and
 puts their out-links in the frontier; every step fetches one frontier page;
 the episode is *terminated* when the frontier is empty and *truncated* at
-``max_steps`` env steps (or by ``gym.make(..., max_episode_steps=N)``).
+``max_steps`` env steps (default 1000; enforced by the env itself so that
+:meth:`step_page` obeys it too; ``gym.make(..., max_episode_steps=N)`` adds a
+standard ``TimeLimit`` on top).
 
 Two ways to act on the same MDP (DESIGN.md §4):
 
@@ -95,7 +97,9 @@ class WikiCrawlEnv(gym.Env):
         corpus: corpus spec for :func:`gym_crawl.corpus.load_corpus` (default: the embedded synthetic web).
         topic: topic spec for :func:`gym_crawl.relevance.resolve_topic` (default: the corpus' first topic).
         seeds: seed page titles or ids (default: the topic's seeds / main page).
-        max_steps: truncate after this many env steps (``None``: rely on ``max_episode_steps``).
+        max_steps: truncate after this many env steps (default 1000; ``None``: never, or rely on
+            ``gym.make(..., max_episode_steps=N)``). Enforced inside the env, so the custom-agent
+            interface (:meth:`step_page`) is truncated too.
         reward: ``"han2018"``, ``"thesis"``, ``"binary"``, ``"labels"``, a RewardScheme or a callable.
         features: feature-set name (``"combined"``, ``"han2018"``, ``"han2018-continuous"``, ``"tres"``)
             or a FeatureSet.
@@ -116,7 +120,7 @@ class WikiCrawlEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, corpus: Any = None, topic: Any = None, seeds: Sequence[str | int] | None = None,
-                 max_steps: int | None = None, reward: Any = "han2018", features: Any = "combined",
+                 max_steps: int | None = 1000, reward: Any = "han2018", features: Any = "combined",
                  reducer: Any = "topk", max_candidates: int = 64, n_categories: int = 4,
                  invalid_action_penalty: float | None = None, text: dict | TextModel | None = None,
                  corpus_kwargs: dict | None = None, render_mode: str | None = None, beta: float = 0.4,
@@ -156,6 +160,7 @@ class WikiCrawlEnv(gym.Env):
         self._t = 0
         self._last_reward = 0.0
         self._last_page = -1
+        self._stale = False
 
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
@@ -214,13 +219,20 @@ class WikiCrawlEnv(gym.Env):
         a = self._check_action(action)
         if self._obs is None:
             raise RuntimeError("call reset() before step()")
+        self._ensure_observation()
         if a >= len(self._cand):
             return self._spend_invalid()
         return self._do_fetch(int(self._cand[a]), self._obs["candidates"][a].copy())
 
-    def step_page(self, page: int) -> tuple[dict, float, bool, bool, dict]:
+    def step_page(self, page: int, observe: bool = True) -> tuple[dict | None, float, bool, bool, dict]:
         """Fetch frontier page ``page`` directly (custom-agent interface). Raises ``ValueError`` when
-        ``page`` is not in the frontier."""
+        ``page`` is not in the frontier.
+
+        ``observe=False`` skips building the K-slot observation (returned as ``None``) for agents that
+        act through this interface only; it is rebuilt on demand by the next :meth:`step`,
+        :meth:`action_masks` or :meth:`render`. ``info`` is complete either way (its ``candidate_ids``
+        and ``action_mask`` are then empty).
+        """
         if self._obs is None:
             raise RuntimeError("call reset() before step_page()")
         p = int(page)
@@ -229,7 +241,7 @@ class WikiCrawlEnv(gym.Env):
                    {UNSEEN: "not discovered yet", VISITED: "already fetched"}[int(self.state.status[p])])
             raise ValueError(f"page {page} cannot be fetched ({why}): valid pages are the {self.state.fr_size} "
                              f"frontier pages, see env.unwrapped.frontier_pages()")
-        return self._do_fetch(p)
+        return self._do_fetch(p, observe=observe)
 
     def _check_action(self, action: Any) -> int:
         try:
@@ -251,7 +263,12 @@ class WikiCrawlEnv(gym.Env):
         return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32),
                                                              np.zeros(0, np.int32))
 
-    def _do_fetch(self, page: int, x: np.ndarray | None = None) -> tuple[dict, float, bool, bool, dict]:
+    def _ensure_observation(self) -> None:
+        if self._stale:
+            self._propose()
+
+    def _do_fetch(self, page: int, x: np.ndarray | None = None,
+                  observe: bool = True) -> tuple[dict | None, float, bool, bool, dict]:
         if x is None:  # the row the agent saw, as the reducer's experience sample
             x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
         res: FetchResult = self.state.fetch(page)
@@ -264,8 +281,14 @@ class WikiCrawlEnv(gym.Env):
         self._last_page = page
         terminated = self.state.fr_size == 0
         truncated = (not terminated) and self.max_steps is not None and self._t >= self.max_steps
-        self._propose()
-        return self._obs_copy(), float(res.reward), terminated, truncated, \
+        if observe:
+            self._propose()
+            obs: dict | None = self._obs_copy()
+        else:
+            self._stale = True
+            self._cand = np.zeros(0, np.int32)
+            obs = None
+        return obs, float(res.reward), terminated, truncated, \
             self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages)
 
     def _apply_cap_schedule(self) -> np.ndarray:
@@ -282,6 +305,7 @@ class WikiCrawlEnv(gym.Env):
 
     # ---------------------------------------------------------- observation
     def _propose(self) -> None:
+        self._stale = False
         cand = self.reducer.propose(self.K, self.np_random) if self.state.fr_size else np.zeros(0, np.int32)
         if len(cand) > self.K:  # only the "full" reducer proposes more than K: show the best K by link text
             top = np.argsort(-self.state.link_rel[cand], kind="stable")[: self.K]
@@ -333,6 +357,7 @@ class WikiCrawlEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """(K,) bool mask of valid slots (sb3-contrib ``MaskablePPO`` convention)."""
+        self._ensure_observation()
         m = np.zeros(self.K, bool)
         m[: len(self._cand)] = True
         return m
@@ -360,6 +385,7 @@ class WikiCrawlEnv(gym.Env):
 
     def candidate_pages(self) -> np.ndarray:
         """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier)."""
+        self._ensure_observation()
         return self._all_cand
 
     def features_of(self, pages: np.ndarray) -> np.ndarray:
@@ -385,6 +411,7 @@ class WikiCrawlEnv(gym.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
+        self._ensure_observation()
         st = self.state
         lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._t} fetched={st.n_fetched} "
                  f"relevant={st.relevant_found} harvest={st.harvest_rate:.3f} domains={st.relevant_domains} "
