@@ -13,7 +13,7 @@ import numpy as np
 
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
-from gym_crawl.text.model import TextModel, gather_csr, segment_sum
+from gym_crawl.text.model import TextModel, gather_csr, weighted_row_sums
 
 __all__ = ["TopicScorer", "PageScores", "LinkScores"]
 
@@ -109,7 +109,7 @@ class TopicScorer:
         """Scores of link ids ``links`` from their anchor/URL/context text only. Cost O(tokens × k)."""
         links = np.asarray(links, dtype=np.int64)
         t, rp, src = self.text.link_tokens(links)
-        vec = segment_sum(self.text.vectors[t] * self.text.idf[t][:, None], rp, len(links))
+        vec = weighted_row_sums(self.text.vectors, t, self.text.idf[t], rp, len(links))
         cos = _cos(vec, self.queries)
         kw = self.keyword_mask[t]
         kw_anchor = np.bincount(rp[kw & (src == 0)], minlength=len(links)) > 0

@@ -28,7 +28,7 @@ from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["TextModel", "get_text_model", "gather_csr", "segment_sum"]
+__all__ = ["TextModel", "get_text_model", "gather_csr", "weighted_row_sums"]
 
 TEXT_MODEL_VERSION = 1
 
@@ -52,22 +52,22 @@ def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.
     return vals[np.repeat(starts, lens) + offs], rowpos
 
 
-def segment_sum(values: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
-    """Sum rows of ``values`` (nnz, k) into ``n_rows`` groups given by ``rowpos`` (nnz,) → (n_rows, k).
+def weighted_row_sums(matrix: np.ndarray, cols: np.ndarray, weights: np.ndarray, rowpos: np.ndarray,
+                      n_rows: int) -> np.ndarray:
+    """``out[r] = Σ_{j: rowpos[j]=r} weights[j] · matrix[cols[j]]`` → (n_rows, k) float32.
 
-    ``np.add.reduceat`` over the rows sorted by group (stable): ~10× faster than ``np.add.at``.
+    One sparse (n_rows × V) by dense (V × k) product, so no (nnz × k) temporary is built:
+    ~3-6× faster than gathering rows and summing them with ``np.add.reduceat``.
     """
-    out = np.zeros((n_rows, values.shape[1]), np.float32)
     if len(rowpos) == 0:
-        return out
+        return np.zeros((n_rows, matrix.shape[1]), np.float32)
     if np.any(rowpos[1:] < rowpos[:-1]):
         order = np.argsort(rowpos, kind="stable")
-        rowpos, values = rowpos[order], values[order]
-    counts = np.bincount(rowpos, minlength=n_rows)
-    nz = counts > 0
-    starts = (np.cumsum(counts) - counts)[nz]
-    out[nz] = np.add.reduceat(values, starts, axis=0)
-    return out
+        rowpos, cols, weights = rowpos[order], cols[order], weights[order]
+    indptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(rowpos, minlength=n_rows), out=indptr[1:])
+    M = sp.csr_matrix((weights.astype(np.float32, copy=False), cols, indptr), shape=(n_rows, matrix.shape[0]))
+    return np.asarray(M @ matrix, dtype=np.float32)
 
 
 @dataclass
@@ -120,7 +120,7 @@ class TextModel:
 
     # --------------------------------------------------------- vectorizing
     def _weighted_vectors(self, terms: np.ndarray, weights: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
-        return segment_sum(self.vectors[terms] * weights[:, None].astype(np.float32), rowpos, n_rows)
+        return weighted_row_sums(self.vectors, terms, weights, rowpos, n_rows)
 
     def page_vectors(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) tf-idf-weighted sums of word vectors of the pages' texts (unnormalised)."""
