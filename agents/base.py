@@ -128,6 +128,7 @@ _REGISTRY: dict[str, str | Callable[..., Agent]] = {
     "tres": "agents.ddqn:TresAgent",
     "tres-async": "agents.ddqn:TresAsyncAgent",
     "tree-random": "agents.tree_random:TreeRandomAgent",
+    "sb3": "agents.sb3_agent:SB3Agent",
 }
 
 

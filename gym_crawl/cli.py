@@ -34,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     c = sub.add_parser("crawl", help="run one or more agents and report relevant pages found")
-    c.add_argument("--agent", default="best-first", help="agent name(s), comma-separated (see `gym-crawl agents`)")
+    c.add_argument("--agent", default="best-first",
+                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
     _add_env_args(c)
     c.add_argument("--steps", type=int, default=1000, help="env steps per episode (page budget)")
     c.add_argument("--seed", type=int, default=0)
@@ -98,14 +99,20 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     results = []
     corpus_cache: dict[str, Any] = {}
     for name in names:
-        cls = agent_class(name)
+        sb3_path = name.split(":", 1)[1] if name.startswith("sb3:") else None
+        cls = agent_class("sb3" if sb3_path else name)
         kw = _env_kwargs(args, cls)
         from gym_crawl.corpus import load_corpus
 
         if isinstance(kw["corpus"], str):
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = gym.make("WikiCrawl-v0", **kw)
-        agent: Agent = Agent.load(args.load) if args.load else make_agent(name)
+        if sb3_path:
+            from agents.sb3_agent import load_sb3_agent
+
+            agent: Agent = load_sb3_agent(sb3_path)
+        else:
+            agent = Agent.load(args.load) if args.load else make_agent(name)
         for ep in range(args.episodes):
             bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
             res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))

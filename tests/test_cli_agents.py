@@ -115,3 +115,17 @@ def test_text_model_is_deterministic_and_uses_a_sample(tiny_corpus):
     # words of one topic are closer to each other than to another topic's words
     v = lambda w: a.vectors[tiny_corpus.word_id(w)]
     assert v("volcano") @ v("basalt") > v("volcano") @ v("sonnet")
+
+
+def test_text_model_disk_cache_is_memory_mapped(tiny_corpus, tmp_path):
+    path = tiny_corpus.save(tmp_path / "c")
+    from gym_crawl.corpus import Corpus
+    from gym_crawl.text.model import _MEMO
+
+    c1 = Corpus.load(path)
+    m1 = get_text_model(c1)
+    c2 = Corpus.load(path)  # a new corpus object: memo miss, disk hit
+    m2 = get_text_model(c2)
+    np.testing.assert_array_equal(m1.vectors, m2.vectors)
+    assert isinstance(m2.vectors.base, np.memmap) or isinstance(m2.vectors, np.memmap)
+    assert c2 in _MEMO

@@ -176,10 +176,11 @@ class WikiCrawlEnv(gym.Env):
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode, from ``max_steps`` or the spec's ``max_episode_steps``."""
-        if self.max_steps is not None:
-            return self.max_steps
-        return self.spec.max_episode_steps if self.spec is not None else None
+        """Env steps per episode: the smaller of ``max_steps`` and the spec's ``max_episode_steps``
+        (``None`` when neither is set). Both interfaces (``step`` and ``step_page``) truncate at it."""
+        limits = [x for x in (self.max_steps, self.spec.max_episode_steps if self.spec is not None else None)
+                  if x is not None]
+        return min(limits) if limits else None
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
@@ -259,7 +260,7 @@ class WikiCrawlEnv(gym.Env):
         r = self.invalid_action_penalty
         self._last_reward = r
         self._obs["state"][:] = self._state_vec()  # type: ignore[index]
-        trunc = self.max_steps is not None and self._t >= self.max_steps
+        trunc = self.budget is not None and self._t >= self.budget
         return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32),
                                                              np.zeros(0, np.int32))
 
@@ -280,7 +281,7 @@ class WikiCrawlEnv(gym.Env):
         self._last_reward = res.reward
         self._last_page = page
         terminated = self.state.fr_size == 0
-        truncated = (not terminated) and self.max_steps is not None and self._t >= self.max_steps
+        truncated = (not terminated) and self.budget is not None and self._t >= self.budget
         if observe:
             self._propose()
             obs: dict | None = self._obs_copy()

@@ -23,14 +23,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gym_crawl._io import atomic_write_bytes
 from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
 __all__ = ["TextModel", "get_text_model", "gather_csr", "weighted_row_sums"]
 
-TEXT_MODEL_VERSION = 1
+TEXT_MODEL_VERSION = 2
 
 
 def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,19 +160,36 @@ class TextModel:
 
     # ------------------------------------------------------------ caching
     def save(self, path: Path) -> None:
-        import io
-        buf = io.BytesIO()
-        np.savez(buf, idf=self.idf, vectors=self.vectors, meta=np.frombuffer(json.dumps(self.meta).encode(), np.uint8))
-        atomic_write_bytes(path, buf.getvalue())
+        """Write ``idf.npy``, ``vectors.npy`` and ``meta.json`` into directory ``path``, atomically."""
+        import shutil
+        import tempfile
+
+        from gym_crawl._io import atomic_write_json, replace_dir, save_npy
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        try:
+            save_npy(tmp / "idf.npy", self.idf)
+            save_npy(tmp / "vectors.npy", self.vectors)
+            atomic_write_json(tmp / "meta.json", self.meta)  # written last: its presence marks completeness
+            replace_dir(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
     @classmethod
     def load(cls, corpus: Corpus, path: Path) -> "TextModel":
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            tm = cls(corpus, z["idf"].copy(), z["vectors"].copy(), meta)
-        if tm.idf.shape != (corpus.n_words,) or tm.vectors.shape[0] != corpus.n_words:
+        """Open a saved model memory-mapped (processes share the word vectors)."""
+        path = Path(path)
+        if not (path / "meta.json").is_file():
+            raise ValueError(f"{path}: incomplete text model (no meta.json)")
+        meta = json.loads((path / "meta.json").read_text())
+        idf = np.asarray(np.load(path / "idf.npy", mmap_mode="r", allow_pickle=False))
+        vec = np.asarray(np.load(path / "vectors.npy", mmap_mode="r", allow_pickle=False))
+        if idf.shape != (corpus.n_words,) or vec.shape[0] != corpus.n_words:
             raise ValueError(f"{path}: text model does not match corpus vocabulary")
-        return tm
+        return cls(corpus, idf, vec, meta)
 
 
 _MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
@@ -197,13 +213,15 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     path = None
     if fp is not None:
         tag = hashlib.sha256(repr(key).encode()).hexdigest()[:10]
-        path = data_dir() / "text_models" / f"{corpus.name}-{fp}-{tag}-v{TEXT_MODEL_VERSION}.npz"
+        path = data_dir() / "text_models" / f"{corpus.name}-{fp}-{tag}-v{TEXT_MODEL_VERSION}"
         if path.exists():
             try:
                 memo[key] = TextModel.load(corpus, path)
                 return memo[key]
-            except (ValueError, OSError, KeyError):
-                path.unlink(missing_ok=True)
+            except (ValueError, OSError, KeyError, json.JSONDecodeError):
+                import shutil
+
+                shutil.rmtree(path, ignore_errors=True)
     tm = TextModel.build(corpus, idf_fraction=idf_fraction, dim=dim, seed=seed,
                          max_train_pages=max_train_pages, vectors_path=vectors_path)
     if path is not None:
