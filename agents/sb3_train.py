@@ -1,0 +1,478 @@
+"""Train and evaluate stock Stable-Baselines3 agents on the crawl MDP (CLI ``gym-crawl train``).
+
+::
+
+    gym-crawl train --algo maskable-ppo --wrapper discrete --policy scoring \\
+        --corpus synthetic --train-topics geology,cancer,poetry,astronomy,jazz \\
+        --eval-topics sports,fiction,cameras --timesteps 100000 --n-envs 2 --seed 0 --out runs/mppo
+
+Algorithms: ``dqn``, ``ppo``, ``a2c``, ``maskable-ppo`` on the discrete wrapper
+(:class:`gym_crawl.wrappers.DiscreteScoringWrapper`), ``ppo``, ``a2c``, ``sac``, ``td3``
+on the continuous one (:class:`gym_crawl.wrappers.LinearScoringWrapper`). Policies:
+``scoring`` (:mod:`agents.sb3_policies`, discrete only) or ``mlp`` (stock
+``MultiInputPolicy`` on the ``Dict`` observation, ``MlpPolicy`` with ``--flatten`` or on
+the continuous wrapper).
+
+Protocol: every training episode draws a topic from ``--train-topics``
+(:class:`gym_crawl.wrappers.TopicSampler`, seeded); evaluation runs each topic of
+``--eval-topics`` (held out) and of ``--train-topics`` once per ``--eval-episodes``, with
+SB3's ``evaluate_policy`` (sb3-contrib's masked version for MaskablePPO), and reports
+episode reward and the relevant pages found per episode. During training an
+``EvalCallback`` (``MaskableEvalCallback``) logs the held-out reward to TensorBoard every
+``--eval-freq`` steps — monitoring only: the *final* model is reported, never the
+checkpoint that scored best on held-out topics.
+
+Machinery: ``SubprocVecEnv`` for ``--n-envs`` > 1 (each worker memory-maps the cached
+corpus — ``synthetic`` / ``synthetic-N`` / compiled corpora are ``np.load(mmap_mode="r")``;
+the main process builds the cache first; resident memory per worker is measured and
+reported), TensorBoard logs in ``<out>/tb``, SB3's progress bar, ``CheckpointCallback``
+(``<out>/checkpoints``), seeds for envs, topics and networks. Outputs in ``--out``:
+``model.zip`` (SB3's format), ``agent.npz`` (pickle-free :class:`agents.sb3_agent.SB3Agent`,
+for ``--agent sb3:<out>``), ``config.json``, ``results.json``.
+
+Rewards are scaled by ``1 / max_reward`` by default (Han's 30 / -1 become 1 / -0.033) so
+that value losses do not swamp PPO's clipped gradient; ``info["reward_sum"]`` and the
+reported episode rewards are unscaled.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
+           "make_env", "make_vec_env", "build_model", "policy_spec", "train", "evaluate", "worker_memory",
+           "process_memory", "main"]
+
+DISCRETE_ALGOS = ("dqn", "ppo", "a2c", "maskable-ppo")
+CONTINUOUS_ALGOS = ("ppo", "a2c", "sac", "td3")
+
+DEFAULT_HYPER: dict[str, dict[str, Any]] = {
+    "ppo": {"n_steps": 256, "batch_size": 128, "n_epochs": 4, "learning_rate": 3e-4, "gamma": 0.9,
+            "gae_lambda": 0.9, "ent_coef": 0.003, "clip_range": 0.2},
+    "maskable-ppo": {"n_steps": 256, "batch_size": 128, "n_epochs": 4, "learning_rate": 3e-4, "gamma": 0.9,
+                     "gae_lambda": 0.9, "ent_coef": 0.003, "clip_range": 0.2},
+    "a2c": {"n_steps": 8, "learning_rate": 7e-4, "gamma": 0.9, "ent_coef": 0.003},
+    "dqn": {"learning_rate": 3e-4, "buffer_size": 50_000, "learning_starts": 1_000, "batch_size": 64,
+            "train_freq": 4, "target_update_interval": 1_000, "exploration_fraction": 0.2,
+            "exploration_final_eps": 0.02, "gamma": 0.9},
+    "sac": {"learning_rate": 3e-4, "buffer_size": 50_000, "learning_starts": 1_000, "batch_size": 128,
+            "train_freq": 4, "gradient_steps": 1, "gamma": 0.9},
+    "td3": {"learning_rate": 3e-4, "buffer_size": 50_000, "learning_starts": 1_000, "batch_size": 128,
+            "train_freq": 4, "gradient_steps": 1, "gamma": 0.9},
+}
+"""Per-algorithm defaults (γ = 0.9: the thesis found γ ≤ 0.9 best for crawling); ``--hyper`` JSON overrides."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on (saved as ``config.json``)."""
+
+    algo: str = "maskable-ppo"
+    wrapper: str = "discrete"
+    policy: str = "scoring"
+    corpus: str = "synthetic"
+    train_topics: list[str] = field(default_factory=lambda: ["geology", "cancer", "poetry", "astronomy", "jazz"])
+    eval_topics: list[str] = field(default_factory=lambda: ["sports", "fiction", "cameras"])
+    timesteps: int = 100_000
+    n_envs: int = 2
+    seed: int = 0
+    out: str = "runs/sb3"
+    max_candidates: int = 32
+    reducer: str = "topk"
+    features: str = "combined"
+    reward: str = "han2018"
+    max_episode_steps: int = 1000
+    flatten: bool = False
+    top_rows: int = 4
+    reward_scale: float | None = None
+    hidden: list[int] = field(default_factory=lambda: [64, 64])
+    hyper: dict[str, Any] = field(default_factory=dict)
+    eval_freq: int = 0
+    eval_episodes: int = 1
+    checkpoint_freq: int = 50_000
+    progress_bar: bool = True
+    tensorboard: bool = True
+    vec: str = "auto"
+    torch_threads: int = 1
+    device: str = "cpu"
+
+    def validate(self) -> None:
+        if self.wrapper not in ("discrete", "continuous"):
+            raise ValueError(f"--wrapper must be 'discrete' or 'continuous', got {self.wrapper!r}")
+        ok = DISCRETE_ALGOS if self.wrapper == "discrete" else CONTINUOUS_ALGOS
+        if self.algo not in ok:
+            raise ValueError(f"--algo {self.algo!r} does not fit the {self.wrapper} wrapper; choose one of {ok}")
+        if self.policy not in ("scoring", "mlp"):
+            raise ValueError(f"--policy must be 'scoring' or 'mlp', got {self.policy!r}")
+        if self.policy == "scoring" and self.wrapper == "continuous":
+            raise ValueError("--policy scoring scores candidate rows of the discrete wrapper; "
+                             "use --policy mlp with --wrapper continuous")
+        if self.timesteps < 1 or self.n_envs < 1:
+            raise ValueError("--timesteps and --n-envs must be >= 1")
+        if not self.train_topics:
+            raise ValueError("--train-topics must name at least one topic")
+        if self.vec not in ("auto", "subproc", "dummy"):
+            raise ValueError(f"--vec must be auto, subproc or dummy, got {self.vec!r}")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced. ``evaluation`` maps ``"train"`` / ``"eval"`` to per-episode dicts."""
+
+    config: TrainConfig
+    model: Any
+    agent: Any
+    out: Path
+    train_seconds: float
+    timesteps: int
+    evaluation: dict[str, list[dict[str, Any]]]
+    worker_memory_mb: list[dict[str, float]]
+
+    def summary(self) -> dict[str, Any]:
+        ev = {k: _aggregate(v) for k, v in self.evaluation.items()}
+        return {"algo": self.config.algo, "wrapper": self.config.wrapper, "policy": self.config.policy,
+                "corpus": self.config.corpus, "timesteps": self.timesteps,
+                "train_seconds": round(self.train_seconds, 2), "evaluation": ev,
+                "worker_memory_mb": self.worker_memory_mb}
+
+
+def _aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    if not rows:
+        return {}
+    by_topic: dict[str, list[int]] = {}
+    for r in rows:
+        by_topic.setdefault(r["topic"], []).append(r["relevant_found"])
+    return {"episodes": len(rows), "mean_relevant_found": float(np.mean([r["relevant_found"] for r in rows])),
+            "mean_reward": float(np.mean([r["reward"] for r in rows])),
+            "relevant_found_by_topic": {t: float(np.mean(v)) for t, v in sorted(by_topic.items())}}
+
+
+# --------------------------------------------------------------------------- environments
+def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
+    """``WikiCrawlEnv`` arguments of a run (corpus, reducer, K, features, reward)."""
+    return {"corpus": cfg.corpus, "reducer": cfg.reducer, "max_candidates": cfg.max_candidates,
+            "features": cfg.features, "reward": cfg.reward}
+
+
+def _reward_scale(cfg: TrainConfig) -> float:
+    if cfg.reward_scale is not None:
+        return float(cfg.reward_scale)
+    from gym_crawl.relevance.rewards import get_reward_scheme
+
+    return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
+
+
+def _build_env(spec: dict[str, Any]) -> Any:
+    """Module-level (picklable) factory used by the vectorized envs' workers."""
+    from stable_baselines3.common.monitor import Monitor
+
+    from gym_crawl.wrappers import make_scoring_env
+
+    return Monitor(make_scoring_env(**spec))
+
+
+def make_env(cfg: TrainConfig, topics: Sequence[str], topic_mode: str = "random", corpus: Any = None) -> Any:
+    """One Monitor-wrapped scoring env of ``cfg`` sampling ``topics`` (``corpus``: a loaded Corpus to reuse)."""
+    return _build_env(_env_spec(cfg, topics, topic_mode, corpus))
+
+
+def _env_spec(cfg: TrainConfig, topics: Sequence[str], topic_mode: str, corpus: Any = None) -> dict[str, Any]:
+    kw = env_kwargs(cfg)
+    if corpus is not None:
+        kw["corpus"] = corpus
+    return {"kind": cfg.wrapper, "topics": list(topics), "topic_mode": topic_mode,
+            "max_episode_steps": cfg.max_episode_steps, "flatten": cfg.flatten, "top_rows": cfg.top_rows,
+            "reward_scale": _reward_scale(cfg), **kw}
+
+
+def make_vec_env(cfg: TrainConfig, topics: Sequence[str], n_envs: int, seed: int, topic_mode: str = "random",
+                 vec: str | None = None) -> Any:
+    """``n_envs`` envs in a ``SubprocVecEnv`` (workers load the corpus by name: memory-mapped from the cache)
+    or a ``DummyVecEnv`` (``vec="dummy"``, or ``"auto"`` with one env). Seeded ``seed + rank``."""
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    vec = vec or cfg.vec
+    use_subproc = vec == "subproc" or (vec == "auto" and n_envs > 1)
+    spec = _env_spec(cfg, topics, topic_mode)
+    fn = functools.partial(_make_unmonitored, spec)
+    return sb3_make_vec_env(fn, n_envs=n_envs, seed=seed, vec_env_cls=SubprocVecEnv if use_subproc else DummyVecEnv)
+
+
+def _make_unmonitored(spec: dict[str, Any]) -> Any:
+    from gym_crawl.wrappers import make_scoring_env
+
+    return make_scoring_env(**spec)  # make_vec_env adds the Monitor
+
+
+def process_memory(pid: int) -> dict[str, float]:
+    """Memory of process ``pid`` in MB from ``/proc/<pid>/smaps_rollup``: ``rss``, ``pss`` (shared pages
+    divided among their users), ``uss`` (private pages: what one more worker costs), ``shared``."""
+    vals: dict[str, float] = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                    vals[parts[0][:-1]] = int(parts[1]) / 1024.0
+    except OSError:
+        return {}
+    return {"rss": round(vals.get("Rss", 0.0), 1), "pss": round(vals.get("Pss", 0.0), 1),
+            "uss": round(vals.get("Private_Clean", 0.0) + vals.get("Private_Dirty", 0.0), 1),
+            "shared": round(vals.get("Shared_Clean", 0.0) + vals.get("Shared_Dirty", 0.0), 1)}
+
+
+def worker_memory(vec_env: Any) -> list[dict[str, float]]:
+    """:func:`process_memory` of each ``SubprocVecEnv`` worker (empty for in-process envs)."""
+    procs = getattr(vec_env, "processes", None) or []
+    return [{"pid": p.pid, **process_memory(p.pid)} for p in procs]
+
+
+# --------------------------------------------------------------------------- models
+def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, Any]]:
+    """``(policy name, JSON policy_kwargs)`` for SB3 (names resolvable by :func:`agents.sb3_agent.policy_class`)."""
+    hidden = [int(h) for h in cfg.hidden]
+    if cfg.policy == "scoring":
+        name = {"dqn": "CandidateScoringDQNPolicy", "maskable-ppo": "MaskableCandidateScoringPolicy"}.get(
+            cfg.algo, "CandidateScoringPolicy")
+        kw: dict[str, Any] = {"scorer_kwargs": {"hidden": hidden, "head": hidden[-1:], "value": hidden[-1:]}}
+        if cfg.algo == "dqn":
+            del kw["scorer_kwargs"]["value"]
+        if cfg.flatten:
+            kw["features_extractor_kwargs"] = {"candidate_dim": int(candidate_dim)}
+        return name, kw
+    name = "MultiInputPolicy" if (cfg.wrapper == "discrete" and not cfg.flatten) else "MlpPolicy"
+    return name, {"net_arch": hidden}
+
+
+def build_model(cfg: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
+    """The SB3 algorithm of ``cfg`` on the vectorized ``env`` (defaults: :data:`DEFAULT_HYPER`, ``--hyper`` wins)."""
+    from agents.sb3_agent import algo_class, policy_class
+
+    d = int(env.get_attr("candidate_dim")[0])
+    name, pkw = policy_spec(cfg, d)
+    hyper = {**DEFAULT_HYPER[cfg.algo], **cfg.hyper}
+    if cfg.algo in ("ppo", "maskable-ppo"):  # keep the minibatch a divisor of the rollout
+        hyper["batch_size"] = min(int(hyper["batch_size"]), int(hyper["n_steps"]) * cfg.n_envs)
+    cls = algo_class(cfg.algo)
+    pol = policy_class(cfg.algo, name)
+    return cls(pol, env, policy_kwargs=pkw, seed=cfg.seed, verbose=0, device=cfg.device,
+               tensorboard_log=tensorboard_log, **hyper)
+
+
+# --------------------------------------------------------------------------- evaluation
+def evaluate(model: Any, cfg: TrainConfig, topics: Sequence[str], episodes_per_topic: int = 1,
+             seed: int = 10_000) -> list[dict[str, Any]]:
+    """SB3 ``evaluate_policy`` (sb3-contrib's for MaskablePPO), deterministic, each topic ``episodes_per_topic``
+    times; per episode: ``topic``, ``reward`` (unscaled), ``relevant_found``, ``pages_fetched``,
+    ``relevant_auc`` (mean of the relevant-pages curve), ``invalid_actions``, ``steps``."""
+    topics = list(topics)
+    if not topics:
+        return []
+    env = make_vec_env(cfg, topics, 1, seed, topic_mode="cycle", vec="dummy")
+    rows: list[dict[str, Any]] = []
+    curve: list[int] = []
+    invalid = [0]
+
+    def cb(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        info = locals_["info"]
+        curve.append(int(info["relevant_found"]))
+        invalid[0] += bool(info.get("invalid_action", False))
+        if locals_["done"]:
+            rows.append({"topic": info["topic"], "reward": float(info["reward_sum"]),
+                         "relevant_found": int(info["relevant_found"]), "pages_fetched": int(info["pages_fetched"]),
+                         "relevant_auc": float(np.mean(curve)) if curve else 0.0,
+                         "invalid_actions": invalid[0], "steps": int(info["steps"])})
+            curve.clear()
+            invalid[0] = 0
+
+    n = len(topics) * episodes_per_topic
+    if cfg.algo == "maskable-ppo":
+        from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate
+
+        maskable_evaluate(model, env, n_eval_episodes=n, deterministic=True, callback=cb, warn=False)
+    else:
+        from stable_baselines3.common.evaluation import evaluate_policy
+
+        evaluate_policy(model, env, n_eval_episodes=n, deterministic=True, callback=cb, warn=False)
+    env.close()
+    return rows
+
+
+# --------------------------------------------------------------------------- training
+def _crawl_metrics_callback() -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CrawlMetrics(BaseCallback):
+        """Log finished training episodes' crawl metrics to TensorBoard (``crawl/*``)."""
+
+        def _on_step(self) -> bool:
+            for done, info in zip(self.locals.get("dones", []), self.locals.get("infos", [])):
+                if done and "relevant_found" in info:
+                    self.logger.record_mean("crawl/relevant_found", info["relevant_found"])
+                    self.logger.record_mean("crawl/harvest_rate", info["harvest_rate"])
+                    self.logger.record_mean("crawl/reward_sum", info["reward_sum"])
+            return True
+
+    return CrawlMetrics()
+
+
+def train(cfg: TrainConfig) -> TrainResult:
+    """Train ``cfg.algo`` for ``cfg.timesteps`` env steps, save the model and agent, evaluate on train and held-out
+    topics. See the module docstring for outputs."""
+    import torch as th
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+
+    from agents.sb3_agent import SB3Agent
+    from gym_crawl._io import atomic_write_json
+    from gym_crawl.corpus import load_corpus
+    from gym_crawl.text.model import get_text_model
+
+    cfg.validate()
+    th.set_num_threads(max(1, cfg.torch_threads))
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "config.json", asdict(cfg))
+    # build the corpus / text-model caches once, here, so that workers only memory-map them
+    get_text_model(load_corpus(cfg.corpus))
+
+    env = make_vec_env(cfg, cfg.train_topics, cfg.n_envs, cfg.seed)
+    memory = worker_memory(env)
+    candidate_dim = int(env.get_attr("candidate_dim")[0])
+    model = build_model(cfg, env, str(out / "tb") if cfg.tensorboard else None)
+    callbacks: list[Any] = [_crawl_metrics_callback()]
+    if cfg.checkpoint_freq > 0:
+        callbacks.append(CheckpointCallback(save_freq=max(cfg.checkpoint_freq // cfg.n_envs, 1),
+                                            save_path=str(out / "checkpoints"), name_prefix=cfg.algo))
+    eval_env = None
+    if cfg.eval_freq > 0 and cfg.eval_topics:
+        eval_env = make_vec_env(cfg, cfg.eval_topics, 1, cfg.seed + 10_000, topic_mode="cycle", vec="dummy")
+        kw = dict(n_eval_episodes=len(cfg.eval_topics), eval_freq=max(cfg.eval_freq // cfg.n_envs, 1),
+                  deterministic=True, log_path=str(out / "eval"), verbose=0)
+        if cfg.algo == "maskable-ppo":
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+            callbacks.append(MaskableEvalCallback(eval_env, **kw))
+        else:
+            from stable_baselines3.common.callbacks import EvalCallback
+
+            callbacks.append(EvalCallback(eval_env, **kw))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # the held-out eval env is deliberately a single in-process env
+        warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
+        model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), progress_bar=cfg.progress_bar,
+                    tb_log_name=cfg.algo)
+    seconds = time.perf_counter() - t0
+    memory = worker_memory(env) or memory
+    env.close()
+    if eval_env is not None:
+        eval_env.close()
+    model.save(out / "model.zip")
+    name, pkw = policy_spec(cfg, candidate_dim)
+    agent = SB3Agent.from_model(model, algo=cfg.algo, policy=name, policy_kwargs=pkw, wrapper=cfg.wrapper,
+                                flatten=cfg.flatten, top_rows=cfg.top_rows,
+                                info={"timesteps": int(model.num_timesteps), "train_seconds": round(seconds, 2),
+                                      "corpus": cfg.corpus, "train_topics": cfg.train_topics,
+                                      "max_candidates": cfg.max_candidates, "reducer": cfg.reducer})
+    agent.save(out / "agent.npz")
+    evaluation = {"train": evaluate(model, cfg, cfg.train_topics, cfg.eval_episodes, seed=cfg.seed + 20_000),
+                  "eval": evaluate(model, cfg, cfg.eval_topics, cfg.eval_episodes, seed=cfg.seed + 30_000)}
+    res = TrainResult(cfg, model, agent, out, seconds, int(model.num_timesteps), evaluation, memory)
+    atomic_write_json(out / "results.json", {**res.summary(), "episodes": evaluation})
+    return res
+
+
+# --------------------------------------------------------------------------- CLI
+def _topics(s: str) -> list[str]:
+    return [t.strip() for t in s.split(",") if t.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = TrainConfig()
+    p.add_argument("--algo", default=d.algo, choices=sorted(set(DISCRETE_ALGOS + CONTINUOUS_ALGOS)))
+    p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"])
+    p.add_argument("--policy", default=None, choices=["scoring", "mlp"],
+                   help="candidate-scoring policy or stock MLP (default: scoring for discrete, mlp for continuous)")
+    p.add_argument("--corpus", default=d.corpus, help="synthetic, synthetic-N, a corpus folder, a Wikispeedia folder…")
+    p.add_argument("--train-topics", type=_topics, default=d.train_topics, help="comma-separated")
+    p.add_argument("--eval-topics", type=_topics, default=d.eval_topics, help="comma-separated, held out")
+    p.add_argument("--timesteps", type=int, default=d.timesteps)
+    p.add_argument("--n-envs", type=int, default=d.n_envs)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--out", default=d.out)
+    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
+    p.add_argument("--reducer", default=d.reducer)
+    p.add_argument("--features", default=d.features)
+    p.add_argument("--reward", default=d.reward)
+    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
+    p.add_argument("--flatten", action="store_true", help="discrete wrapper: flat Box observation")
+    p.add_argument("--top-rows", type=int, default=d.top_rows)
+    p.add_argument("--reward-scale", type=float, default=None, help="default 1 / max reward")
+    p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,
+                   help="layer sizes, e.g. 64,64")
+    p.add_argument("--hyper", type=json.loads, default={}, help='algorithm kwargs as JSON, e.g. \'{"gamma": 0.8}\'')
+    p.add_argument("--eval-freq", type=int, default=d.eval_freq, help="EvalCallback period in env steps (0: off)")
+    p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
+    p.add_argument("--checkpoint-freq", type=int, default=d.checkpoint_freq, help="env steps (0: off)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-tensorboard", action="store_true")
+    p.add_argument("--vec", default=d.vec, choices=["auto", "subproc", "dummy"])
+    p.add_argument("--torch-threads", type=int, default=d.torch_threads)
+    return p
+
+
+def config_from_args(a: argparse.Namespace) -> TrainConfig:
+    return TrainConfig(
+        algo=a.algo, wrapper=a.wrapper, policy=a.policy or ("scoring" if a.wrapper == "discrete" else "mlp"),
+        corpus=a.corpus, train_topics=a.train_topics, eval_topics=a.eval_topics, timesteps=a.timesteps,
+        n_envs=a.n_envs, seed=a.seed, out=a.out, max_candidates=a.max_candidates, reducer=a.reducer,
+        features=a.features, reward=a.reward, max_episode_steps=a.max_episode_steps, flatten=a.flatten,
+        top_rows=a.top_rows, reward_scale=a.reward_scale, hidden=a.hidden, hyper=a.hyper, eval_freq=a.eval_freq,
+        eval_episodes=a.eval_episodes, checkpoint_freq=a.checkpoint_freq, progress_bar=not a.no_progress,
+        tensorboard=not a.no_tensorboard, vec=a.vec, torch_threads=a.torch_threads)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gym-crawl train``: train, save, evaluate and print a summary. Returns the exit code."""
+    a = build_parser().parse_args(argv)
+    try:
+        cfg = config_from_args(a)
+        cfg.validate()
+    except ValueError as e:
+        print(f"gym-crawl train: error: {e}")
+        return 2
+    if cfg.progress_bar:
+        try:
+            import rich  # noqa: F401
+            import tqdm  # noqa: F401
+        except ImportError:
+            print("note: SB3's progress bar needs tqdm and rich (pip install rich); continuing without it")
+            cfg.progress_bar = False
+    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    res = train(cfg)
+    s = res.summary()
+    print(f"{cfg.algo} ({cfg.wrapper}, {cfg.policy}) on {cfg.corpus}: {res.timesteps} steps "
+          f"in {res.train_seconds:.1f} s")
+    for split, ev in s["evaluation"].items():
+        if ev:
+            print(f"  {split:5s} topics: relevant pages / episode {ev['mean_relevant_found']:.1f}  "
+                  f"reward {ev['mean_reward']:.1f}  by topic {ev['relevant_found_by_topic']}")
+    for m in res.worker_memory_mb:
+        print(f"  worker pid {m['pid']}: rss {m.get('rss')} MB, private {m.get('uss')} MB, shared {m.get('shared')} MB")
+    print(f"  saved {res.out / 'model.zip'}, {res.out / 'agent.npz'}, {res.out / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

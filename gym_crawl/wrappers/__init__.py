@@ -1,0 +1,21 @@
+"""State-action scoring wrappers that give stock SB3 agents fixed spaces (DESIGN.md §4).
+
+* :class:`DiscreteScoringWrapper` — ``Discrete(K)`` over reducer-proposed candidate slots,
+  ``Dict`` or flat ``Box`` observation, ``action_masks()`` for ``MaskablePPO``;
+* :class:`LinearScoringWrapper` — action ``w ∈ Box(-1, 1, (d,))``, the env fetches
+  ``argmax_a w·x(s, a)`` (exact over the whole frontier with ``reducer="full"``);
+* :class:`TopicSampler` — a topic per episode from a list (train on some topics, evaluate on others);
+* :func:`make_scoring_env` — ``WikiCrawlEnv`` → ``TopicSampler`` → one of the scoring wrappers::
+
+      from gym_crawl.wrappers import make_scoring_env
+      env = make_scoring_env("discrete", corpus="synthetic", topics=["geology", "cancer"],
+                             max_candidates=32, reducer="topk")
+      from sb3_contrib import MaskablePPO
+      MaskablePPO("MultiInputPolicy", env).learn(10_000)
+"""
+from gym_crawl.wrappers.continuous import LinearScoringWrapper, summarize_candidates
+from gym_crawl.wrappers.discrete import (DiscreteScoringWrapper, TopicSampler, crawl_env_of, flatten_observation,
+                                         make_scoring_env)
+
+__all__ = ["DiscreteScoringWrapper", "LinearScoringWrapper", "TopicSampler", "make_scoring_env",
+           "flatten_observation", "summarize_candidates", "crawl_env_of"]

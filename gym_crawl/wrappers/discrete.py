@@ -1,0 +1,184 @@
+"""Discrete candidate scoring for stock SB3 agents, and per-episode topic sampling.
+
+:class:`DiscreteScoringWrapper` gives ``WikiCrawl-v0`` the fixed spaces stock
+Stable-Baselines3 agents need (DESIGN.md §4.2). A reducer (``topk``, ``random``,
+``outlinks``, ``tree``, ``full``; chosen when the env is built) proposes K
+candidate pages each step; the agent picks a slot:
+
+* action: ``Discrete(K)`` — slot ``i`` fetches ``info["candidate_ids"][i]``;
+* observation, ``flatten=False``: the env's ``Dict`` as is::
+
+      {"candidates": Box(-1, 1, (K, d), float32),   # x(s, a) of each slot, zero rows when masked
+       "mask":       MultiBinary(K),                  # 1 = slot holds a candidate
+       "state":      Box(-1, 1, (6,), float32)}       # crawl summary (WikiCrawlEnv STATE_NAMES)
+
+  (SB3 ``MultiInputPolicy`` and :mod:`agents.sb3_policies` read it);
+* observation, ``flatten=True``: one ``Box((K·d + K + 6,), float32)`` laid out as
+  ``[candidates row-major (K·d) | mask (K) | state (6)]`` (SB3 ``MlpPolicy``,
+  and the candidate-scoring policy with ``candidate_dim=d``);
+* :meth:`DiscreteScoringWrapper.action_masks` — ``(K,)`` bool, sb3-contrib's
+  convention; ``SubprocVecEnv.env_method("action_masks")`` reaches it (and the
+  base env's) through ``get_wrapper_attr``, so ``MaskablePPO`` works on vectorized
+  envs. ``info["action_mask"]`` carries the same mask.
+
+**Masked (invalid) slots.** Agents that cannot mask — DQN's ε-greedy exploration,
+PPO/A2C with a stock policy, SB3's ``check_env`` — do sample empty slots. Such a
+step neither crashes nor fetches anything else: the step is spent (it counts
+towards the episode budget), the reward is the env's ``invalid_action_penalty``
+(default ``-0.1 × max reward``, times ``reward_scale``), the observation is
+unchanged and ``info["invalid_action"]`` is True, ``info["fetched_page"]`` is -1
+and ``info["pages_fetched"]`` does not move. An action outside ``Discrete(K)``
+raises ``ValueError`` naming the valid range. The candidate-scoring policies of
+:mod:`agents.sb3_policies` never choose a masked slot (logit ``-1e8``; Q strictly
+below every valid slot's).
+
+:class:`TopicSampler` draws the episode's topic from a list at every ``reset``
+that does not name one (``options={"topic": ...}`` still wins), so one vectorized
+env trains across topics; :func:`make_scoring_env` builds the whole stack.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import RecordConstructorArgs
+
+from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
+from gym_crawl.relevance.topic import resolve_topic
+
+__all__ = ["DiscreteScoringWrapper", "TopicSampler", "make_scoring_env", "flatten_observation", "crawl_env_of"]
+
+
+def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
+    """The :class:`WikiCrawlEnv` under ``env``'s wrappers; ``TypeError`` when there is none."""
+    base = env.unwrapped
+    if not isinstance(base, WikiCrawlEnv):
+        raise TypeError(f"expected a WikiCrawl-v0 env (possibly wrapped), got {type(base).__name__}")
+    return base
+
+
+def flatten_observation(obs: dict[str, np.ndarray]) -> np.ndarray:
+    """``[candidates (K·d) | mask (K) | state (s)]`` as one float32 vector (single observation)."""
+    return np.concatenate([np.asarray(obs["candidates"], np.float32).reshape(-1),
+                           np.asarray(obs["mask"], np.float32).reshape(-1),
+                           np.asarray(obs["state"], np.float32).reshape(-1)])
+
+
+class TopicSampler(gym.Wrapper, RecordConstructorArgs):
+    """Pick each episode's topic from ``topics`` when ``reset`` is not given one.
+
+    Args:
+        env: a (wrapped) WikiCrawl-v0 env.
+        topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
+            label prefixes, …); validated here.
+        mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
+            ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
+            restarting at the first topic when a seed is given.
+    """
+
+    def __init__(self, env: gym.Env, topics: Sequence[str], mode: str = "random"):
+        RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode)
+        gym.Wrapper.__init__(self, env)
+        if not topics:
+            raise ValueError("TopicSampler needs at least one topic")
+        if mode not in ("random", "cycle"):
+            raise ValueError(f"mode must be 'random' or 'cycle', got {mode!r}")
+        base = crawl_env_of(env)
+        for t in topics:
+            resolve_topic(t, base.corpus)  # raises with the corpus' known topics
+        self.topics = list(topics)
+        self.mode = mode
+        self._rng = np.random.default_rng()
+        self._next = 0
+        self.last_topic: str | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng([int(seed), 0x70C1C])
+            self._next = 0
+        options = dict(options or {})
+        if options.get("topic") is None:
+            if self.mode == "cycle":
+                i = self._next % len(self.topics)
+                self._next += 1
+            else:
+                i = int(self._rng.integers(len(self.topics)))
+            options["topic"] = self.topics[i]
+        self.last_topic = options["topic"]
+        return self.env.reset(seed=seed, options=options)
+
+
+class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
+    """``Discrete(K)`` candidate scoring with an optional flat observation (see module docstring).
+
+    Args:
+        env: a (wrapped) WikiCrawl-v0 env; its reducer, K and feature set are used as built.
+        flatten: give one ``Box((K·d + K + 6,))`` observation instead of the ``Dict``.
+        reward_scale: multiply rewards by this (e.g. ``1 / max_reward`` so Han's 30/-1 rewards
+            become ≈1/-0.03 for value-based learners); ``info["reward_sum"]`` stays unscaled.
+    """
+
+    def __init__(self, env: gym.Env, flatten: bool = False, reward_scale: float = 1.0):
+        RecordConstructorArgs.__init__(self, flatten=flatten, reward_scale=reward_scale)
+        gym.Wrapper.__init__(self, env)
+        base = crawl_env_of(env)
+        self.flatten = bool(flatten)
+        self.reward_scale = float(reward_scale)
+        self.K = base.K
+        self.candidate_dim = base.features.dim
+        self.state_dim = int(base.observation_space["state"].shape[0])
+        self.action_space = spaces.Discrete(self.K)
+        if self.flatten:
+            d, K, s = self.candidate_dim, self.K, self.state_dim
+            low = np.concatenate([np.full(K * d, -1.0), np.zeros(K), np.full(s, -1.0)]).astype(np.float32)
+            high = np.ones(K * d + K + s, np.float32)
+            self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        else:
+            self.observation_space = base.observation_space
+
+    def _obs(self, obs: dict[str, np.ndarray]) -> Any:
+        return flatten_observation(obs) if self.flatten else obs
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._obs(obs), info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, r, term, trunc, info = self.env.step(action)
+        return self._obs(obs), float(r) * self.reward_scale, term, trunc, info
+
+    def action_masks(self) -> np.ndarray:
+        """(K,) bool: True for slots holding a candidate (sb3-contrib ``MaskablePPO`` convention)."""
+        return crawl_env_of(self.env).action_masks()
+
+
+def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
+                     max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float = 1.0,
+                     top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
+    """Build ``WikiCrawlEnv(**env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
+
+    Args:
+        kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
+            (:class:`gym_crawl.wrappers.LinearScoringWrapper`).
+        topics: topics sampled per episode (default: the env's single topic, i.e. no sampler).
+        topic_mode: ``"random"`` or ``"cycle"`` (see :class:`TopicSampler`).
+        max_episode_steps: the page budget (env steps per episode), enforced by the base env so
+            that page-level steps (continuous wrapper over the full frontier) count too.
+        flatten: discrete only — flat ``Box`` observation.
+        reward_scale: multiply rewards (see :class:`DiscreteScoringWrapper`).
+        top_rows: continuous only — candidate rows in the summary observation.
+        env_kwargs: :class:`WikiCrawlEnv` arguments (``corpus``, ``reducer``, ``max_candidates``,
+            ``features``, ``reward``, …).
+    """
+    env: gym.Env = WikiCrawlEnv(max_steps=max_episode_steps, **env_kwargs)
+    if topics:
+        env = TopicSampler(env, topics, mode=topic_mode)
+    if kind == "discrete":
+        return DiscreteScoringWrapper(env, flatten=flatten, reward_scale=reward_scale)
+    if kind == "continuous":
+        from gym_crawl.wrappers.continuous import LinearScoringWrapper
+
+        return LinearScoringWrapper(env, top_rows=top_rows, reward_scale=reward_scale)
+    raise ValueError(f"unknown wrapper kind {kind!r}; expected 'discrete' or 'continuous'")
