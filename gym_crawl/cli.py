@@ -237,3 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gym-crawl: error: {msg}", file=sys.stderr)
         return 2
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

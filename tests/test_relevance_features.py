@@ -18,7 +18,7 @@ def scores(rel, tfidf, label=None):
 def test_han2018_reward_tiers():
     r, rel = get_reward_scheme("han2018")(scores([0.1, 0.55, 0.45, 0.3, 0.0], [0.2, 0, 0, 0, 0]))
     assert r.tolist() == [30, 30, 20, -1, -1]
-    assert rel.tolist() == [True, True, True, False, False]
+    assert rel.tolist() == [True, False, False, False, False]  # Han: relevant = contains a topic word
 
 
 def test_thesis_reward_tiers():

@@ -45,6 +45,7 @@ Info keys (present after ``reset`` and every ``step``):
 ``new_pages``          int32 page ids added to the frontier by this step
 ``updated_pages``      int32 frontier pages whose parent aggregates changed this step (new ones
                        included): with a ``local`` feature set, the only rows of x(s, a) that changed
+``removed_pages``      int32 frontier pages dropped this step because their domain hit the cap
 ``steps``              env steps taken this episode
 ``topic``              topic name
 =====================  =====================================================================
@@ -270,7 +271,7 @@ class WikiCrawlEnv(gym.Env):
 
     def _do_fetch(self, page: int, x: np.ndarray | None = None,
                   observe: bool = True) -> tuple[dict | None, float, bool, bool, dict]:
-        if x is None:  # the row the agent saw, as the reducer's experience sample
+        if x is None and self.reducer.needs_experience:  # the row of the chosen page: the reducer's sample
             x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
         res: FetchResult = self.state.fetch(page)
         self._t += 1
@@ -290,7 +291,7 @@ class WikiCrawlEnv(gym.Env):
             self._cand = np.zeros(0, np.int32)
             obs = None
         return obs, float(res.reward), terminated, truncated, \
-            self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages)
+            self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages, res.removed_pages)
 
     def _apply_cap_schedule(self) -> np.ndarray:
         """Lower an adaptive domain cap to its value after ``self._t`` steps (evaluated after each
@@ -341,7 +342,7 @@ class WikiCrawlEnv(gym.Env):
         return {k: v.copy() for k, v in self._obs.items()}
 
     def _info(self, page: int, relevant: bool, invalid: bool, new_pages: np.ndarray,
-              updated: np.ndarray | None = None) -> dict[str, Any]:
+              updated: np.ndarray | None = None, removed: np.ndarray | None = None) -> dict[str, Any]:
         if updated is None:
             updated = new_pages
         st = self.state
@@ -352,7 +353,8 @@ class WikiCrawlEnv(gym.Env):
             "relevant_domains": st.relevant_domains, "reward_sum": st.reward_sum, "frontier_size": st.fr_size,
             "candidate_ids": ids, "action_mask": ids >= 0, "fetched_page": page, "relevant": bool(relevant),
             "invalid_action": invalid, "new_pages": np.asarray(new_pages, np.int32),
-            "updated_pages": np.asarray(updated, np.int32), "steps": self._t,
+            "updated_pages": np.asarray(updated, np.int32),
+            "removed_pages": np.asarray(removed if removed is not None else (), np.int32), "steps": self._t,
             "topic": self.topic.name,
         }
 

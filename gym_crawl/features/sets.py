@@ -211,6 +211,7 @@ _FACTORIES: dict[str, "Callable[[int], FeatureSet] | str"] = {
     "han2018-continuous": lambda C: Han2018Features(C, discretize=False),
     "tres": lambda C: TresFeatures(),
     "combined": lambda C: CombinedFeatures([Han2018Features(C, discretize=False), TresFeatures()]),
+    "thesis": "gym_crawl.features.thesis:ThesisFeatures",
 }
 
 

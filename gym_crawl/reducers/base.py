@@ -36,6 +36,9 @@ class Reducer:
     """Base class. Subclasses override :meth:`propose`; the hooks default to no-ops."""
 
     name = "reducer"
+    #: True when :meth:`on_fetch` needs the fetched candidate's feature row ``x`` (Tree-Frontier);
+    #: otherwise the env may pass ``None`` for fetches made through ``step_page``.
+    needs_experience = False
 
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         """Called at every env reset, before the seeds are fetched."""
@@ -44,7 +47,7 @@ class Reducer:
 
     def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
         """Called after every fetch with its result and the fetched candidate's (d,) features
-        (``None`` for seeds)."""
+        (``None`` for seeds, and for ``step_page`` fetches unless ``needs_experience``)."""
 
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError

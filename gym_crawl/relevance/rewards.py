@@ -17,7 +17,8 @@ callable       ``f(scores: PageScores) -> rewards (n,)``; relevant = reward > 0
 
 The *relevant* flag a scheme returns is what the crawler itself learns from the
 fetch (it drives Han's "relevant parent" and "distance from last relevant page"
-features): reward > 0.
+features): for ``han2018``/``thesis`` it is Han's definition (the page contains a
+topic word, tf-idf relevance > 0), for the other schemes reward > 0.
 """
 from __future__ import annotations
 
@@ -55,8 +56,11 @@ class ThresholdReward(RewardScheme):
         r = np.full(len(s.rel), self.miss, np.float32)
         for thr, val in sorted(self.tiers, reverse=True):
             r[(r == self.miss) & (s.rel > thr)] = val
-        r[s.tfidf > 0] = self.word_reward
-        return r, r > 0
+        contains = s.tfidf > 0
+        r[contains] = self.word_reward
+        # Han 2018 §3.1 / the thesis: a page is *relevant* (for relevant-parent and distance features)
+        # when its tf-idf relevance is > 0, i.e. it contains a topic word — not merely when rewarded.
+        return r, contains
 
 
 class BinaryReward(RewardScheme):
