@@ -1,0 +1,573 @@
+"""Linear SARSA crawlers: Han et al. 2018 (synchronous, asynchronous, moderated) and Pertejo 2021's variant.
+
+q̂(s, a, w) = wᵀ x(s, a) over the env's feature rows (``env.features_of``): a frontier page
+``u`` is the action, its state ``s`` the fetched page that discovered it (the env's
+``best_parent`` convention). All four agents are ``"page"`` agents (``env.step_page``) that
+keep *their own* frontier priorities, as Han's Algorithm 1 keeps Q-values in the frontier.
+
+Han 2018, Algorithm 1 (``lfa-sync``, ``lfa-async``, ``lfa-moderated``)
+-----------------------------------------------------------------------
+* **Selection** (lines 16–20): ε-greedy over the frontier — with probability ε a uniformly
+  random frontier page (Han draws a random (s, a) *pair* of B; the issue asks for a uniform
+  page, which is what we do), otherwise the best page by the agent's priorities.
+* **Update** (lines 32–39), with x = x(s, a) of the fetched page (its row just before the fetch):
+
+  - fetched page relevant (reward > 0, the crawler's own judgement): ``w ← w + α (r − q̂(s,a)) x``;
+  - otherwise SARSA: a′ is chosen ε-greedily among the new page's unvisited out-links L′
+    (``info["updated_pages"]`` — their rows use the env's best-parent state, which is s′ for
+    every page s′ discovered first); ``δ = r + γ q̂(s′,a′) − q̂(s,a)``;
+    *original* ``w ← w + α δ x``;
+    *moderated* (Eq. 4) ``w ← w + α [r + γ(q̂(s′,a′) − δ) − q̂(s,a)] x``
+    (= the original with step α(1 − γ), as Han note). When L′ is empty, q̂(s′,a′) = 0.
+* **Frontier** (lines 40–47), after the update:
+
+  - *asynchronous*: only the rows of L′ (``info["updated_pages"]``) are re-scored with the new w
+    and their priorities updated in place in an :class:`~agents.priority_queue.UpdatablePQ`;
+    every other priority stays as old as the step that last scored it (stale);
+  - *synchronous*: the exact argmax of the *current* w over the whole frontier every step, done
+    with Han's set B: frontier pages are grouped by their distinct discretized (s, a) pair —
+    distinct state-part rows S (n_s × d_s), distinct action-part rows A (n_a × d_a), pairs
+    (sid, aid) — so a step costs ``S @ w_s`` + ``A @ w_a`` + one gather-add over the active
+    pairs (P ≪ F), never a Python loop over links (:class:`PairIndex`). Groups are maintained
+    incrementally from ``info["updated_pages"]``: with a ``local`` feature set those are the only
+    rows that change.
+* **Ties** (very common with discretized features and w = 0 at the start): broken uniformly at
+  random (a random tie key per queued page in async; a random best pair, then a random member of
+  it, in sync) — Algorithm 1 "selects a link from the pair" without saying which.
+* Defaults γ = 0.9, α = 0.001 (Han use 0.0005 for dense topics), ε = 0.1, w₀ = 0; env built with
+  ``features="han2018"`` and ``reward="han2018"`` (see ``env_defaults``).
+* Weights persist across episodes (Han's protocol: frontier and parents reset each task, w kept):
+  run :func:`agents.runner.run_episodes` with one agent object; ``save`` / ``load`` use npz.
+
+Pertejo 2021 (``thesis-lfa``): where Algorithms 2–4 and the thesis' code differ from Han
+------------------------------------------------------------------------------------------
+* Features: the thesis' ordinal discretization (:class:`gym_crawl.features.thesis.ThesisFeatures`:
+  relevances → ``int(10x)``, negatives → 0; distance → 9 − d; relevance change in 0.5-wide
+  bins), used as raw small integers, not one-hot tiles, and no bias column.
+* Reward ``"thesis"``: 30 if the page contains the topic word, else 30 if cos > 0.6, 20 if > 0.5,
+  else −1 (its ``LFACrawler.reward``; Algorithm 3's 30/20/10/−1 is the DQN crawler's).
+* γ = 0.3 (its sweep, Table 4.2: 0.1–0.6 beat 0.9), α = 0.001, ε = 0.1.
+* w₀ drawn uniformly from [0, 1) (``np.random.rand``; seeded by ``seed``).
+* Update: always the SARSA update ``w ← w + α (r + γ q̂(s′,a′) − q̂(s,a)) x`` — no special case
+  for relevant pages (its ``update_relevant_state`` is never called) — and **no update at all**
+  when the new page has no unvisited out-link (its ``if len(selectable_outlinks) > 0``).
+  a′ = ε-greedy over L′ (``select_action_from_values``: random index w.p. ε, else first argmax).
+* Frontier: its Updatable and Randomized Priority Queue (:class:`~agents.priority_queue.UpdatablePQ`,
+  here O(log n) for every operation); ties are first-in-first-out (its ``(priority, count, task)``
+  entries); ε-greedy = ``pop_random`` / ``pop``. ``mode="async"`` (Table 4.3) re-scores L′;
+  ``mode="sync"`` re-scores the whole frontier every step — done exactly with :class:`PairIndex`.
+* The thesis keys frontier entries by (page, link) pairs, so a link found from two pages is queued
+  twice; the env deduplicates by URL (one entry per page, state = its best parent), so re-scoring
+  L′ updates that page's single entry in place.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, Transition
+from agents.priority_queue import UpdatablePQ
+
+__all__ = ["LFAAgent", "LFASyncAgent", "LFAAsyncAgent", "LFAModeratedAgent", "ThesisLFAAgent", "PairIndex",
+           "lfa_update"]
+
+
+def lfa_update(w: np.ndarray, x: np.ndarray, q_sa: float, r: float, q_next: float | None, *,
+               alpha: float, gamma: float, rule: str = "original", relevant: bool = False) -> np.ndarray:
+    """One weight update of Han's Algorithm 1 (lines 32–39), returned as a new array.
+
+    Args:
+        w: (d,) weights. x: (d,) features x(s, a) of the fetched page. q_sa: q̂(s, a, w).
+        r: reward of the fetch. q_next: q̂(s′, a′, w) of the chosen next action (``None``: no
+            next action, treated as 0).
+        rule: ``"original"`` (Eq. 3), ``"moderated"`` (Eq. 4) or ``"thesis"`` (the SARSA update
+            also for relevant pages).
+        relevant: the fetched page is relevant (Han: ``w ← w + α (r − q̂) x``; ignored by ``"thesis"``).
+    """
+    qn = 0.0 if q_next is None else float(q_next)
+    if relevant and rule != "thesis":
+        return w + alpha * (r - q_sa) * x
+    delta = r + gamma * qn - q_sa
+    if rule in ("original", "thesis"):
+        return w + alpha * delta * x
+    if rule == "moderated":
+        return w + alpha * (r + gamma * (qn - delta) - q_sa) * x
+    raise ValueError(f"unknown update rule {rule!r}; expected 'original', 'moderated' or 'thesis'")
+
+
+def _split_columns(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """State-part and action-part columns of a feature set (action columns are named ``a.*``)."""
+    a = np.array([i for i, n in enumerate(names) if n.startswith("a.")], dtype=np.int64)
+    s = np.array([i for i, n in enumerate(names) if not n.startswith("a.")], dtype=np.int64)
+    return s, a
+
+
+class PairIndex:
+    """Frontier pages grouped by distinct (state-part, action-part) feature rows — Han's set B.
+
+    ``q̂(s, a) = w_s · x_s + w_a · x_a``, so the exact argmax over the frontier is an argmax over
+    the active pairs of ``(S @ w_s)[sid] + (A @ w_a)[aid]``: one O(n_s d_s + n_a d_a + P) pass.
+    Membership changes cost O(1) per moved page (swap-removal from per-pair member lists).
+
+    Args:
+        n_pages: page ids are in ``[0, n_pages)``.
+        names: the feature set's column names (``a.*`` columns form the action part).
+    """
+
+    def __init__(self, n_pages: int, names: list[str]):
+        self.s_cols, self.a_cols = _split_columns(list(names))
+        self.d = len(names)
+        self.page_pair = np.full(n_pages, -1, np.int64)
+        self.page_slot = np.full(n_pages, -1, np.int64)
+        self._members: list[list[int]] = []
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget all pages and rows (O(pages indexed))."""
+        for members in self._members:
+            if members:
+                self.page_pair[members] = -1
+                self.page_slot[members] = -1
+        ds, da = len(self.s_cols), len(self.a_cols)
+        self._s_keys: dict[bytes, int] = {}
+        self._a_keys: dict[bytes, int] = {}
+        self._S = np.zeros((64, ds), np.float32)
+        self._A = np.zeros((64, da), np.float32)
+        self.n_s = self.n_a = 0
+        self._pair_keys: dict[int, int] = {}
+        self._pair_s: list[int] = []
+        self._pair_a: list[int] = []
+        self._members = []
+        self._act_pos: list[int] = []
+        self._act = np.zeros(64, np.int64)
+        self._act_s = np.zeros(64, np.int64)
+        self._act_a = np.zeros(64, np.int64)
+        self.n_active = 0
+        self.n_pages = 0
+
+    # ------------------------------------------------------------ building
+    def _row_id(self, keys: dict[bytes, int], key: bytes, row: np.ndarray, part: str) -> int:
+        i = keys.get(key)
+        if i is not None:
+            return i
+        M = self._S if part == "s" else self._A
+        n = len(keys)
+        if n == len(M):
+            M = np.concatenate([M, np.zeros_like(M)])
+            if part == "s":
+                self._S = M
+            else:
+                self._A = M
+        M[n] = row
+        keys[key] = n
+        if part == "s":
+            self.n_s = n + 1
+        else:
+            self.n_a = n + 1
+        return n
+
+    def _activate(self, pid: int) -> None:
+        k = self.n_active
+        if k == len(self._act):
+            for nm in ("_act", "_act_s", "_act_a"):
+                arr = getattr(self, nm)
+                setattr(self, nm, np.concatenate([arr, np.zeros_like(arr)]))
+        self._act[k] = pid
+        self._act_s[k] = self._pair_s[pid]
+        self._act_a[k] = self._pair_a[pid]
+        self._act_pos[pid] = k
+        self.n_active = k + 1
+
+    def _deactivate(self, pid: int) -> None:
+        k = self._act_pos[pid]
+        last = self.n_active - 1
+        if k != last:
+            moved = int(self._act[last])
+            self._act[k] = moved
+            self._act_s[k] = self._act_s[last]
+            self._act_a[k] = self._act_a[last]
+            self._act_pos[moved] = k
+        self._act_pos[pid] = -1
+        self.n_active = last
+
+    def assign(self, pages: np.ndarray, X: np.ndarray) -> None:
+        """(Re)assign frontier ``pages`` to the pair of their current rows ``X`` (len(pages), d)."""
+        pages = np.asarray(pages, dtype=np.int64)
+        if len(pages) == 0:
+            return
+        Xs = np.ascontiguousarray(X[:, self.s_cols], dtype=np.float32)
+        Xa = np.ascontiguousarray(X[:, self.a_cols], dtype=np.float32)
+        bs, ba = Xs.tobytes(), Xa.tobytes()
+        rs, ra = Xs.shape[1] * 4, Xa.shape[1] * 4
+        s_keys, a_keys, pair_keys = self._s_keys, self._a_keys, self._pair_keys
+        page_pair, page_slot, members_of = self.page_pair, self.page_slot, self._members
+        old_pairs = page_pair[pages].tolist()
+        for i, (p, old) in enumerate(zip(pages.tolist(), old_pairs)):
+            ks = bs[i * rs:(i + 1) * rs]
+            sid = s_keys.get(ks)
+            if sid is None:
+                sid = self._row_id(s_keys, ks, Xs[i], "s")
+            ka = ba[i * ra:(i + 1) * ra]
+            aid = a_keys.get(ka)
+            if aid is None:
+                aid = self._row_id(a_keys, ka, Xa[i], "a")
+            pk = (sid << 32) | aid
+            pid = pair_keys.get(pk)
+            if pid is None:
+                pid = len(members_of)
+                pair_keys[pk] = pid
+                self._pair_s.append(sid)
+                self._pair_a.append(aid)
+                members_of.append([])
+                self._act_pos.append(-1)
+            if old == pid:
+                continue
+            if old >= 0:
+                self._remove_from(p, old)
+            else:
+                self.n_pages += 1
+            members = members_of[pid]
+            if not members:
+                self._activate(pid)
+            page_slot[p] = len(members)
+            members.append(p)
+            page_pair[p] = pid
+
+    def _remove_from(self, page: int, pid: int) -> None:
+        members = self._members[pid]
+        i = int(self.page_slot[page])
+        last = members.pop()
+        if last != page:
+            members[i] = last
+            self.page_slot[last] = i
+        self.page_pair[page] = -1
+        self.page_slot[page] = -1
+        if not members:
+            self._deactivate(pid)
+
+    def remove(self, page: int) -> bool:
+        """Drop ``page`` (fetched or removed from the frontier); returns whether it was indexed."""
+        pid = int(self.page_pair[page])
+        if pid < 0:
+            return False
+        self._remove_from(page, pid)
+        self.n_pages -= 1
+        return True
+
+    def __contains__(self, page: int) -> bool:
+        return bool(self.page_pair[page] >= 0)
+
+    def __len__(self) -> int:
+        return self.n_pages
+
+    # ------------------------------------------------------------- scoring
+    def pair_scores(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(active pair ids (P,), q̂ of each (P,))`` for weights ``w`` (d,).
+
+        Scored in float32 (rows are float32, as ``env.argmax_frontier`` scores them): the
+        part-wise sums can differ from a full-row product in the last bit, which only matters
+        between exactly tied pairs, and those are tie-broken at random anyway."""
+        w = np.asarray(w, dtype=np.float32)
+        qs = self._S[: self.n_s] @ w[self.s_cols]
+        qa = self._A[: self.n_a] @ w[self.a_cols] if len(self.a_cols) else np.zeros(max(self.n_a, 1), np.float32)
+        n = self.n_active
+        return self._act[:n], qs[self._act_s[:n]] + qa[self._act_a[:n]]
+
+    def best(self, w: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
+        """``(page, q̂)``: a page of maximal q̂ — a uniformly random one of the best pairs, then a
+        uniformly random member of that pair."""
+        if self.n_active == 0:
+            raise ValueError("the pair index is empty")
+        pids, sc = self.pair_scores(w)
+        m = sc.max()
+        ties = np.flatnonzero(sc == m)
+        k = int(ties[0]) if len(ties) == 1 else int(ties[rng.integers(len(ties))])
+        members = self._members[int(pids[k])]
+        page = members[0] if len(members) == 1 else members[int(rng.integers(len(members)))]
+        return int(page), float(m)
+
+    def members(self, pid: int) -> list[int]:
+        """Pages of pair ``pid`` (a copy)."""
+        return list(self._members[pid])
+
+    def row(self, page: int) -> np.ndarray:
+        """(d,) float64 feature row of an indexed ``page``, rebuilt from its pair's parts."""
+        pid = int(self.page_pair[page])
+        if pid < 0:
+            raise KeyError(f"page {page} is not indexed")
+        x = np.zeros(self.d, np.float64)
+        x[self.s_cols] = self._S[self._pair_s[pid]]
+        if len(self.a_cols):
+            x[self.a_cols] = self._A[self._pair_a[pid]]
+        return x
+
+
+class LFAAgent(Agent):
+    """Han et al. 2018's linear SARSA crawler (see module docstring); subclasses fix the mode.
+
+    Args:
+        alpha: step size α (Han: 0.001; 0.0005 for dense topics).
+        gamma: discount γ (Han: 0.9).
+        epsilon: exploration rate ε of the frontier selection and of the choice of a′.
+        mode: ``"async"`` (stale priorities, L′ re-scored) or ``"sync"`` (exact argmax every step).
+        rule: ``"original"`` or ``"moderated"`` update.
+        seed: seeds the initial weights when ``init="uniform"``.
+        init: ``"zeros"`` (Han) or ``"uniform"`` (U[0, 1), the thesis).
+    """
+
+    name = "lfa"
+    action_kind = "page"
+    #: Env settings this agent is defined with (the CLI and benchmarks build the env with them).
+    env_defaults: dict[str, Any] = {"features": "han2018", "reward": "han2018"}
+
+    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, mode: str = "async",
+                 rule: str = "original", seed: int = 0, init: str = "zeros", **config: Any):
+        if mode not in ("sync", "async"):
+            raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
+        if rule not in ("original", "moderated", "thesis"):
+            raise ValueError(f"rule must be 'original', 'moderated' or 'thesis', got {rule!r}")
+        if init not in ("zeros", "uniform"):
+            raise ValueError(f"init must be 'zeros' or 'uniform', got {init!r}")
+        if not 0 <= epsilon <= 1:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode=mode, rule=rule, seed=seed, init=init,
+                         **config)
+        self.alpha, self.gamma, self.epsilon = float(alpha), float(gamma), float(epsilon)
+        self.mode, self.rule, self.seed, self.init = mode, rule, int(seed), init
+        self.w: np.ndarray | None = None
+        self.feature_names: list[str] | None = None
+        self.fifo_ties = False
+        self.updates = 0
+        self._pq: UpdatablePQ | None = None
+        self._pairs: PairIndex | None = None
+
+    # ------------------------------------------------------------ episodes
+    def _init_weights(self, d: int) -> np.ndarray:
+        if self.init == "zeros":
+            return np.zeros(d, np.float64)
+        return np.random.default_rng(self.seed).random(d)
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        """Bind the env, (first time) create w, and index the current frontier."""
+        super().begin_episode(env, rng)
+        fs = env.features
+        if not fs.local:
+            raise ValueError(f"{self.name} caches frontier rows and needs a local feature set; "
+                             f"{fs.name!r} is not (build the env with features={self.env_defaults['features']!r})")
+        names = list(fs.names)
+        if self.w is None:
+            self.w = self._init_weights(len(names))
+            self.feature_names = names
+        elif self.feature_names is not None and self.feature_names != names:
+            raise ValueError(f"{self.name}: weights were learned on {len(self.feature_names)} features "
+                             f"({self.feature_names[:3]}…) but the env gives {len(names)} ({names[:3]}…)")
+        n = env.corpus.n_pages
+        if self.mode == "async":
+            if self._pq is None or self._pq.capacity != n:
+                self._pq = UpdatablePQ(n)
+            self._pq.clear()
+        else:
+            if self._pairs is None or len(self._pairs.page_pair) != n or self._pairs.d != len(names):
+                self._pairs = PairIndex(n, names)
+            self._pairs.clear()
+        F = np.array(env.frontier_pages(), dtype=np.int64)
+        self._index(F, env.features_of(F) if len(F) else np.zeros((0, len(names)), np.float32))
+        self._x_sa: np.ndarray | None = None
+        self._q_sa = 0.0
+
+    def _ties(self, k: int) -> np.ndarray | None:
+        return None if self.fifo_ties else self.rng.random(k)
+
+    def _index(self, pages: np.ndarray, X: np.ndarray) -> None:
+        """Put frontier ``pages`` with rows ``X`` into the frontier structure (scored with the current w)."""
+        if len(pages) == 0:
+            return
+        if self.mode == "async":
+            assert self._pq is not None and self.w is not None
+            self._pq.push_many(pages, X.astype(np.float64) @ self.w, self._ties(len(pages)))
+        else:
+            assert self._pairs is not None
+            self._pairs.assign(pages, X)
+
+    def _forget(self, page: int) -> None:
+        if self.mode == "async":
+            assert self._pq is not None
+            self._pq.discard(page)
+        else:
+            assert self._pairs is not None
+            self._pairs.remove(page)
+
+    # ------------------------------------------------------------- acting
+    def act(self, obs: Any, info: dict) -> int:
+        """Pick a frontier page ε-greedily by the agent's own priorities; remembers x(s, a)."""
+        env = self.env
+        assert self.w is not None, "begin_episode first"
+        explore = self.epsilon > 0 and self.rng.random() < self.epsilon
+        if self.mode == "async":
+            pq = self._pq
+            assert pq is not None
+            while True:
+                if not pq:
+                    raise RuntimeError(f"{self.name}: its frontier queue is empty while the env's frontier has "
+                                       f"{len(env.frontier_pages())} pages (was observe() called after every step?)")
+                page = pq.pop_random(self.rng)[0] if explore else pq.pop_max()[0]
+                if env.is_frontier(page):
+                    break
+        else:
+            pairs = self._pairs
+            assert pairs is not None
+            if explore:
+                F = env.frontier_pages()
+                page = int(F[int(self.rng.integers(len(F)))])
+            else:
+                page = pairs.best(self.w, self.rng)[0]
+                while not env.is_frontier(page):  # dropped by the env (e.g. a domain cap) without notice
+                    pairs.remove(page)
+                    page = pairs.best(self.w, self.rng)[0]
+            x = pairs.row(page)  # the page's current row (rows change only via updated_pages)
+            pairs.remove(page)
+            self._x_sa = x
+            self._q_sa = float(x @ self.w)
+            return int(page)
+        x = env.features_of(np.array([page]))[0].astype(np.float64)
+        self._x_sa = x
+        self._q_sa = float(x @ self.w)
+        return int(page)
+
+    def _choose_next(self, q: np.ndarray) -> int:
+        """ε-greedy index into the q̂ values of L′."""
+        if self.epsilon > 0 and self.rng.random() < self.epsilon:
+            return int(self.rng.integers(len(q)))
+        if self.fifo_ties:
+            return int(np.argmax(q))
+        m = q.max()
+        ties = np.flatnonzero(q == m)
+        return int(ties[0]) if len(ties) == 1 else int(ties[self.rng.integers(len(ties))])
+
+    # ------------------------------------------------------------ learning
+    def observe(self, transition: Transition) -> None:
+        """Algorithm 1 lines 24–47: update w from the fetch, then refresh the frontier structure."""
+        info = transition.info
+        env = self.env
+        assert self.w is not None
+        for p in np.asarray(info.get("removed_pages", ()), dtype=np.int64).tolist():
+            self._forget(p)
+        if info.get("fetched_page", -1) < 0:  # nothing fetched (cannot happen through step_page)
+            return
+        upd = np.asarray(info["updated_pages"], dtype=np.int64)
+        if len(upd):
+            upd = upd[np.asarray(env.is_frontier(upd), bool)]
+        X = env.features_of(upd) if len(upd) else np.zeros((0, len(self.w)), np.float32)
+        if self._x_sa is not None:
+            r = float(transition.reward)
+            relevant = r > 0
+            q_next: float | None = None
+            learn = True
+            if len(upd) and (self.rule == "thesis" or not relevant):
+                q = X.astype(np.float64) @ self.w
+                q_next = float(q[self._choose_next(q)])
+            elif self.rule == "thesis":
+                learn = False  # the thesis updates only when the new page has selectable out-links
+            if learn:
+                self.w = lfa_update(self.w, self._x_sa, self._q_sa, r, q_next, alpha=self.alpha,
+                                    gamma=self.gamma, rule=self.rule, relevant=relevant)
+                self.updates += 1
+            self._x_sa = None
+        self._index(upd, X)
+
+    # --------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """``w`` (d,) float64 and the feature names it belongs to (unicode array); empty before training."""
+        if self.w is None:
+            return {}
+        return {"w": self.w.copy(), "feature_names": np.array(self.feature_names or [], dtype=str),
+                "updates": np.array(self.updates, np.int64)}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        if not state:
+            return
+        unknown = set(state) - {"w", "feature_names", "updates"}
+        if unknown or "w" not in state:
+            raise ValueError(f"{self.name}: unexpected state keys {sorted(state)}")
+        w = np.asarray(state["w"], dtype=np.float64).reshape(-1)
+        names = [str(s) for s in np.asarray(state.get("feature_names", np.array([], dtype=str))).tolist()]
+        if names and len(names) != len(w):
+            raise ValueError(f"{self.name}: {len(w)} weights but {len(names)} feature names")
+        self.w = w.copy()
+        self.feature_names = names or None
+        self.updates = int(state.get("updates", 0))
+
+    # -------------------------------------------------------------- helpers
+    def q_values(self, pages: np.ndarray) -> np.ndarray:
+        """(len(pages),) q̂ of frontier ``pages`` with the current weights (for analyses)."""
+        assert self.w is not None
+        return self.env.features_of(np.asarray(pages, dtype=np.int64)).astype(np.float64) @ self.w
+
+
+class LFASyncAgent(LFAAgent):
+    """Han 2018 synchronous: exact argmax of the current w over the whole frontier (set-B grouping)."""
+
+    name = "lfa-sync"
+
+    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
+                 init: str = "zeros", **config: Any):
+        config.pop("mode", None)
+        config.pop("rule", None)
+        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="sync", rule="original", seed=seed,
+                         init=init, **config)
+
+
+class LFAAsyncAgent(LFAAgent):
+    """Han 2018 asynchronous: only the new page's out-links are re-scored (stale priorities elsewhere)."""
+
+    name = "lfa-async"
+
+    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
+                 init: str = "zeros", **config: Any):
+        config.pop("mode", None)
+        config.pop("rule", None)
+        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="async", rule="original", seed=seed,
+                         init=init, **config)
+
+
+class LFAModeratedAgent(LFAAgent):
+    """Han 2018 asynchronous with the moderated update of Eq. (4)."""
+
+    name = "lfa-moderated"
+
+    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
+                 init: str = "zeros", **config: Any):
+        config.pop("mode", None)
+        config.pop("rule", None)
+        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="async", rule="moderated", seed=seed,
+                         init=init, **config)
+
+
+class ThesisLFAAgent(LFAAgent):
+    """Pertejo 2021's LFA crawler (Algorithm 4 and its appendix code; see module docstring).
+
+    Args:
+        mode: ``"async"`` (Table 4.3) or ``"sync"``.
+        alpha, gamma, epsilon: 0.001, 0.3, 0.1 (§4.3).
+        seed: seeds w₀ ~ U[0, 1).
+        strict_features: refuse an env whose feature set is not the thesis' (``"thesis"``).
+    """
+
+    name = "thesis-lfa"
+    env_defaults = {"features": "thesis", "reward": "thesis"}
+
+    def __init__(self, mode: str = "async", alpha: float = 0.001, gamma: float = 0.3, epsilon: float = 0.1,
+                 seed: int = 0, init: str = "uniform", strict_features: bool = True, **config: Any):
+        config.pop("rule", None)
+        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode=mode, rule="thesis", seed=seed, init=init,
+                         strict_features=strict_features, **config)
+        self.strict_features = bool(strict_features)
+        self.fifo_ties = True
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        if self.strict_features and env.features.name != "thesis":
+            raise ValueError(f"thesis-lfa is defined on the thesis' discretized features; build the env with "
+                             f"features=ThesisFeatures(n_categories) (or 'thesis' once registered), got "
+                             f"{env.features.name!r} — or pass strict_features=False")
+        super().begin_episode(env, rng)
