@@ -318,6 +318,7 @@ class LFAAgent(Agent):
 
     name = "lfa"
     action_kind = "page"
+    needs_observation = False  # acts through frontier_pages/features_of/step_page only
     #: Env settings this agent is defined with (the CLI and benchmarks build the env with them).
     env_defaults: dict[str, Any] = {"features": "han2018", "reward": "han2018"}
 
