@@ -106,9 +106,22 @@ class Agent:
     @classmethod
     def load(cls, path: str | Path) -> "Agent":
         """Rebuild an agent saved with :meth:`save` (its registered name picks the class)."""
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(bytes(z["__header__"]).decode())
-            state = {k: z[k].copy() for k in z.files if k != "__header__"}
+        import zipfile
+
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "__header__" not in z.files:
+                    raise KeyError("__header__")
+                header = json.loads(bytes(z["__header__"]).decode())
+                state = {k: z[k].copy() for k in z.files if k != "__header__"}
+        except (KeyError, ValueError, zipfile.BadZipFile, OSError):
+            # a torch checkpoint (PyTorch agents save state_dicts with torch.save): weights only, no pickle
+            import torch
+
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+            if not isinstance(ckpt, dict) or "agent" not in ckpt:
+                raise ValueError(f"{path}: neither an agent .npz nor a torch checkpoint with an 'agent' field") from None
+            return agent_class(ckpt["agent"]).load(path)  # type: ignore[attr-defined]
         agent = make_agent(header["agent"], **header.get("config", {}))
         agent.load_state_dict(state)
         return agent

@@ -25,7 +25,7 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels (default: han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
-    p.add_argument("--k", type=int, default=64, help="candidate slots K")
+    p.add_argument("--k", type=int, default=None, help="candidate slots K (default: the agent's choice, else 64)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
@@ -71,9 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _env_kwargs(args: argparse.Namespace, agent_cls: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {"corpus": args.corpus, "topic": args.topic, "max_steps": args.steps,
-                          "max_candidates": args.k}
-    kw.update(getattr(agent_cls, "env_defaults", {}) or {})
+    kw: dict[str, Any] = {"max_candidates": 64}
+    kw.update(getattr(agent_cls, "env_defaults", {}) or {})  # the agent's defaults, then the user's flags
+    kw.update({"corpus": args.corpus, "topic": args.topic, "max_steps": args.steps})
+    if args.k is not None:
+        kw["max_candidates"] = args.k
     for name in ("reward", "features", "reducer"):
         v = getattr(args, name)
         if v is not None:

@@ -21,6 +21,9 @@ name                        dim   contents (C = category slots, default 4)
                                   keyword in anchor, domain relevant ratio, unknown-domain flag
                                   (0.5 / 1), bias
 ``combined``                16+2C ``han2018-continuous`` ⊕ ``tres`` (one bias)
+``thesis``                  —     the thesis' integer discretization (:mod:`gym_crawl.features.thesis`)
+``tres-clf``                9     ``tres`` + a relevance classifier's probability of the link text
+                                  (:mod:`gym_crawl.features.tres_clf`)
 ==========================  ====  ==========================================================
 
 Han's state features of s: topic relevance, relevance change vs. smoothed
@@ -212,6 +215,7 @@ _FACTORIES: dict[str, "Callable[[int], FeatureSet] | str"] = {
     "tres": lambda C: TresFeatures(),
     "combined": lambda C: CombinedFeatures([Han2018Features(C, discretize=False), TresFeatures()]),
     "thesis": "gym_crawl.features.thesis:ThesisFeatures",
+    "tres-clf": "gym_crawl.features.tres_clf:TresClfFeatures",
 }
 
 

@@ -259,6 +259,7 @@ class TreeFrontier(Reducer):
     """
 
     name = "tree"
+    needs_experience = True  # learns splits from the fetched candidate's feature row
 
     def __init__(self, min_samples_split: int = 8, max_depth: int = 32, min_child_fraction: float = 0.0,
                  min_samples_leaf: int = 2, max_leaves: int | None = None, min_gain: float = 0.0,
@@ -408,6 +409,8 @@ class TreeFrontier(Reducer):
         ``k`` is None or there are at most ``k``; else ``k`` leaves chosen by ``overflow``).
 
         Returns (m,) int32 page ids in leaf-id order; ``last_leaves`` holds their leaves."""
+        if self.state is not None and self.n_frontier != self.state.fr_size:
+            self._purge_stale()
         nn = self.n_nodes
         leaves = np.flatnonzero((self._left[:nn] < 0) & (self._fr.count[:nn] > 0)).astype(np.int32)
         if k is not None and len(leaves) > k:

@@ -1,0 +1,616 @@
+"""TRES's Double-DQN crawler (Kontogiannis et al., §2.4–2.6), with Tree-Frontier and asynchronous variants.
+
+``Q(s, a)`` is one MLP (two hidden layers, ReLU) on the shared state-action vector ``x(s, a)`` — the
+env's feature rows — so one forward pass scores any number of candidates. Training is Double DQN
+with experience replay and a target network; the bootstrap set is TRES's
+
+    Ã_{t+1} = {outlinks of the page fetched at t+1} ∪ {the action the frontier method returns at t+1}
+
+and the target ``y = r + γ · Q_θ⁻(x*)`` with ``x* = argmax_{x ∈ Ã_{t+1}} Q_θ(x)`` (no bootstrap when
+the episode terminated). ``γ`` defaults to 0.3 (the paper's argument for a myopic crawler).
+
+Two agents:
+
+* ``tres`` (:class:`TresAgent`, slot actions) — run it with ``reducer="tree"``
+  (:class:`gym_crawl.reducers.tree.TreeFrontier`) and K at least the number of leaves (e.g.
+  ``--k 4096``): the candidate slots then hold one representative per Tree-Frontier leaf, all scored
+  in one forward pass; the greedy action is the best representative. It works with any reducer.
+* ``tres-async`` (:class:`TresAsyncAgent`, page actions) — TRES_Async: no tree; Han et al.'s
+  asynchronous method. Each frontier page keeps the Q value computed when it was discovered or
+  last re-discovered (the fetched page's out-links are re-scored every step, nothing else), and
+  the agent fetches the page of highest stored Q. The priorities live in a flat max segment tree
+  over page ids: O(out-degree · log n) per step, vectorized.
+
+Exploration (TRES's published code has none):
+
+* a **Tree-Random warm-up** of ``warmup_steps`` steps: a uniformly random candidate (with the tree:
+  a random sample of a random leaf — the paper's Algorithm 2 exploration mode); for
+  ``tres-async`` a uniformly random frontier page;
+* then **ε-greedy** with ε decaying linearly from ``eps_start`` to ``eps_end`` over ``eps_decay_steps``.
+
+Seed initialization (TRES §2.4.2): each episode's replay gets a seed experience — zero state-action
+features (bias column 1 when the feature set has one), reward ``seed_reward`` (positive), and the
+seeds' out-links as its bootstrap set.
+
+The learning rate follows ``lr_schedule`` (``constant``, ``linear``, ``exponential``, ``cosine``)
+from ``lr`` to ``lr_end`` over ``lr_decay_steps`` gradient updates and is written into the
+optimizer's ``param_groups`` before every update (:attr:`current_lr` reads it back).
+
+Rewards are divided by the env's maximum reward (``reward_scale="auto"``), so Han-style 30/−1
+rewards and TRES's binary reward train at the same scale.
+
+Persistence: :meth:`save` writes ``torch.save`` of a dict of tensors and plain values (networks,
+optimizer, counters, config; atomically); :meth:`load` reads it with ``torch.load(weights_only=True)``.
+The replay buffer is not saved. All randomness comes from the runner's ``rng`` (minibatches,
+exploration) and ``config["seed"]`` (weight initialization); CPU training is deterministic.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, Transition, make_agent
+
+try:
+    import torch
+    from torch import nn
+except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
+    raise ImportError("agents.ddqn needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+
+__all__ = ["QNetwork", "ReplayBuffer", "MaxSegmentTree", "TresAgent", "TresAsyncAgent", "DEFAULTS"]
+
+DEFAULTS: dict[str, Any] = {
+    "gamma": 0.3,
+    "hidden": [64, 64],
+    "lr": 1e-3,
+    "lr_end": 1e-4,
+    "lr_schedule": "linear",
+    "lr_decay_steps": 20_000,
+    "batch_size": 64,
+    "buffer_size": 50_000,
+    "rows_per_transition": 24,
+    "max_next_actions": 64,
+    "learning_starts": 64,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "target_update": 500,
+    "warmup_steps": 100,
+    "eps_start": 0.05,
+    "eps_end": 0.01,
+    "eps_decay_steps": 2_000,
+    "seed_init": True,
+    "seed_reward": 1.0,
+    "reward_scale": "auto",
+    "double": True,
+    "loss": "mse",
+    "grad_clip": 10.0,
+    "seed": 0,
+}
+"""Default configuration (every key can be passed as a keyword to the agents)."""
+
+LR_SCHEDULES = ("constant", "linear", "exponential", "cosine")
+
+
+# ============================================================================ network
+class QNetwork(nn.Module):
+    """``Q(x) : (n, d) → (n,)``, an MLP with ReLU hidden layers, initialized from a numpy generator
+    (PyTorch's default Kaiming-uniform bounds), so initialization never touches torch's global RNG."""
+
+    def __init__(self, dim: int, hidden: list[int] | tuple[int, ...], rng: np.random.Generator | None = None):
+        super().__init__()
+        sizes = [int(dim)] + [int(h) for h in hidden] + [1]
+        layers: list[nn.Module] = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(nn.Linear(a, b))
+            if i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        self.net = nn.Sequential(*layers)
+        if rng is not None:
+            with torch.no_grad():
+                for m in self.net:
+                    if isinstance(m, nn.Linear):
+                        bound = 1.0 / math.sqrt(m.in_features)
+                        m.weight.copy_(torch.from_numpy(rng.uniform(-bound, bound, m.weight.shape).astype(np.float32)))
+                        m.bias.copy_(torch.from_numpy(rng.uniform(-bound, bound, m.bias.shape).astype(np.float32)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # noqa: D102
+        return self.net(x).squeeze(-1)
+
+
+# ============================================================================ replay
+class ReplayBuffer:
+    """Experience replay of ``(x, r, done, rows of Ã_{t+1})`` with ragged bootstrap sets.
+
+    Transitions live in a ring of ``capacity`` entries; their bootstrap rows in a second ring of
+    ``row_capacity`` rows, written contiguously. When the row ring wraps over an old transition's
+    rows, that transition becomes invalid (``owner`` check) and is dropped from the sampling window
+    (the oldest transitions go first). Memory: ``capacity·(d+3) + row_capacity·(d+1)`` numbers.
+    """
+
+    def __init__(self, dim: int, capacity: int, row_capacity: int):
+        if capacity < 1 or row_capacity < 1:
+            raise ValueError("replay capacities must be >= 1")
+        self.dim, self.capacity, self.row_capacity = dim, int(capacity), int(row_capacity)
+        self.X = np.zeros((capacity, dim), np.float32)
+        self.R = np.zeros(capacity, np.float32)
+        self.D = np.zeros(capacity, np.float32)
+        self.S = np.zeros(capacity, np.int64)
+        self.L = np.zeros(capacity, np.int64)
+        self.serial = np.full(capacity, -1, np.int64)
+        self.rows = np.zeros((row_capacity, dim), np.float32)
+        self.owner = np.full(row_capacity, -1, np.int64)
+        self.added = 0
+        self.tail = 0
+        self.head_row = 0
+
+    def __len__(self) -> int:
+        return self.added - self.tail
+
+    def add(self, x: np.ndarray, r: float, done: bool, next_rows: np.ndarray) -> None:
+        n = len(next_rows)
+        if n > self.row_capacity:
+            raise ValueError(f"bootstrap set of {n} rows exceeds the row capacity {self.row_capacity}")
+        s = self.added
+        if self.head_row + n > self.row_capacity:
+            self.head_row = 0
+        h = self.head_row
+        self.rows[h:h + n] = next_rows
+        self.owner[h:h + n] = s
+        i = s % self.capacity
+        self.X[i], self.R[i], self.D[i], self.S[i], self.L[i], self.serial[i] = x, r, float(done), h, n, s
+        self.head_row = h + n
+        self.added += 1
+        self.tail = max(self.tail, self.added - self.capacity)
+        while self.tail < self.added and not self._valid(np.asarray([self.tail]))[0]:
+            self.tail += 1
+
+    def _valid(self, ser: np.ndarray) -> np.ndarray:
+        i = ser % self.capacity
+        ok = self.serial[i] == ser
+        n = self.L[i]
+        s = self.S[i]
+        has = n > 0
+        ok[has] &= (self.owner[s[has]] == ser[has]) & (self.owner[s[has] + n[has] - 1] == ser[has])
+        return ok
+
+    def sample(self, batch: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """``(x (B,d), r (B,), done (B,), rows (M,d), segment (M,))``; ``segment[j]`` is the batch index
+        of bootstrap row ``j``."""
+        ser = rng.integers(self.tail, self.added, size=batch)
+        ok = self._valid(ser)
+        while not ok.all():  # rare: rows overwritten inside the window
+            ser[~ok] = rng.integers(self.tail, self.added, size=int((~ok).sum()))
+            ok = self._valid(ser)
+        i = ser % self.capacity
+        lens, starts = self.L[i], self.S[i]
+        M = int(lens.sum())
+        seg = np.repeat(np.arange(batch), lens)
+        off = np.arange(M) - np.repeat(np.cumsum(lens) - lens, lens)
+        rows = self.rows[np.repeat(starts, lens) + off]
+        return self.X[i], self.R[i], self.D[i], rows, seg
+
+
+# ============================================================================ async priorities
+class MaxSegmentTree:
+    """Max over ``n`` float priorities (``-inf`` = absent) with vectorized batch updates.
+
+    ``update(items, values)`` costs O(k · log n) in ``log n`` vectorized levels; ``argmax()`` is an
+    O(log n) descent (ties → the lowest item id)."""
+
+    def __init__(self, n: int):
+        self.n = int(n)
+        self.size = 1 << max(1, int(np.ceil(np.log2(max(2, self.n)))))
+        self.t = np.full(2 * self.size, -np.inf, np.float64)
+
+    def clear(self) -> None:
+        self.t.fill(-np.inf)
+
+    def update(self, items: np.ndarray, values: np.ndarray) -> None:
+        items = np.asarray(items, np.int64)
+        if len(items) == 0:
+            return
+        idx = items + self.size
+        self.t[idx] = values
+        idx = np.unique(idx >> 1)
+        t = self.t
+        while True:
+            t[idx] = np.maximum(t[2 * idx], t[2 * idx + 1])
+            if idx[0] == 1:
+                break
+            idx = np.unique(idx >> 1)
+
+    def max(self) -> float:
+        return float(self.t[1])
+
+    def argmax(self) -> int:
+        """Item of the largest priority (-1 when all are absent)."""
+        if self.t[1] == -np.inf:
+            return -1
+        t, i = self.t, 1
+        while i < self.size:
+            i = 2 * i if t[2 * i] >= t[2 * i + 1] else 2 * i + 1
+        return i - self.size
+
+    def get(self, items: np.ndarray) -> np.ndarray:
+        return self.t[np.asarray(items, np.int64) + self.size]
+
+
+# ============================================================================ the learner
+class _DDQNBase(Agent):
+    """Shared DDQN machinery (network, replay, target, schedules, persistence)."""
+
+    env_defaults = {"features": "tres", "reward": "binary"}
+
+    def __init__(self, **config: Any):
+        unknown = sorted(set(config) - set(DEFAULTS))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown option(s) {unknown}; options: {sorted(DEFAULTS)}")
+        cfg = {**DEFAULTS, **config}
+        cfg["hidden"] = [int(h) for h in cfg["hidden"]]
+        if cfg["lr_schedule"] not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule {cfg['lr_schedule']!r}: expected one of {LR_SCHEDULES}")
+        if cfg["loss"] not in ("mse", "huber"):
+            raise ValueError(f"loss {cfg['loss']!r}: expected 'mse' or 'huber'")
+        if not 0.0 <= float(cfg["gamma"]) <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1], got {cfg['gamma']}")
+        if int(cfg["max_next_actions"]) < 1:
+            raise ValueError("max_next_actions must be >= 1")
+        super().__init__(**cfg)
+        self.cfg = cfg
+        self.dim: int | None = None
+        self.online: QNetwork | None = None
+        self.target: QNetwork | None = None
+        self.opt: torch.optim.Optimizer | None = None
+        self.replay: ReplayBuffer | None = None
+        self.steps = 0          # env steps taken by this agent over all episodes
+        self.updates = 0        # gradient updates
+        self.losses: list[float] = []
+        self._scale = 1.0
+
+    # ------------------------------------------------------------- building
+    def _build(self, dim: int) -> None:
+        c = self.cfg
+        rng = np.random.default_rng(int(c["seed"]))
+        self.dim = int(dim)
+        self.online = QNetwork(dim, c["hidden"], rng)
+        self.target = QNetwork(dim, c["hidden"])
+        self.target.load_state_dict(self.online.state_dict())
+        self.target.requires_grad_(False)
+        self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]))
+        self._make_replay()
+
+    def _make_replay(self) -> None:
+        c = self.cfg
+        assert self.dim is not None
+        self.replay = ReplayBuffer(self.dim, int(c["buffer_size"]),
+                                   max(int(c["buffer_size"]) * int(c["rows_per_transition"]),
+                                       4 * int(c["max_next_actions"])))
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        dim = int(env.features.dim)
+        if self.online is None:
+            self._build(dim)
+        elif dim != self.dim:
+            raise ValueError(f"{self.name}: the env's feature rows have {dim} columns, the network {self.dim}")
+        if self.replay is None:
+            self._make_replay()
+        rs = self.cfg["reward_scale"]
+        if rs == "auto":
+            mr = float(getattr(getattr(env, "scheme", None), "max_reward", 1.0) or 1.0)
+            self._scale = 1.0 / mr if mr > 0 else 1.0
+        else:
+            self._scale = float(rs)
+        names = list(getattr(env.features, "names", []))
+        self._bias_col = names.index("bias") if "bias" in names else -1
+
+    def _seed_experience(self, frontier_rows: np.ndarray) -> None:
+        """TRES's seed initialization: zero state-action features, a positive reward, and the
+        seeds' out-links as the bootstrap set."""
+        if not self.cfg["seed_init"]:
+            return
+        x = np.zeros(self.dim, np.float32)
+        if self._bias_col >= 0:
+            x[self._bias_col] = 1.0
+        self.replay.add(x, float(self.cfg["seed_reward"]), False, self._cap_rows(frontier_rows, None))
+
+    # ------------------------------------------------------------- policy helpers
+    @property
+    def epsilon(self) -> float:
+        """Current exploration rate (1 during the Tree-Random warm-up)."""
+        c = self.cfg
+        t = self.steps - int(c["warmup_steps"])
+        if t < 0:
+            return 1.0
+        frac = min(1.0, t / max(1, int(c["eps_decay_steps"])))
+        return float(c["eps_start"]) + frac * (float(c["eps_end"]) - float(c["eps_start"]))
+
+    def _explore(self) -> bool:
+        return bool(self.rng.random() < self.epsilon)
+
+    def q_values(self, X: np.ndarray) -> np.ndarray:
+        """(n,) online Q of feature rows ``X`` (n, d), one batched forward pass."""
+        assert self.online is not None
+        if len(X) == 0:
+            return np.zeros(0, np.float32)
+        with torch.no_grad():
+            return self.online(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32))).numpy()
+
+    def _cap_rows(self, rows: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+        """Bootstrap set: ``keep`` (the frontier method's action, always kept) + at most
+        ``max_next_actions - len(keep)`` outlink rows (a uniform subset when there are more)."""
+        m = int(self.cfg["max_next_actions"]) - (0 if keep is None else len(keep))
+        rows = np.clip(np.asarray(rows, np.float32).reshape(-1, self.dim), -1.0, 1.0)
+        if len(rows) > m:
+            rows = rows[np.sort(self.rng.choice(len(rows), size=m, replace=False))]
+        return rows if keep is None else np.concatenate([rows, np.asarray(keep, np.float32).reshape(-1, self.dim)])
+
+    # ------------------------------------------------------------- learning
+    def lr_at(self, update: int) -> float:
+        """Learning rate of gradient update number ``update`` under ``lr_schedule``."""
+        c = self.cfg
+        lr0, lr1 = float(c["lr"]), float(c["lr_end"])
+        frac = min(1.0, update / max(1, int(c["lr_decay_steps"])))
+        s = c["lr_schedule"]
+        if s == "constant":
+            return lr0
+        if s == "linear":
+            return lr0 + frac * (lr1 - lr0)
+        if s == "exponential":
+            return lr0 * (lr1 / lr0) ** frac if lr0 > 0 and lr1 > 0 else lr0 + frac * (lr1 - lr0)
+        return lr1 + 0.5 * (lr0 - lr1) * (1.0 + math.cos(math.pi * frac))  # cosine
+
+    @property
+    def current_lr(self) -> float:
+        """The learning rate the optimizer will use (read from its param_groups)."""
+        return float(self.opt.param_groups[0]["lr"]) if self.opt is not None else float(self.cfg["lr"])
+
+    def _train_if_ready(self) -> None:
+        """``gradient_steps`` updates every ``train_freq`` env steps once the replay holds
+        ``learning_starts`` transitions."""
+        c = self.cfg
+        if len(self.replay) >= int(c["learning_starts"]) and (self.steps + 1) % int(c["train_freq"]) == 0:
+            for _ in range(int(c["gradient_steps"])):
+                self.train_step()
+
+    def _add(self, x: np.ndarray, r: float, done: bool, next_rows: np.ndarray) -> None:
+        """Store the transition ``(x, r·scale, done, Ã_{t+1} rows)`` and count the env step."""
+        self.replay.add(np.clip(x, -1.0, 1.0), float(r) * self._scale, done, next_rows)  # type: ignore[union-attr]
+        self.steps += 1
+
+    def targets(self, r: np.ndarray, done: np.ndarray, rows: np.ndarray, seg: np.ndarray) -> torch.Tensor:
+        """DDQN targets ``y_b = r_b + γ (1 − done_b) Q_θ⁻(x*_b)``, ``x*_b = argmax_{x ∈ Ã_b} Q_θ(x)`` (first
+        row on ties; no bootstrap for an empty Ã_b). ``rows`` (M, d) holds every Ã_b, ``seg`` (M,) the
+        batch index of each row. With ``double=False``: ``max_{x ∈ Ã_b} Q_θ⁻(x)`` (vanilla DQN)."""
+        assert self.online is not None and self.target is not None
+        B = len(r)
+        with torch.no_grad():
+            boot = torch.zeros(B)
+            if len(rows):
+                rt = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))
+                st = torch.from_numpy(np.asarray(seg, np.int64))
+                if self.cfg["double"]:
+                    q_on = self.online(rt)
+                    best = torch.full((B,), -math.inf).scatter_reduce(0, st, q_on, "amax", include_self=True)
+                    cand = torch.where(q_on == best[st], torch.arange(len(rows)), torch.tensor(len(rows)))
+                    first = torch.full((B,), len(rows)).scatter_reduce(0, st, cand, "amin", include_self=True)
+                    has = first < len(rows)
+                    boot[has] = self.target(rt[first[has]])
+                else:
+                    q_t = self.target(rt)
+                    best = torch.full((B,), -math.inf).scatter_reduce(0, st, q_t, "amax", include_self=True)
+                    has = torch.isfinite(best)
+                    boot[has] = best[has]
+            return (torch.from_numpy(np.asarray(r, np.float32))
+                    + float(self.cfg["gamma"]) * (1.0 - torch.from_numpy(np.asarray(done, np.float32))) * boot)
+
+    def train_step(self) -> float:
+        """One DDQN minibatch update; returns the loss."""
+        assert self.online is not None and self.target is not None and self.opt is not None
+        c = self.cfg
+        x, r, done, rows, seg = self.replay.sample(int(c["batch_size"]), self.rng)  # type: ignore[union-attr]
+        y = self.targets(r, done, rows, seg)
+        lr = self.lr_at(self.updates)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        q = self.online(torch.from_numpy(x))
+        loss = nn.functional.mse_loss(q, y) if c["loss"] == "mse" else nn.functional.smooth_l1_loss(q, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if c["grad_clip"]:
+            nn.utils.clip_grad_norm_(self.online.parameters(), float(c["grad_clip"]))
+        self.opt.step()
+        self.updates += 1
+        if self.updates % int(c["target_update"]) == 0:
+            self.target.load_state_dict(self.online.state_dict())
+        val = float(loss.item())
+        if len(self.losses) < 100_000:
+            self.losses.append(val)
+        return val
+
+    # ------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Network parameters as numpy arrays (``online.*``, ``target.*``)."""
+        if self.online is None:
+            return {}
+        out = {f"online.{k}": v.detach().numpy().copy() for k, v in self.online.state_dict().items()}
+        out.update({f"target.{k}": v.detach().numpy().copy() for k, v in self.target.state_dict().items()})
+        out["dim"] = np.asarray(self.dim, np.int64)
+        return out
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        if not state:
+            return
+        self._build(int(np.asarray(state["dim"])))
+        for prefix, net in (("online.", self.online), ("target.", self.target)):
+            sd = {k[len(prefix):]: torch.as_tensor(np.asarray(v)) for k, v in state.items() if k.startswith(prefix)}
+            net.load_state_dict(sd)  # type: ignore[union-attr]
+
+    def save(self, path: str | Path) -> Path:
+        """``torch.save`` of networks, optimizer state, counters and config (atomic; no replay)."""
+        from gym_crawl._io import atomic_write_bytes
+
+        path = Path(path)
+        blob: dict[str, Any] = {"format": "gym_crawl.ddqn/1", "agent": self.name,
+                                "config": json.dumps(self.config), "steps": self.steps, "updates": self.updates,
+                                "dim": -1 if self.dim is None else self.dim}
+        if self.online is not None:
+            blob["online"] = self.online.state_dict()
+            blob["target"] = self.target.state_dict()  # type: ignore[union-attr]
+            blob["optimizer"] = self.opt.state_dict()  # type: ignore[union-attr]
+        buf = io.BytesIO()
+        torch.save(blob, buf)
+        atomic_write_bytes(path, buf.getvalue())
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Agent:
+        """Rebuild an agent written by :meth:`save` (``torch.load(weights_only=True)``); an ``.npz``
+        written by :meth:`Agent.save` is delegated to it."""
+        path = Path(path)
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                if "__header__.npy" in z.namelist():
+                    return Agent.load(path)
+        blob = torch.load(path, weights_only=True, map_location="cpu")
+        if not isinstance(blob, dict) or blob.get("format") != "gym_crawl.ddqn/1":
+            raise ValueError(f"{path}: not a gym_crawl DDQN checkpoint")
+        agent = make_agent(blob["agent"], **json.loads(blob["config"]))
+        assert isinstance(agent, _DDQNBase)
+        if int(blob["dim"]) >= 0:
+            agent._build(int(blob["dim"]))
+            agent.online.load_state_dict(blob["online"])  # type: ignore[union-attr]
+            agent.target.load_state_dict(blob["target"])  # type: ignore[union-attr]
+            agent.opt.load_state_dict(blob["optimizer"])  # type: ignore[union-attr]
+        agent.steps, agent.updates = int(blob["steps"]), int(blob["updates"])
+        return agent
+
+
+class TresAgent(_DDQNBase):
+    """TRES: DDQN over Tree-Frontier representatives (candidate slots). See the module docstring."""
+
+    name = "tres"
+    action_kind = "slot"
+    env_defaults = {"reducer": "tree", "features": "tres", "reward": "binary", "max_candidates": 4096}
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        self._cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._warned = False
+        self._seed_experience(env.features_of(env.frontier_pages()[: 4 * int(self.cfg["max_next_actions"])]))
+
+    def _greedy(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Valid slots and their Q values (one forward pass over all representatives)."""
+        valid = np.flatnonzero(np.asarray(obs["mask"]) > 0)
+        if self._cache is not None and self._cache[0] == self.steps:
+            return self._cache[1], self._cache[2]
+        q = self.q_values(np.asarray(obs["candidates"])[valid])
+        return valid, q
+
+    def act(self, obs: Any, info: dict) -> int:
+        valid = np.flatnonzero(np.asarray(obs["mask"]) > 0)
+        if len(valid) == 0:
+            raise RuntimeError("tres: no valid candidate slot (empty frontier)")
+        if not self._warned and len(valid) == len(obs["mask"]) and len(valid) > 1:
+            self._warned = True
+            warnings.warn(f"tres: all {len(valid)} candidate slots are full — with reducer='tree' some leaves "
+                          "may not be shown; raise max_candidates (K) above the number of leaves", stacklevel=2)
+        if self._explore():
+            return int(valid[self.rng.integers(len(valid))])
+        v, q = self._greedy(obs)
+        return int(v[int(np.argmax(q))])
+
+    def observe(self, tr: Transition) -> None:
+        info = tr.info
+        if info.get("invalid_action") or info.get("fetched_page", -1) < 0:
+            return
+        env = self.env
+        x = np.asarray(tr.obs["candidates"])[tr.action]
+        outl = np.asarray(info["updated_pages"])
+        outl = outl[np.asarray(env.is_frontier(outl), bool)] if len(outl) else outl
+        rows = env.features_of(outl) if len(outl) else np.zeros((0, self.dim), np.float32)
+        done = bool(tr.terminated)
+        self._train_if_ready()  # Algorithm 4: train, then ask the frontier method for a_{t+1}
+        valid = np.flatnonzero(np.asarray(tr.next_obs["mask"]) > 0)
+        keep = None
+        if len(valid):
+            cands = np.asarray(tr.next_obs["candidates"])[valid]
+            q = self.q_values(cands)  # one forward pass over every representative
+            self._cache = (self.steps + 1, valid, q)
+            keep = cands[int(np.argmax(q))][None, :]
+        next_rows = self._cap_rows(rows, keep) if not done else np.zeros((0, self.dim), np.float32)
+        self._add(x, tr.reward, done, next_rows)
+
+
+class TresAsyncAgent(_DDQNBase):
+    """TRES_Async: the same DDQN with Han et al.'s asynchronous frontier instead of the tree
+    (stale priorities; only the fetched page's out-links are re-scored). Page actions."""
+
+    name = "tres-async"
+    action_kind = "page"
+    env_defaults = {"features": "tres", "reward": "binary"}
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        n = int(env.corpus.n_pages)
+        if getattr(self, "_prio", None) is None or self._prio.n != n:
+            self._prio = MaxSegmentTree(n)
+        else:
+            self._prio.clear()
+        F = np.asarray(env.frontier_pages()).copy()
+        X = env.features_of(F) if len(F) else np.zeros((0, self.dim), np.float32)
+        self._prio.update(F, self.q_values(np.clip(X, -1, 1)))
+        self._seed_experience(X[: 4 * int(self.cfg["max_next_actions"])])
+        self._next: int = -1
+        self._x_act: np.ndarray | None = None
+
+    def _best_page(self) -> int:
+        """Highest stored priority among frontier pages (departed pages are dropped lazily)."""
+        env = self.env
+        while True:
+            p = self._prio.argmax()
+            if p < 0:
+                return -1
+            if bool(env.is_frontier(p)):
+                return p
+            self._prio.update(np.asarray([p]), np.asarray([-np.inf]))
+
+    def act(self, obs: Any, info: dict) -> int:
+        env = self.env
+        if self._explore():
+            F = env.frontier_pages()
+            p = int(F[self.rng.integers(len(F))])
+        else:
+            p = self._next if self._next >= 0 and bool(env.is_frontier(self._next)) else self._best_page()
+            if p < 0:
+                raise RuntimeError("tres-async: no frontier page has a priority")
+        self._x_act = np.clip(env.features_of(np.asarray([p]))[0], -1.0, 1.0)
+        return p
+
+    def observe(self, tr: Transition) -> None:
+        info = tr.info
+        page = int(info.get("fetched_page", -1))
+        if page < 0 or self._x_act is None:
+            return
+        env = self.env
+        self._prio.update(np.asarray([page]), np.asarray([-np.inf]))
+        outl = np.asarray(info["updated_pages"])
+        outl = outl[np.asarray(env.is_frontier(outl), bool)] if len(outl) else outl
+        rows = np.clip(env.features_of(outl), -1.0, 1.0) if len(outl) else np.zeros((0, self.dim), np.float32)
+        done = bool(tr.terminated)
+        self._train_if_ready()
+        # asynchronous method: score only the fetched page's out-links (with the current network)
+        if len(outl):
+            self._prio.update(outl, self.q_values(rows))
+        self._next = self._best_page() if not done else -1
+        keep = env.features_of(np.asarray([self._next])) if self._next >= 0 else None
+        next_rows = self._cap_rows(rows, keep) if not done else np.zeros((0, self.dim), np.float32)
+        self._add(self._x_act, tr.reward, done, next_rows)
+        self._x_act = None

@@ -1,0 +1,132 @@
+"""Feature set ``tres-clf``: TRES's full state-action vector, including the classifier probability.
+
+==========================  ==========================================================================
+column                      meaning (TRES §2.4.1)
+==========================  ==========================================================================
+``s.parent_reward``         the discovering (best) parent was relevant
+``s.inv_dist_relevant``     1 / (1 + distance from the closest relevant node on the web path)
+``s.path_relevance_ratio``  relevant pages / pages on the web path
+``a.keyword_in_url``        a topic keyword occurs in the URL text of a discovering link
+``a.keyword_in_anchor``     a topic keyword occurs in the anchor text of a discovering link
+``a.classifier_prob``       P(relevant) of the anchor + URL text of the link from the best parent, by the
+                            topic's offline :class:`~gym_crawl.relevance.classifier.TextClassifier`
+``a.domain_relevant_ratio`` relevant / fetched pages of the URL's domain so far
+``a.domain_known``          1 if the domain was fetched before, else 0.5
+``bias``                    1
+==========================  ==========================================================================
+
+The classifier of a topic is either given (``classifiers={"geology": clf}`` or one classifier for
+every topic) or trained on first use by
+:func:`~gym_crawl.relevance.classifier.train_topic_classifier` on a held-out split of labelled pages
+(the topic needs a ``label``) and memoized per corpus and topic. Its probability for a frontier
+page is computed once per (page, best parent) and cached — valid across episodes, since it depends
+only on the link's text — so a step costs O(new or re-parented candidates × out-degree of their
+parent), not O(frontier).
+
+Not ``local``: the domain columns change for every frontier page of a domain when one of its
+pages is fetched.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.corpus.core import Corpus
+from gym_crawl.crawl.state import CrawlState
+from gym_crawl.features.sets import FeatureSet, TresFeatures
+from gym_crawl.relevance.classifier import TextClassifier, train_topic_classifier
+from gym_crawl.relevance.topic import Topic
+
+__all__ = ["TresClfFeatures", "topic_classifier"]
+
+_MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
+
+
+def topic_classifier(corpus: Corpus, topic: Topic, text: Any = None, **train_kwargs: Any) -> TextClassifier:
+    """The topic's offline classifier for ``corpus``, trained once per process and memoized."""
+    key = (topic, tuple(sorted(train_kwargs.items())))
+    memo = _MEMO.setdefault(corpus, {})
+    if key not in memo:
+        memo[key] = train_topic_classifier(corpus, topic, text, **train_kwargs).classifier
+    return memo[key]
+
+
+class TresClfFeatures(FeatureSet):
+    """TRES features with the classifier column (see the module docstring).
+
+    Args:
+        n_categories: unused (feature-set factory signature).
+        classifiers: a :class:`TextClassifier` for every topic, or a dict ``topic name → classifier``;
+            topics without one are trained on first use.
+        train_kwargs: keyword arguments of :func:`train_topic_classifier` for those.
+    """
+
+    name = "tres-clf"
+    local = False
+    names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
+             "a.keyword_in_anchor", "a.classifier_prob", "a.domain_relevant_ratio", "a.domain_known", "bias"]
+
+    def __init__(self, n_categories: int = 4, classifiers: "TextClassifier | dict[str, TextClassifier] | None" = None,
+                 **train_kwargs: Any):
+        self._base = TresFeatures()
+        self._given = classifiers
+        self.train_kwargs = train_kwargs
+        self._caches: dict[tuple[int, str], tuple[TextClassifier, np.ndarray, np.ndarray]] = {}
+
+    def classifier_for(self, state: CrawlState) -> TextClassifier:
+        """The classifier of the state's current topic (trained on first use)."""
+        return self._cache(state)[0]
+
+    def _cache(self, state: CrawlState) -> tuple[TextClassifier, np.ndarray, np.ndarray]:
+        scorer = state.scorer
+        if scorer is None:
+            raise RuntimeError("tres-clf: the crawl state has no topic yet (reset the env first)")
+        topic = scorer.topic
+        key = (id(state.corpus), topic.name)
+        hit = self._caches.get(key)
+        if hit is None:
+            g = self._given
+            if isinstance(g, TextClassifier):
+                clf = g
+            elif isinstance(g, dict) and topic.name in g:
+                clf = g[topic.name]
+            else:
+                clf = topic_classifier(state.corpus, topic, scorer.text, **self.train_kwargs)
+            n = state.corpus.n_pages
+            hit = (clf, np.full(n, -1, np.int32), np.zeros(n, np.float32))
+            self._caches[key] = hit
+        return hit
+
+    def link_probability(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """(len(pages),) float32 classifier probability of the best parent's link text to each page."""
+        pages = np.asarray(pages, np.int64)
+        clf, cbp, cprob = self._cache(state)
+        bp = self._parent(state, pages)
+        stale = cbp[pages] != bp
+        if stale.any():
+            sp_, sbp = pages[stale], bp[stale].astype(np.int64)
+            ptr, dst = state.link_ptr, state.link_dst
+            starts = ptr[sbp]
+            lens = ptr[sbp + 1] - starts
+            rp = np.repeat(np.arange(len(sp_)), lens)
+            off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+            lid = np.repeat(starts, lens) + off
+            h = np.flatnonzero(dst[lid] == sp_[rp])
+            rows, first = np.unique(rp[h], return_index=True)
+            prob = np.zeros(len(sp_), np.float32)
+            if len(rows):
+                prob[rows] = clf.proba_links(state.corpus, lid[h[first]])
+            cprob[sp_] = prob
+            cbp[sp_] = sbp
+        return cprob[pages]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, np.int64)
+        base = self._base.compute(state, pages)
+        out = np.empty((len(pages), 9), np.float32)
+        out[:, :5] = base[:, :5]
+        out[:, 5] = self.link_probability(state, pages) if len(pages) else 0.0
+        out[:, 6:] = base[:, 5:]
+        return out
