@@ -38,6 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from gym_crawl._registry import resolve
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
 
 __all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
@@ -233,12 +234,4 @@ def get_feature_set(spec: "str | FeatureSet", n_categories: int = 4) -> FeatureS
     """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
     if isinstance(spec, FeatureSet):
         return spec
-    if spec not in _FACTORIES:
-        raise ValueError(f"unknown feature set {spec!r}; expected one of {feature_set_names()} or a FeatureSet")
-    f = _FACTORIES[spec]
-    if isinstance(f, str):
-        import importlib
-
-        mod, attr = f.split(":")
-        f = _FACTORIES[spec] = getattr(importlib.import_module(mod), attr)
-    return f(n_categories)
+    return resolve(_FACTORIES, spec, "feature set", "a FeatureSet")(n_categories)

@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from gym_crawl._registry import resolve
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet
 
@@ -168,12 +169,4 @@ def get_reducer(spec: "str | Reducer") -> Reducer:
     """Resolve a reducer name or return a :class:`Reducer` instance as is."""
     if isinstance(spec, Reducer):
         return spec
-    if spec not in _FACTORIES:
-        raise ValueError(f"unknown reducer {spec!r}; expected one of {reducer_names()} or a Reducer")
-    f = _FACTORIES[spec]
-    if isinstance(f, str):
-        import importlib
-
-        mod, attr = f.split(":")
-        f = _FACTORIES[spec] = getattr(importlib.import_module(mod), attr)
-    return f()
+    return resolve(_FACTORIES, spec, "reducer", "a Reducer")()
