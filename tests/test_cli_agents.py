@@ -129,3 +129,26 @@ def test_text_model_disk_cache_is_memory_mapped(tiny_corpus, tmp_path):
     np.testing.assert_array_equal(m1.vectors, m2.vectors)
     assert isinstance(m2.vectors.base, np.memmap) or isinstance(m2.vectors, np.memmap)
     assert c2 in _MEMO
+
+
+def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path):
+    pytest.importorskip("torch")
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_steps=30, **agent_class_defaults("tres"))
+    agent = make_agent("tres")
+    run_episode(env, agent, seed=0)
+    path = agent.save(tmp_path / "tres.pt")
+    loaded = Agent.load(path)  # not an agent .npz: handed to torch.load(weights_only=True)
+    assert loaded.name == "tres" and type(loaded) is type(agent)
+    for (k1, v1), (k2, v2) in zip(agent.online.state_dict().items(), loaded.online.state_dict().items()):
+        assert k1 == k2 and bool((v1 == v2).all())
+    (tmp_path / "junk.npz").write_bytes(b"not a checkpoint")
+    with pytest.raises(Exception):
+        Agent.load(tmp_path / "junk.npz")
+
+
+def agent_class_defaults(name):
+    from agents import agent_class
+
+    kw = dict(agent_class(name).env_defaults)
+    kw["max_candidates"] = 64
+    return kw
