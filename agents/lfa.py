@@ -319,11 +319,15 @@ class LFAAgent(Agent):
     name = "lfa"
     action_kind = "page"
     needs_observation = False  # acts through frontier_pages/features_of/step_page only
+    #: mode/rule a named variant always uses, whatever a saved config says
+    _fixed: dict[str, str] = {}
     #: Env settings this agent is defined with (the CLI and benchmarks build the env with them).
     env_defaults: dict[str, Any] = {"features": "han2018", "reward": "han2018"}
 
     def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, mode: str = "async",
                  rule: str = "original", seed: int = 0, init: str = "zeros", **config: Any):
+        mode = self._fixed.get("mode", mode)  # the named variants pin their mode and update rule
+        rule = self._fixed.get("rule", rule)
         if mode not in ("sync", "async"):
             raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
         if rule not in ("original", "moderated", "thesis"):
@@ -510,39 +514,21 @@ class LFASyncAgent(LFAAgent):
     """Han 2018 synchronous: exact argmax of the current w over the whole frontier (set-B grouping)."""
 
     name = "lfa-sync"
-
-    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
-                 init: str = "zeros", **config: Any):
-        config.pop("mode", None)
-        config.pop("rule", None)
-        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="sync", rule="original", seed=seed,
-                         init=init, **config)
+    _fixed = {"mode": "sync", "rule": "original"}
 
 
 class LFAAsyncAgent(LFAAgent):
     """Han 2018 asynchronous: only the new page's out-links are re-scored (stale priorities elsewhere)."""
 
     name = "lfa-async"
-
-    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
-                 init: str = "zeros", **config: Any):
-        config.pop("mode", None)
-        config.pop("rule", None)
-        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="async", rule="original", seed=seed,
-                         init=init, **config)
+    _fixed = {"mode": "async", "rule": "original"}
 
 
 class LFAModeratedAgent(LFAAgent):
     """Han 2018 asynchronous with the moderated update of Eq. (4)."""
 
     name = "lfa-moderated"
-
-    def __init__(self, alpha: float = 0.001, gamma: float = 0.9, epsilon: float = 0.1, seed: int = 0,
-                 init: str = "zeros", **config: Any):
-        config.pop("mode", None)
-        config.pop("rule", None)
-        super().__init__(alpha=alpha, gamma=gamma, epsilon=epsilon, mode="async", rule="moderated", seed=seed,
-                         init=init, **config)
+    _fixed = {"mode": "async", "rule": "moderated"}
 
 
 class ThesisLFAAgent(LFAAgent):

@@ -101,12 +101,7 @@ def bars_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, axis="y")
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    return save_png(fig, path)
+    return _finish_panels(fig, axes, len(panels), title, path)
 
 
 def learning_curves_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path, *, title: str,
@@ -124,12 +119,7 @@ def learning_curves_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path:
         ax.set_xlabel("task (weights kept)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    return save_png(fig, path)
+    return _finish_panels(fig, axes, len(panels), title, path)
 
 
 def line_figure(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: str | Path, *, title: str,
@@ -146,4 +136,14 @@ def line_figure(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], p
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    return save_png(fig, path)
+
+
+def _finish_panels(fig, axes, n_panels: int, title: str, path: str | Path) -> Path:
+    """Hide unused subplots, add the legend and title, save the PNG."""
+    for ax in list(axes.flat)[n_panels:]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
     return save_png(fig, path)
