@@ -129,19 +129,19 @@ class Agent:
 
 # name -> "module:attribute" (imported lazily) or a factory callable
 _REGISTRY: dict[str, str | Callable[..., Agent]] = {
-    "random": "agents.baselines:RandomAgent",
-    "bfs": "agents.baselines:BreadthFirstAgent",
-    "best-first": "agents.baselines:BestFirstAgent",
-    "oracle": "agents.baselines:GreedyOracleAgent",
-    "lfa-sync": "agents.lfa:LFASyncAgent",
-    "lfa-async": "agents.lfa:LFAAsyncAgent",
-    "lfa-moderated": "agents.lfa:LFAModeratedAgent",
-    "thesis-lfa": "agents.lfa:ThesisLFAAgent",
-    "td-lambda": "agents.td_lambda:TDLambdaAgent",
-    "tres": "agents.ddqn:TresAgent",
-    "tres-async": "agents.ddqn:TresAsyncAgent",
-    "tree-random": "agents.tree_random:TreeRandomAgent",
-    "sb3": "agents.sb3_agent:SB3Agent",
+    "random": "gym_crawl.agents.baselines:RandomAgent",
+    "bfs": "gym_crawl.agents.baselines:BreadthFirstAgent",
+    "best-first": "gym_crawl.agents.baselines:BestFirstAgent",
+    "oracle": "gym_crawl.agents.baselines:GreedyOracleAgent",
+    "lfa-sync": "gym_crawl.agents.lfa:LFASyncAgent",
+    "lfa-async": "gym_crawl.agents.lfa:LFAAsyncAgent",
+    "lfa-moderated": "gym_crawl.agents.lfa:LFAModeratedAgent",
+    "thesis-lfa": "gym_crawl.agents.lfa:ThesisLFAAgent",
+    "td-lambda": "gym_crawl.agents.td_lambda:TDLambdaAgent",
+    "tres": "gym_crawl.agents.ddqn:TresAgent",
+    "tres-async": "gym_crawl.agents.ddqn:TresAsyncAgent",
+    "tree-random": "gym_crawl.agents.tree_random:TreeRandomAgent",
+    "sb3": "gym_crawl.agents.sb3_agent:SB3Agent",
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
+from gym_crawl.agents.base import Agent
 
 __all__ = ["RandomAgent", "BreadthFirstAgent", "BestFirstAgent", "GreedyOracleAgent"]
 

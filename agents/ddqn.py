@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Transition, make_agent
+from gym_crawl.agents.base import Agent, Transition, make_agent
 
 try:
     import torch

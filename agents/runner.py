@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.base import Agent, Transition
+from gym_crawl.agents.base import Agent, Transition
 
 __all__ = ["EpisodeResult", "run_episode", "run_episodes"]
 

@@ -28,7 +28,7 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 
-from agents.base import Agent
+from gym_crawl.agents.base import Agent
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
 
@@ -59,7 +59,7 @@ def policy_class(algo: str, policy: str) -> Any:
     if policy in cls.policy_aliases:
         return cls.policy_aliases[policy]
     if policy in _OWN_POLICIES:
-        from agents import sb3_policies
+        from gym_crawl.agents import sb3_policies
 
         return getattr(sb3_policies, policy)
     raise ValueError(f"unknown policy {policy!r} for {algo}: expected one of "

@@ -256,7 +256,7 @@ def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, An
 
 def build_model(cfg: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
     """The SB3 algorithm of ``cfg`` on the vectorized ``env`` (defaults: :data:`DEFAULT_HYPER`, ``--hyper`` wins)."""
-    from agents.sb3_agent import algo_class, policy_class
+    from gym_crawl.agents.sb3_agent import algo_class, policy_class
 
     d = int(env.get_attr("candidate_dim")[0])
     name, pkw = policy_spec(cfg, d)
@@ -332,7 +332,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     import torch as th
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3_agent import SB3Agent
     from gym_crawl._io import atomic_write_json
     from gym_crawl.corpus import load_corpus
     from gym_crawl.text.model import get_text_model

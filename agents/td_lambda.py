@@ -52,8 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, Transition
-from agents.priority_queue import UpdatablePQ
+from gym_crawl.agents.base import Agent, Transition
+from gym_crawl.agents.priority_queue import UpdatablePQ
 
 __all__ = ["TDLambdaAgent", "ValueNet", "choose_keywords"]
 

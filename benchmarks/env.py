@@ -108,7 +108,7 @@ def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
     import gymnasium as gym
 
     import gym_crawl  # noqa: F401
-    from agents import make_agent, run_episode
+    from gym_crawl.agents import make_agent, run_episode
 
     rows = []
     for topic in TOPICS:

@@ -104,7 +104,7 @@ def make_env(corpus: Any, topic: str, reward: str, agent: str, steps: int, **ove
     import gymnasium as gym
 
     import gym_crawl  # noqa: F401
-    from agents.base import agent_class
+    from gym_crawl.agents.base import agent_class
 
     cls = agent_class(agent) if agent in _registered() else None
     kw: dict[str, Any] = {"features": "han2018", "reducer": "random", "max_candidates": 1}
@@ -122,7 +122,7 @@ def make_env(corpus: Any, topic: str, reward: str, agent: str, steps: int, **ove
 
 
 def _registered() -> set[str]:
-    from agents.base import agent_names
+    from gym_crawl.agents.base import agent_names
 
     return set(agent_names())
 
@@ -132,8 +132,8 @@ def basic_crawler_class() -> type:
     """The thesis' basic crawler (Algorithm 2) as a ``page`` agent: a priority queue of frontier pages by
     the topic relevance of their link text — the same order as ``best-first`` — used for timings so
     that no-learning, sync and async run on identical env settings."""
-    from agents.base import Agent
-    from agents.priority_queue import UpdatablePQ
+    from gym_crawl.agents.base import Agent
+    from gym_crawl.agents.priority_queue import UpdatablePQ
 
     class BasicCrawler(Agent):
         name = "basic"
@@ -160,7 +160,7 @@ def basic_crawler_class() -> type:
 
 
 def make_agent_any(name: str, **kw: Any) -> Any:
-    from agents import make_agent
+    from gym_crawl.agents import make_agent
 
     if name == "basic":
         return basic_crawler_class()(**kw)
@@ -196,7 +196,7 @@ def run_tasks(corpus: Any, corpus_name: str, topic: str, reward: str, agent_name
               seed: int = 0, agent_kwargs: dict[str, Any] | None = None, env_over: dict[str, Any] | None = None,
               on_step: Callable[[int], None] | None = None, reuse_deterministic: bool = True) -> RunResult:
     """E tasks of one agent object (weights kept), seeds ``seed + i``."""
-    from agents.runner import run_episode
+    from gym_crawl.agents.runner import run_episode
 
     env = make_env(corpus, topic, reward, agent_name, steps, **(env_over or {}))
     agent = make_agent_any(agent_name, **(agent_kwargs or {}))
@@ -236,7 +236,7 @@ def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any =
     With ``warmup`` (a page agent, e.g. BFS), that agent first crawls until the frontier holds
     ``warmup_until`` pages (at most ``warmup_max`` steps); the timed agent then takes over the
     same episode (``begin_episode`` indexes the current frontier)."""
-    from agents.base import Transition
+    from gym_crawl.agents.base import Transition
 
     base = env.unwrapped
     obs, info = env.reset(seed=seed)
@@ -459,7 +459,7 @@ def _downsample(a: np.ndarray, n: int = 200) -> list[float]:
 
 
 def figures(runs: list[RunResult], out: Path, prefix: str = "") -> list[str]:
-    from benchmarks._plotting import bars_figure, curves_figure, learning_curves_figure
+    from gym_crawl.benchmarks._plotting import bars_figure, curves_figure, learning_curves_figure
 
     paths = []
     for c in sorted({r.corpus for r in runs}):

@@ -64,7 +64,7 @@ def _slug(s: str) -> str:
 
 # --------------------------------------------------------------------------------- agents
 def _train_agents(args: argparse.Namespace, specs: dict[str, tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    from agents.sb3_train import TrainConfig, train
+    from gym_crawl.agents.sb3_train import TrainConfig, train
 
     rows = []
     for name, (algo, wrapper, policy, steps) in specs.items():
@@ -88,7 +88,7 @@ def _train_agents(args: argparse.Namespace, specs: dict[str, tuple[str, str, str
 
 
 def _load_runs(dirs: list[str]) -> list[dict[str, Any]]:
-    from agents.sb3_agent import load_sb3_agent
+    from gym_crawl.agents.sb3_agent import load_sb3_agent
 
     rows = []
     for d in dirs:
@@ -103,7 +103,7 @@ def _load_runs(dirs: list[str]) -> list[dict[str, Any]]:
 
 
 def _episode(env: Any, agent: Any, topic: str, seed: int) -> dict[str, Any]:
-    from agents.runner import run_episode
+    from gym_crawl.agents.runner import run_episode
 
     r = run_episode(env, agent, seed=seed, options={"topic": topic})
     c = r.relevant_curve
@@ -114,7 +114,7 @@ def _episode(env: Any, agent: Any, topic: str, seed: int) -> dict[str, Any]:
 
 def evaluate_all(args: argparse.Namespace, sb3_rows: list[dict[str, Any]], corpus: Any) -> tuple[list, list[str]]:
     """Per agent: per topic episode metrics on both splits. Returns ``(rows, notes)``."""
-    from agents.base import make_agent
+    from gym_crawl.agents.base import make_agent
     from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 
     envs: dict[tuple[int, str, str], Any] = {}
@@ -191,7 +191,7 @@ def measure_throughput(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Steps/s of random valid actions through DummyVecEnv(1) and SubprocVecEnv(1, 2), with worker memory."""
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from agents.sb3_train import TrainConfig, make_vec_env, worker_memory
+    from gym_crawl.agents.sb3_train import TrainConfig, make_vec_env, worker_memory
 
     cfg = TrainConfig(corpus=args.corpus, train_topics=args.train_topics, max_candidates=args.max_candidates,
                       max_episode_steps=args.episode_steps)
@@ -254,7 +254,7 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
-    from benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks._plotting import _plt, save_png
 
     plt = _plt()
     agents = [a for a in res["agents"] if a["held_out"]]
@@ -330,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see module docstring); returns 0."""
-    from agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
+    from gym_crawl.agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
     from gym_crawl.corpus import load_corpus
 

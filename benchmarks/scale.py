@@ -36,7 +36,7 @@ out["corpus_load_seconds"] = round(time.perf_counter() - t, 3)
 out["links"] = int(c.n_links)
 out["rss_after_load_mb"] = round(rss(), 1)
 import gymnasium as gym, gym_crawl
-from agents import make_agent, run_episode, agent_class
+from gym_crawl.agents import make_agent, run_episode, agent_class
 t = time.perf_counter()
 env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", max_steps=steps)
 out["env_make_seconds"] = round(time.perf_counter() - t, 3)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.han2018 import DEFAULT_WIKISPEEDIA, RunResult, figures, load_corpus_cached, run_tasks
+from gym_crawl.benchmarks.han2018 import DEFAULT_WIKISPEEDIA, RunResult, figures, load_corpus_cached, run_tasks
 
 THESIS_TABLE_4_3 = {"cameras": (80, 104), "cancer": (538, 648), "fiction": (850, 1590), "geology": (597, 823),
                     "poetry": (250, 409)}
@@ -82,7 +82,7 @@ def _md(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     from tqdm.auto import tqdm
 
-    from benchmarks._plotting import line_figure
+    from gym_crawl.benchmarks._plotting import line_figure
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     args = build_parser().parse_args(argv)

@@ -129,7 +129,7 @@ def _prepare(label: str, corpus: Any, text: Any, topic_key: str, steps: int, run
 
 # ============================================================================ crawls
 def _agent_available(name: str) -> str | None:
-    from agents.base import agent_class
+    from gym_crawl.agents.base import agent_class
 
     try:
         agent_class(name)
@@ -166,7 +166,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
             trace_every: int = 0) -> tuple[dict[str, Any], list[list[float]]]:
     """One crawl; returns its summary row and (optionally) a per-step trace
     ``[step, frontier, leaves, non-empty leaves, candidates]``."""
-    from agents import make_agent, run_episode
+    from gym_crawl.agents import make_agent, run_episode
 
     env = make_env(s, name, cap, k)
     agent = make_agent(name)
@@ -247,7 +247,7 @@ def decision_cost(sizes: list[int], experience: int = 20_000, steps: int = 30, n
     """
     import torch
 
-    from agents.ddqn import QNetwork
+    from gym_crawl.agents.ddqn import QNetwork
     from gym_crawl.reducers.tree import TreeFrontier
 
     torch.set_num_threads(1)

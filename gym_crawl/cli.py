@@ -92,8 +92,8 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     import gym_crawl  # noqa: F401  (registers the env)
-    from agents.base import Agent, agent_class, make_agent
-    from agents.runner import run_episode
+    from gym_crawl.agents.base import Agent, agent_class, make_agent
+    from gym_crawl.agents.runner import run_episode
 
     names = [n.strip() for n in args.agent.split(",") if n.strip()]
     if (args.load or args.save) and len(names) != 1:
@@ -110,7 +110,7 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = gym.make("WikiCrawl-v0", **kw)
         if sb3_path:
-            from agents.sb3_agent import load_sb3_agent
+            from gym_crawl.agents.sb3_agent import load_sb3_agent
 
             agent: Agent = load_sb3_agent(sb3_path)
         else:
@@ -198,7 +198,7 @@ def _cmd_corpus(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     import importlib
 
-    mod_name = "benchmarks." + args.name.replace("-", "_")
+    mod_name = "gym_crawl.benchmarks." + args.name.replace("-", "_")
     try:
         mod = importlib.import_module(mod_name)
     except ModuleNotFoundError as e:
@@ -206,9 +206,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise
         import pkgutil
 
-        import benchmarks
+        import gym_crawl.benchmarks
 
-        known = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if not m.name.startswith("_"))
+        known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__) if not m.name.startswith("_"))
         raise SystemExit(f"unknown benchmark {args.name!r}; available: {known}") from None
     return int(mod.main(args.args) or 0)
 
@@ -216,7 +216,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "train":
-        from agents.sb3_train import main as train_main
+        from gym_crawl.agents.sb3_train import main as train_main
 
         return int(train_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "corpus":
             return _cmd_corpus(args)
         if args.cmd == "agents":
-            from agents.base import agent_names
+            from gym_crawl.agents.base import agent_names
 
             print("\n".join(agent_names()))
             return 0

@@ -12,7 +12,7 @@ ALL = {"lfa-sync", "lfa-async", "lfa-moderated", "thesis-lfa", "td-lambda", "ran
 
 
 def test_han2018_quick(tmp_path) -> None:
-    from benchmarks.han2018 import main
+    from gym_crawl.benchmarks.han2018 import main
 
     assert main(["--quick", "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "han2018.json").read_text())
@@ -46,7 +46,7 @@ def test_han2018_quick(tmp_path) -> None:
 
 
 def test_thesis2021_quick(tmp_path) -> None:
-    from benchmarks.thesis2021 import main
+    from gym_crawl.benchmarks.thesis2021 import main
 
     assert main(["--quick", "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "thesis2021.json").read_text())
@@ -60,7 +60,7 @@ def test_thesis2021_quick(tmp_path) -> None:
 
 
 def test_bench_rejects_unknown_options(tmp_path) -> None:
-    from benchmarks.han2018 import main
+    from gym_crawl.benchmarks.han2018 import main
 
     with pytest.raises(SystemExit):
         main(["--bogus"])
@@ -69,7 +69,7 @@ def test_bench_rejects_unknown_options(tmp_path) -> None:
 @pytest.mark.slow
 def test_lfa_runs_on_wikispeedia(tmp_path) -> None:
     path = shared_data("wikispeedia")
-    from benchmarks.han2018 import load_corpus_cached, run_tasks
+    from gym_crawl.benchmarks.han2018 import load_corpus_cached, run_tasks
 
     corpus = load_corpus_cached(str(path), {})
     for agent in ("lfa-sync", "lfa-async", "thesis-lfa", "td-lambda"):

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 import gym_crawl  # noqa: F401
-from benchmarks.tres import AGENTS, decision_cost, main, url_hash_domains
+from gym_crawl.benchmarks.tres import AGENTS, decision_cost, main, url_hash_domains
 
 torch.set_num_threads(1)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from agents import Agent, agent_names, make_agent, register_agent, run_episode, run_episodes
+from gym_crawl.agents import Agent, agent_names, make_agent, register_agent, run_episode, run_episodes
 from gym_crawl.cli import main
 from gym_crawl.text import get_text_model, load_word_vectors
 from gym_crawl.text.model import TextModel
@@ -147,7 +147,7 @@ def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path
 
 
 def agent_class_defaults(name):
-    from agents import agent_class
+    from gym_crawl.agents import agent_class
 
     kw = dict(agent_class(name).env_defaults)
     kw["max_candidates"] = 64

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gym_crawl  # noqa: F401
-from agents import make_agent, run_episode
-from agents.ddqn import MaxSegmentTree, QNetwork, ReplayBuffer, TresAgent, TresAsyncAgent
+from gym_crawl.agents import make_agent, run_episode
+from gym_crawl.agents.ddqn import MaxSegmentTree, QNetwork, ReplayBuffer, TresAgent, TresAsyncAgent
 from gym_crawl.reducers.tree import TreeFrontier
 
 torch.set_num_threads(1)
@@ -178,7 +178,7 @@ def test_tres_stores_seed_experience_and_tree_action_in_the_bootstrap_set(tiny_c
     agent.cfg["eps_start"] = agent.cfg["eps_end"] = 0.0
     a = agent.act(obs, info)
     obs2, r, term, trunc, info2 = env.step(a)
-    from agents.base import Transition
+    from gym_crawl.agents.base import Transition
     agent.observe(Transition(obs, a, r, obs2, term, trunc, info2))
     i = 1
     rows = rb.rows[rb.S[i]:rb.S[i] + rb.L[i]]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from agents import make_agent, run_episode
+from gym_crawl.agents import make_agent, run_episode
 from gym_crawl.envs import WikiCrawlEnv
 
 

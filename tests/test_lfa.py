@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
-from agents import make_agent, run_episode, run_episodes
-from agents.base import Agent, Transition
-from agents.lfa import LFAAgent, PairIndex, ThesisLFAAgent, lfa_update
+from gym_crawl.agents import make_agent, run_episode, run_episodes
+from gym_crawl.agents.base import Agent, Transition
+from gym_crawl.agents.lfa import LFAAgent, PairIndex, ThesisLFAAgent, lfa_update
 from gym_crawl.features.thesis import ThesisFeatures, disc_change, disc_change_code, disc_distance, disc_relevance
 
 

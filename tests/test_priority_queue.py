@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.priority_queue import UpdatablePQ
+from gym_crawl.agents.priority_queue import UpdatablePQ
 
 
 def test_pop_order_and_fifo_ties() -> None:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch as th
 
-from agents.base import Agent
-from agents.runner import run_episode
-from agents.sb3_agent import SB3Agent, algo_class, load_sb3_agent
-from agents.sb3_train import TrainConfig, main, make_env, train
+from gym_crawl.agents.base import Agent
+from gym_crawl.agents.runner import run_episode
+from gym_crawl.agents.sb3_agent import SB3Agent, algo_class, load_sb3_agent
+from gym_crawl.agents.sb3_train import TrainConfig, main, make_env, train
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 
 
@@ -133,7 +133,7 @@ def test_cli_train_and_errors(corpus_dir, tmp_path, capsys):
 
 
 def test_bench_sb3_quick(corpus_dir, tmp_path):
-    from benchmarks.sb3 import main as bench
+    from gym_crawl.benchmarks.sb3 import main as bench
 
     assert bench(["--quick", "--corpus", corpus_dir, "--train-topics", "geology", "--eval-topics", "poetry",
                   "--out", str(tmp_path)]) == 0

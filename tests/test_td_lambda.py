@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from agents import make_agent, run_episode, run_episodes
-from agents.base import Agent, Transition
-from agents.td_lambda import TDLambdaAgent, ValueNet
+from gym_crawl.agents import make_agent, run_episode, run_episodes
+from gym_crawl.agents.base import Agent, Transition
+from gym_crawl.agents.td_lambda import TDLambdaAgent, ValueNet
 
 VISITED = 2
 
