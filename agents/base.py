@@ -20,7 +20,6 @@ a third-party agent plugs in with :func:`register_agent`.
 """
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Agent", "Transition", "register_agent", "make_agent", "agent_names", "agent_class"]
+from gym_crawl.registry import Registry
+
+__all__ = ["Agent", "Transition", "AGENTS", "register_agent", "make_agent", "agent_names", "agent_class"]
 
 
 @dataclass
@@ -127,50 +128,44 @@ class Agent:
         return agent
 
 
-# name -> "module:attribute" (imported lazily) or a factory callable
-_REGISTRY: dict[str, str | Callable[..., Agent]] = {
-    "random": "gym_crawl.agents.baselines:RandomAgent",
-    "bfs": "gym_crawl.agents.baselines:BreadthFirstAgent",
-    "best-first": "gym_crawl.agents.baselines:BestFirstAgent",
-    "oracle": "gym_crawl.agents.baselines:GreedyOracleAgent",
-    "lfa-sync": "gym_crawl.agents.lfa:LFASyncAgent",
-    "lfa-async": "gym_crawl.agents.lfa:LFAAsyncAgent",
-    "lfa-moderated": "gym_crawl.agents.lfa:LFAModeratedAgent",
-    "thesis-lfa": "gym_crawl.agents.lfa:ThesisLFAAgent",
-    "td-lambda": "gym_crawl.agents.td_lambda:TDLambdaAgent",
-    "tres": "gym_crawl.agents.ddqn:TresAgent",
-    "tres-async": "gym_crawl.agents.ddqn:TresAsyncAgent",
-    "tree-random": "gym_crawl.agents.tree_random:TreeRandomAgent",
-    "sb3": "gym_crawl.agents.sb3_agent:SB3Agent",
-}
+#: name -> Agent class (lazy "module:attribute" entries: PyTorch agents cost nothing until asked for)
+AGENTS: Registry[Agent] = Registry("agent")
+for _name, _target, _doc in [
+    ("random", "gym_crawl.agents.baselines:RandomAgent", "baseline: a uniformly random frontier page"),
+    ("bfs", "gym_crawl.agents.baselines:BreadthFirstAgent", "baseline: breadth-first, in discovery order"),
+    ("best-first", "gym_crawl.agents.baselines:BestFirstAgent",
+     "the papers' no-learning crawler: the most topic-relevant link text first"),
+    ("oracle", "gym_crawl.agents.baselines:GreedyOracleAgent",
+     "upper bound reading hidden labels (not a crawler)"),
+    ("lfa-sync", "gym_crawl.agents.lfa:LFASyncAgent", "Han 2018 linear SARSA, exact argmax over the whole frontier"),
+    ("lfa-async", "gym_crawl.agents.lfa:LFAAsyncAgent", "Han 2018 linear SARSA, asynchronous (out-links) updates"),
+    ("lfa-moderated", "gym_crawl.agents.lfa:LFAModeratedAgent", "Han 2018 linear SARSA, moderated updates"),
+    ("thesis-lfa", "gym_crawl.agents.lfa:ThesisLFAAgent",
+     "Pertejo 2021 LFA: thesis features/reward, gamma 0.3, randomized priority queue"),
+    ("td-lambda", "gym_crawl.agents.td_lambda:TDLambdaAgent", "Grigoriadis TD(lambda) V(s) network with look-ahead"),
+    ("tres", "gym_crawl.agents.ddqn:TresAgent", "TRES: DDQN over Tree-Frontier representatives"),
+    ("tres-async", "gym_crawl.agents.ddqn:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
+    ("tree-random", "gym_crawl.agents.tree_random:TreeRandomAgent", "TRES baseline: a random Tree-Frontier leaf"),
+    ("sb3", "gym_crawl.agents.sb3_agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
+]:
+    AGENTS.register(_name, _target, _doc)
 
 
-def register_agent(name: str, factory: str | Callable[..., Agent]) -> None:
+def register_agent(name: str, factory: str | Callable[..., Agent], description: str = "") -> None:
     """Register an agent under ``name``: a class/factory, or a lazy ``"module:attribute"`` string."""
-    _REGISTRY[name] = factory
+    AGENTS.register(name, factory, description)
 
 
 def agent_class(name: str) -> Callable[..., Agent]:
     """The class (factory) registered as ``name``; clear errors for unknown or unavailable agents."""
-    try:
-        f = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown agent {name!r}; registered agents: {agent_names()}") from None
-    if isinstance(f, str):
-        mod, attr = f.split(":")
-        try:
-            f = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as e:
-            raise ValueError(f"agent {name!r} is registered as {mod}:{attr} but is not available here ({e})") from None
-        _REGISTRY[name] = f
-    return f  # type: ignore[return-value]
+    return AGENTS.get(name)
 
 
 def make_agent(name: str, **config: Any) -> Agent:
     """Instantiate the agent registered as ``name`` with keyword ``config``."""
-    return agent_class(name)(**config)
+    return AGENTS.build(name, **config)
 
 
 def agent_names() -> list[str]:
     """Registered agent names (some may need optional dependencies)."""
-    return sorted(_REGISTRY)
+    return AGENTS.names()

@@ -38,13 +38,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gym_crawl._registry import resolve
+from gym_crawl.registry import Registry
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
 
 __all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
            "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
 
-FEATURE_SETS = ("han2018", "han2018-continuous", "tres", "combined")
 
 
 _EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
@@ -210,28 +209,34 @@ class CombinedFeatures(FeatureSet):
         return out
 
 
-_FACTORIES: dict[str, "Callable[[int], FeatureSet] | str"] = {
-    "han2018": lambda C: Han2018Features(C, discretize=True),
-    "han2018-continuous": lambda C: Han2018Features(C, discretize=False),
-    "tres": lambda C: TresFeatures(),
-    "combined": lambda C: CombinedFeatures([Han2018Features(C, discretize=False), TresFeatures()]),
-    "thesis": "gym_crawl.features.thesis:ThesisFeatures",
-    "tres-clf": "gym_crawl.features.tres_clf:TresClfFeatures",
-}
+#: name -> factory(n_categories) -> FeatureSet (lazy "module:attribute" entries allowed)
+FEATURE_SETS: Registry[FeatureSet] = Registry("feature set", "a FeatureSet instance")
+FEATURE_SETS.register("han2018", lambda C: Han2018Features(C, discretize=True),
+                              "Han 2018 state-action features as 5-/6-bucket one-hot tilings")
+FEATURE_SETS.register("han2018-continuous", lambda C: Han2018Features(C, discretize=False),
+                              "Han 2018 state-action features, continuous")
+FEATURE_SETS.register("tres", lambda C: TresFeatures(), "TRES path, link and domain features")
+FEATURE_SETS.register(
+    "combined", lambda C: CombinedFeatures([Han2018Features(C, discretize=False), TresFeatures()]),
+    "Han 2018 continuous + TRES (the default)")
+FEATURE_SETS.register("thesis", "gym_crawl.features.thesis:ThesisFeatures",
+                              "Pertejo 2021 thesis discretization")
+FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
+                              "TRES features with the relevance classifier's anchor probability")
 
 
-def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str") -> None:
+def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str", description: str = "") -> None:
     """Make ``features=name`` build ``factory(n_categories)``; ``factory`` may be a lazy
     ``"module:attribute"`` string (for extensions and third parties)."""
-    _FACTORIES[name] = factory
+    FEATURE_SETS.register(name, factory, description)
 
 
 def feature_set_names() -> list[str]:
-    return sorted(_FACTORIES)
+    return FEATURE_SETS.names()
 
 
 def get_feature_set(spec: "str | FeatureSet", n_categories: int = 4) -> FeatureSet:
     """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
     if isinstance(spec, FeatureSet):
         return spec
-    return resolve(_FACTORIES, spec, "feature set", "a FeatureSet")(n_categories)
+    return FEATURE_SETS.build(spec, n_categories)

@@ -25,12 +25,12 @@ from typing import Callable
 
 import numpy as np
 
-from gym_crawl._registry import resolve
+from gym_crawl.registry import Registry
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet
 
 __all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer",
-           "register_reducer", "reducer_names"]
+           "register_reducer", "reducer_names", "REDUCERS"]
 
 
 class Reducer:
@@ -150,23 +150,26 @@ class RandomSubset(Reducer):
         return self.state.fr_pages[np.sort(idx)].copy()
 
 
-_FACTORIES: dict[str, "Callable[[], Reducer] | str"] = {
-    "full": FullFrontier, "topk": TopK, "outlinks": Outlinks, "random": RandomSubset,
-    "tree": "gym_crawl.reducers.tree:TreeFrontier",
-}
+#: name -> factory() -> Reducer (lazy "module:attribute" entries allowed)
+REDUCERS: Registry[Reducer] = Registry("reducer", "a Reducer instance")
+REDUCERS.register("full", FullFrontier, "the whole frontier (exact; Discrete(K) shows the best K by link text)")
+REDUCERS.register("topk", TopK, "the K frontier pages with the most topic-relevant link text")
+REDUCERS.register("outlinks", Outlinks, "unvisited out-links of the last fetched page (Han's asynchronous view)")
+REDUCERS.register("random", RandomSubset, "K frontier pages drawn uniformly without replacement")
+REDUCERS.register("tree", "gym_crawl.reducers.tree:TreeFrontier", "TRES's Tree-Frontier leaf representatives")
 
 
-def register_reducer(name: str, factory: "Callable[[], Reducer] | str") -> None:
+def register_reducer(name: str, factory: "Callable[[], Reducer] | str", description: str = "") -> None:
     """Make ``reducer=name`` build ``factory()`` (a callable or a lazy ``"module:attribute"``)."""
-    _FACTORIES[name] = factory
+    REDUCERS.register(name, factory, description)
 
 
 def reducer_names() -> list[str]:
-    return sorted(_FACTORIES)
+    return REDUCERS.names()
 
 
 def get_reducer(spec: "str | Reducer") -> Reducer:
     """Resolve a reducer name or return a :class:`Reducer` instance as is."""
     if isinstance(spec, Reducer):
         return spec
-    return resolve(_FACTORIES, spec, "reducer", "a Reducer")()
+    return REDUCERS.build(spec)

@@ -26,10 +26,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from gym_crawl.registry import Registry
 from gym_crawl.relevance.scorer import PageScores
 
 __all__ = ["RewardScheme", "ThresholdReward", "BinaryReward", "LabelReward", "CallableReward",
-           "REWARD_SCHEMES", "get_reward_scheme"]
+           "REWARD_SCHEMES", "REWARDS", "get_reward_scheme"]
 
 
 class RewardScheme:
@@ -95,21 +96,23 @@ class CallableReward(RewardScheme):
         return r, r > 0
 
 
+#: name -> factory(labelled=bool) -> RewardScheme
+REWARDS: Registry[RewardScheme] = Registry("reward", "a RewardScheme or a callable f(PageScores) -> rewards")
+REWARDS.register("han2018", lambda labelled=False: ThresholdReward("han2018", tiers=((0.5, 30.0), (0.4, 20.0))),
+                 "Han 2018: topic word -> 30, else word-vector cosine > 0.5 -> 30, > 0.4 -> 20, else -1")
+REWARDS.register("thesis", lambda labelled=False: ThresholdReward("thesis", tiers=((0.6, 30.0), (0.5, 20.0))),
+                 "Pertejo 2021 code: topic word -> 30, cosine > 0.6 -> 30, > 0.5 -> 20, else -1")
+REWARDS.register("binary", lambda labelled=False: BinaryReward(labelled=labelled),
+                 "TRES: 1 if the page is relevant, else 0")
+REWARDS.register("labels", lambda labelled=False: LabelReward(), "ground truth: 1 if the page carries the topic's label")
+#: Kept for compatibility: the built-in reward names.
 REWARD_SCHEMES = ("han2018", "thesis", "binary", "labels")
 
 
 def get_reward_scheme(spec: "str | RewardScheme | Callable", *, labelled: bool = False) -> RewardScheme:
-    """Resolve a reward name (see module docstring), a :class:`RewardScheme` or a callable."""
+    """Resolve a registered reward name (see module docstring), a :class:`RewardScheme` or a callable."""
     if isinstance(spec, RewardScheme):
         return spec
     if callable(spec):
         return CallableReward(spec)
-    if spec == "han2018":
-        return ThresholdReward("han2018", tiers=((0.5, 30.0), (0.4, 20.0)))
-    if spec == "thesis":
-        return ThresholdReward("thesis", tiers=((0.6, 30.0), (0.5, 20.0)))
-    if spec == "binary":
-        return BinaryReward(labelled=labelled)
-    if spec == "labels":
-        return LabelReward()
-    raise ValueError(f"unknown reward {spec!r}; expected one of {REWARD_SCHEMES} or a callable")
+    return REWARDS.build(spec, labelled=labelled)
