@@ -61,6 +61,12 @@ class FullFrontier(Reducer):
         return self.state.frontier.copy()
 
 
+def link_text_score(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+    """The papers' no-learning priority: topic relevance of the best discovering link's text.
+    (A module-level function, not a lambda, so reducers and envs pickle.)"""
+    return state.link_rel[pages]
+
+
 class TopK(Reducer):
     """Best K by ``score(state, pages)`` (default: link-text topic relevance, the papers'
     no-learning priority).
@@ -74,7 +80,7 @@ class TopK(Reducer):
     name = "topk"
 
     def __init__(self, score: Callable[[CrawlState, np.ndarray], np.ndarray] | None = None):
-        self.score = score or (lambda st, p: st.link_rel[p])
+        self.score = score or link_text_score
 
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         super().reset(state, features, rng)
