@@ -2,18 +2,22 @@
 
 An agent interacts with a :class:`gym_crawl.envs.WikiCrawlEnv` through::
 
-    agent.begin_episode(env, rng)          # env = the *unwrapped* WikiCrawlEnv, rng = np.random.Generator
+    agent.begin_episode(env, rng)          # env = the *unwrapped* WikiCrawlEnv (read-only accessors only)
     action = agent.act(obs, info)          # an int: a candidate slot or a page id (see action_kind)
-    agent.observe(Transition(...))         # after the env answered
+    agent.observe(Transition(...))         # after env.step answered
     agent.save(path) / Agent.load(path)    # learners persist without pickle (JSON / npz / torch weights)
 
-``action_kind`` says how the runner applies the action:
+One action path: the runner (:func:`gym_crawl.agents.run_episode`) passes every action to
+``env.step`` of the env as built — wrappers included — and ``action_kind`` says which action mode
+the env must have (:func:`gym_crawl.agents.make_env_for` builds it so):
 
-* ``"slot"`` — ``env.step(action)``, an index into the K candidate slots (the SB3-compatible
-  Discrete(K) interface);
-* ``"page"`` — ``env.step_page(action)``, a frontier page id chosen through the custom-agent
-  interface (``env.frontier_pages()``, ``env.features_of(pages)``, ``env.argmax_frontier(w)``,
-  ``env.link_scores(pages)``).
+* ``"slot"`` — ``action="slot"``: an index into the K candidate slots (the SB3-compatible
+  ``Discrete(K)`` interface);
+* ``"page"`` — ``action="page"``: a frontier page id (``Discrete(n_pages)``), chosen through the env's
+  documented read-only accessors (``frontier_pages()``, ``features_of(pages)``,
+  ``argmax_frontier(w)``, ``link_scores(pages)``, ``frontier_changes()``, ``fetched_text(page)``, …).
+
+Agents never read private attributes or the env's ``state`` / ``corpus`` / ``text`` objects.
 
 Agents are registered by name so the CLI and benchmarks run ``--agent NAME``;
 a third-party agent plugs in with :func:`register_agent`.
@@ -56,8 +60,8 @@ class Agent:
     action_kind = "slot"
     #: Agents that read hidden ground truth (oracles for upper bounds) set this; benchmarks label them.
     uses_hidden_information = False
-    #: Page-kind agents that never read the K-slot observation set this False: the runner then calls
-    #: ``env.step_page(page, observe=False)`` and the env skips building it (``obs`` is ``None``).
+    #: Page-kind agents that never read the K-slot observation set this False: their env is built with
+    #: ``observation="state"`` (only the crawl summary), so it skips building the K candidate rows.
     needs_observation = True
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
@@ -69,7 +73,8 @@ class Agent:
         self.rng = np.random.default_rng(0)
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
-        """Called by the runner after ``env.reset``; ``env`` is the unwrapped WikiCrawlEnv."""
+        """Called by the runner after ``env.reset``; ``env`` is the unwrapped WikiCrawlEnv, to be read
+        through its documented accessors only."""
         self.env = env
         self.rng = rng
 

@@ -46,7 +46,7 @@ class BreadthFirstAgent(Agent):
         self.queue: deque[int] = deque()
 
     def act(self, obs: Any, info: dict) -> int:
-        self.queue.extend(info["new_pages"].tolist())
+        self.queue.extend(self.env.frontier_changes().new.tolist())
         while self.queue:
             p = self.queue.popleft()
             if self.env.is_frontier(p):
@@ -84,7 +84,7 @@ class GreedyOracleAgent(Agent):
         self.fallback.begin_episode(env, rng)
 
     def act(self, obs: Any, info: dict) -> int:
-        new = info["new_pages"]
+        new = self.env.frontier_changes().new
         self.good.extend(new[self.truth[new]].tolist())
         while self.good:
             p = self.good.pop()

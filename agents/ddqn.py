@@ -533,7 +533,7 @@ class TresAgent(_DDQNBase):
             return
         env = self.env
         x = np.asarray(tr.obs["candidates"])[tr.action]
-        outl = np.asarray(info["updated_pages"])
+        outl = np.asarray(env.frontier_changes().updated)
         outl = outl[np.asarray(env.is_frontier(outl), bool)] if len(outl) else outl
         rows = env.features_of(outl) if len(outl) else np.zeros((0, self.dim), np.float32)
         done = bool(tr.terminated)
@@ -559,7 +559,7 @@ class TresAsyncAgent(_DDQNBase):
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
-        n = int(env.corpus.n_pages)
+        n = int(env.n_pages)
         if getattr(self, "_prio", None) is None or self._prio.n != n:
             self._prio = MaxSegmentTree(n)
         else:
@@ -601,7 +601,7 @@ class TresAsyncAgent(_DDQNBase):
             return
         env = self.env
         self._prio.update(np.asarray([page]), np.asarray([-np.inf]))
-        outl = np.asarray(info["updated_pages"])
+        outl = np.asarray(env.frontier_changes().updated)
         outl = outl[np.asarray(env.is_frontier(outl), bool)] if len(outl) else outl
         rows = np.clip(env.features_of(outl), -1.0, 1.0) if len(outl) else np.zeros((0, self.dim), np.float32)
         done = bool(tr.terminated)

@@ -14,14 +14,14 @@ Han 2018, Algorithm 1 (``lfa-sync``, ``lfa-async``, ``lfa-moderated``)
 
   - fetched page relevant (reward > 0, the crawler's own judgement): ``w ← w + α (r − q̂(s,a)) x``;
   - otherwise SARSA: a′ is chosen ε-greedily among the new page's unvisited out-links L′
-    (``info["updated_pages"]`` — their rows use the env's best-parent state, which is s′ for
+    (``env.frontier_changes().updated`` — their rows use the env's best-parent state, which is s′ for
     every page s′ discovered first); ``δ = r + γ q̂(s′,a′) − q̂(s,a)``;
     *original* ``w ← w + α δ x``;
     *moderated* (Eq. 4) ``w ← w + α [r + γ(q̂(s′,a′) − δ) − q̂(s,a)] x``
     (= the original with step α(1 − γ), as Han note). When L′ is empty, q̂(s′,a′) = 0.
 * **Frontier** (lines 40–47), after the update:
 
-  - *asynchronous*: only the rows of L′ (``info["updated_pages"]``) are re-scored with the new w
+  - *asynchronous*: only the rows of L′ (``env.frontier_changes().updated``) are re-scored with the new w
     and their priorities updated in place in an :class:`~agents.priority_queue.UpdatablePQ`;
     every other priority stays as old as the step that last scored it (stale);
   - *synchronous*: the exact argmax of the *current* w over the whole frontier every step, done
@@ -29,7 +29,7 @@ Han 2018, Algorithm 1 (``lfa-sync``, ``lfa-async``, ``lfa-moderated``)
     distinct state-part rows S (n_s × d_s), distinct action-part rows A (n_a × d_a), pairs
     (sid, aid) — so a step costs ``S @ w_s`` + ``A @ w_a`` + one gather-add over the active
     pairs (P ≪ F), never a Python loop over links (:class:`PairIndex`). Groups are maintained
-    incrementally from ``info["updated_pages"]``: with a ``local`` feature set those are the only
+    incrementally from ``env.frontier_changes().updated``: with a ``local`` feature set those are the only
     rows that change.
 * **Ties** (very common with discretized features and w = 0 at the start): broken uniformly at
   random (a random tie key per queued page in async; a random best pair, then a random member of
@@ -367,7 +367,7 @@ class LFAAgent(Agent):
         elif self.feature_names is not None and self.feature_names != names:
             raise ValueError(f"{self.name}: weights were learned on {len(self.feature_names)} features "
                              f"({self.feature_names[:3]}…) but the env gives {len(names)} ({names[:3]}…)")
-        n = env.corpus.n_pages
+        n = env.n_pages
         if self.mode == "async":
             if self._pq is None or self._pq.capacity != n:
                 self._pq = UpdatablePQ(n)
@@ -456,11 +456,12 @@ class LFAAgent(Agent):
         info = transition.info
         env = self.env
         assert self.w is not None
-        for p in np.asarray(info.get("removed_pages", ()), dtype=np.int64).tolist():
+        changes = env.frontier_changes()
+        for p in np.asarray(changes.removed, dtype=np.int64).tolist():
             self._forget(p)
-        if info.get("fetched_page", -1) < 0:  # nothing fetched (cannot happen through step_page)
+        if info.get("fetched_page", -1) < 0:  # nothing fetched: an invalid (non-frontier) page
             return
-        upd = np.asarray(info["updated_pages"], dtype=np.int64)
+        upd = np.asarray(changes.updated, dtype=np.int64)
         if len(upd):
             upd = upd[np.asarray(env.is_frontier(upd), bool)]
         X = env.features_of(upd) if len(upd) else np.zeros((0, len(self.w)), np.float32)

@@ -49,28 +49,29 @@ class EpisodeResult:
 
 
 def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict | None = None,
-                max_steps: int | None = None, on_step: Callable[[int, dict], None] | None = None) -> EpisodeResult:
-    """Reset ``env`` and let ``agent`` crawl until termination, truncation or ``max_steps`` steps."""
+                on_step: Callable[[int, dict], None] | None = None) -> EpisodeResult:
+    """Reset ``env`` and let ``agent`` crawl until termination or truncation.
+
+    Every action goes through ``env.step`` of the env as given (wrappers included: ``TimeLimit``
+    truncates, ``RecordEpisodeStatistics`` records). Build the env with
+    :func:`gym_crawl.agents.make_env_for` so its action mode is the agent's ``action_kind``.
+    """
     base = env.unwrapped
+    mode = getattr(base, "action_mode", None)
+    if mode is not None and mode != agent.action_kind:
+        raise ValueError(f"agent {agent.name!r} acts by {agent.action_kind!r} but the env's action mode is "
+                         f"{mode!r}: build the env with make_env_for(agent, ...) or action={agent.action_kind!r}")
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed, options=options)
     t1 = time.perf_counter()
     agent.begin_episode(base, np.random.default_rng(seed))
     curve, rewards = [], []
     invalid = 0
-    if agent.action_kind == "page":
-        observe = bool(getattr(agent, "needs_observation", True))
-
-        def step(a: int) -> tuple:
-            return base.step_page(a, observe=observe)
-    else:
-        step = env.step
-    limit = max_steps if max_steps is not None else (1 << 62)
     done = False
     t = 0
-    while not done and t < limit:
+    while not done:
         a = agent.act(obs, info)
-        obs2, r, term, trunc, info2 = step(a)
+        obs2, r, term, trunc, info2 = env.step(a)
         agent.observe(Transition(obs, a, float(r), obs2, term, trunc, info2))
         obs, info = obs2, info2
         curve.append(info["relevant_found"])
@@ -86,7 +87,7 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
                          pages_fetched=info["pages_fetched"], harvest_rate=info["harvest_rate"],
                          relevant_domains=info["relevant_domains"], reward_sum=info["reward_sum"],
                          seconds=t2 - t1, reset_seconds=t1 - t0, relevant_curve=np.asarray(curve, np.int32),
-                         rewards=np.asarray(rewards, np.float32), fetched=base.state.fetched_pages(),
+                         rewards=np.asarray(rewards, np.float32), fetched=base.fetched_pages(),
                          invalid_actions=invalid)
 
 

@@ -315,7 +315,7 @@ class TDLambdaAgent(Agent):
             self.net.step(grad, self.alpha * delta)
             self.updates += 1
             v_new = float(self.net.value(self._X[self._row[page]][None])[0])
-        upd = np.asarray(info.get("updated_pages", ()), dtype=np.int64)
+        upd = np.asarray(self.env.frontier_changes().updated, dtype=np.int64)
         if len(upd):
             upd = upd[np.asarray(self.env.is_frontier(upd), bool)]
         self._offer(page, v_new, upd)

@@ -18,9 +18,14 @@ ENV_ID = "WikiCrawl-v0"
 DEFAULT_MAX_EPISODE_STEPS = 1000
 
 if ENV_ID not in gym.registry:
-    # The step budget is the env's own ``max_steps`` (default 1000), so that the custom-agent
-    # interface (``step_page``) is truncated exactly like ``step``; ``gym.make(...,
-    # max_episode_steps=N)`` still adds a standard TimeLimit for those who want one.
-    gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv")
+    # Gymnasium's TimeLimit owns truncation: every agent acts through env.step (slot or page
+    # action mode), so the budget is the registered max_episode_steps, overridable with
+    # gym.make("WikiCrawl-v0", max_episode_steps=N).
+    # EpisodeBudget (applied by gym.make after TimeLimit) tells the env that budget, which its
+    # observation (budget used) and adaptive domain caps need.
+    gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
+                 max_episode_steps=DEFAULT_MAX_EPISODE_STEPS,
+                 additional_wrappers=(gym.envs.registration.WrapperSpec(
+                     "EpisodeBudget", "gym_crawl.envs.budget:EpisodeBudget", {}),))
 
 __all__ = ["ENV_ID", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

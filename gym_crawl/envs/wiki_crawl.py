@@ -1,65 +1,87 @@
 """``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v0``).
 
-Episode: reset fetches the seed pages (the topic's main page by default) and
-puts their out-links in the frontier; every step fetches one frontier page;
-the episode is *terminated* when the frontier is empty and *truncated* at
-``max_steps`` env steps (default 1000; enforced by the env itself so that
-:meth:`step_page` obeys it too; ``gym.make(..., max_episode_steps=N)`` adds a
-standard ``TimeLimit`` on top).
+Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
+in the frontier; every step fetches one frontier page. The episode is *terminated* when the
+frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v0",
+max_episode_steps=N)``, default 1000 from the registration). The env also knows that budget
+(:class:`gym_crawl.envs.budget.EpisodeBudget` hands it over) for the observation's
+``budget_used`` and for adaptive domain caps, and refuses a step after the episode ended
+(terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()`` — it never
+keeps crawling.
 
-Two ways to act on the same MDP (DESIGN.md §4):
+**One action path.** Every agent acts through ``env.step`` of the (possibly wrapped) env, in one of
+two action modes chosen at construction (``action=``):
 
-1. **Discrete(K) over candidate slots** (``env.step(i)``, SB3-compatible): a
-   reducer proposes up to K frontier pages; the observation is fixed-shape::
+* ``"slot"`` (default, SB3-compatible): ``Discrete(K)``, an index into the K candidate slots a
+  reducer proposed; ``env.action_masks()`` / ``info["action_mask"]`` give the (K,) mask.
+* ``"page"``: ``Discrete(n_pages)``, a page id — for custom agents that rank the *whole* frontier
+  (Han's synchronous LFA, TD(λ), per-page DQN heads). ``env.action_masks()`` returns the (n_pages,)
+  frontier mask, computed lazily on call.
 
-       {"candidates": Box(-1, 1, (K, d), float32),  # x(s, a) of each slot, zero rows when masked
-        "mask":       MultiBinary(K),                 # 1 = slot holds a candidate
-        "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see STATE_NAMES
+A masked slot, or a page that is not in the frontier (SB3's checker and DQN's exploration sample
+them), fetches nothing: the step is spent, the reward is ``invalid_action_penalty`` (default
+``-0.1 × max reward``), ``candidates`` and ``mask`` are unchanged (``state`` advances: budget used,
+last reward) and ``info["invalid_action"]`` is True. An action outside the action space (a float,
+a bool, a string, a nested list, an integer out of range) raises ``ValueError`` naming the valid range.
 
-   ``env.action_masks()`` (sb3-contrib convention) and ``info["action_mask"]``
-   give the mask. **A masked slot** (SB3's checker and DQN's exploration sample
-   them) fetches nothing: the step is spent, the reward is
-   ``invalid_action_penalty`` (default ``-0.1 × max reward``), the observation is
-   unchanged and ``info["invalid_action"]`` is True. An action outside
-   ``Discrete(K)`` raises ``ValueError`` naming the valid range.
-2. **Custom agents** use the unwrapped env: :meth:`frontier_pages` (all of it,
-   read-only view), :meth:`features_of` (x(s, a) of any frontier pages),
-   :meth:`link_scores`, :meth:`argmax_frontier` (exact argmax of w·x over the
-   whole frontier, one vectorized pass) and :meth:`step_page` (fetch a given page).
+Observation (``observation=``):
 
-Info keys (present after ``reset`` and every ``step``):
+* ``"candidates"`` (default)::
+
+      {"candidates": Box(-1, 1, (K, d), float32),  # x(s, a) of each slot, zero rows when masked
+       "mask":       MultiBinary(K),                 # 1 = slot holds a candidate
+       "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see STATE_NAMES
+
+* ``"state"``: only the ``Box(-1, 1, (6,))`` crawl summary — for page-mode agents that read the
+  frontier through the accessors below (the env then skips building the K candidate rows).
+
+**Read-only accessors for agents** (documented; agents never touch private attributes, ``state``,
+``corpus`` or ``text``): :meth:`frontier_pages`, :meth:`is_frontier`, :meth:`features_of`,
+:attr:`feature_names`, :attr:`feature_dim`, :attr:`features_local`, :meth:`link_scores`,
+:meth:`argmax_frontier`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
+:meth:`fetched_text`, :meth:`fetched_outlinks`, :meth:`idf`, :meth:`word_id`, :meth:`word`,
+:attr:`n_words`, :attr:`n_pages`, :attr:`max_reward`, :attr:`reward_name`, :attr:`current_topic`,
+:attr:`max_candidates`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
+analyses only, flagged hidden information — :meth:`hidden_relevance`.
+
+Info keys (present after ``reset`` and every ``step``; all scalars or fixed-shape arrays, so
+Gymnasium's vector envs can stack them):
 
 =====================  =====================================================================
 ``pages_fetched``      pages fetched so far, seeds included
 ``relevant_found``     fetched pages that are relevant (topic label if the topic has one,
-                       else positive reward)
+                       else the reward scheme's relevant flag)
 ``harvest_rate``       relevant_found / pages_fetched
 ``relevant_domains``   distinct domains with at least one relevant fetched page
 ``reward_sum``         sum of rewards this episode (seeds' rewards included)
 ``frontier_size``      discovered, unfetched pages
-``candidate_ids``      (K,) int64 page ids of the slots, -1 where masked
-``action_mask``        (K,) bool, same as ``action_masks()``
+``candidate_ids``      (K,) int64 page ids of the slots, -1 where masked (all -1 with
+                       ``observation="state"``)
+``action_mask``        (K,) bool, ``candidate_ids >= 0`` (slot mode only; page mode: call
+                       ``action_masks()``)
 ``fetched_page``       page id fetched by this step (-1 on reset and invalid steps)
 ``relevant``           whether the fetched page is relevant (False when none fetched)
-``invalid_action``     True when the step chose a masked slot
-``new_pages``          int32 page ids added to the frontier by this step
-``updated_pages``      int32 frontier pages whose parent aggregates changed this step (new ones
-                       included): with a ``local`` feature set, the only rows of x(s, a) that changed
-``removed_pages``      int32 frontier pages dropped this step because their domain hit the cap
+``invalid_action``     True when the step chose a masked slot / a non-frontier page
+``n_new_pages``        pages added to the frontier by this step (ids: ``frontier_changes()``)
 ``steps``              env steps taken this episode
 ``topic``              topic name
 =====================  =====================================================================
+
+Variable-length per-step data (the new, updated and domain-capped frontier pages) is not in
+``info`` — a vector env could not stack it — but in :meth:`frontier_changes`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import math
+import numbers
+from typing import Any, NamedTuple, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from gym_crawl.corpus import Corpus, load_corpus
-from gym_crawl.crawl.state import FRONTIER, UNSEEN, VISITED, CrawlState, FetchResult
+from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
 from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
@@ -67,16 +89,40 @@ from gym_crawl.relevance.scorer import TopicScorer
 from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 from gym_crawl.text.model import TextModel, get_text_model
 
-__all__ = ["WikiCrawlEnv", "STATE_NAMES"]
+__all__ = ["WikiCrawlEnv", "STATE_NAMES", "ACTION_MODES", "OBSERVATION_MODES", "FrontierChanges", "INFO_KEYS"]
 
 STATE_NAMES = ("budget_used", "harvest_rate", "log_frontier", "last_reward", "relevant_domain_fraction",
                "candidate_fraction")
+ACTION_MODES = ("slot", "page")
+OBSERVATION_MODES = ("candidates", "state")
+#: Info keys present after every reset and step (``action_mask`` in slot mode only).
+INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domains", "reward_sum", "frontier_size",
+             "candidate_ids", "action_mask", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps",
+             "topic")
+_TEXT_KEYS = ("idf_fraction", "dim", "seed", "vectors_path")
+_EMPTY = np.zeros(0, np.int32)
+_EMPTY.flags.writeable = False
+
+
+class FrontierChanges(NamedTuple):
+    """What the last ``reset``/``step`` did to the frontier (read-only int32 arrays).
+
+    ``new``: pages added; ``updated``: frontier pages whose parent aggregates changed (new ones
+    included) — with a ``local`` feature set, the only rows of x(s, a) that changed; ``removed``:
+    frontier pages dropped because their domain reached the per-domain cap.
+    """
+
+    new: np.ndarray
+    updated: np.ndarray
+    removed: np.ndarray
 
 
 def _parse_domain_cap(spec: int | str | None) -> tuple[int, int] | None:
     """``None``/"inf" → None; int b → (b, b); "A-B" → (A, B). Raises ValueError naming the value."""
     if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("inf", "none", "∞")):
         return None
+    if isinstance(spec, bool) or not isinstance(spec, (str, numbers.Integral)):
+        raise ValueError(f"domain_cap {spec!r}: expected None, 'inf', an integer or 'A-B' (e.g. '5-2')")
     try:
         if isinstance(spec, str) and "-" in spec:
             a, b = (int(x) for x in spec.split("-"))
@@ -91,25 +137,53 @@ def _parse_domain_cap(spec: int | str | None) -> tuple[int, int] | None:
     return a, b
 
 
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` as an int in [low, high]; ``ValueError`` naming ``name`` for bools, floats, strings."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    v = int(value)
+    if v < low or (high is not None and v > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {rng}, got {v}")
+    return v
+
+
+def _check_seeds(seeds: Any) -> list[str | int] | None:
+    if seeds is None:
+        return None
+    if isinstance(seeds, (str, bytes, numbers.Number)):
+        raise ValueError(f"seeds must be a list of page titles or ids, got {seeds!r}; "
+                         f"for one seed write seeds=[{seeds!r}]")
+    out = list(seeds)
+    if not out:
+        raise ValueError("seeds is empty: pass None for the topic's default seeds, or a list of titles/ids")
+    for s in out:
+        if isinstance(s, bool) or not isinstance(s, (str, numbers.Integral)):
+            raise ValueError(f"seeds: each seed must be a page title (str) or page id (int), got {s!r}")
+    return out
+
+
 class WikiCrawlEnv(gym.Env):
-    """Focused crawling over a corpus. See the module docstring for spaces, info and interfaces.
+    """Focused crawling over a corpus. See the module docstring for spaces, info and the accessors.
 
     Args:
         corpus: corpus spec for :func:`gym_crawl.corpus.load_corpus` (default: the embedded synthetic web).
-        topic: topic spec for :func:`gym_crawl.relevance.resolve_topic` (default: the corpus' first topic).
-        seeds: seed page titles or ids (default: the topic's seeds / main page).
-        max_steps: truncate after this many env steps (default 1000; ``None``: never, or rely on
-            ``gym.make(..., max_episode_steps=N)``). Enforced inside the env, so the custom-agent
-            interface (:meth:`step_page`) is truncated too.
-        reward: ``"han2018"``, ``"thesis"``, ``"binary"``, ``"labels"``, a RewardScheme or a callable.
-        features: feature-set name (``"combined"``, ``"han2018"``, ``"han2018-continuous"``, ``"tres"``)
-            or a FeatureSet.
-        reducer: ``"topk"``, ``"outlinks"``, ``"random"``, ``"full"``, ``"tree"`` (when installed) or a Reducer.
-        max_candidates: K, the number of candidate slots.
-        n_categories: category slots C shared by all topics of this env.
-        invalid_action_penalty: reward of a masked-slot step (default ``-0.1 × max reward``).
+        topic: topic spec for :func:`gym_crawl.relevance.resolve_topic` (default: the corpus' default topic).
+        seeds: a list of seed page titles or ids (default: the topic's seeds / main page).
+        reward: a registered reward name (``"han2018"``, ``"thesis"``, ``"binary"``, ``"labels"``), a
+            RewardScheme or a callable.
+        features: a registered feature-set name (``"combined"``, ``"han2018"``, ``"han2018-continuous"``,
+            ``"tres"``, …) or a FeatureSet.
+        reducer: a registered reducer name (``"topk"``, ``"outlinks"``, ``"random"``, ``"full"``, ``"tree"``)
+            or a Reducer.
+        max_candidates: K, the number of candidate slots (1 ≤ K ≤ n_pages).
+        n_categories: category slots C shared by all topics of this env (≥ 0).
+        action: ``"slot"`` (``Discrete(K)``) or ``"page"`` (``Discrete(n_pages)``); see the module docstring.
+        observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only).
+        invalid_action_penalty: reward of a masked-slot / non-frontier-page step (default ``-0.1 × max reward``).
         text: keyword arguments for :func:`gym_crawl.text.get_text_model` (``idf_fraction``, ``dim``,
             ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
+        beta: Han's exponential smoothing factor of ancestor relevance (0.4), in [0, 1].
         domain_cap: TRES's b, the maximum pages fetched per domain: ``None``/``"inf"`` (no cap), an int,
             or ``"A-B"`` (adaptive: the cap falls linearly from A to B over the episode budget; TRES's
             ``5_2``). Pages of a capped domain leave the frontier; a crawl whose frontier empties this
@@ -121,47 +195,80 @@ class WikiCrawlEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, corpus: Any = None, topic: Any = None, seeds: Sequence[str | int] | None = None,
-                 max_steps: int | None = 1000, reward: Any = "han2018", features: Any = "combined",
-                 reducer: Any = "topk", max_candidates: int = 64, n_categories: int = 4,
-                 invalid_action_penalty: float | None = None, text: dict | TextModel | None = None,
-                 corpus_kwargs: dict | None = None, render_mode: str | None = None, beta: float = 0.4,
-                 domain_cap: int | str | None = None):
+                 reward: Any = "han2018", features: Any = "combined", reducer: Any = "topk",
+                 max_candidates: int = 64, n_categories: int = 4, action: str = "slot",
+                 observation: str = "candidates", invalid_action_penalty: float | None = None,
+                 text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
+                 render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
-        if max_candidates < 1:
-            raise ValueError(f"max_candidates must be >= 1, got {max_candidates}")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
+        if action not in ACTION_MODES:
+            raise ValueError(f"action {action!r}: expected one of {ACTION_MODES}")
+        if observation not in OBSERVATION_MODES:
+            raise ValueError(f"observation {observation!r}: expected one of {OBSERVATION_MODES}")
+        n_categories = _check_int("n_categories", n_categories, 0)
+        K = _check_int("max_candidates", max_candidates, 1)
+        if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0.0 <= float(beta) <= 1.0:
+            raise ValueError(f"beta must be a number in [0, 1], got {beta!r}")
+        if invalid_action_penalty is not None and (
+                isinstance(invalid_action_penalty, bool) or not isinstance(invalid_action_penalty, numbers.Real)
+                or not math.isfinite(float(invalid_action_penalty))):
+            raise ValueError(f"invalid_action_penalty must be a finite number or None, got {invalid_action_penalty!r}")
+        if isinstance(text, dict):
+            bad = sorted(set(text) - set(_TEXT_KEYS))
+            if bad:
+                raise ValueError(f"text: unknown option(s) {bad}; expected {list(_TEXT_KEYS)} or a TextModel")
+            if "dim" in text:
+                _check_int("text['dim']", text["dim"], 1)
+        elif text is not None and not isinstance(text, TextModel):
+            raise ValueError(f"text must be a dict of options or a TextModel, got {type(text).__name__}")
         self.render_mode = render_mode
+        self.action_mode = action
+        self.observation_mode = observation
         self.domain_cap_spec = domain_cap
         self._cap_schedule = _parse_domain_cap(domain_cap)
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
+        if K > self.corpus.n_pages:
+            raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
         self.n_categories = n_categories
         self.features: FeatureSet = get_feature_set(features, n_categories)
         self.reducer: Reducer = get_reducer(reducer)
+        #: the reducer only serves the K candidate slots: with observation="state" it is idle
+        self._uses_reducer = observation == "candidates"
         self._reward_spec = reward
-        self.K = int(max_candidates)
-        self.max_steps = max_steps
+        self.K = K
+        self.beta = float(beta)
         self._default_topic = resolve_topic(topic, self.corpus)
-        self._default_seeds = list(seeds) if seeds else None
+        self._default_seeds = _check_seeds(seeds)
         self._penalty_arg = invalid_action_penalty
-        self.state = CrawlState(self.corpus, n_categories=n_categories, beta=beta)
+        self.state = CrawlState(self.corpus, n_categories=n_categories, beta=self.beta)
         self._scorers: dict[Topic, TopicScorer] = {}
         d = self.features.dim
-        self.observation_space = spaces.Dict({
-            "candidates": spaces.Box(-1.0, 1.0, (self.K, d), np.float32),
-            "mask": spaces.MultiBinary(self.K),
-            "state": spaces.Box(-1.0, 1.0, (len(STATE_NAMES),), np.float32),
-        })
-        self.action_space = spaces.Discrete(self.K)
+        state_space = spaces.Box(-1.0, 1.0, (len(STATE_NAMES),), np.float32)
+        if observation == "candidates":
+            self.observation_space: spaces.Space = spaces.Dict({
+                "candidates": spaces.Box(-1.0, 1.0, (self.K, d), np.float32),
+                "mask": spaces.MultiBinary(self.K),
+                "state": state_space,
+            })
+        else:
+            self.observation_space = state_space
+        self.action_space = spaces.Discrete(self.K if action == "slot" else self.corpus.n_pages)
         self._configure(self._default_topic)  # validates topic/categories/reward early
-        self._cand = np.zeros(0, np.int32)
-        self._obs: dict[str, np.ndarray] | None = None
+        seed_pages(self._default_topic, self.corpus, self._default_seeds)  # a topic without seeds fails here
+        self._cand = _EMPTY
+        self._all_cand = _EMPTY
+        self._feats = np.zeros((self.K, d), np.float32)
+        self._mask = np.zeros(self.K, np.int8)
+        self._svec = np.zeros(len(STATE_NAMES), np.float32)
+        self._started = False
+        self._over: str | None = None
         self._t = 0
         self._last_reward = 0.0
         self._last_page = -1
-        self._stale = False
+        self._changes = FrontierChanges(_EMPTY, _EMPTY, _EMPTY)
+        self._budget: int | None = None
 
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
@@ -172,32 +279,45 @@ class WikiCrawlEnv(gym.Env):
         self.scheme: RewardScheme = get_reward_scheme(self._reward_spec, labelled=bool(topic.label))
         if self.scheme.needs_label and not topic.label:
             raise ValueError(f"reward {self.scheme.name!r} needs a topic with a label; topic {topic.name!r} has none")
+        if not math.isfinite(float(self.scheme.max_reward)):
+            raise ValueError(f"reward {self.scheme.name!r}: max_reward must be finite, got {self.scheme.max_reward!r}")
         self.invalid_action_penalty = (float(self._penalty_arg) if self._penalty_arg is not None
                                        else -0.1 * float(self.scheme.max_reward))
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode: the smaller of ``max_steps`` and the spec's ``max_episode_steps``
-        (``None`` when neither is set). Both interfaces (``step`` and ``step_page``) truncate at it."""
-        limits = [x for x in (self.max_steps, self.spec.max_episode_steps if self.spec is not None else None)
-                  if x is not None]
-        return min(limits) if limits else None
+        """Env steps per episode: the ``max_episode_steps`` of the ``TimeLimit`` that ``gym.make`` put
+        around this env (set through :meth:`set_budget` by :class:`gym_crawl.envs.budget.EpisodeBudget`);
+        ``None`` when unknown (then ``state[0]`` is 0 and only the ``TimeLimit`` truncates)."""
+        return self._budget
+
+    def set_budget(self, budget: int | None) -> None:
+        """Declare the page budget the wrapping ``TimeLimit`` enforces (see :attr:`budget`)."""
+        self._budget = None if budget is None else _check_int("max_episode_steps", budget, 1)
 
     # ---------------------------------------------------------------- reset
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode."""
         super().reset(seed=seed)
-        options = options or {}
+        options = dict(options or {})
+        unknown = sorted(set(options) - {"topic", "seeds"})
+        if unknown:
+            raise ValueError(f"reset options {unknown} unknown; expected 'topic' and/or 'seeds'")
+        b = self.budget
         topic = resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None else self._default_topic
         self._configure(topic)
-        seeds = options.get("seeds") or self._default_seeds
+        seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
         st = self.state
-        if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not self.budget:
-            raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget (max_steps)")
+        if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:
+            raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
+                             f"(gym.make(..., max_episode_steps=N))")
         st.reset(self.scorer, self.scheme, self._cap_schedule[0] if self._cap_schedule else None)
-        self.reducer.reset(st, self.features, self.np_random)
+        if self._uses_reducer:
+            self.reducer.reset(st, self.features, self.np_random)
         self._t = 0
+        self._over = None
+        self._started = True
         self._last_reward = 0.0
         self._last_page = -1
         new, upd = [], []
@@ -205,93 +325,96 @@ class WikiCrawlEnv(gym.Env):
             if st.status[p] == VISITED:
                 continue
             res = st.fetch(p, count_step=False)
-            self.reducer.on_fetch(res, None)
+            self._check_reward(res)
+            if self._uses_reducer:
+                self.reducer.on_fetch(res, None)
             new.append(res.new_pages)
             upd.append(res.updated_pages)
         if st.fr_size == 0:
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
-        self._propose()
-        info = self._info(-1, False, False, np.concatenate(new), np.unique(np.concatenate(upd)))
-        return self._obs_copy(), info
+        new_a = np.concatenate(new)
+        self._changes = FrontierChanges(_ro_i32(new_a), _ro_i32(np.unique(np.concatenate(upd))), _EMPTY)
+        self._observe()
+        return self._obs_out(), self._info(-1, False, False, len(new_a))
 
     # ----------------------------------------------------------------- step
-    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
-        """Fetch the page in candidate slot ``action`` (see module docstring for masked slots)."""
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        """Fetch the candidate slot / page ``action`` (see the module docstring for invalid actions)."""
         a = self._check_action(action)
-        if self._obs is None:
+        if not self._started:
             raise RuntimeError("call reset() before step()")
-        self._ensure_observation()
-        if a >= len(self._cand):
-            return self._spend_invalid()
-        return self._do_fetch(int(self._cand[a]), self._obs["candidates"][a].copy())
-
-    def step_page(self, page: int, observe: bool = True) -> tuple[dict | None, float, bool, bool, dict]:
-        """Fetch frontier page ``page`` directly (custom-agent interface). Raises ``ValueError`` when
-        ``page`` is not in the frontier.
-
-        ``observe=False`` skips building the K-slot observation (returned as ``None``) for agents that
-        act through this interface only; it is rebuilt on demand by the next :meth:`step`,
-        :meth:`action_masks` or :meth:`render`. ``info`` is complete either way (its ``candidate_ids``
-        and ``action_mask`` are then empty).
-        """
-        if self._obs is None:
-            raise RuntimeError("call reset() before step_page()")
-        p = int(page)
-        if not 0 <= p < self.corpus.n_pages or self.state.status[p] != FRONTIER:
-            why = ("out of range" if not 0 <= p < self.corpus.n_pages else
-                   {UNSEEN: "not discovered yet", VISITED: "already fetched"}[int(self.state.status[p])])
-            raise ValueError(f"page {page} cannot be fetched ({why}): valid pages are the {self.state.fr_size} "
-                             f"frontier pages, see env.unwrapped.frontier_pages()")
-        return self._do_fetch(p, observe=observe)
+        if self._over is not None:
+            raise RuntimeError(f"the episode is over ({self._over}): call reset() before stepping again")
+        if self.action_mode == "slot":
+            if a >= len(self._cand):
+                return self._spend_invalid()
+            page = int(self._cand[a])
+            x = self._feats[a].copy() if self.reducer.needs_experience else None
+        else:
+            page = a
+            if self.state.status[page] != FRONTIER:
+                return self._spend_invalid()
+            x = None
+            if self._uses_reducer and self.reducer.needs_experience:  # the row of the chosen page: the reducer's sample
+                x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
+        return self._do_fetch(page, x)
 
     def _check_action(self, action: Any) -> int:
-        try:
-            a = int(np.asarray(action).reshape(()))
-            ok = float(np.asarray(action).reshape(())) == a
-        except (TypeError, ValueError):
-            ok = False
-        if not ok or not 0 <= a < self.K:
-            raise ValueError(f"action {action!r} is outside the action space Discrete({self.K}): "
-                             f"valid actions are integers 0..{self.K - 1}")
+        n = int(self.action_space.n)  # type: ignore[attr-defined]
+        a: int | None = None
+        if isinstance(action, numbers.Integral) and not isinstance(action, (bool, np.bool_)):
+            a = int(action)
+        elif isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+            a = int(action.reshape(()))
+        if a is None or not 0 <= a < n:
+            what = "candidate slot" if self.action_mode == "slot" else "page id"
+            raise ValueError(f"action {action!r} is outside the action space Discrete({n}): "
+                             f"valid actions are integers 0..{n - 1} (a {what})")
         return a
 
-    def _spend_invalid(self) -> tuple[dict, float, bool, bool, dict]:
+    def _end_check(self, terminated: bool) -> bool:
+        """Truncation flag at this step, and remember that the episode ended."""
+        b = self.budget
+        truncated = (not terminated) and b is not None and self._t >= b
+        if terminated:
+            self._over = "terminated: the frontier is empty"
+        elif truncated:
+            self._over = f"truncated at max_episode_steps={b}"
+        return truncated
+
+    def _spend_invalid(self) -> tuple[Any, float, bool, bool, dict]:
         self._t += 1
         r = self.invalid_action_penalty
         self._last_reward = r
-        self._obs["state"][:] = self._state_vec()  # type: ignore[index]
-        trunc = self.budget is not None and self._t >= self.budget
-        return self._obs_copy(), r, False, trunc, self._info(-1, False, True, np.zeros(0, np.int32),
-                                                             np.zeros(0, np.int32))
+        self._svec = self._state_vec()
+        self._changes = FrontierChanges(_EMPTY, _EMPTY, _EMPTY)
+        trunc = self._end_check(False)
+        return self._obs_out(), r, False, trunc, self._info(-1, False, True, 0)
 
-    def _ensure_observation(self) -> None:
-        if self._stale:
-            self._propose()
+    def _check_reward(self, res: FetchResult) -> None:
+        if not math.isfinite(res.reward):
+            raise ValueError(f"reward {self.scheme.name!r} returned a non-finite value {res.reward!r} for page "
+                             f"{res.page} ({self.corpus.titles[res.page]!r}); rewards must be finite")
 
-    def _do_fetch(self, page: int, x: np.ndarray | None = None,
-                  observe: bool = True) -> tuple[dict | None, float, bool, bool, dict]:
-        if x is None and self.reducer.needs_experience:  # the row of the chosen page: the reducer's sample
-            x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
+    def _do_fetch(self, page: int, x: np.ndarray | None) -> tuple[Any, float, bool, bool, dict]:
         res: FetchResult = self.state.fetch(page)
+        self._check_reward(res)
         self._t += 1
         dropped = self._apply_cap_schedule()  # after the fetch, so proposed candidates stay fetchable
         if len(dropped):
             res.removed_pages = np.concatenate([res.removed_pages, dropped])
-        self.reducer.on_fetch(res, x)
+        if self._uses_reducer:
+            self.reducer.on_fetch(res, x)
         self._last_reward = res.reward
         self._last_page = page
+        self._changes = FrontierChanges(_ro_i32(res.new_pages), _ro_i32(res.updated_pages),
+                                        _ro_i32(res.removed_pages))
         terminated = self.state.fr_size == 0
-        truncated = (not terminated) and self.budget is not None and self._t >= self.budget
-        if observe:
-            self._propose()
-            obs: dict | None = self._obs_copy()
-        else:
-            self._stale = True
-            self._cand = np.zeros(0, np.int32)
-            obs = None
-        return obs, float(res.reward), terminated, truncated, \
-            self._info(page, res.eval_relevant, False, res.new_pages, res.updated_pages, res.removed_pages)
+        truncated = self._end_check(terminated)
+        self._observe()
+        return self._obs_out(), float(res.reward), terminated, truncated, \
+            self._info(page, res.eval_relevant, False, len(res.new_pages))
 
     def _apply_cap_schedule(self) -> np.ndarray:
         """Lower an adaptive domain cap to its value after ``self._t`` steps (evaluated after each
@@ -306,8 +429,15 @@ class WikiCrawlEnv(gym.Env):
         return self.state.set_domain_cap(cap)
 
     # ---------------------------------------------------------- observation
+    def _observe(self) -> None:
+        """Propose candidates and build their rows (observation="candidates"), then the state vector."""
+        if self.observation_mode == "candidates":
+            self._propose()
+        else:
+            self._cand = self._all_cand = _EMPTY
+        self._svec = self._state_vec()
+
     def _propose(self) -> None:
-        self._stale = False
         cand = self.reducer.propose(self.K, self.np_random) if self.state.fr_size else np.zeros(0, np.int32)
         if len(cand) > self.K:  # only the "full" reducer proposes more than K: show the best K by link text
             top = np.argsort(-self.state.link_rel[cand], kind="stable")[: self.K]
@@ -322,7 +452,7 @@ class WikiCrawlEnv(gym.Env):
             feats[:n] = np.clip(self.features.compute(self.state, cand), -1.0, 1.0)
         mask = np.zeros(self.K, np.int8)
         mask[:n] = 1
-        self._obs = {"candidates": feats, "mask": mask, "state": self._state_vec()}
+        self._feats, self._mask = feats, mask
 
     def _state_vec(self) -> np.ndarray:
         st = self.state
@@ -337,46 +467,145 @@ class WikiCrawlEnv(gym.Env):
             len(self._cand) / self.K,
         ], np.float32), -1.0, 1.0)
 
-    def _obs_copy(self) -> dict[str, np.ndarray]:
-        assert self._obs is not None
-        return {k: v.copy() for k, v in self._obs.items()}
+    def _obs_out(self) -> Any:
+        if self.observation_mode == "state":
+            return self._svec.copy()
+        return {"candidates": self._feats.copy(), "mask": self._mask.copy(), "state": self._svec.copy()}
 
-    def _info(self, page: int, relevant: bool, invalid: bool, new_pages: np.ndarray,
-              updated: np.ndarray | None = None, removed: np.ndarray | None = None) -> dict[str, Any]:
-        if updated is None:
-            updated = new_pages
+    def _info(self, page: int, relevant: bool, invalid: bool, n_new: int) -> dict[str, Any]:
         st = self.state
         ids = np.full(self.K, -1, np.int64)
         ids[: len(self._cand)] = self._cand
-        return {
-            "pages_fetched": st.n_fetched, "relevant_found": st.relevant_found, "harvest_rate": st.harvest_rate,
-            "relevant_domains": st.relevant_domains, "reward_sum": st.reward_sum, "frontier_size": st.fr_size,
-            "candidate_ids": ids, "action_mask": ids >= 0, "fetched_page": page, "relevant": bool(relevant),
-            "invalid_action": invalid, "new_pages": np.asarray(new_pages, np.int32),
-            "updated_pages": np.asarray(updated, np.int32),
-            "removed_pages": np.asarray(removed if removed is not None else (), np.int32), "steps": self._t,
-            "topic": self.topic.name,
+        info = {
+            "pages_fetched": int(st.n_fetched), "relevant_found": int(st.relevant_found),
+            "harvest_rate": float(st.harvest_rate), "relevant_domains": int(st.relevant_domains),
+            "reward_sum": float(st.reward_sum), "frontier_size": int(st.fr_size), "candidate_ids": ids,
+            "fetched_page": int(page), "relevant": bool(relevant), "invalid_action": bool(invalid),
+            "n_new_pages": int(n_new), "steps": int(self._t), "topic": self.topic.name,
         }
+        if self.action_mode == "slot":
+            info["action_mask"] = ids >= 0
+        return info
 
     def action_masks(self) -> np.ndarray:
-        """(K,) bool mask of valid slots (sb3-contrib ``MaskablePPO`` convention)."""
-        self._ensure_observation()
+        """Valid actions (sb3-contrib ``MaskablePPO`` convention): slot mode (K,) bool of filled slots;
+        page mode (n_pages,) bool of frontier pages, computed on call (O(n_pages))."""
+        if self.action_mode == "page":
+            return self.state.status == FRONTIER
         m = np.zeros(self.K, bool)
         m[: len(self._cand)] = True
         return m
 
-    # ------------------------------------------------------ custom agents
+    # ------------------------------------------------ read-only accessors
+    @property
+    def max_candidates(self) -> int:
+        """K, the number of candidate slots."""
+        return self.K
+
+    @property
+    def n_pages(self) -> int:
+        """Pages of the corpus (page ids are 0..n_pages-1)."""
+        return self.corpus.n_pages
+
+    @property
+    def steps(self) -> int:
+        """Env steps taken this episode."""
+        return self._t
+
+    @property
+    def current_topic(self) -> Topic:
+        """The episode's topic (a frozen :class:`Topic`)."""
+        return self.topic
+
+    @property
+    def feature_names(self) -> list[str]:
+        """Column names of x(s, a) (``features_of`` and the observation's candidate rows)."""
+        return list(self.features.names)
+
+    @property
+    def feature_dim(self) -> int:
+        """d, the number of columns of x(s, a)."""
+        return int(self.features.dim)
+
+    @property
+    def feature_set_name(self) -> str:
+        return str(self.features.name)
+
+    @property
+    def features_local(self) -> bool:
+        """True when a fetch changes only the rows of ``frontier_changes().updated`` (cacheable)."""
+        return bool(self.features.local)
+
+    @property
+    def max_reward(self) -> float:
+        """The reward scheme's largest reward (30 for han2018, 1 for binary/labels)."""
+        return float(self.scheme.max_reward)
+
+    @property
+    def reward_name(self) -> str:
+        return str(self.scheme.name)
+
+    @property
+    def reducer_name(self) -> str:
+        return str(self.reducer.name)
+
     def frontier_pages(self) -> np.ndarray:
         """(F,) int32 read-only *live* view of all frontier pages (no copy; the next step changes
         it — copy it to keep it)."""
         return self.state.frontier
 
+    def frontier_changes(self) -> FrontierChanges:
+        """New / updated / domain-capped frontier pages of the last ``reset`` or ``step``."""
+        return self._changes
+
     def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
         """Whether page(s) are currently in the frontier (discovered, unfetched)."""
         return self.state.status[pages] == FRONTIER
 
+    def fetched_pages(self) -> np.ndarray:
+        """(n_fetched,) int32 pages fetched this episode, in fetch order, seeds first (a copy)."""
+        return self.state.fetched_pages()
+
+    def _require_fetched(self, page: int, what: str) -> int:
+        p = int(page)
+        if not 0 <= p < self.corpus.n_pages or self.state.status[p] != VISITED:
+            raise ValueError(f"{what}({page}): only fetched pages can be read (a crawler knows nothing else)")
+        return p
+
+    def fetched_text(self, page: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bag of words of a *fetched* page: ``(word ids, counts)`` (read-only); ``ValueError`` for
+        any other page — the text of unfetched pages is not observable."""
+        p = self._require_fetched(page, "fetched_text")
+        c = self.corpus
+        a, b = int(c.text_ptr[p]), int(c.text_ptr[p + 1])
+        terms, counts = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b])
+        return _ro(terms), _ro(counts)
+
+    def fetched_outlinks(self, page: int) -> np.ndarray:
+        """Link targets parsed from a *fetched* page (int32, in link order, read-only)."""
+        p = self._require_fetched(page, "fetched_outlinks")
+        a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
+        return _ro(np.asarray(self.corpus.link_dst[a:b]))
+
+    @property
+    def n_words(self) -> int:
+        """Vocabulary size (word ids are 0..n_words-1)."""
+        return self.corpus.n_words
+
+    def word_id(self, word: str) -> int:
+        """Id of ``word`` in the vocabulary, -1 when absent."""
+        return int(self.corpus.word_id(word))
+
+    def word(self, word_id: int) -> str:
+        """The word with id ``word_id``."""
+        return self.corpus.vocab[int(word_id)]
+
+    def idf(self) -> np.ndarray:
+        """(n_words,) read-only IDF of the text model (estimated on a held-out sample of pages)."""
+        return _ro(np.asarray(self.text.idf))
+
     def hidden_relevance(self) -> np.ndarray:
-        """(n_pages,) bool ground-truth relevance of *every* page (label, else positive reward).
+        """(n_pages,) bool ground-truth relevance of *every* page (label, else the reward's relevant flag).
 
         Hidden information: for oracles and analyses only (agents using it set
         ``uses_hidden_information``); never part of observations or features.
@@ -387,8 +616,8 @@ class WikiCrawlEnv(gym.Env):
         return rel
 
     def candidate_pages(self) -> np.ndarray:
-        """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier)."""
-        self._ensure_observation()
+        """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier; empty
+        with ``observation="state"``)."""
         return self._all_cand
 
     def features_of(self, pages: np.ndarray) -> np.ndarray:
@@ -414,7 +643,6 @@ class WikiCrawlEnv(gym.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
-        self._ensure_observation()
         st = self.state
         lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._t} fetched={st.n_fetched} "
                  f"relevant={st.relevant_found} harvest={st.harvest_rate:.3f} domains={st.relevant_domains} "
@@ -426,3 +654,14 @@ class WikiCrawlEnv(gym.Env):
         if len(self._cand) > 5:
             lines.append(f"  … {len(self._cand) - 5} more candidates")
         return "\n".join(lines)
+
+
+def _ro_i32(a: np.ndarray) -> np.ndarray:
+    return _ro(np.asarray(a, np.int32))
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (the caller's array stays writable)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v

@@ -1,0 +1,60 @@
+"""One factory that builds the env an agent needs: :func:`make_env_for`.
+
+The CLI, the benchmarks, the tests and third-party code all build envs here, so an agent's needs
+are stated once, on the agent (``action_kind``, ``needs_observation``, ``env_defaults``), and applied
+the same way everywhere::
+
+    env = make_env_for("lfa-async", corpus="wikispeedia", topic="cancer", max_episode_steps=500)
+    result = run_episode(env, make_agent("lfa-async"), seed=0)
+
+Precedence, lowest first: the env's own defaults, the agent's ``env_defaults``, the action and
+observation modes the agent needs (``action_kind`` → ``action=``; ``needs_observation=False`` →
+``observation="state"``), then the caller's ``overrides`` (``None`` values are ignored, so CLI
+flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.make``'s
+``TimeLimit``. An override that contradicts the agent's action mode is an error.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from gym_crawl.agents.base import Agent, agent_class
+
+__all__ = ["make_env_for", "env_kwargs_for"]
+
+
+def _agent_attrs(agent: "Agent | str | type") -> tuple[str, bool, dict[str, Any], str]:
+    if isinstance(agent, str):
+        agent = agent_class(agent)
+    name = getattr(agent, "name", type(agent).__name__)
+    return (str(getattr(agent, "action_kind", "slot")), bool(getattr(agent, "needs_observation", True)),
+            dict(getattr(agent, "env_defaults", {}) or {}), str(name))
+
+
+def env_kwargs_for(agent: "Agent | str | type", **overrides: Any) -> dict[str, Any]:
+    """The ``gym.make("WikiCrawl-v0", **kwargs)`` keyword arguments :func:`make_env_for` would use."""
+    kind, needs_obs, defaults, name = _agent_attrs(agent)
+    kw: dict[str, Any] = dict(defaults)
+    kw["action"] = kind
+    if not needs_obs:
+        kw["observation"] = "state"
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if "action" in given and given["action"] != kind:
+        raise ValueError(f"agent {name!r} acts by {kind!r} (action={kind!r}); got action={given['action']!r}")
+    if "observation" in given and given["observation"] == "state" and needs_obs:
+        raise ValueError(f"agent {name!r} reads the candidate observation; observation='state' would hide it")
+    kw.update(given)
+    return kw
+
+
+def make_env_for(agent: "Agent | str | type", env_id: str = "WikiCrawl-v0", **overrides: Any) -> gym.Env:
+    """``gym.make(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
+
+    ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any
+    ``WikiCrawl-v0`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
+    ``max_episode_steps``.
+    """
+    import gym_crawl  # noqa: F401  (registers the env ids)
+
+    return gym.make(env_id, **env_kwargs_for(agent, **overrides))
