@@ -6,9 +6,9 @@ like every other agent (the runner hands it the env's ``Dict`` observation):
 
 * ``wrapper="discrete"``: the policy picks a candidate slot (``action_kind = "slot"``);
   with ``flatten=True`` it sees the flat ``Box``; MaskablePPO policies get the env's mask;
-* ``wrapper="continuous"``: the policy outputs ``w``; the agent fetches ``argmax w·x`` over
-  the candidate slots (``action_kind = "slot"``) or, when the env's reducer is ``"full"``,
-  over the whole frontier via ``env.argmax_frontier(w)`` (``action_kind = "page"``).
+* ``wrapper="continuous"``: the policy outputs ``w``; the agent fetches (``action_kind = "page"``,
+  a page-mode env, as ``LinearScoringWrapper`` does) ``argmax w·x`` over the candidate slots or,
+  when the env's reducer is ``"full"``, over the whole frontier via ``env.argmax_frontier(w)``.
 
 Persistence is pickle-free (:meth:`Agent.save`): an ``.npz`` of the policy's tensors plus
 a JSON header naming the algorithm, the policy class (an SB3 alias such as
@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 import torch as th
+from gym_crawl.agents.base import Agent
 from gymnasium import spaces
 
-from gym_crawl.agents.base import Agent
+from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
 
@@ -95,6 +96,9 @@ class SB3Agent(Agent):
         self.policy_cls = policy_class(algo, policy)
         self.policy_kwargs = dict(policy_kwargs or {})
         self.maskable = algo == "maskable-ppo"
+        # the continuous (linear-scoring) policy picks a page: argmax w·x over the candidates, or over
+        # the whole frontier when the env's reducer is "full" — it runs on a page-mode env
+        self.action_kind = "page" if wrapper == "continuous" else "slot"
         self._state: dict[str, np.ndarray] = {}
         self.policy: Any = None
         self._spaces: tuple[Any, Any] | None = None
@@ -110,8 +114,8 @@ class SB3Agent(Agent):
     def spaces_for(self, env: Any) -> tuple[spaces.Space, spaces.Space]:
         """Observation and action spaces of the wrapper this agent emulates, for the unwrapped ``env``."""
         base = env.unwrapped
-        d, K = base.features.dim, base.K
-        s = int(base.observation_space["state"].shape[0])
+        d, K = base.feature_dim, base.max_candidates
+        s = len(STATE_NAMES)
         if self.wrapper == "continuous":
             return (spaces.Box(-1.0, 1.0, (s + (2 + self.top_rows) * d,), np.float32),
                     spaces.Box(-1.0, 1.0, (d,), np.float32))
@@ -143,8 +147,7 @@ class SB3Agent(Agent):
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
         self._build(env)
-        exact = self.wrapper == "continuous" and env.unwrapped.reducer.name == "full"
-        self.action_kind = "page" if exact else "slot"
+        self._exact = self.wrapper == "continuous" and env.unwrapped.reducer_name == "full"
         if not self.deterministic:
             th.manual_seed(int(rng.integers(2**31)))
 
@@ -169,12 +172,12 @@ class SB3Agent(Agent):
         a = self.policy_action(obs)
         if self.wrapper == "discrete":
             return int(a.reshape(()))
-        w = a.astype(np.float32).reshape(-1)
-        if self.action_kind == "page":
+        w = np.clip(a.astype(np.float32).reshape(-1), -1.0, 1.0)
+        if self._exact:
             return self.env.argmax_frontier(w)
         sc = np.asarray(obs["candidates"], np.float32) @ w
         sc[np.asarray(obs["mask"]) == 0] = -np.inf
-        return int(np.argmax(sc))
+        return int(info["candidate_ids"][int(np.argmax(sc))])
 
     # ----------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, np.ndarray]:

@@ -9,19 +9,21 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from gym_crawl.agents import make_agent, run_episode
+from gym_crawl.agents import make_agent, make_env_for, run_episode
 from gym_crawl.envs import WikiCrawlEnv
 
 
 def make(corpus, **kw):
-    kw.setdefault("max_steps", 200)
+    kw.setdefault("max_episode_steps", 200)
     return gym.make("WikiCrawl-v0", corpus=corpus, **kw)
 
 
 def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v0", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
-    assert env.unwrapped.max_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_episode_steps=7).unwrapped.budget == 7
 
 
 def test_gymnasium_check_env(tiny_corpus):
@@ -73,38 +75,14 @@ def test_same_seed_same_trajectory(tiny_corpus, reducer):
         assert a != _trajectory(make(tiny_corpus, reducer=reducer), seed=4)
 
 
-def test_pickle_round_trip(tiny_corpus):
-    env = make(tiny_corpus, reducer="random")
-    env.reset(seed=1)
-    for _ in range(10):
-        env.step(0)
-    clone = pickle.loads(pickle.dumps(env))
-    for _ in range(20):
-        o1, r1, *_ , i1 = env.step(1)
-        o2, r2, *_ , i2 = clone.step(1)
-        assert r1 == r2 and i1["fetched_page"] == i2["fetched_page"]
-        np.testing.assert_array_equal(o1["candidates"], o2["candidates"])
-
-
-def test_sync_and_async_vector_envs(tiny_corpus, tmp_path):
-    path = tiny_corpus.save(tmp_path / "tiny")  # subprocesses open the memory-mapped copy
-    fns = [lambda: gym.make("WikiCrawl-v0", corpus=str(path), max_steps=20) for _ in range(2)]
-    for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
-        venv = cls(fns)
-        obs, infos = venv.reset(seed=[0, 1])
-        assert obs["candidates"].shape[0] == 2
-        for _ in range(25):  # crosses the 20-step truncation: autoreset
-            obs, r, term, trunc, infos = venv.step(np.zeros(2, dtype=np.int64))
-        assert r.shape == (2,)
-        venv.close()
-
-
 def test_action_outside_space_is_an_error_naming_the_range(tiny_corpus):
     env = make(tiny_corpus, max_candidates=16)
     env.reset(seed=0)
-    for bad in (16, -1, 2.5, "x"):
+    for bad in (16, -1, 2.5, "x", "3", True, [[3]], [3], np.array([[3]]), np.float32(3.0), None):
         with pytest.raises(ValueError, match=r"Discrete\(16\).*0\.\.15"):
             env.unwrapped.step(bad)
+    for good in (3, np.int64(3), np.array(3), np.array([3])):
+        env.unwrapped.step(good)
 
 
 def test_masked_slot_spends_step_without_fetch(tiny_corpus):
@@ -118,6 +96,8 @@ def test_masked_slot_spends_step_without_fetch(tiny_corpus):
     assert info2["pages_fetched"] == before and info2["steps"] == 1
     assert r == pytest.approx(env.unwrapped.invalid_action_penalty) and r < 0
     np.testing.assert_array_equal(obs2["candidates"], obs["candidates"])
+    np.testing.assert_array_equal(obs2["mask"], obs["mask"])
+    assert obs2["state"][0] > obs["state"][0]  # the spent step counts towards the budget (documented)
     np.testing.assert_array_equal(env.unwrapped.action_masks(), info2["action_mask"])
 
 
@@ -132,21 +112,43 @@ def test_info_keys_on_reset_and_step(tiny_corpus):
 
 
 def test_truncation_and_termination(tiny_corpus):
-    env = make(tiny_corpus, max_steps=5)
+    env = make(tiny_corpus, max_episode_steps=5)
     env.reset(seed=0)
     flags = [env.step(0)[3] for _ in range(5)]
     assert flags == [False] * 4 + [True]
     # crawl everything: the frontier empties and the episode terminates
-    env = make(tiny_corpus, max_steps=10_000)
+    env = make_env_for("bfs", corpus=tiny_corpus, max_episode_steps=10_000)
     res = run_episode(env, make_agent("bfs"), seed=0)
-    assert env.unwrapped.state.fr_size == 0 and res.steps < 10_000
+    assert res.steps < 10_000 and len(env.unwrapped.frontier_pages()) == 0
+
+
+@pytest.mark.parametrize("action", ["slot", "page"])
+def test_no_step_after_the_episode_ended(tiny_corpus, action):
+    """Issue 13.2: after truncation or termination, stepping is refused until reset (never keeps crawling)."""
+    env = make(tiny_corpus, max_episode_steps=3, action=action)
+    _, info = env.reset(seed=0)
+    pick = (lambda i: 0) if action == "slot" else (lambda i: int(env.unwrapped.frontier_pages()[0]))
+    for _ in range(3):
+        *_, trunc, info = env.step(pick(info))
+    assert trunc
+    fetched = info["pages_fetched"]
+    with pytest.raises(RuntimeError, match="episode is over.*truncated.*reset"):
+        env.unwrapped.step(0)
+    assert env.unwrapped.fetched_pages().size == fetched
+    env.reset(seed=0)
+    env.step(pick(info))  # a reset starts a new episode
+    # termination: crawl the whole web, then one more step is refused
+    env = make_env_for("bfs", corpus=tiny_corpus, max_episode_steps=10_000)
+    run_episode(env, make_agent("bfs"), seed=0)
+    with pytest.raises(RuntimeError, match="terminated: the frontier is empty"):
+        env.unwrapped.step(0)
 
 
 def test_reset_options_topic_and_seeds(tiny_corpus):
     env = make(tiny_corpus)
     _, info = env.reset(seed=0, options={"topic": "cancer", "seeds": ["Cancer"]})
     assert info["topic"] == "cancer"
-    assert env.unwrapped.state.fetched_pages().tolist() == [tiny_corpus.page_id("Cancer")]
+    assert env.unwrapped.fetched_pages().tolist() == [tiny_corpus.page_id("Cancer")]
     _, info = env.reset(seed=0, options={"topic": "poetry"})
     assert info["topic"] == "poetry"
 
@@ -159,6 +161,20 @@ def test_reset_options_topic_and_seeds(tiny_corpus):
     ({"reducer": "nope"}, ValueError, "unknown reducer 'nope'"),
     ({"domain_cap": "x-y"}, ValueError, "domain_cap 'x-y'"),
     ({"max_candidates": 0}, ValueError, "max_candidates"),
+    ({"max_candidates": 2.5}, ValueError, "max_candidates must be an integer"),
+    ({"max_candidates": True}, ValueError, "max_candidates must be an integer"),
+    ({"max_candidates": 10**7}, ValueError, "max_candidates must be <= the corpus' 600 pages"),
+    ({"seeds": "Geology"}, ValueError, r"seeds must be a list.*seeds=\['Geology'\]"),
+    ({"seeds": []}, ValueError, "seeds is empty"),
+    ({"seeds": [1.5]}, ValueError, "each seed must be"),
+    ({"n_categories": -1}, ValueError, "n_categories must be >= 0"),
+    ({"text": {"dim": 0}}, ValueError, r"text\['dim'\] must be >= 1"),
+    ({"text": {"dimension": 8}}, ValueError, "unknown option"),
+    ({"invalid_action_penalty": float("nan")}, ValueError, "invalid_action_penalty must be a finite number"),
+    ({"beta": 2.0}, ValueError, "beta must be a number in"),
+    ({"action": "pages"}, ValueError, "action 'pages'"),
+    ({"observation": "dict"}, ValueError, "observation 'dict'"),
+    ({"max_episode_steps": 0}, ValueError, "max_episode_steps"),
 ])
 def test_bad_arguments_have_clear_errors(tiny_corpus, kw, exc, pattern):
     with pytest.raises(exc, match=pattern):
@@ -171,41 +187,12 @@ def test_unknown_corpus_path():
         gym.make("WikiCrawl-v0", corpus="/nonexistent/corpus")
 
 
-def test_step_page_without_observation(tiny_corpus):
-    a = make(tiny_corpus, max_steps=40).unwrapped
-    b = make(tiny_corpus, max_steps=40).unwrapped
-    a.reset(seed=0)
-    b.reset(seed=0)
-    for t in range(40):
-        p = int(a.frontier_pages()[t % a.state.fr_size])
-        oa, ra, _, tra, ia = a.step_page(p)
-        ob, rb, _, trb, ib = b.step_page(p, observe=False)
-        assert ob is None and ra == rb and tra == trb and ia["new_pages"].tolist() == ib["new_pages"].tolist()
-    assert tra and trb  # the page interface obeys max_steps too
-    np.testing.assert_array_equal(a.action_masks(), b.action_masks())  # rebuilt on demand
-    np.testing.assert_array_equal(a.candidate_pages(), b.candidate_pages())
-
-
-def test_step_page_validates(tiny_corpus):
-    env = make(tiny_corpus).unwrapped
-    env.reset(seed=0)
-    seed = int(env.state.fetched_pages()[0])
-    with pytest.raises(ValueError, match="already fetched"):
-        env.step_page(seed)
-    with pytest.raises(ValueError, match="out of range"):
-        env.step_page(10**9)
-    F = env.frontier_pages()  # a live view: read what you need before stepping
-    target = int(F[0])
-    _, _, _, _, info = env.step_page(target)
-    assert info["fetched_page"] == target and not env.is_frontier(target)
-
-
 def test_argmax_frontier_is_exact(tiny_corpus):
     env = make(tiny_corpus, features="han2018").unwrapped
     env.reset(seed=0)
     for _ in range(30):
         env.step(0)
-    w = np.random.default_rng(0).normal(size=env.features.dim).astype(np.float32)
+    w = np.random.default_rng(0).normal(size=env.feature_dim).astype(np.float32)
     F = env.frontier_pages()
     scores = env.features_of(F) @ w
     assert scores[list(F).index(env.argmax_frontier(w))] == pytest.approx(scores.max())
@@ -221,7 +208,7 @@ def test_render_ansi(tiny_corpus):
 
 def test_domain_cap_limits_pages_per_domain(tiny_corpus):
     for cap, lim in ((3, 3), ("5-2", 5)):
-        env = make(tiny_corpus, domain_cap=cap, max_steps=300)
+        env = make_env_for("best-first", corpus=tiny_corpus, domain_cap=cap, max_episode_steps=300)
         run_episode(env, make_agent("best-first"), seed=0)
         st = env.unwrapped.state
         assert st.dom_fetched.max() <= lim
@@ -234,3 +221,78 @@ def test_domain_cap_limits_pages_per_domain(tiny_corpus):
                 p = st.dom_next[p]
         assert sorted(chained) == sorted(F.tolist())
         assert np.all(st.dom_fetched[st.page_domain[F]] < st.domain_cap)
+
+
+# ------------------------------------------------------------------------ the page action mode
+def test_page_mode_spaces_and_mask(tiny_corpus):
+    env = make(tiny_corpus, action="page", observation="state")
+    obs, info = env.reset(seed=0)
+    base = env.unwrapped
+    assert env.action_space == gym.spaces.Discrete(tiny_corpus.n_pages)
+    assert env.observation_space.contains(obs) and obs.shape == (6,)
+    assert "action_mask" not in info and (info["candidate_ids"] == -1).all()
+    m = base.action_masks()
+    assert m.shape == (tiny_corpus.n_pages,) and set(np.flatnonzero(m)) == set(base.frontier_pages().tolist())
+    target = int(base.frontier_pages()[0])
+    _, _, _, _, info = env.step(target)
+    assert info["fetched_page"] == target and not base.is_frontier(target)
+
+
+def test_page_mode_non_frontier_page_spends_the_step(tiny_corpus):
+    env = make(tiny_corpus, action="page")
+    _, info = env.reset(seed=0)
+    seed = int(env.unwrapped.fetched_pages()[0])
+    before = info["pages_fetched"]
+    _, r, term, trunc, info = env.step(seed)  # already fetched: not a valid page, but inside the space
+    assert info["invalid_action"] and info["fetched_page"] == -1 and info["pages_fetched"] == before
+    assert r == pytest.approx(env.unwrapped.invalid_action_penalty) and info["steps"] == 1
+    with pytest.raises(ValueError, match=rf"Discrete\({tiny_corpus.n_pages}\).*page id"):
+        env.step(tiny_corpus.n_pages)
+
+
+def test_page_and_slot_modes_share_one_mdp(tiny_corpus):
+    """Fetching the same pages through either mode gives the same rewards and metrics."""
+    a, b = make(tiny_corpus), make(tiny_corpus, action="page")
+    _, ia = a.reset(seed=0)
+    b.reset(seed=0)
+    for _ in range(30):
+        page = int(ia["candidate_ids"][0])
+        _, ra, ta, tra, ia = a.step(0)
+        _, rb, tb, trb, ib = b.step(page)
+        assert (ra, ta, tra) == (rb, tb, trb) and ia["relevant_found"] == ib["relevant_found"]
+        if ta or tra:
+            break
+
+
+def test_frontier_changes_and_fetched_text_accessors(tiny_corpus):
+    env = make(tiny_corpus, action="page")
+    env.reset(seed=0)
+    base = env.unwrapped
+    ch = base.frontier_changes()
+    assert len(ch.new) and set(ch.new.tolist()) <= set(base.frontier_pages().tolist())
+    assert not ch.new.flags.writeable
+    page = int(base.frontier_pages()[0])
+    with pytest.raises(ValueError, match="only fetched pages"):
+        base.fetched_text(page)  # unfetched: not observable
+    _, _, _, _, info = env.step(page)
+    terms, counts = base.fetched_text(page)
+    assert len(terms) == len(counts) > 0 and not terms.flags.writeable
+    out = base.fetched_outlinks(page)
+    assert set(base.frontier_changes().new.tolist()) <= set(out.tolist())
+    assert info["n_new_pages"] == len(base.frontier_changes().new)
+
+
+def test_runner_refuses_an_env_of_the_wrong_action_mode(tiny_corpus):
+    with pytest.raises(ValueError, match="acts by 'page'.*make_env_for"):
+        run_episode(make(tiny_corpus), make_agent("random"), seed=0)
+
+
+def test_seeds_are_checked_at_make(tiny_corpus):
+    with pytest.raises(KeyError, match="No Such Page"):
+        gym.make("WikiCrawl-v0", corpus=tiny_corpus, seeds=["No Such Page"])
+
+
+def test_non_finite_reward_is_refused(tiny_corpus):
+    env = make(tiny_corpus, reward=lambda s: np.full(len(s.rel), np.nan))
+    with pytest.raises(ValueError, match="non-finite"):
+        env.reset(seed=0)

@@ -7,7 +7,6 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.wrappers import (DiscreteScoringWrapper, LinearScoringWrapper, TopicSampler, flatten_observation,
                                 make_scoring_env, summarize_candidates)
 
@@ -124,7 +123,7 @@ def test_topic_sampler_seeded_and_overridable(tiny_corpus):
     cyc = make_scoring_env("discrete", corpus=tiny_corpus, topics=TOPICS, topic_mode="cycle", max_candidates=8)
     assert topics(cyc, 0, 4) == TOPICS + TOPICS[:1]
     with pytest.raises((KeyError, ValueError)):
-        TopicSampler(WikiCrawlEnv(corpus=tiny_corpus), ["no-such-topic-xyz"])
+        TopicSampler(gym.make("WikiCrawl-v0", corpus=tiny_corpus), ["no-such-topic-xyz"])
 
 
 def test_same_seed_same_trajectory(tiny_corpus):
@@ -156,8 +155,16 @@ def test_wrapper_spec_records_constructor_args(tiny_corpus):
     w = DiscreteScoringWrapper(env, flatten=True, reward_scale=0.25)
     spec = w.spec.additional_wrappers[-1]
     assert spec.name == "DiscreteScoringWrapper" and spec.kwargs == {"flatten": True, "reward_scale": 0.25}
-    c = LinearScoringWrapper(env, top_rows=2)
+    penv = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8, action="page")
+    c = LinearScoringWrapper(penv, top_rows=2)
     assert c.spec.additional_wrappers[-1].kwargs == {"top_rows": 2, "reward_scale": 1.0}
+
+
+def test_wrappers_refuse_the_wrong_action_mode(tiny_corpus):
+    with pytest.raises(ValueError, match="action='page'"):
+        LinearScoringWrapper(gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8))
+    with pytest.raises(ValueError, match="action='slot'"):
+        DiscreteScoringWrapper(gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8, action="page"))
 
 
 # ----------------------------------------------------------------------------- continuous wrapper
@@ -168,8 +175,8 @@ def test_linear_scoring_picks_argmax_over_slots(tiny_corpus):
     rng = np.random.default_rng(0)
     d = env.action_space.shape[0]
     for _ in range(10):
-        mask = base.action_masks()
         ids = info["candidate_ids"]
+        mask = ids >= 0
         X = np.clip(base.features_of(ids[mask]), -1, 1)  # the rows the observation showed
         w = rng.uniform(-1, 1, d).astype(np.float32)
         sc = X @ w
@@ -202,7 +209,7 @@ def test_linear_scoring_full_frontier_is_exact(tiny_corpus):
         outside += info["chosen_slot"] == -1
         if term or trunc:
             break
-    assert outside > 0, "with K=4 some argmax pages lie outside the shown slots (step_page path exercised)"
+    assert outside > 0, "with K=4 some argmax pages lie outside the shown slots (page action path exercised)"
 
 
 def test_linear_scoring_budget_truncates_on_page_steps(tiny_corpus):
@@ -223,6 +230,18 @@ def test_linear_scoring_rejects_bad_actions(tiny_corpus):
         env.step(np.zeros(d + 1, np.float32))
     with pytest.raises(ValueError, match="non-finite"):
         env.step(np.full(d, np.nan, np.float32))
+
+
+def test_linear_scoring_clips_weights_to_the_box(tiny_corpus):
+    """Out-of-box weights act like their clipped version (Gymnasium's out-of-bound Box convention)."""
+    a, b = _env(tiny_corpus, "continuous"), _env(tiny_corpus, "continuous")
+    a.reset(seed=0)
+    b.reset(seed=0)
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        w = rng.uniform(-5, 5, a.action_space.shape[0]).astype(np.float32)
+        ia, ib = a.step(w)[4], b.step(np.clip(w, -1, 1))[4]
+        assert ia["fetched_page"] == ib["fetched_page"]
 
 
 def test_summary_observation_layout(tiny_corpus):

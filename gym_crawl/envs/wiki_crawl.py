@@ -41,7 +41,7 @@ Observation (``observation=``):
 :meth:`argmax_frontier`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
 :meth:`fetched_text`, :meth:`fetched_outlinks`, :meth:`idf`, :meth:`word_id`, :meth:`word`,
 :attr:`n_words`, :attr:`n_pages`, :attr:`max_reward`, :attr:`reward_name`, :attr:`current_topic`,
-:attr:`max_candidates`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
+:attr:`max_candidates`, :meth:`check_topic`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
 analyses only, flagged hidden information — :meth:`hidden_relevance`.
 
 Info keys (present after ``reset`` and every ``step``; all scalars or fixed-shape arrays, so
@@ -511,6 +511,10 @@ class WikiCrawlEnv(gym.Env):
     def steps(self) -> int:
         """Env steps taken this episode."""
         return self._t
+
+    def check_topic(self, spec: Any) -> Topic:
+        """Resolve a topic spec for this env's corpus (raises naming the corpus' known topics)."""
+        return resolve_topic(spec, self.corpus)
 
     @property
     def current_topic(self) -> Topic:

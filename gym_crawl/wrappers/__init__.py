@@ -5,7 +5,7 @@
 * :class:`LinearScoringWrapper` — action ``w ∈ Box(-1, 1, (d,))``, the env fetches
   ``argmax_a w·x(s, a)`` (exact over the whole frontier with ``reducer="full"``);
 * :class:`TopicSampler` — a topic per episode from a list (train on some topics, evaluate on others);
-* :func:`make_scoring_env` — ``WikiCrawlEnv`` → ``TopicSampler`` → one of the scoring wrappers::
+* :func:`make_scoring_env` — ``gym.make("WikiCrawl-v0")`` → ``TopicSampler`` → one of the scoring wrappers::
 
       from gym_crawl.wrappers import make_scoring_env
       env = make_scoring_env("discrete", corpus="synthetic", topics=["geology", "cancer"],
@@ -13,9 +13,10 @@
       from sb3_contrib import MaskablePPO
       MaskablePPO("MultiInputPolicy", env).learn(10_000)
 """
+from gym_crawl.wrappers.common import TopicSampler, crawl_env_of
 from gym_crawl.wrappers.continuous import LinearScoringWrapper, summarize_candidates
-from gym_crawl.wrappers.discrete import (DiscreteScoringWrapper, TopicSampler, crawl_env_of, flatten_observation,
-                                         make_scoring_env)
+from gym_crawl.wrappers.discrete import DiscreteScoringWrapper, flatten_observation
+from gym_crawl.wrappers.factory import make_scoring_env
 
 __all__ = ["DiscreteScoringWrapper", "LinearScoringWrapper", "TopicSampler", "make_scoring_env",
            "flatten_observation", "summarize_candidates", "crawl_env_of"]

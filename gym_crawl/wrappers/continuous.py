@@ -11,12 +11,13 @@ policy choosing the weights per state instead of a SARSA update.
   the unclipped features (Han's synchronous mode). With any other reducer it runs
   over the K proposed candidates, using the (clipped) rows of the observation the
   agent saw. Ties go to the lowest slot / first frontier page.
-* **Scaling.** ``w`` is used as given (no rescaling). ``argmax w·x`` is invariant to
-  multiplying ``w`` by a positive constant, so the bounded box loses nothing: only
-  the direction of ``w`` matters (``w = 0`` ties everything and fetches the first
-  candidate — with ``topk`` the best-first choice). Values outside ``[-1, 1]`` are
-  accepted (clipped by SB3 before they arrive); NaN/inf or a wrong shape raise
-  ``ValueError``.
+* **Action path.** The wrapped env runs in page action mode (``action="page"``): the wrapper
+  turns ``w`` into a page id and calls ``env.step(page)``, so ``TimeLimit`` and every other
+  wrapper below see each step (:func:`gym_crawl.wrappers.make_scoring_env` builds it so).
+* **Scaling.** ``argmax w·x`` is invariant to multiplying ``w`` by a positive constant, so the
+  bounded box loses nothing: only the direction of ``w`` matters (``w = 0`` ties everything and
+  fetches the first candidate — with ``topk`` the best-first choice). Values outside ``[-1, 1]``
+  are clipped to the box; NaN/inf or a wrong shape raise ``ValueError``.
 * **Observation**, a fixed-size ``Box(-1, 1, (s + (2 + m)·d,))`` summary::
 
       [state (s=6) | mean of candidate rows (d) | max of candidate rows (d) | first m rows (m·d)]
@@ -32,10 +33,6 @@ policy choosing the weights per state instead of a SARSA update.
 * ``info`` is the env's, plus ``info["chosen_slot"]`` (slot index, -1 when the page came
   from outside the K shown slots of the ``full`` reducer).
 
-Budget: page-level steps bypass Gymnasium's ``TimeLimit``; the wrapper marks
-``truncated`` itself when the env's ``budget`` (``max_steps`` or the spec's
-``max_episode_steps``) is reached, so build the env with ``max_steps`` (as
-:func:`gym_crawl.wrappers.make_scoring_env` does) or through ``gym.make``.
 """
 from __future__ import annotations
 
@@ -46,7 +43,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
-from gym_crawl.wrappers.discrete import crawl_env_of
+from gym_crawl.envs.wiki_crawl import STATE_NAMES
+from gym_crawl.wrappers.common import crawl_env_of
 
 __all__ = ["LinearScoringWrapper", "summarize_candidates"]
 
@@ -75,8 +73,9 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
     """Action ``w ∈ Box(-1, 1, (d,))``; fetch ``argmax_a w·x(s, a)`` (see module docstring).
 
     Args:
-        env: a (wrapped) WikiCrawl-v0 env; its reducer decides the candidate set
-            (``"full"``: exact over the whole frontier).
+        env: a (wrapped) WikiCrawl-v0 env built with ``action="page"`` and
+            ``observation="candidates"``; its reducer decides the candidate set (``"full"``: exact
+            over the whole frontier).
         top_rows: m, candidate rows included in the observation.
         reward_scale: multiply rewards by this (``info["reward_sum"]`` stays unscaled).
     """
@@ -85,13 +84,17 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         RecordConstructorArgs.__init__(self, top_rows=top_rows, reward_scale=reward_scale)
         gym.Wrapper.__init__(self, env)
         base = crawl_env_of(env)
-        if top_rows < 0:
-            raise ValueError(f"top_rows must be >= 0, got {top_rows}")
+        if base.action_mode != "page" or base.observation_mode != "candidates":
+            raise ValueError("LinearScoringWrapper needs a WikiCrawl env with action='page' and "
+                             f"observation='candidates' (it fetches the argmax page through env.step), got "
+                             f"action={base.action_mode!r}, observation={base.observation_mode!r}")
+        if isinstance(top_rows, bool) or not isinstance(top_rows, int) or top_rows < 0:
+            raise ValueError(f"top_rows must be an integer >= 0, got {top_rows!r}")
         self.top_rows = int(top_rows)
         self.reward_scale = float(reward_scale)
-        self.candidate_dim = d = base.features.dim
-        self.state_dim = s = int(base.observation_space["state"].shape[0])
-        self.exact = base.reducer.name == "full"
+        self.candidate_dim = d = base.feature_dim
+        self.state_dim = s = len(STATE_NAMES)
+        self.exact = base.reducer_name == "full"
         self.action_space = spaces.Box(-1.0, 1.0, (d,), np.float32)
         self.observation_space = spaces.Box(-1.0, 1.0, (s + (2 + self.top_rows) * d,), np.float32)
         self._last: dict[str, np.ndarray] | None = None
@@ -117,6 +120,7 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
                              f"got {w.shape}")
         if not np.all(np.isfinite(w)):
             raise ValueError(f"action has non-finite weights: {w}")
+        w = np.clip(w, -1.0, 1.0)
         if self.exact:
             page = crawl_env_of(self.env).argmax_frontier(w)
             shown = np.flatnonzero(self._ids == page)
@@ -128,14 +132,7 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         slot, page = self.choose(action)
-        if slot >= 0:
-            obs, r, term, trunc, info = self.env.step(slot)
-        else:
-            base = crawl_env_of(self.env)
-            obs, r, term, trunc, info = base.step_page(page)
-            b = base.budget
-            if not term and b is not None and info["steps"] >= b:
-                trunc = True
+        obs, r, term, trunc, info = self.env.step(page)
         self._remember(obs, info)
         info["chosen_slot"] = slot
         return summarize_candidates(obs, self.top_rows), float(r) * self.reward_scale, term, trunc, info

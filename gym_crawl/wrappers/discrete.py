@@ -26,37 +26,29 @@ PPO/A2C with a stock policy, SB3's ``check_env`` — do sample empty slots. Such
 step neither crashes nor fetches anything else: the step is spent (it counts
 towards the episode budget), the reward is the env's ``invalid_action_penalty``
 (default ``-0.1 × max reward``, times ``reward_scale``), the observation is
-unchanged and ``info["invalid_action"]`` is True, ``info["fetched_page"]`` is -1
+``candidates``/``mask`` part of the observation is unchanged (``state`` advances: budget used,
+last reward), ``info["invalid_action"]`` is True, ``info["fetched_page"]`` is -1
 and ``info["pages_fetched"]`` does not move. An action outside ``Discrete(K)``
 raises ``ValueError`` naming the valid range. The candidate-scoring policies of
 :mod:`agents.sb3_policies` never choose a masked slot (logit ``-1e8``; Q strictly
 below every valid slot's).
 
-:class:`TopicSampler` draws the episode's topic from a list at every ``reset``
-that does not name one (``options={"topic": ...}`` still wins), so one vectorized
-env trains across topics; :func:`make_scoring_env` builds the whole stack.
+:class:`gym_crawl.wrappers.TopicSampler` draws the episode's topic from a list, and
+:func:`gym_crawl.wrappers.make_scoring_env` builds the whole stack.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
-from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
-from gym_crawl.relevance.topic import resolve_topic
+from gym_crawl.envs.wiki_crawl import STATE_NAMES
+from gym_crawl.wrappers.common import crawl_env_of
 
-__all__ = ["DiscreteScoringWrapper", "TopicSampler", "make_scoring_env", "flatten_observation", "crawl_env_of"]
-
-
-def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
-    """The :class:`WikiCrawlEnv` under ``env``'s wrappers; ``TypeError`` when there is none."""
-    base = env.unwrapped
-    if not isinstance(base, WikiCrawlEnv):
-        raise TypeError(f"expected a WikiCrawl-v0 env (possibly wrapped), got {type(base).__name__}")
-    return base
+__all__ = ["DiscreteScoringWrapper", "flatten_observation"]
 
 
 def flatten_observation(obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -64,50 +56,6 @@ def flatten_observation(obs: dict[str, np.ndarray]) -> np.ndarray:
     return np.concatenate([np.asarray(obs["candidates"], np.float32).reshape(-1),
                            np.asarray(obs["mask"], np.float32).reshape(-1),
                            np.asarray(obs["state"], np.float32).reshape(-1)])
-
-
-class TopicSampler(gym.Wrapper, RecordConstructorArgs):
-    """Pick each episode's topic from ``topics`` when ``reset`` is not given one.
-
-    Args:
-        env: a (wrapped) WikiCrawl-v0 env.
-        topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
-            label prefixes, …); validated here.
-        mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
-            ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
-            restarting at the first topic when a seed is given.
-    """
-
-    def __init__(self, env: gym.Env, topics: Sequence[str], mode: str = "random"):
-        RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode)
-        gym.Wrapper.__init__(self, env)
-        if not topics:
-            raise ValueError("TopicSampler needs at least one topic")
-        if mode not in ("random", "cycle"):
-            raise ValueError(f"mode must be 'random' or 'cycle', got {mode!r}")
-        base = crawl_env_of(env)
-        for t in topics:
-            resolve_topic(t, base.corpus)  # raises with the corpus' known topics
-        self.topics = list(topics)
-        self.mode = mode
-        self._rng = np.random.default_rng()
-        self._next = 0
-        self.last_topic: str | None = None
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        if seed is not None:
-            self._rng = np.random.default_rng([int(seed), 0x70C1C])
-            self._next = 0
-        options = dict(options or {})
-        if options.get("topic") is None:
-            if self.mode == "cycle":
-                i = self._next % len(self.topics)
-                self._next += 1
-            else:
-                i = int(self._rng.integers(len(self.topics)))
-            options["topic"] = self.topics[i]
-        self.last_topic = options["topic"]
-        return self.env.reset(seed=seed, options=options)
 
 
 class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
@@ -124,11 +72,15 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         RecordConstructorArgs.__init__(self, flatten=flatten, reward_scale=reward_scale)
         gym.Wrapper.__init__(self, env)
         base = crawl_env_of(env)
+        if base.action_mode != "slot" or base.observation_mode != "candidates":
+            raise ValueError("DiscreteScoringWrapper needs a WikiCrawl env with action='slot' and "
+                             f"observation='candidates', got action={base.action_mode!r}, "
+                             f"observation={base.observation_mode!r}")
         self.flatten = bool(flatten)
         self.reward_scale = float(reward_scale)
-        self.K = base.K
-        self.candidate_dim = base.features.dim
-        self.state_dim = int(base.observation_space["state"].shape[0])
+        self.K = base.max_candidates
+        self.candidate_dim = base.feature_dim
+        self.state_dim = len(STATE_NAMES)
         self.action_space = spaces.Discrete(self.K)
         if self.flatten:
             d, K, s = self.candidate_dim, self.K, self.state_dim
@@ -152,33 +104,3 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
     def action_masks(self) -> np.ndarray:
         """(K,) bool: True for slots holding a candidate (sb3-contrib ``MaskablePPO`` convention)."""
         return crawl_env_of(self.env).action_masks()
-
-
-def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
-                     max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float = 1.0,
-                     top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
-    """Build ``WikiCrawlEnv(**env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
-
-    Args:
-        kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
-            (:class:`gym_crawl.wrappers.LinearScoringWrapper`).
-        topics: topics sampled per episode (default: the env's single topic, i.e. no sampler).
-        topic_mode: ``"random"`` or ``"cycle"`` (see :class:`TopicSampler`).
-        max_episode_steps: the page budget (env steps per episode), enforced by the base env so
-            that page-level steps (continuous wrapper over the full frontier) count too.
-        flatten: discrete only — flat ``Box`` observation.
-        reward_scale: multiply rewards (see :class:`DiscreteScoringWrapper`).
-        top_rows: continuous only — candidate rows in the summary observation.
-        env_kwargs: :class:`WikiCrawlEnv` arguments (``corpus``, ``reducer``, ``max_candidates``,
-            ``features``, ``reward``, …).
-    """
-    env: gym.Env = WikiCrawlEnv(max_steps=max_episode_steps, **env_kwargs)
-    if topics:
-        env = TopicSampler(env, topics, mode=topic_mode)
-    if kind == "discrete":
-        return DiscreteScoringWrapper(env, flatten=flatten, reward_scale=reward_scale)
-    if kind == "continuous":
-        from gym_crawl.wrappers.continuous import LinearScoringWrapper
-
-        return LinearScoringWrapper(env, top_rows=top_rows, reward_scale=reward_scale)
-    raise ValueError(f"unknown wrapper kind {kind!r}; expected 'discrete' or 'continuous'")

@@ -1,0 +1,68 @@
+"""What every scoring wrapper shares: finding the crawl env under wrappers, and per-episode topics.
+
+:class:`TopicSampler` draws the episode's topic from a list at every ``reset`` that does not name
+one (``options={"topic": ...}`` still wins), so one vectorized env trains across topics.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.utils import RecordConstructorArgs
+
+from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
+
+__all__ = ["crawl_env_of", "TopicSampler"]
+
+
+def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
+    """The :class:`WikiCrawlEnv` under ``env``'s wrappers; ``TypeError`` when there is none."""
+    base = env.unwrapped
+    if not isinstance(base, WikiCrawlEnv):
+        raise TypeError(f"expected a WikiCrawl-v0 env (possibly wrapped), got {type(base).__name__}")
+    return base
+
+
+class TopicSampler(gym.Wrapper, RecordConstructorArgs):
+    """Pick each episode's topic from ``topics`` when ``reset`` is not given one.
+
+    Args:
+        env: a (wrapped) WikiCrawl-v0 env.
+        topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
+            label prefixes, …); validated here.
+        mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
+            ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
+            restarting at the first topic when a seed is given.
+    """
+
+    def __init__(self, env: gym.Env, topics: Sequence[str], mode: str = "random"):
+        RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode)
+        gym.Wrapper.__init__(self, env)
+        if not topics:
+            raise ValueError("TopicSampler needs at least one topic")
+        if mode not in ("random", "cycle"):
+            raise ValueError(f"mode must be 'random' or 'cycle', got {mode!r}")
+        base = crawl_env_of(env)
+        for t in topics:
+            base.check_topic(t)  # raises with the corpus' known topics
+        self.topics = list(topics)
+        self.mode = mode
+        self._rng = np.random.default_rng()
+        self._next = 0
+        self.last_topic: str | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng([int(seed), 0x70C1C])
+            self._next = 0
+        options = dict(options or {})
+        if options.get("topic") is None:
+            if self.mode == "cycle":
+                i = self._next % len(self.topics)
+                self._next += 1
+            else:
+                i = int(self._rng.integers(len(self.topics)))
+            options["topic"] = self.topics[i]
+        self.last_topic = options["topic"]
+        return self.env.reset(seed=seed, options=options)
