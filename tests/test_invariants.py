@@ -34,7 +34,7 @@ def check_invariants(env) -> None:
 @given(seed=st.integers(0, 10_000), reducer=st.sampled_from(["topk", "random", "outlinks", "full"]),
        cap=st.sampled_from([None, None, 4, "6-2"]), choices=st.lists(st.integers(0, 10**6), min_size=50, max_size=400))
 def test_random_valid_actions_keep_invariants(tiny_corpus, seed, reducer, cap, choices):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, reducer=reducer, domain_cap=cap, max_steps=len(choices)).unwrapped
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, reducer=reducer, domain_cap=cap, max_episode_steps=len(choices)).unwrapped
     _, info = env.reset(seed=seed)
     steps = 0
     for c in choices:
@@ -51,14 +51,15 @@ def test_random_valid_actions_keep_invariants(tiny_corpus, seed, reducer, cap, c
 
 
 def test_thousands_of_steps_through_page_interface(tiny_corpus):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_steps=5000).unwrapped
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, action="page", observation="state",
+                   max_episode_steps=5000).unwrapped
     rng = np.random.default_rng(1)
     total = 0
     for ep in range(4):
         env.reset(seed=ep)
         while env.state.fr_size:
             F = env.frontier_pages()
-            env.step_page(int(F[rng.integers(len(F))]))
+            env.step(int(F[rng.integers(len(F))]))
             total += 1
         check_invariants(env)
         # a full crawl reaches every page reachable from the seed exactly once
