@@ -129,7 +129,9 @@ class SB3Agent(Agent):
         if self.policy is not None and self._spaces is not None and self._spaces[0] == obs_space \
                 and self._spaces[1] == act_space:
             return
-        policy = self.policy_cls(obs_space, act_space, lambda _: 0.0, **self.policy_kwargs)
+        with th.random.fork_rng():  # an untrained policy's initial weights are seeded (determinism)
+            th.manual_seed(0)
+            policy = self.policy_cls(obs_space, act_space, lambda _: 0.0, **self.policy_kwargs)
         if self._state:
             own = policy.state_dict()
             bad = sorted(k for k in own if k not in self._state or tuple(own[k].shape) != self._state[k].shape)

@@ -1,6 +1,7 @@
 """Shared fixtures. The core suite runs on generated data; tests needing ../shared/data skip when absent."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -64,3 +65,25 @@ def shared_data(sub: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} is absent (the shared test data lives beside the repository, not in it)")
     return p
+
+
+def tamper_unfetched(c: Corpus, pages: np.ndarray) -> Corpus:
+    """Copy of ``c`` where ``pages`` get the text of the topic's main page ("Geology") and the topic
+    label — what a leak of unfetched content or labels would expose (tests/test_conformance.py)."""
+    donor = c.page_id("Geology")
+    lab_geo = c.labels.index("subject.geo")
+    chosen = set(np.asarray(pages).tolist())
+    bags, labs = [], []
+    for p in range(c.n_pages):
+        src = donor if p in chosen else p
+        a, b = c.text_ptr[src], c.text_ptr[src + 1]
+        bags.append((c.text_terms[a:b], c.text_counts[a:b]))
+        labs.append([lab_geo] if p in chosen else c.label_ids[c.label_ptr[p]:c.label_ptr[p + 1]].tolist())
+    ptr = np.zeros(c.n_pages + 1, np.int64)
+    ptr[1:] = np.cumsum([len(t) for t, _ in bags])
+    lptr = np.zeros(c.n_pages + 1, np.int64)
+    lptr[1:] = np.cumsum([len(l) for l in labs])
+    return dataclasses.replace(
+        c, text_ptr=ptr, text_terms=np.concatenate([t for t, _ in bags]).astype(np.int32),
+        text_counts=np.concatenate([k for _, k in bags]).astype(np.int32),
+        label_ptr=lptr, label_ids=np.asarray([x for l in labs for x in l], np.int32), path=None)
