@@ -114,16 +114,16 @@ def _episode(env: Any, agent: Any, topic: str, seed: int) -> dict[str, Any]:
 
 def evaluate_all(args: argparse.Namespace, sb3_rows: list[dict[str, Any]], corpus: Any) -> tuple[list, list[str]]:
     """Per agent: per topic episode metrics on both splits. Returns ``(rows, notes)``."""
-    from gym_crawl.agents.base import make_agent
-    from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
+    from gym_crawl.agents import make_agent, make_env_for
 
-    envs: dict[tuple[int, str, str], Any] = {}
+    envs: dict[tuple[str, int, str, str], Any] = {}
 
-    def env_for(K: int, reducer: str, features: str = "combined") -> Any:
-        if (K, reducer, features) not in envs:
-            envs[(K, reducer, features)] = WikiCrawlEnv(corpus=corpus, max_candidates=K, reducer=reducer,
-                                                        features=features, max_steps=args.episode_steps)
-        return envs[(K, reducer, features)]
+    def env_for(agent: Any, K: int, reducer: str) -> Any:
+        key = (agent.action_kind, K, reducer, str(agent.env_defaults.get("features", "combined")))
+        if key not in envs:
+            envs[key] = make_env_for(agent, corpus=corpus, max_candidates=K, reducer=reducer,
+                                     max_episode_steps=args.episode_steps)
+        return envs[key]
 
     def row_of(a: dict[str, Any], eps: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         row = dict(a)
@@ -138,7 +138,7 @@ def evaluate_all(args: argparse.Namespace, sb3_rows: list[dict[str, Any]], corpu
     out = []
     K = args.max_candidates
     for name in ("best-first", "random", "oracle"):
-        env = env_for(K, "topk")
+        env = env_for(make_agent(name), K, "topk")
         extra = {"note": "upper bound: reads hidden relevance, not a crawler"} if name == "oracle" else {}
         out.append(row_of({"name": name, "K": K, "reducer": "topk", "timesteps": 0, "train_seconds": 0.0, **extra},
                           {split: [_episode(env, make_agent(name), t, args.seed) for t in topics]
@@ -151,7 +151,7 @@ def evaluate_all(args: argparse.Namespace, sb3_rows: list[dict[str, Any]], corpu
     if lfa is not None:
         # Han's protocol: weights kept across crawls. Pre-train on the training topics (those crawls are the
         # "train" rows), then crawl every held-out topic from the pre-trained weights, learning online.
-        env = env_for(K, "topk", getattr(lfa, "env_defaults", {}).get("features", "combined"))
+        env = env_for(lfa, K, "topk")
         t0 = time.perf_counter()
         train_eps = [_episode(env, lfa, t, args.seed) for t in args.train_topics]
         secs = round(time.perf_counter() - t0, 1)
@@ -165,14 +165,14 @@ def evaluate_all(args: argparse.Namespace, sb3_rows: list[dict[str, Any]], corpu
                            "note": "pre-trained on the train topics (weights kept), learns online on held-out"},
                           {"held_out": held, "train": train_eps}))
     for r in sb3_rows:
-        env = env_for(r["max_candidates"], r["reducer"])
+        env = env_for(r["agent"], r["max_candidates"], r["reducer"])
         a = {k: r[k] for k in ("name", "timesteps", "train_seconds", "algo", "wrapper", "policy")}
         a.update(K=r["max_candidates"], reducer=r["reducer"])
         out.append(row_of(a, {split: [_episode(env, r["agent"], t, args.seed) for t in topics]
                               for split, topics in (("held_out", args.eval_topics), ("train", args.train_topics))}))
         if args.transfer_k and r["policy"] == "scoring" and args.transfer_k != r["max_candidates"]:
             # the same weights on an env with another K (candidate-scoring policies only)
-            env = env_for(args.transfer_k, r["reducer"])
+            env = env_for(r["agent"], args.transfer_k, r["reducer"])
             b = dict(a, name=f"{r['name']} @K={args.transfer_k}", K=args.transfer_k,
                      note=f"trained with K={r['max_candidates']}, run with K={args.transfer_k}")
             out.append(row_of(b, {"held_out": [_episode(env, r["agent"], t, args.seed) for t in args.eval_topics],

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch as th
 
+from gym_crawl.agents import make_env_for
 from gym_crawl.agents.base import Agent
 from gym_crawl.agents.runner import run_episode
 from gym_crawl.agents.sb3_agent import SB3Agent, algo_class, load_sb3_agent
 from gym_crawl.agents.sb3_train import TrainConfig, main, make_env, train
-from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +57,14 @@ def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw
 
     # the same observations through: the trained model, SB3's reloaded zip, our pickle-free agent
     env = make_env(res.config, ["poetry"])
-    plain = WikiCrawlEnv(corpus=corpus_dir, max_candidates=8, max_steps=40, reducer=res.config.reducer)
+    plain = make_env_for(SB3Agent(wrapper=wrapper), corpus=corpus_dir, max_candidates=8, max_episode_steps=40,
+                         reducer=res.config.reducer)
     reloaded = algo_class(algo).load(tmp_path / "model.zip", device="cpu")
     agent = load_sb3_agent(tmp_path)
     assert isinstance(agent, SB3Agent) and agent.config["algo"] == algo
     obs, info = env.reset(seed=4)
-    raw, _ = plain.reset(seed=4, options={"topic": "poetry"})
-    agent.begin_episode(plain, np.random.default_rng(0))
+    raw, pinfo = plain.reset(seed=4, options={"topic": "poetry"})
+    agent.begin_episode(plain.unwrapped, np.random.default_rng(0))
     for _ in range(12):
         kw_mask = {"action_masks": env.get_wrapper_attr("action_masks")()} if algo == "maskable-ppo" else {}
         a1, _ = res.model.predict(obs, deterministic=True, **kw_mask)
@@ -73,9 +74,7 @@ def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw
         np.testing.assert_allclose(a2, a1, rtol=0, atol=1e-6)
         np.testing.assert_allclose(a3, a1, rtol=0, atol=1e-6)
         obs, _, term, trunc, info = env.step(a1)
-        slot_or_page = agent.act(raw, {})
-        raw, _, _, _, pinfo = (plain.step_page(slot_or_page) if agent.action_kind == "page"
-                               else plain.step(slot_or_page))
+        raw, _, _, _, pinfo = plain.step(agent.act(raw, pinfo))  # slot or page: the env's own action mode
         assert pinfo["fetched_page"] == info["fetched_page"]  # adapter and wrapper fetch the same page
         if term or trunc:
             break
@@ -84,7 +83,7 @@ def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw
 def test_scoring_agent_runs_with_larger_k_mlp_agent_refuses(corpus_dir, tmp_path):
     scoring = train(cfg_for(corpus_dir, tmp_path / "s", "maskable-ppo")).agent
     mlp = train(cfg_for(corpus_dir, tmp_path / "m", "ppo", policy="mlp")).agent
-    big = WikiCrawlEnv(corpus=corpus_dir, max_candidates=32, max_steps=30)
+    big = make_env_for("sb3", corpus=corpus_dir, max_candidates=32, max_episode_steps=30)
     r = run_episode(big, Agent.load(tmp_path / "s" / "agent.npz"), seed=0, options={"topic": "poetry"})
     assert r.steps == 30 and r.invalid_actions == 0 and r.relevant_found > 0
     with pytest.raises(ValueError, match="candidate-scoring"):
