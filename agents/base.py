@@ -110,27 +110,66 @@ class Agent:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "Agent":
-        """Rebuild an agent saved with :meth:`save` (its registered name picks the class)."""
+    def load(cls, path: str | Path, expect: str | None = None) -> "Agent":
+        """Rebuild an agent saved with :meth:`save` (its registered name picks the class).
+
+        The format is detected from the file's content, never guessed by trial: an agent ``.npz``
+        (header + arrays, read with ``allow_pickle=False``) or a PyTorch agent checkpoint (read with
+        ``weights_only=True``). ``expect`` names the agent the caller wants (``--agent NAME --load
+        FILE``): a file holding another agent is refused. Every failure names the file, what it
+        is, and what was expected; none suggests unsafe loading.
+        """
         import zipfile
 
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if "__header__" not in z.files:
-                    raise KeyError("__header__")
-                header = json.loads(bytes(z["__header__"]).decode())
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"{p}: no such agent file")
+        if not zipfile.is_zipfile(p):
+            raise ValueError(f"{p}: not an agent file (expected an agent .npz written by Agent.save / "
+                             f"--save, or a PyTorch agent checkpoint)")
+        with zipfile.ZipFile(p) as zf:
+            names = zf.namelist()
+        if {"data", "policy.pth"} <= set(names):
+            raise ValueError(f"{p}: this is Stable-Baselines3's model.zip; gym_crawl runs the pickle-free "
+                             f"agent.npz written beside it: --agent sb3:{p.parent}")
+        if any(n.endswith("data.pkl") for n in names):
+            agent = _load_torch_agent(p)
+        elif "__header__.npy" in names:
+            with np.load(p, allow_pickle=False) as z:
+                try:
+                    header = json.loads(bytes(z["__header__"]).decode())
+                    saved = str(header["agent"])
+                except (ValueError, KeyError, UnicodeDecodeError) as e:
+                    raise ValueError(f"{p}: damaged agent header ({e})") from None
                 state = {k: z[k].copy() for k in z.files if k != "__header__"}
-        except (KeyError, ValueError, zipfile.BadZipFile, OSError):
-            # a torch checkpoint (PyTorch agents save state_dicts with torch.save): weights only, no pickle
-            import torch
-
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
-            if not isinstance(ckpt, dict) or "agent" not in ckpt:
-                raise ValueError(f"{path}: neither an agent .npz nor a torch checkpoint with an 'agent' field") from None
-            return agent_class(ckpt["agent"]).load(path)  # type: ignore[attr-defined]
-        agent = make_agent(header["agent"], **header.get("config", {}))
-        agent.load_state_dict(state)
+            if expect is not None and saved != expect:
+                raise ValueError(f"{p} holds agent {saved!r}, not {expect!r}: load it with --agent {saved}")
+            agent = make_agent(saved, **header.get("config", {}))
+            agent.load_state_dict(state)
+            return agent
+        else:
+            raise ValueError(f"{p}: a zip/.npz archive without an agent header (not written by Agent.save); "
+                             f"expected an agent .npz or a PyTorch agent checkpoint")
+        if expect is not None and agent.name != expect:
+            raise ValueError(f"{p} holds agent {agent.name!r}, not {expect!r}: load it with --agent {agent.name}")
         return agent
+
+
+def _load_torch_agent(p: Path) -> Agent:
+    """A PyTorch agent checkpoint: weights only (no pickle); its ``agent`` field picks the class."""
+    try:
+        import torch
+    except ImportError:
+        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[sb3]')") from None
+    try:
+        ckpt = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many types; report ours without its advice
+        first = str(e).strip().split("\n", 1)[0][:200]
+        raise ValueError(f"{p}: a PyTorch checkpoint that does not load as plain weights "
+                         f"({type(e).__name__}: {first}); gym_crawl only loads weight-only agent checkpoints") from None
+    if not isinstance(ckpt, dict) or "agent" not in ckpt:
+        raise ValueError(f"{p}: a PyTorch checkpoint without an 'agent' field (not written by a gym_crawl agent)")
+    return agent_class(str(ckpt["agent"])).load(p)  # type: ignore[attr-defined]
 
 
 #: name -> Agent class (lazy "module:attribute" entries: PyTorch agents cost nothing until asked for)

@@ -197,9 +197,12 @@ def load_sb3_agent(path: str | Path) -> SB3Agent:
     p = Path(path)
     if p.is_dir():
         p = p / "agent.npz"
+    elif p.suffix == ".zip" and (p.parent / "agent.npz").exists():
+        p = p.parent / "agent.npz"  # SB3's model.zip (pickled): use the pickle-free agent.npz written beside it
     if not p.exists():
-        raise FileNotFoundError(f"{path}: no SB3 agent file (expected an agent.npz written by `gym-crawl train`)")
-    agent = Agent.load(p)
+        raise FileNotFoundError(f"{path}: no SB3 agent file (expected a `gym-crawl train` output folder or the "
+                                f"agent.npz it writes)")
+    agent = Agent.load(p, expect="sb3")
     if not isinstance(agent, SB3Agent):
         raise ValueError(f"{p} holds agent {agent.name!r}, not an SB3 agent")
     return agent

@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--episodes", type=int, default=1, help="episodes per agent; learners keep their weights")
     c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
-    c.add_argument("--plot", default="crawl-curve.png", help="PNG of relevant pages per step ('' to skip)")
+    c.add_argument("--plot", default=None,
+                   help="write a PNG of relevant pages per step to this file (default: crawl-curve.png for the "
+                        "table output; none with --json unless given)")
     c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
 
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("spec")
     cc.add_argument("out")
 
-    sub.add_parser("agents", help="list registered agents")
+    sub.add_parser("agents", help="list registered agents with one-line descriptions")
 
     b = sub.add_parser("bench", help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
     b.add_argument("name")
@@ -70,30 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _env_kwargs(args: argparse.Namespace, agent_cls: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {"max_candidates": 64}
-    kw.update(getattr(agent_cls, "env_defaults", {}) or {})  # the agent's defaults, then the user's flags
-    kw.update({"corpus": args.corpus, "topic": args.topic, "max_steps": args.steps})
-    if args.k is not None:
-        kw["max_candidates"] = args.k
-    for name in ("reward", "features", "reducer"):
-        v = getattr(args, name)
-        if v is not None:
-            kw[name] = v
-    if args.seeds:
-        kw["seeds"] = [s.strip() for s in args.seeds.split(",") if s.strip()]
-    if args.domain_cap is not None:
-        kw["domain_cap"] = args.domain_cap
-    return kw
+def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The user's env flags (unset ones are ``None`` and do not override the agent's defaults)."""
+    seeds = [s.strip() for s in args.seeds.split(",") if s.strip()] if args.seeds else None
+    return {"corpus": args.corpus, "topic": args.topic, "max_episode_steps": args.steps, "reward": args.reward,
+            "features": args.features, "reducer": args.reducer, "max_candidates": args.k, "seeds": seeds,
+            "domain_cap": args.domain_cap}
 
 
 def _cmd_crawl(args: argparse.Namespace) -> int:
-    import gymnasium as gym
     from tqdm.auto import tqdm
 
-    import gym_crawl  # noqa: F401  (registers the env)
-    from gym_crawl.agents.base import Agent, agent_class, make_agent
-    from gym_crawl.agents.runner import run_episode
+    from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
+    from gym_crawl.corpus import load_corpus
 
     names = [n.strip() for n in args.agent.split(",") if n.strip()]
     if (args.load or args.save) and len(names) != 1:
@@ -101,20 +92,18 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     results = []
     corpus_cache: dict[str, Any] = {}
     for name in names:
-        sb3_path = name.split(":", 1)[1] if name.startswith("sb3:") else None
-        cls = agent_class("sb3" if sb3_path else name)
-        kw = _env_kwargs(args, cls)
-        from gym_crawl.corpus import load_corpus
-
-        if isinstance(kw["corpus"], str):
-            kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
-        env = gym.make("WikiCrawl-v0", **kw)
-        if sb3_path:
+        if name.startswith("sb3:"):
             from gym_crawl.agents.sb3_agent import load_sb3_agent
 
-            agent: Agent = load_sb3_agent(sb3_path)
+            agent: Agent = load_sb3_agent(name.split(":", 1)[1])
+        elif args.load:
+            agent = Agent.load(args.load, expect=name)
         else:
-            agent = Agent.load(args.load) if args.load else make_agent(name)
+            agent = make_agent(name)
+        kw = _env_overrides(args)
+        if isinstance(kw["corpus"], str):
+            kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
+        env = make_env_for(agent, **kw)
         for ep in range(args.episodes):
             bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
             res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
@@ -127,10 +116,11 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         env.close()
     if not args.json:
         _print_table(results)
-    if args.plot:
-        _plot_curves(results, Path(args.plot))
+    plot = args.plot if args.plot is not None else (None if args.json else "crawl-curve.png")
+    if plot:
+        _plot_curves(results, Path(plot))
         if not args.json:
-            print(f"curve written to {args.plot}")
+            print(f"curve written to {plot}")
     return 0
 
 
@@ -228,9 +218,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "corpus":
             return _cmd_corpus(args)
         if args.cmd == "agents":
-            from gym_crawl.agents.base import agent_names
+            from gym_crawl.agents import AGENTS
 
-            print("\n".join(agent_names()))
+            desc = AGENTS.describe()
+            w = max(map(len, desc))
+            print("\n".join(f"{n.ljust(w)}  {d}" for n, d in desc.items()))
             return 0
         if args.cmd == "bench":
             return _cmd_bench(args)

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import json
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from gym_crawl.agents import Agent, agent_names, make_agent, register_agent, run_episode, run_episodes
+from gym_crawl.agents import Agent, agent_names, make_agent, make_env_for, register_agent, run_episode, run_episodes
 from gym_crawl.cli import main
 from gym_crawl.text import get_text_model, load_word_vectors
 from gym_crawl.text.model import TextModel
@@ -70,17 +69,19 @@ def test_third_party_agent_plugs_in(tiny_corpus):
 
     register_agent("link-text-test", LinkText)
     assert "link-text-test" in agent_names()
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_steps=30)
-    res = run_episode(env, make_agent("link-text-test"), seed=0)
-    best = run_episode(env, make_agent("best-first"), seed=0)  # same priority, through the slot interface
+    res = run_episode(make_env_for("link-text-test", corpus=tiny_corpus, max_episode_steps=30),
+                      make_agent("link-text-test"), seed=0)
+    # same priority, through the slot interface
+    best = run_episode(make_env_for("best-first", corpus=tiny_corpus, max_episode_steps=30),
+                       make_agent("best-first"), seed=0)
     assert res.relevant_found == best.relevant_found
     np.testing.assert_array_equal(res.fetched, best.fetched)
 
 
 def test_baselines_order_and_oracle_bound(tiny_corpus):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="poetry", reward="labels", max_steps=80)
-    found = {n: np.mean([r.relevant_found for r in run_episodes(env, make_agent(n), 3)])
-             for n in ("random", "bfs", "best-first", "oracle")}
+    found = {n: np.mean([r.relevant_found for r in run_episodes(
+        make_env_for(n, corpus=tiny_corpus, topic="poetry", reward="labels", max_episode_steps=80), make_agent(n), 3)])
+        for n in ("random", "bfs", "best-first", "oracle")}
     assert found["oracle"] >= found["best-first"] > found["random"]
 
 
@@ -133,7 +134,7 @@ def test_text_model_disk_cache_is_memory_mapped(tiny_corpus, tmp_path):
 
 def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path):
     pytest.importorskip("torch")
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_steps=30, **agent_class_defaults("tres"))
+    env = make_env_for("tres", corpus=tiny_corpus, max_episode_steps=30, max_candidates=64)
     agent = make_agent("tres")
     run_episode(env, agent, seed=0)
     path = agent.save(tmp_path / "tres.pt")
@@ -146,9 +147,67 @@ def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path
         Agent.load(tmp_path / "junk.npz")
 
 
-def agent_class_defaults(name):
-    from gym_crawl.agents import agent_class
+# ------------------------------------------------------------------ issue 13.5: agent file formats
+def test_load_refuses_another_agent(tmp_path, tiny_corpus):
+    lfa = make_agent("lfa-async")
+    run_episode(make_env_for(lfa, corpus=tiny_corpus, max_episode_steps=10), lfa, seed=0)
+    path = lfa.save(tmp_path / "lfa.npz")
+    with pytest.raises(ValueError, match="holds agent 'lfa-async', not 'best-first'.*--agent lfa-async"):
+        Agent.load(path, expect="best-first")
+    code = main(["crawl", "--agent", "best-first", "--load", str(path), "--corpus", "synthetic-1000", "--steps", "5",
+                 "--json"])
+    assert code == 2
 
-    kw = dict(agent_class(name).env_defaults)
-    kw["max_candidates"] = 64
-    return kw
+
+@pytest.mark.parametrize("content, pattern", [
+    (b"not a checkpoint", "not an agent file"),
+    (None, "without an agent header"),
+])
+def test_load_names_the_format_and_never_advises_unsafe_loading(tmp_path, content, pattern):
+    p = tmp_path / "x.npz"
+    if content is None:
+        np.savez(p, w=np.zeros(3))  # an npz, but not an agent
+    else:
+        p.write_bytes(content)
+    with pytest.raises(ValueError, match=pattern) as e:
+        Agent.load(p)
+    assert "weights_only=False" not in str(e.value)
+
+
+class PickledObject:
+    """Any class: torch.save pickles it, and weights-only loading must refuse it."""
+
+
+def test_unsafe_torch_pickle_is_refused_without_torch_advice(tmp_path):
+    torch = pytest.importorskip("torch")
+
+    p = tmp_path / "evil.pt"
+    torch.save({"agent": "tres", "obj": PickledObject()}, p)  # a pickled object, not weights
+    with pytest.raises(ValueError, match="does not load as plain weights") as e:
+        Agent.load(p)
+    assert "weights_only=False" not in str(e.value)
+
+
+def test_sb3_model_zip_points_to_the_agent_npz(tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "model.zip", "w") as z:  # the layout of SB3's model.zip
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", b"")
+    with pytest.raises(ValueError, match="model.zip.*--agent sb3:"):
+        Agent.load(tmp_path / "model.zip")
+
+
+def test_cli_agents_lists_descriptions(capsys):
+    assert main(["agents"]) == 0
+    out = capsys.readouterr().out
+    assert "best-first" in out and "no-learning" in out and "lfa-async" in out
+
+
+def test_crawl_json_writes_no_plot_unless_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-1000", "--steps", "5", "--json"]) == 0
+    assert not (tmp_path / "crawl-curve.png").exists()
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-1000", "--steps", "5", "--json",
+                 "--plot", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").exists()
