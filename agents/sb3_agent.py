@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 import torch as th
-from gym_crawl.agents.base import Agent
 from gymnasium import spaces
 
+from gym_crawl.agents.base import Agent
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation

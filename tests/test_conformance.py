@@ -27,10 +27,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import tamper_unfetched
-from gym_crawl.agents import AGENTS, Agent, make_agent, make_env_for, run_episode
 from gymnasium.utils.env_checker import check_env, data_equivalence
 
 import gym_crawl  # noqa: F401
+from gym_crawl.agents import AGENTS, Agent, make_agent, make_env_for, run_episode
 from gym_crawl.envs.wiki_crawl import INFO_KEYS
 from gym_crawl.features import FEATURE_SETS
 from gym_crawl.reducers import REDUCERS
