@@ -102,7 +102,9 @@ def test_no_import_from_a_higher_layer(module):
 
 
 def test_no_import_cycles():
-    graph = {m: {i for i in _imports(m, p, top_level_only=True) if i in MODULES} for m, p in MODULES.items()}
+    """No cycle, counting lazy (function-level) imports too: a cycle hidden in a function is still one
+    of design (corpus.core <-> corpus.builder, wrappers.discrete <-> wrappers.continuous were)."""
+    graph = {m: {i for i in _imports(m, p, top_level_only=False) if i in MODULES} for m, p in MODULES.items()}
     cycles = []
     state: dict[str, int] = {}
     stack: list[str] = []
