@@ -296,3 +296,34 @@ def test_non_finite_reward_is_refused(tiny_corpus):
     env = make(tiny_corpus, reward=lambda s: np.full(len(s.rel), np.nan))
     with pytest.raises(ValueError, match="non-finite"):
         env.reset(seed=0)
+
+
+# ------------------------------------------------------------------ issue 13.12: documented behaviour
+def test_standard_wrappers_and_attributes(tiny_corpus):
+    from gymnasium.wrappers import RecordEpisodeStatistics, TimeAwareObservation
+
+    env = TimeAwareObservation(make(tiny_corpus, max_episode_steps=5))  # needs the spec's max_episode_steps
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    env = RecordEpisodeStatistics(make(tiny_corpus, max_episode_steps=5))
+    _, info = env.reset(seed=0)
+    for _ in range(5):
+        *_, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert info["episode"]["l"] == 5  # every step was seen by the wrapper stack
+    assert make(tiny_corpus, max_candidates=12).get_wrapper_attr("max_candidates") == 12
+
+
+def test_readme_example_is_reproducible(tiny_corpus):
+    def run():
+        env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_episode_steps=30)
+        obs, info = env.reset(seed=0)
+        env.action_space.seed(0)
+        fetched, done = [], False
+        while not done:
+            action = env.action_space.sample(mask=info["action_mask"].astype("int8"))
+            obs, reward, terminated, truncated, info = env.step(action)
+            fetched.append(info["fetched_page"])
+            done = terminated or truncated
+        return fetched
+
+    assert run() == run()
