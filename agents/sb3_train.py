@@ -69,7 +69,8 @@ DEFAULT_HYPER: dict[str, dict[str, Any]] = {
     "td3": {"learning_rate": 3e-4, "buffer_size": 50_000, "learning_starts": 1_000, "batch_size": 128,
             "train_freq": 4, "gradient_steps": 1, "gamma": 0.9},
 }
-"""Per-algorithm defaults (γ = 0.9: the thesis found γ ≤ 0.9 best for crawling); ``--hyper`` JSON overrides."""
+"""Per-algorithm defaults (γ = 0.9, Han et al.'s value; the thesis found smaller γ — 0.1 to 0.6 — better than 0.9
+for its LFA crawler, so try ``--hyper '{"gamma": 0.3}'``); ``--hyper`` JSON overrides."""
 
 
 @dataclass
@@ -313,7 +314,8 @@ def _crawl_metrics_callback() -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
     class CrawlMetrics(BaseCallback):
-        """Log finished training episodes' crawl metrics to TensorBoard (``crawl/*``)."""
+        """Crawl metrics in TensorBoard: finished episodes (``crawl/*``) and, so that a run shorter than
+        one episode shows progress too, the running crawls at every rollout's end (``crawl_live/*``)."""
 
         def _on_step(self) -> bool:
             for done, info in zip(self.locals.get("dones", []), self.locals.get("infos", [])):
@@ -322,6 +324,13 @@ def _crawl_metrics_callback() -> Any:
                     self.logger.record_mean("crawl/harvest_rate", info["harvest_rate"])
                     self.logger.record_mean("crawl/reward_sum", info["reward_sum"])
             return True
+
+        def _on_rollout_end(self) -> None:
+            infos = [i for i in self.locals.get("infos", []) if "relevant_found" in i]
+            if infos:
+                self.logger.record("crawl_live/harvest_rate", float(np.mean([i["harvest_rate"] for i in infos])))
+                self.logger.record("crawl_live/relevant_found", float(np.mean([i["relevant_found"] for i in infos])))
+                self.logger.record("crawl_live/steps", float(np.mean([i["steps"] for i in infos])))
 
     return CrawlMetrics()
 
@@ -371,6 +380,7 @@ def train(cfg: TrainConfig) -> TrainResult:
         warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
         model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), progress_bar=cfg.progress_bar,
                     tb_log_name=cfg.algo)
+    model.logger.dump(model.num_timesteps)  # SB3 dumps before each update: flush the last update's train/* values
     seconds = time.perf_counter() - t0
     memory = worker_memory(env) or memory
     env.close()

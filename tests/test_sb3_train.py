@@ -112,7 +112,17 @@ def test_subproc_vec_env_maskable_ppo_and_worker_memory(corpus_dir, tmp_path):
     res = train(cfg_for(corpus_dir, tmp_path, "maskable-ppo", n_envs=2, vec="subproc", timesteps=256,
                         tensorboard=True, checkpoint_freq=128, eval_freq=128))
     assert len(res.worker_memory_mb) == 2 and all(m["rss"] > 0 and m["uss"] > 0 for m in res.worker_memory_mb)
-    assert any((tmp_path / "tb").rglob("events.out.tfevents*"))
+    events = list((tmp_path / "tb").rglob("events.out.tfevents*"))
+    assert events
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags = set()
+    for ev in events:
+        acc = EventAccumulator(str(ev))
+        acc.Reload()
+        tags |= set(acc.Tags()["scalars"])
+    # issue 13.11: a run shorter than one episode shows crawl progress and the update's losses, not only time/fps
+    assert {"crawl_live/harvest_rate", "crawl_live/relevant_found", "train/loss"} <= tags, sorted(tags)
     assert any((tmp_path / "checkpoints").glob("maskable-ppo_*_steps.zip"))
     assert (tmp_path / "eval" / "evaluations.npz").exists()
 
