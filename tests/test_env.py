@@ -327,3 +327,11 @@ def test_readme_example_is_reproducible(tiny_corpus):
         return fetched
 
     assert run() == run()
+
+
+def test_label_topic_without_seeds_fails_at_make_with_a_suggestion(tiny_corpus):
+    """Issue 13.9: at gym.make, not at reset, naming the most linked labelled pages."""
+    with pytest.raises(ValueError, match=r"no seed pages given.*most linked labelled pages: seeds=\['art "):
+        gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art")
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art", seeds=["Poetry"])
+    assert env.reset(seed=0)[1]["topic"] == "art"

@@ -127,7 +127,15 @@ def seed_pages(topic: Topic, corpus: Corpus, seeds: Sequence[str | int] | None =
                 chosen = [cand]
                 break
     if not chosen:
-        raise ValueError(f"topic {topic.name!r}: no seed pages given and no page titled like the topic; pass seeds=[...]")
+        hint = ""
+        if topic.label:
+            members = np.flatnonzero(topic.label_mask(corpus))
+            if len(members):
+                best = members[np.argsort(-corpus.in_degree()[members], kind="stable")[:3]]
+                hint = (f"; e.g. its most linked labelled pages: "
+                        f"seeds={[corpus.titles[int(p)] for p in best]!r}")
+        raise ValueError(f"topic {topic.name!r}: no seed pages given and no page titled like the topic; "
+                         f"pass seeds=[...]{hint}")
     out = []
     for s in chosen:
         if isinstance(s, (int, np.integer)):
