@@ -125,6 +125,43 @@ def test_deterministic(small):
     assert small.meta["seed"] == 1 and small.meta["generator_version"] == GENERATOR_VERSION
 
 
+# Per-array sha256 digests (first 16 hex digits) of generate_synthetic(n, seed) recorded from the
+# generator *before* it was split into stages (issue 9 item 6; main at 6832828). Any changed byte of
+# any array, string table or meta fails the test: the default corpus must stay byte-identical.
+# Order: ARRAYS, then the string tables titles, vocab, domains, labels, then meta (JSON, sorted keys).
+_RECORDED_DIGESTS = {
+    (1000, 0): "7934c34c357e7189 b3c2e6bee2d5305c fc5518c8b19b2376 61fba8d7076d90dd 6c8d5c4447680b15 06a1d594b83d1e88 2ca556aaf112db1d 2e2398be58fdc139 29dd3dea1d0da8d6 72273c444c71175d 3192c1b27b51a57c 67847269cc18eb13 6477db94bf846574 ec91563cb49fd2bd 365394a4e1286603 343dc30a3a6d95f4 a9f2d4646d5a93b0 47707a88a8272dec ad684e19f76de6b4",
+    (1000, 1): "9019b1b93933be58 5971d8e8fe216236 3e2357c649b82bef f095f70525b1fbc2 f0f34ce339078625 54d5b63922ce9a96 83506445669d199b afdfc20ed19262d4 92d074cfa8593f8c 9b383d453baf7fb7 9f69d3c0cf76eb80 bf1e8c505f7621cf 6ab6f7b2e4a03a2d 6f240fbc94ba6354 ee4c53ffe0cf4fbb 343dc30a3a6d95f4 a7b5c7f40130b6d8 47707a88a8272dec 411b9c9380c036e6",
+    (5000, 0): "28c7e8ff00e1d932 3e159e3548163d2d 0db04120125fbc10 0f96b064a74b70cd fa992d65b5e3823f 88091935e1c68e76 81706d7005ff9499 a531b31df33bc02c 14e0b015843400ef ec06138417523f29 dffa97d1736a13f8 ec120d6fc4c6ef06 86746aacaa53e947 8ae4cd7ca3d22155 7524765ed533232b 343dc30a3a6d95f4 a9f2d4646d5a93b0 47707a88a8272dec 9a615549504ec780",
+    (5000, 1): "8fb35ee6e02f3f4c d025288a45df35c1 3735675372e564bf fe8aeb49d67edc1d f4068034b7a343a0 91a3888ea7834592 185cb45b46dc9cd5 b48a35fcf57fdf56 2e176440d996aa0d 2f9e759069167058 44c22a888796e5ba 3c3e64c69e56491c e3ee09674277e41b 786634ada5e244f0 1ff4445dc48718a0 343dc30a3a6d95f4 0413301433038baf 47707a88a8272dec 7e03a3fc27f172e4",
+    (20000, 0): "13ef14ed75459560 0115feafca84c0dc 844929289a152f7f 3f33bd0899f747de be2fabce48937c2c 78dc31f478fb7f8f e49ee76b284f3e4e 8ee718c8fdc26f74 97afd836b50db36a d9a8d4d49c816237 5ffa696b869e7e83 54efba808b7431bd 9a33a2981168fd01 25314f808321e4ab 3247b1a7113eaf77 343dc30a3a6d95f4 6f8bb1e12ccad65b 47707a88a8272dec dc5bdf92f689bbb7",
+    (20000, 1): "f65fe302f85ba415 31b4e694b86744e9 47d908ef79077dc6 6d2db38320488490 630f5b80223ae53c 84c69aa521e14d14 6e21d93fc9182a6c 28fff734f77ffd92 19be31fec2a4dd3f 9a690295c4bd3fe2 6caa724fa96e787a 69cfc6034cd88ccf dfe657370bec1c60 fe20ef4fb1b9bc5b c749e9ecc3960223 343dc30a3a6d95f4 c6a4bf795a3d3649 47707a88a8272dec 80463b011db20a45",
+}
+
+
+def _digests(c: Corpus) -> dict[str, str]:
+    import hashlib
+
+    out = {}
+    for name in ARRAYS:
+        a = np.ascontiguousarray(getattr(c, name))
+        out[name] = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + a.tobytes()).hexdigest()[:16]
+    for name in ("titles", "vocab", "domains", "labels"):
+        t = getattr(c, name)
+        raw = np.ascontiguousarray(t.offsets).tobytes() + np.ascontiguousarray(t.blob).tobytes()
+        out[name] = hashlib.sha256(raw).hexdigest()[:16]
+    out["meta"] = hashlib.sha256(json.dumps(c.meta, sort_keys=True).encode()).hexdigest()[:16]
+    return out
+
+
+@pytest.mark.parametrize("n,seed", sorted(_RECORDED_DIGESTS))
+def test_byte_identical_to_recorded_digests(n, seed):
+    got = _digests(generate_synthetic(n, seed=seed))
+    want = dict(zip(got, _RECORDED_DIGESTS[(n, seed)].split()))
+    changed = [k for k in got if got[k] != want[k]]
+    assert not changed, f"generate_synthetic({n}, seed={seed}) changed: {changed}"
+
+
 def test_n_domains_argument():
     c = generate_synthetic(2000, seed=0, n_domains=3)
     assert len(c.domains) == 3 and c.meta["n_domains"] == 3
