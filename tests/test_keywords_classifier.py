@@ -175,3 +175,18 @@ def test_tres_clf_feature_is_the_best_parent_link_probability(tiny_corpus, text)
     # the TRES columns are the `tres` feature set's
     base = gym_crawl.features.sets.TresFeatures().compute(st_, F[:5])
     assert np.allclose(np.delete(feats.compute(st_, F[:5]), 5, axis=1), base)
+
+
+def test_expand_topic_takes_any_topic_dataclass_without_importing_relevance(tiny_corpus, text):
+    """The text layer sits below relevance: expand_topic works on any dataclass with ``keywords``."""
+
+    @dataclasses.dataclass(frozen=True)
+    class MyTopic:
+        name: str
+        keywords: tuple = ()
+
+    t2, ex = expand_topic(MyTopic("geo", ("geology",)), _handmade(tiny_corpus, text),
+                          initial=["geology", "rock", "earth"])
+    assert isinstance(t2, MyTopic) and t2.name == "geo" and t2.keywords == tuple(ex.keywords)
+    with pytest.raises(TypeError, match="keywords"):
+        expand_topic({"keywords": ["geology"]}, _handmade(tiny_corpus, text))

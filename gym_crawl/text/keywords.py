@@ -17,22 +17,33 @@ candidate vocabulary.
 TRES's ``D_tr`` is the classifier's labelled training set of relevant pages; with
 :func:`gym_crawl.relevance.classifier.train_topic_classifier` that is the relevant part of its
 training split (``report.train_pages``) — never pages the crawl will be evaluated on unseen.
-:func:`expand_topic` returns the :class:`~gym_crawl.relevance.Topic` with the expanded keywords,
-which the env's keyword features (``a.keyword_in_url``, ``a.keyword_in_anchor``) then use.
+:func:`expand_topic` returns a copy of a topic (any dataclass with a ``keywords`` field, such as
+:class:`gym_crawl.relevance.Topic`) with the expanded keywords, which the env's keyword features
+(``a.keyword_in_url``, ``a.keyword_in_anchor``) then use. The text layer sits below relevance, so it
+takes the topic as a parameter and never imports it.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Protocol, Sequence, TypeVar
 
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr
 
 __all__ = ["KeywordExpansion", "expand_keywords", "expand_topic", "mean_keyword_count"]
+
+
+class HasKeywords(Protocol):
+    """What :func:`expand_topic` needs of a topic: a dataclass with a ``keywords`` field."""
+
+    keywords: Sequence[str]
+    __dataclass_fields__: dict[str, Any]
+
+
+TopicT = TypeVar("TopicT", bound=HasKeywords)
 
 
 @dataclass
@@ -114,9 +125,13 @@ def expand_keywords(text: TextModel, initial: Sequence[str], documents: np.ndarr
                             scores=[float(v) for v in cs[sel][order]], threshold=b, candidates=int(len(cand)))
 
 
-def expand_topic(topic: Topic, text: TextModel, documents: np.ndarray | None = None,
-                 initial: Sequence[str] | None = None, **kw: object) -> tuple[Topic, KeywordExpansion]:
-    """The topic with ``keywords = KS ∪ K'`` (``KS`` = ``initial`` or the topic's keywords)."""
+def expand_topic(topic: TopicT, text: TextModel, documents: np.ndarray | None = None,
+                 initial: Sequence[str] | None = None, **kw: Any) -> tuple[TopicT, KeywordExpansion]:
+    """A copy of ``topic`` (a dataclass with a ``keywords`` field, e.g. :class:`gym_crawl.relevance.Topic`)
+    with ``keywords = KS ∪ K'`` (``KS`` = ``initial`` or the topic's keywords)."""
+    if not dataclasses.is_dataclass(topic) or "keywords" not in {f.name for f in dataclasses.fields(topic)}:
+        raise TypeError(f"topic must be a dataclass with a 'keywords' field (e.g. gym_crawl.relevance.Topic), "
+                        f"got {type(topic).__name__}")
     ex = expand_keywords(text, list(initial) if initial is not None else list(topic.keywords), documents, **kw)
     return dataclasses.replace(topic, keywords=tuple(ex.keywords)), ex
 
