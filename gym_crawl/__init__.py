@@ -20,12 +20,9 @@ DEFAULT_MAX_EPISODE_STEPS = 1000
 if ENV_ID not in gym.registry:
     # Gymnasium's TimeLimit owns truncation: every agent acts through env.step (slot or page
     # action mode), so the budget is the registered max_episode_steps, overridable with
-    # gym.make("WikiCrawl-v0", max_episode_steps=N).
-    # EpisodeBudget (applied by gym.make after TimeLimit) tells the env that budget, which its
-    # observation (budget used) and adaptive domain caps need.
+    # gym.make("WikiCrawl-v0", max_episode_steps=N); the env reads it from that TimeLimit at reset
+    # (see gym_crawl.envs.wiki_crawl).
     gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
-                 max_episode_steps=DEFAULT_MAX_EPISODE_STEPS,
-                 additional_wrappers=(gym.envs.registration.WrapperSpec(
-                     "EpisodeBudget", "gym_crawl.envs.budget:EpisodeBudget", {}),))
+                 max_episode_steps=DEFAULT_MAX_EPISODE_STEPS)
 
 __all__ = ["ENV_ID", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

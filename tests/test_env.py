@@ -22,8 +22,8 @@ def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v0", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
     assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    env.reset(seed=0)
     assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
-    assert gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_episode_steps=7).unwrapped.budget == 7
 
 
 def test_gymnasium_check_env(tiny_corpus):
@@ -335,3 +335,24 @@ def test_label_topic_without_seeds_fails_at_make_with_a_suggestion(tiny_corpus):
         gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art")
     env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art", seeds=["Poetry"])
     assert env.reset(seed=0)[1]["topic"] == "art"
+
+
+def test_budget_comes_from_the_time_limit(tiny_corpus):
+    """The env learns max_episode_steps from the TimeLimit resetting it (gym.make, make_vec, by hand)."""
+    from gymnasium.wrappers import TimeLimit
+
+    env = make(tiny_corpus, max_episode_steps=7)
+    assert env.unwrapped.budget is None  # not known before the first reset
+    obs, _ = env.reset(seed=0)
+    assert env.unwrapped.budget == 7
+    obs, *_ = env.step(0)
+    assert obs["state"][0] == pytest.approx(1 / 7)
+    by_hand = TimeLimit(WikiCrawlEnv(corpus=tiny_corpus), 9)
+    by_hand.reset(seed=0)
+    assert by_hand.unwrapped.budget == 9
+    bare = WikiCrawlEnv(corpus=tiny_corpus)
+    bare.reset(seed=0)
+    assert bare.budget is None  # no TimeLimit: nothing truncates, state[0] stays 0
+    bare.set_budget(3)
+    bare.reset(seed=0)
+    assert bare.budget == 3

@@ -3,11 +3,14 @@
 Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
 in the frontier; every step fetches one frontier page. The episode is *terminated* when the
 frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v0",
-max_episode_steps=N)``, default 1000 from the registration). The env also knows that budget
-(:class:`gym_crawl.envs.budget.EpisodeBudget` hands it over) for the observation's
-``budget_used`` and for adaptive domain caps, and refuses a step after the episode ended
-(terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()`` — it never
-keeps crawling.
+max_episode_steps=N)``, default 1000 from the registration). The env also needs that budget — the
+observation's ``budget_used``, adaptive domain caps, and refusing a step after the episode ended
+(terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()``, so it never
+keeps crawling. Gymnasium's ``make`` does not pass ``max_episode_steps`` to the env it builds (and
+``make_vec``'s vector entry point forbids spec wrappers that could), so at ``reset`` the env finds
+the ``TimeLimit`` that is resetting it (it is on the call stack: ``TimeLimit.reset`` calls down the
+wrapper chain) and reads its limit; the batched vector env and anyone who wraps by hand can call
+:meth:`WikiCrawlEnv.set_budget` instead. See :attr:`WikiCrawlEnv.budget`.
 
 **One action path.** Every agent acts through ``env.step`` of the (possibly wrapped) env, in one of
 two action modes chosen at construction (``action=``):
@@ -74,11 +77,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any, NamedTuple, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import TimeLimit
 
 from gym_crawl.corpus import Corpus, load_corpus
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
@@ -269,6 +274,8 @@ class WikiCrawlEnv(gym.Env):
         self._last_page = -1
         self._changes = FrontierChanges(_EMPTY, _EMPTY, _EMPTY)
         self._budget: int | None = None
+        self._budget_given = False
+        self._budget_looked = False
 
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
@@ -286,19 +293,36 @@ class WikiCrawlEnv(gym.Env):
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode: the ``max_episode_steps`` of the ``TimeLimit`` that ``gym.make`` put
-        around this env (set through :meth:`set_budget` by :class:`gym_crawl.envs.budget.EpisodeBudget`);
-        ``None`` when unknown (then ``state[0]`` is 0 and only the ``TimeLimit`` truncates)."""
+        """Env steps per episode: the ``max_episode_steps`` of the ``TimeLimit`` around this env (found at
+        ``reset``, see the module docstring) or given to :meth:`set_budget`; ``None`` when there is none
+        (then ``state[0]`` is 0 and nothing truncates)."""
         return self._budget
 
     def set_budget(self, budget: int | None) -> None:
-        """Declare the page budget the wrapping ``TimeLimit`` enforces (see :attr:`budget`)."""
+        """Declare the page budget (the wrapping ``TimeLimit``'s ``max_episode_steps``); it then takes
+        precedence over the one found at ``reset``."""
         self._budget = None if budget is None else _check_int("max_episode_steps", budget, 1)
+        self._budget_given = True
+
+    def _find_time_limit(self) -> None:
+        """Read the limit of the ``TimeLimit`` whose ``reset`` is running (once per env; a few frames up)."""
+        self._budget_looked = True
+        frame = sys._getframe(2)
+        for _ in range(16):
+            if frame is None:
+                break
+            obj = frame.f_locals.get("self")
+            if isinstance(obj, TimeLimit) and obj.unwrapped is self:
+                self._budget = int(obj._max_episode_steps)
+                return
+            frame = frame.f_back
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode."""
         super().reset(seed=seed)
+        if not self._budget_given and not self._budget_looked:
+            self._find_time_limit()
         options = dict(options or {})
         unknown = sorted(set(options) - {"topic", "seeds"})
         if unknown:
