@@ -22,7 +22,10 @@ if ENV_ID not in gym.registry:
     # action mode), so the budget is the registered max_episode_steps, overridable with
     # gym.make("WikiCrawl-v0", max_episode_steps=N); the env reads it from that TimeLimit at reset
     # (see gym_crawl.envs.wiki_crawl).
+    # gym.make_vec("WikiCrawl-v0", num_envs=N, vectorization_mode="vector_entry_point") builds the
+    # batched WikiCrawlVectorEnv (one corpus and text model for the N crawls).
     gym.register(id=ENV_ID, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
+                 vector_entry_point="gym_crawl.envs.vector:WikiCrawlVectorEnv",
                  max_episode_steps=DEFAULT_MAX_EPISODE_STEPS)
 
 __all__ = ["ENV_ID", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

@@ -1,4 +1,5 @@
-"""Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v0``)."""
+"""Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v0``) and its batched :class:`WikiCrawlVectorEnv`."""
+from gym_crawl.envs.vector import WikiCrawlVectorEnv
 from gym_crawl.envs.wiki_crawl import STATE_NAMES, WikiCrawlEnv
 
-__all__ = ["WikiCrawlEnv", "STATE_NAMES"]
+__all__ = ["WikiCrawlEnv", "WikiCrawlVectorEnv", "STATE_NAMES"]
