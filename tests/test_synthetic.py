@@ -294,7 +294,7 @@ def test_text_is_topical(big):
         for cat in spec["categories"]:
             assert big.word_id(cat) >= 0, cat
     # anchors: mostly the target's title words
-    src, dst = big.link_src(), big.link_dst
+    dst = big.link_dst
     rng = np.random.default_rng(0)
     sample = rng.choice(big.n_links, 3000, replace=False)
     same = [words_of(big, big.anchor_ptr, big.anchor_terms, e) == words_of(big, big.title_ptr, big.title_terms,
