@@ -1,0 +1,225 @@
+"""Every way a user names a corpus, registered in one place.
+
+* :data:`CORPORA` — named corpora (a :class:`~gym_crawl.registry.Registry`): ``synthetic``,
+  ``synthetic-hard``, ``wikispeedia``, ``simplewiki``. A name registered as *sized* also accepts a
+  page count suffix: ``synthetic-<N>``, ``synthetic-hard-<N>`` (``N`` may be written ``100_000``,
+  ``100k`` or ``1m``) → its loader gets ``n_pages=N``.
+* :data:`CORPUS_KINDS` — the kinds of path a corpus can be read from, each with a detector, tried in
+  registration order (first match wins): a compiled corpus directory, the thesis' layout, Wikispeedia
+  data, a MediaWiki dump, a folder of HTML files.
+* a ``networkx`` graph (converted with :meth:`Corpus.from_networkx`) or a :class:`Corpus` (as is).
+
+A new named corpus or a new kind of path is one call::
+
+    CORPORA.register("mywiki", "mypkg.loader:load_mywiki", "My wiki (downloaded on demand)")
+    CORPUS_KINDS.register_kind("warc", detect=lambda p: p.suffix == ".warc", loader="mypkg.warc:load_warc",
+                               description="a WARC file", before="html-folder")
+
+and :func:`load_corpus`, ``gym-crawl corpus info`` and the conformance tests (which iterate over
+:meth:`CorpusKindRegistry.kinds`) pick it up.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gym_crawl.corpus.core import Corpus, CorpusFormatError
+from gym_crawl.registry import Registry
+
+__all__ = ["CORPORA", "CORPUS_KINDS", "CorpusKindRegistry", "DEFAULT_SYNTHETIC_PAGES", "SIZED_CORPORA",
+           "load_corpus", "parse_corpus_name", "register_corpus", "synthetic_hard_corpus"]
+
+DEFAULT_SYNTHETIC_PAGES = 20_000
+
+CORPORA: Registry[Callable[..., Corpus]] = Registry(
+    "corpus", alternative="a path to a corpus (see CORPUS_KINDS), a networkx graph or a Corpus")
+"""Named corpora: name → ``loader(**kwargs) -> Corpus``."""
+
+SIZED_CORPORA: set[str] = set()
+"""Names of :data:`CORPORA` that also accept ``<name>-<N>`` (the loader then gets ``n_pages=N``)."""
+
+
+def register_corpus(name: str, loader: Callable[..., Corpus] | str, description: str = "", *,
+                    sized: bool = False) -> None:
+    """Register a named corpus; ``sized=True`` also accepts ``<name>-<N>`` (``n_pages=N``)."""
+    CORPORA.register(name, loader, description)
+    if sized:
+        SIZED_CORPORA.add(name)
+    else:
+        SIZED_CORPORA.discard(name)
+
+
+class CorpusKindRegistry(Registry[Callable[..., Corpus]]):
+    """The kinds of path a corpus can be read from: loaders (lazy ``"module:attr"`` entries, as in
+    every :class:`Registry`) plus a detector each, tried in a fixed order."""
+
+    def __init__(self) -> None:
+        super().__init__("corpus kind")
+        self._detect: dict[str, Callable[[Path], bool]] = {}
+        self._order: list[str] = []
+
+    def register_kind(self, name: str, detect: Callable[[Path], bool], loader: Callable[..., Corpus] | str,
+                      description: str, *, before: str | None = None) -> None:
+        """Register kind ``name``: ``detect(path) -> bool`` and ``loader(path, **kwargs) -> Corpus``.
+
+        Detection tries kinds in order; ``before`` inserts this kind ahead of an existing one (default:
+        last). Re-registering a name replaces it in place.
+        """
+        if not callable(detect):
+            raise TypeError(f"corpus kind {name!r}: detect must be callable, got {type(detect).__name__}")
+        if before is not None and before not in self._detect:
+            raise ValueError(f"corpus kind {name!r}: before={before!r} is not a registered kind "
+                             f"(registered: {', '.join(self._order)})")
+        self.register(name, loader, description)
+        self._detect[name] = detect
+        if name in self._order:
+            if before is None:
+                return
+            self._order.remove(name)
+        self._order.insert(self._order.index(before) if before is not None else len(self._order), name)
+
+    def unregister(self, name: str) -> None:
+        super().unregister(name)
+        self._detect.pop(name, None)
+        if name in self._order:
+            self._order.remove(name)
+
+    def kinds(self) -> list[str]:
+        """Registered kinds in detection order."""
+        return list(self._order)
+
+    def detect(self, path: Path) -> str | None:
+        """The first kind whose detector accepts ``path`` (``None`` when none does)."""
+        for name in self._order:
+            if self._detect[name](path):
+                return name
+        return None
+
+    def describe_kinds(self) -> str:
+        """``"compiled (a directory with manifest.json), …"`` for error messages."""
+        desc = self.describe()
+        return "; ".join(f"{k} ({desc[k]})" if desc.get(k) else k for k in self._order)
+
+
+CORPUS_KINDS = CorpusKindRegistry()
+"""Kinds of corpus path, in detection order (see :meth:`CorpusKindRegistry.kinds`)."""
+
+
+# ------------------------------------------------------------------ named corpora
+
+def synthetic_hard_corpus(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
+    """The synthetic web with the ``hard`` preset (weaker topical locality): ``synthetic_corpus(preset="hard")``."""
+    from gym_crawl.corpus.synthetic import synthetic_corpus
+
+    try:
+        return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)
+    except TypeError as e:
+        if "preset" not in str(e):
+            raise
+        raise ValueError("corpus 'synthetic-hard' needs gym_crawl.corpus.synthetic.synthetic_corpus(preset='hard'), "
+                         f"which this installation does not provide ({e})") from None
+
+
+def _synthetic(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
+    """The embedded synthetic web (generated once, then memory-mapped from the cache)."""
+    from gym_crawl.corpus.synthetic import synthetic_corpus
+
+    return synthetic_corpus(n_pages=n_pages, **kw)
+
+
+register_corpus("synthetic", _synthetic, sized=True)
+register_corpus("synthetic-hard", synthetic_hard_corpus, sized=True)
+register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
+                "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
+register_corpus("simplewiki", "gym_crawl.corpus.mediawiki:load_simplewiki",
+                "the Simple English Wikipedia dump (downloaded on demand, SHA-1 verified)")
+
+
+_SIZE_RE = re.compile(r"^(?P<base>.+?)-(?P<n>\d[\d_]*(?:k|m)?)$")
+
+
+def parse_corpus_name(spec: str) -> tuple[str, dict[str, Any]] | None:
+    """``(registered name, loader kwargs)`` for a corpus name, or ``None`` when it is not one.
+
+    ``"synthetic-100k"`` → ``("synthetic", {"n_pages": 100000})``. A sized name with a malformed
+    count (``"synthetic-abc"``) raises ``ValueError`` naming the expected form.
+    """
+    low = spec.strip().lower()
+    if low in CORPORA:
+        return low, {}
+    m = _SIZE_RE.match(low)
+    if m and m.group("base") in SIZED_CORPORA:
+        n = int(m.group("n").replace("_", "").replace("k", "000").replace("m", "000000"))
+        return m.group("base"), {"n_pages": n}
+    for base in sorted(SIZED_CORPORA, key=len, reverse=True):
+        if low.startswith(base + "-"):
+            raise ValueError(f"corpus {spec!r}: expected '{base}-<pages>', e.g. '{base}-100000'")
+    return None
+
+
+def _known_names() -> str:
+    return ", ".join(CORPORA.names() + [f"{n}-<N>" for n in sorted(SIZED_CORPORA)])
+
+
+# -------------------------------------------------------------------- path kinds
+
+def _is_wikispeedia(p: Path) -> bool:
+    return ((p / "articles.tsv").exists() or p.name.startswith("wikispeedia") or p.name.endswith(".tar.gz")
+            or (p / "plaintext_articles").exists() or (p / "plaintext_articles.tar.xz").exists())
+
+
+CORPUS_KINDS.register_kind(
+    "compiled", lambda p: p.is_dir() and (p / "manifest.json").exists(), Corpus.load,
+    "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)")
+CORPUS_KINDS.register_kind(
+    "thesis-layout", lambda p: p.is_dir() and (p / "index.txt").exists() and (p / "links.txt").exists(),
+    "gym_crawl.corpus.thesis_layout:load_thesis_layout", "the thesis' xml/ + index.txt + links.txt folder")
+CORPUS_KINDS.register_kind(
+    "wikispeedia", _is_wikispeedia, "gym_crawl.corpus.wikispeedia:load_wikispeedia",
+    "Wikispeedia data: a folder with articles.tsv / plaintext_articles, or SNAP's .tar.gz archives")
+CORPUS_KINDS.register_kind(
+    "mediawiki", lambda p: p.suffix in (".xml", ".bz2") or p.name.endswith(".xml.bz2"),
+    "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2")
+CORPUS_KINDS.register_kind(
+    "html-folder", lambda p: p.is_dir(), "gym_crawl.corpus.html_folder:load_html_folder",
+    "any other folder: its *.html / *.htm files and the links between them")
+
+
+# ------------------------------------------------------------------------ resolve
+
+def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
+    """Resolve ``spec`` to a :class:`Corpus`. ``kwargs`` go to the loader.
+
+    ``spec`` is ``None`` (= ``"synthetic"``), a name of :data:`CORPORA` (``synthetic-<N>`` for sized
+    ones), a path of one of the :data:`CORPUS_KINDS`, a ``networkx`` graph or a :class:`Corpus`.
+    Errors name the spec and list the registered names and kinds.
+    """
+    if spec is None:
+        spec = "synthetic"
+    if isinstance(spec, Corpus):
+        return spec
+    if hasattr(spec, "nodes") and hasattr(spec, "edges"):
+        return Corpus.from_networkx(spec, **kwargs)
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise TypeError(f"corpus must be a name ({_known_names()}), a path, a networkx graph or a Corpus, "
+                        f"got {type(spec).__name__}")
+    name = spec.strip()
+    named = parse_corpus_name(name)
+    if named is not None:
+        base, kw = named
+        return CORPORA.build(base, **kw, **kwargs)
+    path = Path(name).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(
+            f"corpus {name!r}: no such file or folder, and not a registered corpus name "
+            f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")
+    kind = CORPUS_KINDS.detect(path)
+    if kind is None:
+        raise CorpusFormatError(f"corpus {name!r}: cannot tell what kind of corpus {path} is; "
+                                f"registered kinds: {CORPUS_KINDS.describe_kinds()}")
+    return CORPUS_KINDS.build(kind, path, **kwargs)
