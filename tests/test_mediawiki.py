@@ -466,7 +466,9 @@ def test_simplewiki_download_offline_mirror(tmp_path, monkeypatch, multistream):
     dump, index = make_multistream(_need(LTG), mirror / date, date=date, wiki="simplewiki")
     sums = "".join(f"{hashlib.sha1(p.read_bytes()).hexdigest()}  {p.name}\n" for p in (dump, index))
     (mirror / date / f"simplewiki-{date}-sha1sums.txt").write_text(sums, encoding="utf-8")
-    monkeypatch.setattr(mw, "SIMPLEWIKI_BASE", mirror.as_uri())
+    from gym_crawl.corpus import mediawiki_download
+
+    monkeypatch.setattr(mediawiki_download, "SIMPLEWIKI_BASE", mirror.as_uri())  # the download stage reads it
     corpus = mw.load_simplewiki(date, dest_dir=tmp_path / "dl", cache=False, workers=2, progress=False)
     assert corpus.n_pages == 903
     assert (tmp_path / "dl" / dump.name).is_file() and (tmp_path / "dl" / index.name).is_file()

@@ -130,12 +130,18 @@ def _synthetic(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
     return synthetic_corpus(n_pages=n_pages, **kw)
 
 
+def _simplewiki(**kw: Any) -> Corpus:
+    """The Simple English Wikipedia dump (downloaded on demand, SHA-1 verified, compiled and cached)."""
+    from gym_crawl.corpus import mediawiki
+
+    return mediawiki.load_simplewiki(**kw)
+
+
 register_corpus("synthetic", _synthetic, sized=True)
 register_corpus("synthetic-hard", synthetic_hard_corpus, sized=True)
 register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
                 "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
-register_corpus("simplewiki", "gym_crawl.corpus.mediawiki:load_simplewiki",
-                "the Simple English Wikipedia dump (downloaded on demand, SHA-1 verified)")
+register_corpus("simplewiki", _simplewiki)
 
 
 _SIZE_RE = re.compile(r"^(?P<base>.+?)-(?P<n>\d[\d_]*(?:k|m)?)$")

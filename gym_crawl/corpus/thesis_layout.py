@@ -303,7 +303,8 @@ def load_thesis_layout(path: str | os.PathLike, *, keep_text: bool = True, domai
     ``layout.json``'s, else ``"local"``. See the module docstring for anchors,
     contexts and which links are dropped.
     """
-    from gym_crawl.corpus.mediawiki import ChunkAccumulator, assemble_corpus
+    from gym_crawl.corpus.mediawiki_assemble import assemble_corpus
+    from gym_crawl.corpus.mediawiki_parse import ChunkAccumulator
     from gym_crawl.corpus.wikitext import parse_wikitext
 
     path = Path(path)
