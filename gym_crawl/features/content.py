@@ -1,0 +1,405 @@
+"""Content-bearing feature sets: *what* a link says, not only how similar it is to the topic words.
+
+Every feature set of :mod:`gym_crawl.features.sets` is an aggregate of similarity to the topic words,
+so no learner can find out *which* words, URL patterns or page types lead to relevant pages. These
+sets give it the content itself, from observable text only:
+
+==========================  =======  ==============================================================
+name                        dim      contents (k = word-vector dimension of the text model, 64)
+==========================  =======  ==============================================================
+``content``                 3k+1     unit link-text vector of the best discovering link (anchor +
+                                     URL + surrounding text, idf-weighted word vectors), unit page
+                                     vector of the best parent (a fetched page), unit topic vector,
+                                     bias
+``link-vector``             k+1      the link-text vector alone, bias
+``combined-content``        16+2C+3k ``combined`` (Han 2018 continuous ⊕ TRES) ⊕ ``content``
+``hashed``                  2^14+8+2C  hashed binary bag of tokens of the best discovering link —
+                                     anchor words, URL (target title) words, URL character 3-/4-grams,
+                                     surrounding-text words, parent title words, target domain,
+                                     same-domain flag, a bias token — L2-normalized (the
+                                     ``HashingVectorizer`` idea, deep-deep's link vectorizer), then
+                                     ``han2018-continuous`` as dense columns
+==========================  =======  ==============================================================
+
+**Which link.** A frontier page may be discovered by several links; its row describes one: the
+state's ``best_link`` (the best discovering link) when the crawl state records it, else the first
+link from its ``best_parent`` (the most topic-relevant fetched parent, the page whose state the other
+feature sets describe). Both change only when the page gains a parent, so the sets are ``local``
+(rows cacheable, recomputed only for ``frontier_changes().updated``).
+
+**Sparse rows for custom linear learners.** ``HashedContentFeatures.sparse(state, pages)`` returns a
+``scipy.sparse.csr_matrix`` of shape ``(len(pages), dim)`` with about 60 non-zeros a row; ``compute``
+returns the same rows densely (for the fixed-shape observation). The token blocks are precomputed
+once per corpus (a CSR over links for anchor + context, a CSR over pages for title words, title
+n-grams and domain) and memoized per corpus object, so building rows costs O(pages × tokens) — a step
+costs O(out-degree × tokens), never O(corpus). Columns are salted 32-bit hashes (CRC-32 of each
+vocabulary word mixed with a field salt; a polynomial hash of title bytes for n-grams), identical
+across processes and corpora that share words.
+
+**No leak.** Everything is read from discovered links (anchor, URL = target title, surrounding
+text, target domain) and fetched pages (the best parent's text and title) — never the text or
+labels of an unfetched page; tests/test_content_features.py tampers with them and checks that
+nothing observed changes.
+"""
+from __future__ import annotations
+
+import weakref
+import zlib
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from gym_crawl.corpus.core import Corpus
+from gym_crawl.crawl.state import CrawlState
+from gym_crawl.features.sets import (FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures)
+from gym_crawl.text.model import TextModel, gather_csr
+
+__all__ = ["ContentFeatures", "LinkVectorFeatures", "HashedContentFeatures", "HashedTokens", "best_links",
+           "hashed_tokens", "DEFAULT_HASH_BITS", "FIELDS"]
+
+DEFAULT_HASH_BITS = 14
+#: field salts of the hashed tokens (a token's column is hash(word) mixed with its field's salt)
+FIELDS = {"bias": 1, "anchor": 2, "url": 3, "ngram": 4, "context": 5, "parent_title": 6, "domain": 7,
+          "same_domain": 8}
+NGRAMS = (3, 4)
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer, vectorized (uint64 in, uint64 < 2^32 out)."""
+    h = np.asarray(h, np.uint64) & _M32
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & _M32
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & _M32
+    h ^= h >> np.uint64(16)
+    return h
+
+
+def _salted(h: np.ndarray, field: int, mask: int) -> np.ndarray:
+    """Column of hashed values ``h`` in field ``field``: int32 in [0, mask]."""
+    salt = np.uint64((field * 0x9E3779B1) & 0xFFFFFFFF)
+    return (_fmix32(np.asarray(h, np.uint64) ^ salt) & np.uint64(mask)).astype(np.int32)
+
+
+def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+    """(len(pages),) int64 link id describing each frontier page: ``state.best_link`` when the crawl
+    state records it, else the first link from the page's ``best_parent`` to it.
+
+    Raises ``ValueError`` for pages that are not in the frontier (no fetched parent)."""
+    pages = np.asarray(pages, np.int64)
+    bl = getattr(state, "best_link", None)
+    if bl is not None:
+        out = np.asarray(bl)[pages].astype(np.int64)
+        if len(out) and out.min() < 0:
+            raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
+        return out
+    bp = FeatureSet._parent(state, pages).astype(np.int64)
+    ptr, dst = state.link_ptr, state.link_dst
+    starts = ptr[bp]
+    lens = ptr[bp + 1] - starts
+    rp = np.repeat(np.arange(len(pages)), lens)
+    off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    lid = np.repeat(starts, lens) + off
+    hit = np.flatnonzero(dst[lid] == pages[rp])
+    rows, first = np.unique(rp[hit], return_index=True)
+    if len(rows) != len(pages):  # a best parent always links to its page (it discovered it)
+        raise ValueError("best_links: a frontier page's best parent has no link to it (inconsistent state)")
+    out = np.empty(len(pages), np.int64)
+    out[rows] = lid[hit[first]]
+    return out
+
+
+# ------------------------------------------------------------------------------------------ dense
+class _CorpusCache:
+    """Per-(corpus, text model) caches of link-text and page vectors (topic independent, so valid
+    across episodes and topics)."""
+
+    def __init__(self, corpus: Corpus, text: TextModel):
+        n, k = corpus.n_pages, text.dim
+        self.text = text
+        self.key = np.full(n, -1, np.int64)  # link id the cached link vector belongs to
+        self.link_vec = np.zeros((n, k), np.float32)
+        self.page_done = np.zeros(n, bool)
+        self.page_vec = np.zeros((n, k), np.float32)
+
+
+_DENSE: "weakref.WeakKeyDictionary[Corpus, list[_CorpusCache]]" = weakref.WeakKeyDictionary()
+
+
+def _dense_cache(state: CrawlState) -> _CorpusCache:
+    if state.scorer is None:
+        raise RuntimeError("content features: the crawl state has no topic yet (reset the env first)")
+    text = state.scorer.text
+    caches = _DENSE.setdefault(state.corpus, [])
+    for c in caches:
+        if c.text is text:
+            return c
+    c = _CorpusCache(state.corpus, text)
+    caches.append(c)
+    return c
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+
+class ContentFeatures(FeatureSet):
+    """Unit link-text vector, unit best-parent page vector, unit topic vector, bias (see module docstring).
+
+    Args:
+        n_categories: unused (feature-set factory signature).
+        dim: word-vector dimension k of the env's text model (``text={"dim": k}``; default 64).
+        parts: which blocks, a subset of ``("link", "parent", "topic")`` in that order.
+    """
+
+    local = True
+
+    def __init__(self, n_categories: int = 4, dim: int = 64, parts: tuple[str, ...] = ("link", "parent", "topic"),
+                 name: str = "content"):
+        bad = [p for p in parts if p not in ("link", "parent", "topic")]
+        if bad or not parts:
+            raise ValueError(f"parts {parts!r}: expected a non-empty subset of ('link', 'parent', 'topic')")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int (the text model's word-vector dimension), got {dim!r}")
+        self.k = dim
+        self.parts = tuple(parts)
+        self.name = name
+        prefix = {"link": "a.link_vec", "parent": "s.page_vec", "topic": "topic_vec"}
+        self.names = [f"{prefix[p]}{i}" for p in self.parts for i in range(dim)] + ["bias"]
+
+    def _check(self, state: CrawlState) -> _CorpusCache:
+        c = _dense_cache(state)
+        if c.text.dim != self.k:
+            raise ValueError(f"feature set {self.name!r} expects {self.k}-dim word vectors, the env's text model "
+                             f"has {c.text.dim}: build ContentFeatures(dim={c.text.dim}) or use text={{'dim': {self.k}}}")
+        return c
+
+    def link_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), k) unit link-text vectors of the pages' best discovering links (cached)."""
+        c = self._check(state)
+        pages = np.asarray(pages, np.int64)
+        links = best_links(state, pages)
+        stale = c.key[pages] != links
+        if stale.any():
+            sp_ = pages[stale]
+            c.link_vec[sp_] = _unit(c.text.link_vectors(links[stale]))
+            c.key[sp_] = links[stale]
+        return c.link_vec[pages]
+
+    def parent_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), k) unit page vectors of the pages' best parents (fetched pages; cached)."""
+        c = self._check(state)
+        bp = self._parent(state, np.asarray(pages, np.int64)).astype(np.int64)
+        todo = np.unique(bp[~c.page_done[bp]])
+        if len(todo):
+            c.page_vec[todo] = _unit(c.text.page_vectors(todo))
+            c.page_done[todo] = True
+        return c.page_vec[bp]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, np.int64)
+        k = self.k
+        out = np.empty((len(pages), self.dim), np.float32)
+        for i, p in enumerate(self.parts):
+            blk = out[:, i * k:(i + 1) * k]
+            if p == "link":
+                blk[:] = self.link_vectors(state, pages)
+            elif p == "parent":
+                blk[:] = self.parent_vectors(state, pages)
+            else:
+                self._check(state)
+                blk[:] = state.scorer.queries[0][None, :]  # type: ignore[union-attr]
+        out[:, -1] = 1.0
+        return out
+
+
+class LinkVectorFeatures(ContentFeatures):
+    """The unit link-text vector of the best discovering link, and a bias."""
+
+    def __init__(self, n_categories: int = 4, dim: int = 64):
+        super().__init__(n_categories, dim=dim, parts=("link",), name="link-vector")
+
+
+def combined_content(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
+    """``combined`` (Han 2018 continuous ⊕ TRES) ⊕ ``content``, one bias."""
+    return CombinedFeatures([Han2018Features(n_categories, discretize=False), TresFeatures(),
+                             ContentFeatures(n_categories, dim=dim)], name="combined-content")
+
+
+# ----------------------------------------------------------------------------------------- hashed
+class HashedTokens:
+    """Hashed token blocks of one corpus (see the module docstring), built once and memoized.
+
+    ``link_ptr/link_cols``: per link, the sorted unique columns of its anchor and context words;
+    ``page_ptr/page_cols``: per page, its title (URL) words, title character n-grams and domain, as a
+    link *target*; ``ptitle_ptr/ptitle_cols``: per page, its title words as a link *source* (parent).
+    """
+
+    def __init__(self, corpus: Corpus, bits: int):
+        self.bits = bits
+        D = 1 << bits
+        mask = D - 1
+        wh = np.fromiter((zlib.crc32(w.encode("utf-8")) for w in corpus.vocab), np.uint64, count=corpus.n_words)
+        m, n = corpus.n_links, corpus.n_pages
+        # links: anchor + context words
+        a_rows = np.repeat(np.arange(m), np.diff(corpus.anchor_ptr))
+        c_rows = np.repeat(np.arange(m), np.diff(corpus.context_ptr))
+        rows = np.concatenate([a_rows, c_rows])
+        cols = np.concatenate([_salted(wh[np.asarray(corpus.anchor_terms)], FIELDS["anchor"], mask),
+                               _salted(wh[np.asarray(corpus.context_terms)], FIELDS["context"], mask)])
+        self.link_ptr, self.link_cols = _csr_unique(rows, cols, m, D)
+        # pages as targets: title words, title n-grams, domain
+        t_rows = np.repeat(np.arange(n), np.diff(corpus.title_ptr))
+        t_cols = _salted(wh[np.asarray(corpus.title_terms)], FIELDS["url"], mask)
+        g_rows, g_hash = _title_ngrams(corpus)
+        dh = np.fromiter((zlib.crc32(d.encode("utf-8")) for d in corpus.domains), np.uint64, count=len(corpus.domains))
+        dom = np.asarray(corpus.page_domain, np.int64)
+        d_cols = _salted(dh[dom] if len(dh) else np.zeros(n, np.uint64), FIELDS["domain"], mask)
+        self.page_ptr, self.page_cols = _csr_unique(
+            np.concatenate([t_rows, g_rows, np.arange(n)]),
+            np.concatenate([t_cols, _salted(g_hash, FIELDS["ngram"], mask), d_cols]), n, D)
+        # pages as parents: title words
+        self.ptitle_ptr, self.ptitle_cols = _csr_unique(
+            t_rows, _salted(wh[np.asarray(corpus.title_terms)], FIELDS["parent_title"], mask), n, D)
+        self.bias_col = int(_salted(np.array([0], np.uint64), FIELDS["bias"], mask)[0])
+        self.same_domain_col = int(_salted(np.array([0], np.uint64), FIELDS["same_domain"], mask)[0])
+        self.page_domain = dom
+        self.link_src = np.repeat(np.arange(n), np.diff(corpus.link_ptr)).astype(np.int32)
+        self.link_dst = np.asarray(corpus.link_dst)
+
+    def rows(self, links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR ``(indptr, cols, values)`` of the binary, L2-normalized token rows of ``links``."""
+        links = np.asarray(links, np.int64)
+        nl = len(links)
+        src = self.link_src[links].astype(np.int64)
+        dst = self.link_dst[links].astype(np.int64)
+        lc, lr = gather_csr(self.link_ptr, self.link_cols, links)
+        pc, pr = gather_csr(self.page_ptr, self.page_cols, dst)
+        tc, tr = gather_csr(self.ptitle_ptr, self.ptitle_cols, src)
+        same = np.flatnonzero(self.page_domain[src] == self.page_domain[dst])
+        rows = np.concatenate([lr, pr, tr, np.arange(nl), same])
+        cols = np.concatenate([lc, pc, tc, np.full(nl, self.bias_col, np.int32),
+                               np.full(len(same), self.same_domain_col, np.int32)])
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+        keep = np.ones(len(rows), bool)  # binary: a column counts once per row
+        keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+        rows, cols = rows[keep], cols[keep]
+        cnt = np.bincount(rows, minlength=nl)
+        indptr = np.zeros(nl + 1, np.int64)
+        np.cumsum(cnt, out=indptr[1:])
+        vals = (1.0 / np.sqrt(np.maximum(cnt, 1)))[rows].astype(np.float32)
+        return indptr, cols.astype(np.int32), vals
+
+
+def _csr_unique(rows: np.ndarray, cols: np.ndarray, n_rows: int, D: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the unique (row, col) pairs, columns sorted within rows."""
+    key = np.unique(np.asarray(rows, np.int64) * D + np.asarray(cols, np.int64))
+    r = key // D
+    ptr = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=n_rows), out=ptr[1:])
+    return ptr, (key % D).astype(np.int32)
+
+
+def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
+    """(page, hash) of every character n-gram (n in NGRAMS) of the lowercased titles (URL text), from
+    the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n)."""
+    blob = np.asarray(corpus.titles.blob, np.uint8).astype(np.uint64)
+    upper = (blob >= 65) & (blob <= 90)
+    blob[upper] += np.uint64(32)
+    blob[blob == ord("_")] = np.uint64(ord(" "))
+    off = np.asarray(corpus.titles.offsets, np.int64)
+    lens = np.diff(off)
+    sid = np.repeat(np.arange(len(lens)), lens)
+    end = np.repeat(off[1:], lens)
+    pos = np.arange(len(blob))
+    rows, hashes = [], []
+    for n in NGRAMS:
+        ok = np.flatnonzero(pos + n <= end)
+        h = np.full(len(ok), np.uint64(n))
+        for j in range(n):
+            h = (h * np.uint64(1000003) + blob[ok + j]) & _M32
+        rows.append(sid[ok])
+        hashes.append(h)
+    return np.concatenate(rows), np.concatenate(hashes)
+
+
+_HASHED: "weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens]]" = weakref.WeakKeyDictionary()
+
+
+def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens:
+    """The :class:`HashedTokens` of ``corpus`` with ``2**bits`` columns (built once per corpus object)."""
+    memo = _HASHED.setdefault(corpus, {})
+    if bits not in memo:
+        memo[bits] = HashedTokens(corpus, bits)
+    return memo[bits]
+
+
+class HashedContentFeatures(FeatureSet):
+    """Hashed tokens of the best discovering link (``2**bits`` columns) ⊕ ``han2018-continuous``.
+
+    Args:
+        n_categories: category slots C of the dense block.
+        bits: hash space 2**bits (8..24).
+        dense: append the ``han2018-continuous`` columns (parent and link-text relevances, change,
+            distance) after the hashed ones.
+    """
+
+    local = True
+
+    def __init__(self, n_categories: int = 4, bits: int = DEFAULT_HASH_BITS, dense: bool = True):
+        if isinstance(bits, bool) or not isinstance(bits, int) or not 8 <= bits <= 24:
+            raise ValueError(f"bits must be an int in [8, 24] (2**bits hashed columns), got {bits!r}")
+        self.bits = bits
+        self.n_hashed = 1 << bits
+        self._dense = Han2018Features(n_categories, discretize=False) if dense else None
+        dn = [] if self._dense is None else [n for n in self._dense.names if n != "bias"]
+        self._dense_cols = None if self._dense is None else np.array(
+            [i for i, n in enumerate(self._dense.names) if n != "bias"])
+        self.name = "hashed" if bits == DEFAULT_HASH_BITS and dense else f"hashed-{bits}{'' if dense else '-nodense'}"
+        self.names = [f"h{i}" for i in range(self.n_hashed)] + dn
+
+    def sparse(self, state: CrawlState, pages: np.ndarray) -> sp.csr_matrix:
+        """(len(pages), dim) ``scipy.sparse.csr_matrix`` float32 rows of frontier ``pages`` — the
+        accessor for custom linear learners (``w @ row`` costs O(non-zeros))."""
+        pages = np.asarray(pages, np.int64)
+        ht = hashed_tokens(state.corpus, self.bits)
+        indptr, cols, vals = ht.rows(best_links(state, pages))
+        if self._dense is not None and len(pages):
+            dv = self._dense.compute(state, pages)[:, self._dense_cols]
+            k = dv.shape[1]
+            cnt = np.diff(indptr)
+            new_ptr = indptr + np.arange(len(pages) + 1) * k
+            nc = np.empty(len(cols) + k * len(pages), np.int32)
+            nv = np.empty(len(nc), np.float32)
+            rows = np.repeat(np.arange(len(pages)), cnt)
+            j = np.arange(len(cols)) + rows * k  # position of each hashed entry in the merged arrays
+            nc[j], nv[j] = cols, vals
+            dpos = (new_ptr[:-1] + cnt)[:, None] + np.arange(k)[None, :]
+            nc[dpos] = self.n_hashed + np.arange(k)[None, :]
+            nv[dpos] = dv
+            indptr, cols, vals = new_ptr, nc, nv
+        return sp.csr_matrix((vals, cols, indptr), shape=(len(pages), self.dim))
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        return np.asarray(self.sparse(state, pages).toarray(), np.float32)
+
+
+def _register() -> None:
+    """Register the content feature sets (idempotent; the package's lazy entries point here too)."""
+    for name, target, doc in [
+        ("content", ContentFeatures, "unit link-text, best-parent page and topic word vectors (3k+1)"),
+        ("link-vector", LinkVectorFeatures, "unit link-text word vector of the best discovering link (k+1)"),
+        ("combined-content", combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),
+        ("hashed", HashedContentFeatures, "hashed link tokens (anchor, URL words and n-grams, context, "
+                                          "parent title, domain; 2^14) + han2018-continuous; sparse accessor"),
+    ]:
+        FEATURE_SETS.register(name, target, doc)
+
+
+_register()
+

@@ -1,0 +1,208 @@
+"""Content-bearing feature sets (issue 10.1): shapes, values, hashed sparsity and columns by hand, the
+sparse accessor, locality, determinism, and no leak of unfetched pages' text or labels."""
+from __future__ import annotations
+
+import zlib
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import tamper_unfetched
+from gymnasium.utils.env_checker import data_equivalence
+
+import gym_crawl  # noqa: F401
+from gym_crawl.features import FEATURE_SETS
+from gym_crawl.features.content import (FIELDS, ContentFeatures, HashedContentFeatures, _salted, best_links,
+                                        hashed_tokens)
+from gym_crawl.text.model import TextModel, get_text_model
+
+ENV_ID = getattr(gym_crawl, "ENV_ID", "WikiCrawl-v0")
+NEW_SETS = ["content", "link-vector", "combined-content", "hashed"]
+
+
+def _env(corpus, features, **kw):
+    kw.setdefault("max_episode_steps", 60)
+    return gym.make(ENV_ID, corpus=corpus, features=features, max_candidates=8, reward="labels", **kw)
+
+
+def _crawl(env, steps=20, seed=0):
+    obs, info = env.reset(seed=seed)
+    for _ in range(steps):
+        obs, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if term or trunc:
+            break
+    return obs, info
+
+
+def test_registered():
+    for name in NEW_SETS:
+        assert name in FEATURE_SETS.names()
+
+
+@pytest.mark.parametrize("name", NEW_SETS)
+def test_shapes_and_range(tiny_corpus, name):
+    env = _env(tiny_corpus, name)
+    obs, info = _crawl(env)
+    fs = env.unwrapped.features
+    assert obs["candidates"].shape == (8, fs.dim) == (8, len(fs.names))
+    n = int(obs["mask"].sum())
+    rows = obs["candidates"][:n]
+    assert np.all(np.abs(rows) <= 1.0) and np.all(rows[:, -1] != 0 if name != "hashed" else True)
+    assert np.all(obs["candidates"][n:] == 0)
+
+
+def test_content_blocks_are_unit_vectors_and_topic_is_constant(tiny_corpus):
+    env = _env(tiny_corpus, "content")
+    _crawl(env)
+    base = env.unwrapped
+    F = base.frontier_pages().copy()
+    X = base.features_of(F)
+    k = 64
+    for blk in range(3):
+        norms = np.linalg.norm(X[:, blk * k:(blk + 1) * k], axis=1)
+        np.testing.assert_allclose(norms, 1.0, atol=1e-5)
+    topic = X[:, 2 * k:3 * k]
+    assert np.all(topic == topic[0])  # the topic vector: the same for every candidate
+    np.testing.assert_array_equal(X[:, -1], 1.0)
+    # the link block is the normalized link-text vector of the best discovering link (by hand)
+    tm = get_text_model(tiny_corpus)
+    links = best_links(base.state, F)
+    v = tm.link_vectors(links)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    np.testing.assert_allclose(X[:, :k], v, atol=1e-5)
+    # ... and the parent block the normalized page vector of the best parent
+    bp = base.state.best_parent[F]
+    pv = tm.page_vectors(bp)
+    pv /= np.linalg.norm(pv, axis=1, keepdims=True)
+    np.testing.assert_allclose(X[:, k:2 * k], pv, atol=1e-5)
+
+
+def test_best_links_fallback_is_a_link_from_the_best_parent(tiny_corpus):
+    env = _env(tiny_corpus, "content")
+    _crawl(env, steps=15)
+    st = env.unwrapped.state
+    F = env.unwrapped.frontier_pages().copy()
+    links = best_links(st, F)
+    src = np.searchsorted(tiny_corpus.link_ptr, links, side="right") - 1
+    np.testing.assert_array_equal(tiny_corpus.link_dst[links], F)
+    if getattr(st, "best_link", None) is None:
+        np.testing.assert_array_equal(src, st.best_parent[F])
+    assert np.all(st.status[src] == 2)  # discovered by a fetched page
+
+
+def test_content_dim_mismatch_is_a_clear_error(tiny_corpus):
+    env = _env(tiny_corpus, ContentFeatures(dim=32))
+    with pytest.raises(ValueError, match="32-dim"):
+        env.reset(seed=0)
+
+
+def test_hashed_columns_by_hand(tiny_corpus):
+    """A link's hashed row holds exactly its anchor / context / URL words / n-grams / parent title /
+    domain / bias columns, binary and L2-normalized."""
+    ht = hashed_tokens(tiny_corpus, 12)
+    mask = (1 << 12) - 1
+    c = tiny_corpus
+    link = int(np.flatnonzero(np.diff(c.context_ptr) > 0)[0])
+    src = int(np.searchsorted(c.link_ptr, link, side="right") - 1)
+    dst = int(c.link_dst[link])
+
+    def col(word: str, field: str) -> int:
+        return int(_salted(np.array([zlib.crc32(word.encode())], np.uint64), FIELDS[field], mask)[0])
+
+    words = lambda ptr, terms, i: [c.vocab[int(t)] for t in terms[ptr[i]:ptr[i + 1]]]  # noqa: E731
+    want = {col(w, "context") for w in words(c.context_ptr, c.context_terms, link)}
+    want |= {col(w, "anchor") for w in words(c.anchor_ptr, c.anchor_terms, link)}
+    want |= {col(w, "url") for w in words(c.title_ptr, c.title_terms, dst)}
+    want |= {col(w, "parent_title") for w in words(c.title_ptr, c.title_terms, src)}
+    want |= {col(c.domains[int(c.page_domain[dst])], "domain"), ht.bias_col}
+    if c.page_domain[src] == c.page_domain[dst]:
+        want.add(ht.same_domain_col)
+    indptr, cols, vals = ht.rows(np.array([link]))
+    got = set(cols.tolist())
+    assert want <= got
+    ngram_cols = got - want  # the rest are the title's character n-grams
+    title = c.titles[dst].lower().replace("_", " ")
+    n_grams = {title[i:i + n] for n in (3, 4) for i in range(len(title) - n + 1)}
+    assert 0 < len(ngram_cols) <= len(n_grams)
+    np.testing.assert_allclose(vals, 1.0 / np.sqrt(len(got)))
+    assert abs(float(np.sum(vals ** 2)) - 1.0) < 1e-5
+
+
+def test_hashed_sparse_accessor_matches_dense_and_is_sparse(tiny_corpus):
+    env = _env(tiny_corpus, "hashed")
+    _crawl(env, steps=20)
+    base = env.unwrapped
+    fs = base.features
+    F = base.frontier_pages().copy()
+    S = fs.sparse(base.state, F)
+    assert S.shape == (len(F), fs.dim) and S.format == "csr"
+    assert S.nnz / len(F) < 200 and fs.dim > 16000  # ~50 non-zeros out of 16k columns
+    np.testing.assert_array_equal(S.toarray(), base.features_of(F))
+    hashed = S[:, : fs.n_hashed]
+    np.testing.assert_allclose(np.asarray(hashed.multiply(hashed).sum(axis=1)).ravel(), 1.0, atol=1e-5)
+    # the dense tail is han2018-continuous without its bias
+    han = gym_crawl.features.Han2018Features(4, discretize=False)
+    np.testing.assert_allclose(S[:, fs.n_hashed:].toarray(), han.compute(base.state, F)[:, :-1], atol=1e-6)
+
+
+def test_hashed_tokens_deterministic_across_builds(tiny_corpus):
+    from gym_crawl.features.content import HashedTokens
+
+    a, b = HashedTokens(tiny_corpus, 10), HashedTokens(tiny_corpus, 10)
+    for f in ("link_ptr", "link_cols", "page_ptr", "page_cols", "ptitle_ptr", "ptitle_cols"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+
+
+def test_hashed_bad_bits():
+    with pytest.raises(ValueError, match="bits"):
+        HashedContentFeatures(bits=40)
+
+
+def test_combined_content_is_not_local():
+    assert not FEATURE_SETS.build("combined-content", 4).local  # TRES's domain ratios are global
+
+
+@pytest.mark.parametrize("name", ["content", "link-vector", "hashed"])
+def test_rows_are_local(tiny_corpus, name):
+    """``local``: a fetch changes only the rows of frontier_changes().updated."""
+    env = _env(tiny_corpus, name)
+    _, info = _crawl(env, steps=10)
+    base = env.unwrapped
+    assert base.features_local
+    before_pages = base.frontier_pages().copy()
+    before = base.features_of(before_pages)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    upd = set(base.frontier_changes().updated.tolist())
+    still = np.array([i for i, p in enumerate(before_pages) if base.is_frontier(p) and p not in upd])
+    assert len(still) > 5
+    np.testing.assert_array_equal(base.features_of(before_pages[still]), before[still])
+
+
+@pytest.mark.parametrize("name", NEW_SETS)
+@pytest.mark.parametrize("reducer", ["topk", "full"])
+def test_no_leak_of_unfetched_pages(tiny_corpus, name, reducer):
+    """Tampering with the text and labels of unfetched pages changes nothing observed (and the
+    sparse rows of every frontier page stay the same)."""
+    steps = 40
+    tm = get_text_model(tiny_corpus)
+
+    def rollout(corpus, text):
+        env = _env(corpus, name, text=text, reducer=reducer, max_episode_steps=steps + 5)
+        obs, info = env.reset(seed=7)
+        rng = np.random.default_rng(7)
+        out = [(obs, info)]
+        for _ in range(steps):
+            obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+            out.append((obs, r, term, trunc, info))
+        base = env.unwrapped
+        F = base.frontier_pages().copy()
+        out.append(base.features_of(F))
+        return out, base
+
+    run_a, base = rollout(tiny_corpus, tm)
+    unfetched = np.asarray(sorted(set(base.frontier_pages().tolist()) - set(base.fetched_pages().tolist())))
+    assert len(unfetched) > 10
+    tampered = tamper_unfetched(tiny_corpus, unfetched)
+    run_b, base_b = rollout(tampered, TextModel(tampered, tm.idf, tm.vectors, tm.meta))
+    assert data_equivalence(run_a, run_b), f"{name}: an observation depends on an unfetched page's text or labels"
+    assert base_b.hidden_relevance()[unfetched].all()  # the tampering is real
