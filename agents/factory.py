@@ -33,7 +33,7 @@ def _agent_attrs(agent: "Agent | str | type") -> tuple[str, bool, dict[str, Any]
 
 
 def env_kwargs_for(agent: "Agent | str | type", **overrides: Any) -> dict[str, Any]:
-    """The ``gym.make("WikiCrawl-v0", **kwargs)`` keyword arguments :func:`make_env_for` would use."""
+    """The ``gym.make("WikiCrawl-v1", **kwargs)`` keyword arguments :func:`make_env_for` would use."""
     kind, needs_obs, defaults, name = _agent_attrs(agent)
     kw: dict[str, Any] = dict(defaults)
     kw["action"] = kind
@@ -48,11 +48,11 @@ def env_kwargs_for(agent: "Agent | str | type", **overrides: Any) -> dict[str, A
     return kw
 
 
-def make_env_for(agent: "Agent | str | type", env_id: str = "WikiCrawl-v0", **overrides: Any) -> gym.Env:
+def make_env_for(agent: "Agent | str | type", env_id: str = "WikiCrawl-v1", **overrides: Any) -> gym.Env:
     """``gym.make(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
 
     ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any
-    ``WikiCrawl-v0`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
+    ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
     ``max_episode_steps``.
     """
     import gym_crawl  # noqa: F401  (registers the env ids)

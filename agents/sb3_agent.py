@@ -1,7 +1,7 @@
 """Run a trained Stable-Baselines3 policy through the Agent protocol (runner, CLI ``--agent sb3:<path>``).
 
 :class:`SB3Agent` holds an SB3 *policy* (not the algorithm) and applies the scoring
-wrapper's observation transform itself, so it runs on the plain ``WikiCrawl-v0`` env
+wrapper's observation transform itself, so it runs on the plain ``WikiCrawl-v1`` env
 like every other agent (the runner hands it the env's ``Dict`` observation):
 
 * ``wrapper="discrete"``: the policy picks a candidate slot (``action_kind = "slot"``);
@@ -68,7 +68,7 @@ def policy_class(algo: str, policy: str) -> Any:
 
 
 class SB3Agent(Agent):
-    """An SB3 policy acting on ``WikiCrawl-v0`` (see module docstring).
+    """An SB3 policy acting on ``WikiCrawl-v1`` (see module docstring).
 
     Args:
         algo: ``"dqn"``, ``"ppo"``, ``"a2c"``, ``"maskable-ppo"``, ``"sac"`` or ``"td3"``.
@@ -156,8 +156,8 @@ class SB3Agent(Agent):
     def policy_action(self, obs: dict[str, np.ndarray]) -> np.ndarray:
         """The raw SB3 action for one env ``Dict`` observation (slot index, or weight vector ``w``)."""
         if not isinstance(obs, dict) or "candidates" not in obs:
-            raise TypeError("SB3Agent acts on the plain WikiCrawl-v0 observation (a Dict with 'candidates'); "
-                            "run it on gym.make('WikiCrawl-v0', ...) rather than on a scoring wrapper")
+            raise TypeError("SB3Agent acts on the plain WikiCrawl-v1 observation (a Dict with 'candidates'); "
+                            "run it on gym.make('WikiCrawl-v1', ...) rather than on a scoring wrapper")
         if self.wrapper == "continuous":
             x: Any = summarize_candidates(obs, self.top_rows)
         else:

@@ -43,7 +43,7 @@ STEPS = 25
 
 def _make(corpus, reducer, features, reward, **kw):
     kw.setdefault("max_episode_steps", 40)
-    return gym.make("WikiCrawl-v0", corpus=corpus, reducer=reducer, features=features, reward=reward,
+    return gym.make("WikiCrawl-v1", corpus=corpus, reducer=reducer, features=features, reward=reward,
                     max_candidates=8, **kw)
 
 
@@ -111,7 +111,7 @@ def test_pickle_and_deepcopy_mid_episode(tiny_corpus, reducer, clone):
 def test_make_vec_random_actions_cross_autoreset(tiny_corpus, tmp_path_factory, reducer, mode, action):
     """Issue 13.1: sub-envs taking different actions, crossing Gymnasium's autoreset, sync and async."""
     path = str(tiny_corpus.save(tmp_path_factory.mktemp("vec") / "tiny"))  # workers re-open the mmap
-    venv = gym.make_vec("WikiCrawl-v0", num_envs=3, vectorization_mode=mode, corpus=path, reducer=reducer,
+    venv = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode=mode, corpus=path, reducer=reducer,
                         max_candidates=8, max_episode_steps=6, action=action)
     try:
         obs, infos = venv.reset(seed=[0, 1, 2])
@@ -150,14 +150,14 @@ def test_no_leak_of_unfetched_pages(tiny_corpus, features, reducer):
 
         return TresClfFeatures(classifiers=topic_classifier(tiny_corpus, resolve_topic(None, tiny_corpus), tm))
 
-    env_a = gym.make("WikiCrawl-v0", corpus=tiny_corpus, text=tm, features=feats(), reducer=reducer,
+    env_a = gym.make("WikiCrawl-v1", corpus=tiny_corpus, text=tm, features=feats(), reducer=reducer,
                      max_candidates=8, max_episode_steps=steps + 5)
     run_a = _rollout(env_a, seed=7, steps=steps)
     base = env_a.unwrapped
     unfetched = np.asarray(sorted(set(base.frontier_pages().tolist()) - set(base.fetched_pages().tolist())))
     assert len(unfetched) > 10
     tampered = tamper_unfetched(tiny_corpus, unfetched)
-    env_b = gym.make("WikiCrawl-v0", corpus=tampered, text=TextModel(tampered, tm.idf, tm.vectors, tm.meta),
+    env_b = gym.make("WikiCrawl-v1", corpus=tampered, text=TextModel(tampered, tm.idf, tm.vectors, tm.meta),
                      features=feats(), reducer=reducer, max_candidates=8, max_episode_steps=steps + 5)
     run_b = _rollout(env_b, seed=7, steps=steps)
     assert data_equivalence(run_a, run_b), "an observation depends on an unfetched page's text or labels"

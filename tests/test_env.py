@@ -1,4 +1,4 @@
-"""WikiCrawl-v0: API conformance, determinism, pickling, vector envs, action semantics, errors."""
+"""WikiCrawl-v1: API conformance, determinism, pickling, vector envs, action semantics, errors."""
 from __future__ import annotations
 
 import pickle
@@ -15,11 +15,11 @@ from gym_crawl.envs import WikiCrawlEnv
 
 def make(corpus, **kw):
     kw.setdefault("max_episode_steps", 200)
-    return gym.make("WikiCrawl-v0", corpus=corpus, **kw)
+    return gym.make("WikiCrawl-v1", corpus=corpus, **kw)
 
 
 def test_registered_both_ways(tiny_corpus):
-    env = gym.make("gym_crawl:WikiCrawl-v0", corpus=tiny_corpus)
+    env = gym.make("gym_crawl:WikiCrawl-v1", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
     assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
     env.reset(seed=0)
@@ -47,7 +47,7 @@ def test_sb3_check_env(tiny_corpus):
 
 
 def test_default_env_builds_and_resets():
-    env = gym.make("WikiCrawl-v0")
+    env = gym.make("WikiCrawl-v1")
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
     assert info["pages_fetched"] >= 1 and info["frontier_size"] > 0
@@ -184,7 +184,7 @@ def test_bad_arguments_have_clear_errors(tiny_corpus, kw, exc, pattern):
 
 def test_unknown_corpus_path():
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
-        gym.make("WikiCrawl-v0", corpus="/nonexistent/corpus")
+        gym.make("WikiCrawl-v1", corpus="/nonexistent/corpus")
 
 
 def test_argmax_frontier_is_exact(tiny_corpus):
@@ -289,7 +289,7 @@ def test_runner_refuses_an_env_of_the_wrong_action_mode(tiny_corpus):
 
 def test_seeds_are_checked_at_make(tiny_corpus):
     with pytest.raises(KeyError, match="No Such Page"):
-        gym.make("WikiCrawl-v0", corpus=tiny_corpus, seeds=["No Such Page"])
+        gym.make("WikiCrawl-v1", corpus=tiny_corpus, seeds=["No Such Page"])
 
 
 def test_non_finite_reward_is_refused(tiny_corpus):
@@ -315,7 +315,7 @@ def test_standard_wrappers_and_attributes(tiny_corpus):
 
 def test_readme_example_is_reproducible(tiny_corpus):
     def run():
-        env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_episode_steps=30)
+        env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_episode_steps=30)
         obs, info = env.reset(seed=0)
         env.action_space.seed(0)
         fetched, done = [], False
@@ -332,8 +332,8 @@ def test_readme_example_is_reproducible(tiny_corpus):
 def test_label_topic_without_seeds_fails_at_make_with_a_suggestion(tiny_corpus):
     """Issue 13.9: at gym.make, not at reset, naming the most linked labelled pages."""
     with pytest.raises(ValueError, match=r"no seed pages given.*most linked labelled pages: seeds=\['art "):
-        gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art")
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="subject.art", seeds=["Poetry"])
+        gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="subject.art")
+    env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="subject.art", seeds=["Poetry"])
     assert env.reset(seed=0)[1]["topic"] == "art"
 
 

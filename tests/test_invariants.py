@@ -34,7 +34,7 @@ def check_invariants(env) -> None:
 @given(seed=st.integers(0, 10_000), reducer=st.sampled_from(["topk", "random", "outlinks", "full"]),
        cap=st.sampled_from([None, None, 4, "6-2"]), choices=st.lists(st.integers(0, 10**6), min_size=50, max_size=400))
 def test_random_valid_actions_keep_invariants(tiny_corpus, seed, reducer, cap, choices):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, reducer=reducer, domain_cap=cap).unwrapped
+    env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, reducer=reducer, domain_cap=cap).unwrapped
     env.set_budget(len(choices))  # stepped unwrapped: the budget an adaptive cap falls over
     _, info = env.reset(seed=seed)
     steps = 0
@@ -52,7 +52,7 @@ def test_random_valid_actions_keep_invariants(tiny_corpus, seed, reducer, cap, c
 
 
 def test_thousands_of_steps_through_page_interface(tiny_corpus):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, action="page", observation="state",
+    env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, action="page", observation="state",
                    max_episode_steps=5000).unwrapped
     rng = np.random.default_rng(1)
     total = 0

@@ -58,7 +58,7 @@ def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw
     # the same observations through: the trained model, SB3's reloaded zip, our pickle-free agent
     env = make_env(res.config, ["poetry"])
     plain = make_env_for(SB3Agent(wrapper=wrapper), corpus=corpus_dir, max_candidates=8, max_episode_steps=40,
-                         reducer=res.config.reducer)
+                         reducer=res.config.reducer, reward=res.config.reward)
     reloaded = algo_class(algo).load(tmp_path / "model.zip", device="cpu")
     agent = load_sb3_agent(tmp_path)
     assert isinstance(agent, SB3Agent) and agent.config["algo"] == algo

@@ -21,8 +21,8 @@ def _actions(rng, masks, action):
 @pytest.mark.parametrize("reducer", ["topk", "random", "tree"])
 def test_same_trajectories_as_sync_vector_env(tiny_corpus, tmp_path, action, reducer):
     kw = dict(corpus=tiny_corpus, max_candidates=8, reducer=reducer, action=action, max_episode_steps=6)
-    fast = gym.make_vec("WikiCrawl-v0", num_envs=3, vectorization_mode="vector_entry_point", **kw)
-    ref = gym.make_vec("WikiCrawl-v0", num_envs=3, vectorization_mode="sync", **kw)
+    fast = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="vector_entry_point", **kw)
+    ref = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="sync", **kw)
     assert isinstance(fast.unwrapped, WikiCrawlVectorEnv)
     assert fast.observation_space == ref.observation_space and fast.action_space == ref.action_space
     a = fast.reset(seed=11)
@@ -42,7 +42,7 @@ def test_same_trajectories_as_sync_vector_env(tiny_corpus, tmp_path, action, red
 
 
 def test_shares_one_corpus_and_text_model(tiny_corpus):
-    v = gym.make_vec("WikiCrawl-v0", num_envs=4, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+    v = gym.make_vec("WikiCrawl-v1", num_envs=4, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
     envs = v.unwrapped.envs
     assert all(e.corpus is envs[0].corpus and e.text is envs[0].text for e in envs)
 
@@ -50,7 +50,7 @@ def test_shares_one_corpus_and_text_model(tiny_corpus):
 def test_bad_arguments(tiny_corpus):
     with pytest.raises(ValueError, match="num_envs"):
         WikiCrawlVectorEnv(num_envs=0, corpus=tiny_corpus)
-    v = gym.make_vec("WikiCrawl-v0", num_envs=2, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+    v = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
     v.reset(seed=0)
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         v.step(np.zeros(3, int))

@@ -123,7 +123,7 @@ def test_topic_sampler_seeded_and_overridable(tiny_corpus):
     cyc = make_scoring_env("discrete", corpus=tiny_corpus, topics=TOPICS, topic_mode="cycle", max_candidates=8)
     assert topics(cyc, 0, 4) == TOPICS + TOPICS[:1]
     with pytest.raises((KeyError, ValueError)):
-        TopicSampler(gym.make("WikiCrawl-v0", corpus=tiny_corpus), ["no-such-topic-xyz"])
+        TopicSampler(gym.make("WikiCrawl-v1", corpus=tiny_corpus), ["no-such-topic-xyz"])
 
 
 def test_same_seed_same_trajectory(tiny_corpus):
@@ -151,20 +151,20 @@ def test_wrappers_reject_other_envs():
 
 
 def test_wrapper_spec_records_constructor_args(tiny_corpus):
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8)
+    env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_candidates=8)
     w = DiscreteScoringWrapper(env, flatten=True, reward_scale=0.25)
     spec = w.spec.additional_wrappers[-1]
     assert spec.name == "DiscreteScoringWrapper" and spec.kwargs == {"flatten": True, "reward_scale": 0.25}
-    penv = gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8, action="page")
+    penv = gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_candidates=8, action="page")
     c = LinearScoringWrapper(penv, top_rows=2)
     assert c.spec.additional_wrappers[-1].kwargs == {"top_rows": 2, "reward_scale": 1.0}
 
 
 def test_wrappers_refuse_the_wrong_action_mode(tiny_corpus):
     with pytest.raises(ValueError, match="action='page'"):
-        LinearScoringWrapper(gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8))
+        LinearScoringWrapper(gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_candidates=8))
     with pytest.raises(ValueError, match="action='slot'"):
-        DiscreteScoringWrapper(gym.make("WikiCrawl-v0", corpus=tiny_corpus, max_candidates=8, action="page"))
+        DiscreteScoringWrapper(gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_candidates=8, action="page"))
 
 
 # ----------------------------------------------------------------------------- continuous wrapper

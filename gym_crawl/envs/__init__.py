@@ -1,4 +1,4 @@
-"""Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v0``) and its batched :class:`WikiCrawlVectorEnv`."""
+"""Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v1``) and its batched :class:`WikiCrawlVectorEnv`."""
 from gym_crawl.envs.vector import WikiCrawlVectorEnv
 from gym_crawl.envs.wiki_crawl import STATE_NAMES, WikiCrawlEnv
 

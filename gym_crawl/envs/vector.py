@@ -1,6 +1,6 @@
 """``WikiCrawlVectorEnv``: N crawls in one process, as Gymnasium's custom ``VectorEnv``.
 
-``gym.make_vec("WikiCrawl-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
+``gym.make_vec("WikiCrawl-v1", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
 it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers) between

@@ -1,8 +1,8 @@
-"""``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v0``).
+"""``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v1``).
 
 Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
 in the frontier; every step fetches one frontier page. The episode is *terminated* when the
-frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v0",
+frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v1",
 max_episode_steps=N)``, default 1000 from the registration). The env also needs that budget — the
 observation's ``budget_used``, adaptive domain caps, and refusing a step after the episode ended
 (terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()``, so it never
@@ -176,7 +176,10 @@ class WikiCrawlEnv(gym.Env):
         topic: topic spec for :func:`gym_crawl.relevance.resolve_topic` (default: the corpus' default topic).
         seeds: a list of seed page titles or ids (default: the topic's seeds / main page).
         reward: a registered reward name (``"han2018"``, ``"thesis"``, ``"binary"``, ``"labels"``), a
-            RewardScheme or a callable.
+            RewardScheme or a callable. Default (``None``): ``"labels"`` when the topic has a ground-truth
+            label — the reward then optimizes exactly what ``relevant_found`` counts — else ``"han2018"``
+            (whose relevant flag is what ``relevant_found`` counts for a label-less topic). ``WikiCrawl-v0``
+            keeps the first release's default, ``"han2018"`` for every topic.
         features: a registered feature-set name (``"combined"``, ``"han2018"``, ``"han2018-continuous"``,
             ``"tres"``, …) or a FeatureSet.
         reducer: a registered reducer name (``"topk"``, ``"outlinks"``, ``"random"``, ``"full"``, ``"tree"``)
@@ -200,7 +203,7 @@ class WikiCrawlEnv(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, corpus: Any = None, topic: Any = None, seeds: Sequence[str | int] | None = None,
-                 reward: Any = "han2018", features: Any = "combined", reducer: Any = "topk",
+                 reward: Any = None, features: Any = "combined", reducer: Any = "topk",
                  max_candidates: int = 64, n_categories: int = 4, action: str = "slot",
                  observation: str = "candidates", invalid_action_penalty: float | None = None,
                  text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
@@ -283,7 +286,8 @@ class WikiCrawlEnv(gym.Env):
             self._scorers[topic] = TopicScorer(self.text, topic, self.n_categories)
         self.topic = topic
         self.scorer = self._scorers[topic]
-        self.scheme: RewardScheme = get_reward_scheme(self._reward_spec, labelled=bool(topic.label))
+        spec = self._reward_spec if self._reward_spec is not None else ("labels" if topic.label else "han2018")
+        self.scheme: RewardScheme = get_reward_scheme(spec, labelled=bool(topic.label))
         if self.scheme.needs_label and not topic.label:
             raise ValueError(f"reward {self.scheme.name!r} needs a topic with a label; topic {topic.name!r} has none")
         if not math.isfinite(float(self.scheme.max_reward)):

@@ -5,7 +5,7 @@
 * :class:`LinearScoringWrapper` — action ``w ∈ Box(-1, 1, (d,))``, the env fetches
   ``argmax_a w·x(s, a)`` (exact over the whole frontier with ``reducer="full"``);
 * :class:`TopicSampler` — a topic per episode from a list (train on some topics, evaluate on others);
-* :func:`make_scoring_env` — ``gym.make("WikiCrawl-v0")`` → ``TopicSampler`` → one of the scoring wrappers::
+* :func:`make_scoring_env` — ``gym.make("WikiCrawl-v1")`` → ``TopicSampler`` → one of the scoring wrappers::
 
       from gym_crawl.wrappers import make_scoring_env
       env = make_scoring_env("discrete", corpus="synthetic", topics=["geology", "cancer"],

@@ -20,7 +20,7 @@ def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
     """The :class:`WikiCrawlEnv` under ``env``'s wrappers; ``TypeError`` when there is none."""
     base = env.unwrapped
     if not isinstance(base, WikiCrawlEnv):
-        raise TypeError(f"expected a WikiCrawl-v0 env (possibly wrapped), got {type(base).__name__}")
+        raise TypeError(f"expected a WikiCrawl env (possibly wrapped), got {type(base).__name__}")
     return base
 
 
@@ -28,7 +28,7 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
     """Pick each episode's topic from ``topics`` when ``reset`` is not given one.
 
     Args:
-        env: a (wrapped) WikiCrawl-v0 env.
+        env: a (wrapped) WikiCrawl-v1 env.
         topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
             label prefixes, …); validated here.
         mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by

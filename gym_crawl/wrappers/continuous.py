@@ -73,7 +73,7 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
     """Action ``w ∈ Box(-1, 1, (d,))``; fetch ``argmax_a w·x(s, a)`` (see module docstring).
 
     Args:
-        env: a (wrapped) WikiCrawl-v0 env built with ``action="page"`` and
+        env: a (wrapped) WikiCrawl-v1 env built with ``action="page"`` and
             ``observation="candidates"``; its reducer decides the candidate set (``"full"``: exact
             over the whole frontier).
         top_rows: m, candidate rows included in the observation.

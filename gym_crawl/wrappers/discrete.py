@@ -1,6 +1,6 @@
 """Discrete candidate scoring for stock SB3 agents, and per-episode topic sampling.
 
-:class:`DiscreteScoringWrapper` gives ``WikiCrawl-v0`` the fixed spaces stock
+:class:`DiscreteScoringWrapper` gives ``WikiCrawl-v1`` the fixed spaces stock
 Stable-Baselines3 agents need (DESIGN.md §4.2). A reducer (``topk``, ``random``,
 ``outlinks``, ``tree``, ``full``; chosen when the env is built) proposes K
 candidate pages each step; the agent picks a slot:
@@ -62,7 +62,7 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
     """``Discrete(K)`` candidate scoring with an optional flat observation (see module docstring).
 
     Args:
-        env: a (wrapped) WikiCrawl-v0 env; its reducer, K and feature set are used as built.
+        env: a (wrapped) WikiCrawl-v1 env; its reducer, K and feature set are used as built.
         flatten: give one ``Box((K·d + K + 6,))`` observation instead of the ``Dict``.
         reward_scale: multiply rewards by this (e.g. ``1 / max_reward`` so Han's 30/-1 rewards
             become ≈1/-0.03 for value-based learners); ``info["reward_sum"]`` stays unscaled.

@@ -15,7 +15,7 @@ __all__ = ["make_scoring_env"]
 def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
                      max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float = 1.0,
                      top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
-    """Build ``gym.make("WikiCrawl-v0", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
+    """Build ``gym.make("WikiCrawl-v1", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
 
     Args:
         kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
@@ -32,10 +32,10 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     """
     if kind not in ("discrete", "continuous"):
         raise ValueError(f"unknown wrapper kind {kind!r}; expected 'discrete' or 'continuous'")
-    import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
+    import gym_crawl  # noqa: F401  (registers WikiCrawl-v1)
 
     action = "slot" if kind == "discrete" else "page"
-    env: gym.Env = gym.make("WikiCrawl-v0", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
+    env: gym.Env = gym.make("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
     if topics:
         env = TopicSampler(env, topics, mode=topic_mode)
     if kind == "discrete":
