@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.crawl.fields import allocate, reset_domains, reset_pages
 from gym_crawl.relevance.rewards import RewardScheme
 from gym_crawl.relevance.scorer import LinkScores, TopicScorer
 
@@ -83,45 +84,11 @@ class CrawlState:
         self.link_ptr = np.asarray(corpus.link_ptr)
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
-        self.status = np.zeros(n, np.int8)
-        self.fr_pages = np.zeros(n, np.int32)
-        self.fr_pos = np.full(n, -1, np.int32)
+        #: every column (fields.FIELDS + slot arrays), also bound as attributes of the same name
+        self.arrays = allocate(n, max(1, len(corpus.domains)), C)
+        for name, a in self.arrays.items():
+            setattr(self, name, a)
         self.fr_size = 0
-        # frontier aggregates
-        self.n_par = np.zeros(n, np.int32)
-        self.sum_par_rel = np.zeros(n, np.float32)
-        self.n_relpar = np.zeros(n, np.int32)
-        self.sum_relpar_rel = np.zeros(n, np.float32)
-        self.max_par_wrl = np.zeros(n, np.float32)
-        self.min_par_dist = np.zeros(n, np.int16)
-        self.link_rel = np.zeros(n, np.float32)
-        self.link_cat = np.zeros((n, C), np.float32)
-        self.kw_url = np.zeros(n, bool)
-        self.kw_anchor = np.zeros(n, bool)
-        self.best_parent = np.full(n, -1, np.int32)
-        self.discovered_step = np.zeros(n, np.int32)
-        # fetched-page quantities
-        self.rel = np.zeros(n, np.float32)
-        self.cat = np.zeros((n, C), np.float32)
-        self.tfidf = np.zeros(n, np.float32)
-        self.reward = np.zeros(n, np.float32)
-        self.relevant = np.zeros(n, bool)
-        self.wrl = np.zeros(n, np.float32)
-        self.change = np.zeros(n, np.float32)
-        self.dist = np.zeros(n, np.int16)
-        self.par_mean = np.zeros(n, np.float32)
-        self.relpar_mean = np.zeros(n, np.float32)
-        self.path_len = np.zeros(n, np.int32)
-        self.path_rel = np.zeros(n, np.int32)
-        self.fetch_step = np.full(n, -1, np.int32)
-        nd = max(1, len(corpus.domains))
-        self.dom_fetched = np.zeros(nd, np.int32)
-        self.dom_relevant = np.zeros(nd, np.int32)
-        self.dom_eval_relevant = np.zeros(nd, np.int32)
-        self.fetched = np.zeros(n, np.int32)
-        self.dom_head = np.full(nd, -1, np.int32)
-        self.dom_next = np.full(n, -1, np.int32)
-        self.dom_prev = np.full(n, -1, np.int32)
         self.domain_cap: int | None = None
         self.n_fetched = 0
         self.step = 0
@@ -140,25 +107,12 @@ class CrawlState:
             raise ValueError(f"scorer has {scorer.n_categories} category slots, state {self.n_categories}")
         touched = np.concatenate([self.fetched[: self.n_fetched], self.fr_pages[: self.fr_size],
                                   np.flatnonzero(self.status == BLOCKED) if self._any_blocked else np.zeros(0, np.int64)])
-        self._any_blocked = False
-        self.dom_next[touched] = -1
-        self.dom_prev[touched] = -1
-        self.dom_head[:] = -1
         if domain_cap is not None and domain_cap < 1:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
+        self._any_blocked = False
+        reset_pages(self.arrays, touched)
+        reset_domains(self.arrays)
         self.domain_cap = domain_cap
-        for a in (self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl,
-                  self.min_par_dist, self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.rel,
-                  self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
-                  self.par_mean, self.relpar_mean, self.path_len, self.path_rel, self.discovered_step):
-            a[touched] = 0
-        self.status[touched] = UNSEEN
-        self.fr_pos[touched] = -1
-        self.best_parent[touched] = -1
-        self.fetch_step[touched] = -1
-        self.dom_fetched[:] = 0
-        self.dom_relevant[:] = 0
-        self.dom_eval_relevant[:] = 0
         self.fr_size = 0
         self.n_fetched = 0
         self.step = 0
@@ -337,8 +291,10 @@ class CrawlState:
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
         # score the page's whole contiguous link range (slices, no gathers), then keep the unvisited
         ls = self.scorer.score_links(np.arange(a, b))  # type: ignore[union-attr]
+        lid = np.arange(a, b, dtype=np.int64)
         if not keep.all():
             ls = LinkScores(ls.rel[keep], ls.cat[keep], ls.kw_url[keep], ls.kw_anchor[keep])
+            lid = lid[keep]
         dst = dst[keep]
         # one row per target: the discovering link with the most topic-relevant text
         order = np.lexsort((-ls.rel, dst))
@@ -368,6 +324,7 @@ class CrawlState:
         tb = t[better]
         self.link_rel[tb] = lr[better]
         self.link_cat[tb] = ls.cat[pick][better]
+        self.best_link[tb] = lid[pick][better]
         self.kw_url[t] |= kwu
         self.kw_anchor[t] |= kwa
         bp = self.best_parent[t]
