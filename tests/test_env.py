@@ -1,7 +1,6 @@
 """WikiCrawl-v1: API conformance, determinism, pickling, vector envs, action semantics, errors."""
 from __future__ import annotations
 
-import pickle
 import warnings
 
 import gymnasium as gym
