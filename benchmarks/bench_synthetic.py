@@ -9,6 +9,7 @@ Prints one JSON document: per size the build seconds, peak RSS (MB), output size
     python benchmarks/bench_synthetic.py            # 20k, 100k, 323k
     python benchmarks/bench_synthetic.py --full     # + 1M
     python benchmarks/bench_synthetic.py --sizes 20000 100000 --save   # also time Corpus.save
+    python benchmarks/bench_synthetic.py --preset hard                 # the "hard" preset
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import time
 DEFAULT_SIZES = [20_000, 100_000, 323_198]
 
 
-def measure(n_pages: int, seed: int = 0, save: bool = False) -> dict:
+def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "default") -> dict:
     """Generate one corpus in this process; return timings, peak RSS and statistics."""
     import resource
 
@@ -33,11 +34,11 @@ def measure(n_pages: int, seed: int = 0, save: bool = False) -> dict:
 
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t = time.perf_counter()
-    c = generate_synthetic(n_pages, seed)
+    c = generate_synthetic(n_pages, seed, preset=preset)
     build = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out: dict = {
-        "pages": c.n_pages, "links": c.n_links, "domains": len(c.domains), "words": c.n_words,
+        "preset": preset, "pages": c.n_pages, "links": c.n_links, "domains": len(c.domains), "words": c.n_words,
         "build_seconds": round(build, 2), "peak_rss_mb": round(peak, 1), "rss_before_mb": round(rss0, 1),
     }
     arrays = [getattr(c, k) for k in ("text_ptr", "text_terms", "text_counts", "title_ptr", "title_terms",
@@ -70,17 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true", help="also run 1,000,000 pages")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", action="store_true", help="also time Corpus.save to a temp dir")
+    ap.add_argument("--preset", default="default", help="generator preset: default or hard")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child mode
     args = ap.parse_args(argv)
+    from gym_crawl.corpus.synthetic import PRESETS
+
+    if args.preset not in PRESETS:
+        ap.error(f"--preset {args.preset!r}: valid presets are {', '.join(PRESETS)}")
     if args.one is not None:
-        print(json.dumps(measure(args.one, args.seed, args.save)))
+        print(json.dumps(measure(args.one, args.seed, args.save, args.preset)))
         return 0
     sizes = args.sizes or list(DEFAULT_SIZES)
     if args.full and 1_000_000 not in sizes:
         sizes.append(1_000_000)
     results = {}
     for n in sizes:
-        cmd = [sys.executable, os.path.abspath(__file__), "--one", str(n), "--seed", str(args.seed)]
+        cmd = [sys.executable, os.path.abspath(__file__), "--one", str(n), "--seed", str(args.seed),
+               "--preset", args.preset]
         if args.save:
             cmd.append("--save")
         t = time.perf_counter()
@@ -90,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                                "wall_seconds": round(time.perf_counter() - t, 1)}
             continue
         results[str(n)] = json.loads(p.stdout.strip().splitlines()[-1])
-    print(json.dumps({"benchmark": "synthetic_corpus", "seed": args.seed, "results": results}, indent=2))
+    print(json.dumps({"benchmark": "synthetic_corpus", "preset": args.preset, "seed": args.seed, "results": results},
+                     indent=2))
     return 0
 
 

@@ -15,7 +15,7 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import (GENERATOR_VERSION, TAXONOMY, TOPICS, GENERAL_WORDS, GENERAL_SUBCATS,
+from gym_crawl.corpus.synthetic import (GENERAL_SUBCATS, GENERAL_WORDS, GENERATOR_VERSION, PRESETS, TAXONOMY, TOPICS,
                                         generate_synthetic, synthetic_cache_path, synthetic_corpus)
 from gym_crawl.tokenize import tokenize
 
@@ -398,3 +398,107 @@ def test_cache_round_trip_and_corruption(tmp_path, monkeypatch):
     # cache=False never touches the disk
     c6 = synthetic_corpus(n_pages=3000, seed=5, cache=False)
     assert c6.path is None and not synthetic_cache_path(3000, 5).exists()
+
+
+# --------------------------------------------------------------- hard preset
+@pytest.fixture(scope="module")
+def hard() -> Corpus:
+    return generate_synthetic(5000, seed=0, preset="hard")
+
+
+def test_preset_names_are_validated(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    assert PRESETS == ("default", "hard")
+    for call in (lambda: generate_synthetic(1000, preset="Hard"), lambda: synthetic_corpus(1000, preset="easy"),
+                 lambda: synthetic_cache_path(1000, preset="")):
+        with pytest.raises(ValueError, match=r"unknown synthetic preset .*valid presets: default, hard"):
+            call()
+    assert not any(tmp_path.iterdir())
+
+
+def test_hard_preset_deterministic_and_differs_from_default(hard):
+    again = generate_synthetic(5000, seed=0, preset="hard")
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(hard, name), getattr(again, name), err_msg=name)
+    assert hard.titles.tolist() == again.titles.tolist() and hard.meta == again.meta
+    hard.validate()
+    assert hard.meta["name"] == "synthetic-hard-5000" and hard.meta["preset"] == "hard"
+    assert hard.meta["generator_version"] == GENERATOR_VERSION
+    json.dumps(hard.meta)
+    default = generate_synthetic(5000, seed=0)
+    assert "preset" not in default.meta  # the default preset's meta (and bytes) are unchanged
+    assert hard.titles.tolist() != default.titles.tolist()
+    assert not np.array_equal(hard.anchor_terms[:1000], default.anchor_terms[:1000])
+    other_seed = generate_synthetic(5000, seed=1, preset="hard")
+    assert not np.array_equal(hard.link_dst[:1000], other_seed.link_dst[:1000])
+    # same taxonomy, topics and seeds: every topic resolves and its main page exists
+    for k, t in hard.meta["topics"].items():
+        assert hard.titles.get(t["seeds"][0]) >= 0, k
+        assert label_mask(hard, t["label"]).sum() > 20, k
+
+
+def test_hard_anchor_rates_within_calibrated_ranges(hard):
+    """Measured on the MediaWiki samples (benchmarks/calibrate_synthetic.py, tests/test_calibrate_synthetic.py):
+    anchor == title 0.47 (ltgwiki) - 0.68 (enwiki); anchor shares a title word 0.69 - 0.87; contentless or
+    generic anchors 0.8 - 1.1 %. The hard preset must fall in these ranges (small margins for sampling)."""
+    from gym_crawl.benchmarks.calibrate_synthetic import anchor_stats, corpus_anchor_pairs
+
+    pairs, url_words = corpus_anchor_pairs(hard, 20_000, seed=0)
+    s = anchor_stats(pairs)
+    assert 0.45 <= s["eq"] <= 0.70, s
+    assert 0.67 <= s["shares_word"] <= 0.89, s
+    assert 0.005 <= s["generic"] <= 0.02, s
+    assert 0.55 <= url_words <= 0.85, url_words  # ~30 % of the sites use opaque ids as URLs
+    d = anchor_stats(corpus_anchor_pairs(generate_synthetic(5000, seed=0), 20_000, seed=0)[0])
+    assert d["generic"] > 0.08  # the default preset's 10 % generic anchors, for contrast
+    # opaque URLs: pages of an opaque site have no URL tokens but keep their name in their text
+    opaque = [hard.domains.index(dn) for dn in hard.meta["opaque_url_domains"]]
+    assert opaque
+    on = np.isin(hard.page_domain, opaque)
+    assert np.all(np.diff(hard.title_ptr)[on] == 0)
+    named = [int(i) for i in np.flatnonzero(on)[:200] if tokenize(hard.titles[int(i)])]
+    assert len(named) > 100
+    for p in named:
+        assert set(tokenize(hard.titles[p])) <= set(words_of(hard, hard.text_ptr, hard.text_terms, p)), p
+
+
+def test_hard_titles_rarely_name_the_topic(hard):
+    """Wikispeedia: a topic word is in 1.6 % of a category's titles (median); default preset ~22 %."""
+    rates = []
+    for k in ("geology", "cancer", "poetry", "fiction", "cameras"):
+        t = hard.meta["topics"][k]
+        m = np.flatnonzero(label_mask(hard, t["label"]))
+        rates.append(np.mean([bool(set(t["words"]) & set(tokenize(hard.titles[int(i)]))) for i in m]))
+    assert np.median(rates) < 0.06, rates
+
+
+def test_hard_preset_crawl_has_headroom():
+    """Best-first reaches clearly less of the oracle on the hard preset than on the default one
+    (3,000 pages, budget 50; benchmarks/calibrate_synthetic.py measures 20k pages / budget 100-200)."""
+    from gym_crawl.benchmarks.calibrate_synthetic import crawl_scores, synthetic_tasks
+
+    ratios = {}
+    for preset in ("default", "hard"):
+        c = generate_synthetic(3000, seed=0, preset=preset)
+        ratios[preset] = [crawl_scores(c, t, 50, 1)["ratio"]
+                          for t in synthetic_tasks(c, ("cancer", "fiction", "sports", "geology"))]
+    assert np.mean(ratios["default"]) > 0.85, ratios
+    assert np.mean(ratios["hard"]) < np.mean(ratios["default"]) - 0.2, ratios
+
+
+def test_hard_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    ref = generate_synthetic(2000, seed=0, preset="hard")
+    path = synthetic_cache_path(2000, 0, preset="hard")
+    assert path == tmp_path / f"synthetic-hard-2000-s0-v{GENERATOR_VERSION}"
+    assert synthetic_cache_path(2000, 0) == tmp_path / f"synthetic-2000-s0-v{GENERATOR_VERSION}"
+    c1 = synthetic_corpus(n_pages=2000, seed=0, preset="hard")
+    assert c1.path == path and (path / "manifest.json").is_file()
+    c2 = synthetic_corpus(n_pages=2000, seed=0, preset="hard")
+    assert c2.path == path and not c2.link_dst.flags.writeable  # memory-mapped from the cache
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(ref, name), getattr(c2, name), err_msg=name)
+    d = synthetic_corpus(n_pages=2000, seed=0)  # the default preset has its own cache entry
+    assert d.path != path and "preset" not in d.meta
+    c3 = load_corpus("synthetic-hard-2000")  # the registry name maps to synthetic_corpus(preset="hard")
+    np.testing.assert_array_equal(c3.anchor_terms, ref.anchor_terms)

@@ -91,6 +91,7 @@ general words: informative but imperfect.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import shutil
@@ -105,7 +106,7 @@ from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_cache_path", "GENERATOR_VERSION",
-           "TOPICS", "TAXONOMY", "DEFAULT_PAGES"]
+           "TOPICS", "TAXONOMY", "DEFAULT_PAGES", "PRESETS", "HARD"]
 
 GENERATOR_VERSION = 3
 """Bumped whenever the generated arrays change for a given ``(n_pages, seed)``; part of the cache name."""
@@ -145,6 +146,37 @@ towards despite throughout whether either neither less least better worse second
 """.split()
 
 ANCHOR_WORDS = "see article link page read details website source reference information related external official list".split()
+
+#: Person-name words of the ``"hard"`` preset's entity titles ("Ada Lovelace"-like): topic-neutral words
+#: that occur in every subject, as most real article titles name a person, place or thing rather than
+#: their category (Wikispeedia: a topic word is in 1.6 % of a category's titles, median over categories).
+FIRST_NAMES = """
+james john robert michael william david richard joseph thomas charles george edward henry frank walter arthur
+albert harold louis paul peter mark anne mary elizabeth margaret helen alice ruth clara emma julia sarah laura
+grace rose edith marie sophie hannah lucy agnes isabel victor hugo oscar felix anton ivan nikolai pierre jean
+carlos pablo diego marco luca hans karl otto ernst ingrid astrid olga nadia yuki kenji hiro ravi anil omar
+""".split()
+SURNAMES = """
+smith jones taylor brown wilson evans thomas johnson roberts walker wright robinson thompson white hughes
+edwards green hall wood harris clarke jackson turner hill moore cooper ward morris king baker harrison morgan
+allen james scott phillips watson davis parker price bennett young griffiths mitchell kelly cook carter
+richardson bailey collins bell shaw murphy miller cox richards khan marshall anderson simpson ellis adams
+singh begum wilkinson foster chapman powell webb rogers gray mason ali hunt hussain campbell matthews owen
+palmer holmes mills barnes knight lloyd butler russell barker fisher stevens jenkins dixon fletcher howard
+garcia martin lopez gonzalez fernandez moreau dubois laurent lefebvre rossi russo ferrari esposito bianchi
+schmidt schneider fischer weber meyer wagner becker hoffmann novak kowalski ivanov petrov sokolov tanaka
+suzuki watanabe yamamoto nakamura kim lee park chen wang zhang liu yang huang zhao nguyen tran sato silva
+santos oliveira pereira costa larsen hansen nielsen andersen berg lindqvist virtanen korhonen horvath nagy
+""".split()
+#: Head nouns of the hard preset's "thing + noun" titles ("Basalt formation", "Sonnet society").
+TITLE_NOUNS = ("formation theory award museum school society river house company festival station institute project "
+               "effect method style movement series record period system street group collection centre").split()
+#: Generic anchors ("click here"): phrases whose tokens say nothing about the target.
+GENERIC_ANCHOR_PHRASES = ["click here", "read more", "more", "here", "this page", "link", "website", "details",
+                          "full story", "continue reading", "view", "info", "source", "home page", "see"]
+
+#: The valid ``preset`` names of :func:`generate_synthetic` / :func:`synthetic_corpus`.
+PRESETS = ("default", "hard")
 
 #: ``(subject, shared subject words, ((subcategory, words), ...))``; word lists are in
 #: decreasing frequency (Zipf rank) order, the name word first.
@@ -481,6 +513,47 @@ _TEXT_MIX = np.array([
     [0.55, 0.20, 0.00, 0.05, 0.20],   # generic hub page
 ])
 
+# context-word components: 0 source page, 1 target subcategory, 2 target subject, 3 general (per cent)
+_CTX_COMP = (30, 32, 10, 28)
+
+
+@dataclass(frozen=True)
+class HardPreset:
+    """Parameters of the ``"hard"`` preset: link text as uninformative as the real web's.
+
+    Each figure is set from a statistic measured on real data by
+    ``benchmarks/calibrate_synthetic.py`` (enwiki / ltgwiki samples for anchors, Wikispeedia
+    for titles, link-text informativeness and locality); the default preset's value follows
+    in brackets.
+    """
+
+    #: Anchor kinds: the target's full title, one of its words, a related (topical) word, a
+    #: general word, a generic phrase/number. Measured: anchor == title 0.68 (enwiki) / 0.47
+    #: (ltgwiki); anchor shares a title word 0.87 / 0.69; contentless or generic 0.8 % / 1.1 %.
+    #: [title 0.72, subcategory synonym 0.18, generic 0.10]
+    anchor_p: tuple[float, float, float, float, float] = (0.57, 0.21, 0.06, 0.15, 0.01)
+    #: Title kinds of ordinary pages: a person's name, a place + a thing, a thing + a general
+    #: word. Topic words occur in 1.6 % of a Wikispeedia category's titles (median over
+    #: categories). [subcategory word + subject word (+ general word): topic words in ~22 %]
+    title_kinds: tuple[float, float, float] = (0.55, 0.20, 0.25)
+    #: Context-window word sources (per cent): source page, target subcategory, target subject,
+    #: general. [30, 32, 10, 28]
+    context_comp: tuple[int, int, int, int] = (60, 4, 4, 32)
+    #: Link-kind profile of ordinary pages (site-topic, topic, subject, site, hub, related, global);
+    #: Wikispeedia P(target in L | source in L): median 0.17 over categories. [0.15, 0.10, 0.07, 0.41, ...]
+    profile_regular: tuple[float, ...] = (0.08, 0.05, 0.07, 0.42, 0.18, 0.10, 0.10)
+    #: ... and of subcategory main pages (the seeds). [0.15, 0.50, 0.12, 0.08, 0.05, 0.05, 0.05]
+    profile_subcat_main: tuple[float, ...] = (0.06, 0.14, 0.10, 0.30, 0.18, 0.10, 0.12)
+    #: Share of an ordinary topical page placed as an island on an unrelated subject's site,
+    #: reachable only through that site's (off-topic) pages. [0.07]
+    island_rate: float = 0.30
+    #: Share of (non-reference) sites whose URLs are opaque ids (``/p/48213``): their pages' URL
+    #: carries no words. Not measurable on the wiki samples (a wiki URL is its title). [0.0]
+    opaque_site_share: float = 0.30
+
+
+HARD = HardPreset()
+
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -504,6 +577,10 @@ class _Taxonomy:
     related: np.ndarray                 # (C, 3) related subcats
     n_topical_subcats: int              # subcats of topical subjects come first
     general_subject: int
+    first_names: np.ndarray             # person first names (extended vocabulary only, else empty)
+    surnames: np.ndarray                # person surnames (extended vocabulary only, else empty)
+    generic_phrases: list[np.ndarray]   # token ids of GENERIC_ANCHOR_PHRASES (extended only)
+    title_nouns: np.ndarray             # TITLE_NOUNS (extended only)
 
 
 def _words(text: str) -> list[str]:
@@ -526,8 +603,10 @@ def _hub_title_words() -> list[str]:
     return ws
 
 
-@functools.lru_cache(maxsize=1)
-def _taxonomy() -> _Taxonomy:
+@functools.lru_cache(maxsize=2)
+def _taxonomy(extended: bool = False) -> _Taxonomy:
+    """The fixed taxonomy and vocabulary; ``extended`` adds the person-name and generic-anchor
+    words of the ``"hard"`` preset (a different, larger vocabulary: the default is unchanged)."""
     subjects = [s for s, _, _ in TAXONOMY] + ["General"]
     names: list[str] = []
     subj: list[int] = []
@@ -553,6 +632,12 @@ def _taxonomy() -> _Taxonomy:
         allw |= set(ws)
     for t in TOPICS.values():
         allw |= set(t["words"]) | set(t["categories"])
+    first, last, phrases = [], [], []
+    if extended:
+        first, last = _words(" ".join(FIRST_NAMES)), _words(" ".join(SURNAMES))
+        phrases = [tokenize(ph) for ph in GENERIC_ANCHOR_PHRASES]
+        nouns = _words(" ".join(TITLE_NOUNS))
+        allw |= set(first) | set(last) | set(nouns) | {w for ph in phrases for w in ph}
     vocab = sorted(allw)
     wid = {w: i for i, w in enumerate(vocab)}
 
@@ -580,7 +665,9 @@ def _taxonomy() -> _Taxonomy:
     return _Taxonomy(subjects=subjects, subcat_names=names, subcat_subject=subcat_subject,
                      subcat_words=[ids(w) for w in raw_words], subject_shared=[ids(w) for w in shared_raw],
                      general=ids(general), anchor=ids(anchor), vocab=vocab, word_id=wid, related=related,
-                     n_topical_subcats=n_topical, general_subject=gsi)
+                     n_topical_subcats=n_topical, general_subject=gsi,
+                     first_names=ids(first), surnames=ids(last), generic_phrases=[ids(ph) for ph in phrases],
+                     title_nouns=ids(nouns) if extended else ids([]))
 
 
 # =============================================================================
@@ -708,6 +795,11 @@ class _Ctx:
     seed: int
     D: int
     tx: _Taxonomy
+    preset: str = "default"
+
+    @property
+    def hard(self) -> bool:
+        return self.preset == "hard"
 
     @property
     def V(self) -> int:
@@ -747,10 +839,12 @@ class _Pages:
     subcat: np.ndarray
     subject: np.ndarray
     hub_rank: np.ndarray
-    title_len: np.ndarray      # (n,) int64
-    title_ptr: np.ndarray
+    title_len: np.ndarray      # (n,) int64 tokens of the page's name (its title)
+    title_ptr: np.ndarray      # URL tokens (the corpus' title_terms): the name, or none for opaque URLs
     title_terms: np.ndarray
     titles: StringTable
+    name_ptr: np.ndarray       # the name's tokens (in the text, in anchors); = title_* unless URLs are opaque
+    name_terms: np.ndarray
 
 
 @dataclass
@@ -863,12 +957,14 @@ def _generic_items(n_generic: int) -> list[tuple[str, str]]:
 def _make_titles(ctx: _Ctx, lay: _Layout) -> _Pages:
     """Stage 2: titles (main pages by name, regular pages 2-3 topical words, unique with " (k)"),
     then page ids in alphabetical title order (as Wikispeedia's articles.tsv)."""
-    tx, n, C = ctx.tx, ctx.n, ctx.C
+    tx, C = ctx.tx, ctx.C
     kind0, subcat0 = lay.kind, lay.subcat
     r = ctx.rng(2)
     wtab_sub = tx.subcat_words
     reg = np.flatnonzero(kind0 == _REGULAR)
     rc = subcat0[reg]
+    if ctx.hard:
+        return _finish_titles(ctx, lay, reg, *_entity_title_words(ctx, rc, r))
     nsw = np.array([len(w) for w in wtab_sub])
     w1i = (r.random(len(reg)) ** 1.6 * nsw[rc]).astype(np.int64)  # favours early (common) words
     # second word: the page's own subcategory words or its subject's shared words
@@ -887,6 +983,20 @@ def _make_titles(ctx: _Ctx, lay: _Layout) -> _Pages:
     w2 = np.where(w2 == w1, sw_flat[sw_ptr[rc] + (w1i + 1) % nsw[rc]], w2)
     w3 = np.where(has3, tx.general[w3i], -1)
     vocab = tx.vocab
+    titles0, ttok0 = _main_titles(ctx, lay)
+    three = (w3 >= 0) & (w3 != w1) & (w3 != w2)
+    ttok0[reg, 0] = w1
+    ttok0[reg, 1] = w2
+    ttok0[reg, 2] = np.where(three, w3, -1)
+    cap_words = [w.capitalize() for w in vocab]
+    for i, x, y, z in zip(reg.tolist(), w1.tolist(), w2.tolist(), np.where(three, w3, -1).tolist()):
+        titles0[i] = f"{cap_words[x]} {vocab[y]} {vocab[z]}" if z >= 0 else f"{cap_words[x]} {vocab[y]}"
+    return _sort_titles(ctx, lay, reg, titles0, ttok0)
+
+
+def _main_titles(ctx: _Ctx, lay: _Layout) -> tuple[list[str], np.ndarray]:
+    """Titles and title tokens of main and generic pages (regular pages left empty / -1)."""
+    tx, n, kind0, subcat0 = ctx.tx, ctx.n, lay.kind, lay.subcat
     titles0: list[str] = [""] * n
     ttok0 = np.full((n, 4), -1, np.int32)  # title word ids, -1 padded (titles have <= 4 words)
     for i in np.flatnonzero(kind0 == _SUBJECT_MAIN).tolist():
@@ -898,24 +1008,62 @@ def _make_titles(ctx: _Ctx, lay: _Layout) -> _Pages:
     for i in np.flatnonzero(kind0 != _REGULAR).tolist():
         tk = [tx.word_id[t] for t in tokenize(titles0[i])]
         ttok0[i, :len(tk)] = tk
-    three = (w3 >= 0) & (w3 != w1) & (w3 != w2)
-    ttok0[reg, 0] = w1
-    ttok0[reg, 1] = w2
-    ttok0[reg, 2] = np.where(three, w3, -1)
-    cap_words = [w.capitalize() for w in vocab]
-    for i, x, y, z in zip(reg.tolist(), w1.tolist(), w2.tolist(), np.where(three, w3, -1).tolist()):
-        titles0[i] = f"{cap_words[x]} {vocab[y]} {vocab[z]}" if z >= 0 else f"{cap_words[x]} {vocab[y]}"
-    _dedupe_titles(titles0, np.concatenate([np.flatnonzero(kind0 != _REGULAR), reg]))
+    return titles0, ttok0
+
+
+def _entity_title_words(ctx: _Ctx, rc: np.ndarray, r: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Hard preset: name words of ordinary pages of subcategories ``rc``, as real article titles
+    name a person, a place or a thing rather than their category. Kinds (``HARD.title_kinds``):
+    a person ("Clara Novak"), a place + a thing of the subcategory ("Ashfield basalt"), a thing +
+    a head noun ("Basalt formation"). Things are drawn uniformly from the subcategory's words
+    after its name word, so topic words are rare in titles. Returns ``(words (k, 2), kinds (k,))``."""
+    tx = ctx.tx
+    k = len(rc)
+    kind = np.searchsorted(np.cumsum(HARD.title_kinds), r.random(k) * sum(HARD.title_kinds), side="right")
+    kind = np.minimum(kind, 2)
+    nsw = np.array([len(w) for w in tx.subcat_words])
+    sw_ptr = np.concatenate([[0], np.cumsum(nsw)])
+    sw_flat = np.concatenate(tx.subcat_words)
+    thing = sw_flat[sw_ptr[rc] + 1 + (r.random(k) * (nsw[rc] - 1)).astype(np.int64)]
+    places = np.array(sorted({tx.word_id[w] for p_ in _PLACE_PREFIX for s_ in _PLACE_SUFFIX
+                              for w in tokenize(p_ + s_)}), np.int32)
+    first = tx.first_names[r.integers(0, len(tx.first_names), k)]
+    last = tx.surnames[r.integers(0, len(tx.surnames), k)]
+    place = places[r.integers(0, len(places), k)]
+    gen = tx.title_nouns[r.integers(0, len(tx.title_nouns), k)]
+    w = np.empty((k, 2), np.int32)
+    w[:, 0] = np.select([kind == 0, kind == 1], [first, place], thing)
+    w[:, 1] = np.select([kind == 0, kind == 1], [last, thing], gen)
+    w[w[:, 1] == w[:, 0], 1] = -1
+    return w, kind
+
+
+def _finish_titles(ctx: _Ctx, lay: _Layout, reg: np.ndarray, words: np.ndarray, kinds: np.ndarray) -> _Pages:
+    """Hard preset: title strings of ordinary pages from their name words (capitalised like names)."""
+    titles0, ttok0 = _main_titles(ctx, lay)
+    vocab = ctx.tx.vocab
+    ttok0[reg, :2] = words
+    for i, (x, y), kd in zip(reg.tolist(), words.tolist(), kinds.tolist()):
+        a = vocab[x].capitalize()
+        titles0[i] = a if y < 0 else f"{a} {vocab[y].capitalize() if kd == 0 else vocab[y]}"
+    return _sort_titles(ctx, lay, reg, titles0, ttok0)
+
+
+def _sort_titles(ctx: _Ctx, lay: _Layout, reg: np.ndarray, titles0: list[str], ttok0: np.ndarray) -> _Pages:
+    """Dedupe titles, then renumber pages in alphabetical title order (as Wikispeedia's articles.tsv)."""
+    n, tx = ctx.n, ctx.tx
+    _dedupe_titles(titles0, np.concatenate([np.flatnonzero(lay.kind != _REGULAR), reg]))
     perm = np.array(sorted(range(n), key=lambda i: (titles0[i].casefold(), titles0[i])), dtype=np.int64)
     titles = [titles0[i] for i in perm.tolist()]
-    subcat = subcat0[perm]
+    subcat = lay.subcat[perm]
     ttok = ttok0[perm]
     title_len = (ttok >= 0).sum(1).astype(np.int64)
     title_ptr = np.zeros(n + 1, np.int64)
     np.cumsum(title_len, out=title_ptr[1:])
-    return _Pages(kind=kind0[perm], subcat=subcat, subject=tx.subcat_subject[subcat], hub_rank=lay.hub_rank[perm],
-                  title_len=title_len, title_ptr=title_ptr, title_terms=ttok[ttok >= 0].astype(np.int32),
-                  titles=StringTable.from_strings(titles))
+    title_terms = ttok[ttok >= 0].astype(np.int32)
+    return _Pages(kind=lay.kind[perm], subcat=subcat, subject=tx.subcat_subject[subcat], hub_rank=lay.hub_rank[perm],
+                  title_len=title_len, title_ptr=title_ptr, title_terms=title_terms,
+                  titles=StringTable.from_strings(titles), name_ptr=title_ptr, name_terms=title_terms)
 
 
 def _dedupe_titles(titles: list[str], order: np.ndarray) -> None:
@@ -1032,7 +1180,7 @@ def _place_on_sites(ctx: _Ctx, pg: _Pages) -> _Sites:
         if len(other) == 0:
             other = np.arange(D)
         host[c] = r.choice(other, size=n_host, replace=len(other) < n_host)
-    island = (kind == _REGULAR) & (r.random(n) < 0.07) & (subject != gsi)
+    island = (kind == _REGULAR) & (r.random(n) < (HARD.island_rate if ctx.hard else 0.07)) & (subject != gsi)
     page_domain[island] = host[subcat[island], r.integers(0, n_host, int(island.sum()))]
     return _Sites(names=dom_names, subject=dom_subject_a, page_domain=page_domain.astype(np.int32), island=island)
 
@@ -1078,9 +1226,9 @@ def _link_model(ctx: _Ctx, pg: _Pages, mx: _Mixing, sites: _Sites) -> _LinkModel
         _K_GLOBAL: _GroupSampler(np.zeros(n, np.int64), np.where(reachable, fit_main, 0.0), 1),
     }
     samp[_K_RELATED] = samp[_K_TOPIC]
-    prof = np.tile(_PROFILE_REGULAR, (n, 1))
+    prof = np.tile(np.array(HARD.profile_regular) if ctx.hard else _PROFILE_REGULAR, (n, 1))
     prof[:, :2] *= mx.coh[subcat][:, None]
-    prof[kind == _SUBCAT_MAIN] = _PROFILE_SUBCAT_MAIN
+    prof[kind == _SUBCAT_MAIN] = np.array(HARD.profile_subcat_main) if ctx.hard else _PROFILE_SUBCAT_MAIN
     prof[kind == _SUBJECT_MAIN] = _PROFILE_SUBJECT_MAIN
     prof[gen] = _PROFILE_GENERIC
     prof /= prof.sum(1, keepdims=True)
@@ -1145,7 +1293,7 @@ def _make_texts(ctx: _Ctx, pg: _Pages, mx: _Mixing, ws: _WordSamplers) -> _Texts
                 continue
             g = None if grp is None else np.repeat(grp[a:b], cj)
             parts.append(np.repeat(ar * V, cj) + smp.sample(g, rr, tot))
-        tt, tl = _ragged_take(pg.title_ptr, pg.title_terms, np.arange(a, b))
+        tt, tl = _ragged_take(pg.name_ptr, pg.name_terms, np.arange(a, b))
         rep = np.repeat(title_rep[a:b], tl)
         parts.append(np.repeat(np.repeat(ar * V, tl) + tt, rep))
         key = np.concatenate(parts)
@@ -1233,7 +1381,7 @@ def _anchors(pg: _Pages, ws: _WordSamplers, dst: np.ndarray, rr: np.random.Gener
     aw = np.empty(int(alen.sum()), np.int32)
     aoff = np.cumsum(alen) - alen
     m0 = opt == 0
-    tw_, tl_ = _ragged_take(pg.title_ptr, pg.title_terms, dst[m0])
+    tw_, tl_ = _ragged_take(pg.name_ptr, pg.name_terms, dst[m0])
     pos0 = np.repeat(aoff[m0] - (np.cumsum(tl_) - tl_), tl_) + np.arange(int(tl_.sum()))
     aw[pos0] = tw_
     for ov, smp in ((1, ws.subcat), (2, ws.anchor)):
@@ -1247,10 +1395,6 @@ def _anchors(pg: _Pages, ws: _WordSamplers, dst: np.ndarray, rr: np.random.Gener
     return aw, alen.astype(np.int8)
 
 
-# context-word components: 0 source page, 1 target subcategory, 2 target subject, 3 general (per cent)
-_CTX_COMP = np.repeat(np.arange(4, dtype=np.int8), [30, 32, 10, 28])
-
-
 def _contexts(ctx: _Ctx, pg: _Pages, ws: _WordSamplers, texts: _Texts, src: np.ndarray, dst: np.ndarray,
               rr: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Context windows of 6-16 words: words of the source page's bag, of the target's subcategory
@@ -1261,7 +1405,8 @@ def _contexts(ctx: _Ctx, pg: _Pages, ws: _WordSamplers, texts: _Texts, src: np.n
     clen = (6 + rr.binomial(10, 0.5, ml)).astype(np.int8)
     CT = int(clen.sum())
     lid = np.repeat(np.arange(ml, dtype=np.int32), clen)
-    comp = _CTX_COMP[rr.integers(0, 100, CT, dtype=np.int8)]
+    comp_table = np.repeat(np.arange(4, dtype=np.int8), HARD.context_comp if ctx.hard else _CTX_COMP)
+    comp = comp_table[rr.integers(0, 100, CT, dtype=np.int8)]
     mislead = rr.random(ml) < 0.10
     tsub = np.where(mislead, rr.integers(0, tx.n_topical_subcats, ml), pg.subcat[dst]).astype(np.int32)
     cw = np.empty(CT, np.int32)
@@ -1278,13 +1423,71 @@ def _contexts(ctx: _Ctx, pg: _Pages, ws: _WordSamplers, texts: _Texts, src: np.n
     return cw, clen
 
 
+def _anchors_hard(ctx: _Ctx, pg: _Pages, ws: _WordSamplers, dst: np.ndarray, rr: np.random.Generator,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Hard preset anchors of links to ``dst`` (kinds in ``HARD.anchor_p`` order): the target's
+    full name; one word of it ("Novak" for "Clara Novak"); a related word of the target's
+    subcategory (drawn uniformly after its name word, like "dystopian" for "Dystopia"); a general
+    word ("will" for "Will (philosophy)"); a generic phrase ("click here", "read more") or a
+    number (no tokens), half and half. Returns ``(words, lengths)``."""
+    tx = ctx.tx
+    ml = len(dst)
+    cum = np.cumsum(HARD.anchor_p)
+    opt = np.minimum(np.searchsorted(cum / cum[-1], rr.random(ml), side="right"), 4)
+    nlen = pg.title_len[dst]
+    opt[(opt == 1) & (nlen < 2)] = 0
+    opt[(opt == 0) & (nlen == 0)] = 2
+    n_ph = len(tx.generic_phrases)
+    ph = rr.integers(0, 2 * n_ph, ml)                     # >= n_ph: a number, no tokens
+    ph_len = np.array([len(x) for x in tx.generic_phrases] + [0] * n_ph, np.int64)
+    alen = np.where(opt == 0, nlen, np.where(opt == 4, ph_len[ph], 1)).astype(np.int64)
+    aw = np.empty(int(alen.sum()), np.int32)
+    aoff = np.cumsum(alen) - alen
+    m = np.flatnonzero(opt == 0)
+    tw_, tl_ = _ragged_take(pg.name_ptr, pg.name_terms, dst[m])
+    aw[np.repeat(aoff[m] - (np.cumsum(tl_) - tl_), tl_) + np.arange(int(tl_.sum()))] = tw_
+    u = rr.random(ml)
+    m = np.flatnonzero(opt == 1)
+    aw[aoff[m]] = pg.name_terms[pg.name_ptr[dst[m]] + (u[m] * nlen[m]).astype(np.int64)]
+    m = np.flatnonzero(opt == 2)
+    nsw = np.array([len(w) for w in tx.subcat_words])
+    sw_ptr = np.concatenate([[0], np.cumsum(nsw)])
+    c = pg.subcat[dst[m]]
+    aw[aoff[m]] = np.concatenate(tx.subcat_words)[sw_ptr[c] + 1 + (u[m] * (nsw[c] - 1)).astype(np.int64)]
+    m = np.flatnonzero(opt == 3)
+    aw[aoff[m]] = ws.general.sample(None, rr, len(m))
+    m = np.flatnonzero((opt == 4) & (ph < n_ph))
+    if len(m):
+        flat = np.concatenate(tx.generic_phrases)
+        pp = np.concatenate([[0], np.cumsum(ph_len[:n_ph])])
+        ln = alen[m]
+        within = np.arange(int(ln.sum())) - np.repeat(np.cumsum(ln) - ln, ln)
+        aw[np.repeat(aoff[m], ln) + within] = flat[np.repeat(pp[ph[m]], ln) + within]
+    return aw, alen.astype(np.int8)
+
+
+def _opaque_urls(ctx: _Ctx, pg: _Pages, sites: _Sites) -> tuple[_Pages, list[str]]:
+    """Hard preset: ``HARD.opaque_site_share`` of the non-reference sites use opaque ids as URLs,
+    so their pages' URL tokens (the corpus' ``title_terms``) are empty; the name stays in the
+    page's text and in anchors. Returns the pages with URL tokens replaced and the opaque sites."""
+    r = ctx.rng(9)
+    opaque = (r.random(ctx.D) < HARD.opaque_site_share) & (sites.subject != ctx.tx.general_subject)
+    on = opaque[sites.page_domain]
+    url_len = np.where(on, 0, pg.title_len)
+    ptr = np.zeros(ctx.n + 1, np.int64)
+    np.cumsum(url_len, out=ptr[1:])
+    terms = pg.name_terms[np.repeat(~on, pg.title_len)]
+    return (dataclasses.replace(pg, title_ptr=ptr, title_terms=terms),
+            [sites.names[int(d)] for d in np.flatnonzero(opaque)])
+
+
 def _make_links(ctx: _Ctx, pg: _Pages, lm: _LinkModel, ws: _WordSamplers, texts: _Texts) -> _Links:
     """Stage 8: links with anchors and contexts, in chunks of 40k source pages (stream per chunk)."""
     n = ctx.n
     link_cnt = np.zeros(n, np.int64)
     cap = int(lm.outdeg.sum())
     dst_b = _Buffer(cap)
-    anchor_b = _Buffer(cap * max(3, int(pg.title_len.max())))
+    anchor_b = _Buffer(cap * max(3, int(pg.title_len.max())))  # every anchor kind has <= max(3, name) words
     ctx_b = _Buffer(cap * 16)
     anchor_lens: list[np.ndarray] = []
     ctx_lens: list[np.ndarray] = []
@@ -1296,7 +1499,7 @@ def _make_links(ctx: _Ctx, pg: _Pages, lm: _LinkModel, ws: _WordSamplers, texts:
         src, dst = _dedupe_and_trim(ctx, src, dst, lm.outdeg[a:b], rr, a, b - a)
         link_cnt[a:b] = np.bincount(src - a, minlength=b - a)
         dst_b.put(dst)
-        aw, alen = _anchors(pg, ws, dst, rr)
+        aw, alen = (_anchors_hard(ctx, pg, ws, dst, rr) if ctx.hard else _anchors(pg, ws, dst, rr))
         anchor_b.put(aw)
         anchor_lens.append(alen)
         cw, clen = _contexts(ctx, pg, ws, texts, src, dst, rr)
@@ -1333,7 +1536,21 @@ def _make_labels(ctx: _Ctx, pg: _Pages, mx: _Mixing) -> tuple[list[str], np.ndar
     return names, label_ptr, label_ids[label_ids >= 0].astype(np.int32)
 
 
-def _make_meta(ctx: _Ctx, sites: _Sites) -> dict[str, Any]:
+def _make_meta(ctx: _Ctx, sites: _Sites, opaque_domains: list[str]) -> dict[str, Any]:
+    meta = _default_meta(ctx, sites)
+    if ctx.hard:
+        meta["name"] = f"synthetic-hard-{ctx.n}"
+        meta["preset"] = "hard"
+        meta["preset_parameters"] = dataclasses.asdict(HARD)
+        meta["opaque_url_domains"] = opaque_domains
+        meta["description"] = ("Deterministic synthetic web, 'hard' preset: link text as uninformative as "
+                               "Wikispeedia's and the MediaWiki samples' (entity titles, anchors that differ "
+                               "from titles, opaque URLs, relevant islands behind off-topic sites); see "
+                               "gym_crawl.corpus.synthetic and benchmarks/calibrate_synthetic.py.")
+    return meta
+
+
+def _default_meta(ctx: _Ctx, sites: _Sites) -> dict[str, Any]:
     tx = ctx.tx
     return {
         "name": f"synthetic-{ctx.n}",
@@ -1352,7 +1569,14 @@ def _make_meta(ctx: _Ctx, sites: _Sites) -> dict[str, Any]:
     }
 
 
-def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None) -> Corpus:
+def _check_preset(preset: Any) -> str:
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise ValueError(f"unknown synthetic preset {preset!r}; valid presets: {', '.join(PRESETS)}")
+    return preset
+
+
+def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None,
+                       preset: str = "default") -> Corpus:
     """Generate the synthetic Wikipedia-like web (see the module docstring for the model).
 
     Parameters
@@ -1364,11 +1588,17 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
         the same ``(n_pages, seed, n_domains)`` gives identical arrays.
     n_domains:
         Number of web sites; default ``max(20, n_pages // 500)``.
+    preset:
+        ``"default"`` (the model above) or ``"hard"`` (link text as uninformative as the
+        real web's: :class:`HardPreset`); any other name is a ``ValueError`` listing
+        :data:`PRESETS`.
 
     Returns
     -------
     Corpus
-        Validated, in memory. ``meta`` holds ``name`` (``"synthetic-<n>"``),
+        Validated, in memory. ``meta`` holds ``name`` (``"synthetic-<n>"``, hard:
+        ``"synthetic-hard-<n>"`` with ``preset``, ``preset_parameters`` and
+        ``opaque_url_domains``),
         ``generator_version``, ``seed``, ``n_domains``, ``domain_definition``,
         ``topics`` (topic key → ``{"seeds", "label", "words", "categories"}``) and
         ``taxonomy`` (subject → subcategories).
@@ -1384,16 +1614,20 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
     distinct words per page). Work is chunked (20k pages for text, 40k for links)
     so temporaries stay small.
     """
+    preset = _check_preset(preset)
     n = int(n_pages)
     if n < MIN_PAGES:
         raise ValueError(f"n_pages must be >= {MIN_PAGES} (the taxonomy has ~120 main pages), got {n_pages}")
     D = int(n_domains) if n_domains is not None else max(20, n // 500)
     if D < 1:
         raise ValueError(f"n_domains must be >= 1, got {n_domains}")
-    ctx = _Ctx(n=n, seed=int(seed), D=D, tx=_taxonomy())
+    ctx = _Ctx(n=n, seed=int(seed), D=D, tx=_taxonomy(extended=preset == "hard"), preset=preset)
     pages = _make_titles(ctx, _allocate_pages(ctx))
     mixing = _mix_topics(ctx, pages)
     sites = _place_on_sites(ctx, pages)
+    opaque_domains: list[str] = []
+    if ctx.hard:
+        pages, opaque_domains = _opaque_urls(ctx, pages, sites)
     links_model = _link_model(ctx, pages, mixing, sites)
     words = _word_samplers(ctx.tx)
     texts = _make_texts(ctx, pages, mixing, words)
@@ -1409,7 +1643,7 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
         page_domain=sites.page_domain, label_ptr=label_ptr, label_ids=label_ids,
         titles=pages.titles, vocab=StringTable.from_strings(ctx.tx.vocab),
         domains=StringTable.from_strings(sites.names), labels=StringTable.from_strings(label_names),
-        texts=None, meta=_make_meta(ctx, sites),
+        texts=None, meta=_make_meta(ctx, sites, opaque_domains),
     )
 
 
@@ -1417,45 +1651,52 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
 # Cache
 # =============================================================================
 
-def synthetic_cache_path(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None) -> Path:
-    """Where :func:`synthetic_corpus` keeps ``(n_pages, seed[, n_domains])``:
-    ``data_dir() / f"synthetic-{n_pages}-s{seed}-v{GENERATOR_VERSION}"`` (``-d<D>`` appended
-    when ``n_domains`` is given)."""
-    name = f"synthetic-{int(n_pages)}-s{int(seed)}-v{GENERATOR_VERSION}"
+def synthetic_cache_path(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None,
+                         preset: str = "default") -> Path:
+    """Where :func:`synthetic_corpus` keeps ``(n_pages, seed[, n_domains], preset)``:
+    ``data_dir() / f"synthetic-{n_pages}-s{seed}-v{GENERATOR_VERSION}"`` for the default preset,
+    ``synthetic-hard-{n_pages}-s{seed}-v{GENERATOR_VERSION}`` for ``preset="hard"`` (``-d<D>``
+    appended when ``n_domains`` is given)."""
+    preset = _check_preset(preset)
+    kind = "synthetic" if preset == "default" else f"synthetic-{preset}"
+    name = f"{kind}-{int(n_pages)}-s{int(seed)}-v{GENERATOR_VERSION}"
     if n_domains is not None:
         name += f"-d{int(n_domains)}"
     return data_dir() / name
 
 
-def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = True, **kw: Any) -> Corpus:
+def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = True, preset: str = "default",
+                     **kw: Any) -> Corpus:
     """The synthetic corpus, generated once and then memory-mapped from the cache.
 
     With ``cache=True`` the corpus is saved (atomically, :meth:`Corpus.save`) under
     :func:`synthetic_cache_path` and later calls ``Corpus.load`` it (mmap, shared by
     processes). A cached directory that fails to load (:class:`CorpusFormatError`:
     truncated file, bad manifest) or whose ``meta`` does not match is regenerated.
-    ``kw``: ``n_domains`` (passed to :func:`generate_synthetic`); ``mmap`` / ``verify``
+    ``preset``: ``"default"`` or ``"hard"`` (see :func:`generate_synthetic`; part of the cache
+    path). ``kw``: ``n_domains`` (passed to :func:`generate_synthetic`); ``mmap`` / ``verify``
     (passed to ``Corpus.load``).
     """
     n_domains = kw.pop("n_domains", None)
     load_kw = {k: kw.pop(k) for k in ("mmap", "verify") if k in kw}
     if kw:
         raise TypeError(f"synthetic_corpus: unexpected keyword argument(s) {sorted(kw)}; "
-                        f"accepted: n_pages, seed, cache, n_domains, mmap, verify")
+                        f"accepted: n_pages, seed, cache, preset, n_domains, mmap, verify")
+    preset = _check_preset(preset)
     if not cache:
-        return generate_synthetic(n_pages, seed, n_domains)
-    path = synthetic_cache_path(n_pages, seed, n_domains)
+        return generate_synthetic(n_pages, seed, n_domains, preset=preset)
+    path = synthetic_cache_path(n_pages, seed, n_domains, preset=preset)
     if (path / "manifest.json").exists():
         try:
             c = Corpus.load(path, **load_kw)
             if (c.meta.get("generator_version") == GENERATOR_VERSION and c.meta.get("seed") == int(seed)
-                    and c.n_pages == int(n_pages)):
+                    and c.n_pages == int(n_pages) and c.meta.get("preset", "default") == preset):
                 return c
         except CorpusFormatError:
             pass
     elif path.exists():
         shutil.rmtree(path, ignore_errors=True)
-    corpus = generate_synthetic(n_pages, seed, n_domains)
+    corpus = generate_synthetic(n_pages, seed, n_domains, preset=preset)
     corpus.save(path)
     del corpus
     return Corpus.load(path, **load_kw)
