@@ -1,0 +1,341 @@
+"""ACHE-style online link classifier (``online-classifier``): the strong non-RL comparator.
+
+ACHE (Vieira et al., "Finding seeds to bootstrap focused crawlers", and the ACHE crawler's
+"online learning" link classifier) orders its frontier by a classifier of *link* features that it
+retrains during the crawl from the pages it fetched: a link that led to a relevant page is a
+positive example, one that led to an irrelevant page a negative one. No value function, no
+bootstrapping — supervised learning of "where does this link lead".
+
+Here:
+
+* **Features**: the env's feature rows of frontier pages — by default ``features="hashed"``
+  (:mod:`gym_crawl.features.content`: hashed anchor / URL words and n-grams / context / parent-title
+  tokens of the best discovering link, plus Han's continuous relevances), read through the env's
+  documented accessors: ``env.sparse_features_of(pages)`` when the env offers it, else
+  ``env.features_of(pages)`` (sparsified). Rows are fetched only for ``frontier_changes().updated``
+  (the set is ``local``), kept in a :class:`FrontierRows` store and re-scored with one sparse
+  mat-vec per step.
+* **Model**: logistic regression ``p(relevant | x) = σ(w·x + b)`` trained online by SGD
+  (learning rate ``lr``, L2 ``l2``), class-balanced sample weights (``balanced``), each step on the
+  new example plus ``batch`` examples replayed from a memory of the last ``memory`` examples
+  (ACHE retrains on everything seen so far; replay is its online form).
+* **Label**: the fetched page's reward > 0 (with ``reward="labels"`` the page's label; never an
+  unfetched page's).
+* **Policy**: fetch the frontier page with the highest w·x (monotone in the probability); ties:
+  the earliest in ``frontier_pages()`` order. No exploration (``epsilon`` = 0 by default).
+  Before any learning, w is zero except ``prior`` on the ``a.link_rel`` column (the papers'
+  no-learning priority), so the first steps are best-first's.
+* Weights and the replay memory persist across episodes and are saved without pickle (npz).
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+import gym_crawl.features.content  # noqa: F401  (registers the "hashed" feature set)
+from gym_crawl.agents.base import AGENTS, Agent, Transition
+
+__all__ = ["FrontierRows", "OnlineClassifierAgent", "SparseMemory", "feature_rows", "logistic_sgd_step"]
+
+
+def feature_rows(env: Any, pages: np.ndarray) -> sp.csr_matrix:
+    """(len(pages), d) CSR rows of frontier ``pages`` through the env's documented accessors:
+    ``sparse_features_of`` when present, else ``features_of`` (dense) sparsified."""
+    pages = np.asarray(pages, np.int64)
+    f = getattr(env, "sparse_features_of", None)
+    if f is not None:
+        return sp.csr_matrix(f(pages), dtype=np.float32)
+    return sp.csr_matrix(np.asarray(env.features_of(pages), np.float32))
+
+
+def _row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``X @ w`` for CSR arrays (float64 accumulation, deterministic order)."""
+    n = len(indptr) - 1
+    if n == 0:
+        return np.zeros(0)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    return np.bincount(rows, weights=vals.astype(np.float64) * w[cols], minlength=n)
+
+
+class FrontierRows:
+    """Feature rows of the frontier pages of one episode, as a growing CSR log with a per-page
+    pointer to the page's latest row; compacted when most rows are dead."""
+
+    def __init__(self) -> None:
+        self.latest = np.zeros(0, np.int64)
+        self.n_rows = 0
+        self.reset(0)
+
+    def reset(self, n_pages: int) -> None:
+        if len(self.latest) != n_pages:
+            self.latest = np.full(n_pages, -1, np.int64)
+        elif self.n_rows:
+            self.latest[self.page[: self.n_rows]] = -1
+        self.indptr = np.zeros(1, np.int64)
+        self.cols = np.zeros(0, np.int32)
+        self.vals = np.zeros(0, np.float32)
+        self.page = np.zeros(0, np.int64)
+        self.n_rows = 0
+
+    def add(self, pages: np.ndarray, X: sp.csr_matrix) -> None:
+        """Store the rows ``X`` of ``pages`` as their latest rows."""
+        pages = np.asarray(pages, np.int64)
+        if len(pages) == 0:
+            return
+        X = X.tocsr()
+        base = int(self.indptr[-1])
+        self.indptr = np.concatenate([self.indptr, base + X.indptr[1:].astype(np.int64)])
+        self.cols = np.concatenate([self.cols, X.indices.astype(np.int32)])
+        self.vals = np.concatenate([self.vals, X.data.astype(np.float32)])
+        self.page = np.concatenate([self.page, pages])
+        self.latest[pages] = np.arange(self.n_rows, self.n_rows + len(pages))
+        self.n_rows += len(pages)
+
+    def row(self, page: int) -> tuple[np.ndarray, np.ndarray]:
+        """(cols, vals) copies of the latest row of ``page``."""
+        r = int(self.latest[page])
+        if r < 0:
+            raise KeyError(f"page {page} has no stored feature row")
+        a, b = int(self.indptr[r]), int(self.indptr[r + 1])
+        return self.cols[a:b].copy(), self.vals[a:b].copy()
+
+    def scores(self, pages: np.ndarray, w: np.ndarray, b: float = 0.0) -> np.ndarray:
+        """``w · x + b`` of the latest rows of ``pages`` (every page must have one)."""
+        pages = np.asarray(pages, np.int64)
+        rid = self.latest[pages]
+        if len(rid) and rid.min() < 0:
+            raise KeyError(f"pages {pages[rid < 0][:5].tolist()} have no stored feature row")
+        return _row_dot(self.indptr, self.cols, self.vals, w)[rid] + b
+
+    def compact(self, keep_pages: np.ndarray) -> None:
+        """Drop every row but the latest rows of ``keep_pages`` (when fewer than half are kept)."""
+        keep_pages = np.asarray(keep_pages, np.int64)
+        if 2 * len(keep_pages) >= self.n_rows:
+            return
+        rid = np.sort(self.latest[keep_pages])
+        starts, ends = self.indptr[rid], self.indptr[rid + 1]
+        lens = ends - starts
+        idx = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
+        pages = self.page[rid]
+        self.latest[self.page[: self.n_rows]] = -1
+        self.cols, self.vals = self.cols[idx], self.vals[idx]
+        self.indptr = np.zeros(len(rid) + 1, np.int64)
+        np.cumsum(lens, out=self.indptr[1:])
+        self.page = pages
+        self.n_rows = len(rid)
+        self.latest[pages] = np.arange(len(rid))
+
+
+class SparseMemory:
+    """A ring buffer of sparse rows with a scalar target, saved as flat arrays (no pickle)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = int(capacity)
+        self.items: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.pos = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, cols: np.ndarray, vals: np.ndarray, y: float) -> None:
+        item = (cols, vals, float(y))
+        if len(self.items) < self.capacity:
+            self.items.append(item)
+        else:
+            self.items[self.pos] = item
+        self.pos = (self.pos + 1) % self.capacity
+
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """CSR ``(indptr, cols, vals)`` and targets of items ``idx``."""
+        its = [self.items[int(i)] for i in idx]
+        lens = np.array([len(c) for c, _, _ in its], np.int64)
+        indptr = np.zeros(len(its) + 1, np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        cols = np.concatenate([c for c, _, _ in its]) if its else np.zeros(0, np.int32)
+        vals = np.concatenate([v for _, v, _ in its]) if its else np.zeros(0, np.float32)
+        return indptr, cols, vals, np.array([y for _, _, y in its], np.float64)
+
+    def state(self, prefix: str) -> dict[str, np.ndarray]:
+        indptr, cols, vals, y = self.batch(np.arange(len(self.items)))
+        return {f"{prefix}indptr": indptr, f"{prefix}cols": cols.astype(np.int32),
+                f"{prefix}vals": vals.astype(np.float32), f"{prefix}y": y, f"{prefix}pos": np.array([self.pos])}
+
+    def load(self, state: dict[str, np.ndarray], prefix: str) -> None:
+        indptr, cols, vals, y = (state[f"{prefix}{k}"] for k in ("indptr", "cols", "vals", "y"))
+        self.items = [(cols[indptr[i]:indptr[i + 1]].astype(np.int32), vals[indptr[i]:indptr[i + 1]].astype(np.float32),
+                       float(y[i])) for i in range(len(y))]
+        if len(self.items) > self.capacity:
+            raise ValueError(f"replay memory of {len(self.items)} items exceeds the configured capacity {self.capacity}")
+        self.pos = int(state[f"{prefix}pos"][0])
+
+
+def logistic_sgd_step(w: np.ndarray, b: float, indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray,
+                      y: np.ndarray, weight: np.ndarray, *, lr: float, l2: float) -> float:
+    """One minibatch SGD step of L2-regularized logistic regression, in place on ``w``; returns the
+    new bias. Gradient of ``Σ_i weight_i · logloss(σ(w·x_i + b), y_i) + l2/2 ·‖w‖²``:
+    ``w ← w − lr (Σ_i weight_i (p_i − y_i) x_i + l2 w)``, ``b ← b − lr Σ_i weight_i (p_i − y_i)``."""
+    z = _row_dot(indptr, cols, vals, w) + b
+    p = 1.0 / (1.0 + np.exp(-np.clip(z, -35.0, 35.0)))
+    g = weight * (p - y)
+    rows = np.repeat(np.arange(len(y)), np.diff(indptr))
+    if l2:
+        w *= 1.0 - lr * l2
+    np.add.at(w, cols, -lr * g[rows] * vals)
+    return float(b - lr * g.sum())
+
+
+class _RowLearner(Agent):
+    """Shared machinery of the linear learners over frontier feature rows (page action mode)."""
+
+    action_kind = "page"
+    needs_observation = False
+    env_defaults: ClassVar[dict[str, Any]] = {"features": "hashed"}
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **config: Any):
+        cfg = {**self.DEFAULTS, **config}
+        unknown = sorted(set(cfg) - set(self.DEFAULTS))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown option(s) {unknown}; options: {sorted(self.DEFAULTS)}")
+        super().__init__(**cfg)
+        for k in ("lr", "epsilon", "prior"):
+            v = cfg.get(k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
+                raise ValueError(f"{self.name}: {k} must be a finite number, got {v!r}")
+        if not 0.0 <= float(cfg.get("epsilon", 0.0)) <= 1.0:
+            raise ValueError(f"{self.name}: epsilon must be in [0, 1], got {cfg['epsilon']!r}")
+        self.w: np.ndarray | None = None
+        self.b = 0.0
+        self.frontier = FrontierRows()
+        self._x: tuple[np.ndarray, np.ndarray] | None = None
+        self._page = -1
+
+    # ------------------------------------------------------------ episode
+    def _init_weights(self, env: Any) -> None:
+        d = int(env.feature_dim)
+        if self.w is None:
+            self.w = np.zeros(d, np.float64)
+            names = env.feature_names
+            if "a.link_rel" in names:
+                self.w[names.index("a.link_rel")] = float(self.config["prior"])
+        elif len(self.w) != d:
+            raise ValueError(f"{self.name}: weights have {len(self.w)} columns but the env's feature set "
+                             f"{env.feature_set_name!r} has {d}; use the feature set the agent was trained with")
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        self._init_weights(env)
+        self.frontier.reset(int(env.n_pages))
+        self._ingest(env.frontier_changes().updated)
+        self._x, self._page = None, -1
+
+    def _ingest(self, pages: np.ndarray) -> sp.csr_matrix | None:
+        pages = np.asarray(pages, np.int64)
+        if len(pages) == 0:
+            return None
+        pages = pages[self.env.is_frontier(pages)]
+        if len(pages) == 0:
+            return None
+        X = feature_rows(self.env, pages)
+        self.frontier.add(pages, X)
+        return X
+
+    def act(self, obs: Any, info: dict) -> int:
+        F = self.env.frontier_pages()
+        if len(F) == 0:
+            raise RuntimeError(f"{self.name}: the frontier is empty")
+        eps = float(self.config.get("epsilon", 0.0))
+        if eps > 0 and self.rng.random() < eps:
+            page = int(F[self.rng.integers(len(F))])
+        else:
+            page = int(F[int(np.argmax(self.frontier.scores(F, self.w, self.b)))])  # type: ignore[arg-type]
+        self._x, self._page = self.frontier.row(page), page
+        return page
+
+    def observe(self, transition: Transition) -> None:
+        info = transition.info
+        new_rows = self._ingest(self.env.frontier_changes().updated)
+        if info["fetched_page"] == self._page and self._x is not None:
+            self.learn(self._x, float(transition.reward), transition, new_rows)
+        self._x, self._page = None, -1
+        if self.frontier.n_rows > 256:
+            self.frontier.compact(self.env.frontier_pages())
+
+    def learn(self, x: tuple[np.ndarray, np.ndarray], reward: float, transition: Transition,
+              next_rows: sp.csr_matrix | None) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _replay_idx(self, n: int, k: int) -> np.ndarray:
+        """The newest item plus ``k`` uniformly drawn (with replacement) from the others."""
+        newest = (self.memory.pos - 1) % self.memory.capacity
+        if n <= 1 or k <= 0:
+            return np.array([newest])
+        return np.concatenate([[newest], self.rng.integers(0, n, size=k)])
+
+
+class OnlineClassifierAgent(_RowLearner):
+    """ACHE-style online link classifier: logistic regression of 'the link leads to a relevant page'."""
+
+    name = "online-classifier"
+    DEFAULTS: ClassVar[dict[str, Any]] = {"lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
+                "epsilon": 0.0}
+
+    def __init__(self, **config: Any):
+        super().__init__(**config)
+        for k in ("batch", "memory"):
+            v = self.config[k]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (0 if k == "batch" else 1):
+                raise ValueError(f"{self.name}: {k} must be a non-negative int (memory >= 1), got {v!r}")
+        self.memory = SparseMemory(int(self.config["memory"]))
+        self.n_pos = 0
+        self.n_neg = 0
+
+    def learn(self, x: tuple[np.ndarray, np.ndarray], reward: float, transition: Transition,
+              next_rows: sp.csr_matrix | None) -> None:
+        y = 1.0 if reward > 0 else 0.0
+        self.memory.add(x[0], x[1], y)
+        self.n_pos += int(y)
+        self.n_neg += int(1 - y)
+        idx = self._replay_idx(len(self.memory), int(self.config["batch"]))
+        indptr, cols, vals, ys = self.memory.batch(idx)
+        if self.config["balanced"] and self.n_pos and self.n_neg:
+            n = self.n_pos + self.n_neg
+            wp, wn = min(10.0, 0.5 * n / self.n_pos), min(10.0, 0.5 * n / self.n_neg)
+            weight = np.where(ys > 0, wp, wn)
+        else:
+            weight = np.ones(len(ys))
+        weight = weight / len(ys)
+        assert self.w is not None
+        self.b = logistic_sgd_step(self.w, self.b, indptr, cols, vals, ys, weight,
+                                   lr=float(self.config["lr"]), l2=float(self.config["l2"]))
+
+    def predict_proba(self, pages: np.ndarray) -> np.ndarray:
+        """P(relevant) of frontier ``pages`` under the current model."""
+        assert self.w is not None
+        z = self.frontier.scores(pages, self.w, self.b)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -35.0, 35.0)))
+
+    # -------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, np.ndarray]:
+        if self.w is None:
+            return {}
+        return {"w": self.w.copy(), "b": np.array([self.b]), "counts": np.array([self.n_pos, self.n_neg]),
+                **self.memory.state("mem_")}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        if not state:
+            return
+        missing = {"w", "b", "counts", "mem_indptr"} - set(state)
+        if missing:
+            raise ValueError(f"{self.name}: saved state lacks {sorted(missing)}")
+        self.w = np.asarray(state["w"], np.float64).copy()
+        self.b = float(state["b"][0])
+        self.n_pos, self.n_neg = (int(v) for v in state["counts"])
+        self.memory.load(state, "mem_")
+
+
+if "online-classifier" not in AGENTS:
+    AGENTS.register("online-classifier", OnlineClassifierAgent,
+                    "ACHE-style online link classifier over hashed link features (non-RL)")

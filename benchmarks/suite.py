@@ -1,0 +1,548 @@
+"""The benchmark suite with headroom (issue 10.3): ``gym-crawl bench suite [--quick]``.
+
+A *task* is (corpus, topic with a ground-truth label, seed pages, page budget); every task is run
+with ``reward="labels"`` (reward and metric aligned: the reward is what ``relevant_found`` counts).
+
+Task sets
+---------
+``ws-100``     Wikispeedia categories with >= 25 labelled pages; seed = the category's most in-linked
+               member; budget 100.
+``ws-size``    the same categories and seeds; budget = the category's size.
+``ws-far``     the same categories; seed = the most in-linked page *outside* the category; budget 200.
+``hard``       the ``synthetic-hard`` corpus (uninformative link text, see
+               :mod:`gym_crawl.corpus.synthetic`): its labels with >= 25 pages, most in-linked member,
+               budget 100 — skipped with a note when the corpus kind is not available.
+``hard-100k``  the same on ``synthetic-hard-100000`` (full run only).
+
+Protocol
+--------
+* **Split**: a task's topic is a *test* topic when ``sha256(label) mod 3 == 0``, else a *train*
+  topic — fixed, independent of the agents and of the run (if one side would be empty, the
+  task with the smallest hash moves there).
+* **Learners** (agents that implement ``observe``) are trained on the train tasks of the set
+  (``--epochs`` passes, task order shuffled per seed, one agent object: weights kept across
+  episodes), then evaluated on every *test* task starting from the trained weights (a fresh copy
+  per test task; the agent may keep learning online within that episode from the rewards it
+  observes, as ACHE and Han's crawlers do). ``--seeds`` independent training runs (>= 5 in the full
+  run). Agents that do not learn are simply run on the test tasks with each seed.
+* **Normalized score** per task and seed: ``(found − random) / (oracle − random)`` where ``random``
+  and ``oracle`` are the task's mean relevant pages found by the ``random`` agent and the greedy
+  ``oracle`` (hidden labels) over the seeds. Tasks where oracle ≤ random are dropped (noted).
+* **Aggregates** (rliable's statistics): interquartile mean (``rliable.metrics.aggregate_iqm``) with
+  a stratified bootstrap 95 % CI (runs resampled with replacement within each task, 2,000
+  replicates; rliable's ``StratifiedBootstrap`` scheme, re-implemented here because
+  ``rliable.library`` needs ``arch``, which does not import under pandas 3), plus mean and median;
+  performance profiles (fraction of runs with score > τ, with bootstrap bands) drawn with
+  ``rliable.plot_utils``.
+* **Output** (``--out``, default ``benchmarks/results/suite``): ``suite.json`` (every run),
+  ``leaderboard.md``, ``leaderboard.png`` (IQM ± CI per set), ``profiles_<set>.png``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl._io import atomic_write_bytes, atomic_write_json
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "Task",
+    "TaskSet",
+    "build_task_sets",
+    "iqm_ci",
+    "is_test_topic",
+    "labelled_tasks",
+    "main",
+    "normalized_scores",
+    "run_suite",
+]
+
+DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
+BASELINES = ("random", "oracle")
+#: evaluation-time config of agents that explore while training
+EVAL_OVERRIDES: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One crawl task: a label topic of a corpus, seed pages and a page budget."""
+
+    set_name: str
+    label: str
+    seeds: tuple[str, ...]
+    budget: int
+    n_members: int
+    split: str  # "train" | "test"
+
+    @property
+    def name(self) -> str:
+        return f"{self.label.split('.', 1)[-1]}/{self.seeds[0]}@{self.budget}"
+
+
+@dataclass
+class TaskSet:
+    name: str
+    corpus_spec: str
+    tasks: list[Task]
+    note: str = ""
+
+
+def is_test_topic(label: str) -> bool:
+    """The fixed split: a topic is held out for testing when sha256(label) mod 3 == 0."""
+    return int(hashlib.sha256(label.encode("utf-8")).hexdigest(), 16) % 3 == 0
+
+
+def labelled_tasks(corpus: Any, min_pages: int = 25) -> list[tuple[str, np.ndarray]]:
+    """``(label, member page ids)`` of every label carried by >= ``min_pages`` pages (exact label),
+    sorted by label; member ids are the pages whose label starts with it (the topic's label mask)."""
+    from gym_crawl.relevance.topic import Topic
+
+    counts = np.bincount(np.asarray(corpus.label_ids), minlength=len(corpus.labels))
+    out = []
+    for i, lab in enumerate(corpus.labels.tolist()):
+        if counts[i] >= min_pages:
+            mask = Topic(name="t", words=("x",), label=lab).label_mask(corpus)
+            out.append((lab, np.flatnonzero(mask)))
+    return sorted(out, key=lambda t: t[0])
+
+
+def _split(labels: Sequence[str]) -> dict[str, str]:
+    split = {lab: "test" if is_test_topic(lab) else "train" for lab in labels}
+    for side in ("train", "test"):
+        if len(labels) >= 2 and side not in split.values():
+            lab = min(labels, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
+            split[lab] = side
+    return split
+
+
+def _tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int, near_budget: int = 100,
+               far_budget: int = 200, max_tasks: int | None = None) -> list[Task]:
+    indeg = corpus.in_degree()
+    out_deg = corpus.out_degree()
+    cats = labelled_tasks(corpus, min_pages)
+    split = _split([lab for lab, _ in cats])
+    tasks: list[Task] = []
+    for lab, members in cats:
+        # the most in-linked member with out-links (ties: lowest id)
+        cand = members[out_deg[members] > 0]
+        if len(cand) == 0:
+            continue
+        near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
+        inside = np.zeros(corpus.n_pages, bool)
+        inside[members] = True
+        outside = np.flatnonzero(~inside & (out_deg > 0))
+        far = int(outside[np.lexsort((outside, -indeg[outside]))[0]])
+        for kind in kinds:
+            seed, budget = {"near": (near, near_budget), "size": (near, len(members)), "far": (far, far_budget)}[kind]
+            budget = max(1, min(budget, corpus.n_pages - 1))
+            tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split[lab]))
+    if max_tasks is not None:
+        tr = [t for t in tasks if t.split == "train"][: max(1, max_tasks // 2)]
+        te = [t for t in tasks if t.split == "test"][: max(1, max_tasks - len(tr))]
+        tasks = tr + te
+    return tasks
+
+
+def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 25, quick_budget: int | None = None,
+                    max_tasks: int | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
+    """The named task sets and the corpora they use (``{spec: Corpus}``); unavailable sets carry a note."""
+    from gym_crawl.corpus import load_corpus
+
+    corpora: dict[str, Any] = {}
+    sets: list[TaskSet] = []
+    kinds = {"ws-100": ("near",), "ws-size": ("size",), "ws-far": ("far",), "hard": ("near",), "hard-100k": ("near",)}
+    for name in names:
+        if name not in kinds:
+            raise ValueError(f"unknown task set {name!r}; known: {sorted(kinds)}")
+        spec = {"hard": "synthetic-hard", "hard-100k": "synthetic-hard-100000"}.get(name, str(wikispeedia))
+        try:
+            if spec not in corpora:
+                corpora[spec] = load_corpus(spec)
+        except (ValueError, KeyError, FileNotFoundError, TypeError) as e:
+            sets.append(TaskSet(name, spec, [], note=f"skipped: corpus {spec!r} is not available here ({e})"))
+            continue
+        c = corpora[spec]
+        nb = quick_budget or 100
+        fb = quick_budget or 200
+        tasks = _tasks_for(c, name, kinds[name], min_pages, near_budget=nb, far_budget=fb, max_tasks=max_tasks)
+        if quick_budget is not None:
+            tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
+        note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
+        sets.append(TaskSet(name, spec, tasks, note))
+    return sets, corpora
+
+
+# ------------------------------------------------------------------------------------------- running
+_CORPORA: dict[str, Any] = {}
+
+
+def _topic(corpus: Any, task: Task) -> Any:
+    from gym_crawl.relevance.topic import resolve_topic
+
+    t = resolve_topic(task.label, corpus)
+    return dataclasses.replace(t, name=task.label.split(".", 1)[-1], seeds=task.seeds)
+
+
+def _is_learner(name: str) -> bool:
+    from gym_crawl.agents import Agent, agent_class
+
+    cls = agent_class(name)
+    return isinstance(cls, type) and cls.observe is not Agent.observe
+
+
+class _Envs:
+    """One env per (agent kind, budget), reused across tasks through reset options."""
+
+    def __init__(self, corpus: Any):
+        self.corpus = corpus
+        self.cache: dict[tuple, Any] = {}
+
+    def get(self, agent: Any, task: Task, topic: Any) -> Any:
+        from gym_crawl.agents import env_kwargs_for, make_env_for
+
+        kw = env_kwargs_for(agent, corpus=self.corpus, reward="labels", max_episode_steps=task.budget, topic=topic)
+        key = (type(agent).__name__, tuple(sorted((k, repr(v)) for k, v in kw.items() if k not in ("corpus", "topic"))))
+        if key not in self.cache:
+            self.cache[key] = make_env_for(agent, corpus=self.corpus, reward="labels", topic=topic,
+                                           max_episode_steps=task.budget)
+        return self.cache[key]
+
+
+def _episode(envs: _Envs, agent: Any, task: Task, seed: int) -> int:
+    from gym_crawl.agents import run_episode
+
+    topic = _topic(envs.corpus, task)
+    env = envs.get(agent, task, topic)
+    r = run_episode(env, agent, seed=seed, options={"topic": topic, "seeds": list(task.seeds)})
+    return int(r.relevant_found)
+
+
+def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """One unit of work (runs in a worker): a non-learner over tasks × seeds, or one learner seed:
+    train on the train tasks, evaluate on the test tasks."""
+    from gym_crawl.agents import make_agent
+
+    corpus = _CORPORA[job["corpus"]]
+    envs = _Envs(corpus)
+    name, tasks = job["agent"], [Task(**t) for t in job["tasks"]]
+    out = []
+    if not job["learner"]:
+        for t in tasks:
+            for s in job["seeds"]:
+                agent = make_agent(name, **job["config"])
+                t0 = time.perf_counter()
+                found = _episode(envs, agent, t, s)
+                out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s,
+                            "found": found, "seconds": time.perf_counter() - t0})
+        return out
+    s = job["seeds"][0]
+    rng = np.random.default_rng(s)
+    agent = make_agent(name, **job["config"])
+    train = [t for t in tasks if t.split == "train"]
+    t0 = time.perf_counter()
+    ep = 0
+    for _ in range(job["epochs"]):
+        for i in rng.permutation(len(train)):
+            _episode(envs, agent, train[int(i)], 1000 * s + ep)
+            ep += 1
+    train_seconds = time.perf_counter() - t0
+    weights = agent.state_dict()
+    for t in tasks:
+        if t.split != "test":
+            continue
+        ev = make_agent(name, **{**job["config"], **EVAL_OVERRIDES.get(name, {})})
+        ev.load_state_dict({k: v.copy() for k, v in weights.items()})
+        t1 = time.perf_counter()
+        found = _episode(envs, ev, t, s)
+        out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s, "found": found,
+                    "seconds": time.perf_counter() - t1, "train_seconds": train_seconds, "train_episodes": ep})
+    return out
+
+
+def normalized_scores(runs: list[dict[str, Any]], agents: Sequence[str], seeds: Sequence[int],
+                      split: str = "test") -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """``{agent: (n_seeds, n_tasks) normalized scores}`` on ``split`` tasks, the task names, and the
+    tasks dropped because oracle <= random."""
+    by: dict[tuple[str, str, int], int] = {(r["agent"], r["task"], r["seed"]): r["found"] for r in runs
+                                           if r["split"] == split}
+    tasks = sorted({t for (_, t, _) in by})
+    kept, dropped, lo, hi = [], [], {}, {}
+    for t in tasks:
+        rnd = np.mean([by[("random", t, s)] for s in seeds if ("random", t, s) in by])
+        orc = np.mean([by[("oracle", t, s)] for s in seeds if ("oracle", t, s) in by])
+        if not orc > rnd:
+            dropped.append(t)
+            continue
+        kept.append(t)
+        lo[t], hi[t] = rnd, orc
+    scores = {}
+    for a in agents:
+        m = np.full((len(seeds), len(kept)), np.nan)
+        for j, t in enumerate(kept):
+            for i, s in enumerate(seeds):
+                if (a, t, s) in by:
+                    m[i, j] = (by[(a, t, s)] - lo[t]) / (hi[t] - lo[t])
+        if not np.isnan(m).any():
+            scores[a] = m
+    return scores, kept, dropped
+
+
+def iqm_ci(scores: np.ndarray, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """IQM of a (runs × tasks) score matrix and its stratified bootstrap 95 % CI (runs resampled with
+    replacement within each task, as rliable's ``StratifiedBootstrap``)."""
+    from rliable import metrics
+
+    point = float(metrics.aggregate_iqm(scores))
+    n, m = scores.shape
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(reps, n, m))
+    boot = np.take_along_axis(np.broadcast_to(scores, (reps, n, m)), idx, axis=1)
+    flat = np.sort(boot.reshape(reps, -1), axis=1)
+    k = flat.shape[1]
+    q = int(np.floor(0.25 * k))
+    vals = flat[:, q:k - q].mean(axis=1) if k - 2 * q > 0 else flat.mean(axis=1)
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return point, float(lo), float(hi)
+
+
+def _profiles(scores: dict[str, np.ndarray], taus: np.ndarray, reps: int = 500, seed: int = 0):
+    """Performance profiles (fraction of runs with score > τ) and stratified-bootstrap 95 % bands."""
+    prof, cis = {}, {}
+    rng = np.random.default_rng(seed)
+    for a, m in scores.items():
+        prof[a] = np.array([(m > t).mean() for t in taus])
+        n, k = m.shape
+        idx = rng.integers(0, n, size=(reps, n, k))
+        boot = np.take_along_axis(np.broadcast_to(m, (reps, n, k)), idx, axis=1).reshape(reps, -1)
+        b = (boot[:, :, None] > taus[None, None, :]).mean(axis=1)
+        cis[a] = np.percentile(b, [2.5, 97.5], axis=0)
+    return prof, cis
+
+
+# --------------------------------------------------------------------------------------------- main
+@dataclass(frozen=True)
+class Preset:
+    sets: tuple[str, ...]
+    agents: tuple[str, ...]
+    seeds: int
+    epochs: int
+    budget: int | None
+    max_tasks: int | None
+    reps: int
+
+
+QUICK = Preset(sets=("ws-100",), agents=("random", "oracle", "best-first", "online-classifier", "hashed-q"),
+               seeds=2, epochs=1, budget=30, max_tasks=4, reps=300)
+FULL = Preset(sets=("ws-100", "ws-size", "ws-far", "hard", "hard-100k"),
+              agents=("random", "oracle", "bfs", "best-first", "online-classifier", "hashed-q", "lfa-async"),
+              seeds=5, epochs=2, budget=None, max_tasks=None, reps=2000)
+
+
+def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str], *, seeds: int, epochs: int,
+              jobs: int = 1, config: dict[str, dict[str, Any]] | None = None,
+              progress: bool = True) -> list[dict[str, Any]]:
+    """Run every agent on every task set (see the module docstring); returns one record per run."""
+    import gym_crawl.agents.hashed_q
+    import gym_crawl.agents.online_classifier  # noqa: F401
+
+    config = config or {}
+    _CORPORA.update(corpora)
+    seed_list = list(range(seeds))
+    work = []
+    for ts in sets:
+        if not ts.tasks:
+            continue
+        tasks = [dataclasses.asdict(t) for t in ts.tasks]
+        for a in dict.fromkeys(list(BASELINES) + list(agents)):
+            if _is_learner(a):
+                for s in seed_list:
+                    work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
+                                 "learner": True, "epochs": epochs, "config": config.get(a, {})})
+            else:
+                # non-learners: every task (train ones too: the oracle/random normalization of reports)
+                for s in seed_list:
+                    work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
+                                 "learner": False, "epochs": 0, "config": config.get(a, {})})
+    from tqdm.auto import tqdm
+
+    runs: list[dict[str, Any]] = []
+    bar = tqdm(total=len(work), desc="suite", disable=not progress)
+    if jobs <= 1:
+        for w in work:
+            runs += [{**r, "set": w["set"]} for r in _job(w)]
+            bar.update()
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as ex:
+            futs = [(w, ex.submit(_job, w)) for w in work]
+            for w, f in futs:
+                runs += [{**r, "set": w["set"]} for r in f.result()]
+                bar.update()
+    bar.close()
+    return runs
+
+
+def summarize(runs: list[dict[str, Any]], sets: list[TaskSet], agents: Sequence[str], seeds: int,
+              reps: int) -> dict[str, Any]:
+    seed_list = list(range(seeds))
+    out: dict[str, Any] = {"sets": {}}
+    for ts in sets:
+        rs = [r for r in runs if r["set"] == ts.name]
+        entry: dict[str, Any] = {"corpus": ts.corpus_spec, "note": ts.note,
+                                 "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
+                                           "test": sum(t.split == "test" for t in ts.tasks)}}
+        if rs:
+            scores, kept, dropped = normalized_scores(rs, list(agents), seed_list, "test")
+            entry["test_tasks"] = kept
+            entry["dropped_tasks"] = dropped
+            entry["agents"] = {}
+            for a, m in scores.items():
+                iqm, lo, hi = iqm_ci(m, reps=reps)
+                found = [r["found"] for r in rs if r["agent"] == a and r["split"] == "test"]
+                secs = [r["seconds"] for r in rs if r["agent"] == a and r["split"] == "test"]
+                entry["agents"][a] = {"iqm": iqm, "ci": [lo, hi], "mean": float(m.mean()),
+                                      "median": float(np.median(m)),
+                                      "mean_per_seed": [float(x) for x in m.mean(axis=1)],
+                                      "mean_found": float(np.mean(found)), "episode_seconds": float(np.mean(secs))}
+            entry["_scores"] = scores
+        out["sets"][ts.name] = entry
+    return out
+
+
+def _markdown(summary: dict[str, Any], args: dict[str, Any]) -> str:
+    lines = ["# gym_crawl benchmark suite", "",
+             "Normalized score on held-out **test** topics: (found − random) / (oracle − random), per task and seed; "
+             "IQM with a stratified bootstrap 95 % CI (rliable's statistics). Reward `labels` everywhere. "
+             f"Seeds {args['seeds']}, training epochs {args['epochs']}.", ""]
+    for name, e in summary["sets"].items():
+        lines.append(f"## {name} ({e['corpus']})")
+        lines.append("")
+        if e.get("note"):
+            lines += [f"*{e['note']}*", ""]
+        if "agents" not in e:
+            continue
+        lines.append(f"{e['tasks']['train']} train / {e['tasks']['test']} test tasks"
+                     + (f"; dropped (oracle <= random): {len(e['dropped_tasks'])}" if e["dropped_tasks"] else ""))
+        lines.append("")
+        lines.append("| agent | IQM | 95 % CI | mean | median | mean found | mean per seed | s / episode |")
+        lines.append("| --- | ---: | --- | ---: | ---: | ---: | --- | ---: |")
+        for a, v in sorted(e["agents"].items(), key=lambda kv: -kv[1]["iqm"]):
+            lines.append(f"| {a} | {v['iqm']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | {v['mean']:.3f} | "
+                         f"{v['median']:.3f} | {v['mean_found']:.1f} | "
+                         f"{', '.join(f'{x:.2f}' for x in v['mean_per_seed'])} | {v['episode_seconds']:.2f} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _plots(summary: dict[str, Any], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    from rliable import plot_utils
+
+    from gym_crawl.benchmarks._plotting import agent_color, save_png
+
+    sets = [(n, e) for n, e in summary["sets"].items() if e.get("agents")]
+    if not sets:
+        return
+    fig, axes = plt.subplots(1, len(sets), figsize=(4.5 * len(sets), 3.6), squeeze=False)
+    for ax, (name, e) in zip(axes[0], sets):
+        items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
+        y = np.arange(len(items))
+        for i, (a, v) in enumerate(items):
+            ax.errorbar(v["iqm"], i, xerr=[[v["iqm"] - v["ci"][0]], [v["ci"][1] - v["iqm"]]], fmt="o",
+                        color=agent_color(a), capsize=3)
+        ax.set_yticks(y, [a for a, _ in items])
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.axvline(1, color="grey", lw=0.5, ls="--")
+        ax.set_title(name)
+        ax.set_xlabel("IQM normalized score (test topics)")
+    save_png(fig, out / "leaderboard.png")
+    taus = np.linspace(-0.25, 1.25, 61)
+    for name, e in sets:
+        prof, cis = _profiles(e["_scores"], taus)
+        fig, ax = plt.subplots(figsize=(6, 4))
+        plot_utils.plot_performance_profiles(prof, taus, performance_profile_cis=cis, ax=ax,
+                                             colors={a: agent_color(a) for a in prof}, xlabel=r"normalized score $\tau$",
+                                             ylabel=r"fraction of runs with score $> \tau$")
+        ax.legend(loc="lower left", fontsize=7)
+        ax.set_title(f"performance profiles: {name} (test topics)")
+        save_png(fig, out / f"profiles_{name}.png")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gym-crawl bench suite", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI-sized run (a few tasks, 2 seeds, budget 30)")
+    ap.add_argument("--out", default="benchmarks/results/suite")
+    ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA),
+                    help="labelled corpus of the ws-* sets (Wikispeedia folder, or any corpus spec with labels)")
+    ap.add_argument("--sets", nargs="+", help="task sets (default: all of the preset)")
+    ap.add_argument("--agents", nargs="+", help="registered agent names (random and oracle are always run)")
+    ap.add_argument("--seeds", type=int, help="seeds / independent training runs per learner")
+    ap.add_argument("--epochs", type=int, help="passes over the train tasks")
+    ap.add_argument("--min-pages", type=int, default=25, help="smallest category (labelled pages) that makes a task")
+    ap.add_argument("--max-tasks", type=int, help="at most this many tasks per set (half train, half test)")
+    ap.add_argument("--budget", type=int, help="cap every task's budget (quick: 30)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
+                    help="agent option (JSON value), e.g. hashed-q:gamma=0.6")
+    args = ap.parse_args(argv)
+    p = QUICK if args.quick else FULL
+    sets_names = tuple(args.sets or p.sets)
+    agents = tuple(args.agents or p.agents)
+    seeds = args.seeds or p.seeds
+    epochs = args.epochs if args.epochs is not None else p.epochs
+    if seeds < 1 or epochs < 0:
+        raise SystemExit(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
+    config: dict[str, dict[str, Any]] = {}
+    for item in args.config:
+        try:
+            agent, kv = item.split(":", 1)
+            k, v = kv.split("=", 1)
+            config.setdefault(agent, {})[k] = json.loads(v)
+        except ValueError:
+            raise SystemExit(f"--config {item!r}: expected AGENT:KEY=VALUE with a JSON value") from None
+    import gym_crawl.agents.hashed_q
+    import gym_crawl.agents.online_classifier  # noqa: F401
+    from gym_crawl.agents import agent_names
+
+    unknown = [a for a in agents if a not in agent_names()]
+    if unknown:
+        raise SystemExit(f"unknown agent(s) {unknown}; registered: {agent_names()}")
+    t0 = time.perf_counter()
+    sets, corpora = build_task_sets(sets_names, wikispeedia=args.wikispeedia, min_pages=args.min_pages,
+                                    quick_budget=args.budget or p.budget, max_tasks=args.max_tasks or p.max_tasks)
+    runs = run_suite(sets, corpora, agents, seeds=seeds, epochs=epochs, jobs=args.jobs, config=config)
+    all_agents = list(dict.fromkeys(list(BASELINES) + list(agents)))
+    summary = summarize(runs, sets, all_agents, seeds, p.reps)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"sets": list(sets_names), "agents": all_agents, "seeds": seeds, "epochs": epochs,
+            "quick": bool(args.quick), "seconds": round(time.perf_counter() - t0, 1), "config": config,
+            "split": "test iff sha256(label) mod 3 == 0"}
+    js = {"meta": meta,
+          "sets": {n: {k: v for k, v in e.items() if k != "_scores"} for n, e in summary["sets"].items()},
+          "tasks": {ts.name: [dataclasses.asdict(t) for t in ts.tasks] for ts in sets}, "runs": runs}
+    atomic_write_json(out / "suite.json", js)
+    md = _markdown(summary, meta)
+    atomic_write_bytes(out / "leaderboard.md", md.encode())
+    _plots(summary, out)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
