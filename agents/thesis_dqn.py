@@ -288,7 +288,11 @@ class ThesisDQNAgent(Agent):
         self.target = ThesisQNetwork(in_dim, n_actions, c["hidden"], bool(c["dueling"]), c["activation"])
         self.target.load_state_dict(self.online.state_dict())
         self.target.requires_grad_(False)
-        self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]), eps=float(c["adam_eps"]))
+        try:  # the fused CPU kernel is ~6x faster on the n_pages-wide head (same update rule)
+            self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]), eps=float(c["adam_eps"]),
+                                        fused=True)
+        except (RuntimeError, TypeError, ValueError):  # pragma: no cover - older torch builds
+            self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]), eps=float(c["adam_eps"]))
 
     def n_parameters(self) -> int:
         """Trainable parameters of the online network (0 before the first episode)."""
@@ -494,9 +498,8 @@ class ThesisDQNAgent(Agent):
         assert self.online is not None and self.target is not None
         tu = float(self.cfg["target_update"])
         with torch.no_grad():
-            if tu < 1.0:
-                for pt, po in zip(self.target.parameters(), self.online.parameters()):
-                    pt.mul_(1.0 - tu).add_(po, alpha=tu)
+            if tu < 1.0:  # θ⁻ ← θ⁻ + τ(θ − θ⁻) = τθ + (1 − τ)θ⁻
+                torch._foreach_lerp_(list(self.target.parameters()), list(self.online.parameters()), tu)
             elif self.updates % int(tu) == 0:
                 self.target.load_state_dict(self.online.state_dict())
 
