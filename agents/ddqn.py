@@ -295,7 +295,7 @@ class _DDQNBase(Agent):
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
-        dim = int(env.features.dim)
+        dim = int(env.feature_dim)
         if self.online is None:
             self._build(dim)
         elif dim != self.dim:
@@ -304,11 +304,11 @@ class _DDQNBase(Agent):
             self._make_replay()
         rs = self.cfg["reward_scale"]
         if rs == "auto":
-            mr = float(getattr(getattr(env, "scheme", None), "max_reward", 1.0) or 1.0)
+            mr = float(env.max_reward or 1.0)
             self._scale = 1.0 / mr if mr > 0 else 1.0
         else:
             self._scale = float(rs)
-        names = list(getattr(env.features, "names", []))
+        names = list(env.feature_names)
         self._bias_col = names.index("bias") if "bias" in names else -1
 
     def _seed_experience(self, frontier_rows: np.ndarray) -> None:

@@ -2,7 +2,7 @@
 
 q̂(s, a, w) = wᵀ x(s, a) over the env's feature rows (``env.features_of``): a frontier page
 ``u`` is the action, its state ``s`` the fetched page that discovered it (the env's
-``best_parent`` convention). All four agents are ``"page"`` agents (``env.step_page``) that
+``best_parent`` convention). All four agents are ``"page"`` agents (``env.step`` of a page-mode env) that
 keep *their own* frontier priorities, as Han's Algorithm 1 keeps Q-values in the frontier.
 
 Han 2018, Algorithm 1 (``lfa-sync``, ``lfa-async``, ``lfa-moderated``)
@@ -318,7 +318,7 @@ class LFAAgent(Agent):
 
     name = "lfa"
     action_kind = "page"
-    needs_observation = False  # acts through frontier_pages/features_of/step_page only
+    needs_observation = False  # acts by page id through frontier_pages/features_of only
     #: mode/rule a named variant always uses, whatever a saved config says
     _fixed: dict[str, str] = {}
     #: Env settings this agent is defined with (the CLI and benchmarks build the env with them).
@@ -356,11 +356,11 @@ class LFAAgent(Agent):
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         """Bind the env, (first time) create w, and index the current frontier."""
         super().begin_episode(env, rng)
-        fs = env.features
-        if not fs.local:
+        if not env.features_local:
             raise ValueError(f"{self.name} caches frontier rows and needs a local feature set; "
-                             f"{fs.name!r} is not (build the env with features={self.env_defaults['features']!r})")
-        names = list(fs.names)
+                             f"{env.feature_set_name!r} is not (build the env with "
+                             f"features={self.env_defaults['features']!r})")
+        names = list(env.feature_names)
         if self.w is None:
             self.w = self._init_weights(len(names))
             self.feature_names = names
@@ -430,7 +430,7 @@ class LFAAgent(Agent):
                 while not env.is_frontier(page):  # dropped by the env (e.g. a domain cap) without notice
                     pairs.remove(page)
                     page = pairs.best(self.w, self.rng)[0]
-            x = pairs.row(page)  # the page's current row (rows change only via updated_pages)
+            x = pairs.row(page)  # the page's current row (rows change only via frontier_changes().updated)
             pairs.remove(page)
             self._x_sa = x
             self._q_sa = float(x @ self.w)
@@ -554,8 +554,8 @@ class ThesisLFAAgent(LFAAgent):
         self.fifo_ties = True
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
-        if self.strict_features and env.features.name != "thesis":
+        if self.strict_features and env.feature_set_name != "thesis":
             raise ValueError(f"thesis-lfa is defined on the thesis' discretized features; build the env with "
                              f"features=ThesisFeatures(n_categories) (or 'thesis' once registered), got "
-                             f"{env.features.name!r} — or pass strict_features=False")
+                             f"{env.feature_set_name!r} — or pass strict_features=False")
         super().begin_episode(env, rng)

@@ -19,8 +19,8 @@ What the slides specify, and how it is done here
   expanded. ``mode="inherit"`` re-ranks after every fetch instead: each frontier page carries the
   best V among the fetched pages linking to it ("links inherit their parent's score", as Han
   et al. 2018 §5 summarise [13]) and the best one is fetched next.
-* Only *fetched* pages' text is ever read (``env.corpus`` word bags of pages whose status is
-  VISITED — checked on every read), plus the fetched page's own out-links. Unfetched pages are
+* Only *fetched* pages' text is ever read (``env.fetched_text(page)``, which refuses any page
+  not fetched), plus the fetched page's own out-links (``env.fetched_outlinks(page)``). Unfetched pages are
   known only by id; the link texts are not used at all.
 
 The TD transitions and the traces
@@ -57,9 +57,6 @@ from gym_crawl.agents.priority_queue import UpdatablePQ
 
 __all__ = ["TDLambdaAgent", "ValueNet", "choose_keywords"]
 
-VISITED = 2  # gym_crawl.crawl.state.VISITED (agents read the status array only through env.state)
-
-
 class ValueNet:
     """V(x) = v · tanh(W x + b) + c over binary inputs x (K,). Parameters are float64 arrays.
 
@@ -91,40 +88,37 @@ class ValueNet:
             p += scale * grad[k]
 
 
+def _fetched_bag(env: Any, page: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(word ids, counts)`` of a *fetched* page's text through ``env.fetched_text`` (raises if the
+    page was not fetched: no peeking)."""
+    try:
+        return env.fetched_text(int(page))
+    except ValueError:
+        raise RuntimeError(f"td-lambda tried to read the text of page {page}, which was not fetched") from None
+
+
 def _fetched_terms(env: Any, page: int) -> np.ndarray:
     """Word ids of a *fetched* page's text (raises if the page was not fetched: no peeking)."""
-    if int(env.state.status[page]) != VISITED:
-        raise RuntimeError(f"td-lambda tried to read the text of page {page}, which was not fetched")
-    c = env.corpus
-    a, b = int(c.text_ptr[page]), int(c.text_ptr[page + 1])
-    return np.asarray(c.text_terms[a:b])
-
-
-def _fetched_counts(env: Any, page: int) -> np.ndarray:
-    if int(env.state.status[page]) != VISITED:
-        raise RuntimeError(f"td-lambda tried to read the text of page {page}, which was not fetched")
-    c = env.corpus
-    a, b = int(c.text_ptr[page]), int(c.text_ptr[page + 1])
-    return np.asarray(c.text_counts[a:b])
+    return np.asarray(_fetched_bag(env, page)[0])
 
 
 def choose_keywords(env: Any, pages: np.ndarray, k: int) -> list[str]:
     """Topic words, then category words, then the top tf·idf terms of fetched ``pages`` (at most k)."""
-    corpus = env.corpus
+    topic = env.current_topic
     words: list[str] = []
-    for w in list(env.topic.words) + list(env.topic.categories):
-        if corpus.word_id(w) >= 0 and w not in words:
+    for w in list(topic.words) + list(topic.categories):
+        if env.word_id(w) >= 0 and w not in words:
             words.append(w)
-    score = np.zeros(corpus.n_words)
+    score = np.zeros(env.n_words)
     for p in np.asarray(pages, dtype=np.int64).tolist():
-        t = _fetched_terms(env, p)
-        cnt = _fetched_counts(env, p).astype(np.float64)
-        np.add.at(score, t, cnt / max(cnt.sum(), 1.0))
-    score *= np.asarray(env.text.idf, dtype=np.float64)
+        t, cnt = _fetched_bag(env, p)
+        cnt = np.asarray(cnt).astype(np.float64)
+        np.add.at(score, np.asarray(t), cnt / max(cnt.sum(), 1.0))
+    score *= np.asarray(env.idf(), dtype=np.float64)
     for wid in np.argsort(-score, kind="stable").tolist():
         if len(words) >= k or score[wid] <= 0:
             break
-        w = corpus.vocab[wid]
+        w = env.word(wid)
         if w not in words:
             words.append(w)
     return words[:k]
@@ -145,7 +139,7 @@ class TDLambdaAgent(Agent):
 
     name = "td-lambda"
     action_kind = "page"
-    needs_observation = False  # acts through frontier_pages/step_page only
+    needs_observation = False  # acts by page id through frontier_pages/fetched_text/fetched_outlinks only
     env_defaults: dict[str, Any] = {"features": "han2018", "reward": "han2018"}
 
     def __init__(self, n_keywords: int = 200, hidden: int = 16, alpha: float = 0.02, gamma: float = 0.7,
@@ -164,7 +158,7 @@ class TDLambdaAgent(Agent):
         self.net: ValueNet | None = None
         self.updates = 0
         self._kw_index: np.ndarray | None = None
-        self._kw_corpus: Any = None
+        self._kw_env: Any = None
         gl = self.gamma * self.lam
         if gl <= 0:
             self._depth = 1
@@ -193,8 +187,7 @@ class TDLambdaAgent(Agent):
 
     def _children(self, page: int) -> np.ndarray:
         """Unvisited out-links of a fetched page (its own links: what a crawler parsed from it)."""
-        c = self.env.corpus
-        dst = np.asarray(c.link_dst[int(c.link_ptr[page]):int(c.link_ptr[page + 1])], dtype=np.int64)
+        dst = np.asarray(self.env.fetched_outlinks(int(page)), dtype=np.int64)
         if len(dst) == 0:
             return dst
         dst = np.unique(dst)
@@ -218,20 +211,19 @@ class TDLambdaAgent(Agent):
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         """Choose the keywords (first episode), build the network, and queue the seed pages."""
         super().begin_episode(env, rng)
-        corpus = env.corpus
-        seeds = np.asarray(env.state.fetched_pages(), dtype=np.int64)
+        seeds = np.asarray(env.fetched_pages(), dtype=np.int64)
         if self.keywords is None:
             self.keywords = choose_keywords(env, seeds, self.n_keywords)
         if self.net is None:
             self.net = ValueNet(len(self.keywords), self.hidden, np.random.default_rng(self.seed))
-        if self._kw_corpus is not corpus:
-            idx = np.full(corpus.n_words, -1, np.int64)
+        if self._kw_env is not env:  # keyword index of this env's vocabulary (built once per env)
+            idx = np.full(env.n_words, -1, np.int64)
             for i, w in enumerate(self.keywords):
-                wid = corpus.word_id(w)
+                wid = env.word_id(w)
                 if wid >= 0:
                     idx[wid] = i
-            self._kw_index, self._kw_corpus = idx, corpus
-        n = corpus.n_pages
+            self._kw_index, self._kw_env = idx, env
+        n = env.n_pages
         self._X = np.zeros((256, len(self.keywords)), np.float64)
         self._n_rows = 0
         self._row = np.full(n, -1, np.int64)
@@ -344,7 +336,7 @@ class TDLambdaAgent(Agent):
         net.W, net.b = W.copy(), np.asarray(state["b"], np.float64).copy()
         net.v, net.c = np.asarray(state["v"], np.float64).copy(), np.asarray(state["c"], np.float64).reshape(1).copy()
         self.net, self.keywords, self.hidden = net, kw, W.shape[0]
-        self._kw_corpus = None
+        self._kw_env = None
         self.updates = int(state.get("updates", 0))
 
     def values(self, pages: np.ndarray) -> np.ndarray:

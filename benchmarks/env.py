@@ -4,8 +4,8 @@
 
 Measures (figures, never asserted in tests):
 
-* env steps/s of a random agent through the Discrete(K=64) interface (``env.step``) and through
-  the page interface, on the default synthetic corpus and on Wikispeedia, plus a profile of where
+* env steps/s of a random agent through ``env.step`` in the Discrete(K=64) slot mode and in the
+  page action mode (Discrete(n_pages)), on the default synthetic corpus and on Wikispeedia, plus a profile of where
   a step's time goes;
 * ``reset`` seconds (first reset with per-topic setup, and a warm reset);
 * RSS of a process holding a Wikispeedia env;
@@ -45,12 +45,13 @@ def _rss_mb() -> float:
 
 
 def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str, Any]:
-    """Random valid slot actions through ``env.step`` and random pages through ``step_page``."""
+    """Random valid actions through ``env.step`` in both action modes: slots of the Discrete(K) env, and
+    frontier page ids of the page-mode (Discrete(n_pages)) env."""
     import gymnasium as gym
 
     import gym_crawl  # noqa: F401
 
-    env = gym.make("WikiCrawl-v0", corpus=corpus, max_candidates=k, max_steps=steps + 1)
+    env = gym.make("WikiCrawl-v0", corpus=corpus, max_candidates=k, max_episode_steps=steps + 1)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     first_reset = time.perf_counter() - t0
@@ -70,34 +71,41 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
             obs, info = env.reset(seed=seed + n)
     slot_sps = n / (time.perf_counter() - t0)
     slot_cpu_sps = n / max(time.process_time() - c0, 1e-9)
-    base = env.unwrapped
-    base.reset(seed=seed)
+    penv = gym.make("WikiCrawl-v0", corpus=corpus, action="page", observation="state", max_episode_steps=steps + 1)
+    pbase = penv.unwrapped
+    penv.reset(seed=seed)
     t0 = time.perf_counter()
     c0 = time.process_time()
     m = 0
     for _ in range(steps):
-        F = base.frontier_pages()
+        F = pbase.frontier_pages()
         if len(F) == 0:
             break
-        base.step_page(int(F[rng.integers(len(F))]))
+        _, _, term, trunc, _ = penv.step(int(F[rng.integers(len(F))]))
         m += 1
+        if term or trunc:
+            break
     page_sps = m / (time.perf_counter() - t0)
     page_cpu_sps = m / max(time.process_time() - c0, 1e-9)
+    penv.close()
+    base = env.unwrapped
     prof = cProfile.Profile()
-    base.reset(seed=seed)
+    env.reset(seed=seed)
     prof.enable()
     for _ in range(min(steps, 1000)):
         valid = np.flatnonzero(base.action_masks())
         if not len(valid):
             break
-        base.step(int(valid[rng.integers(len(valid))]))
+        _, _, term, trunc, _ = env.step(int(valid[rng.integers(len(valid))]))
+        if term or trunc:
+            break
     prof.disable()
     st = pstats.Stats(prof)
     total = sum(v[2] for v in st.stats.values())  # type: ignore[attr-defined]
     top = sorted(((v[3], f"{Path(k[0]).name}:{k[2]}") for k, v in st.stats.items()  # type: ignore[attr-defined]
                   if "gym_crawl" in k[0]), reverse=True)[:8]
-    return {"corpus": base.corpus.name, "pages": base.corpus.n_pages, "links": base.corpus.n_links, "K": k,
-            "features": base.features.name, "d": base.features.dim, "reducer": base.reducer.name,
+    return {"corpus": corpus.name, "pages": corpus.n_pages, "links": corpus.n_links, "K": k,
+            "features": base.feature_set_name, "d": base.feature_dim, "reducer": base.reducer_name,
             "steps": n, "slot_steps_per_second": round(slot_sps, 1), "page_steps_per_second": round(page_sps, 1),
             "slot_steps_per_cpu_second": round(slot_cpu_sps, 1), "page_steps_per_cpu_second": round(page_cpu_sps, 1),
             "first_reset_seconds": round(first_reset, 4), "warm_reset_seconds": round(warm_reset, 4),
@@ -105,21 +113,18 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
 
 
 def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
-    import gymnasium as gym
-
-    import gym_crawl  # noqa: F401
-    from gym_crawl.agents import make_agent, run_episode
+    from gym_crawl.agents import agent_class, make_agent, make_env_for, run_episode
 
     rows = []
     for topic in TOPICS:
         for name in AGENTS:
-            agent_cls = make_agent(name)
-            env = gym.make("WikiCrawl-v0", corpus=corpus, topic=topic, reward="labels", max_steps=steps,
-                           **agent_cls.env_defaults)
+            agent_cls = agent_class(name)
+            env = make_env_for(name, env_id="WikiCrawl-v0", corpus=corpus, topic=topic, reward="labels",
+                               max_episode_steps=steps)
             found = [run_episode(env, make_agent(name), seed=s).relevant_found for s in range(seeds)]
             rows.append({"topic": topic, "agent": name, "steps": steps, "relevant_found_mean": float(np.mean(found)),
                          "relevant_found_std": float(np.std(found)), "runs": seeds,
-                         "label_pages": int(env.unwrapped.scorer.label_mask.sum()),
+                         "label_pages": int(env.unwrapped.current_topic.label_mask(corpus).sum()),
                          "hidden_information": bool(agent_cls.uses_hidden_information)})
     return rows
 
@@ -127,7 +132,8 @@ def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
 def _markdown(res: dict[str, Any]) -> str:
     out = ["# Env benchmark", "", "Random agent. Wall-clock steps/s depend on machine load; steps per CPU-second "
            "measure one core's cost.", "",
-           "| corpus | pages | K | steps/s step (wall / CPU) | steps/s step_page (wall / CPU) | first reset s | warm reset s |",
+           "| corpus | pages | K | steps/s slot mode (wall / CPU) | steps/s page mode (wall / CPU) | first reset s | "
+           "warm reset s |",
            "|---|---|---|---|---|---|---|"]
     for t in res["throughput"]:
         out.append(f"| {t['corpus']} | {t['pages']} | {t['K']} | {t['slot_steps_per_second']} / "

@@ -18,7 +18,7 @@ Two relevance measures are reported for every run:
 
 Reproduced: Fig. 1 (accumulated relevant pages per step, mean ± std over tasks), Fig. 2
 (relevant pages per w2v-relevance interval — the hidden page relevance is read post hoc, only
-for fetched pages, through ``env.unwrapped.scorer.score_pages``), Fig. 3 (relevant pages per task
+for fetched pages, by :func:`post_hoc_scorer`), Fig. 3 (relevant pages per task
 as tasks repeat), Han's timing comparison (sync / async / no-learning per 10,000-step task, and
 per step at a frontier ≥ 100,000 pages), and an investigation sweep (α, ε, reward) of why LFA
 does or does not beat best-first. Writes ``han2018.json``, ``han2018.md`` and PNGs to ``--out``
@@ -27,6 +27,7 @@ does or does not beat best-first. Writes ``han2018.json``, ``han2018.md`` and PN
 from __future__ import annotations
 
 import argparse
+import functools
 import platform
 import time
 from dataclasses import dataclass, field
@@ -99,35 +100,24 @@ def load_corpus_cached(spec: str, cache: dict[str, Any]) -> Any:
 
 
 def make_env(corpus: Any, topic: str, reward: str, agent: str, steps: int, **over: Any) -> Any:
-    """The env an agent is defined with: its ``env_defaults`` (features / reward / reducer) with the
-    benchmark's reward; page agents get a 1-slot random reducer (they never read the slots)."""
-    import gymnasium as gym
+    """The env an agent is defined with, built by :func:`gym_crawl.agents.make_env_for`: its action mode
+    and ``env_defaults`` (features / reducer) with the benchmark's reward, truncated by Gymnasium's
+    ``TimeLimit`` after ``steps``. Agents that define no feature set get Han's ``han2018``; page agents
+    that still read the observation get a 1-slot random reducer, slot agents K = 64."""
+    from gym_crawl.agents import agent_class, make_env_for
 
-    import gym_crawl  # noqa: F401
-    from gym_crawl.agents.base import agent_class
-
-    cls = agent_class(agent) if agent in _registered() else None
-    kw: dict[str, Any] = {"features": "han2018", "reducer": "random", "max_candidates": 1}
-    if cls is not None:
-        kw.update({k: v for k, v in (getattr(cls, "env_defaults", {}) or {}).items() if k != "reward"})
-        if getattr(cls, "action_kind", "page") == "slot":
-            kw["max_candidates"] = 64
-    if kw.get("features") == "thesis":
-        from gym_crawl.features.thesis import ThesisFeatures
-
-        kw["features"] = ThesisFeatures(4)
+    cls = basic_crawler_class() if agent == "basic" else agent_class(agent)
+    own = getattr(cls, "env_defaults", {}) or {}
+    slot = getattr(cls, "action_kind", "slot") == "slot"
+    kw: dict[str, Any] = {k: v for k, v in (("features", "han2018"), ("reducer", "random")) if k not in own}
+    kw["max_candidates"] = 64 if slot else own.get("max_candidates", 1)
     kw.update(over)
-    return gym.make("WikiCrawl-v0", corpus=corpus, topic=topic, reward=reward, max_steps=steps,
-                    max_episode_steps=steps, **kw)
-
-
-def _registered() -> set[str]:
-    from gym_crawl.agents.base import agent_names
-
-    return set(agent_names())
+    return make_env_for(cls, env_id="WikiCrawl-v0", corpus=corpus, topic=topic, reward=reward,
+                        max_episode_steps=steps, **kw)
 
 
 # ------------------------------------------------------------------ the no-learning page agent
+@functools.lru_cache(maxsize=1)
 def basic_crawler_class() -> type:
     """The thesis' basic crawler (Algorithm 2) as a ``page`` agent: a priority queue of frontier pages by
     the topic relevance of their link text — the same order as ``best-first`` — used for timings so
@@ -138,10 +128,11 @@ def basic_crawler_class() -> type:
     class BasicCrawler(Agent):
         name = "basic"
         action_kind = "page"
+        needs_observation = False
 
         def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
             super().begin_episode(env, rng)
-            self.pq = UpdatablePQ(env.corpus.n_pages)
+            self.pq = UpdatablePQ(env.n_pages)
             F = np.array(env.frontier_pages(), dtype=np.int64)
             self.pq.push_many(F, env.link_scores(F))
 
@@ -152,7 +143,7 @@ def basic_crawler_class() -> type:
                     return page
 
         def observe(self, tr: Any) -> None:
-            upd = np.asarray(tr.info["updated_pages"], dtype=np.int64)
+            upd = np.asarray(self.env.frontier_changes().updated, dtype=np.int64)
             if len(upd):
                 self.pq.push_many(upd, self.env.link_scores(upd))
 
@@ -176,16 +167,25 @@ def _pad(curve: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _post_hoc(env: Any, res: Any, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def post_hoc_scorer(corpus: Any, env: Any) -> Any:
+    """The hidden page scorer of the env's topic, for post-hoc analyses of *fetched* pages only (never
+    seen by an agent): the corpus' memoized text model — the one the env uses — and the episode's topic."""
+    from gym_crawl.relevance.scorer import TopicScorer
+    from gym_crawl.text.model import get_text_model
+
+    topic = env.unwrapped.current_topic
+    return TopicScorer(get_text_model(corpus), topic, max(4, len(topic.categories)))
+
+
+def _post_hoc(scorer: Any, res: Any, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Han-relevance curve and relevance-interval histograms from the fetched pages (post hoc only)."""
-    base = env.unwrapped
     fetched = np.asarray(res.fetched, dtype=np.int64)
-    ps = base.scorer.score_pages(fetched)
+    ps = scorer.score_pages(fetched)
     han_flag = ps.tfidf > 0
     n_seeds = len(fetched) - res.steps
     han_cum = np.cumsum(han_flag)
     han_curve = _pad(han_cum[n_seeds:], steps) if res.steps else np.zeros(steps, np.int64)
-    label = base.scorer.label_mask[fetched] if base.topic.label else han_flag
+    label = scorer.label_mask[fetched] if scorer.topic.label else han_flag
     bins = np.clip(np.floor(np.asarray(ps.rel, np.float64) * 10), 0, 9).astype(np.int64)
     h_label = np.bincount(bins[label], minlength=10)
     h_han = np.bincount(bins[han_flag], minlength=10)
@@ -199,6 +199,7 @@ def run_tasks(corpus: Any, corpus_name: str, topic: str, reward: str, agent_name
     from gym_crawl.agents.runner import run_episode
 
     env = make_env(corpus, topic, reward, agent_name, steps, **(env_over or {}))
+    scorer = post_hoc_scorer(corpus, env)
     agent = make_agent_any(agent_name, **(agent_kwargs or {}))
     learner = bool(agent.state_dict()) or agent_name in LFA_AGENTS or agent_name in ("thesis-lfa", "td-lambda")
     cb = (lambda t, info: on_step(1)) if on_step is not None else None
@@ -213,7 +214,7 @@ def run_tasks(corpus: Any, corpus_name: str, topic: str, reward: str, agent_name
                 on_step(steps)
             continue
         res = run_episode(env, agent, seed=seed + i, on_step=cb)
-        han_curve, h_label, h_han, _ = _post_hoc(env, res, steps)
+        han_curve, h_label, h_han, _ = _post_hoc(scorer, res, steps)
         L.append(_pad(res.relevant_curve, steps))
         H.append(han_curve)
         R.append(res.reward_sum)
@@ -231,7 +232,8 @@ def run_tasks(corpus: Any, corpus_name: str, topic: str, reward: str, agent_name
 # ----------------------------------------------------------------------------- timing
 def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any = None,
                   warmup_until: int = 0, warmup_max: int = 0) -> dict[str, Any]:
-    """Run ``steps`` steps measuring agent time (act + observe) and env time (step_page) separately.
+    """Run ``steps`` steps measuring agent time (act + observe) and env time (``env.step`` of the env as
+    built — the page-mode env for page agents, wrappers included) separately.
 
     With ``warmup`` (a page agent, e.g. BFS), that agent first crawls until the frontier holds
     ``warmup_until`` pages (at most ``warmup_max`` steps); the timed agent then takes over the
@@ -243,19 +245,19 @@ def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any =
     w_steps = 0
     if warmup is not None:
         warmup.begin_episode(base, np.random.default_rng(seed))
-        while base.state.fr_size < warmup_until and w_steps < warmup_max:
+        while info["frontier_size"] < warmup_until and w_steps < warmup_max:
             a = warmup.act(obs, info)
-            obs2, r, term, trunc, info2 = base.step_page(a)
+            obs2, r, term, trunc, info2 = env.step(a)
             warmup.observe(Transition(obs, a, r, obs2, term, trunc, info2))
             obs, info = obs2, info2
             w_steps += 1
-    f0 = base.state.fr_size
+    f0 = info["frontier_size"]
     t0 = time.perf_counter()
     agent.begin_episode(base, np.random.default_rng(seed))
     t_begin = time.perf_counter() - t0
     t_agent = t_env = 0.0
     n = 0
-    step = base.step_page if agent.action_kind == "page" else base.step
+    step = env.step
     c_start = time.process_time()
     for _ in range(steps):
         t0 = time.perf_counter()
@@ -269,13 +271,13 @@ def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any =
         t_env += t2 - t1
         obs, info = obs2, info2
         n += 1
-        if term:
+        if term or trunc:
             break
     cpu = time.process_time() - c_start
     total = t_agent + t_env
     return {"agent": agent.name, "steps": n, "warmup_steps": w_steps, "frontier_start": int(f0),
             "cpu_seconds": round(cpu, 4), "cpu_us_per_step": round(1e6 * cpu / max(n, 1), 1),
-            "frontier_end": int(base.state.fr_size), "seconds": round(total, 4),
+            "frontier_end": int(info["frontier_size"]), "seconds": round(total, 4),
             "agent_seconds": round(t_agent, 4), "env_seconds": round(t_env, 4),
             "begin_episode_seconds": round(t_begin, 4), "steps_per_second": round(n / max(total, 1e-9), 1),
             "us_per_step": round(1e6 * total / max(n, 1), 1), "agent_us_per_step": round(1e6 * t_agent / max(n, 1), 1),

@@ -36,9 +36,9 @@ out["corpus_load_seconds"] = round(time.perf_counter() - t, 3)
 out["links"] = int(c.n_links)
 out["rss_after_load_mb"] = round(rss(), 1)
 import gymnasium as gym, gym_crawl
-from gym_crawl.agents import make_agent, run_episode, agent_class
+from gym_crawl.agents import make_agent, make_env_for, run_episode, agent_class
 t = time.perf_counter()
-env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", max_steps=steps)
+env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", max_episode_steps=steps)
 out["env_make_seconds"] = round(time.perf_counter() - t, 3)
 t = time.perf_counter(); env.reset(seed=0); out["first_reset_seconds"] = round(time.perf_counter() - t, 4)
 t = time.perf_counter(); env.reset(seed=1); out["warm_reset_seconds"] = round(time.perf_counter() - t, 4)
@@ -49,7 +49,7 @@ for name in agents:
         cls = agent_class(name)
     except ValueError as e:
         out["crawls"].append({"agent": name, "skipped": str(e)}); continue
-    env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", max_steps=steps, **cls.env_defaults)
+    env = make_env_for(name, env_id="WikiCrawl-v0", corpus=c, topic="geology", max_episode_steps=steps)
     c0 = time.process_time()
     r = run_episode(env, make_agent(name), seed=0)
     cpu = time.process_time() - c0
@@ -57,7 +57,7 @@ for name in agents:
     out["crawls"].append({"agent": name, "steps": r.steps, "seconds": round(r.seconds, 2),
                           "steps_per_second": s["steps_per_second"], "cpu_seconds": round(cpu, 2),
                           "reset_seconds": s["reset_seconds"], "relevant_found": r.relevant_found,
-                          "frontier_size": int(env.unwrapped.state.fr_size), "rss_mb": round(rss(), 1)})
+                          "frontier_size": int(len(env.unwrapped.frontier_pages())), "rss_mb": round(rss(), 1)})
     env.close()
 out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 print(json.dumps(out))

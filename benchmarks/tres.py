@@ -138,19 +138,22 @@ def _agent_available(name: str) -> str | None:
         return str(e)
 
 
-def make_env(s: Setting, name: str, cap: str, k: int) -> Any:
-    """The env an agent of the table crawls with (see the module docstring)."""
-    import gymnasium as gym
-
-    import gym_crawl  # noqa: F401
+def make_env(s: Setting, name: str, cap: str, k: int) -> tuple[Any, Any]:
+    """``(env, tree)``: the env an agent of the table crawls with (see the module docstring), built by
+    :func:`gym_crawl.agents.make_env_for`, and the Tree-Frontier reducer it was given (``None`` for the
+    agents without a tree) — the benchmark keeps its own reference to read the tree's size."""
+    from gym_crawl.agents import make_env_for
     from gym_crawl.reducers.tree import TreeFrontier
 
-    kw: dict[str, Any] = dict(corpus=s.corpus, topic=s.topic, text=s.text, max_steps=s.steps,
+    kw: dict[str, Any] = dict(corpus=s.corpus, topic=s.topic, text=s.text, max_episode_steps=s.steps,
                               domain_cap=None if cap == "inf" else cap, reward="binary")
+    tree = None
     if name == "tres":
-        kw.update(reducer=TreeFrontier(), features=s.features, max_candidates=k)
+        tree = TreeFrontier()
+        kw.update(reducer=tree, features=s.features, max_candidates=k)
     elif name == "tree-random":
-        kw.update(reducer=TreeFrontier(overflow="uniform"), features=s.features, max_candidates=k)
+        tree = TreeFrontier(overflow="uniform")
+        kw.update(reducer=tree, features=s.features, max_candidates=k)
     elif name == "best-first":
         kw.update(reducer="topk", features="tres", max_candidates=16)
     elif name == "tres-async":
@@ -159,7 +162,7 @@ def make_env(s: Setting, name: str, cap: str, k: int) -> Any:
         kw.update(reducer="random", features="han2018", reward="han2018", max_candidates=1)
     else:  # random (page agent: the reducer's proposal is unused)
         kw.update(reducer="random", features="tres", max_candidates=1)
-    return gym.make("WikiCrawl-v0", max_episode_steps=s.steps, **kw)
+    return make_env_for(name, env_id="WikiCrawl-v0", **kw), tree
 
 
 def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
@@ -168,11 +171,9 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
     ``[step, frontier, leaves, non-empty leaves, candidates]``."""
     from gym_crawl.agents import make_agent, run_episode
 
-    env = make_env(s, name, cap, k)
+    env, tree = make_env(s, name, cap, k)
     agent = make_agent(name)
     trace: list[list[float]] = []
-    red = env.unwrapped.reducer
-    tree = red if hasattr(red, "n_leaves") else None
 
     def on_step(t: int, info: dict) -> None:
         if trace_every and (t % trace_every == 0 or t == 1):
@@ -191,7 +192,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
            "steps_per_second": round(res.steps_per_second, 1), **marks}
     if tree is not None:
         row.update({"leaves": tree.n_leaves, "nonempty_leaves": tree.n_nonempty_leaves,
-                    "final_frontier": int(env.unwrapped.state.fr_size)})
+                    "final_frontier": int(len(env.unwrapped.frontier_pages()))})
     env.close()
     return row, trace
 
@@ -267,13 +268,15 @@ def decision_cost(sizes: list[int], experience: int = 20_000, steps: int = 30, n
         tf.insert(np.arange(F), XF)
         srng = np.random.default_rng(seed + 1)
         XN, RN = _synthetic_rows(np.random.default_rng(seed + 2), steps * new_per_step + steps)
+        # the rows the tree holds, by page id: pages 0..F-1 are XF, page F + j is XN[j] (inserted in order)
+        rows_by_page = np.concatenate([XF, XN[: steps * new_per_step]])
         nxt = F
         t_tree = []
         cands = []
         for i in range(steps):
             t0 = time.perf_counter()
             reps = tf.propose(None, srng)
-            rows = tf._fx[tf._page_slot[reps]]
+            rows = rows_by_page[reps]
             with torch.no_grad():
                 q = net(torch.from_numpy(rows)).numpy()
             j = int(np.argmax(q))

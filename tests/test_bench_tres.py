@@ -45,7 +45,7 @@ def test_url_hash_domains_depend_on_the_url_only(tiny_corpus):
     assert c.link_dst is tiny_corpus.link_dst and c.label_ids is tiny_corpus.label_ids
     assert "crc32" in c.meta["domain_definition"]
     # a cap of 2 pages per site does not end a 100-step crawl early
-    env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", reducer="random", max_candidates=4, max_steps=100,
+    env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", reducer="random", max_candidates=4,
                    max_episode_steps=100, domain_cap=2)
     obs, info = env.reset(seed=0)
     steps = 0
@@ -55,7 +55,7 @@ def test_url_hash_domains_depend_on_the_url_only(tiny_corpus):
         steps += 1
         done = term or trunc
     assert steps == 100 and not term
-    assert np.bincount(c.page_domain[env.unwrapped.state.fetched_pages()]).max() <= 3  # ≤ cap, seeds aside
+    assert np.bincount(c.page_domain[env.unwrapped.fetched_pages()]).max() <= 3  # ≤ cap, seeds aside
 
 
 def test_decision_cost_tree_is_the_same_for_every_frontier_size():

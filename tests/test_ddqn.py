@@ -1,7 +1,6 @@
 """TRES DDQN agents: targets, replay, schedules, exploration, persistence, determinism."""
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -9,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gym_crawl  # noqa: F401
-from gym_crawl.agents import make_agent, run_episode
+from gym_crawl.agents import make_agent, make_env_for, run_episode
 from gym_crawl.agents.ddqn import MaxSegmentTree, QNetwork, ReplayBuffer, TresAgent, TresAsyncAgent
 from gym_crawl.reducers.tree import TreeFrontier
 
@@ -149,9 +148,11 @@ def test_learns_a_reward_that_depends_on_the_features():
 
 # ------------------------------------------------------------------ in the env
 def _env(corpus, reducer="tree", steps=60):
-    return gym.make("WikiCrawl-v0", corpus=corpus, reducer=TreeFrontier(min_samples_split=4) if reducer == "tree"
-                    else reducer, features="tres", reward="binary", max_candidates=256, max_steps=steps,
-                    max_episode_steps=steps)
+    """The env of ``tres`` (slot mode, with the tree) or of ``tres-async`` (page mode, any other reducer)."""
+    agent = "tres" if reducer == "tree" else "tres-async"
+    return make_env_for(agent, env_id="WikiCrawl-v0", corpus=corpus, features="tres", reward="binary",
+                        reducer=TreeFrontier(min_samples_split=4) if reducer == "tree" else reducer,
+                        max_candidates=256, max_episode_steps=steps)
 
 
 FAST = dict(hidden=[16, 16], batch_size=16, learning_starts=8, warmup_steps=10, eps_decay_steps=20)
@@ -172,7 +173,7 @@ def test_tres_stores_seed_experience_and_tree_action_in_the_bootstrap_set(tiny_c
     obs, info = env.reset(seed=3)
     agent.begin_episode(env.unwrapped, np.random.default_rng(3))
     rb = agent.replay
-    assert len(rb) == 1 and rb.R[0] == 1.0 and rb.X[0, env.unwrapped.features.names.index("bias")] == 1.0
+    assert len(rb) == 1 and rb.R[0] == 1.0 and rb.X[0, env.unwrapped.feature_names.index("bias")] == 1.0
     assert np.count_nonzero(rb.X[0]) == 1
     agent.cfg["warmup_steps"] = 0
     agent.cfg["eps_start"] = agent.cfg["eps_end"] = 0.0

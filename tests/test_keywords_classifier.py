@@ -66,7 +66,7 @@ def test_expand_topic_feeds_the_keyword_features(tiny_corpus, text):
     topic = resolve_topic("geology", tiny_corpus)
     t2, ex = expand_topic(topic, _handmade(tiny_corpus, text), initial=["geology", "rock", "earth"])
     assert t2.keywords == tuple(ex.keywords) and t2.label == topic.label
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic=t2, features="tres", max_steps=5)
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic=t2, features="tres", max_episode_steps=5)
     env.reset(seed=0)
     mask = env.unwrapped.scorer.keyword_mask
     assert mask[tiny_corpus.word_id("volcano")] and not mask[tiny_corpus.word_id("mineral")]
@@ -156,7 +156,7 @@ def test_tres_clf_feature_is_the_best_parent_link_probability(tiny_corpus, text)
     clf = train_topic_classifier(tiny_corpus, topic, text, **FAST).classifier
     feats = TresClfFeatures(classifiers={"geology": clf})
     env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="geology", features=feats, reward="binary",
-                   reducer="topk", max_candidates=16, max_steps=30, text=text)
+                   reducer="topk", max_candidates=16, max_episode_steps=30, text=text)
     obs, info = env.reset(seed=0)
     assert feats.dim == 9 and env.observation_space["candidates"].shape == (16, 9)
     st_ = env.unwrapped.state

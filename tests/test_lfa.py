@@ -2,20 +2,21 @@
 determinism, persistence, and the thesis' discretization."""
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
-from gym_crawl.agents import make_agent, run_episode, run_episodes
+from gym_crawl.agents import make_agent, make_env_for, run_episode, run_episodes
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.lfa import LFAAgent, PairIndex, ThesisLFAAgent, lfa_update
+from gym_crawl.envs.wiki_crawl import FrontierChanges
 from gym_crawl.features.thesis import ThesisFeatures, disc_change, disc_change_code, disc_distance, disc_relevance
 
 
-def _env(corpus, features="han2018", reward="han2018", steps=60, topic="geology"):
-    return gym.make("WikiCrawl-v0", corpus=corpus, topic=topic, features=features, reward=reward,
-                    max_steps=steps, reducer="random", max_candidates=1)
+def _env(corpus, features="han2018", reward="han2018", steps=60, topic="geology", **kw):
+    """A page-mode env (the LFA agents' action mode) truncated by Gymnasium's TimeLimit after ``steps``."""
+    return make_env_for("lfa-async", env_id="WikiCrawl-v0", corpus=corpus, topic=topic, features=features,
+                        reward=reward, max_episode_steps=steps, **kw)
 
 
 # ---------------------------------------------------------------- update rules, by hand
@@ -71,8 +72,8 @@ def test_agent_applies_algorithm_1(tiny_corpus, name: str) -> None:
         w0 = agent.w.copy()
         page = agent.act(obs, info)
         x = base.features_of(np.array([page]))[0].astype(np.float64)
-        obs2, r, term, trunc, info2 = base.step_page(page)
-        upd = info2["updated_pages"]
+        obs2, r, term, trunc, info2 = env.step(page)
+        upd = np.array(base.frontier_changes().updated)
         if r > 0:
             expect = w0 + 0.01 * (r - x @ w0) * x
             n_rel += 1
@@ -94,7 +95,7 @@ def test_sync_picks_the_exact_argmax_of_the_current_w(tiny_corpus) -> None:
     env = _env(tiny_corpus, steps=80, topic="cancer")
     base = env.unwrapped
     agent = make_agent("lfa-sync", epsilon=0.0, alpha=0.05)
-    d = base.features.dim
+    d = base.feature_dim
     agent.load_state_dict({"w": np.random.default_rng(0).normal(size=d)})   # no ties by accident
     obs, info = env.reset(seed=1)
     agent.begin_episode(base, np.random.default_rng(1))
@@ -107,7 +108,7 @@ def test_sync_picks_the_exact_argmax_of_the_current_w(tiny_corpus) -> None:
         env_best = base.argmax_frontier(agent.w)
         assert q_page == pytest.approx(float(q_all.max()), rel=1e-5, abs=1e-5)
         assert q_page == pytest.approx(float(q_all[np.flatnonzero(F == env_best)[0]]), rel=1e-5, abs=1e-5)
-        obs2, r, term, trunc, info2 = base.step_page(page)
+        obs2, r, term, trunc, info2 = env.step(page)
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
         obs, info = obs2, info2
         if term or trunc:
@@ -147,9 +148,9 @@ def test_async_rescored_only_the_new_outlinks(tiny_corpus) -> None:
         page = agent.act(obs, info)
         pq = agent._pq
         before = {int(p): pq.priority(int(p)) for p in pq.items()}
-        obs2, r, term, trunc, info2 = base.step_page(page)
+        obs2, r, term, trunc, info2 = env.step(page)
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
-        upd = set(info2["updated_pages"].tolist())
+        upd = set(base.frontier_changes().updated.tolist())
         for p in pq.items().tolist():
             if p in upd:   # re-scored with the new w
                 assert pq.priority(p) == pytest.approx(float(agent.q_values(np.array([p]))[0]), abs=1e-9)
@@ -193,7 +194,7 @@ def test_weights_persist_across_tasks_and_save_load(tiny_corpus, tmp_path) -> No
     loaded = Agent.load(path)
     assert isinstance(loaded, LFAAgent) and loaded.name == "lfa-moderated" and loaded.rule == "moderated"
     np.testing.assert_array_equal(loaded.w, agent.w)
-    assert loaded.feature_names == list(env.unwrapped.features.names)
+    assert loaded.feature_names == env.unwrapped.feature_names
     # a loaded agent continues identically to the original
     a = run_episode(env, agent, seed=5)
     b = run_episode(env, loaded, seed=5)
@@ -243,7 +244,7 @@ def test_thesis_features_on_the_env(tiny_corpus) -> None:
     assert Xn.max() <= 1.0 and np.allclose(Xn[:, 0] * 9, X[:, 0])
 
 
-def test_thesis_agent_needs_its_features_and_skips_dead_ends(tiny_corpus) -> None:
+def test_thesis_agent_needs_its_features_and_skips_dead_ends(tiny_corpus, monkeypatch) -> None:
     with pytest.raises(ValueError, match="thesis"):
         run_episode(_env(tiny_corpus, steps=5), make_agent("thesis-lfa"), seed=0)
     agent = make_agent("thesis-lfa")
@@ -255,9 +256,10 @@ def test_thesis_agent_needs_its_features_and_skips_dead_ends(tiny_corpus) -> Non
     w0 = agent.w.copy()
     assert np.all((w0 >= 0) & (w0 < 1))                 # w₀ ~ U[0, 1)
     page = agent.act(obs, info)
-    obs2, r, term, trunc, info2 = base.step_page(page)
-    empty = dict(info2, updated_pages=np.zeros(0, np.int32))
-    agent.observe(Transition(obs, page, r, obs2, term, trunc, empty))
+    obs2, r, term, trunc, info2 = env.step(page)
+    none = np.zeros(0, np.int32)   # the fetched page has no selectable out-link
+    monkeypatch.setattr(base, "frontier_changes", lambda: FrontierChanges(none, none, none))
+    agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
     np.testing.assert_array_equal(agent.w, w0)           # no selectable out-link → no update
     assert agent.updates == 0
 
@@ -272,8 +274,7 @@ def test_thesis_sync_mode_runs_exactly(tiny_corpus) -> None:
 @pytest.mark.parametrize("name", ["lfa-sync", "lfa-async"])
 def test_runs_under_a_domain_cap(tiny_corpus, name: str) -> None:
     """Pages the env drops from the frontier (TRES's per-domain cap) are never chosen."""
-    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, topic="geology", features="han2018", max_steps=80,
-                   reducer="random", max_candidates=1, domain_cap=5)
+    env = _env(tiny_corpus, steps=80, domain_cap=5)
     res = run_episode(env, make_agent(name, epsilon=0.0), seed=0)
     counts = np.bincount(tiny_corpus.page_domain[res.fetched], minlength=len(tiny_corpus.domains))
     assert counts.max() <= 5

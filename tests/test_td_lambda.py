@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from gym_crawl.agents import make_agent, run_episode, run_episodes
+from gym_crawl.agents import make_agent, make_env_for, run_episode, run_episodes
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.td_lambda import TDLambdaAgent, ValueNet
 
@@ -17,8 +16,9 @@ VISITED = 2
 
 
 def _env(corpus, steps=60, topic="geology", reward="han2018"):
-    return gym.make("WikiCrawl-v0", corpus=corpus, topic=topic, features="han2018", reward=reward,
-                    max_steps=steps, reducer="random", max_candidates=1)
+    """The page-mode env td-lambda acts in, truncated by Gymnasium's TimeLimit after ``steps``."""
+    return make_env_for("td-lambda", env_id="WikiCrawl-v0", corpus=corpus, topic=topic, features="han2018",
+                        reward=reward, max_episode_steps=steps)
 
 
 def test_value_net_by_hand() -> None:
@@ -68,7 +68,7 @@ def test_td_lambda_update_through_the_agent(tiny_corpus) -> None:
     for _ in range(25):
         page = agent.act(obs, info)
         parent = agent._pending[1]
-        obs2, r, term, trunc, info2 = base.step_page(page)
+        obs2, r, term, trunc, info2 = env.step(page)
         net = agent.net
         before = {k: v.copy() for k, v in net.params().items()}
         # expected update, computed independently: numerical gradients of V along the parent's path
@@ -179,7 +179,7 @@ def test_lookahead_expands_the_popped_pages_outlinks(tiny_corpus) -> None:
         parent = agent._pending[1]
         assert base.state.status[parent] == VISITED
         assert page in c.link_dst[c.link_ptr[parent]:c.link_ptr[parent + 1]]   # a look-ahead fetch of parent's link
-        obs2, r, term, trunc, info2 = base.step_page(page)
+        obs2, r, term, trunc, info2 = env.step(page)
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
         obs, info = obs2, info2
 

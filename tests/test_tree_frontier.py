@@ -221,9 +221,9 @@ def test_buffer_memory_stays_proportional_to_live_members():
 
 # ------------------------------------------------------------------ in the env
 def _env(corpus, **kw):
-    kw.setdefault("max_steps", 150)
+    steps = kw.pop("max_steps", 150)  # the episode budget: Gymnasium's TimeLimit truncates after it
     return gym.make("WikiCrawl-v0", corpus=corpus, reducer=kw.pop("reducer", TreeFrontier(min_samples_split=4)),
-                    features="tres", reward="binary", max_candidates=kw.pop("k", 8), max_episode_steps=500, **kw)
+                    features="tres", reward="binary", max_candidates=kw.pop("k", 8), max_episode_steps=steps, **kw)
 
 
 def _crawl(env, seed: int, check: bool = True) -> list[int]:
@@ -332,7 +332,7 @@ def test_tree_with_tres_clf_never_observes_unfetched_content(tiny_corpus):
     def run(corpus, text, actions=None):
         env = gym.make("WikiCrawl-v0", corpus=corpus, text=text, topic="geology", reward="binary",
                        features=TresClfFeatures(classifiers=clf), reducer=TreeFrontier(min_samples_split=4),
-                       max_candidates=32, max_steps=70)
+                       max_candidates=32, max_episode_steps=70)
         obs, info = env.reset(seed=3)
         rng = np.random.default_rng(0)
         out, acts = [(obs, 0.0, info)], []
