@@ -32,18 +32,21 @@ that have it, used only for inspection and tests — never by the env).
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import mmap as _mmap
 import os
 import shutil
-import tempfile
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from gym_crawl._io import atomic_write_json, load_npy, replace_dir, save_npy, sha256_file
+from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_digest, load_npy, partial_dir,
+                           replace_dir, save_npy)
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "csr_from_lists"]
@@ -172,9 +175,22 @@ class Corpus:
     texts: StringTable | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    checksum: str | None = field(default=None, repr=False)
+    """sha256 of the saved directory's ``manifest.json`` (which lists every file's sha256): the identity
+    of the saved content, set by :meth:`save` / :meth:`load`; ``None`` for an unsaved corpus."""
 
     def __post_init__(self) -> None:
         self.validate()
+
+    # ------------------------------------------------------------ pickling
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle (and ``copy.deepcopy``, cloudpickle) a saved corpus **by reference**: its path and
+        checksum, so a vector-env worker re-opens the memory map (sharing the OS page cache) instead of
+        receiving a copy of every array. An unsaved corpus (no path) pickles by value."""
+        if self.path is not None and self.checksum is not None:
+            return (_open_by_reference, (str(self.path), self.checksum, _is_mmapped(self.link_ptr)))
+        state = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return (_from_state, (state,))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -282,19 +298,24 @@ class Corpus:
     def save(self, path: str | os.PathLike) -> Path:
         """Write the corpus as a directory of ``.npy`` files + ``manifest.json``, atomically.
 
-        The directory is written under a temporary name and renamed into place
-        only when complete; the manifest (written last) records every file's
-        sha256, shape and dtype, so a half-written directory is never accepted.
+        The directory is written under a temporary ``.partial`` name and renamed into place only when
+        complete (under an inter-process lock, so concurrent writers of one path both succeed); the
+        manifest (written last) records every file's size, sha256, sampled sha256, shape and dtype, so
+        a half-written or corrupted directory is never accepted. Leftover ``.partial`` directories of
+        killed writers are removed first. An empty corpus (0 pages) is refused.
         """
+        if self.n_pages == 0:
+            raise CorpusFormatError(f"refusing to save corpus {self.name!r} to {path}: it has 0 pages "
+                                    f"(an empty source?)")
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        clean_orphans(path)
+        tmp = partial_dir(path)
         try:
             files: dict[str, Any] = {}
 
             def put(fname: str, arr: np.ndarray) -> None:
                 save_npy(tmp / fname, arr)
-                files[fname] = {"sha256": sha256_file(tmp / fname), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+                files[fname] = {**file_digest(tmp / fname), "shape": list(arr.shape), "dtype": str(arr.dtype)}
 
             for name in _ARRAY_SPEC:
                 put(f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
@@ -313,11 +334,13 @@ class Corpus:
                 "meta": self.meta,
             }
             atomic_write_json(tmp / "manifest.json", manifest)
+            checksum = _sha256_bytes((tmp / "manifest.json").read_bytes())
             replace_dir(tmp, path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         self.path = path
+        self.checksum = checksum
         return path
 
     @classmethod
@@ -325,16 +348,19 @@ class Corpus:
         """Open a saved corpus directory.
 
         Arrays are memory-mapped read-only (``mmap=True``) so processes share
-        one copy. Shapes and dtypes are always checked against the manifest;
-        ``verify=True`` also recomputes every sha256 (slow on large corpora).
-        Raises :class:`CorpusFormatError` naming the file and field at fault.
+        one copy. Every open checks each file cheaply against the manifest —
+        size, a sampled sha256 (32 blocks of 4 KiB), shape and dtype — and the
+        arrays' id ranges; ``verify=True`` also recomputes every full sha256
+        (slow on large corpora). Raises :class:`CorpusFormatError` naming the
+        file and field at fault.
         """
         path = Path(path)
         mf = path / "manifest.json"
         if not mf.is_file():
             raise CorpusFormatError(f"{path}: not a corpus directory (no manifest.json; an interrupted save leaves none)")
         try:
-            manifest = json.loads(mf.read_text(encoding="utf-8"))
+            raw = mf.read_bytes()
+            manifest = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise CorpusFormatError(f"{mf}: unreadable manifest ({e})") from None
         if manifest.get("format") != FORMAT_NAME:
@@ -351,8 +377,9 @@ class Corpus:
             fp = path / fname
             if not fp.is_file():
                 raise CorpusFormatError(f"{fp}: missing file listed in the manifest")
-            if verify and sha256_file(fp) != spec["sha256"]:
-                raise CorpusFormatError(f"{fp}: sha256 mismatch with manifest (file corrupted or modified)")
+            problem = check_file(fp, spec, verify=verify)
+            if problem is not None:
+                raise CorpusFormatError(f"{fp}: {problem}; delete the corpus directory to rebuild it")
             try:
                 arr = load_npy(fp, mmap=mmap)
             except (ValueError, OSError, EOFError) as e:
@@ -369,7 +396,7 @@ class Corpus:
         for name in _OPTIONAL_TABLES:
             kw[name] = (StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
                         if f"{name}.blob.npy" in files else None)
-        return cls(**kw, meta=dict(manifest.get("meta", {})), path=path)
+        return cls(**kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
 
     # -------------------------------------------------------------- networkx
     @classmethod
@@ -420,10 +447,17 @@ class Corpus:
             G.add_edge(int(src[e]), int(self.link_dst[e]), anchor=" ".join(vocab[int(t)] for t in self.anchor_terms[a:b]))
         return G
 
-    def summary(self) -> dict[str, Any]:
-        """Counts and degree statistics, for ``gym-crawl corpus info``."""
+    def summary(self, top_labels: int = 10) -> dict[str, Any]:
+        """Counts, degree statistics, topics and the most frequent labels, for ``gym-crawl corpus info``.
+
+        ``topics`` lists the corpus' named topics (``meta["topics"]``: seeds, label); ``top_labels`` the
+        ``top_labels`` most frequent labels with their page counts and a suggested seed each (see
+        :meth:`label_seeds`), so a label can be used as a topic of a dump, graph or HTML folder.
+        """
         od = self.out_degree()
         ind = self.in_degree()
+        topics = {k: {kk: v for kk, v in d.items() if kk in ("seeds", "label", "words")}
+                  for k, d in (self.meta.get("topics") or {}).items() if isinstance(d, dict)}
         return {
             "name": self.name, "pages": self.n_pages, "links": self.n_links, "words": self.n_words,
             "domains": len(self.domains), "labels": len(self.labels),
@@ -433,7 +467,77 @@ class Corpus:
             "in_degree_max": int(ind.max()) if len(ind) else 0,
             "path": str(self.path) if self.path else None,
             **{k: v for k, v in self.meta.items() if isinstance(v, (str, int, float))},
+            "topics": topics,
+            "top_labels": self.label_seeds(top_labels),
         }
+
+    def label_seeds(self, top: int | None = 10) -> list[dict[str, Any]]:
+        """The ``top`` most frequent labels (``None``: all), most pages first: ``{"label", "pages", "seed",
+        "seed_in_links"}`` where ``seed`` is the title of the label's most in-linked page (ties: lowest
+        page id) — a natural seed for a crawl on that label. Vectorized over the label CSR."""
+        L = len(self.labels)
+        if L == 0 or len(self.label_ids) == 0:
+            return []
+        counts = np.bincount(self.label_ids, minlength=L)
+        page = np.repeat(np.arange(self.n_pages, dtype=np.int64), np.diff(self.label_ptr))
+        indeg = self.in_degree()[page]
+        order = np.lexsort((page, -indeg, self.label_ids))  # per label: most in-links, then lowest id
+        lab_sorted = self.label_ids[order]
+        first = order[np.flatnonzero(np.r_[True, lab_sorted[1:] != lab_sorted[:-1]])]
+        best = np.full(L, -1, np.int64)
+        best[self.label_ids[first]] = page[first]
+        names = self.labels.tolist()
+        ranked = sorted((i for i in range(L) if counts[i] > 0), key=lambda i: (-int(counts[i]), names[i]))
+        if top is not None:
+            ranked = ranked[:top]
+        ind = self.in_degree()
+        return [{"label": names[i], "pages": int(counts[i]), "seed": self.titles[int(best[i])],
+                 "seed_in_links": int(ind[best[i]])} for i in ranked]
+
+
+def _sha256_bytes(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+def _is_mmapped(a: np.ndarray) -> bool:
+    """Whether ``a`` is a view of a memory-mapped file."""
+    b: Any = a
+    while isinstance(b, np.ndarray):
+        if isinstance(b, np.memmap):
+            return True
+        b = b.base
+    return isinstance(b, _mmap.mmap)
+
+
+_OPENED: "weakref.WeakValueDictionary[tuple[str, str], Corpus]" = weakref.WeakValueDictionary()
+"""Memory-mapped corpora opened by reference in this process, so unpickling one corpus N times
+(N sub-envs in one worker) maps it once."""
+
+
+def _open_by_reference(path: str, checksum: str, mmap: bool = True) -> Corpus:
+    """Unpickle a saved corpus: re-open ``path`` and check it is still the content that was pickled."""
+    key = (str(Path(path).resolve()), checksum)
+    if mmap:
+        hit = _OPENED.get(key)
+        if hit is not None:  # share the mapping (read-only arrays), not the mutable meta
+            return _from_state({**hit.__dict__, "meta": json.loads(json.dumps(hit.meta))})
+    try:
+        c = Corpus.load(path, mmap=mmap)
+    except CorpusFormatError as e:
+        raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: {e}") from None
+    if c.checksum != checksum:
+        raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: the directory was rewritten since it "
+                                f"was pickled (manifest sha256 {c.checksum[:12]}…, pickled {checksum[:12]}…)")
+    if mmap:
+        _OPENED[key] = c
+    return c
+
+
+def _from_state(state: dict[str, Any]) -> Corpus:
+    """Unpickle an unsaved corpus from its fields (by value)."""
+    c = Corpus.__new__(Corpus)
+    c.__dict__.update(state)
+    return c
 
 
 class CorpusBuilder:

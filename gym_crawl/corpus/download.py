@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 __all__ = [
-    "fetch", "ChecksumError", "RemoteFile", "DATASETS", "register_dataset", "download",
+    "fetch", "ChecksumError", "DownloadError", "RemoteFile", "DATASETS", "register_dataset", "download",
     "content_fingerprint", "WIKISPEEDIA_FINGERPRINT", "WIKISPEEDIA_TSV_SHA256", "verify_wikispeedia",
 ]
 
@@ -68,6 +68,40 @@ class ChecksumError(ValueError):
         self.actual = actual
         msg = f"{self.path}: {algorithm} mismatch: expected {expected}, got {actual}"
         super().__init__(msg + (f" ({note})" if note else ""))
+
+
+class DownloadError(FileNotFoundError):
+    """A file could not be downloaded (offline, host unreachable, HTTP error) after the retries.
+
+    The message is one line naming the URL, the reason and what works instead (a local copy). It is a
+    ``FileNotFoundError`` (so an ``OSError``): the data is neither here nor reachable. The partial
+    ``.part`` file, if any, is kept so a later call resumes.
+    """
+
+    def __init__(self, url: str, reason: str, hint: str = ""):
+        self.url = url
+        self.reason = reason
+        self.hint = hint
+        super().__init__(f"cannot download {url}: {reason}" + (f"; {hint}" if hint else ""))
+
+    def __str__(self) -> str:  # FileNotFoundError would prefix "[Errno None]"
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple:
+        return (DownloadError, (self.url, self.reason, self.hint))
+
+    def with_hint(self, hint: str) -> "DownloadError":
+        return DownloadError(self.url, self.reason, hint)
+
+
+def _reason(e: BaseException) -> str:
+    """A short reason for a transfer error (``URLError`` wraps the socket error in ``reason``)."""
+    r = getattr(e, "reason", None)
+    if isinstance(e, urllib.error.HTTPError):
+        return f"HTTP {e.code} {e.reason}"
+    if r is not None and not isinstance(r, str):
+        return f"{type(r).__name__}: {r}"
+    return f"{type(e).__name__}: {r if r is not None else e}"
 
 
 # --------------------------------------------------------------------------- fetch
@@ -191,7 +225,9 @@ def fetch(url: str, dest: str | os.PathLike, sha256: str | None = None, *, md5: 
     Raises:
         ChecksumError: the complete file does not match a digest or ``size``;
             the bad file is deleted (neither ``dest`` nor the ``.part`` remain).
-        urllib.error.URLError / OSError: the transfer kept failing after ``retries`` retries.
+        DownloadError: the transfer kept failing (offline, unreachable, cut) after ``retries``
+            retries; one line naming the URL and the reason.
+        urllib.error.HTTPError: an HTTP error that retrying cannot fix (4xx other than 408/429).
     """
     dest = Path(dest)
     algos = {a: d.lower() for a, d in (("sha256", sha256), ("md5", md5), ("sha1", sha1)) if d}
@@ -214,9 +250,8 @@ def fetch(url: str, dest: str | os.PathLike, sha256: str | None = None, *, md5: 
                 raise
         except (_Incomplete, urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as e:
             if attempt >= retries:
-                if isinstance(e, _Incomplete):
-                    raise OSError(f"download of {url} to {dest} failed after {retries} retries: {e}") from None
-                raise
+                raise DownloadError(url, f"failed after {retries} retries ({_reason(e)})",
+                                    f"the partial file {part.name} is kept and resumed next time") from None
         time.sleep(min(RETRY_BACKOFF * 2 ** attempt, 10.0))
         attempt += 1
     if not part.exists():  # e.g. an empty body never opened the file
@@ -270,6 +305,12 @@ def register_dataset(name: str, files: Sequence[RemoteFile], *,
         _VERIFIERS.pop(name, None)
 
 
+def offline_hint(name: str) -> str:
+    """What works without the network for dataset ``name``: a local folder or archive path."""
+    return (f"no network? a local copy of {name} works instead: pass its folder or archive path "
+            f"(load_corpus('/path/to/{name}') or --corpus /path/to/{name})")
+
+
 def _stamp(folder: Path, files: Iterable[RemoteFile]) -> dict[str, list[int]]:
     out = {}
     for rf in files:
@@ -287,7 +328,9 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
     matching are not downloaded again. ``verify=False`` skips the dataset's
     content verification step (not the per-file digests).
 
-    Raises ``ValueError`` listing the known names when ``name`` is unknown.
+    Raises ``ValueError`` listing the known names when ``name`` is unknown, and
+    :class:`DownloadError` (one line: the URL, the reason, and that a local folder or archive path
+    works instead) when a file cannot be fetched.
     """
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS)) or '(none)'}")
@@ -299,8 +342,13 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
     folder.mkdir(parents=True, exist_ok=True)
     files = DATASETS[name]
     for rf in files:
-        fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
-              retries=retries)
+        try:
+            fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
+                  retries=retries)
+        except DownloadError as e:
+            raise e.with_hint(offline_hint(name)) from None
+        except urllib.error.HTTPError as e:
+            raise DownloadError(rf.url, _reason(e), offline_hint(name)) from None
     check = _VERIFIERS.get(name)
     if verify and check is not None:
         marker = folder / ".verified.json"

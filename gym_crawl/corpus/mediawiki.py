@@ -90,7 +90,8 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._io import sha256_file
-from gym_crawl.corpus.core import Corpus, CorpusFormatError
+from gym_crawl.corpus.cache import open_cached, store_cached
+from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.mediawiki_assemble import assemble_corpus
 from gym_crawl.corpus.mediawiki_download import (SIMPLEWIKI_BASE, download_simplewiki, parse_checksums,
                                                  simplewiki_urls)
@@ -275,15 +276,12 @@ def load_mediawiki_dump(path: str | os.PathLike, *, namespaces: Sequence[int] = 
                                       keep_text=keep_text, index=index)
     digest = sha256_file(path)
     cdir = compiled_cache_dir(path, namespaces=namespaces, keep_text=keep_text, sha256=digest)
-    if (cdir / "manifest.json").is_file():
-        try:
-            return Corpus.load(cdir)
-        except CorpusFormatError as e:
-            logger.warning("%s: cached corpus unreadable (%s); recompiling", cdir, e)
+    cached = open_cached(cdir, what=f"MediaWiki dump {path.name}")
+    if cached is not None:
+        return cached
     corpus = compile_mediawiki_dump(path, namespaces=namespaces, progress=progress, workers=workers,
                                     keep_text=keep_text, index=index, sha256=digest)
-    corpus.save(cdir)
-    return Corpus.load(cdir)
+    return store_cached(corpus, cdir, what=f"MediaWiki dump {path.name}")
 
 
 def load_simplewiki(date: str = "latest", **kw: Any) -> Corpus:

@@ -84,8 +84,27 @@ def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None
     The dump's published ``simplewiki-<date>-sha1sums.txt`` is fetched first and
     the line for each file gives the ``sha1`` checked by the download.
     Returns ``{"dump": path, "index": path, "sha1sums": path}``. ``dest_dir``
-    defaults to ``data_dir()/"simplewiki"/<date>``.
+    defaults to ``data_dir()/"simplewiki"/<date>``. A file that cannot be fetched raises
+    :class:`~gym_crawl.corpus.download.DownloadError`: one line naming the URL and saying that a local
+    dump path works instead.
     """
+    import urllib.error
+
+    from gym_crawl.corpus.download import DownloadError, _reason
+
+    try:
+        return _download_simplewiki(date, dest_dir, progress)
+    except DownloadError as e:
+        raise e.with_hint(_OFFLINE_HINT) from None
+    except urllib.error.HTTPError as e:
+        raise DownloadError(e.url or SIMPLEWIKI_BASE, _reason(e), _OFFLINE_HINT) from None
+
+
+_OFFLINE_HINT = ("no network? a local dump works instead: pass the path of a pages-articles*.xml.bz2 file "
+                 "(load_corpus('/path/to/simplewiki-…-pages-articles-multistream.xml.bz2') or --corpus PATH)")
+
+
+def _download_simplewiki(date: str, dest_dir: str | os.PathLike | None, progress: bool) -> dict[str, Path]:
     from gym_crawl.corpus.cache import data_dir
     from gym_crawl.corpus.download import RemoteFile, fetch, register_dataset
 
@@ -103,4 +122,3 @@ def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None
         files.append(RemoteFile(urls[key], fname, None, None))
     register_dataset(f"simplewiki-{date}", files)
     return out
-

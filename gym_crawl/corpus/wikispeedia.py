@@ -69,7 +69,7 @@ from typing import Any, Iterator
 from urllib.parse import unquote
 
 from gym_crawl.corpus.builder import CONTEXT_CHARS, CorpusBuilder, surrounding_window
-from gym_crawl.corpus.cache import data_dir
+from gym_crawl.corpus.cache import data_dir, open_cached, store_cached
 from gym_crawl.corpus.core import FORMAT_VERSION, Corpus, CorpusFormatError
 
 __all__ = ["load_wikispeedia", "clean_article", "find_mention", "TOPICS", "LOADER_VERSION", "DOMAIN"]
@@ -505,11 +505,7 @@ def load_wikispeedia(path: str | os.PathLike | None = None, *, cache: bool = Tru
         return _compile(lay, progress)
     root = Path(cache_dir) if cache_dir is not None else data_dir()
     out = root / "compiled" / f"wikispeedia-{_cache_key(lay)}"
-    if (out / "manifest.json").is_file():
-        try:
-            return Corpus.load(out)
-        except CorpusFormatError as e:
-            warnings.warn(f"recompiling Wikispeedia: cached corpus unusable ({e})", stacklevel=2)
-    corpus = _compile(lay, progress)
-    corpus.save(out)
-    return Corpus.load(out)
+    cached = open_cached(out, what="Wikispeedia")
+    if cached is not None:
+        return cached
+    return store_cached(_compile(lay, progress), out, what="Wikispeedia")

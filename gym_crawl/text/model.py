@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import sys
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +25,32 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gym_crawl.corpus.cache import data_dir
+from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_digest, partial_dir, replace_dir,
+                           save_npy)
+from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["TextModel", "get_text_model", "gather_csr", "weighted_row_sums"]
+__all__ = ["TextModel", "TextModelError", "get_text_model", "gather_csr", "weighted_row_sums"]
 
-TEXT_MODEL_VERSION = 2
+TEXT_MODEL_VERSION = 3
+"""3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
+
+
+class TextModelError(ValueError):
+    """A saved text model is incomplete, corrupted, or does not fit its corpus (the message names the file)."""
+
+
+def _progress(total: int, desc: str) -> Any:
+    """A tqdm bar over the build stages, shown only on a terminal (``None`` otherwise)."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="stage", leave=False)
 
 
 def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,26 +113,46 @@ class TextModel:
     # ------------------------------------------------------------- building
     @classmethod
     def build(cls, corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, seed: int = 0,
-              max_train_pages: int = 20_000, vectors_path: str | None = None) -> "TextModel":
-        """Estimate IDF on a random ``idf_fraction`` of pages and train (or load) word vectors."""
+              max_train_pages: int = 20_000, vectors_path: str | None = None, progress: bool = True) -> "TextModel":
+        """Estimate IDF on a random ``idf_fraction`` of pages and train (or load) word vectors.
+
+        ``progress`` shows a tqdm bar over the stages on a terminal (first use of a large corpus
+        takes seconds). Raises ``ValueError`` naming the corpus when it has no page text to learn from.
+        """
         if not 0 < idf_fraction <= 1:
             raise ValueError(f"idf_fraction must be in (0, 1], got {idf_fraction}")
         n, V = corpus.n_pages, corpus.n_words
-        rng = np.random.default_rng(seed)
-        n_idf = max(1, int(round(idf_fraction * n)))
-        sample = np.sort(rng.choice(n, size=min(n, n_idf), replace=False))
-        terms, _ = gather_csr(corpus.text_ptr, corpus.text_terms, sample)
-        df = np.bincount(terms, minlength=V).astype(np.float64)
-        idf = (np.log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
-        if vectors_path is not None:
-            W = load_word_vectors(vectors_path, corpus.vocab.tolist())
-            dim = W.shape[1]
-        else:
-            train = np.sort(rng.choice(n, size=min(n, max_train_pages), replace=False))
-            t, rp = gather_csr(corpus.text_ptr, corpus.text_terms, train)
-            c, _ = gather_csr(corpus.text_ptr, corpus.text_counts, train)
-            M = sp.csr_matrix((c.astype(np.float32), (rp, t)), shape=(len(train), V))
-            W = train_word_vectors(M, dim=dim, seed=seed)
+        if n == 0 or len(corpus.text_terms) == 0:
+            raise ValueError(
+                f"corpus {corpus.name!r} has no page text ({n} pages, 0 words in page texts), so no text model "
+                f"can be built: give each page a text (for a networkx graph, a node attribute 'text', or "
+                f"Corpus.from_networkx(G, text='<attribute name>'))")
+        bar = _progress(3, f"text model of {corpus.name} ({n:,} pages)") if progress else None
+        try:
+            rng = np.random.default_rng(seed)
+            n_idf = max(1, int(round(idf_fraction * n)))
+            sample = np.sort(rng.choice(n, size=min(n, n_idf), replace=False))
+            terms, _ = gather_csr(corpus.text_ptr, corpus.text_terms, sample)
+            df = np.bincount(terms, minlength=V).astype(np.float64)
+            idf = (np.log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
+            if bar is not None:
+                bar.update(1)
+            if vectors_path is not None:
+                W = load_word_vectors(vectors_path, corpus.vocab.tolist())
+                dim = W.shape[1]
+            else:
+                train = np.sort(rng.choice(n, size=min(n, max_train_pages), replace=False))
+                t, rp = gather_csr(corpus.text_ptr, corpus.text_terms, train)
+                c, _ = gather_csr(corpus.text_ptr, corpus.text_counts, train)
+                M = sp.csr_matrix((c.astype(np.float32), (rp, t)), shape=(len(train), V))
+                if bar is not None:
+                    bar.update(1)
+                W = train_word_vectors(M, dim=dim, seed=seed)
+            if bar is not None:
+                bar.update(bar.total - bar.n)
+        finally:
+            if bar is not None:
+                bar.close()
         meta = {"version": TEXT_MODEL_VERSION, "idf_fraction": idf_fraction, "idf_pages": int(len(sample)),
                 "dim": int(dim), "seed": seed, "max_train_pages": max_train_pages,
                 "vectors": str(vectors_path) if vectors_path else "ppmi-svd"}
@@ -149,46 +190,92 @@ class TextModel:
         return self._weighted_vectors(t, self.idf[t], rp, len(links))
 
     def query_vector(self, words: list[str]) -> np.ndarray:
-        """(k,) unit vector: mean of the word vectors of ``words`` (must be in the vocabulary)."""
+        """(k,) unit vector: mean of the word vectors of ``words``.
+
+        A word outside the vocabulary raises ``KeyError``. A vocabulary word without a vector — it
+        occurs evenly across the pages (e.g. a corpus whose pages share one uniform text), so PPMI gives
+        it no direction — is not unknown: it is left out with one warning, and if no word has a vector
+        the query is the zero vector (every embedding cosine is then 0).
+        """
         ids = [self.corpus.word_id(w) for w in words]
-        missing = [w for w, i in zip(words, ids) if i < 0 or not self.vectors[i].any()]
+        missing = [w for w, i in zip(words, ids) if i < 0]
         if missing:
             raise KeyError(f"unknown topic word(s) {missing} for corpus {self.corpus.name!r} "
                            f"(not in its vocabulary of {self.corpus.n_words} words)")
-        v = self.vectors[ids].mean(axis=0)
+        flat = [w for w, i in zip(words, ids) if not self.vectors[i].any()]
+        if flat:
+            warn_once(f"flat:{self.corpus.name}:{sorted(flat)}",
+                      f"topic word(s) {flat} are in corpus {self.corpus.name!r}'s vocabulary but have no word "
+                      f"vector: they occur evenly across its pages, so PPMI-SVD gives them no direction; their "
+                      f"embedding similarity counts as 0")
+        keep = [i for i in ids if self.vectors[i].any()]
+        if not keep:
+            return np.zeros(self.dim, np.float32)
+        v = self.vectors[keep].mean(axis=0)
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
     # ------------------------------------------------------------ caching
     def save(self, path: Path) -> None:
-        """Write ``idf.npy``, ``vectors.npy`` and ``meta.json`` into directory ``path``, atomically."""
-        import shutil
-        import tempfile
-
-        from gym_crawl._io import atomic_write_json, replace_dir, save_npy
-
+        """Write ``idf.npy``, ``vectors.npy`` and ``meta.json`` (with each file's size, sha256 and
+        sampled sha256) into directory ``path``, atomically; orphans of killed writers are removed."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+        clean_orphans(path)
+        tmp = partial_dir(path)
         try:
-            save_npy(tmp / "idf.npy", self.idf)
-            save_npy(tmp / "vectors.npy", self.vectors)
-            atomic_write_json(tmp / "meta.json", self.meta)  # written last: its presence marks completeness
+            files = {}
+            for name, arr in (("idf.npy", self.idf), ("vectors.npy", self.vectors)):
+                save_npy(tmp / name, arr)
+                files[name] = file_digest(tmp / name)
+            # written last: its presence marks completeness
+            atomic_write_json(tmp / "meta.json", {**self.meta, "files": files})
             replace_dir(tmp, path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
     @classmethod
-    def load(cls, corpus: Corpus, path: Path) -> "TextModel":
-        """Open a saved model memory-mapped (processes share the word vectors)."""
+    def load(cls, corpus: Corpus, path: Path, *, verify: bool = False) -> "TextModel":
+        """Open a saved model memory-mapped (processes share the word vectors).
+
+        Every open checks each file's size and sampled sha256 against ``meta.json``, that the arrays fit
+        the corpus, that the IDF weights are finite and positive and that the vectors are finite with
+        norms ≤ 1; ``verify=True`` also recomputes the full sha256. Raises :class:`TextModelError`
+        naming the file at fault.
+        """
         path = Path(path)
-        if not (path / "meta.json").is_file():
-            raise ValueError(f"{path}: incomplete text model (no meta.json)")
-        meta = json.loads((path / "meta.json").read_text())
-        idf = np.asarray(np.load(path / "idf.npy", mmap_mode="r", allow_pickle=False))
-        vec = np.asarray(np.load(path / "vectors.npy", mmap_mode="r", allow_pickle=False))
-        if idf.shape != (corpus.n_words,) or vec.shape[0] != corpus.n_words:
-            raise ValueError(f"{path}: text model does not match corpus vocabulary")
+        mf = path / "meta.json"
+        if not mf.is_file():
+            raise TextModelError(f"{path}: incomplete text model (no meta.json)")
+        try:
+            meta = json.loads(mf.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise TextModelError(f"{mf}: unreadable ({e})") from None
+        files = meta.pop("files", None)
+        if meta.get("version") != TEXT_MODEL_VERSION or not isinstance(files, dict):
+            raise TextModelError(f"{mf}: text model version {meta.get('version')!r}, this gym_crawl reads "
+                                 f"{TEXT_MODEL_VERSION} (with per-file checksums): rebuild it")
+        arrays = {}
+        for name in ("idf.npy", "vectors.npy"):
+            fp = path / name
+            if not fp.is_file() or name not in files:
+                raise TextModelError(f"{fp}: missing")
+            problem = check_file(fp, files[name], verify=verify)
+            if problem is not None:
+                raise TextModelError(f"{fp}: {problem}")
+            try:
+                arrays[name] = np.asarray(np.load(fp, mmap_mode="r", allow_pickle=False))
+            except (ValueError, OSError, EOFError) as e:
+                raise TextModelError(f"{fp}: unreadable .npy ({e})") from None
+        idf, vec = arrays["idf.npy"], arrays["vectors.npy"]
+        if idf.shape != (corpus.n_words,) or vec.ndim != 2 or vec.shape[0] != corpus.n_words:
+            raise TextModelError(f"{path}: text model shapes idf {idf.shape} / vectors {vec.shape} do not match "
+                                 f"the vocabulary of corpus {corpus.name!r} ({corpus.n_words} words)")
+        if not np.all(np.isfinite(idf)) or np.any(idf <= 0):
+            raise TextModelError(f"{path / 'idf.npy'}: non-finite or non-positive IDF weights")
+        norms = np.einsum("ij,ij->i", vec, vec, dtype=np.float64)  # NaN/inf propagate into the norms
+        if not np.all(np.isfinite(norms)) or np.any(norms > 1.0 + 1e-3):
+            raise TextModelError(f"{path / 'vectors.npy'}: non-finite word vectors or norms above 1 "
+                                 f"(corrupted file)")
         return cls(corpus, idf, vec, meta)
 
 
@@ -202,9 +289,15 @@ def _corpus_fingerprint(corpus: Corpus) -> str | None:
 
 
 def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, seed: int = 0,
-                   max_train_pages: int = 20_000, vectors_path: str | None = None) -> TextModel:
+                   max_train_pages: int = 20_000, vectors_path: str | None = None, progress: bool = True,
+                   verify: bool = False) -> TextModel:
     """The :class:`TextModel` of ``corpus``, memoized per corpus object and cached on
-    disk (``<data_dir>/text_models``) for saved corpora."""
+    disk (``<data_dir>/text_models``) for saved corpora.
+
+    A cached model that fails its checks (``verify=True``: the full sha256 too) is reported in one
+    warning naming the file and rebuilt; a cache that cannot be written (read-only ``GYM_CRAWL_DATA``)
+    is reported in one warning and the model is kept in memory.
+    """
     key = (idf_fraction, dim, seed, max_train_pages, str(vectors_path))
     memo = _MEMO.setdefault(corpus, {})
     if key in memo:
@@ -216,18 +309,18 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
         path = data_dir() / "text_models" / f"{corpus.name}-{fp}-{tag}-v{TEXT_MODEL_VERSION}"
         if path.exists():
             try:
-                memo[key] = TextModel.load(corpus, path)
+                memo[key] = TextModel.load(corpus, path, verify=verify)
                 return memo[key]
-            except (ValueError, OSError, KeyError, json.JSONDecodeError):
-                import shutil
-
+            except (TextModelError, OSError) as e:
+                warn_once(f"damaged:{path}", f"text model cache unusable ({e}); rebuilding it")
                 shutil.rmtree(path, ignore_errors=True)
     tm = TextModel.build(corpus, idf_fraction=idf_fraction, dim=dim, seed=seed,
-                         max_train_pages=max_train_pages, vectors_path=vectors_path)
+                         max_train_pages=max_train_pages, vectors_path=vectors_path, progress=progress)
     if path is not None:
         try:
             tm.save(path)
-        except OSError:
-            pass
+        except OSError as e:
+            warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
+                                                 f"({e.strerror or e}); keeping the text model in memory")
     memo[key] = tm
     return tm
