@@ -54,9 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser("corpus", help="inspect or compile corpora")
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
-    ci = cs.add_parser("info", help="counts and degree statistics")
+    ci = cs.add_parser("info", help="counts, degree statistics, topics and the most frequent labels with seeds")
     ci.add_argument("spec", nargs="?", default="synthetic")
     ci.add_argument("--json", action="store_true")
+    ci.add_argument("--labels", type=int, default=10, help="how many of the most frequent labels to list")
     cc = cs.add_parser("compile", help="load any corpus source and save it as a compiled corpus directory")
     cc.add_argument("spec")
     cc.add_argument("out")
@@ -173,12 +174,23 @@ def _cmd_corpus(args: argparse.Namespace) -> int:
     from gym_crawl.corpus import load_corpus
 
     if args.corpus_cmd == "info":
-        info = load_corpus(args.spec).summary()
+        info = load_corpus(args.spec).summary(top_labels=args.labels)
         if args.json:
             print(json.dumps(info, indent=2))
-        else:
-            for k, v in info.items():
-                print(f"{k:>20}: {v}")
+            return 0
+        topics, top = info.pop("topics"), info.pop("top_labels")
+        for k, v in info.items():
+            print(f"{k:>20}: {v}")
+        print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
+              "use a label below (--topic LABEL --seeds TITLE) or topic words")
+        for name, t in topics.items():
+            print(f"  {name:<24} seeds {t.get('seeds', [])}" + (f"  label {t['label']}" if t.get("label") else ""))
+        if top:
+            print(f"\nmost frequent labels (of {info['labels']}), with the most in-linked page as a suggested seed:")
+            w = max(len(t["label"]) for t in top)
+            for t in top:
+                print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seeds "
+                      f"{json.dumps(t['seed'], ensure_ascii=False)}  ({t['seed_in_links']} in-links)")
         return 0
     corpus = load_corpus(args.spec)
     print(corpus.save(args.out))
