@@ -46,7 +46,8 @@ from gym_crawl.corpus.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, gen
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Config", "QUICK", "FULL", "GENERIC_TOKENS", "anchor_stats", "corpus_anchor_pairs",
-           "mediawiki_anchor_pairs", "topic_stats", "crawl_scores", "wikispeedia_tasks", "synthetic_tasks", "main"]
+           "mediawiki_anchor_pairs", "topic_stats", "crawl_scores", "wikispeedia_tasks", "synthetic_tasks", "run",
+           "write_outputs", "main"]
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 MEDIAWIKI_SAMPLES = {
@@ -382,8 +383,12 @@ def _plot(res: dict[str, Any], path: Path) -> None:
 
 # -------------------------------------------------------------------------------- main
 
-def run(cfg: Config, data: Path = SHARED_DATA, progress: bool = True) -> dict[str, Any]:
-    """Measure everything; returns the JSON-able result (see the module docstring)."""
+def run(cfg: Config, data: Path = SHARED_DATA, progress: bool = True, reference: Corpus | None = None) -> dict[str, Any]:
+    """Measure everything; returns the JSON-able result (see the module docstring).
+
+    ``reference``: the labelled real corpus to calibrate against (default: Wikispeedia from
+    ``data/wikispeedia``; tests pass a small stand-in). MediaWiki samples absent from ``data``
+    are left out of the anchor table."""
     from gym_crawl.corpus import load_corpus
 
     t0 = time.perf_counter()
@@ -398,10 +403,12 @@ def run(cfg: Config, data: Path = SHARED_DATA, progress: bool = True) -> dict[st
         if p.is_file():
             res["anchors"][name] = anchor_stats(mediawiki_anchor_pairs(p))
             say(f"{name}: {res['anchors'][name]['links']} links")
-    ws_path = data / "wikispeedia"
-    if not (ws_path / "links.tsv").is_file():
-        raise FileNotFoundError(f"Wikispeedia not found at {ws_path} (needed as the calibration target)")
-    ws = load_corpus(str(ws_path))
+    if reference is None:
+        ws_path = data / "wikispeedia"
+        if not (ws_path / "links.tsv").is_file():
+            raise FileNotFoundError(f"Wikispeedia not found at {ws_path} (needed as the calibration target)")
+        reference = load_corpus(str(ws_path))
+    ws = reference
     pairs, url_words = corpus_anchor_pairs(ws, cfg.link_sample, cfg.seed)
     res["anchors"]["wikispeedia"] = {**anchor_stats(pairs), "url_words": url_words}
     res["wikispeedia"] = _corpus_report(ws, wikispeedia_tasks(ws, every=cfg.ws_every), cfg)
@@ -454,14 +461,18 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.random_seeds < 1 or any(b < 1 for b in cfg.budgets) or cfg.pages < 500:
         ap.error("--random-seeds and --budget must be >= 1 and --pages >= 500")
     res = run(cfg, Path(args.data))
-    out = Path(args.out)
+    print(write_outputs(res, Path(args.out)))
+    return 0
+
+
+def write_outputs(res: dict[str, Any], out: Path) -> str:
+    """Write ``calibrate_synthetic.json`` / ``.md`` / ``.png`` into ``out``; returns the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "calibrate_synthetic.json", _finite(res))
     md = _markdown(res)
     atomic_write_bytes(out / "calibrate_synthetic.md", md.encode("utf-8"))
     _plot(res, out / "calibrate_synthetic.png")
-    print(md)
-    return 0
+    return md
 
 
 if __name__ == "__main__":
