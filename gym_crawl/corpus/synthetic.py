@@ -1411,9 +1411,13 @@ def _contexts(ctx: _Ctx, pg: _Pages, ws: _WordSamplers, texts: _Texts, src: np.n
     tsub = np.where(mislead, rr.integers(0, tx.n_topical_subcats, ml), pg.subcat[dst]).astype(np.int32)
     cw = np.empty(CT, np.int32)
     m = np.flatnonzero(comp == 0)                           # words of the source page's bag
-    cs = src[lid[m]]
-    nnz = texts.ptr[cs + 1] - texts.ptr[cs]
-    cw[m] = texts.terms[texts.ptr[cs] + (rr.random(len(m)) * nnz).astype(np.int64)]
+    u = rr.random(len(m))
+    B = 1 << 21                                             # in blocks: bounded temporaries
+    for j in range(0, len(m), B):
+        cs = src[lid[m[j:j + B]]]
+        start = texts.ptr[cs]
+        cw[m[j:j + B]] = texts.terms[start + (u[j:j + B] * (texts.ptr[cs + 1] - start)).astype(np.int64)]
+    del u
     m = np.flatnonzero(comp == 1)
     cw[m] = ws.subcat.sample(tsub[lid[m]], rr, len(m))
     m = np.flatnonzero(comp == 2)
