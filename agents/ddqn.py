@@ -42,7 +42,12 @@ rewards and TRES's binary reward train at the same scale.
 Persistence: :meth:`save` writes ``torch.save`` of a dict of tensors and plain values (networks,
 optimizer, counters, config; atomically); :meth:`load` reads it with ``torch.load(weights_only=True)``.
 The replay buffer is not saved. All randomness comes from the runner's ``rng`` (minibatches,
-exploration) and ``config["seed"]`` (weight initialization); CPU training is deterministic.
+exploration) and ``config.seed`` (weight initialization); CPU training is deterministic.
+
+Modules: the agents here; the typed, validated options in :mod:`gym_crawl.agents.ddqn_config`
+(:class:`DDQNConfig`: the agents take its fields as keyword arguments, or ``config=``; it is saved in
+the checkpoint header); the Q-network in :mod:`gym_crawl.agents.ddqn_network`; the replay buffer and
+the max segment tree in :mod:`gym_crawl.agents.ddqn_buffers`.
 """
 from __future__ import annotations
 
@@ -57,189 +62,15 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition, make_agent
+from gym_crawl.agents.ddqn_buffers import MaxSegmentTree, ReplayBuffer
+from gym_crawl.agents.ddqn_config import LR_SCHEDULES, DDQNConfig
+from gym_crawl.agents.ddqn_network import QNetwork, nn, torch
 
-try:
-    import torch
-    from torch import nn
-except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.ddqn needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+__all__ = ["QNetwork", "ReplayBuffer", "MaxSegmentTree", "TresAgent", "TresAsyncAgent", "DDQNConfig", "DEFAULTS",
+           "LR_SCHEDULES"]
 
-__all__ = ["QNetwork", "ReplayBuffer", "MaxSegmentTree", "TresAgent", "TresAsyncAgent", "DEFAULTS"]
-
-DEFAULTS: dict[str, Any] = {
-    "gamma": 0.3,
-    "hidden": [64, 64],
-    "lr": 1e-3,
-    "lr_end": 1e-4,
-    "lr_schedule": "linear",
-    "lr_decay_steps": 20_000,
-    "batch_size": 64,
-    "buffer_size": 50_000,
-    "rows_per_transition": 24,
-    "max_next_actions": 64,
-    "learning_starts": 64,
-    "train_freq": 1,
-    "gradient_steps": 1,
-    "target_update": 500,
-    "warmup_steps": 100,
-    "eps_start": 0.05,
-    "eps_end": 0.01,
-    "eps_decay_steps": 2_000,
-    "seed_init": True,
-    "seed_reward": 1.0,
-    "reward_scale": "auto",
-    "double": True,
-    "loss": "mse",
-    "grad_clip": 10.0,
-    "seed": 0,
-}
-"""Default configuration (every key can be passed as a keyword to the agents)."""
-
-LR_SCHEDULES = ("constant", "linear", "exponential", "cosine")
-
-
-# ============================================================================ network
-class QNetwork(nn.Module):
-    """``Q(x) : (n, d) → (n,)``, an MLP with ReLU hidden layers, initialized from a numpy generator
-    (PyTorch's default Kaiming-uniform bounds), so initialization never touches torch's global RNG."""
-
-    def __init__(self, dim: int, hidden: list[int] | tuple[int, ...], rng: np.random.Generator | None = None):
-        super().__init__()
-        sizes = [int(dim)] + [int(h) for h in hidden] + [1]
-        layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(nn.Linear(a, b))
-            if i < len(sizes) - 2:
-                layers.append(nn.ReLU())
-        self.net = nn.Sequential(*layers)
-        if rng is not None:
-            with torch.no_grad():
-                for m in self.net:
-                    if isinstance(m, nn.Linear):
-                        bound = 1.0 / math.sqrt(m.in_features)
-                        m.weight.copy_(torch.from_numpy(rng.uniform(-bound, bound, m.weight.shape).astype(np.float32)))
-                        m.bias.copy_(torch.from_numpy(rng.uniform(-bound, bound, m.bias.shape).astype(np.float32)))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # noqa: D102
-        return self.net(x).squeeze(-1)
-
-
-# ============================================================================ replay
-class ReplayBuffer:
-    """Experience replay of ``(x, r, done, rows of Ã_{t+1})`` with ragged bootstrap sets.
-
-    Transitions live in a ring of ``capacity`` entries; their bootstrap rows in a second ring of
-    ``row_capacity`` rows, written contiguously. When the row ring wraps over an old transition's
-    rows, that transition becomes invalid (``owner`` check) and is dropped from the sampling window
-    (the oldest transitions go first). Memory: ``capacity·(d+3) + row_capacity·(d+1)`` numbers.
-    """
-
-    def __init__(self, dim: int, capacity: int, row_capacity: int):
-        if capacity < 1 or row_capacity < 1:
-            raise ValueError("replay capacities must be >= 1")
-        self.dim, self.capacity, self.row_capacity = dim, int(capacity), int(row_capacity)
-        self.X = np.zeros((capacity, dim), np.float32)
-        self.R = np.zeros(capacity, np.float32)
-        self.D = np.zeros(capacity, np.float32)
-        self.S = np.zeros(capacity, np.int64)
-        self.L = np.zeros(capacity, np.int64)
-        self.serial = np.full(capacity, -1, np.int64)
-        self.rows = np.zeros((row_capacity, dim), np.float32)
-        self.owner = np.full(row_capacity, -1, np.int64)
-        self.added = 0
-        self.tail = 0
-        self.head_row = 0
-
-    def __len__(self) -> int:
-        return self.added - self.tail
-
-    def add(self, x: np.ndarray, r: float, done: bool, next_rows: np.ndarray) -> None:
-        n = len(next_rows)
-        if n > self.row_capacity:
-            raise ValueError(f"bootstrap set of {n} rows exceeds the row capacity {self.row_capacity}")
-        s = self.added
-        if self.head_row + n > self.row_capacity:
-            self.head_row = 0
-        h = self.head_row
-        self.rows[h:h + n] = next_rows
-        self.owner[h:h + n] = s
-        i = s % self.capacity
-        self.X[i], self.R[i], self.D[i], self.S[i], self.L[i], self.serial[i] = x, r, float(done), h, n, s
-        self.head_row = h + n
-        self.added += 1
-        self.tail = max(self.tail, self.added - self.capacity)
-        while self.tail < self.added and not self._valid(np.asarray([self.tail]))[0]:
-            self.tail += 1
-
-    def _valid(self, ser: np.ndarray) -> np.ndarray:
-        i = ser % self.capacity
-        ok = self.serial[i] == ser
-        n = self.L[i]
-        s = self.S[i]
-        has = n > 0
-        ok[has] &= (self.owner[s[has]] == ser[has]) & (self.owner[s[has] + n[has] - 1] == ser[has])
-        return ok
-
-    def sample(self, batch: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-        """``(x (B,d), r (B,), done (B,), rows (M,d), segment (M,))``; ``segment[j]`` is the batch index
-        of bootstrap row ``j``."""
-        ser = rng.integers(self.tail, self.added, size=batch)
-        ok = self._valid(ser)
-        while not ok.all():  # rare: rows overwritten inside the window
-            ser[~ok] = rng.integers(self.tail, self.added, size=int((~ok).sum()))
-            ok = self._valid(ser)
-        i = ser % self.capacity
-        lens, starts = self.L[i], self.S[i]
-        M = int(lens.sum())
-        seg = np.repeat(np.arange(batch), lens)
-        off = np.arange(M) - np.repeat(np.cumsum(lens) - lens, lens)
-        rows = self.rows[np.repeat(starts, lens) + off]
-        return self.X[i], self.R[i], self.D[i], rows, seg
-
-
-# ============================================================================ async priorities
-class MaxSegmentTree:
-    """Max over ``n`` float priorities (``-inf`` = absent) with vectorized batch updates.
-
-    ``update(items, values)`` costs O(k · log n) in ``log n`` vectorized levels; ``argmax()`` is an
-    O(log n) descent (ties → the lowest item id)."""
-
-    def __init__(self, n: int):
-        self.n = int(n)
-        self.size = 1 << max(1, int(np.ceil(np.log2(max(2, self.n)))))
-        self.t = np.full(2 * self.size, -np.inf, np.float64)
-
-    def clear(self) -> None:
-        self.t.fill(-np.inf)
-
-    def update(self, items: np.ndarray, values: np.ndarray) -> None:
-        items = np.asarray(items, np.int64)
-        if len(items) == 0:
-            return
-        idx = items + self.size
-        self.t[idx] = values
-        idx = np.unique(idx >> 1)
-        t = self.t
-        while True:
-            t[idx] = np.maximum(t[2 * idx], t[2 * idx + 1])
-            if idx[0] == 1:
-                break
-            idx = np.unique(idx >> 1)
-
-    def max(self) -> float:
-        return float(self.t[1])
-
-    def argmax(self) -> int:
-        """Item of the largest priority (-1 when all are absent)."""
-        if self.t[1] == -np.inf:
-            return -1
-        t, i = self.t, 1
-        while i < self.size:
-            i = 2 * i if t[2 * i] >= t[2 * i + 1] else 2 * i + 1
-        return i - self.size
-
-    def get(self, items: np.ndarray) -> np.ndarray:
-        return self.t[np.asarray(items, np.int64) + self.size]
+#: The default options as a plain dict (read-only view of :class:`DDQNConfig`'s defaults).
+DEFAULTS: dict[str, Any] = DDQNConfig().to_dict()
 
 
 # ============================================================================ the learner
@@ -248,22 +79,16 @@ class _DDQNBase(Agent):
 
     env_defaults = {"features": "tres", "reward": "binary"}
 
-    def __init__(self, **config: Any):
-        unknown = sorted(set(config) - set(DEFAULTS))
-        if unknown:
-            raise ValueError(f"{self.name}: unknown option(s) {unknown}; options: {sorted(DEFAULTS)}")
-        cfg = {**DEFAULTS, **config}
-        cfg["hidden"] = [int(h) for h in cfg["hidden"]]
-        if cfg["lr_schedule"] not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule {cfg['lr_schedule']!r}: expected one of {LR_SCHEDULES}")
-        if cfg["loss"] not in ("mse", "huber"):
-            raise ValueError(f"loss {cfg['loss']!r}: expected 'mse' or 'huber'")
-        if not 0.0 <= float(cfg["gamma"]) <= 1.0:
-            raise ValueError(f"gamma must be in [0, 1], got {cfg['gamma']}")
-        if int(cfg["max_next_actions"]) < 1:
-            raise ValueError("max_next_actions must be >= 1")
-        super().__init__(**cfg)
-        self.cfg = cfg
+    def __init__(self, config: DDQNConfig | None = None, **options: Any):
+        """``options``: any :class:`DDQNConfig` field as a keyword (validated; unknown names are an
+        error), or a ready ``config`` (then no options)."""
+        if config is not None and options:
+            raise ValueError(f"{self.name}: pass a DDQNConfig or keyword options, not both (got {sorted(options)})")
+        if config is not None and not isinstance(config, DDQNConfig):
+            raise ValueError(f"{self.name}: config must be a DDQNConfig, got {type(config).__name__}")
+        cfg = config if config is not None else DDQNConfig.from_options(self.name, **options)
+        super().__init__(**cfg.to_dict())
+        self.cfg: DDQNConfig = cfg
         self.dim: int | None = None
         self.online: QNetwork | None = None
         self.target: QNetwork | None = None
@@ -277,21 +102,21 @@ class _DDQNBase(Agent):
     # ------------------------------------------------------------- building
     def _build(self, dim: int) -> None:
         c = self.cfg
-        rng = np.random.default_rng(int(c["seed"]))
+        rng = np.random.default_rng(c.seed)
         self.dim = int(dim)
-        self.online = QNetwork(dim, c["hidden"], rng)
-        self.target = QNetwork(dim, c["hidden"])
+        self.online = QNetwork(dim, c.hidden, rng)
+        self.target = QNetwork(dim, c.hidden)
         self.target.load_state_dict(self.online.state_dict())
         self.target.requires_grad_(False)
-        self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]))
+        self.opt = torch.optim.Adam(self.online.parameters(), lr=c.lr)
         self._make_replay()
 
     def _make_replay(self) -> None:
         c = self.cfg
         assert self.dim is not None
-        self.replay = ReplayBuffer(self.dim, int(c["buffer_size"]),
-                                   max(int(c["buffer_size"]) * int(c["rows_per_transition"]),
-                                       4 * int(c["max_next_actions"])))
+        self.replay = ReplayBuffer(self.dim, c.buffer_size,
+                                   max(c.buffer_size * c.rows_per_transition,
+                                       4 * c.max_next_actions))
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
@@ -302,7 +127,7 @@ class _DDQNBase(Agent):
             raise ValueError(f"{self.name}: the env's feature rows have {dim} columns, the network {self.dim}")
         if self.replay is None:
             self._make_replay()
-        rs = self.cfg["reward_scale"]
+        rs = self.cfg.reward_scale
         if rs == "auto":
             mr = float(env.max_reward or 1.0)
             self._scale = 1.0 / mr if mr > 0 else 1.0
@@ -314,23 +139,23 @@ class _DDQNBase(Agent):
     def _seed_experience(self, frontier_rows: np.ndarray) -> None:
         """TRES's seed initialization: zero state-action features, a positive reward, and the
         seeds' out-links as the bootstrap set."""
-        if not self.cfg["seed_init"]:
+        if not self.cfg.seed_init:
             return
         x = np.zeros(self.dim, np.float32)
         if self._bias_col >= 0:
             x[self._bias_col] = 1.0
-        self.replay.add(x, float(self.cfg["seed_reward"]), False, self._cap_rows(frontier_rows, None))
+        self.replay.add(x, self.cfg.seed_reward, False, self._cap_rows(frontier_rows, None))
 
     # ------------------------------------------------------------- policy helpers
     @property
     def epsilon(self) -> float:
         """Current exploration rate (1 during the Tree-Random warm-up)."""
         c = self.cfg
-        t = self.steps - int(c["warmup_steps"])
+        t = self.steps - c.warmup_steps
         if t < 0:
             return 1.0
-        frac = min(1.0, t / max(1, int(c["eps_decay_steps"])))
-        return float(c["eps_start"]) + frac * (float(c["eps_end"]) - float(c["eps_start"]))
+        frac = min(1.0, t / max(1, c.eps_decay_steps))
+        return c.eps_start + frac * (c.eps_end - c.eps_start)
 
     def _explore(self) -> bool:
         return bool(self.rng.random() < self.epsilon)
@@ -346,7 +171,7 @@ class _DDQNBase(Agent):
     def _cap_rows(self, rows: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
         """Bootstrap set: ``keep`` (the frontier method's action, always kept) + at most
         ``max_next_actions - len(keep)`` outlink rows (a uniform subset when there are more)."""
-        m = int(self.cfg["max_next_actions"]) - (0 if keep is None else len(keep))
+        m = self.cfg.max_next_actions - (0 if keep is None else len(keep))
         rows = np.clip(np.asarray(rows, np.float32).reshape(-1, self.dim), -1.0, 1.0)
         if len(rows) > m:
             rows = rows[np.sort(self.rng.choice(len(rows), size=m, replace=False))]
@@ -356,9 +181,9 @@ class _DDQNBase(Agent):
     def lr_at(self, update: int) -> float:
         """Learning rate of gradient update number ``update`` under ``lr_schedule``."""
         c = self.cfg
-        lr0, lr1 = float(c["lr"]), float(c["lr_end"])
-        frac = min(1.0, update / max(1, int(c["lr_decay_steps"])))
-        s = c["lr_schedule"]
+        lr0, lr1 = c.lr, c.lr_end
+        frac = min(1.0, update / max(1, c.lr_decay_steps))
+        s = c.lr_schedule
         if s == "constant":
             return lr0
         if s == "linear":
@@ -370,14 +195,14 @@ class _DDQNBase(Agent):
     @property
     def current_lr(self) -> float:
         """The learning rate the optimizer will use (read from its param_groups)."""
-        return float(self.opt.param_groups[0]["lr"]) if self.opt is not None else float(self.cfg["lr"])
+        return float(self.opt.param_groups[0]["lr"]) if self.opt is not None else self.cfg.lr
 
     def _train_if_ready(self) -> None:
         """``gradient_steps`` updates every ``train_freq`` env steps once the replay holds
         ``learning_starts`` transitions."""
         c = self.cfg
-        if len(self.replay) >= int(c["learning_starts"]) and (self.steps + 1) % int(c["train_freq"]) == 0:
-            for _ in range(int(c["gradient_steps"])):
+        if len(self.replay) >= c.learning_starts and (self.steps + 1) % c.train_freq == 0:
+            for _ in range(c.gradient_steps):
                 self.train_step()
 
     def _add(self, x: np.ndarray, r: float, done: bool, next_rows: np.ndarray) -> None:
@@ -396,7 +221,7 @@ class _DDQNBase(Agent):
             if len(rows):
                 rt = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))
                 st = torch.from_numpy(np.asarray(seg, np.int64))
-                if self.cfg["double"]:
+                if self.cfg.double:
                     q_on = self.online(rt)
                     best = torch.full((B,), -math.inf).scatter_reduce(0, st, q_on, "amax", include_self=True)
                     cand = torch.where(q_on == best[st], torch.arange(len(rows)), torch.tensor(len(rows)))
@@ -409,26 +234,26 @@ class _DDQNBase(Agent):
                     has = torch.isfinite(best)
                     boot[has] = best[has]
             return (torch.from_numpy(np.asarray(r, np.float32))
-                    + float(self.cfg["gamma"]) * (1.0 - torch.from_numpy(np.asarray(done, np.float32))) * boot)
+                    + self.cfg.gamma * (1.0 - torch.from_numpy(np.asarray(done, np.float32))) * boot)
 
     def train_step(self) -> float:
         """One DDQN minibatch update; returns the loss."""
         assert self.online is not None and self.target is not None and self.opt is not None
         c = self.cfg
-        x, r, done, rows, seg = self.replay.sample(int(c["batch_size"]), self.rng)  # type: ignore[union-attr]
+        x, r, done, rows, seg = self.replay.sample(c.batch_size, self.rng)  # type: ignore[union-attr]
         y = self.targets(r, done, rows, seg)
         lr = self.lr_at(self.updates)
         for g in self.opt.param_groups:
             g["lr"] = lr
         q = self.online(torch.from_numpy(x))
-        loss = nn.functional.mse_loss(q, y) if c["loss"] == "mse" else nn.functional.smooth_l1_loss(q, y)
+        loss = nn.functional.mse_loss(q, y) if c.loss == "mse" else nn.functional.smooth_l1_loss(q, y)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        if c["grad_clip"]:
-            nn.utils.clip_grad_norm_(self.online.parameters(), float(c["grad_clip"]))
+        if c.grad_clip:
+            nn.utils.clip_grad_norm_(self.online.parameters(), c.grad_clip)
         self.opt.step()
         self.updates += 1
-        if self.updates % int(c["target_update"]) == 0:
+        if self.updates % c.target_update == 0:
             self.target.load_state_dict(self.online.state_dict())
         val = float(loss.item())
         if len(self.losses) < 100_000:
@@ -459,7 +284,7 @@ class _DDQNBase(Agent):
 
         path = Path(path)
         blob: dict[str, Any] = {"format": "gym_crawl.ddqn/1", "agent": self.name,
-                                "config": json.dumps(self.config), "steps": self.steps, "updates": self.updates,
+                                "config": json.dumps(self.cfg.to_dict()), "steps": self.steps, "updates": self.updates,
                                 "dim": -1 if self.dim is None else self.dim}
         if self.online is not None:
             blob["online"] = self.online.state_dict()
@@ -482,7 +307,7 @@ class _DDQNBase(Agent):
         blob = torch.load(path, weights_only=True, map_location="cpu")
         if not isinstance(blob, dict) or blob.get("format") != "gym_crawl.ddqn/1":
             raise ValueError(f"{path}: not a gym_crawl DDQN checkpoint")
-        agent = make_agent(blob["agent"], **json.loads(blob["config"]))
+        agent = make_agent(blob["agent"], **DDQNConfig.from_dict(json.loads(blob["config"]), str(path)).to_dict())
         assert isinstance(agent, _DDQNBase)
         if int(blob["dim"]) >= 0:
             agent._build(int(blob["dim"]))
@@ -504,7 +329,7 @@ class TresAgent(_DDQNBase):
         super().begin_episode(env, rng)
         self._cache: tuple[int, np.ndarray, np.ndarray] | None = None
         self._warned = False
-        self._seed_experience(env.features_of(env.frontier_pages()[: 4 * int(self.cfg["max_next_actions"])]))
+        self._seed_experience(env.features_of(env.frontier_pages()[: 4 * self.cfg.max_next_actions]))
 
     def _greedy(self, obs: Any) -> tuple[np.ndarray, np.ndarray]:
         """Valid slots and their Q values (one forward pass over all representatives)."""
@@ -567,7 +392,7 @@ class TresAsyncAgent(_DDQNBase):
         F = np.asarray(env.frontier_pages()).copy()
         X = env.features_of(F) if len(F) else np.zeros((0, self.dim), np.float32)
         self._prio.update(F, self.q_values(np.clip(X, -1, 1)))
-        self._seed_experience(X[: 4 * int(self.cfg["max_next_actions"])])
+        self._seed_experience(X[: 4 * self.cfg.max_next_actions])
         self._next: int = -1
         self._x_act: np.ndarray | None = None
 

@@ -1,6 +1,9 @@
 """TRES DDQN agents: targets, replay, schedules, exploration, persistence, determinism."""
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +12,15 @@ from hypothesis import strategies as st
 
 import gym_crawl  # noqa: F401
 from gym_crawl.agents import make_agent, make_env_for, run_episode
-from gym_crawl.agents.ddqn import MaxSegmentTree, QNetwork, ReplayBuffer, TresAgent, TresAsyncAgent
+from gym_crawl.agents.ddqn import (
+    DEFAULTS,
+    DDQNConfig,
+    MaxSegmentTree,
+    QNetwork,
+    ReplayBuffer,
+    TresAgent,
+    TresAsyncAgent,
+)
 from gym_crawl.reducers.tree import TreeFrontier
 
 torch.set_num_threads(1)
@@ -41,7 +52,7 @@ def test_double_dqn_target_uses_online_argmax_and_target_value():
     assert y.tolist() == pytest.approx([1.0 + 0.5 * 0.0, 0.0 + 0.5 * 3.0, 0.5])  # empty Ã: no bootstrap
     y_done = a.targets(np.array([1.0, 0.0, 0.5]), np.array([1.0, 1.0, 0.0]), rows, seg).numpy()
     assert y_done.tolist() == pytest.approx([1.0, 0.0, 0.5])
-    a.cfg["double"] = False                         # vanilla DQN: max of the target net
+    a.cfg = a.cfg.replace(double=False)             # vanilla DQN: max of the target net
     assert a.targets(np.zeros(2), np.zeros(2), rows, seg).numpy().tolist() == pytest.approx([4.5, 1.5])
 
 
@@ -175,8 +186,7 @@ def test_tres_stores_seed_experience_and_tree_action_in_the_bootstrap_set(tiny_c
     rb = agent.replay
     assert len(rb) == 1 and rb.R[0] == 1.0 and rb.X[0, env.unwrapped.feature_names.index("bias")] == 1.0
     assert np.count_nonzero(rb.X[0]) == 1
-    agent.cfg["warmup_steps"] = 0
-    agent.cfg["eps_start"] = agent.cfg["eps_end"] = 0.0
+    agent.cfg = agent.cfg.replace(warmup_steps=0, eps_start=0.0, eps_end=0.0)
     a = agent.act(obs, info)
     obs2, r, term, trunc, info2 = env.step(a)
     from gym_crawl.agents.base import Transition
@@ -224,3 +234,43 @@ def test_unknown_options_are_rejected():
         TresAgent(gama=0.3)
     with pytest.raises(ValueError, match="lr_schedule"):
         TresAgent(lr_schedule="warm")
+
+
+# ------------------------------------------------------------------ the typed config
+# the option table the agents had before the config became a dataclass: the defaults must not move
+_FORMER_DEFAULTS = {
+    "gamma": 0.3, "hidden": [64, 64], "lr": 1e-3, "lr_end": 1e-4, "lr_schedule": "linear", "lr_decay_steps": 20_000,
+    "batch_size": 64, "buffer_size": 50_000, "rows_per_transition": 24, "max_next_actions": 64,
+    "learning_starts": 64, "train_freq": 1, "gradient_steps": 1, "target_update": 500, "warmup_steps": 100,
+    "eps_start": 0.05, "eps_end": 0.01, "eps_decay_steps": 2_000, "seed_init": True, "seed_reward": 1.0,
+    "reward_scale": "auto", "double": True, "loss": "mse", "grad_clip": 10.0, "seed": 0}
+
+
+def test_config_is_frozen_validated_and_keeps_the_defaults():
+    cfg = DDQNConfig()
+    assert cfg.to_dict() == _FORMER_DEFAULTS and DEFAULTS == _FORMER_DEFAULTS
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.gamma = 0.9  # type: ignore[misc]
+    assert DDQNConfig(hidden=[8, 4]).hidden == (8, 4)
+    for bad, word in [({"gamma": 1.5}, "gamma"), ({"batch_size": 0}, "batch_size"), ({"hidden": [8, 0]}, "hidden"),
+                      ({"loss": "l1"}, "loss"), ({"eps_start": -0.1}, "eps_start"), ({"double": "yes"}, "double"),
+                      ({"reward_scale": "big"}, "reward_scale"), ({"lr": float("nan")}, "lr"),
+                      ({"warmup_steps": 2.5}, "warmup_steps")]:
+        with pytest.raises(ValueError, match=word):
+            DDQNConfig(**bad)
+    with pytest.raises(ValueError, match="unknown option"):
+        cfg.replace(gama=0.1)
+    assert cfg.replace(gamma=0.5).gamma == 0.5 and cfg.gamma == 0.3
+    a = TresAgent(config=cfg.replace(gamma=0.7))
+    assert a.cfg.gamma == 0.7 and a.config["gamma"] == 0.7
+    with pytest.raises(ValueError, match="not both"):
+        TresAgent(config=cfg, gamma=0.5)
+
+
+def test_checkpoint_header_holds_the_config(tmp_path):
+    agent = TresAsyncAgent(**{**FAST, "gamma": 0.6, "loss": "huber"})
+    path = agent.save(tmp_path / "a.pt")
+    blob = torch.load(path, weights_only=True)
+    assert json.loads(blob["config"]) == agent.cfg.to_dict()
+    loaded = TresAsyncAgent.load(path)
+    assert isinstance(loaded, TresAsyncAgent) and loaded.cfg == agent.cfg and loaded.cfg.hidden == (16, 16)
