@@ -200,6 +200,9 @@ class _RowLearner(Agent):
         if unknown:
             raise ValueError(f"{self.name}: unknown option(s) {unknown}; options: {sorted(self.DEFAULTS)}")
         super().__init__(**cfg)
+        if not isinstance(cfg["features"], str):
+            raise ValueError(f"{self.name}: features must be a registered feature-set name, got {cfg['features']!r}")
+        self.env_defaults = {**type(self).env_defaults, "features": cfg["features"]}
         for k in ("lr", "epsilon", "prior"):
             v = cfg.get(k)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v)):
@@ -279,7 +282,7 @@ class OnlineClassifierAgent(_RowLearner):
     """ACHE-style online link classifier: logistic regression of 'the link leads to a relevant page'."""
 
     name = "online-classifier"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed", "lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
                 "epsilon": 0.0}
 
     def __init__(self, **config: Any):

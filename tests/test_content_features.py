@@ -10,14 +10,21 @@ import pytest
 from conftest import tamper_unfetched
 from gymnasium.utils.env_checker import data_equivalence
 
-import gym_crawl  # noqa: F401
+import gym_crawl
 from gym_crawl.features import FEATURE_SETS
-from gym_crawl.features.content import (FIELDS, ContentFeatures, HashedContentFeatures, _salted, best_links,
-                                        hashed_tokens)
+from gym_crawl.features.content import (
+    FIELDS,
+    ContentFeatures,
+    HashedContentFeatures,
+    _salted,
+    best_links,
+    hashed_tokens,
+)
 from gym_crawl.text.model import TextModel, get_text_model
 
 ENV_ID = getattr(gym_crawl, "ENV_ID", "WikiCrawl-v0")
-NEW_SETS = ["content", "link-vector", "combined-content", "hashed"]
+NEW_SETS = ["content", "link-vector", "combined-content", "hashed", "content-x-topic", "tres-local", "transferable",
+            "hashed-transferable"]
 
 
 def _env(corpus, features, **kw):
@@ -42,12 +49,12 @@ def test_registered():
 @pytest.mark.parametrize("name", NEW_SETS)
 def test_shapes_and_range(tiny_corpus, name):
     env = _env(tiny_corpus, name)
-    obs, info = _crawl(env)
+    obs, _ = _crawl(env)
     fs = env.unwrapped.features
     assert obs["candidates"].shape == (8, fs.dim) == (8, len(fs.names))
     n = int(obs["mask"].sum())
     rows = obs["candidates"][:n]
-    assert np.all(np.abs(rows) <= 1.0) and np.all(rows[:, -1] != 0 if name != "hashed" else True)
+    assert np.all(np.abs(rows) <= 1.0) and np.all(rows[:, -1] != 0 if not name.startswith("hashed") else True)
     assert np.all(obs["candidates"][n:] == 0)
 
 
@@ -109,7 +116,7 @@ def test_hashed_columns_by_hand(tiny_corpus):
     def col(word: str, field: str) -> int:
         return int(_salted(np.array([zlib.crc32(word.encode())], np.uint64), FIELDS[field], mask)[0])
 
-    words = lambda ptr, terms, i: [c.vocab[int(t)] for t in terms[ptr[i]:ptr[i + 1]]]  # noqa: E731
+    words = lambda ptr, terms, i: [c.vocab[int(t)] for t in terms[ptr[i]:ptr[i + 1]]]
     want = {col(w, "context") for w in words(c.context_ptr, c.context_terms, link)}
     want |= {col(w, "anchor") for w in words(c.anchor_ptr, c.anchor_terms, link)}
     want |= {col(w, "url") for w in words(c.title_ptr, c.title_terms, dst)}
@@ -117,7 +124,7 @@ def test_hashed_columns_by_hand(tiny_corpus):
     want |= {col(c.domains[int(c.page_domain[dst])], "domain"), ht.bias_col}
     if c.page_domain[src] == c.page_domain[dst]:
         want.add(ht.same_domain_col)
-    indptr, cols, vals = ht.rows(np.array([link]))
+    _, cols, vals = ht.rows(np.array([link]))
     got = set(cols.tolist())
     assert want <= got
     ngram_cols = got - want  # the rest are the title's character n-grams
@@ -153,6 +160,31 @@ def test_hashed_tokens_deterministic_across_builds(tiny_corpus):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
 
 
+def test_interaction_sums_to_the_cosines(tiny_corpus):
+    """content-x-topic: the link block sums to sqrt(k) × cos(link text, topic) (= link_rel / ‖·‖ terms)."""
+    env = _env(tiny_corpus, "content-x-topic")
+    _crawl(env)
+    base = env.unwrapped
+    F = base.frontier_pages().copy()
+    X = base.features_of(F)
+    st = base.state
+    np.testing.assert_allclose(X[:, :64].sum(axis=1) / 8.0, st.link_rel[F], atol=1e-4)
+    np.testing.assert_allclose(X[:, 64:128].sum(axis=1) / 8.0, st.rel[st.best_parent[F]], atol=1e-4)
+
+
+def test_tres_local_by_hand(tiny_corpus):
+    env = _env(tiny_corpus, "tres-local")
+    _crawl(env)
+    base = env.unwrapped
+    st = base.state
+    F = base.frontier_pages().copy()
+    X = base.features_of(F)
+    bp = st.best_parent[F]
+    np.testing.assert_array_equal(X[:, 0], st.relevant[bp])
+    np.testing.assert_allclose(X[:, 5], np.log10(1 + st.n_relpar[F]), atol=1e-6)
+    assert X[:, 5].max() > 0
+
+
 def test_hashed_bad_bits():
     with pytest.raises(ValueError, match="bits"):
         HashedContentFeatures(bits=40)
@@ -162,7 +194,8 @@ def test_combined_content_is_not_local():
     assert not FEATURE_SETS.build("combined-content", 4).local  # TRES's domain ratios are global
 
 
-@pytest.mark.parametrize("name", ["content", "link-vector", "hashed"])
+@pytest.mark.parametrize("name", ["content", "link-vector", "hashed", "content-x-topic", "tres-local", "transferable",
+                                  "hashed-transferable"])
 def test_rows_are_local(tiny_corpus, name):
     """``local``: a fetch changes only the rows of frontier_changes().updated."""
     env = _env(tiny_corpus, name)

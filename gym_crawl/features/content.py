@@ -45,18 +45,25 @@ from __future__ import annotations
 
 import weakref
 import zlib
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.crawl.state import CrawlState
-from gym_crawl.features.sets import (FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures)
+from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
 from gym_crawl.text.model import TextModel, gather_csr
 
-__all__ = ["ContentFeatures", "LinkVectorFeatures", "HashedContentFeatures", "HashedTokens", "best_links",
-           "hashed_tokens", "DEFAULT_HASH_BITS", "FIELDS"]
+__all__ = [
+    "DEFAULT_HASH_BITS",
+    "FIELDS",
+    "ContentFeatures",
+    "HashedContentFeatures",
+    "HashedTokens",
+    "LinkVectorFeatures",
+    "best_links",
+    "hashed_tokens",
+]
 
 DEFAULT_HASH_BITS = 14
 #: field salts of the hashed tokens (a token's column is hash(word) mixed with its field's salt)
@@ -126,7 +133,7 @@ class _CorpusCache:
         self.page_vec = np.zeros((n, k), np.float32)
 
 
-_DENSE: "weakref.WeakKeyDictionary[Corpus, list[_CorpusCache]]" = weakref.WeakKeyDictionary()
+_DENSE: weakref.WeakKeyDictionary[Corpus, list[_CorpusCache]] = weakref.WeakKeyDictionary()
 
 
 def _dense_cache(state: CrawlState) -> _CorpusCache:
@@ -222,6 +229,60 @@ class LinkVectorFeatures(ContentFeatures):
 
     def __init__(self, n_categories: int = 4, dim: int = 64):
         super().__init__(n_categories, dim=dim, parts=("link",), name="link-vector")
+
+
+class TopicInteractionFeatures(ContentFeatures):
+    """Topic-relative content: the element-wise products link-text vector ⊙ topic vector and best-parent
+    page vector ⊙ topic vector, scaled by sqrt(k) (their sums are the cosines), and a bias.
+
+    A linear model over them learns a *weighted* cosine — which directions of meaning matter — and,
+    unlike raw word vectors or hashed words, transfers from training topics to held-out ones."""
+
+    def __init__(self, n_categories: int = 4, dim: int = 64):
+        super().__init__(n_categories, dim=dim, parts=("link", "parent"), name="content-x-topic")
+        self.names = [f"a.link_x_topic{i}" for i in range(dim)] + [f"s.page_x_topic{i}" for i in range(dim)] + ["bias"]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, np.int64)
+        k = self.k
+        self._check(state)
+        t = state.scorer.queries[0][None, :] * np.float32(np.sqrt(k))  # type: ignore[union-attr]
+        out = np.empty((len(pages), self.dim), np.float32)
+        out[:, :k] = self.link_vectors(state, pages) * t
+        out[:, k:2 * k] = self.parent_vectors(state, pages) * t
+        out[:, -1] = 1.0
+        return out
+
+
+class TresLocalFeatures(FeatureSet):
+    """TRES's columns that depend only on the page's discovering links and best parent (``local``):
+    parent relevant, inverse distance to the closest relevant page on the web path, path relevance
+    ratio, keyword in URL, keyword in anchor, and the number of relevant fetched parents (log-scaled)."""
+
+    name = "tres-local"
+    local = True
+    names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
+             "a.keyword_in_anchor", "a.log_relevant_parents", "bias"]
+
+    def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, np.int64)
+        s = self._parent(state, pages)
+        out = np.empty((len(pages), 7), np.float32)
+        out[:, 0] = state.relevant[s]
+        out[:, 1] = 1.0 / (1.0 + state.dist[s])
+        out[:, 2] = state.path_rel[s] / np.maximum(state.path_len[s], 1)
+        out[:, 3] = state.kw_url[pages]
+        out[:, 4] = state.kw_anchor[pages]
+        out[:, 5] = np.log1p(state.n_relpar[pages]) / np.log(10.0)
+        out[:, 6] = 1.0
+        return out
+
+
+def transferable(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
+    """``han2018-continuous`` ⊕ ``tres-local`` ⊕ ``content-x-topic``: every column is relative to the
+    topic or to the crawl's own relevance statistics, so weights learned on one topic apply to another."""
+    return CombinedFeatures([Han2018Features(n_categories, discretize=False), TresLocalFeatures(),
+                             TopicInteractionFeatures(n_categories, dim=dim)], name="transferable")
 
 
 def combined_content(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
@@ -328,7 +389,7 @@ def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(rows), np.concatenate(hashes)
 
 
-_HASHED: "weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens]]" = weakref.WeakKeyDictionary()
+_HASHED: weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens]] = weakref.WeakKeyDictionary()
 
 
 def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens:
@@ -351,16 +412,22 @@ class HashedContentFeatures(FeatureSet):
 
     local = True
 
-    def __init__(self, n_categories: int = 4, bits: int = DEFAULT_HASH_BITS, dense: bool = True):
+    def __init__(self, n_categories: int = 4, bits: int = DEFAULT_HASH_BITS, dense: bool | FeatureSet = True,
+                 name: str | None = None):
         if isinstance(bits, bool) or not isinstance(bits, int) or not 8 <= bits <= 24:
             raise ValueError(f"bits must be an int in [8, 24] (2**bits hashed columns), got {bits!r}")
         self.bits = bits
         self.n_hashed = 1 << bits
-        self._dense = Han2018Features(n_categories, discretize=False) if dense else None
+        if isinstance(dense, FeatureSet):
+            self._dense: FeatureSet | None = dense
+            self.local = dense.local
+        else:
+            self._dense = Han2018Features(n_categories, discretize=False) if dense else None
         dn = [] if self._dense is None else [n for n in self._dense.names if n != "bias"]
         self._dense_cols = None if self._dense is None else np.array(
             [i for i, n in enumerate(self._dense.names) if n != "bias"])
-        self.name = "hashed" if bits == DEFAULT_HASH_BITS and dense else f"hashed-{bits}{'' if dense else '-nodense'}"
+        self.name = name or ("hashed" if bits == DEFAULT_HASH_BITS and dense is True
+                             else f"hashed-{bits}{'' if dense else '-nodense'}")
         self.names = [f"h{i}" for i in range(self.n_hashed)] + dn
 
     def sparse(self, state: CrawlState, pages: np.ndarray) -> sp.csr_matrix:
@@ -395,8 +462,13 @@ def _register() -> None:
         ("content", ContentFeatures, "unit link-text, best-parent page and topic word vectors (3k+1)"),
         ("link-vector", LinkVectorFeatures, "unit link-text word vector of the best discovering link (k+1)"),
         ("combined-content", combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),
-        ("hashed", HashedContentFeatures, "hashed link tokens (anchor, URL words and n-grams, context, "
-                                          "parent title, domain; 2^14) + han2018-continuous; sparse accessor"),
+        ("content-x-topic", TopicInteractionFeatures, "link-text and parent page vectors times the topic vector"),
+        ("tres-local", lambda C: TresLocalFeatures(), "TRES path/keyword columns that are local, plus relevant-parent count"),
+        ("transferable", transferable, "han2018-continuous + tres-local + content-x-topic (topic-relative only)"),
+        ("hashed-transferable", lambda C: HashedContentFeatures(C, dense=transferable(C), name="hashed-transferable"),
+         "hashed link tokens + the transferable dense columns"),
+        ("hashed", HashedContentFeatures, ("hashed link tokens (anchor, URL words and n-grams, context, "
+                                           "parent title, domain; 2^14) + han2018-continuous; sparse accessor")),
     ]:
         FEATURE_SETS.register(name, target, doc)
 
