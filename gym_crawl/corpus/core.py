@@ -514,13 +514,17 @@ _OPENED: "weakref.WeakValueDictionary[tuple[str, str], Corpus]" = weakref.WeakVa
 (N sub-envs in one worker) maps it once."""
 
 
+_PRISTINE_META: "weakref.WeakKeyDictionary[Corpus, str]" = weakref.WeakKeyDictionary()
+"""The manifest meta of each corpus in :data:`_OPENED`, as loaded (later copies do not see edits of the first)."""
+
+
 def _open_by_reference(path: str, checksum: str, mmap: bool = True) -> Corpus:
     """Unpickle a saved corpus: re-open ``path`` and check it is still the content that was pickled."""
     key = (str(Path(path).resolve()), checksum)
     if mmap:
         hit = _OPENED.get(key)
         if hit is not None:  # share the mapping (read-only arrays), not the mutable meta
-            return _from_state({**hit.__dict__, "meta": json.loads(json.dumps(hit.meta))})
+            return _from_state({**hit.__dict__, "meta": json.loads(_PRISTINE_META[hit])})
     try:
         c = Corpus.load(path, mmap=mmap)
     except CorpusFormatError as e:
@@ -530,6 +534,7 @@ def _open_by_reference(path: str, checksum: str, mmap: bool = True) -> Corpus:
                                 f"was pickled (manifest sha256 {c.checksum[:12]}…, pickled {checksum[:12]}…)")
     if mmap:
         _OPENED[key] = c
+        _PRISTINE_META[c] = json.dumps(c.meta)
     return c
 
 

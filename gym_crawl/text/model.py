@@ -18,7 +18,7 @@ import json
 import shutil
 import sys
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,16 @@ class TextModel:
     idf: np.ndarray
     vectors: np.ndarray
     meta: dict[str, Any]
+    path: Path | None = field(default=None, repr=False)
+    """The cache directory the model was saved to / loaded from (``None``: in memory only)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle a cached model by reference (its corpus — itself by reference when saved — and its
+        cache directory), so vector-env workers re-open the memory-mapped word vectors; an in-memory
+        model pickles by value."""
+        if self.path is not None:
+            return (_load_by_reference, (self.corpus, str(self.path)))
+        return (TextModel, (self.corpus, self.idf, self.vectors, self.meta))
 
     @property
     def dim(self) -> int:
@@ -276,7 +286,12 @@ class TextModel:
         if not np.all(np.isfinite(norms)) or np.any(norms > 1.0 + 1e-3):
             raise TextModelError(f"{path / 'vectors.npy'}: non-finite word vectors or norms above 1 "
                                  f"(corrupted file)")
-        return cls(corpus, idf, vec, meta)
+        return cls(corpus, idf, vec, meta, path=path)
+
+
+def _load_by_reference(corpus: Corpus, path: str) -> TextModel:
+    """Unpickle a cached text model: re-open it (memory-mapped) from its cache directory."""
+    return TextModel.load(corpus, Path(path))
 
 
 _MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
@@ -319,6 +334,7 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     if path is not None:
         try:
             tm.save(path)
+            tm.path = path
         except OSError as e:
             warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
                                                  f"({e.strerror or e}); keeping the text model in memory")
