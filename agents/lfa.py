@@ -69,8 +69,22 @@ import numpy as np
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.priority_queue import UpdatablePQ
 
-__all__ = ["LFAAgent", "LFASyncAgent", "LFAAsyncAgent", "LFAModeratedAgent", "ThesisLFAAgent", "PairIndex",
-           "lfa_update"]
+__all__ = [
+    "FRONTIERS",
+    "UPDATE_RULES",
+    "AsyncFrontier",
+    "LFAAgent",
+    "LFAAsyncAgent",
+    "LFAModeratedAgent",
+    "LFASyncAgent",
+    "ModeratedRule",
+    "PairIndex",
+    "SyncFrontier",
+    "ThesisLFAAgent",
+    "ThesisRule",
+    "UpdateRule",
+    "lfa_update",
+]
 
 
 def lfa_update(w: np.ndarray, x: np.ndarray, q_sa: float, r: float, q_next: float | None, *,
@@ -303,6 +317,121 @@ class PairIndex:
         return x
 
 
+# ---------------------------------------------------------------------------- strategies
+class UpdateRule:
+    """How Algorithm 1 updates w (lines 32–39): selected once, from the agent's ``rule``.
+
+    ``sarsa_on_relevant``: a relevant fetch bootstraps from a′ too (the thesis) instead of Han's
+    ``w ← w + α (r − q̂) x``; ``skip_without_next``: no update at all when L′ is empty (the thesis'
+    ``if len(selectable_outlinks) > 0``)."""
+
+    name = "original"
+    sarsa_on_relevant = False
+    skip_without_next = False
+
+    def update(self, w: np.ndarray, x: np.ndarray, q_sa: float, r: float, q_next: float | None, *, alpha: float,
+               gamma: float, relevant: bool) -> np.ndarray:
+        return lfa_update(w, x, q_sa, r, q_next, alpha=alpha, gamma=gamma, rule=self.name, relevant=relevant)
+
+
+class ModeratedRule(UpdateRule):
+    """Han's Eq. (4): ``w ← w + α [r + γ(q̂(s′,a′) − δ) − q̂(s,a)] x`` (= the original with step α(1 − γ))."""
+
+    name = "moderated"
+
+
+class ThesisRule(UpdateRule):
+    """Pertejo 2021: always SARSA, and no update when the new page has no selectable out-link."""
+
+    name = "thesis"
+    sarsa_on_relevant = True
+    skip_without_next = True
+
+
+UPDATE_RULES: dict[str, type[UpdateRule]] = {"original": UpdateRule, "moderated": ModeratedRule,
+                                             "thesis": ThesisRule}
+
+
+class AsyncFrontier:
+    """Han's asynchronous frontier: each page keeps the priority of the step that last scored it, in an
+    :class:`~agents.priority_queue.UpdatablePQ` (only L′ is re-scored; everything else is stale)."""
+
+    mode = "async"
+
+    def __init__(self) -> None:
+        self.pq: UpdatablePQ | None = None
+
+    def reset(self, n_pages: int, names: list[str]) -> None:
+        if self.pq is None or self.pq.capacity != n_pages:
+            self.pq = UpdatablePQ(n_pages)
+        self.pq.clear()
+
+    def index(self, agent: LFAAgent, pages: np.ndarray, X: np.ndarray) -> None:
+        assert self.pq is not None and agent.w is not None
+        self.pq.push_many(pages, X.astype(np.float64) @ agent.w, agent._ties(len(pages)))
+
+    def forget(self, page: int) -> None:
+        assert self.pq is not None
+        self.pq.discard(page)
+
+    def select(self, agent: LFAAgent, explore: bool) -> tuple[int, np.ndarray]:
+        """``(page, x(s, a))``: a random queued page when exploring, else the highest stale priority;
+        pages the env dropped meanwhile are skipped."""
+        env, pq = agent.env, self.pq
+        assert pq is not None
+        while True:
+            if not pq:
+                raise RuntimeError(f"{agent.name}: its frontier queue is empty while the env's frontier has "
+                                   f"{len(env.frontier_pages())} pages (was observe() called after every step?)")
+            page = pq.pop_random(agent.rng)[0] if explore else pq.pop_max()[0]
+            if env.is_frontier(page):
+                break
+        return int(page), env.features_of(np.array([page]))[0].astype(np.float64)
+
+
+class SyncFrontier:
+    """Han's synchronous frontier: the exact argmax of the current w over the whole frontier every
+    step, through the set-B grouping of :class:`PairIndex`."""
+
+    mode = "sync"
+
+    def __init__(self) -> None:
+        self.pairs: PairIndex | None = None
+
+    def reset(self, n_pages: int, names: list[str]) -> None:
+        if self.pairs is None or len(self.pairs.page_pair) != n_pages or self.pairs.d != len(names):
+            self.pairs = PairIndex(n_pages, names)
+        self.pairs.clear()
+
+    def index(self, agent: LFAAgent, pages: np.ndarray, X: np.ndarray) -> None:
+        assert self.pairs is not None
+        self.pairs.assign(pages, X)
+
+    def forget(self, page: int) -> None:
+        assert self.pairs is not None
+        self.pairs.remove(page)
+
+    def select(self, agent: LFAAgent, explore: bool) -> tuple[int, np.ndarray]:
+        """``(page, x(s, a))``: a uniformly random frontier page when exploring, else a best page of the
+        current w (random best pair, random member)."""
+        env, pairs = agent.env, self.pairs
+        assert pairs is not None and agent.w is not None
+        if explore:
+            F = env.frontier_pages()
+            page = int(F[int(agent.rng.integers(len(F)))])
+        else:
+            page = pairs.best(agent.w, agent.rng)[0]
+            while not env.is_frontier(page):  # dropped by the env (e.g. a domain cap) without notice
+                pairs.remove(page)
+                page = pairs.best(agent.w, agent.rng)[0]
+        x = pairs.row(page)  # the page's current row (rows change only via frontier_changes().updated)
+        pairs.remove(page)
+        return int(page), x
+
+
+FRONTIERS: dict[str, type[AsyncFrontier | SyncFrontier]] = {"async": AsyncFrontier, "sync": SyncFrontier}
+
+
 class LFAAgent(Agent):
     """Han et al. 2018's linear SARSA crawler (see module docstring); subclasses fix the mode.
 
@@ -344,8 +473,19 @@ class LFAAgent(Agent):
         self.feature_names: list[str] | None = None
         self.fifo_ties = False
         self.updates = 0
-        self._pq: UpdatablePQ | None = None
-        self._pairs: PairIndex | None = None
+        #: the frontier strategy and the update rule, selected once from ``mode`` and ``rule``
+        self.frontier: AsyncFrontier | SyncFrontier = FRONTIERS[mode]()
+        self.update_rule: UpdateRule = UPDATE_RULES[rule]()
+
+    @property
+    def _pq(self) -> UpdatablePQ | None:
+        """The async frontier's priority queue (``None`` in sync mode)."""
+        return getattr(self.frontier, "pq", None)
+
+    @property
+    def _pairs(self) -> PairIndex | None:
+        """The sync frontier's set-B index (``None`` in async mode)."""
+        return getattr(self.frontier, "pairs", None)
 
     # ------------------------------------------------------------ episodes
     def _init_weights(self, d: int) -> np.ndarray:
@@ -367,15 +507,7 @@ class LFAAgent(Agent):
         elif self.feature_names is not None and self.feature_names != names:
             raise ValueError(f"{self.name}: weights were learned on {len(self.feature_names)} features "
                              f"({self.feature_names[:3]}…) but the env gives {len(names)} ({names[:3]}…)")
-        n = env.n_pages
-        if self.mode == "async":
-            if self._pq is None or self._pq.capacity != n:
-                self._pq = UpdatablePQ(n)
-            self._pq.clear()
-        else:
-            if self._pairs is None or len(self._pairs.page_pair) != n or self._pairs.d != len(names):
-                self._pairs = PairIndex(n, names)
-            self._pairs.clear()
+        self.frontier.reset(env.n_pages, names)
         F = np.array(env.frontier_pages(), dtype=np.int64)
         self._index(F, env.features_of(F) if len(F) else np.zeros((0, len(names)), np.float32))
         self._x_sa: np.ndarray | None = None
@@ -388,57 +520,17 @@ class LFAAgent(Agent):
         """Put frontier ``pages`` with rows ``X`` into the frontier structure (scored with the current w)."""
         if len(pages) == 0:
             return
-        if self.mode == "async":
-            assert self._pq is not None and self.w is not None
-            self._pq.push_many(pages, X.astype(np.float64) @ self.w, self._ties(len(pages)))
-        else:
-            assert self._pairs is not None
-            self._pairs.assign(pages, X)
-
-    def _forget(self, page: int) -> None:
-        if self.mode == "async":
-            assert self._pq is not None
-            self._pq.discard(page)
-        else:
-            assert self._pairs is not None
-            self._pairs.remove(page)
+        self.frontier.index(self, pages, X)
 
     # ------------------------------------------------------------- acting
     def act(self, obs: Any, info: dict) -> int:
         """Pick a frontier page ε-greedily by the agent's own priorities; remembers x(s, a)."""
-        env = self.env
         assert self.w is not None, "begin_episode first"
         explore = self.epsilon > 0 and self.rng.random() < self.epsilon
-        if self.mode == "async":
-            pq = self._pq
-            assert pq is not None
-            while True:
-                if not pq:
-                    raise RuntimeError(f"{self.name}: its frontier queue is empty while the env's frontier has "
-                                       f"{len(env.frontier_pages())} pages (was observe() called after every step?)")
-                page = pq.pop_random(self.rng)[0] if explore else pq.pop_max()[0]
-                if env.is_frontier(page):
-                    break
-        else:
-            pairs = self._pairs
-            assert pairs is not None
-            if explore:
-                F = env.frontier_pages()
-                page = int(F[int(self.rng.integers(len(F)))])
-            else:
-                page = pairs.best(self.w, self.rng)[0]
-                while not env.is_frontier(page):  # dropped by the env (e.g. a domain cap) without notice
-                    pairs.remove(page)
-                    page = pairs.best(self.w, self.rng)[0]
-            x = pairs.row(page)  # the page's current row (rows change only via frontier_changes().updated)
-            pairs.remove(page)
-            self._x_sa = x
-            self._q_sa = float(x @ self.w)
-            return int(page)
-        x = env.features_of(np.array([page]))[0].astype(np.float64)
+        page, x = self.frontier.select(self, explore)
         self._x_sa = x
         self._q_sa = float(x @ self.w)
-        return int(page)
+        return page
 
     def _choose_next(self, q: np.ndarray) -> int:
         """ε-greedy index into the q̂ values of L′."""
@@ -458,7 +550,7 @@ class LFAAgent(Agent):
         assert self.w is not None
         changes = env.frontier_changes()
         for p in np.asarray(changes.removed, dtype=np.int64).tolist():
-            self._forget(p)
+            self.frontier.forget(p)
         if info.get("fetched_page", -1) < 0:  # nothing fetched: an invalid (non-frontier) page
             return
         upd = np.asarray(changes.updated, dtype=np.int64)
@@ -470,14 +562,15 @@ class LFAAgent(Agent):
             relevant = r > 0
             q_next: float | None = None
             learn = True
-            if len(upd) and (self.rule == "thesis" or not relevant):
+            rule = self.update_rule
+            if len(upd) and (rule.sarsa_on_relevant or not relevant):
                 q = X.astype(np.float64) @ self.w
                 q_next = float(q[self._choose_next(q)])
-            elif self.rule == "thesis":
+            elif rule.skip_without_next:
                 learn = False  # the thesis updates only when the new page has selectable out-links
             if learn:
-                self.w = lfa_update(self.w, self._x_sa, self._q_sa, r, q_next, alpha=self.alpha,
-                                    gamma=self.gamma, rule=self.rule, relevant=relevant)
+                self.w = rule.update(self.w, self._x_sa, self._q_sa, r, q_next, alpha=self.alpha, gamma=self.gamma,
+                                     relevant=relevant)
                 self.updates += 1
             self._x_sa = None
         self._index(upd, X)

@@ -279,3 +279,21 @@ def test_runs_under_a_domain_cap(tiny_corpus, name: str) -> None:
     counts = np.bincount(tiny_corpus.page_domain[res.fetched], minlength=len(tiny_corpus.domains))
     assert counts.max() <= 5
     assert res.steps == 5 * len(tiny_corpus.domains) - 1   # crawled every domain up to its cap, then ran dry
+
+
+def test_strategies_are_selected_once_from_mode_and_rule(tmp_path) -> None:
+    """Each named variant gets its frontier strategy and update rule at construction; a loaded agent too."""
+    from gym_crawl.agents.lfa import AsyncFrontier, ModeratedRule, SyncFrontier, ThesisRule, UpdateRule
+
+    want = {"lfa-sync": (SyncFrontier, UpdateRule), "lfa-async": (AsyncFrontier, UpdateRule),
+            "lfa-moderated": (AsyncFrontier, ModeratedRule), "thesis-lfa": (AsyncFrontier, ThesisRule)}
+    for name, (fr, rule) in want.items():
+        a = make_agent(name)
+        assert type(a.frontier) is fr and type(a.update_rule) is rule
+        assert a.frontier.mode == a.mode and a.update_rule.name == a.rule
+    t = make_agent("thesis-lfa", mode="sync")
+    assert type(t.frontier) is SyncFrontier and type(t.update_rule) is ThesisRule
+    a = make_agent("lfa-moderated")
+    a.load_state_dict({"w": np.zeros(3)})
+    loaded = Agent.load(a.save(tmp_path / "m.npz"))
+    assert type(loaded.frontier) is AsyncFrontier and type(loaded.update_rule) is ModeratedRule
