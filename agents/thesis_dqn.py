@@ -172,7 +172,8 @@ class ThesisQNetwork(nn.Module):
         v = h @ W[0] + b[0]
         return v + adv - mean_adv
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # noqa: D102 - eval-mode Q values (no dropout)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, n_actions) Q values in eval mode (no dropout)."""
         return self.q_all(self.hidden(x))
 
 

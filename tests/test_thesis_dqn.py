@@ -16,7 +16,7 @@ if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lea
     register_agent("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
                    "Pertejo 2021 DQN: one Q output per corpus page over the last page's features")
 
-from gym_crawl.agents.thesis_dqn import ThesisDQNAgent, ThesisQNetwork, _Memory  # noqa: E402
+from gym_crawl.agents.thesis_dqn import ThesisDQNAgent, ThesisQNetwork, _Memory
 
 
 def _env(agent, corpus, steps=40, **kw):
