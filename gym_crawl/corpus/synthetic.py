@@ -95,8 +95,8 @@ The ``"hard"`` preset
 names ``synthetic-hard`` and ``synthetic-hard-<N>``) keep the taxonomy, sizes, sites, degrees
 and text model above but make the *link text* as uninformative as real link text, so that
 focused crawling has headroom: on the default preset best-first reaches 0.9-1.0 of the
-greedy oracle, on Wikispeedia 0.25-0.45 (interquartile range over its categories, budget
-100 from the most in-linked member). Each parameter (:class:`HardPreset`) is set from a
+greedy oracle, on Wikispeedia a median 0.44 (interquartile range 0.29-0.63 over its 86
+categories of >= 25 pages, budget 100 from the most in-linked member). Each parameter (:class:`HardPreset`) is set from a
 statistic measured on real data by ``benchmarks/calibrate_synthetic.py``:
 
 * *Titles* name a person ("Clara Novak", 55 %), a place and a thing ("Ashfield basalt",
@@ -121,10 +121,14 @@ statistic measured on real data by ``benchmarks/calibrate_synthetic.py``:
   islands on an unrelated subject's site, reachable only through that site's off-topic
   pages. ``P(target in L | source in L)`` ≈ 0.19 (Wikispeedia median 0.18, default 0.28).
 
-Result (20k pages, seed 0, 8 topics; Wikispeedia median [IQR] over categories): AUC of the
-best-first link score for links leaving L 0.78 [0.78-0.79] (Wikispeedia 0.70 [0.60-0.76],
-default 0.98); best-first / oracle at budget 100 0.50 [0.41-0.58] (Wikispeedia 0.34
-[0.25-0.45], default 1.00). Build cost is the default's (100k: ~4 s, 0.57 GB peak).
+Result (20k pages, seed 0, 8 topics; median [IQR]; ``gym-crawl bench calibrate_synthetic``):
+AUC of the best-first link score for links leaving L 0.78 [0.78-0.79] (Wikispeedia 0.70
+[0.61-0.77], default 0.98); best-first / oracle at budget 100 0.50 [0.41-0.58] (Wikispeedia
+0.44 [0.29-0.63], default 1.00), at budget 200 0.51 [0.47-0.59] (Wikispeedia 0.56
+[0.36-0.79], default 0.95); at 100k pages 0.52 / 0.49. Still more local than Wikispeedia:
+the share of L among pages 1 and 2 links from the seed is 17x / 2.6x its base rate
+(Wikispeedia 8.5x / 1.6x, default 44x / 5.3x). Build cost is the default's (100k: ~4 s,
+0.57 GB peak).
 """
 from __future__ import annotations
 
@@ -577,7 +581,7 @@ class HardPreset:
     #: general. [30, 32, 10, 28]
     context_comp: tuple[int, int, int, int] = (60, 4, 4, 32)
     #: Link-kind profile of ordinary pages (site-topic, topic, subject, site, hub, related, global);
-    #: Wikispeedia P(target in L | source in L): median 0.17 over categories. [0.15, 0.10, 0.07, 0.41, ...]
+    #: Wikispeedia P(target in L | source in L): median 0.18 over categories. [0.15, 0.10, 0.07, 0.41, ...]
     profile_regular: tuple[float, ...] = (0.08, 0.05, 0.07, 0.42, 0.18, 0.10, 0.10)
     #: ... and of subcategory main pages (the seeds). [0.15, 0.50, 0.12, 0.08, 0.05, 0.05, 0.05]
     profile_subcat_main: tuple[float, ...] = (0.06, 0.14, 0.10, 0.30, 0.18, 0.10, 0.12)
