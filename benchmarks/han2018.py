@@ -27,6 +27,7 @@ does or does not beat best-first. Writes ``han2018.json``, ``han2018.md`` and PN
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import platform
 import time
@@ -490,33 +491,80 @@ def figures(runs: list[RunResult], out: Path, prefix: str = "") -> list[str]:
     return paths
 
 
-# --------------------------------------------------------------------------------- main
-def plans(args: argparse.Namespace) -> list[CorpusPlan]:
-    if args.quick:
-        return [CorpusPlan("synthetic-3000", "synthetic-3000", ["cancer"], ["han2018", "labels"], args.steps or 120)]
+# ------------------------------------------------------------------------------ presets
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration of the benchmark; command-line flags override its fields.
+
+    ``steps``/``topics``/``rewards`` = ``None``: each corpus' own defaults (:func:`plans`).
+    ``sweep_tasks`` = ``None``: as many tasks as the main grid. ``timing_corpus`` = ``None``: time on
+    the first planned corpus and topic, without the large-frontier experiment."""
+
+    name: str
+    corpora: tuple[str, ...]
+    tasks: int
+    steps: int | None = None
+    topics: tuple[str, ...] | None = None
+    rewards: tuple[str, ...] | None = None
+    sweep_grid: tuple[tuple[float, float], ...] = tuple((a, e) for a in (0.001, 0.01) for e in (0.1, 0.02, 0.0))
+    sweep_continuous_features: bool = True
+    sweep_tasks: int | None = 5
+    timing_corpus: str | None = "synthetic-100000"
+    timing_steps: int = 10_000
+    frontier_corpus: str = "synthetic-400000"
+    frontier_min: int = 100_000
+    frontier_steps: int = 1000
+
+
+#: CI-sized (< 60 s): one small synthetic corpus, one topic, both rewards, 2 tasks.
+QUICK = Preset("quick", corpora=("synthetic-3000",), tasks=2, steps=120, topics=("cancer",),
+               rewards=("han2018", "labels"), sweep_grid=((0.01, 0.1),), sweep_continuous_features=False,
+               sweep_tasks=None, timing_corpus=None, timing_steps=300)
+#: The reproduction: Wikispeedia and the 100,000-page synthetic web, 10 tasks, the full sweep and timings.
+FULL = Preset("full", corpora=("wikispeedia", "synthetic-100000"), tasks=10)
+PRESETS = {p.name: p for p in (QUICK, FULL)}
+
+
+def _csv(v: str | None) -> tuple[str, ...] | None:
+    return None if v is None else tuple(x for x in v.split(",") if x)
+
+
+def preset_from_args(args: argparse.Namespace) -> Preset:
+    """``--quick`` picks :data:`QUICK`, else :data:`FULL`; flags that were given override its fields."""
+    base = QUICK if args.quick else FULL
+    given = {"corpora": tuple(args.corpus) if args.corpus else None, "tasks": args.tasks, "steps": args.steps,
+             "topics": _csv(args.topics), "rewards": _csv(args.rewards), "sweep_tasks": args.sweep_tasks,
+             "timing_corpus": args.timing_corpus, "timing_steps": args.timing_steps,
+             "frontier_corpus": args.frontier_corpus, "frontier_min": args.frontier_min,
+             "frontier_steps": args.frontier_steps}
+    return dataclasses.replace(base, **{k: v for k, v in given.items() if v is not None})
+
+
+def plans(preset: Preset) -> list[CorpusPlan]:
+    """The corpora of a preset with their topics, rewards and step budgets."""
     out = []
-    for spec in args.corpus or ["wikispeedia", "synthetic-100000"]:
+    for spec in preset.corpora:
         if spec == "wikispeedia":
             path = str(DEFAULT_WIKISPEEDIA) if DEFAULT_WIKISPEEDIA.exists() else "wikispeedia"
-            out.append(CorpusPlan("wikispeedia", path, ["geology", "cancer", "poetry", "sports"], ["labels", "han2018"],
-                                  args.steps or 200))
+            out.append(CorpusPlan("wikispeedia", path, ["geology", "cancer", "poetry", "sports"],
+                                  ["labels", "han2018"], preset.steps or 200))
         elif spec.startswith("synthetic"):
             out.append(CorpusPlan(spec, spec, ["geology", "cancer", "poetry", "sports", "fiction", "cameras"],
-                                  ["han2018"], args.steps or 2000))
+                                  ["han2018"], preset.steps or 2000))
         else:
-            out.append(CorpusPlan(Path(spec).name, spec, [], ["labels", "han2018"], args.steps or 1000))
-    if args.topics:
-        for p in out:
-            p.topics = [t for t in args.topics.split(",") if t]
-    if args.rewards:
-        for p in out:
-            p.rewards = [r for r in args.rewards.split(",") if r]
+            out.append(CorpusPlan(Path(spec).name, spec, [], ["labels", "han2018"], preset.steps or 1000))
+    for p in out:
+        if preset.topics:
+            p.topics = list(preset.topics)
+        if preset.rewards:
+            p.rewards = list(preset.rewards)
     return out
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gym-crawl bench han2018", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="CI-sized run (small synthetic corpus, < 60 s)")
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (small synthetic corpus, "
+                                                         "< 60 s); default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/han2018", help="output folder")
     ap.add_argument("--corpus", action="append", help="wikispeedia, synthetic-<N> or a path (repeatable)")
     ap.add_argument("--steps", type=int, default=None,
@@ -528,75 +576,39 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--agents", default=",".join(ALL_AGENTS), help="comma-separated agents")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-timing", action="store_true", help="skip the timing experiments")
-    ap.add_argument("--timing-corpus", default="synthetic-100000", help="corpus of the per-task timing")
-    ap.add_argument("--timing-steps", type=int, default=10_000)
-    ap.add_argument("--frontier-corpus", default="synthetic-400000", help="corpus of the large-frontier timing")
-    ap.add_argument("--frontier-min", type=int, default=100_000, help="frontier size before timing per step")
-    ap.add_argument("--frontier-steps", type=int, default=1000)
+    ap.add_argument("--timing-corpus", default=None, help="corpus of the per-task timing (full: synthetic-100000)")
+    ap.add_argument("--timing-steps", type=int, default=None, help="steps of the timed task (full 10,000, quick 300)")
+    ap.add_argument("--frontier-corpus", default=None, help="corpus of the large-frontier timing (synthetic-400000)")
+    ap.add_argument("--frontier-min", type=int, default=None, help="frontier size before timing per step (100,000)")
+    ap.add_argument("--frontier-steps", type=int, default=None, help="timed steps at the large frontier (1000)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the α/ε/reward investigation sweep")
-    ap.add_argument("--sweep-tasks", type=int, default=5)
+    ap.add_argument("--sweep-tasks", type=int, default=None, help="tasks per sweep run (full 5; quick: --tasks)")
     return ap
 
 
+# --------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
-    from tqdm.auto import tqdm
-
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     args = build_parser().parse_args(argv)
+    preset = preset_from_args(args)
     t_start = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = args.tasks or (2 if args.quick else 10)
-    agents = [a for a in args.agents.split(",") if a]
-    cplans = plans(args)
+    cplans = plans(preset)
     cache: dict[str, Any] = {}
-    total = sum(len(p.topics or []) * len(p.rewards) * len(agents) * tasks * p.steps for p in cplans)
-    runs: list[RunResult] = []
-    with tqdm(total=total, desc="han2018 crawls", unit="step", mininterval=1.0) as bar:
-        for p in cplans:
-            corpus = load_corpus_cached(p.spec, cache)
-            topics = p.topics or list((corpus.meta.get("topics") or {}))[:4]
-            for rw in p.rewards:
-                for t in topics:
-                    for a in agents:
-                        bar.set_postfix_str(f"{p.name}/{rw}/{t}/{a}")
-                        runs.append(run_tasks(corpus, p.name, t, rw, a, p.steps, tasks, seed=args.seed,
-                                              on_step=bar.update))
+    runs = main_grid(cplans, [a for a in args.agents.split(",") if a], preset.tasks, args.seed, cache)
     res: dict[str, Any] = {
-        "benchmark": "han2018", "command": "gym-crawl bench han2018 " + " ".join(argv or []),
+        "benchmark": "han2018", "preset": preset.name, "command": "gym-crawl bench han2018 " + " ".join(argv or []),
         "machine": f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores, "
                    f"python {platform.python_version()}",
-        "tasks": tasks, "runs": [r.summary() for r in runs], "comparisons": comparisons(runs),
-        "curves": [{"corpus": r.corpus, "topic": r.topic, "reward": r.reward, "agent": r.agent,
-                    "label_mean": _downsample(r.label.mean(0)), "label_std": _downsample(r.label.std(0)),
-                    "han_mean": _downsample(r.han.mean(0)), "han_std": _downsample(r.han.std(0)),
-                    "hist_label": r.hist_label.mean(0).tolist(), "hist_han": r.hist_han.mean(0).tolist()}
-                   for r in runs],
+        "tasks": preset.tasks, "runs": [r.summary() for r in runs], "comparisons": comparisons(runs),
+        "curves": [curve_summary(r) for r in runs],
     }
-    sweep_runs: list[RunResult] = []
     if not args.no_sweep:
-        sweep_runs = sweep(args, cplans, cache, tasks if args.quick else args.sweep_tasks)
-        res["sweep"] = [dict(r.summary(), **r.extra) for r in sweep_runs]
+        res["sweep"] = [dict(r.summary(), **r.extra) for r in sweep(preset, cplans, cache, args.seed)]
     if not args.no_timing:
-        if args.quick:
-            corpus = load_corpus_cached(cplans[0].spec, cache)
-            res["timing_task"] = timing_task(corpus, cplans[0].topics[0], min(args.timing_steps, 300), args.seed)
-        else:
-            with tqdm(total=2, desc="han2018 timing", unit="exp") as tb:
-                corpus = load_corpus_cached(args.timing_corpus, cache)
-                res["timing_task"] = timing_task(corpus, "geology", args.timing_steps, args.seed)
-                tb.update(1)
-                big = load_corpus_cached(args.frontier_corpus, cache)
-                res["timing_frontier"] = timing_frontier(big, "geology", args.frontier_steps, args.frontier_min,
-                                                         args.seed)
-                tb.update(1)
-        tt = {t["agent"]: t for t in res["timing_task"]}
-        res["timing_ratios"] = {
-            "sync_over_async": _ratio(tt["lfa-sync"]["seconds"], tt["lfa-async"]["seconds"]),
-            "async_over_basic": _ratio(tt["lfa-async"]["seconds"], tt["basic"]["seconds"]),
-            "sync_over_basic": _ratio(tt["lfa-sync"]["seconds"], tt["basic"]["seconds"]),
-            "han_2018": {"sync_s": 654, "async_s": 55, "no_learning_s": 28}}
+        res.update(timings(preset, cplans, cache, args.seed))
     res["figures"] = figures(runs, out)
     res["targets"] = targets(res)
     res["wall_seconds"] = time.perf_counter() - t_start
@@ -608,23 +620,73 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def sweep(args: argparse.Namespace, cplans: list[CorpusPlan], cache: dict[str, Any], tasks: int) -> list[RunResult]:
+def main_grid(cplans: list[CorpusPlan], agents: list[str], tasks: int, seed: int,
+              cache: dict[str, Any]) -> list[RunResult]:
+    """Every corpus × reward × topic × agent: ``tasks`` tasks of one agent object each."""
+    from tqdm.auto import tqdm
+
+    total = sum(len(p.topics or []) * len(p.rewards) * len(agents) * tasks * p.steps for p in cplans)
+    runs: list[RunResult] = []
+    with tqdm(total=total, desc="han2018 crawls", unit="step", mininterval=1.0) as bar:
+        for p in cplans:
+            corpus = load_corpus_cached(p.spec, cache)
+            topics = p.topics or list((corpus.meta.get("topics") or {}))[:4]
+            for rw in p.rewards:
+                for t in topics:
+                    for a in agents:
+                        bar.set_postfix_str(f"{p.name}/{rw}/{t}/{a}")
+                        runs.append(run_tasks(corpus, p.name, t, rw, a, p.steps, tasks, seed=seed,
+                                              on_step=bar.update))
+    return runs
+
+
+def curve_summary(r: RunResult) -> dict[str, Any]:
+    """The downsampled mean ± std curves and mean histograms of one run, for the JSON."""
+    return {"corpus": r.corpus, "topic": r.topic, "reward": r.reward, "agent": r.agent,
+            "label_mean": _downsample(r.label.mean(0)), "label_std": _downsample(r.label.std(0)),
+            "han_mean": _downsample(r.han.mean(0)), "han_std": _downsample(r.han.std(0)),
+            "hist_label": r.hist_label.mean(0).tolist(), "hist_han": r.hist_han.mean(0).tolist()}
+
+
+def timings(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Han's per-task timing (and, with a ``timing_corpus``, the large-frontier per-step timing)."""
+    from tqdm.auto import tqdm
+
+    res: dict[str, Any] = {}
+    if preset.timing_corpus is None:
+        corpus = load_corpus_cached(cplans[0].spec, cache)
+        res["timing_task"] = timing_task(corpus, cplans[0].topics[0], preset.timing_steps, seed)
+    else:
+        with tqdm(total=2, desc="han2018 timing", unit="exp") as tb:
+            corpus = load_corpus_cached(preset.timing_corpus, cache)
+            res["timing_task"] = timing_task(corpus, "geology", preset.timing_steps, seed)
+            tb.update(1)
+            big = load_corpus_cached(preset.frontier_corpus, cache)
+            res["timing_frontier"] = timing_frontier(big, "geology", preset.frontier_steps, preset.frontier_min, seed)
+            tb.update(1)
+    tt = {t["agent"]: t for t in res["timing_task"]}
+    res["timing_ratios"] = {
+        "sync_over_async": _ratio(tt["lfa-sync"]["seconds"], tt["lfa-async"]["seconds"]),
+        "async_over_basic": _ratio(tt["lfa-async"]["seconds"], tt["basic"]["seconds"]),
+        "sync_over_basic": _ratio(tt["lfa-sync"]["seconds"], tt["basic"]["seconds"]),
+        "han_2018": {"sync_s": 654, "async_s": 55, "no_learning_s": 28}}
+    return res
+
+
+def sweep(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed: int) -> list[RunResult]:
     """α × ε × reward for lfa-sync / lfa-async on one topic per corpus, with best-first references."""
     from tqdm.auto import tqdm
 
-    if args.quick:
-        grid = [(0.01, 0.1)]
-    else:
-        grid = [(a, e) for a in (0.001, 0.01) for e in (0.1, 0.02, 0.0)]
+    tasks = preset.sweep_tasks or preset.tasks
     jobs = []
     for p in cplans:
-        topic = (p.topics or ["geology"])[0] if not args.quick else p.topics[0]
+        topic = (p.topics or ["geology"])[0]
         for rw in (["han2018", "labels"] if "labels" in p.rewards or p.name.startswith("synthetic") else ["han2018"]):
             jobs.append((p, topic, rw, "best-first", None))
             for ag in ("lfa-sync", "lfa-async"):
-                for a, e in grid:
+                for a, e in preset.sweep_grid:
                     jobs.append((p, topic, rw, ag, {"alpha": a, "epsilon": e}))
-                if not args.quick:  # features: Han's tiles vs the same quantities as raw values
+                if preset.sweep_continuous_features:  # features: Han's tiles vs the same quantities as raw values
                     jobs.append((p, topic, rw, ag, {"alpha": 0.01, "epsilon": 0.02, "features": "han2018-continuous"}))
     total = sum(j[0].steps * tasks for j in jobs)
     out = []
@@ -633,7 +695,7 @@ def sweep(args: argparse.Namespace, cplans: list[CorpusPlan], cache: dict[str, A
             corpus = load_corpus_cached(p.spec, cache)
             kw = dict(kw or {})
             feats = kw.pop("features", "han2018")
-            r = run_tasks(corpus, p.name, topic, rw, ag, p.steps, tasks, seed=args.seed + 1000, agent_kwargs=kw,
+            r = run_tasks(corpus, p.name, topic, rw, ag, p.steps, tasks, seed=seed + 1000, agent_kwargs=kw,
                           env_over={"features": feats} if ag != "best-first" else None, on_step=bar.update)
             r.extra = dict(kw, features=feats) if ag != "best-first" else {}
             out.append(r)

@@ -18,8 +18,10 @@ The thesis counts a page as relevant when it contains the topic word ("han" rele
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +34,63 @@ THESIS_TABLE_4_3 = {"cameras": (80, 104), "cancer": (538, 648), "fiction": (850,
 THESIS_TABLE_4_2 = {0.1: 1636, 0.2: 1600, 0.3: 1573, 0.4: 1603, 0.5: 1618, 0.6: 1617, 0.7: 1494, 0.8: 1422, 0.9: 1300}
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration of the benchmark; command-line flags override its fields.
+
+    ``wiki_steps``/``small_steps``: budgets of the Wikispeedia rows of Table 4.3 and of Fig. 4.6
+    (``--steps`` sets every budget)."""
+
+    name: str
+    corpus: str
+    small_corpus: str
+    steps: int
+    tasks: int
+    topics: tuple[str, ...]
+    gammas: tuple[float, ...]
+    fig_topics: tuple[str, ...]
+    wikispeedia: bool
+    wiki_steps: int
+    small_steps: int
+
+
+#: CI-sized (< 60 s): a 3,000-page synthetic web, two topics, three γ, no Wikispeedia.
+QUICK = Preset("quick", corpus="synthetic-3000", small_corpus="synthetic-3000", steps=100, tasks=1,
+               topics=("cancer", "fiction"), gammas=(0.1, 0.5, 0.9), fig_topics=("cancer",), wikispeedia=False,
+               wiki_steps=500, small_steps=100)
+#: The reproduction: the 100,000-page synthetic web (5 topics), the full γ sweep, Wikispeedia, 3 tasks.
+FULL = Preset("full", corpus="synthetic-100000", small_corpus="synthetic-20000", steps=5000, tasks=3,
+              topics=("cameras", "cancer", "fiction", "geology", "poetry"),
+              gammas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), fig_topics=("cancer", "fiction", "geology", "poetry"),
+              wikispeedia=True, wiki_steps=500, small_steps=3000)
+PRESETS = {p.name: p for p in (QUICK, FULL)}
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gym-crawl bench thesis2021", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="CI-sized run (small synthetic corpus, < 60 s)")
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (small synthetic corpus, "
+                                                         "< 60 s); default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/thesis2021")
-    ap.add_argument("--corpus", default="synthetic-100000", help="corpus of Table 4.3 and the γ sweep")
-    ap.add_argument("--small-corpus", default="synthetic-20000", help="corpus of Fig. 4.6 (sync vs async)")
+    ap.add_argument("--corpus", default=None, help="corpus of Table 4.3 and the γ sweep (full: synthetic-100000)")
+    ap.add_argument("--small-corpus", default=None, help="corpus of Fig. 4.6, sync vs async (full: synthetic-20000)")
     ap.add_argument("--no-wikispeedia", action="store_true", help="skip Table 4.3 on Wikispeedia")
     ap.add_argument("--steps", type=int, default=None, help="steps per task (default 5000; Wikispeedia 500)")
     ap.add_argument("--tasks", type=int, default=None, help="tasks per agent, weights kept (default 3)")
-    ap.add_argument("--gammas", default="0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
+    ap.add_argument("--gammas", default=None, help="comma-separated γ of Table 4.2 (full: 0.1,0.2,…,0.9)")
     ap.add_argument("--seed", type=int, default=0)
     return ap
+
+
+def preset_from_args(args: argparse.Namespace) -> Preset:
+    """``--quick`` picks :data:`QUICK`, else :data:`FULL`; flags that were given override its fields."""
+    p = QUICK if args.quick else FULL
+    given: dict[str, Any] = {"corpus": args.corpus, "small_corpus": args.small_corpus, "tasks": args.tasks,
+                             "gammas": tuple(float(g) for g in args.gammas.split(",") if g) if args.gammas else None}
+    if args.steps:
+        given.update(steps=args.steps, wiki_steps=args.steps, small_steps=args.steps)
+    if args.no_wikispeedia:
+        given["wikispeedia"] = False
+    return dataclasses.replace(p, **{k: v for k, v in given.items() if v is not None})
 
 
 def _md(res: dict[str, Any]) -> str:
@@ -80,62 +127,88 @@ def _md(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tqdm.auto import tqdm
-
-    from gym_crawl.benchmarks._plotting import line_figure
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl.benchmarks._plotting import line_figure
 
     args = build_parser().parse_args(argv)
+    p = preset_from_args(args)
     t0 = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    quick = args.quick
-    corpus_spec = "synthetic-3000" if quick else args.corpus
-    small_spec = "synthetic-3000" if quick else args.small_corpus
-    steps = args.steps or (100 if quick else 5000)
-    tasks = args.tasks or (1 if quick else 3)
-    topics = ["cancer", "fiction"] if quick else ["cameras", "cancer", "fiction", "geology", "poetry"]
-    gammas = [0.1, 0.5, 0.9] if quick else [float(g) for g in args.gammas.split(",") if g]
-    fig_topics = ["cancer"] if quick else ["cancer", "fiction", "geology", "poetry"]
-    wiki = None if (quick or args.no_wikispeedia) else (str(DEFAULT_WIKISPEEDIA) if DEFAULT_WIKISPEEDIA.exists()
-                                                         else "wikispeedia")
-    wiki_steps = args.steps or 500
-    small_steps = args.steps or (100 if quick else 3000)
+    t43, sweep, f46 = crawls(p, args.seed)
+    table = table_4_3(t43)
+    res: dict[str, Any] = {
+        "benchmark": "thesis2021", "preset": p.name, "command": "gym-crawl bench thesis2021 " + " ".join(argv or []),
+        "machine": f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores",
+        "table_4_3": table,
+        "table_4_2": [{"gamma": r.extra["gamma"], "han_mean": float(r.han[:, -1].mean()),
+                       "label_mean": float(r.label[:, -1].mean()), "han_per_task": r.han[:, -1].tolist(),
+                       "thesis": THESIS_TABLE_4_2.get(r.extra["gamma"])} for r in sweep],
+        "fig_4_6": [r.summary() for r in f46], "runs_4_3": [r.summary() for r in t43],
+        "speed_note": speed_note(t43, p.corpus),
+    }
+    figs = figures(t43, out, prefix="table43_") + figures(f46, out, prefix="fig46_")
+    path = out / "table42_gamma_sweep.png"
+    line_figure({"thesis-lfa (here, han)": ([g["gamma"] for g in res["table_4_2"]],
+                                             [g["han_mean"] for g in res["table_4_2"]]),
+                 "thesis (reduced dump)": (list(THESIS_TABLE_4_2), list(THESIS_TABLE_4_2.values()))},
+                path, title="Table 4.2 — relevant pages vs γ (topic fiction)", xlabel="γ", ylabel="relevant pages")
+    res["figures"] = [*figs, path.name]
+    res["wall_seconds"] = time.perf_counter() - t0
+    atomic_write_json(out / "thesis2021.json", res)
+    atomic_write_bytes(out / "thesis2021.md", _md(res).encode())
+    print(f"wrote {out / 'thesis2021.json'}, {out / 'thesis2021.md'} and {len(res['figures'])} figures")
+    for r in table:
+        print(f" - {r['corpus']}/{r['topic']}: basic {r['basic_han']:.0f} → LFA {r['lfa_han_mean']:.1f} "
+              f"({100 * r['improvement_han']:+.0f} %, han relevance)")
+    return 0
+
+
+def crawls(p: Preset, seed: int) -> tuple[list[RunResult], list[RunResult], list[RunResult]]:
+    """The crawls of Table 4.3, Table 4.2 (γ sweep on fiction) and Fig. 4.6 (async / sync / basic)."""
+    from tqdm.auto import tqdm
+
+    wiki = (str(DEFAULT_WIKISPEEDIA) if DEFAULT_WIKISPEEDIA.exists() else "wikispeedia") if p.wikispeedia else None
     cache: dict[str, Any] = {}
-    total = (len(topics) * 2 * tasks * steps + len(gammas) * tasks * steps
-             + len(fig_topics) * 3 * tasks * small_steps + (4 * 2 * tasks * wiki_steps if wiki else 0))
+    total = (len(p.topics) * 2 * p.tasks * p.steps + len(p.gammas) * p.tasks * p.steps
+             + len(p.fig_topics) * 3 * p.tasks * p.small_steps + (4 * 2 * p.tasks * p.wiki_steps if wiki else 0))
     t43: list[RunResult] = []
     sweep: list[RunResult] = []
     f46: list[RunResult] = []
     with tqdm(total=total, desc="thesis2021", unit="step", mininterval=1.0) as bar:
-        corpus = load_corpus_cached(corpus_spec, cache)
-        for t in topics:
+        corpus = load_corpus_cached(p.corpus, cache)
+        for t in p.topics:
             for a in ("best-first", "thesis-lfa"):
                 bar.set_postfix_str(f"table 4.3 {t}/{a}")
-                t43.append(run_tasks(corpus, corpus_spec, t, "thesis", a, steps, tasks, seed=args.seed,
+                t43.append(run_tasks(corpus, p.corpus, t, "thesis", a, p.steps, p.tasks, seed=seed,
                                      on_step=bar.update))
         if wiki:
             wc = load_corpus_cached(wiki, cache)
             for t in ("geology", "cancer", "poetry", "sports"):
                 for a in ("best-first", "thesis-lfa"):
                     bar.set_postfix_str(f"table 4.3 wikispeedia {t}/{a}")
-                    t43.append(run_tasks(wc, "wikispeedia", t, "thesis", a, wiki_steps, tasks, seed=args.seed,
+                    t43.append(run_tasks(wc, "wikispeedia", t, "thesis", a, p.wiki_steps, p.tasks, seed=seed,
                                          on_step=bar.update))
-        for g in gammas:
+        for g in p.gammas:
             bar.set_postfix_str(f"γ sweep {g}")
-            r = run_tasks(corpus, corpus_spec, "fiction", "thesis", "thesis-lfa", steps, tasks, seed=args.seed,
+            r = run_tasks(corpus, p.corpus, "fiction", "thesis", "thesis-lfa", p.steps, p.tasks, seed=seed,
                           agent_kwargs={"gamma": g}, on_step=bar.update)
             r.extra = {"gamma": g}
             sweep.append(r)
-        small = load_corpus_cached(small_spec, cache)
-        for t in fig_topics:
+        small = load_corpus_cached(p.small_corpus, cache)
+        for t in p.fig_topics:
             for a, kw in (("best-first", None), ("thesis-lfa", {"mode": "async"}), ("thesis-lfa", {"mode": "sync"})):
                 bar.set_postfix_str(f"fig 4.6 {t}/{a}/{(kw or {}).get('mode', '')}")
-                r = run_tasks(small, small_spec, t, "thesis", a, small_steps, tasks, seed=args.seed, agent_kwargs=kw,
-                              on_step=bar.update)
+                r = run_tasks(small, p.small_corpus, t, "thesis", a, p.small_steps, p.tasks, seed=seed,
+                              agent_kwargs=kw, on_step=bar.update)
                 if kw:
                     r.agent = f"thesis-lfa-{kw['mode']}"
                 f46.append(r)
+    return t43, sweep, f46
+
+
+def table_4_3(t43: list[RunResult]) -> list[dict[str, Any]]:
+    """LFA vs the basic crawler per (corpus, topic): relevant pages and the improvement."""
     table = []
     by = {(r.corpus, r.topic, r.agent): r for r in t43}
     for (c, t, a), r in by.items():
@@ -152,38 +225,18 @@ def main(argv: list[str] | None = None) -> int:
                       "lfa_seconds_per_task": float(r.seconds.mean()),
                       "basic_seconds_per_task": float(b.seconds.mean()),
                       "thesis_basic_lfa": THESIS_TABLE_4_3.get(t)})
-    def _sps(agent: str) -> float:
-        return float(np.mean([r.steps / max(r.seconds.mean(), 1e-9) for r in t43
-                              if r.agent == agent and r.corpus == corpus_spec]))
+    return table
 
-    lfa_sps, basic_sps = _sps("thesis-lfa"), _sps("best-first")
-    speed = (f"On {corpus_spec}: thesis-lfa {lfa_sps:.0f} steps/s ({10_000 / lfa_sps:.1f} s per 10,000 "
-             f"steps; thesis: ≈ 4 min), basic {basic_sps:.0f} steps/s ({10_000 / basic_sps:.1f} s; "
-             f"thesis: ≈ 2.5 min). Wall-clock on a shared machine.")
-    res: dict[str, Any] = {
-        "benchmark": "thesis2021", "command": "gym-crawl bench thesis2021 " + " ".join(argv or []),
-        "machine": f"{platform.processor() or platform.machine()}, {__import__('os').cpu_count()} cores",
-        "table_4_3": table,
-        "table_4_2": [{"gamma": r.extra["gamma"], "han_mean": float(r.han[:, -1].mean()),
-                       "label_mean": float(r.label[:, -1].mean()), "han_per_task": r.han[:, -1].tolist(),
-                       "thesis": THESIS_TABLE_4_2.get(r.extra["gamma"])} for r in sweep],
-        "fig_4_6": [r.summary() for r in f46], "runs_4_3": [r.summary() for r in t43], "speed_note": speed,
-    }
-    figs = figures(t43, out, prefix="table43_") + figures(f46, out, prefix="fig46_")
-    p = out / "table42_gamma_sweep.png"
-    line_figure({"thesis-lfa (here, han)": ([g["gamma"] for g in res["table_4_2"]],
-                                             [g["han_mean"] for g in res["table_4_2"]]),
-                 "thesis (reduced dump)": (list(THESIS_TABLE_4_2), list(THESIS_TABLE_4_2.values()))},
-                p, title="Table 4.2 — relevant pages vs γ (topic fiction)", xlabel="γ", ylabel="relevant pages")
-    res["figures"] = figs + [p.name]
-    res["wall_seconds"] = time.perf_counter() - t0
-    atomic_write_json(out / "thesis2021.json", res)
-    atomic_write_bytes(out / "thesis2021.md", _md(res).encode())
-    print(f"wrote {out / 'thesis2021.json'}, {out / 'thesis2021.md'} and {len(res['figures'])} figures")
-    for r in table:
-        print(f" - {r['corpus']}/{r['topic']}: basic {r['basic_han']:.0f} → LFA {r['lfa_han_mean']:.1f} "
-              f"({100 * r['improvement_han']:+.0f} %, han relevance)")
-    return 0
+
+def speed_note(t43: list[RunResult], corpus: str) -> str:
+    def sps(agent: str) -> float:
+        return float(np.mean([r.steps / max(r.seconds.mean(), 1e-9) for r in t43
+                              if r.agent == agent and r.corpus == corpus]))
+
+    lfa_sps, basic_sps = sps("thesis-lfa"), sps("best-first")
+    return (f"On {corpus}: thesis-lfa {lfa_sps:.0f} steps/s ({10_000 / lfa_sps:.1f} s per 10,000 "
+            f"steps; thesis: ≈ 4 min), basic {basic_sps:.0f} steps/s ({10_000 / basic_sps:.1f} s; "
+            f"thesis: ≈ 2.5 min). Wall-clock on a shared machine.")
 
 
 if __name__ == "__main__":

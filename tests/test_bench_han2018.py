@@ -1,6 +1,7 @@
 """The paper benchmarks run end to end in their CI-sized ``--quick`` form and write sound outputs."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -92,3 +93,24 @@ def test_lfa_runs_on_wikispeedia(tmp_path) -> None:
     for agent in ("lfa-sync", "lfa-async", "thesis-lfa", "td-lambda"):
         r = run_tasks(corpus, "wikispeedia", "geology", "labels", agent, 100, 2)
         assert r.label.shape == (2, 100) and r.label[:, -1].min() > 0
+
+
+def test_presets_and_flag_overrides() -> None:
+    """--quick selects the QUICK preset, no flag the FULL one; given flags override single fields."""
+    from gym_crawl.benchmarks import han2018, thesis2021
+
+    for mod in (han2018, thesis2021):
+        ap = mod.build_parser()
+        assert mod.preset_from_args(ap.parse_args([])) == mod.FULL
+        assert mod.preset_from_args(ap.parse_args(["--quick"])) == mod.QUICK
+        q = mod.preset_from_args(ap.parse_args(["--quick", "--tasks", "3"]))
+        assert q.tasks == 3 and q == dataclasses.replace(mod.QUICK, tasks=3)
+    p = han2018.preset_from_args(han2018.build_parser().parse_args(["--corpus", "synthetic-5000", "--steps", "50",
+                                                                     "--topics", "cancer,poetry"]))
+    plans = han2018.plans(p)
+    assert [(c.spec, c.topics, c.rewards, c.steps) for c in plans] == [
+        ("synthetic-5000", ["cancer", "poetry"], ["han2018"], 50)]
+    assert p.tasks == han2018.FULL.tasks and p.sweep_grid == han2018.FULL.sweep_grid
+    t = thesis2021.preset_from_args(thesis2021.build_parser().parse_args(["--steps", "70", "--gammas", "0.2,0.4",
+                                                                          "--no-wikispeedia"]))
+    assert (t.steps, t.wiki_steps, t.small_steps, t.gammas, t.wikispeedia) == (70, 70, 70, (0.2, 0.4), False)
