@@ -20,8 +20,10 @@ relevances), read through the env's documented accessors; ``A_{t+1}`` = the rows
 ``frontier_changes().updated`` after the fetch (the fetched page's unvisited out-links); rewards are
 divided by ``env.max_reward``. Defaults follow deep-deep (γ 0.4, switch every 100 steps, double
 learning) except: ε = 0.1 while training (the suite evaluates with ε = 0), replay sample 32 (deep-deep
-300: our episodes are 100-1000 steps, not 10^5) and memory 5,000 experiences, learning rate 0.05 per
-example (applied as one summed minibatch step). The frontier is ordered by Q of each page's latest row
+300: our episodes are 100-1000 steps, not 10^5) and memory 5,000 experiences, and the step: one
+normalized (NLMS) minibatch step of rate ``lr`` = 0.5 instead of per-example SGD at 0.1 — rows here
+also carry dense relevance columns, so their norms vary, and a summed step over correlated
+examples diverged. The frontier is ordered by Q of each page's latest row
 (re-scored every step with one sparse mat-vec), ties → earliest in ``frontier_pages()``; before any
 learning w is zero except ``prior`` on ``a.link_rel`` (best-first's priority).
 """
@@ -130,23 +132,25 @@ def q_targets(N: sp.csr_matrix, group: np.ndarray, n: int, r: np.ndarray, w_onli
 
 def q_sgd_step(w: np.ndarray, b: float, X: tuple[np.ndarray, np.ndarray, np.ndarray], y: np.ndarray, *,
                lr: float, l2: float) -> float:
-    """One summed SGD step of squared TD error on ``w`` (in place): ``w ← w + lr Σ_i (y_i − q_i) x_i −
-    lr·l2·w``; returns the new bias ``b + lr Σ_i (y_i − q_i)``."""
+    """One normalized minibatch step of squared TD error on ``w`` (in place; NLMS, stable for lr < 2):
+    ``w ← w(1 − lr·l2) + (lr / B) Σ_i (y_i − q_i) x_i / (‖x_i‖² + 1)``; returns the new bias
+    ``b + (lr / B) Σ_i (y_i − q_i) / (‖x_i‖² + 1)`` (the bias is a constant feature 1, hence the + 1)."""
     indptr, cols, vals = X
     q = _row_dot(indptr, cols, vals, w) + b
-    d = y - q
     rows = np.repeat(np.arange(len(y)), np.diff(indptr))
+    sq = np.bincount(rows, weights=vals.astype(np.float64) ** 2, minlength=len(y)) + 1.0
+    d = (y - q) / sq * (lr / len(y))
     if l2:
         w *= 1.0 - lr * l2
-    np.add.at(w, cols, lr * d[rows] * vals)
-    return float(b + lr * d.sum())
+    np.add.at(w, cols, d[rows] * vals)
+    return float(b + d.sum())
 
 
 class HashedQAgent(_RowLearner):
     """deep-deep linear Q-learning over hashed link features (experience replay, double learning)."""
 
     name = "hashed-q"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed", "gamma": 0.4, "lr": 0.05, "l2": 1e-6, "batch": 32, "memory": 5_000, "switch_every": 100,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed", "gamma": 0.4, "lr": 0.5, "l2": 1e-6, "batch": 32, "memory": 5_000, "switch_every": 100,
                 "double": True, "epsilon": 0.1, "prior": 4.0, "max_next": 64}
 
     def __init__(self, **config: Any):

@@ -201,7 +201,7 @@ class _RowLearner(Agent):
             raise ValueError(f"{self.name}: unknown option(s) {unknown}; options: {sorted(self.DEFAULTS)}")
         super().__init__(**cfg)
         if not isinstance(cfg["features"], str):
-            raise ValueError(f"{self.name}: features must be a registered feature-set name, got {cfg['features']!r}")
+            raise TypeError(f"{self.name}: features must be a registered feature-set name, got {cfg['features']!r}")
         self.env_defaults = {**type(self).env_defaults, "features": cfg["features"]}
         for k in ("lr", "epsilon", "prior"):
             v = cfg.get(k)

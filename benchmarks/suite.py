@@ -423,9 +423,9 @@ def summarize(runs: list[dict[str, Any]], sets: list[TaskSet], agents: Sequence[
 
 def _markdown(summary: dict[str, Any], args: dict[str, Any]) -> str:
     lines = ["# gym_crawl benchmark suite", "",
-             "Normalized score on held-out **test** topics: (found − random) / (oracle − random), per task and seed; "
-             "IQM with a stratified bootstrap 95 % CI (rliable's statistics). Reward `labels` everywhere. "
-             f"Seeds {args['seeds']}, training epochs {args['epochs']}.", ""]
+             ("Normalized score on held-out **test** topics: (found − random) / (oracle − random), per task and seed; "
+              "IQM with a stratified bootstrap 95 % CI (rliable's statistics). Reward `labels` everywhere. "
+              f"Seeds {args['seeds']}, training epochs {args['epochs']}."), ""]
     for name, e in summary["sets"].items():
         lines.append(f"## {name} ({e['corpus']})")
         lines.append("")
@@ -463,7 +463,7 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
         y = np.arange(len(items))
         for i, (a, v) in enumerate(items):
-            ax.errorbar(v["iqm"], i, xerr=[[v["iqm"] - v["ci"][0]], [v["ci"][1] - v["iqm"]]], fmt="o",
+            ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]], fmt="o",
                         color=agent_color(a), capsize=3)
         ax.set_yticks(y, [a for a, _ in items])
         ax.axvline(0, color="grey", lw=0.5)

@@ -57,10 +57,24 @@ def test_q_sgd_step_by_hand():
     w = np.array([1.0, 0.0, 0.0])
     X = (np.array([0, 1, 3]), np.array([0, 1, 2], np.int32), np.array([1.0, 0.5, 0.5], np.float32))
     y = np.array([3.0, 1.0])
-    b = q_sgd_step(w, 0.5, X, y, lr=0.1, l2=0.0)
-    # q = [1.5, 0.5]; δ = [1.5, 0.5]; w0 += 0.1·1.5·1; w1, w2 += 0.1·0.5·0.5; b += 0.1·2
-    np.testing.assert_allclose(w, [1.15, 0.025, 0.025])
-    assert b == pytest.approx(0.7)
+    b = q_sgd_step(w, 0.5, X, y, lr=0.2, l2=0.0)
+    # q = [1.5, 0.5]; δ = [1.5, 0.5]; ‖x‖² + 1 = [2, 1.5]; step (lr / B) = 0.1
+    d0, d1 = 0.1 * 1.5 / 2.0, 0.1 * 0.5 / 1.5
+    np.testing.assert_allclose(w, [1.0 + d0, 0.5 * d1, 0.5 * d1])
+    assert b == pytest.approx(0.5 + d0 + d1)
+
+
+def test_q_step_reduces_the_td_error():
+    rng = np.random.default_rng(0)
+    X = sp.random(20, 50, density=0.2, random_state=1, format="csr", dtype=np.float32)
+    y = rng.normal(size=20)
+    w = np.zeros(50)
+    b = 0.0
+    err = []
+    for _ in range(200):
+        b = q_sgd_step(w, b, (X.indptr, X.indices, X.data), y, lr=0.5, l2=0.0)
+        err.append(float(np.mean((X @ w + b - y) ** 2)))
+    assert err[-1] < 0.2 * err[0] and all(np.isfinite(err))
 
 
 # ------------------------------------------------------------------------------------ stores
@@ -107,6 +121,7 @@ def test_experience_replay_round_trip():
     er2 = ExperienceReplay(4, max_next=2)
     er2.load(er.state(), 3)
     X, N, group, r = er2.batch(np.array([0, 1]), 3)
+    assert X[0].tolist() == [0, 1, 2] and X[1].tolist() == [0, 1]  # indptr and columns of the two x rows
     assert N.shape == (2, 3) and group.tolist() == [0, 0] and r.tolist() == [1.0, 0.0]
 
 

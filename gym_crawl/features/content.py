@@ -257,32 +257,37 @@ class TopicInteractionFeatures(ContentFeatures):
 class TresLocalFeatures(FeatureSet):
     """TRES's columns that depend only on the page's discovering links and best parent (``local``):
     parent relevant, inverse distance to the closest relevant page on the web path, path relevance
-    ratio, keyword in URL, keyword in anchor, and the number of relevant fetched parents (log-scaled)."""
+    ratio, keyword in URL, keyword in anchor, and the numbers of relevant and of all fetched parents
+    (log10(1 + n)) and their ratio."""
 
     name = "tres-local"
     local = True
-    names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
-             "a.keyword_in_anchor", "a.log_relevant_parents", "bias"]
+    names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",  # noqa: RUF012
+             "a.keyword_in_anchor", "a.log_relevant_parents", "a.log_parents", "a.relevant_parent_fraction", "bias"]
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)
         s = self._parent(state, pages)
-        out = np.empty((len(pages), 7), np.float32)
+        out = np.empty((len(pages), 9), np.float32)
         out[:, 0] = state.relevant[s]
         out[:, 1] = 1.0 / (1.0 + state.dist[s])
         out[:, 2] = state.path_rel[s] / np.maximum(state.path_len[s], 1)
         out[:, 3] = state.kw_url[pages]
         out[:, 4] = state.kw_anchor[pages]
-        out[:, 5] = np.log1p(state.n_relpar[pages]) / np.log(10.0)
-        out[:, 6] = 1.0
+        nrp, npar = state.n_relpar[pages], state.n_par[pages]
+        out[:, 5] = np.log1p(nrp) / np.log(10.0)
+        out[:, 6] = np.log1p(npar) / np.log(10.0)
+        out[:, 7] = nrp / np.maximum(npar, 1)
+        out[:, 8] = 1.0
         return out
 
 
 def transferable(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
-    """``han2018-continuous`` ⊕ ``tres-local`` ⊕ ``content-x-topic``: every column is relative to the
+    """``han2018`` (tiles: a linear model gets a piecewise-constant function of each relevance) ⊕
+    ``han2018-continuous`` ⊕ ``tres-local`` ⊕ ``content-x-topic``: every column is relative to the
     topic or to the crawl's own relevance statistics, so weights learned on one topic apply to another."""
-    return CombinedFeatures([Han2018Features(n_categories, discretize=False), TresLocalFeatures(),
-                             TopicInteractionFeatures(n_categories, dim=dim)], name="transferable")
+    return CombinedFeatures([Han2018Features(n_categories, discretize=True), Han2018Features(n_categories, discretize=False),
+                             TresLocalFeatures(), TopicInteractionFeatures(n_categories, dim=dim)], name="transferable")
 
 
 def combined_content(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
@@ -464,7 +469,7 @@ def _register() -> None:
         ("combined-content", combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),
         ("content-x-topic", TopicInteractionFeatures, "link-text and parent page vectors times the topic vector"),
         ("tres-local", lambda C: TresLocalFeatures(), "TRES path/keyword columns that are local, plus relevant-parent count"),
-        ("transferable", transferable, "han2018-continuous + tres-local + content-x-topic (topic-relative only)"),
+        ("transferable", transferable, "han2018 tiles + han2018-continuous + tres-local + content-x-topic (topic-relative only)"),
         ("hashed-transferable", lambda C: HashedContentFeatures(C, dense=transferable(C), name="hashed-transferable"),
          "hashed link tokens + the transferable dense columns"),
         ("hashed", HashedContentFeatures, ("hashed link tokens (anchor, URL words and n-grams, context, "
