@@ -470,123 +470,111 @@ def markdown(res: dict[str, Any]) -> str:
     return "\n".join(L)
 
 
-# ============================================================================ main
-def main(argv: list[str] | None = None) -> int:
+# ============================================================================ presets
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A named configuration of the benchmark; command-line flags override its fields.
+
+    ``classifier``: extra keyword arguments of :func:`gym_crawl.relevance.classifier.train_topic_classifier`
+    (as ``(name, value)`` pairs, so the preset stays hashable and frozen)."""
+
+    name: str
+    synthetic: str
+    synthetic_domains: int
+    synthetic_topics: tuple[str, ...]
+    synthetic_steps: int
+    synthetic_runs: int
+    wiki_topics: tuple[str, ...]
+    wiki_steps: int
+    wiki_runs: int
+    caps: tuple[str, ...]
+    cost_sizes: tuple[int, ...]
+    cost_experience: int
+    cost_steps: int
+    classifier: tuple[tuple[str, Any], ...] = ()
+
+
+#: CI-sized (< ~60 s): a 20,000-page web of 400 sites, one topic per corpus, caps ∞ and 5→2, one run.
+QUICK = Preset("quick", synthetic="synthetic-20000", synthetic_domains=400, synthetic_topics=("cancer",),
+               synthetic_steps=400, synthetic_runs=1, wiki_topics=("geology",), wiki_steps=150, wiki_runs=1,
+               caps=("inf", "5-2"), cost_sizes=(1000, 10_000, 100_000), cost_experience=2000, cost_steps=10,
+               classifier=(("kinds", ("tfidf-lr", "vec-lr")), ("grid_C", (1.0,)), ("folds", 2), ("max_train", 1000),
+                           ("max_features", 3000), ("max_test", 5000)))
+#: The reproduction: 10⁶ pages on 20,000 sites, 20,000-step crawls, every cap, Wikispeedia's four topics.
+FULL = Preset("full", synthetic="synthetic-1000000", synthetic_domains=20_000, synthetic_topics=("cancer", "fiction"),
+              synthetic_steps=20_000, synthetic_runs=1, wiki_topics=WIKI_TOPICS, wiki_steps=1000, wiki_runs=3,
+              caps=CAPS, cost_sizes=(10_000, 100_000, 1_000_000), cost_experience=20_000, cost_steps=30)
+PRESETS = {p.name: p for p in (QUICK, FULL)}
+
+
+def _csv(v: str | None) -> tuple[str, ...] | None:
+    return None if v is None else tuple(x.strip() for x in v.split(",") if x.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="CI-sized run (< ~60 s)")
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (< ~60 s); "
+                                                         "default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/tres")
     ap.add_argument("--parts", default="classifier,table,fig4,cost")
     ap.add_argument("--agents", default=",".join(AGENTS))
-    ap.add_argument("--caps", default=",".join(CAPS), help="comma-separated: inf, integers, A-B (adaptive)")
-    ap.add_argument("--synthetic", default="synthetic-1000000", help="synthetic corpus spec ('none' to skip)")
-    ap.add_argument("--synthetic-domains", type=int, default=20_000)
-    ap.add_argument("--synthetic-topics", default="cancer,fiction")
-    ap.add_argument("--synthetic-steps", type=int, default=20_000)
-    ap.add_argument("--synthetic-runs", type=int, default=1)
+    ap.add_argument("--caps", default=None, help="comma-separated: inf, integers, A-B (adaptive); full: all five")
+    ap.add_argument("--synthetic", default=None, help="synthetic corpus spec ('none' to skip); full: synthetic-1000000")
+    ap.add_argument("--synthetic-domains", type=int, default=None, help="sites of the synthetic web (full 20,000)")
+    ap.add_argument("--synthetic-topics", default=None, help="comma-separated (full: cancer,fiction)")
+    ap.add_argument("--synthetic-steps", type=int, default=None, help="full 20,000")
+    ap.add_argument("--synthetic-runs", type=int, default=None, help="full 1")
     ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA), help="path ('none' to skip)")
-    ap.add_argument("--wiki-topics", default=",".join(WIKI_TOPICS))
-    ap.add_argument("--wiki-steps", type=int, default=1000)
-    ap.add_argument("--wiki-runs", type=int, default=3)
+    ap.add_argument("--wiki-topics", default=None, help="comma-separated (full: geology,cancer,poetry,sports)")
+    ap.add_argument("--wiki-steps", type=int, default=None, help="full 1000")
+    ap.add_argument("--wiki-runs", type=int, default=None, help="full 3")
     ap.add_argument("--pages-per-domain", type=int, default=5, help="URL-hash sites of Wikispeedia")
     ap.add_argument("--k", type=int, default=4096, help="candidate slots of the tree agents")
-    ap.add_argument("--cost-sizes", default="10000,100000,1000000")
+    ap.add_argument("--cost-sizes", default=None, help="comma-separated frontier sizes (full: 10⁴, 10⁵, 10⁶)")
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    return ap
 
+
+def preset_from_args(args: argparse.Namespace) -> Preset:
+    """``--quick`` picks :data:`QUICK`, else :data:`FULL`; flags that were given override its fields."""
+    given = {"synthetic": args.synthetic, "synthetic_domains": args.synthetic_domains,
+             "synthetic_topics": _csv(args.synthetic_topics), "synthetic_steps": args.synthetic_steps,
+             "synthetic_runs": args.synthetic_runs, "wiki_topics": _csv(args.wiki_topics),
+             "wiki_steps": args.wiki_steps, "wiki_runs": args.wiki_runs, "caps": _csv(args.caps),
+             "cost_sizes": tuple(int(float(x)) for x in _csv(args.cost_sizes) or ()) or None}
+    return dataclasses.replace(QUICK if args.quick else FULL, **{k: v for k, v in given.items() if v is not None})
+
+
+# ============================================================================ main
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    p = preset_from_args(args)
     import torch
-    from tqdm.auto import tqdm
-
-    from gym_crawl.corpus import load_corpus
-    from gym_crawl.text.model import TextModel, get_text_model
 
     torch.set_num_threads(1)
-    if args.quick:
-        args.synthetic = "synthetic-20000" if args.synthetic == "synthetic-1000000" else args.synthetic
-        args.synthetic_domains = min(args.synthetic_domains, 400)
-        args.synthetic_topics = args.synthetic_topics.split(",")[0]
-        args.synthetic_steps = min(args.synthetic_steps, 400)
-        args.wiki_topics = args.wiki_topics.split(",")[0]
-        args.wiki_steps = min(args.wiki_steps, 150)
-        args.wiki_runs = args.synthetic_runs = 1
-        args.caps = "inf,5-2" if args.caps == ",".join(CAPS) else args.caps
-        args.cost_sizes = "1000,10000,100000" if args.cost_sizes == "10000,100000,1000000" else args.cost_sizes
-    clf_kw: dict[str, Any] = {"seed": args.seed}
-    if args.quick:
-        clf_kw.update(kinds=("tfidf-lr", "vec-lr"), grid_C=(1.0,), folds=2, max_train=1000, max_features=3000,
-                      max_test=5000)
-    parts = set(p.strip() for p in args.parts.split(",") if p.strip())
+    parts = set(x.strip() for x in args.parts.split(",") if x.strip())
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    caps = [c.strip() for c in args.caps.split(",") if c.strip()]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    res: dict[str, Any] = {"config": {k: v for k, v in vars(args).items()}, "notes": []}
+    config = {**{k: v for k, v in vars(args).items() if v is not None}, **dataclasses.asdict(p)}
+    res: dict[str, Any] = {"config": config, "notes": []}
     for a in list(agents):
         why = _agent_available(a)
         if why:
             res["notes"].append(f"{a} skipped: {why}")
             agents.remove(a)
-
-    settings: list[Setting] = []
-    if parts & {"classifier", "table", "fig4"}:
-        if args.synthetic.lower() != "none":
-            sc = load_corpus(args.synthetic, n_domains=args.synthetic_domains)
-            stext = get_text_model(sc)
-            for t in tqdm([t for t in args.synthetic_topics.split(",") if t], desc="synthetic: classifiers",
-                          disable=None):
-                settings.append(_prepare("synthetic", sc, stext, t, args.synthetic_steps, args.synthetic_runs,
-                                         clf_kw, res))
-        wpath = Path(args.wikispeedia)
-        if args.wikispeedia.lower() != "none" and wpath.exists():
-            wc0 = load_corpus(str(wpath))
-            wtext0 = get_text_model(wc0)
-            wc = url_hash_domains(wc0, args.pages_per_domain)
-            wtext = TextModel(wc, wtext0.idf, wtext0.vectors, dict(wtext0.meta))
-            for t in tqdm([t for t in args.wiki_topics.split(",") if t], desc="wikispeedia: classifiers",
-                          disable=None):
-                settings.append(_prepare("wikispeedia", wc, wtext, t, args.wiki_steps, args.wiki_runs, clf_kw, res))
-            res["notes"].append(wc.meta["domain_definition"])
-        elif args.wikispeedia.lower() != "none":
-            res["notes"].append(f"Wikispeedia not found at {wpath}: its part of the table is skipped")
-
-    rows: list[dict[str, Any]] = []
+    settings = prepare_settings(p, args, res) if parts & {"classifier", "table", "fig4"} else []
     fig4_trace: list[list[float]] = []
     if "table" in parts or "fig4" in parts:
-        jobs = []
-        for s in settings:
-            for cap in (caps if "table" in parts else ["inf"]):
-                for a in (agents if "table" in parts else ["tres"]):
-                    if a not in agents:
-                        continue
-                    for r in range(s.runs):
-                        jobs.append((s, cap, a, r))
-        want_trace = "fig4" in parts
-        for s, cap, a, r in tqdm(jobs, desc="crawls", disable=None):
-            trace_here = (want_trace and not fig4_trace and s.corpus_label == "synthetic" and a == "tres"
-                          and cap == "inf" and r == 0)
-            row, trace = run_one(s, a, cap, r, args.seed, args.k,
-                                 trace_every=max(1, s.steps // 200) if trace_here else 0)
-            rows.append(row)
-            if trace_here:
-                fig4_trace = trace
-            atomic_write_json(out / "tres.partial.json", {"runs": rows, "classifier": res.get("classifier", []),
-                                                          "keywords": res.get("keywords", [])})
-        res["runs"] = rows
-        res["table"] = _aggregate(rows)
+        res["runs"], fig4_trace = table_crawls(settings, p, agents, parts, args, res, out)
+        res["table"] = _aggregate(res["runs"])
         for corpus in dict.fromkeys(r["corpus"] for r in res["table"]):
             plot_pareto(res["table"], corpus, out / f"tres_pareto_{corpus}.png")
     if fig4_trace:
-        a = np.asarray(fig4_trace, float)
-        last = a[-1]
-        res["fig4"] = {"trace": fig4_trace, "step": int(last[0]), "frontier": int(last[1]), "leaves": int(last[2]),
-                       "nonempty_leaves": int(last[3]), "ratio": float(last[1] / max(1.0, last[3])),
-                       "mean_ratio": float(np.mean(a[:, 1] / np.maximum(1.0, a[:, 3])))}
+        res["fig4"] = fig4_summary(fig4_trace)
         plot_fig4(fig4_trace, out / "tres_fig4.png")
     if "cost" in parts:
-        sizes = [int(float(x)) for x in args.cost_sizes.split(",") if x]
-        bar = tqdm(total=len(sizes), desc="decision cost", disable=None)
-        res["cost"] = decision_cost(sizes, experience=2000 if args.quick else 20_000, steps=10 if args.quick else 30,
-                                    seed=args.seed, progress=lambda m: bar.update(1))
-        bar.close()
+        res["cost"] = cost_part(p, args.seed)
         plot_cost(res["cost"], out / "tres_cost.png")
     atomic_write_json(out / "tres.json", res)
     (out / "tres.partial.json").unlink(missing_ok=True)
@@ -594,6 +582,74 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_bytes(out / "tres.md", md.encode("utf-8"))
     print(md)
     return 0
+
+
+def prepare_settings(p: Preset, args: argparse.Namespace, res: dict[str, Any]) -> list[Setting]:
+    """Per corpus and topic: the classifier (Table 1), the expanded keywords (Table 2), the feature set."""
+    from tqdm.auto import tqdm
+
+    from gym_crawl.corpus import load_corpus
+    from gym_crawl.text.model import TextModel, get_text_model
+
+    clf_kw: dict[str, Any] = {"seed": args.seed, **dict(p.classifier)}
+    settings: list[Setting] = []
+    if p.synthetic.lower() != "none":
+        sc = load_corpus(p.synthetic, n_domains=p.synthetic_domains)
+        stext = get_text_model(sc)
+        for t in tqdm(p.synthetic_topics, desc="synthetic: classifiers", disable=None):
+            settings.append(_prepare("synthetic", sc, stext, t, p.synthetic_steps, p.synthetic_runs, clf_kw, res))
+    wpath = Path(args.wikispeedia)
+    if args.wikispeedia.lower() != "none" and wpath.exists():
+        wc0 = load_corpus(str(wpath))
+        wtext0 = get_text_model(wc0)
+        wc = url_hash_domains(wc0, args.pages_per_domain)
+        wtext = TextModel(wc, wtext0.idf, wtext0.vectors, dict(wtext0.meta))
+        for t in tqdm(p.wiki_topics, desc="wikispeedia: classifiers", disable=None):
+            settings.append(_prepare("wikispeedia", wc, wtext, t, p.wiki_steps, p.wiki_runs, clf_kw, res))
+        res["notes"].append(wc.meta["domain_definition"])
+    elif args.wikispeedia.lower() != "none":
+        res["notes"].append(f"Wikispeedia not found at {wpath}: its part of the table is skipped")
+    return settings
+
+
+def table_crawls(settings: list[Setting], p: Preset, agents: list[str], parts: set[str], args: argparse.Namespace,
+                 res: dict[str, Any], out: Path) -> tuple[list[dict[str, Any]], list[list[float]]]:
+    """Every setting × cap × agent × run (only TRES at b=∞ for ``fig4`` alone); returns the rows and the
+    per-step trace of the first synthetic TRES b=∞ crawl (Figure 4). Partial results are saved as they come."""
+    from tqdm.auto import tqdm
+
+    jobs = [(s, cap, a, r) for s in settings for cap in (p.caps if "table" in parts else ("inf",))
+            for a in (agents if "table" in parts else ["tres"]) if a in agents for r in range(s.runs)]
+    rows: list[dict[str, Any]] = []
+    fig4_trace: list[list[float]] = []
+    for s, cap, a, r in tqdm(jobs, desc="crawls", disable=None):
+        trace_here = ("fig4" in parts and not fig4_trace and s.corpus_label == "synthetic" and a == "tres"
+                      and cap == "inf" and r == 0)
+        row, trace = run_one(s, a, cap, r, args.seed, args.k, trace_every=max(1, s.steps // 200) if trace_here else 0)
+        rows.append(row)
+        if trace_here:
+            fig4_trace = trace
+        atomic_write_json(out / "tres.partial.json", {"runs": rows, "classifier": res.get("classifier", []),
+                                                      "keywords": res.get("keywords", [])})
+    return rows, fig4_trace
+
+
+def fig4_summary(trace: list[list[float]]) -> dict[str, Any]:
+    a = np.asarray(trace, float)
+    last = a[-1]
+    return {"trace": trace, "step": int(last[0]), "frontier": int(last[1]), "leaves": int(last[2]),
+            "nonempty_leaves": int(last[3]), "ratio": float(last[1] / max(1.0, last[3])),
+            "mean_ratio": float(np.mean(a[:, 1] / np.maximum(1.0, a[:, 3])))}
+
+
+def cost_part(p: Preset, seed: int) -> list[dict[str, Any]]:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(p.cost_sizes), desc="decision cost", disable=None)
+    cost = decision_cost(list(p.cost_sizes), experience=p.cost_experience, steps=p.cost_steps, seed=seed,
+                         progress=lambda m: bar.update(1))
+    bar.close()
+    return cost
 
 
 if __name__ == "__main__":

@@ -65,3 +65,15 @@ def test_decision_cost_tree_is_the_same_for_every_frontier_size():
     for r in rows:
         assert 1 <= r["candidates_tree"] <= r["leaves"] + 3
         assert r["tree_ms"] > 0 and r["sync_ms"] > 0
+
+
+def test_presets_and_flag_overrides():
+    from gym_crawl.benchmarks import tres
+
+    ap = tres.build_parser()
+    assert tres.preset_from_args(ap.parse_args([])) == tres.FULL
+    assert tres.preset_from_args(ap.parse_args(["--quick"])) == tres.QUICK
+    p = tres.preset_from_args(ap.parse_args(["--quick", "--caps", "inf,10", "--cost-sizes", "1e3,5000",
+                                             "--wiki-topics", "cancer,poetry"]))
+    assert p.caps == ("inf", "10") and p.cost_sizes == (1000, 5000) and p.wiki_topics == ("cancer", "poetry")
+    assert p.synthetic_steps == tres.QUICK.synthetic_steps and p.classifier == tres.QUICK.classifier
