@@ -117,7 +117,7 @@ statistic measured on real data by ``benchmarks/calibrate_synthetic.py``:
   32 % general words (default 30/32/10/28).
 * *Structure*: ordinary pages' link profile (site-topic, topic, subject, site, hub,
   related, global) 0.08/0.05/0.07/0.42/0.18/0.10/0.10 and subcategory main pages'
-  0.06/0.14/0.10/0.30/0.18/0.10/0.12, and 30 % of each subcategory's ordinary pages are
+  0.04/0.08/0.08/0.34/0.20/0.12/0.14, and 30 % of each subcategory's ordinary pages are
   islands on an unrelated subject's site, reachable only through that site's off-topic
   pages. ``P(target in L | source in L)`` ≈ 0.19 (Wikispeedia median 0.18, default 0.28).
 
@@ -583,8 +583,9 @@ class HardPreset:
     #: Link-kind profile of ordinary pages (site-topic, topic, subject, site, hub, related, global);
     #: Wikispeedia P(target in L | source in L): median 0.18 over categories. [0.15, 0.10, 0.07, 0.41, ...]
     profile_regular: tuple[float, ...] = (0.08, 0.05, 0.07, 0.42, 0.18, 0.10, 0.10)
-    #: ... and of subcategory main pages (the seeds). [0.15, 0.50, 0.12, 0.08, 0.05, 0.05, 0.05]
-    profile_subcat_main: tuple[float, ...] = (0.06, 0.14, 0.10, 0.30, 0.18, 0.10, 0.12)
+    #: ... and of subcategory main pages (the seeds): Wikispeedia's share of L among the seed's
+    #: out-neighbours is 8.5x its base rate (median). [0.15, 0.50, 0.12, 0.08, 0.05, 0.05, 0.05]
+    profile_subcat_main: tuple[float, ...] = (0.04, 0.08, 0.08, 0.34, 0.20, 0.12, 0.14)
     #: Share of an ordinary topical page placed as an island on an unrelated subject's site,
     #: reachable only through that site's (off-topic) pages. [0.07]
     island_rate: float = 0.30
