@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import resource
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -177,35 +177,52 @@ def _plot(res: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration; the matching flags override its fields."""
+
+    name: str
+    steps: int
+    topic_steps: int
+    seeds: int
+
+
+QUICK = Preset("quick", steps=300, topic_steps=100, seeds=1)  #: CI-sized
+FULL = Preset("full", steps=5000, topic_steps=500, seeds=5)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench env", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="CI-sized run")
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset (CI-sized)")
     ap.add_argument("--out", default="benchmarks/results/env")
     ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA))
     ap.add_argument("--corpus", default="synthetic", help="corpus for the throughput run (default synthetic)")
-    ap.add_argument("--steps", type=int, default=5000, help="steps of the throughput runs")
-    ap.add_argument("--topic-steps", type=int, default=500)
-    ap.add_argument("--seeds", type=int, default=5, help="runs per agent and topic")
+    ap.add_argument("--steps", type=int, default=None, help="steps of the throughput runs (full 5000)")
+    ap.add_argument("--topic-steps", type=int, default=None, help="steps of the topic table (full 500)")
+    ap.add_argument("--seeds", type=int, default=None, help="runs per agent and topic (full 5)")
     args = ap.parse_args(argv)
     from tqdm.auto import tqdm
 
     from gym_crawl.corpus import load_corpus
 
-    steps = 300 if args.quick else args.steps
+    p = QUICK if args.quick else FULL
+    p = Preset(p.name, args.steps or p.steps, args.topic_steps or p.topic_steps, args.seeds or p.seeds)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    res: dict[str, Any] = {"throughput": [], "topics": [], "wikispeedia_rss_mb": None}
+    res: dict[str, Any] = {"preset": p.name, "throughput": [], "topics": [], "wikispeedia_rss_mb": None}
     jobs = [args.corpus] + ([args.wikispeedia] if Path(args.wikispeedia).exists() else [])
     for spec in tqdm(jobs, desc="throughput", disable=None):
         c = load_corpus(spec)
-        res["throughput"].append(throughput(c, steps))
+        res["throughput"].append(throughput(c, p.steps))
         if spec == args.wikispeedia:
             res["wikispeedia_rss_mb"] = _rss_mb()
-            res["topics"] = topic_table(c, 100 if args.quick else args.topic_steps, 1 if args.quick else args.seeds)
+            res["topics"] = topic_table(c, p.topic_steps, p.seeds)
     if len(jobs) == 1:
         res["note"] = f"Wikispeedia not found at {args.wikispeedia}: topic table skipped"
-    (out / "env.json").write_text(json.dumps(res, indent=2))
-    (out / "env.md").write_text(_markdown(res))
+    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+
+    atomic_write_json(out / "env.json", res)
+    atomic_write_bytes(out / "env.md", _markdown(res).encode())
     _plot(res, out / "env_topics.png")
     print(_markdown(res))
     return 0

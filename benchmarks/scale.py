@@ -19,6 +19,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,16 +96,30 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named configuration; ``--pages`` / ``--steps`` override its fields."""
+
+    name: str
+    pages: tuple[int, ...]
+    steps: int
+
+
+QUICK = Preset("quick", pages=(5000,), steps=300)  #: CI-sized
+FULL = Preset("full", pages=(323_000,), steps=10_000)  #: the Simple English Wikipedia scale
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="CI-sized: 5,000 pages, 300 steps")
-    ap.add_argument("--pages", default="323000", help="comma-separated corpus sizes")
-    ap.add_argument("--steps", type=int, default=10_000)
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset: 5,000 pages, 300 steps")
+    ap.add_argument("--pages", default=None, help="comma-separated corpus sizes (full: 323000)")
+    ap.add_argument("--steps", type=int, default=None, help="crawl steps per agent (full: 10,000)")
     ap.add_argument("--agents", default="best-first,lfa-async")
     ap.add_argument("--out", default="benchmarks/results/scale")
     args = ap.parse_args(argv)
-    sizes = [5000] if args.quick else [int(x) for x in args.pages.split(",")]
-    steps = 300 if args.quick else args.steps
+    p = QUICK if args.quick else FULL
+    sizes = [int(x) for x in args.pages.split(",") if x] if args.pages else list(p.pages)
+    steps = args.steps or p.steps
     from tqdm.auto import tqdm
 
     rows = []
@@ -114,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         rows[-1]["wall_seconds"] = round(time.perf_counter() - t, 1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "scale.json").write_text(json.dumps(rows, indent=2))
+    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+
+    atomic_write_json(out / "scale.json", rows)
     md = _markdown(rows)
-    (out / "scale.md").write_text(md)
+    atomic_write_bytes(out / "scale.md", md.encode())
     print(md)
     return 0
 
