@@ -157,8 +157,6 @@ def _tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int,
 def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 25, quick_budget: int | None = None,
                     max_tasks: int | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
     """The named task sets and the corpora they use (``{spec: Corpus}``); unavailable sets carry a note."""
-    from gym_crawl.corpus import load_corpus
-
     corpora: dict[str, Any] = {}
     sets: list[TaskSet] = []
     kinds = {"ws-100": ("near",), "ws-size": ("size",), "ws-far": ("far",), "hard": ("near",), "hard-100k": ("near",)}
@@ -168,7 +166,7 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 
         spec = {"hard": "synthetic-hard", "hard-100k": "synthetic-hard-100000"}.get(name, str(wikispeedia))
         try:
             if spec not in corpora:
-                corpora[spec] = load_corpus(spec)
+                corpora[spec] = _load_corpus(spec)
         except (ValueError, KeyError, FileNotFoundError, TypeError) as e:
             sets.append(TaskSet(name, spec, [], note=f"skipped: corpus {spec!r} is not available here ({e})"))
             continue
@@ -181,6 +179,13 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 
         note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
         sets.append(TaskSet(name, spec, tasks, note))
     return sets, corpora
+
+
+def _load_corpus(spec: str) -> Any:
+    """``load_corpus(spec)`` (one place, so tests can hand in an in-memory corpus)."""
+    from gym_crawl.corpus import load_corpus
+
+    return load_corpus(spec)
 
 
 # ------------------------------------------------------------------------------------------- running

@@ -1,0 +1,114 @@
+"""The benchmark suite (issue 10.3): task construction, the fixed split, normalized scores, the IQM and
+its stratified bootstrap CI, and ``main --quick`` end to end on a tiny labelled corpus."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gym_crawl.benchmarks import suite
+
+
+def test_split_is_fixed_by_the_name():
+    labels = [f"subject.topic{i}" for i in range(60)]
+    a = [suite.is_test_topic(x) for x in labels]
+    assert a == [suite.is_test_topic(x) for x in labels]
+    assert 10 < sum(a) < 30  # about a third held out
+    # the split of a label never depends on the others
+    assert suite._split(labels)["subject.topic7"] == ("test" if suite.is_test_topic("subject.topic7") else "train")
+
+
+def test_split_never_leaves_a_side_empty():
+    for labels in (["a", "b"], ["x.y", "x.z", "w"]):
+        sp = suite._split(labels)
+        assert set(sp.values()) == {"train", "test"}
+
+
+def test_tasks_near_size_far(tiny_corpus):
+    tasks = suite._tasks_for(tiny_corpus, "t", ("near", "size", "far"), min_pages=25, near_budget=50, far_budget=70)
+    labs = {t.label for t in tasks}
+    assert labs == {"subject.geo", "subject.med", "subject.art", "subject.gen"}
+    indeg = tiny_corpus.in_degree()
+    for t in tasks:
+        from gym_crawl.relevance.topic import Topic
+
+        members = np.flatnonzero(Topic("t", ("x",), label=t.label).label_mask(tiny_corpus))
+        seed = tiny_corpus.page_id(t.seeds[0])
+        assert t.n_members == len(members)
+        if t.budget == 50:  # near: the most in-linked member
+            assert seed in members and indeg[seed] == indeg[members].max()
+        elif t.budget == 70:  # far: the most in-linked page outside
+            assert seed not in members
+            outside = np.setdiff1d(np.arange(tiny_corpus.n_pages), members)
+            assert indeg[seed] == indeg[outside].max()
+        else:
+            assert t.budget == len(members)
+        assert t.split in ("train", "test")
+
+
+def test_normalized_scores_by_hand():
+    runs = []
+    for s in (0, 1):
+        runs += [{"agent": "random", "task": "A", "split": "test", "seed": s, "found": 2 + 2 * s},  # mean 3
+                 {"agent": "oracle", "task": "A", "split": "test", "seed": s, "found": 13},
+                 {"agent": "x", "task": "A", "split": "test", "seed": s, "found": 8 if s == 0 else 3},
+                 {"agent": "random", "task": "B", "split": "test", "seed": s, "found": 5},
+                 {"agent": "oracle", "task": "B", "split": "test", "seed": s, "found": 5},  # no headroom: dropped
+                 {"agent": "x", "task": "B", "split": "test", "seed": s, "found": 5},
+                 {"agent": "x", "task": "C", "split": "train", "seed": s, "found": 99}]
+    scores, kept, dropped = suite.normalized_scores(runs, ["random", "oracle", "x"], [0, 1])
+    assert kept == ["A"] and dropped == ["B"]
+    np.testing.assert_allclose(scores["x"][:, 0], [0.5, 0.0])
+    np.testing.assert_allclose(scores["oracle"], 1.0)
+    np.testing.assert_allclose(scores["random"].mean(), 0.0)
+
+
+def test_iqm_and_bootstrap_ci():
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(5, 12))
+    point, lo, hi = suite.iqm_ci(m, reps=500)
+    assert point == pytest.approx(stats.trim_mean(m.ravel(), 0.25))
+    assert lo < point < hi
+    c = np.full((5, 4), 0.7)
+    assert suite.iqm_ci(c, reps=100) == pytest.approx((0.7, 0.7, 0.7))
+
+
+def test_quick_run_end_to_end(tiny_corpus, tmp_path, monkeypatch):
+    # the session's in-memory tiny corpus (its text model is already trained) stands for Wikispeedia
+    real = suite._load_corpus
+    monkeypatch.setattr(suite, "_load_corpus", lambda spec: tiny_corpus if spec == "tiny" else real(spec))
+    out = tmp_path / "out"
+    rc = suite.main(["--quick", "--wikispeedia", "tiny", "--out", str(out), "--budget", "20",
+                     "--agents", "best-first", "online-classifier"])
+    assert rc == 0
+    js = json.loads((out / "suite.json").read_text())
+    assert js["meta"]["quick"] and js["meta"]["seeds"] == 2
+    e = js["sets"]["ws-100"]
+    assert e["tasks"]["train"] >= 1 and e["tasks"]["test"] >= 1
+    ag = e["agents"]
+    assert set(ag) == {"random", "oracle", "best-first", "online-classifier"}
+    assert ag["oracle"]["iqm"] == pytest.approx(1.0)
+    assert abs(ag["random"]["mean"]) < 1e-9  # random's mean over seeds is the zero point by construction
+    for v in ag.values():
+        assert v["ci"][0] <= v["ci"][1] and len(v["mean_per_seed"]) == 2
+    # learners are evaluated on test tasks only, after training on train tasks
+    learner_runs = [r for r in js["runs"] if r["agent"] == "online-classifier"]
+    assert learner_runs and all(r["split"] == "test" for r in learner_runs)
+    assert all(r["train_episodes"] == e["tasks"]["train"] for r in learner_runs)
+    test_labels = {t["label"] for t in js["tasks"]["ws-100"] if t["split"] == "test"}
+    assert {r["label"] for r in learner_runs} == test_labels
+    md = (out / "leaderboard.md").read_text()
+    assert "| online-classifier |" in md and "ws-100" in md
+    assert (out / "leaderboard.png").stat().st_size > 1000
+    assert (out / "profiles_ws-100.png").stat().st_size > 1000
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(SystemExit, match="unknown agent"):
+        suite.main(["--quick", "--agents", "no-such-agent", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--config"):
+        suite.main(["--quick", "--config", "oops", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="unknown task set"):
+        suite.build_task_sets(["nope"], wikispeedia="x")
