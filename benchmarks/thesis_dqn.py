@@ -27,11 +27,12 @@ head costs one 257-wide row per page, see the head-cost table the benchmark meas
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,18 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     out["n_pages"] = int(corpus.n_pages)
     out["wall_seconds"] = time.perf_counter() - t0
     return out
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 # ------------------------------------------------------------------------------ head cost
@@ -336,22 +349,50 @@ def main(argv: list[str] | None = None) -> int:
             for a in ("best-first", "random"):
                 tasks.append({"corpus": spec, "corpus_name": name, "agent": a, "variant": None, "seed": seed,
                               "topic": args.topic, "train_steps": tr, "test_steps": te})
-            for v in variants:
+        for v in variants:  # the thesis' own selection first: its result arrives first
+            for seed in range(args.seeds):
                 tasks.append({"corpus": spec, "corpus_name": name, "agent": "thesis-dqn", "variant": v, "seed": seed,
                               "topic": args.topic, "train_steps": tr, "test_steps": te})
+    # order: baselines and the thesis' own selection first, Wikispeedia (cheap) next, then the other variants
+    def order(t: dict[str, Any]) -> int:
+        if t["agent"] != "thesis-dqn" or t["variant"] == "frontier":
+            return 0
+        return 1 if t["corpus_name"] == "wikispeedia" else 2 + variants.index(t["variant"])
+
+    tasks.sort(key=order)
+    # each finished run is kept in <out>/runs/ and reused by a rerun with the same settings (resume)
+    cache_dir = out / "runs"
+    cache_dir.mkdir(exist_ok=True)
+
+    def key(t: dict[str, Any]) -> Path:
+        name = (f"{t['corpus_name']}_{t['topic']}_{t['agent']}_{t['variant'] or '-'}_s{t['seed']}_"
+                f"{t['train_steps']}_{t['test_steps']}")
+        return cache_dir / (name.replace("/", "_") + ".json")
+
     results: list[dict[str, Any]] = []
-    if args.jobs > 1:
+    todo = []
+    for t in tasks:
+        k = key(t)
+        if k.exists():
+            results.append(json.loads(k.read_text()))
+        else:
+            todo.append(t)
+    print(f"{len(tasks)} runs, {len(tasks) - len(todo)} reused from {cache_dir}", flush=True)
+
+    def done(i: int, r: dict[str, Any], t: dict[str, Any]) -> None:
+        atomic_write_json(key(t), _jsonable(r))
+        results.append(_jsonable(r))
+        print(f"[{i}/{len(todo)}] {r['corpus_name']} {r['agent']} {r['variant'] or ''} seed {r['seed']}: "
+              f"{r['wall_seconds']:.0f} s", flush=True)
+
+    if args.jobs > 1 and len(todo) > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as ex:
-            for i, r in enumerate(ex.map(run_task, tasks)):
-                results.append(r)
-                print(f"[{i + 1}/{len(tasks)}] {r['corpus_name']} {r['agent']} {r['variant'] or ''} seed {r['seed']}: "
-                      f"{r['wall_seconds']:.0f} s", flush=True)
+            futs = {ex.submit(run_task, t): t for t in todo}
+            for i, f in enumerate(as_completed(futs), 1):
+                done(i, f.result(), futs[f])
     else:
-        for i, t in enumerate(tasks):
-            r = run_task(t)
-            results.append(r)
-            print(f"[{i + 1}/{len(tasks)}] {r['corpus_name']} {r['agent']} {r['variant'] or ''} seed {r['seed']}: "
-                  f"{r['wall_seconds']:.0f} s", flush=True)
+        for i, t in enumerate(todo, 1):
+            done(i, run_task(t), t)
     rows = summarize(results)
     res: dict[str, Any] = {
         "benchmark": "thesis_dqn", "command": "gym-crawl bench thesis_dqn " + " ".join(argv or []),
