@@ -29,9 +29,10 @@ def test_every_array_is_a_field(tiny_corpus):
     s = env.state
     names = {f.name for f in FIELDS} | {n for n, _ in SLOT_ARRAYS}
     per_page = {k for k, v in vars(s).items() if isinstance(v, np.ndarray) and len(v) == tiny_corpus.n_pages
-                and k not in ("link_dst", "page_domain")}  # corpus arrays
+                and k not in ("link_dst", "page_domain") and not k.startswith("_")}  # corpus arrays, work space
     assert per_page <= names, f"arrays outside the field table: {sorted(per_page - names)}"
     assert set(s.arrays) == names
+    assert np.all(s._tslot == -1), "the expand kernel's per-target slots are restored after each fetch"
 
 
 @pytest.mark.parametrize("cap", [None, 2])

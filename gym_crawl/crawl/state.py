@@ -41,15 +41,30 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.fields import allocate, reset_domains, reset_pages
-from gym_crawl.relevance.rewards import RewardScheme
-from gym_crawl.relevance.scorer import LinkScores, TopicScorer
+from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
+from gym_crawl.relevance.scorer import PageScores, TopicScorer
 
 __all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
-UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
-DIST_CAP = 9
+UNSEEN, FRONTIER, VISITED, BLOCKED = K.UNSEEN, K.FRONTIER, K.VISITED, K.BLOCKED
+DIST_CAP = K.DIST_CAP
 """Han 2018: distance from the last relevant page is capped at 9."""
+_NO_PAGES = np.zeros(0, np.int32)
+
+
+def _reward_key(scheme: RewardScheme) -> tuple | None:
+    """A key under which a scheme's per-page rewards may be cached (built-in, per-page schemes
+    only; ``None``: call the scheme at every fetch)."""
+    t = type(scheme)
+    if t is ThresholdReward:
+        return ("threshold", scheme.tiers, scheme.word_reward, scheme.miss)
+    if t is BinaryReward:
+        return ("binary", scheme._labelled)
+    if t is LabelReward:
+        return ("labels",)
+    return None
 
 
 @dataclass
@@ -88,16 +103,50 @@ class CrawlState:
         self.arrays = allocate(n, max(1, len(corpus.domains)), C)
         for name, a in self.arrays.items():
             setattr(self, name, a)
-        self.fr_size = 0
+        #: scalar counters (kernels update them in place; read them through the properties)
+        self._ctr = np.zeros(K.N_COUNTERS, np.int64)
+        self._sums = np.zeros(1, np.float64)
+        # kernel work space: per-target slots (always -1 between calls) and output buffers
+        deg = int(np.diff(self.link_ptr).max()) if n else 0
+        self._tslot = np.full(n, -1, np.int32)
+        self._t_best = np.zeros(deg, np.float32)
+        self._t_link = np.zeros(deg, np.int64)
+        self._t_kwu = np.zeros(deg, bool)
+        self._t_kwa = np.zeros(deg, bool)
+        self._out_new = np.zeros(deg, np.int32)
+        self._out_upd = np.zeros(deg, np.int32)
+        self._out_rem = np.zeros(n, np.int32)
         self.domain_cap: int | None = None
-        self.n_fetched = 0
-        self.step = 0
-        self.relevant_found = 0
-        self.reward_sum = 0.0
-        self.relevant_domains = 0
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
-        self._any_blocked = False
+
+    # ------------------------------------------------------------ counters
+    @property
+    def fr_size(self) -> int:
+        """Pages in the frontier."""
+        return int(self._ctr[K.C_FR_SIZE])
+
+    @property
+    def n_fetched(self) -> int:
+        """Pages fetched this crawl (seeds included)."""
+        return int(self._ctr[K.C_N_FETCHED])
+
+    @property
+    def step(self) -> int:
+        """Counted fetches (seeds fetched with ``count_step=False`` excluded)."""
+        return int(self._ctr[K.C_STEP])
+
+    @property
+    def relevant_found(self) -> int:
+        return int(self._ctr[K.C_RELEVANT_FOUND])
+
+    @property
+    def relevant_domains(self) -> int:
+        return int(self._ctr[K.C_RELEVANT_DOMAINS])
+
+    @property
+    def reward_sum(self) -> float:
+        return float(self._sums[0])
 
     # --------------------------------------------------------------- reset
     def reset(self, scorer: TopicScorer, scheme: RewardScheme, domain_cap: int | None = None) -> None:
@@ -106,21 +155,24 @@ class CrawlState:
         if scorer.n_categories != self.n_categories:
             raise ValueError(f"scorer has {scorer.n_categories} category slots, state {self.n_categories}")
         touched = np.concatenate([self.fetched[: self.n_fetched], self.fr_pages[: self.fr_size],
-                                  np.flatnonzero(self.status == BLOCKED) if self._any_blocked else np.zeros(0, np.int64)])
+                                  np.flatnonzero(self.status == BLOCKED) if self._ctr[K.C_ANY_BLOCKED]
+                                  else np.zeros(0, np.int64)])
         if domain_cap is not None and domain_cap < 1:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
-        self._any_blocked = False
         reset_pages(self.arrays, touched)
         reset_domains(self.arrays)
+        self._ctr[:] = 0
+        self._sums[:] = 0.0
         self.domain_cap = domain_cap
-        self.fr_size = 0
-        self.n_fetched = 0
-        self.step = 0
-        self.relevant_found = 0
-        self.reward_sum = 0.0
-        self.relevant_domains = 0
         self.scorer = scorer
         self.scheme = scheme
+        self._pages = scorer.page_table()
+        self._links = scorer.link_table()
+        key = _reward_key(scheme)
+        self._rw = None if key is None else scorer._tables.setdefault(
+            ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),
+                              np.zeros(self.corpus.n_pages, bool)))
+        self._eval_label = bool(scorer.topic.label)
 
     # ------------------------------------------------------------ frontier
     @property
@@ -133,63 +185,6 @@ class CrawlState:
     def in_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
         return self.status[pages] == FRONTIER
 
-    def _frontier_add(self, pages: np.ndarray) -> None:
-        k = len(pages)
-        self.fr_pages[self.fr_size:self.fr_size + k] = pages
-        self.fr_pos[pages] = np.arange(self.fr_size, self.fr_size + k, dtype=np.int32)
-        self.fr_size += k
-        self.status[pages] = FRONTIER
-        if self.domain_cap is not None and k:
-            self._chain_add(pages)
-
-    def _chain_add(self, pages: np.ndarray) -> None:
-        """Prepend ``pages`` to their domains' frontier chains (vectorized per batch)."""
-        d = self.page_domain[pages]
-        order = np.argsort(d, kind="stable")
-        p, ds = pages[order], d[order]
-        last = np.ones(len(p), bool)
-        last[:-1] = ds[1:] != ds[:-1]
-        first = np.ones(len(p), bool)
-        first[1:] = ds[1:] != ds[:-1]
-        nxt = np.empty(len(p), np.int32)
-        nxt[:-1] = p[1:]
-        nxt[last] = self.dom_head[ds[last]]
-        self.dom_next[p] = nxt
-        prv = np.empty(len(p), np.int32)
-        prv[1:] = p[:-1]
-        prv[first] = -1
-        self.dom_prev[p] = prv
-        old = self.dom_head[ds[last]]
-        has = old >= 0
-        self.dom_prev[old[has]] = p[last][has]
-        self.dom_head[ds[first]] = p[first]
-
-    def _chain_remove(self, page: int) -> None:
-        nx_, pv = int(self.dom_next[page]), int(self.dom_prev[page])
-        if pv >= 0:
-            self.dom_next[pv] = nx_
-        else:
-            self.dom_head[self.page_domain[page]] = nx_
-        if nx_ >= 0:
-            self.dom_prev[nx_] = pv
-        self.dom_next[page] = self.dom_prev[page] = -1
-
-    def _block_domain(self, d: int) -> np.ndarray:
-        """Drop every frontier page of domain ``d`` (it reached the cap)."""
-        out = []
-        p = int(self.dom_head[d])
-        while p >= 0:
-            out.append(p)
-            nxt = int(self.dom_next[p])
-            self.dom_next[p] = self.dom_prev[p] = -1
-            self._frontier_remove_only(p)
-            self.status[p] = BLOCKED
-            p = nxt
-        self.dom_head[d] = -1
-        if out:
-            self._any_blocked = True
-        return np.asarray(out, np.int32)
-
     def set_domain_cap(self, cap: int | None) -> np.ndarray:
         """Change the cap mid-crawl (adaptive schedules); returns the frontier pages it dropped.
 
@@ -198,24 +193,34 @@ class CrawlState:
             raise ValueError(f"set_domain_cap({cap!r}): only an integer cap >= 1 can replace the crawl's "
                              f"starting cap ({self.domain_cap!r})")
         self.domain_cap = cap
-        over = np.flatnonzero((self.dom_fetched >= cap) & (self.dom_head >= 0))
-        parts = [self._block_domain(int(d)) for d in over]
-        return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+        k = K.block_over_cap(cap, self.dom_fetched, self.status, self.fr_pages, self.fr_pos, self.dom_next,
+                             self.dom_prev, self.dom_head, self._ctr, self._out_rem)
+        return self._out_rem[:k].copy()
 
     def _frontier_remove(self, page: int) -> None:
+        """Take ``page`` out of the frontier store (slot and domain chain) without changing its status."""
         if self.domain_cap is not None:
-            self._chain_remove(page)
-        self._frontier_remove_only(page)
-
-    def _frontier_remove_only(self, page: int) -> None:
-        i = int(self.fr_pos[page])
-        last = int(self.fr_pages[self.fr_size - 1])
-        self.fr_pages[i] = last
-        self.fr_pos[last] = i
-        self.fr_pos[page] = -1
-        self.fr_size -= 1
+            K._chain_remove(page, self.dom_next, self.dom_prev, self.dom_head, self.page_domain)
+        K._remove_only(page, self.fr_pages, self.fr_pos, self._ctr)
 
     # --------------------------------------------------------------- fetch
+    def _page_reward(self, page: int) -> tuple[float, bool, bool]:
+        """Reward, relevant flag and ground-truth relevance of fetching ``page`` (cached per page for
+        the built-in schemes; a custom scheme is called on the page's scores)."""
+        rw = self._rw
+        if rw is not None and rw[2][page]:
+            r, relevant = float(rw[0][page]), bool(rw[1][page])
+        else:
+            pt = self._pages
+            ps = PageScores(pt.rel[page:page + 1], pt.cat[page:page + 1], pt.tfidf[page:page + 1],
+                            pt.label[page:page + 1])
+            rws, rls = self.scheme(ps)  # type: ignore[misc]
+            r, relevant = float(rws[0]), bool(rls[0])
+            if rw is not None:
+                rw[0][page], rw[1][page], rw[2][page] = r, relevant, True
+        eval_rel = bool(self._pages.label[page]) if self._eval_label else relevant
+        return r, relevant, eval_rel
+
     def fetch(self, page: int, count_step: bool = True) -> FetchResult:
         """Fetch ``page`` (a frontier page, or an unseen page when seeding): score it, reward it,
         update statistics, and add its unvisited out-links to the frontier.
@@ -223,114 +228,36 @@ class CrawlState:
         Raises ``ValueError`` if the page was already fetched.
         """
         assert self.scorer is not None and self.scheme is not None, "reset() first"
+        page = int(page)
         st = int(self.status[page])
         if st == VISITED:
             raise ValueError(f"page {page} was already fetched")
         if st == BLOCKED:
             raise ValueError(f"page {page} is blocked: its domain reached the cap of {self.domain_cap} pages")
-        has_parents = st == FRONTIER and self.n_par[page] > 0
-        if st == FRONTIER:
-            self._frontier_remove(page)
-        self.status[page] = VISITED
-        self.fetched[self.n_fetched] = page
-        self.n_fetched += 1
-        self.fetch_step[page] = self.step
-        if count_step:
-            self.step += 1
-
-        ps = self.scorer.score_pages(np.array([page]))
-        rw, rl = self.scheme(ps)
-        r, relevant = float(rw[0]), bool(rl[0])
-        eval_rel = bool(ps.label[0]) if self.scorer.topic.label else relevant
-        rel = float(ps.rel[0])
-        self.rel[page] = rel
-        self.cat[page] = ps.cat[0]
-        self.tfidf[page] = ps.tfidf[0]
-        self.reward[page] = r
-        self.relevant[page] = relevant
-        if has_parents:
-            maxw = float(self.max_par_wrl[page])
-            self.wrl[page] = self.beta * rel + (1 - self.beta) * maxw
-            self.change[page] = rel - maxw
-            self.dist[page] = 0 if relevant else min(int(self.min_par_dist[page]) + 1, DIST_CAP)
-            self.par_mean[page] = self.sum_par_rel[page] / self.n_par[page]
-            nr = self.n_relpar[page]
-            self.relpar_mean[page] = self.sum_relpar_rel[page] / nr if nr else 0.0
-            bp = int(self.best_parent[page])
-            self.path_len[page] = self.path_len[bp] + 1
-            self.path_rel[page] = self.path_rel[bp] + relevant
-        else:  # a seed: no ancestors
-            self.wrl[page] = rel
-            self.change[page] = 0.0
-            self.dist[page] = 0 if relevant else DIST_CAP
-            self.path_len[page] = 1
-            self.path_rel[page] = int(relevant)
-        d = int(self.page_domain[page])
-        self.dom_fetched[d] += 1
-        self.dom_relevant[d] += relevant
-        if eval_rel:
-            if self.dom_eval_relevant[d] == 0:
-                self.relevant_domains += 1
-            self.dom_eval_relevant[d] += 1
-            self.relevant_found += 1
-        self.reward_sum += r
-
-        removed = np.zeros(0, np.int32)
-        if self.domain_cap is not None and self.dom_fetched[d] >= self.domain_cap:
-            removed = self._block_domain(d)
-        new, upd = self._expand(page, rel, relevant)
-        return FetchResult(page, r, relevant, eval_rel, new, upd, removed)
-
-    def _expand(self, page: int, rel: float, relevant: bool) -> tuple[np.ndarray, np.ndarray]:
-        a, b = int(self.link_ptr[page]), int(self.link_ptr[page + 1])
-        dst = self.link_dst[a:b]
-        keep = (self.status[dst] < VISITED) & (dst != page)
-        if self.domain_cap is not None:
-            keep &= self.dom_fetched[self.page_domain[dst]] < self.domain_cap
-        if not keep.any():
-            return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        # score the page's whole contiguous link range (slices, no gathers), then keep the unvisited
-        ls = self.scorer.score_links(np.arange(a, b))  # type: ignore[union-attr]
-        lid = np.arange(a, b, dtype=np.int64)
-        if not keep.all():
-            ls = LinkScores(ls.rel[keep], ls.cat[keep], ls.kw_url[keep], ls.kw_anchor[keep])
-            lid = lid[keep]
-        dst = dst[keep]
-        # one row per target: the discovering link with the most topic-relevant text
-        order = np.lexsort((-ls.rel, dst))
-        dsorted = dst[order]
-        first = np.ones(len(order), bool)
-        first[1:] = dsorted[1:] != dsorted[:-1]
-        pick = order[first]
-        t = dst[pick].astype(np.int32)
-        kwu = np.bincount(np.searchsorted(t, dst), weights=ls.kw_url.astype(np.float64), minlength=len(t)) > 0
-        kwa = np.bincount(np.searchsorted(t, dst), weights=ls.kw_anchor.astype(np.float64), minlength=len(t)) > 0
-        new = t[self.status[t] == UNSEEN]
-        if len(new):
-            self._frontier_add(new)
-            self.max_par_wrl[new] = -np.inf
-            self.min_par_dist[new] = DIST_CAP
-            self.link_rel[new] = -np.inf
-            self.discovered_step[new] = self.step
-        self.n_par[t] += 1
-        self.sum_par_rel[t] += rel
-        if relevant:
-            self.n_relpar[t] += 1
-            self.sum_relpar_rel[t] += rel
-        self.max_par_wrl[t] = np.maximum(self.max_par_wrl[t], self.wrl[page])
-        self.min_par_dist[t] = np.minimum(self.min_par_dist[t], self.dist[page])
-        lr = ls.rel[pick]
-        better = lr > self.link_rel[t]
-        tb = t[better]
-        self.link_rel[tb] = lr[better]
-        self.link_cat[tb] = ls.cat[pick][better]
-        self.best_link[tb] = lid[pick][better]
-        self.kw_url[t] |= kwu
-        self.kw_anchor[t] |= kwa
-        bp = self.best_parent[t]
-        take = (bp < 0) | (rel > self.rel[np.maximum(bp, 0)])
-        self.best_parent[t[take]] = page
-        return new, t
+        pt = self._pages
+        if not pt.done[page]:
+            pt.ensure(page)
+        if not self._links.done[page]:
+            self._links.ensure(np.array([page]))
+        r, relevant, eval_rel = self._page_reward(page)
+        lt = self._links
+        cap = -1 if self.domain_cap is None else int(self.domain_cap)
+        nn, nu, nr = K.fetch_page(
+            page, count_step, r, relevant, eval_rel, float(self.beta), cap,
+            pt.rel[page], pt.cat[page], pt.tfidf[page],
+            lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
+            self.link_ptr, self.link_dst, self.page_domain,
+            self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
+            self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
+            self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.best_parent, self.best_link,
+            self.discovered_step,
+            self.rel, self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
+            self.par_mean, self.relpar_mean, self.path_len, self.path_rel, self.fetch_step,
+            self.dom_fetched, self.dom_relevant, self.dom_eval_relevant,
+            self._ctr, self._sums, self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa,
+            self._out_new, self._out_upd, self._out_rem)
+        return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
+                           self._out_rem[:nr].copy() if nr else _NO_PAGES.copy())
 
     # ------------------------------------------------------------- metrics
     @property

@@ -38,8 +38,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gym_crawl.registry import Registry
+from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.registry import Registry
 
 __all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
            "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
@@ -86,6 +87,16 @@ class FeatureSet:
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    #: feature sets with a compiled row writer implement ``_fill(state, pages, out, col0, with_bias)``
+    #: (writes the rows of int64 ``pages`` into ``out[:, col0:]``, the bias column only if
+    #: ``with_bias``; ``out`` zeroed) so :class:`CombinedFeatures` can write parts in place
+    _fill = None
+
+    @staticmethod
+    def _no_parent(pages: np.ndarray, bad: int) -> None:
+        if bad >= 0:
+            raise ValueError(f"pages {[int(pages[bad])]} are not frontier pages (no fetched parent)")
 
     @staticmethod
     def _parent(state: CrawlState, pages: np.ndarray) -> np.ndarray:
@@ -143,24 +154,17 @@ class Han2018Features(FeatureSet):
         return rels, state.change[s], state.dist[s].astype(np.int64)
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
-        rels, change, dist = self.raw(state, pages)
-        n = len(rels)
-        if not self.discretize:
-            out = np.empty((n, rels.shape[1] + 3), np.float32)
-            out[:, :-3] = rels
-            out[:, -3] = change / 2.0
-            out[:, -2] = dist / DIST_CAP
-            out[:, -1] = 1.0
-            return out
-        out = np.zeros((n, self.dim), np.float32)
-        k = self._n_rel
-        base = np.arange(k) * 11
-        cols = np.concatenate([base + bucket5(rels), base + 5 + bucket6(rels),
-                               (11 * k + change_bucket(change, self.d1, self.d2))[:, None],
-                               (11 * k + 5 + np.minimum(dist, DIST_CAP))[:, None],
-                               np.full((n, 1), self.dim - 1)], axis=1)
-        out[np.arange(n)[:, None], cols] = 1.0
+        pages = np.asarray(pages, dtype=np.int64)
+        out = np.zeros((len(pages), self.dim), np.float32)
+        self._fill(state, pages, out, 0, True)
         return out
+
+    def _fill(self, state: CrawlState, pages: np.ndarray, out: np.ndarray, col0: int, with_bias: bool) -> None:
+        s = state
+        bad = FK.han_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
+                          s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out, col0,
+                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), _EDGES5, _EDGES6)
+        self._no_parent(pages, bad)
 
 
 class TresFeatures(FeatureSet):
@@ -173,20 +177,15 @@ class TresFeatures(FeatureSet):
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, dtype=np.int64)
-        s = self._parent(state, pages)
-        d = state.page_domain[pages]
-        fetched = state.dom_fetched[d]
         out = np.empty((len(pages), 8), np.float32)
-        out[:, 0] = state.relevant[s]
-        out[:, 1] = 1.0 / (1.0 + state.dist[s])
-        out[:, 2] = state.path_rel[s] / np.maximum(state.path_len[s], 1)
-        out[:, 3] = state.kw_url[pages]
-        out[:, 4] = state.kw_anchor[pages]
-        np.divide(state.dom_relevant[d], fetched, out=out[:, 5], where=fetched > 0)
-        out[fetched == 0, 5] = 0.0
-        out[:, 6] = np.where(fetched > 0, 1.0, 0.5)
-        out[:, 7] = 1.0
+        self._fill(state, pages, out, 0, True)
         return out
+
+    def _fill(self, state: CrawlState, pages: np.ndarray, out: np.ndarray, col0: int, with_bias: bool) -> None:
+        s = state
+        bad = FK.tres_rows(pages, s.best_parent, s.relevant, s.dist, s.path_rel, s.path_len, s.kw_url, s.kw_anchor,
+                           s.page_domain, s.dom_fetched, s.dom_relevant, out, col0, with_bias)
+        self._no_parent(pages, bad)
 
 
 class CombinedFeatures(FeatureSet):
@@ -198,8 +197,21 @@ class CombinedFeatures(FeatureSet):
         self._keep = [np.array([i for i, nm in enumerate(p.names) if nm != "bias"]) for p in self.parts]
         self.names = [p.names[i] for p, k in zip(self.parts, self._keep) for i in k] + ["bias"]
         self.local = all(p.local for p in self.parts)
+        # parts with a compiled writer (and their own compute) whose only dropped column is the last
+        self._fast = all(type(p).compute in _FILLED_COMPUTES and k.tolist() == list(range(p.dim - 1))
+                         for p, k in zip(self.parts, self._keep))
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        if self._fast:
+            # every part writes its rows (without its last, bias, column) straight into the output
+            pages = np.asarray(pages, dtype=np.int64)
+            out = np.zeros((len(pages), self.dim), np.float32)
+            j = 0
+            for p in self.parts:
+                p._fill(state, pages, out, j, False)
+                j += p.dim - 1
+            out[:, -1] = 1.0
+            return out
         out = np.empty((len(pages), self.dim), np.float32)
         j = 0
         for p, k in zip(self.parts, self._keep):
@@ -208,6 +220,8 @@ class CombinedFeatures(FeatureSet):
         out[:, -1] = 1.0
         return out
 
+
+_FILLED_COMPUTES = (Han2018Features.compute, TresFeatures.compute)
 
 #: name -> factory(n_categories) -> FeatureSet (lazy "module:attribute" entries allowed)
 FEATURE_SETS: Registry[FeatureSet] = Registry("feature set", "a FeatureSet instance")

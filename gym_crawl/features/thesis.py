@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
 from gym_crawl.features.sets import FeatureSet
 
@@ -100,23 +101,10 @@ class ThesisFeatures(FeatureSet):
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), 8 + 2C) float32 integer-valued rows (or in [0, 1] with ``normalize``)."""
         pages = np.asarray(pages, dtype=np.int64)
-        s = self._parent(state, pages)
-        C = self.C
-        n = len(pages)
-        out = np.empty((n, 8 + 2 * C), np.float32)
-        out[:, 0] = disc_relevance(state.rel[s])
-        out[:, 1] = disc_relevance(state.par_mean[s])
-        out[:, 2] = disc_relevance(state.relpar_mean[s])
-        ch = state.change[s]
-        out[:, 3] = disc_change(ch) if self.change_bins == "text" else disc_change_code(ch)
-        out[:, 4] = disc_distance(state.dist[s])
-        out[:, 5:5 + C] = disc_relevance(state.cat[s].reshape(n, C).ravel()).reshape(n, C)
-        out[:, 5 + C] = disc_relevance(state.link_rel[pages])
-        out[:, 6 + C] = disc_relevance(state.sum_par_rel[pages] / np.maximum(state.n_par[pages], 1))
-        nrel = state.n_relpar[pages]
-        relpar = np.divide(state.sum_relpar_rel[pages], nrel, out=np.zeros(n, np.float64), where=nrel > 0)
-        out[:, 7 + C] = disc_relevance(relpar)
-        out[:, 8 + C:] = disc_relevance(state.link_cat[pages].reshape(n, C).ravel()).reshape(n, C)
-        if self.normalize:
-            out *= self._scale
+        s = state
+        out = np.empty((len(pages), 8 + 2 * self.C), np.float32)
+        bad = FK.thesis_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
+                             s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out,
+                             self.change_bins == "code", 0.1, 0.3, self._scale, self.normalize)
+        self._no_parent(pages, bad)
         return out

@@ -25,8 +25,9 @@ from typing import Callable
 
 import numpy as np
 
-from gym_crawl.registry import Registry
+from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
+from gym_crawl.registry import Registry
 from gym_crawl.features.sets import FeatureSet
 
 __all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer",
@@ -82,14 +83,43 @@ class TopK(Reducer):
     def __init__(self, score: Callable[[CrawlState, np.ndarray], np.ndarray] | None = None):
         self.score = score or link_text_score
 
+    @property
+    def _compiled(self) -> bool:
+        """The default score (link-text relevance, float32) runs in compiled heap kernels."""
+        return self.score is link_text_score
+
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         super().reset(state, features, rng)
+        if self._compiled:
+            n = state.corpus.n_pages
+            if getattr(self, "_cur_a", None) is None or len(self._cur_a) != n:
+                self._cur_a = np.zeros(n, np.float32)
+                self._has = np.zeros(n, bool)
+                self._mark = np.zeros(n, bool)
+                self._hk = np.zeros(1024, np.float32)
+                self._hp = np.zeros(1024, np.int32)
+            self._has[:] = False
+            self._hsize = np.zeros(1, np.int64)
+            self._nsel = np.zeros(1, np.int64)
+            self._sel_p = np.zeros(0, np.int32)
+            self._sel_k = np.zeros(0, np.float32)
+            return
         self._heap: list[tuple[float, int]] = []
         self._sel: list[tuple[float, int]] = []
         self._cur: dict[int, float] = {}
 
     def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
         pages = result.updated_pages
+        if self._compiled:
+            need = int(self._hsize[0]) + len(pages)
+            if need > len(self._hk):  # grow the heap (amortized doubling)
+                cap = max(need, 2 * len(self._hk))
+                self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
+                self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
+            sc = np.ascontiguousarray(self.state.link_rel[pages], np.float32)
+            K.topk_update(np.asarray(pages, np.int32), sc, self._cur_a, self._has, self._hk, self._hp,
+                          self._hsize, int(result.page), np.asarray(result.removed_pages, np.int32))
+            return
         if len(pages):
             sc = self.score(self.state, pages)
             cur = self._cur
@@ -104,6 +134,20 @@ class TopK(Reducer):
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
         if k is None:
             k = self.state.fr_size
+        if self._compiled:
+            k = int(k)
+            if len(self._sel_p) < k + 1:  # room for k + 1 (the insertion before an eviction)
+                keep = int(self._nsel[0])
+                self._sel_p = np.concatenate([self._sel_p[:keep], np.zeros(k + 1 - keep, np.int32)])
+                self._sel_k = np.concatenate([self._sel_k[:keep], np.zeros(k + 1 - keep, np.float32)])
+            need = int(self._hsize[0]) + int(self._nsel[0]) + 1  # evictions go back to the heap
+            if need > len(self._hk):
+                cap = max(need, 2 * len(self._hk))
+                self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
+                self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
+            n = K.topk_select(k, self.state.status, self._cur_a, self._has, self._hk, self._hp, self._hsize,
+                              self._mark, self._sel_p, self._sel_k, self._nsel)
+            return self._sel_p[:n].copy()
         status, cur, h = self.state.status, self._cur, self._heap
         sel = [it for it in self._sel if status[it[1]] == FRONTIER and cur.get(it[1]) == -it[0]]
         seen = {p for _, p in sel}

@@ -15,7 +15,7 @@ from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr, weighted_row_sums
 
-__all__ = ["TopicScorer", "PageScores", "LinkScores"]
+__all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable"]
 
 
 @dataclass
@@ -82,6 +82,7 @@ class TopicScorer:
         self.keyword_mask = np.zeros(V, bool)
         kid = [self.corpus.word_id(w) for w in topic.keywords]
         self.keyword_mask[[i for i in kid if i >= 0]] = True
+        self._tables: dict[str, object] = {}
         qidf = text.idf * self.topic_word_mask
         self._tfidf_query = qidf / max(float(np.linalg.norm(qidf)), 1e-12)
         self.label_mask = topic.label_mask(self.corpus)
@@ -91,6 +92,7 @@ class TopicScorer:
         self.keyword_mask[:] = False
         ids = [self.corpus.word_id(w) for w in words]
         self.keyword_mask[[i for i in ids if i >= 0]] = True
+        self._tables.pop("links", None)  # keyword flags of links change
 
     def score_pages(self, pages: np.ndarray) -> PageScores:
         """Scores of ``pages`` (int array). Cost O(Σ page terms × k)."""
@@ -116,8 +118,135 @@ class TopicScorer:
         kw_url = np.bincount(rp[kw & (src == 1)], minlength=len(links)) > 0
         return LinkScores(rel=cos[:, 0], cat=cos[:, 1:], kw_url=kw_url, kw_anchor=kw_anchor)
 
+    # ------------------------------------------------------------------ precomputed tables
+    def page_table(self) -> "PageTable":
+        """Scores of pages, filled on demand (``PageTable.ensure``) and cached per topic: internal
+        precomputation for the crawl step (DESIGN.md §5) — a crawl reads a page's entry only when it
+        fetches the page. Entries equal ``score_pages([p])`` bit for bit."""
+        t = self._tables.get("pages")
+        if t is None:
+            t = self._tables["pages"] = PageTable(self)
+        return t  # type: ignore[return-value]
+
+    def link_table(self) -> "LinkTable":
+        """Scores of links, filled per source page on demand (``LinkTable.ensure``) and cached per
+        topic; entries equal ``score_links(range of the page's links)`` bit for bit."""
+        t = self._tables.get("links")
+        if t is None:
+            t = self._tables["links"] = LinkTable(self)
+        return t  # type: ignore[return-value]
+
     def all_page_scores(self, chunk: int = 50_000) -> PageScores:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""
         parts = [self.score_pages(np.arange(a, min(a + chunk, self.corpus.n_pages)))
                  for a in range(0, self.corpus.n_pages, chunk)]
         return PageScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("rel", "cat", "tfidf", "label")))
+
+
+class PageTable:
+    """Per-topic scores of pages (``rel`` (n,), ``cat`` (n, C), ``tfidf`` (n,), ``label`` (n,)),
+    ``done[p]`` when page ``p``'s entry is filled.
+
+    ``ensure(p)`` scores one page as ``score_pages([p])`` does; ``ensure_all()`` scores every page
+    in batches with the same result: page vectors, norms and tf-idf sums are row-independent, and
+    the topic dot products are taken one row at a time, as a one-page call takes them (BLAS
+    computes a single-row product by another kernel than a batch, in another floating-point order).
+    """
+
+    def __init__(self, scorer: TopicScorer):
+        self.scorer = scorer
+        n, C = scorer.corpus.n_pages, scorer.n_categories
+        self.rel = np.zeros(n, np.float32)
+        self.cat = np.zeros((n, C), np.float32)
+        self.tfidf = np.zeros(n, np.float32)
+        self.label = np.asarray(scorer.label_mask, bool)
+        self.done = np.zeros(n, bool)
+
+    def ensure(self, page: int) -> None:
+        """Score ``page`` if it is not scored yet."""
+        if not self.done[page]:
+            ps = self.scorer.score_pages(np.array([page]))
+            self.rel[page], self.cat[page], self.tfidf[page] = ps.rel[0], ps.cat[0], ps.tfidf[0]
+            self.done[page] = True
+
+    def ensure_all(self, chunk: int = 20_000) -> None:
+        """Score every page (one pass over the corpus' text)."""
+        sc = self.scorer
+        c, C = sc.corpus, sc.n_categories
+        QT = sc.queries.T
+        for a in range(0, c.n_pages, chunk):
+            pages = np.arange(a, min(a + chunk, c.n_pages))
+            if self.done[pages].all():
+                continue
+            V = sc.text.page_vectors(pages)
+            norms = np.linalg.norm(V, axis=1, keepdims=True)
+            for i in range(len(pages)):
+                cos = np.divide(V[i:i + 1] @ QT, norms[i:i + 1], out=np.zeros((1, 1 + C), np.float32),
+                                where=norms[i:i + 1] > 0)
+                self.rel[a + i] = cos[0, 0]
+                self.cat[a + i] = cos[0, 1:]
+            t, rp = gather_csr(c.text_ptr, c.text_terms, pages)
+            cnt, _ = gather_csr(c.text_ptr, c.text_counts, pages)
+            w = cnt * sc.text.idf[t]
+            sq = np.bincount(rp, weights=w * w, minlength=len(pages))
+            dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
+            self.tfidf[pages] = np.divide(dot, np.sqrt(sq), out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
+            self.done[pages] = True
+
+
+class LinkTable:
+    """Per-topic scores of every link (``rel``, ``cat``, ``kw_url``, ``kw_anchor``, indexed by link
+    id), filled by source page: ``done[p]`` says page ``p``'s out-links are scored.
+
+    The crawl step scores a fetched page's whole contiguous link range, so each entry must equal
+    ``score_links(np.arange(ptr[p], ptr[p+1]))``: ranges of two or more links are scored in
+    batches (a BLAS matrix product's rows do not depend on how many rows it has), single-link
+    ranges one at a time (BLAS takes a single-row product by another kernel). Arrays are
+    allocated zeroed (untouched memory costs nothing) and filled as pages are asked for.
+    """
+
+    def __init__(self, scorer: TopicScorer):
+        self.scorer = scorer
+        c = scorer.corpus
+        L = len(c.link_dst)
+        self.ptr = np.asarray(c.link_ptr, np.int64)
+        self.rel = np.zeros(L, np.float32)
+        self.cat = np.zeros((L, scorer.n_categories), np.float32)
+        self.kw_url = np.zeros(L, bool)
+        self.kw_anchor = np.zeros(L, bool)
+        self.done = np.zeros(c.n_pages, bool)
+
+    def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
+        """Score the out-links of ``pages`` that are not scored yet."""
+        pages = np.asarray(pages, np.int64)
+        pages = pages[~self.done[pages]]
+        if len(pages) == 0:
+            return
+        pages = np.unique(pages)
+        deg = self.ptr[pages + 1] - self.ptr[pages]
+        sc = self.scorer
+        for p in pages[deg == 1].tolist():
+            a = int(self.ptr[p])
+            self._put(np.arange(a, a + 1), sc.score_links(np.arange(a, a + 1)))
+        multi = pages[deg > 1]
+        if len(multi):
+            ends = np.cumsum(deg[deg > 1])
+            start = 0
+            while start < len(multi):
+                stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
+                grp = multi[start:stop]
+                links = np.concatenate([np.arange(self.ptr[p], self.ptr[p + 1]) for p in grp.tolist()]) \
+                    if stop - start > 1 else np.arange(self.ptr[grp[0]], self.ptr[grp[0] + 1])
+                self._put(links, sc.score_links(links))
+                start = stop
+        self.done[pages] = True
+
+    def ensure_all(self) -> None:
+        """Score every link (at most one pass over the corpus' link text per topic)."""
+        self.ensure(np.flatnonzero(~self.done))
+
+    def _put(self, links: np.ndarray, ls: LinkScores) -> None:
+        self.rel[links] = ls.rel
+        self.cat[links] = ls.cat
+        self.kw_url[links] = ls.kw_url
+        self.kw_anchor[links] = ls.kw_anchor

@@ -1,0 +1,163 @@
+"""Compiled (numba) rows of the built-in feature sets, read from the crawl state's columns.
+
+Each kernel writes the rows of ``pages`` into ``out[:, col0:...]`` and returns the index (into
+``pages``) of the first page without a fetched parent, or -1 (the caller raises). The arithmetic
+is numpy's for the vectorized code these replace, written out (bit-identical rows):
+
+* ``float32 / int`` and ``int / int`` divide in float64, cast to float32 when stored;
+* ``float32 array / 2.0`` divides in float32 (a Python float adopts the array's dtype);
+* comparisons of a float32 array with a Python float compare in float32, with a float64
+  array (Han's bucket edges) in float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["han_rows", "tres_rows", "thesis_rows", "DIST_CAP"]
+
+DIST_CAP = 9
+_EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
+_EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+
+
+@njit(cache=True, nogil=True)
+def _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+                    sum_relpar_rel, n_relpar, buf):
+    """The 6 + 2C relevances of Han's (s, a) into ``buf`` (float32)."""
+    buf[0] = rel[s]
+    for c in range(C):
+        buf[1 + c] = cat[s, c]
+    buf[1 + C] = par_mean[s]
+    buf[2 + C] = relpar_mean[s]
+    buf[3 + C] = link_rel[p]
+    for c in range(C):
+        buf[4 + C + c] = link_cat[p, c]
+    buf[4 + 2 * C] = np.float32(np.float64(sum_par_rel[p]) / np.float64(max(n_par[p], 1)))
+    nr = n_relpar[p]
+    buf[5 + 2 * C] = np.float32(np.float64(sum_relpar_rel[p]) / np.float64(nr)) if nr > 0 else np.float32(0.0)
+
+
+@njit(cache=True, nogil=True)
+def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+             sum_relpar_rel, n_relpar, change, dist, out, col0, discretize, with_bias, d1, d2, edges5, edges6):
+    """Han 2018 rows. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
+    11 one-hot columns per relevance (5 then 6 buckets), 5 change buckets, 10 distances, bias
+    (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds."""
+    C = cat.shape[1]
+    k = 6 + 2 * C
+    buf = np.empty(k, np.float32)
+    for i in range(len(pages)):
+        p = pages[i]
+        s = best_parent[p]
+        if s < 0:
+            return i
+        _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+                        sum_relpar_rel, n_relpar, buf)
+        ch = change[s]
+        ds = np.int64(dist[s])
+        if not discretize:
+            for j in range(k):
+                out[i, col0 + j] = buf[j]
+            out[i, col0 + k] = ch / np.float32(2.0)
+            out[i, col0 + k + 1] = np.float32(np.float64(ds) / DIST_CAP)
+            if with_bias:
+                out[i, col0 + k + 2] = 1.0
+        else:
+            for j in range(k):
+                x = np.float64(buf[j])
+                b5 = 0
+                while b5 < len(edges5) and edges5[b5] <= x:
+                    b5 += 1
+                b6 = 0
+                while b6 < len(edges6) and edges6[b6] <= x:
+                    b6 += 1
+                out[i, col0 + 11 * j + b5] = 1.0
+                out[i, col0 + 11 * j + 5 + b6] = 1.0
+            cb = 0
+            if ch > d1 and ch <= d2:
+                cb = 1
+            if ch > d2:
+                cb = 2
+            if ch < -d1 and ch >= -d2:
+                cb = 3
+            if ch < -d2:
+                cb = 4
+            out[i, col0 + 11 * k + cb] = 1.0
+            out[i, col0 + 11 * k + 5 + min(ds, DIST_CAP)] = 1.0
+            if with_bias:
+                out[i, col0 + 11 * k + 15] = 1.0
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def tres_rows(pages, best_parent, relevant, dist, path_rel, path_len, kw_url, kw_anchor, page_domain,
+              dom_fetched, dom_relevant, out, col0, with_bias):
+    """TRES rows: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
+    relevant ratio, domain known (1 / 0.5) [, bias]."""
+    for i in range(len(pages)):
+        p = pages[i]
+        s = best_parent[p]
+        if s < 0:
+            return i
+        out[i, col0] = 1.0 if relevant[s] else 0.0
+        out[i, col0 + 1] = np.float32(1.0 / (1.0 + np.float64(dist[s])))
+        out[i, col0 + 2] = np.float32(np.float64(path_rel[s]) / np.float64(max(path_len[s], 1)))
+        out[i, col0 + 3] = 1.0 if kw_url[p] else 0.0
+        out[i, col0 + 4] = 1.0 if kw_anchor[p] else 0.0
+        d = page_domain[p]
+        f = dom_fetched[d]
+        out[i, col0 + 5] = np.float32(np.float64(dom_relevant[d]) / np.float64(f)) if f > 0 else np.float32(0.0)
+        out[i, col0 + 6] = 1.0 if f > 0 else 0.5
+        if with_bias:
+            out[i, col0 + 7] = 1.0
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _disc(x):
+    """Thesis §3.3.1: negatives → 0, x ≥ 1 → 9, else int(10 x) (float64 in)."""
+    v = np.floor((0.0 if x < 0 else x) * 10.0)
+    return min(max(v, 0.0), 9.0)
+
+
+@njit(cache=True, nogil=True)
+def thesis_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+                sum_relpar_rel, n_relpar, change, dist, out, code_bins, sigma1, sigma2, scale, normalize):
+    """Pertejo 2021's ordinal rows (see :mod:`gym_crawl.features.thesis`)."""
+    C = cat.shape[1]
+    for i in range(len(pages)):
+        p = pages[i]
+        s = best_parent[p]
+        if s < 0:
+            return i
+        out[i, 0] = _disc(np.float64(rel[s]))
+        out[i, 1] = _disc(np.float64(par_mean[s]))
+        out[i, 2] = _disc(np.float64(relpar_mean[s]))
+        c = np.float64(change[s])
+        if not code_bins:
+            out[i, 3] = min(max(np.floor((c + 2.0) / 0.5), 0.0), 7.0)
+        else:
+            v = 4
+            if c >= -sigma2 and c < 0:
+                v = 3
+            if c >= sigma2:
+                v = 2
+            if c >= sigma1 and c < sigma2:
+                v = 1
+            if c >= 0 and c < sigma1:
+                v = 0
+            out[i, 3] = v
+        out[i, 4] = DIST_CAP - min(np.int64(dist[s]), DIST_CAP)
+        for j in range(C):
+            out[i, 5 + j] = _disc(np.float64(cat[s, j]))
+        out[i, 5 + C] = _disc(np.float64(link_rel[p]))
+        out[i, 6 + C] = _disc(np.float64(sum_par_rel[p]) / np.float64(max(n_par[p], 1)))
+        nr = n_relpar[p]
+        out[i, 7 + C] = _disc(np.float64(sum_relpar_rel[p]) / np.float64(nr) if nr > 0 else 0.0)
+        for j in range(C):
+            out[i, 8 + C + j] = _disc(np.float64(link_cat[p, j]))
+        if normalize:
+            for j in range(out.shape[1]):
+                out[i, j] = out[i, j] * scale[j]
+    return -1

@@ -1,0 +1,365 @@
+"""Compiled (numba) kernels of the crawl step over the columnar crawl state.
+
+One fetch is one call of :func:`fetch_page`: frontier removal, the fetched page's statistics, the
+per-domain counters and cap, and the expansion of its out-links into the frontier (per-target
+aggregation of the discovering links, Han's parent aggregates, TRES's best parent). Scores are
+read from per-topic tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) that
+hold exactly what the one-page / one-range numpy calls computed, so trajectories are bit-identical
+to the numpy implementation this replaced.
+
+Arithmetic follows numpy's promotion rules of the code it replaced, written out: float32 array
+updates stay float32 (``sum_par_rel += rel``), Python-float expressions are float64 and cast to
+float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float64.
+
+Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
+array, so kernels can update them in place; :class:`CrawlState` exposes them as properties.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
+           "N_COUNTERS", "fetch_page", "block_over_cap", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
+
+UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
+DIST_CAP = 9
+C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED = range(6)
+N_COUNTERS = 6
+
+
+@njit(cache=True, nogil=True)
+def _remove_only(page, fr_pages, fr_pos, ctr):
+    i = fr_pos[page]
+    last = fr_pages[ctr[0] - 1]
+    fr_pages[i] = last
+    fr_pos[last] = i
+    fr_pos[page] = -1
+    ctr[0] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _chain_remove(page, dom_next, dom_prev, dom_head, page_domain):
+    nx_ = dom_next[page]
+    pv = dom_prev[page]
+    if pv >= 0:
+        dom_next[pv] = nx_
+    else:
+        dom_head[page_domain[page]] = nx_
+    if nx_ >= 0:
+        dom_prev[nx_] = pv
+    dom_next[page] = -1
+    dom_prev[page] = -1
+
+
+@njit(cache=True, nogil=True)
+def _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k):
+    """Drop every frontier page of domain ``d`` (chain order) into ``out[k:]``; returns the new k."""
+    p = dom_head[d]
+    k0 = k
+    while p >= 0:
+        out[k] = p
+        k += 1
+        nxt = dom_next[p]
+        dom_next[p] = -1
+        dom_prev[p] = -1
+        _remove_only(p, fr_pages, fr_pos, ctr)
+        status[p] = BLOCKED
+        p = nxt
+    dom_head[d] = -1
+    if k > k0:
+        ctr[C_ANY_BLOCKED] = 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def block_over_cap(cap, dom_fetched, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out):
+    """Block, in domain order, every domain with ``cap`` or more fetched pages and frontier pages."""
+    k = 0
+    for d in range(len(dom_fetched)):
+        if dom_fetched[d] >= cap and dom_head[d] >= 0:
+            k = _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
+               p_rel, p_cat, p_tfidf,
+               l_rel, l_cat, l_kwu, l_kwa,
+               link_ptr, link_dst, page_domain,
+               status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
+               n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl, min_par_dist,
+               link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
+               rel_a, cat_a, tfidf_a, reward_a, relevant_a, wrl, change, dist, par_mean, relpar_mean,
+               path_len, path_rel, fetch_step,
+               dom_fetched, dom_relevant, dom_eval_relevant,
+               ctr, sums, tslot, t_best, t_link, t_kwu, t_kwa, out_new, out_upd, out_rem):
+    """Fetch ``page`` (frontier or unseen; the caller checked). ``cap < 0``: no domain cap.
+    ``p_*``: the page's scores; ``l_*``: link-score tables by link id. Writes the new / updated /
+    removed pages into ``out_*`` and returns their counts."""
+    st = status[page]
+    has_parents = st == FRONTIER and n_par[page] > 0
+    if st == FRONTIER:
+        if cap >= 0:
+            _chain_remove(page, dom_next, dom_prev, dom_head, page_domain)
+        _remove_only(page, fr_pages, fr_pos, ctr)
+    status[page] = VISITED
+    fetched[ctr[C_N_FETCHED]] = page
+    ctr[C_N_FETCHED] += 1
+    fetch_step[page] = ctr[C_STEP]
+    if count_step:
+        ctr[C_STEP] += 1
+    rel = np.float32(p_rel)
+    rel64 = np.float64(rel)
+    rel_a[page] = rel
+    for j in range(cat_a.shape[1]):
+        cat_a[page, j] = p_cat[j]
+    tfidf_a[page] = p_tfidf
+    reward_a[page] = np.float32(r)
+    relevant_a[page] = relevant
+    if has_parents:
+        maxw = np.float64(max_par_wrl[page])
+        wrl[page] = np.float32(beta * rel64 + (1.0 - beta) * maxw)
+        change[page] = np.float32(rel64 - maxw)
+        if relevant:
+            dist[page] = 0
+        else:
+            dist[page] = min(np.int64(min_par_dist[page]) + 1, DIST_CAP)
+        par_mean[page] = np.float32(np.float64(sum_par_rel[page]) / np.float64(n_par[page]))
+        nr = n_relpar[page]
+        if nr:
+            relpar_mean[page] = np.float32(np.float64(sum_relpar_rel[page]) / np.float64(nr))
+        else:
+            relpar_mean[page] = 0.0
+        bp = best_parent[page]
+        path_len[page] = path_len[bp] + 1
+        path_rel[page] = path_rel[bp] + (1 if relevant else 0)
+    else:  # a seed: no ancestors
+        wrl[page] = rel
+        change[page] = 0.0
+        dist[page] = 0 if relevant else DIST_CAP
+        path_len[page] = 1
+        path_rel[page] = 1 if relevant else 0
+    d = page_domain[page]
+    dom_fetched[d] += 1
+    if relevant:
+        dom_relevant[d] += 1
+    if eval_rel:
+        if dom_eval_relevant[d] == 0:
+            ctr[C_RELEVANT_DOMAINS] += 1
+        dom_eval_relevant[d] += 1
+        ctr[C_RELEVANT_FOUND] += 1
+    sums[0] += r
+
+    n_rem = 0
+    if cap >= 0 and dom_fetched[d] >= cap:
+        n_rem = _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out_rem, 0)
+
+    # ---- expand: one entry per unvisited target, from its best (first most relevant) link
+    a, b = link_ptr[page], link_ptr[page + 1]
+    nt = 0
+    for i in range(a, b):
+        t = link_dst[i]
+        if status[t] >= VISITED or t == page:
+            continue
+        if cap >= 0 and dom_fetched[page_domain[t]] >= cap:
+            continue
+        s = tslot[t]
+        if s < 0:
+            s = nt
+            tslot[t] = s
+            out_upd[nt] = t
+            t_best[s] = l_rel[i]
+            t_link[s] = i
+            t_kwu[s] = l_kwu[i]
+            t_kwa[s] = l_kwa[i]
+            nt += 1
+        else:
+            if l_rel[i] > t_best[s]:
+                t_best[s] = l_rel[i]
+                t_link[s] = i
+            if l_kwu[i]:
+                t_kwu[s] = True
+            if l_kwa[i]:
+                t_kwa[s] = True
+    if nt == 0:
+        return 0, 0, n_rem
+    upd = out_upd[:nt]
+    upd.sort()
+    n_new = 0
+    for j in range(nt):
+        t = upd[j]
+        if status[t] == UNSEEN:
+            out_new[n_new] = t
+            n_new += 1
+    # frontier add (ascending page order), chains prepended per domain as one block
+    step = ctr[C_STEP]
+    for j in range(n_new):
+        t = out_new[j]
+        fs = ctr[C_FR_SIZE]
+        fr_pages[fs] = t
+        fr_pos[t] = fs
+        ctr[C_FR_SIZE] = fs + 1
+        status[t] = FRONTIER
+    if cap >= 0:
+        for j in range(n_new - 1, -1, -1):
+            t = out_new[j]
+            dd = page_domain[t]
+            h = dom_head[dd]
+            dom_next[t] = h
+            dom_prev[t] = -1
+            if h >= 0:
+                dom_prev[h] = t
+            dom_head[dd] = t
+    for j in range(n_new):
+        t = out_new[j]
+        max_par_wrl[t] = -np.inf
+        min_par_dist[t] = DIST_CAP
+        link_rel[t] = -np.inf
+        discovered_step[t] = step
+    w = wrl[page]
+    dp = dist[page]
+    for j in range(nt):
+        t = upd[j]
+        s = tslot[t]
+        tslot[t] = -1
+        n_par[t] += 1
+        sum_par_rel[t] += rel
+        if relevant:
+            n_relpar[t] += 1
+            sum_relpar_rel[t] += rel
+        if w > max_par_wrl[t]:
+            max_par_wrl[t] = w
+        if dp < min_par_dist[t]:
+            min_par_dist[t] = dp
+        lr = t_best[s]
+        if lr > link_rel[t]:
+            link_rel[t] = lr
+            li = t_link[s]
+            for c in range(link_cat.shape[1]):
+                link_cat[t, c] = l_cat[li, c]
+            best_link[t] = li
+        if t_kwu[s]:
+            kw_url[t] = True
+        if t_kwa[s]:
+            kw_anchor[t] = True
+        bp = best_parent[t]
+        if bp < 0 or rel > rel_a[bp]:
+            best_parent[t] = page
+    return n_new, nt, n_rem
+
+
+# ---------------------------------------------------------------------------- top-K selection
+# A binary min-heap of (key = -score, page) with lazy invalidation: an entry is live while its page
+# is in the frontier and ``cur[page]`` still holds its score (``has[page]``).
+
+@njit(cache=True, nogil=True)
+def _less(k1, p1, k2, p2):
+    return k1 < k2 or (k1 == k2 and p1 < p2)
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(hk, hp, size, key, page):
+    i = size
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _less(key, page, hk[parent], hp[parent]):
+            hk[i] = hk[parent]
+            hp[i] = hp[parent]
+            i = parent
+        else:
+            break
+    hk[i] = key
+    hp[i] = page
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _heap_pop(hk, hp, size):
+    """Remove the root; returns the new size (the root must be read before)."""
+    size -= 1
+    if size == 0:
+        return 0
+    key, page = hk[size], hp[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _less(hk[c + 1], hp[c + 1], hk[c], hp[c]):
+            c += 1
+        if _less(hk[c], hp[c], key, page):
+            hk[i] = hk[c]
+            hp[i] = hp[c]
+            i = c
+        else:
+            break
+    hk[i] = key
+    hp[i] = page
+    return size
+
+
+@njit(cache=True, nogil=True)
+def topk_update(pages, scores, cur, has, hk, hp, hsize, fetched_page, removed):
+    """Record new scores of ``pages`` (push those that changed); forget the fetched and removed pages."""
+    size = hsize[0]
+    for i in range(len(pages)):
+        p = pages[i]
+        s = scores[i]
+        if not has[p] or cur[p] != s:
+            cur[p] = s
+            has[p] = True
+            size = _heap_push(hk, hp, size, -s, p)
+    hsize[0] = size
+    has[fetched_page] = False
+    for i in range(len(removed)):
+        has[removed[i]] = False
+
+
+@njit(cache=True, nogil=True)
+def topk_select(k, status, cur, has, hk, hp, hsize, mark, sel_p, sel_k, nsel):
+    """The ``k`` live entries with the smallest (-score, page), in that order.
+
+    Two tiers, as a sorted selection of at most ``k`` entries (``sel_*[:nsel[0]]``, kept between
+    calls) over the heap of everything else: the selection drops entries that went stale, then the
+    heap gives up only what beats the selection's worst or refills it (the worst evicted back), so
+    a step costs O((changes + 1) log H) rather than O(k log H). Stale and duplicate heap entries met
+    on the way are dropped. Returns the selection's size; ``sel_p`` must hold ``k + 1`` entries."""
+    n = 0
+    for i in range(nsel[0]):
+        p = sel_p[i]
+        if status[p] == FRONTIER and has[p] and -cur[p] == sel_k[i]:
+            sel_p[n] = p
+            sel_k[n] = sel_k[i]
+            mark[p] = True
+            n += 1
+    size = hsize[0]
+    while n > k:  # k shrank since the last call
+        n -= 1
+        mark[sel_p[n]] = False
+        size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
+    while size > 0:
+        key, p = hk[0], hp[0]
+        if n >= k and (k == 0 or not _less(key, p, sel_k[n - 1], sel_p[n - 1])):
+            break
+        size = _heap_pop(hk, hp, size)
+        if status[p] != FRONTIER or not has[p] or -cur[p] != key or mark[p]:
+            continue
+        j = n  # insertion sort into the selection
+        while j > 0 and _less(key, p, sel_k[j - 1], sel_p[j - 1]):
+            sel_k[j] = sel_k[j - 1]
+            sel_p[j] = sel_p[j - 1]
+            j -= 1
+        sel_k[j] = key
+        sel_p[j] = p
+        mark[p] = True
+        n += 1
+        if n > k:
+            n -= 1
+            mark[sel_p[n]] = False
+            size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
+    for i in range(n):
+        mark[sel_p[i]] = False
+    hsize[0] = size
+    nsel[0] = n
+    return n
