@@ -51,12 +51,13 @@ def feature_rows(env: Any, pages: np.ndarray) -> sp.csr_matrix:
 
 
 def _row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``X @ w`` for CSR arrays (float64 accumulation, deterministic order)."""
+    """``X @ w`` for CSR arrays (scipy's compiled CSR mat-vec: sums each row in column order, so the
+    result is deterministic)."""
     n = len(indptr) - 1
     if n == 0:
         return np.zeros(0)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    return np.bincount(rows, weights=vals.astype(np.float64) * w[cols], minlength=n)
+    X = sp.csr_matrix((np.asarray(vals, np.float64), cols, indptr), shape=(n, len(w)), copy=False)
+    return np.asarray(X @ w, np.float64)
 
 
 class FrontierRows:
@@ -75,7 +76,7 @@ class FrontierRows:
             self.latest[self.page[: self.n_rows]] = -1
         self.indptr = np.zeros(1, np.int64)
         self.cols = np.zeros(0, np.int32)
-        self.vals = np.zeros(0, np.float32)
+        self.vals = np.zeros(0, np.float64)
         self.page = np.zeros(0, np.int64)
         self.n_rows = 0
 
@@ -88,7 +89,7 @@ class FrontierRows:
         base = int(self.indptr[-1])
         self.indptr = np.concatenate([self.indptr, base + X.indptr[1:].astype(np.int64)])
         self.cols = np.concatenate([self.cols, X.indices.astype(np.int32)])
-        self.vals = np.concatenate([self.vals, X.data.astype(np.float32)])
+        self.vals = np.concatenate([self.vals, X.data.astype(np.float64)])
         self.page = np.concatenate([self.page, pages])
         self.latest[pages] = np.arange(self.n_rows, self.n_rows + len(pages))
         self.n_rows += len(pages)
@@ -99,7 +100,7 @@ class FrontierRows:
         if r < 0:
             raise KeyError(f"page {page} has no stored feature row")
         a, b = int(self.indptr[r]), int(self.indptr[r + 1])
-        return self.cols[a:b].copy(), self.vals[a:b].copy()
+        return self.cols[a:b].copy(), self.vals[a:b].astype(np.float32)
 
     def scores(self, pages: np.ndarray, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         """``w · x + b`` of the latest rows of ``pages`` (every page must have one)."""
