@@ -191,6 +191,11 @@ for _name, _target, _doc in [
     ("tres-async", "gym_crawl.agents.ddqn:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
     ("tree-random", "gym_crawl.agents.tree_random:TreeRandomAgent", "TRES baseline: a random Tree-Frontier leaf"),
     ("sb3", "gym_crawl.agents.sb3_agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
+    ("online-classifier", "gym_crawl.agents.online_classifier:OnlineClassifierAgent",
+     "ACHE-style online link classifier over hashed link features (non-RL)"),
+    ("hashed-q", "gym_crawl.agents.hashed_q:HashedQAgent", "deep-deep linear Q-learning over hashed link features"),
+    ("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+     "Pertejo 2021 DQN crawler: one Q output per corpus page (the thesis' negative result)"),
 ]:
     AGENTS.register(_name, _target, _doc)
 
