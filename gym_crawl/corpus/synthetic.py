@@ -122,13 +122,13 @@ statistic measured on real data by ``benchmarks/calibrate_synthetic.py``:
   pages. ``P(target in L | source in L)`` ≈ 0.19 (Wikispeedia median 0.18, default 0.28).
 
 Result (20k pages, seed 0, 8 topics; median [IQR]; ``gym-crawl bench calibrate_synthetic``):
-AUC of the best-first link score for links leaving L 0.78 [0.78-0.79] (Wikispeedia 0.70
-[0.61-0.77], default 0.98); best-first / oracle at budget 100 0.50 [0.41-0.58] (Wikispeedia
-0.44 [0.29-0.63], default 1.00), at budget 200 0.51 [0.47-0.59] (Wikispeedia 0.56
-[0.36-0.79], default 0.95); at 100k pages 0.52 / 0.49. Still more local than Wikispeedia:
-the share of L among pages 1 and 2 links from the seed is 17x / 2.6x its base rate
+AUC of the best-first link score for links leaving L 0.78 [0.77-0.80] (Wikispeedia 0.70
+[0.61-0.77], default 0.98); best-first / oracle at budget 100 0.45 [0.35-0.49] (Wikispeedia
+0.44 [0.29-0.63], default 1.00), at budget 200 0.49 [0.40-0.59] (Wikispeedia 0.56
+[0.36-0.79], default 0.95); at 100k pages 0.57 / 0.51. Still more local than Wikispeedia:
+the share of L among pages 1 and 2 links from the seed is 12x / 2.3x its base rate
 (Wikispeedia 8.5x / 1.6x, default 44x / 5.3x). Build cost is the default's (100k: ~4 s,
-0.57 GB peak).
+0.58 GB peak).
 """
 from __future__ import annotations
 
