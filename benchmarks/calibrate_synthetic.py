@@ -360,13 +360,13 @@ def _plot(res: dict[str, Any], path: Path) -> None:
         vals = [r["crawls"][0]["ratio"] for r in res["synthetic"][k]["topics"]]
         ax.bar(x + (i - 0.5) * 0.4, vals, 0.4, label=f"synthetic {k}", color=color)
     q = res["summary"]["wikispeedia"][f"ratio_b{b}"]
-    ax.axhspan(q[0], q[2], color="#1f77b4", alpha=0.15, label="Wikispeedia IQR")
-    ax.axhline(q[1], color="#1f77b4", lw=1, label="Wikispeedia median")
+    ax.axhspan(q[0], q[2], color="#1f77b4", alpha=0.15, label="Wikispeedia IQR", zorder=0)
+    ax.axhline(q[1], color="#1f77b4", lw=1, label="Wikispeedia median", zorder=3)
     ax.set_xticks(x, names, rotation=30)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.25)
     ax.set_ylabel(f"best-first / oracle (budget {b})")
     ax.set_title("Relevant pages found, best-first relative to the oracle")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     ax = axes[1]
     keys = [k for k in STATS if not k.startswith("share")]
     for i, (k, color) in enumerate((("wikispeedia", "#1f77b4"), ("default", "#7f7f7f"), ("hard", "#d62728"))):
