@@ -363,3 +363,19 @@ def topk_select(k, status, cur, has, hk, hp, hsize, mark, sel_p, sel_k, nsel):
     hsize[0] = size
     nsel[0] = n
     return n
+
+
+# ------------------------------------------------------------------------ Tree-Frontier routing
+@njit(cache=True, nogil=True)
+def tree_route(X, left, right, feat, thr, out):
+    """Leaf of each row of ``X`` in a binary tree (``left[n] < 0``: leaf; go right when
+    ``X[i, feat[n]] >= thr[n]``, compared in float64 as numpy compares a float32 row with float64
+    thresholds)."""
+    for i in range(X.shape[0]):
+        n = 0
+        while left[n] >= 0:
+            if np.float64(X[i, feat[n]]) >= thr[n]:
+                n = right[n]
+            else:
+                n = left[n]
+        out[i] = n

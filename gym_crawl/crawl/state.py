@@ -94,7 +94,7 @@ class CrawlState:
     def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4):
         self.corpus = corpus
         self.n_categories = C = n_categories
-        self.beta = beta
+        self.beta = float(beta)
         n = corpus.n_pages
         self.link_ptr = np.asarray(corpus.link_ptr)
         self.link_dst = np.asarray(corpus.link_dst)
@@ -173,6 +173,20 @@ class CrawlState:
             ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),
                               np.zeros(self.corpus.n_pages, bool)))
         self._eval_label = bool(scorer.topic.label)
+        lt = self._links
+        #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)
+        self._kargs = (
+            lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
+            self.link_ptr, self.link_dst, self.page_domain,
+            self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
+            self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
+            self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.best_parent, self.best_link,
+            self.discovered_step,
+            self.rel, self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
+            self.par_mean, self.relpar_mean, self.path_len, self.path_rel, self.fetch_step,
+            self.dom_fetched, self.dom_relevant, self.dom_eval_relevant,
+            self._ctr, self._sums, self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa,
+            self._out_new, self._out_upd, self._out_rem)
 
     # ------------------------------------------------------------ frontier
     @property
@@ -240,22 +254,9 @@ class CrawlState:
         if not self._links.done[page]:
             self._links.ensure(np.array([page]))
         r, relevant, eval_rel = self._page_reward(page)
-        lt = self._links
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
-        nn, nu, nr = K.fetch_page(
-            page, count_step, r, relevant, eval_rel, float(self.beta), cap,
-            pt.rel[page], pt.cat[page], pt.tfidf[page],
-            lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
-            self.link_ptr, self.link_dst, self.page_domain,
-            self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
-            self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
-            self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.best_parent, self.best_link,
-            self.discovered_step,
-            self.rel, self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
-            self.par_mean, self.relpar_mean, self.path_len, self.path_rel, self.fetch_step,
-            self.dom_fetched, self.dom_relevant, self.dom_eval_relevant,
-            self._ctr, self._sums, self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa,
-            self._out_new, self._out_upd, self._out_rem)
+        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap,
+                                  pt.rel[page], pt.cat[page], pt.tfidf[page], *self._kargs)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
                            self._out_rem[:nr].copy() if nr else _NO_PAGES.copy())
 

@@ -68,6 +68,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet
 from gym_crawl.reducers.base import Reducer
@@ -522,19 +523,10 @@ class TreeFrontier(Reducer):
 
     # ============================================================= routing
     def route(self, X: np.ndarray) -> np.ndarray:
-        """(m,) leaf node of each row of ``X`` (m, dim): O(depth) vectorized steps."""
-        m = len(X)
-        node = np.zeros(m, np.int32)
-        active = np.arange(m)
-        left, right, feat, thr = self._left, self._right, self._feat, self._thr
-        while len(active):
-            nd = node[active]
-            internal = left[nd] >= 0
-            active, nd = active[internal], nd[internal]
-            if len(active) == 0:
-                break
-            go_right = X[active, feat[nd]] >= thr[nd]
-            node[active] = np.where(go_right, right[nd], left[nd])
+        """(m,) leaf node of each row of ``X`` (m, dim)."""
+        X = np.asarray(X, np.float32)
+        node = np.zeros(len(X), np.int32)
+        K.tree_route(X, self._left, self._right, self._feat, self._thr, node)  # compiled, O(m × depth)
         return node
 
     def route_one(self, x: np.ndarray) -> int:

@@ -92,7 +92,9 @@ class TopicScorer:
         self.keyword_mask[:] = False
         ids = [self.corpus.word_id(w) for w in words]
         self.keyword_mask[[i for i in ids if i >= 0]] = True
-        self._tables.pop("links", None)  # keyword flags of links change
+        links = self._tables.get("links")
+        if links is not None:  # keyword flags of links change: rescore them on demand
+            links.done[:] = False  # type: ignore[attr-defined]
 
     def score_pages(self, pages: np.ndarray) -> PageScores:
         """Scores of ``pages`` (int array). Cost O(Σ page terms × k)."""

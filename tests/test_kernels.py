@@ -1,0 +1,237 @@
+"""The compiled crawl step equals the vectorized numpy code it replaced, bit for bit.
+
+References below are the numpy implementations as they were before the kernels (feature rows,
+TopK's Python heap, Tree-Frontier's level-by-level routing, one-call scoring); each is compared
+with the compiled path on real crawl states.
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gym_crawl  # noqa: F401
+from gym_crawl.crawl import FRONTIER, VISITED
+from gym_crawl.crawl.state import DIST_CAP
+from gym_crawl.features.sets import (CombinedFeatures, Han2018Features, TresFeatures, bucket5, bucket6,
+                                     change_bucket)
+from gym_crawl.features.thesis import (ThesisFeatures, disc_change, disc_change_code, disc_distance,
+                                       disc_relevance)
+from gym_crawl.reducers.base import TopK, link_text_score
+
+
+def _crawl(corpus, steps=80, seed=0, **kw):
+    env = gym.make("WikiCrawl-v0", corpus=corpus, **kw).unwrapped
+    env.set_budget(steps + 1000)
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        valid = np.flatnonzero(info["action_mask"])
+        _, _, term, _, info = env.step(int(rng.choice(valid)))
+        if term:
+            break
+    return env
+
+
+# ------------------------------------------------------------------ numpy references (pre-kernel code)
+def _han_ref(f: Han2018Features, s, pages):
+    rels, change, dist = f.raw(s, pages)
+    n = len(rels)
+    if not f.discretize:
+        out = np.empty((n, rels.shape[1] + 3), np.float32)
+        out[:, :-3] = rels
+        out[:, -3] = change / 2.0
+        out[:, -2] = dist / DIST_CAP
+        out[:, -1] = 1.0
+        return out
+    out = np.zeros((n, f.dim), np.float32)
+    k = f._n_rel
+    base = np.arange(k) * 11
+    cols = np.concatenate([base + bucket5(rels), base + 5 + bucket6(rels),
+                           (11 * k + change_bucket(change, f.d1, f.d2))[:, None],
+                           (11 * k + 5 + np.minimum(dist, DIST_CAP))[:, None], np.full((n, 1), f.dim - 1)], axis=1)
+    out[np.arange(n)[:, None], cols] = 1.0
+    return out
+
+
+def _tres_ref(s, pages):
+    sp = s.best_parent[pages]
+    d = s.page_domain[pages]
+    fetched = s.dom_fetched[d]
+    out = np.empty((len(pages), 8), np.float32)
+    out[:, 0] = s.relevant[sp]
+    out[:, 1] = 1.0 / (1.0 + s.dist[sp])
+    out[:, 2] = s.path_rel[sp] / np.maximum(s.path_len[sp], 1)
+    out[:, 3] = s.kw_url[pages]
+    out[:, 4] = s.kw_anchor[pages]
+    np.divide(s.dom_relevant[d], fetched, out=out[:, 5], where=fetched > 0)
+    out[fetched == 0, 5] = 0.0
+    out[:, 6] = np.where(fetched > 0, 1.0, 0.5)
+    out[:, 7] = 1.0
+    return out
+
+
+def _thesis_ref(f: ThesisFeatures, s, pages):
+    sp = s.best_parent[pages]
+    C, n = f.C, len(pages)
+    out = np.empty((n, 8 + 2 * C), np.float32)
+    out[:, 0] = disc_relevance(s.rel[sp])
+    out[:, 1] = disc_relevance(s.par_mean[sp])
+    out[:, 2] = disc_relevance(s.relpar_mean[sp])
+    ch = s.change[sp]
+    out[:, 3] = disc_change(ch) if f.change_bins == "text" else disc_change_code(ch)
+    out[:, 4] = disc_distance(s.dist[sp])
+    out[:, 5:5 + C] = disc_relevance(s.cat[sp].reshape(n, C).ravel()).reshape(n, C)
+    out[:, 5 + C] = disc_relevance(s.link_rel[pages])
+    out[:, 6 + C] = disc_relevance(s.sum_par_rel[pages] / np.maximum(s.n_par[pages], 1))
+    nrel = s.n_relpar[pages]
+    relpar = np.divide(s.sum_relpar_rel[pages], nrel, out=np.zeros(n, np.float64), where=nrel > 0)
+    out[:, 7 + C] = disc_relevance(relpar)
+    out[:, 8 + C:] = disc_relevance(s.link_cat[pages].reshape(n, C).ravel()).reshape(n, C)
+    if f.normalize:
+        out *= f._scale
+    return out
+
+
+@pytest.mark.parametrize("seed,cap", [(0, None), (1, 20)])
+def test_feature_rows_equal_the_numpy_reference(tiny_corpus, seed, cap):
+    env = _crawl(tiny_corpus, steps=120, seed=seed, domain_cap=cap)
+    s = env.state
+    pages = np.asarray(s.frontier, np.int64)
+    assert len(pages) > 50
+    for disc in (False, True):
+        f = Han2018Features(4, discretize=disc)
+        np.testing.assert_array_equal(f.compute(s, pages), _han_ref(f, s, pages), err_msg=f"han discretize={disc}")
+    np.testing.assert_array_equal(TresFeatures().compute(s, pages), _tres_ref(s, pages))
+    for bins in ("text", "code"):
+        for norm in (False, True):
+            f = ThesisFeatures(4, change_bins=bins, normalize=norm)
+            np.testing.assert_array_equal(f.compute(s, pages), _thesis_ref(f, s, pages), err_msg=f"thesis {bins} {norm}")
+    comb = CombinedFeatures([Han2018Features(4, discretize=False), TresFeatures()])
+    ref = np.concatenate([_han_ref(comb.parts[0], s, pages)[:, :-1], _tres_ref(s, pages)], axis=1)
+    np.testing.assert_array_equal(comb.compute(s, pages), ref)
+    comb_d = CombinedFeatures([Han2018Features(4, discretize=True), TresFeatures()])
+    ref = np.concatenate([_han_ref(comb_d.parts[0], s, pages)[:, :-1], _tres_ref(s, pages)], axis=1)
+    np.testing.assert_array_equal(comb_d.compute(s, pages), ref)
+
+
+def test_feature_rows_refuse_pages_without_parent(tiny_corpus):
+    env = _crawl(tiny_corpus, steps=10)
+    s = env.state
+    unseen = int(np.flatnonzero(s.status == 0)[0])
+    for f in (Han2018Features(4), Han2018Features(4, discretize=False), TresFeatures(), ThesisFeatures(4)):
+        with pytest.raises(ValueError, match="not frontier pages"):
+            f.compute(s, np.array([int(s.frontier[0]), unseen]))
+
+
+# ------------------------------------------------------------------------------------ TopK
+def _python_link_rel(state, pages):  # another function object: TopK takes its Python heap path
+    return link_text_score(state, pages)
+
+
+@pytest.mark.parametrize("cap", [None, 3])
+def test_compiled_topk_equals_the_python_heap(tiny_corpus, cap):
+    a = _crawl(tiny_corpus, steps=0, domain_cap=cap, max_candidates=8)
+    b = gym.make("WikiCrawl-v0", corpus=tiny_corpus, domain_cap=cap, max_candidates=8,
+                 reducer=TopK(score=_python_link_rel)).unwrapped
+    assert a.reducer._compiled and not b.reducer._compiled
+    for seed in (0, 1):
+        _, ia = a.reset(seed=seed)
+        _, ib = b.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for t in range(150):
+            np.testing.assert_array_equal(ia["candidate_ids"], ib["candidate_ids"])
+            valid = np.flatnonzero(ia["action_mask"])
+            act = int(rng.choice(valid))
+            _, _, ta, _, ia = a.step(act)
+            _, _, tb, _, ib = b.step(act)
+            assert ta == tb
+            if ta:
+                break
+
+
+def test_compiled_topk_is_the_exact_top_k_for_any_k(tiny_corpus):
+    env = _crawl(tiny_corpus, steps=0, max_candidates=8)
+    _, info = env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    s = env.state
+    for t in range(120):
+        for k in (8, 1, 5, 30, None, 8):  # k may change between calls (agents asking for more)
+            F = np.asarray(s.frontier, np.int64)
+            order = np.lexsort((F, -s.link_rel[F].astype(np.float64)))
+            want = F[order][: (len(F) if k is None else k)]
+            np.testing.assert_array_equal(env.reducer.propose(k, rng), want, err_msg=f"step {t}, k={k}")
+        _, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term:
+            break
+
+
+# --------------------------------------------------------------------------------- scoring
+def test_score_tables_equal_one_call_scoring(tiny_corpus):
+    env = _crawl(tiny_corpus, steps=0)
+    sc = env.scorer
+    pt, lt = sc.page_table(), sc.link_table()
+    pt.ensure_all()
+    lt.ensure_all()
+    ptr = np.asarray(tiny_corpus.link_ptr)
+    for p in range(tiny_corpus.n_pages):
+        ps = sc.score_pages(np.array([p]))
+        assert ps.rel[0] == pt.rel[p] and np.array_equal(ps.cat[0], pt.cat[p]) and ps.tfidf[0] == pt.tfidf[p]
+        a, b = int(ptr[p]), int(ptr[p + 1])
+        ls = sc.score_links(np.arange(a, b))
+        for f in ("rel", "cat", "kw_url", "kw_anchor"):
+            np.testing.assert_array_equal(getattr(ls, f), getattr(lt, f)[a:b], err_msg=f"links of {p}: {f}")
+
+
+def test_set_keywords_rescores_link_keyword_flags(tiny_corpus):
+    env = _crawl(tiny_corpus, steps=0)
+    sc = env.scorer
+    lt = sc.link_table()
+    lt.ensure_all()
+    before = lt.kw_url.copy()
+    sc.set_keywords(["rock"])
+    assert not lt.done.any()
+    lt.ensure_all()
+    np.testing.assert_array_equal(lt.kw_url, sc.score_links(np.arange(len(before))).kw_url)
+    assert not np.array_equal(before, lt.kw_url)
+
+
+def test_fetched_scores_come_from_the_tables_only_when_fetched(tiny_corpus):
+    """Leak-free: a page's own scores appear in the state only once it is fetched."""
+    env = _crawl(tiny_corpus, steps=30)
+    s = env.state
+    pt = env.scorer.page_table()
+    fetched = s.fetched_pages()
+    np.testing.assert_array_equal(s.rel[fetched], pt.rel[fetched])
+    other = s.status != VISITED
+    assert not s.rel[other].any() and not s.tfidf[other].any() and not s.reward[other].any()
+
+
+# ----------------------------------------------------------------------------- Tree routing
+def test_tree_route_equals_level_by_level_numpy(tiny_corpus):
+    from gym_crawl.reducers.tree import TreeFrontier
+
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, reducer=TreeFrontier(min_samples_split=4), features="tres",
+                   reward="binary", max_episode_steps=200).unwrapped
+    env.set_budget(200)
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        _, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term:
+            break
+    tf = env.reducer
+    assert tf.n_leaves > 2
+    X = rng.random((500, tf.dim)).astype(np.float32)
+    node = np.zeros(len(X), np.int32)
+    active = np.arange(len(X))
+    while len(active):
+        nd = node[active]
+        internal = tf._left[nd] >= 0
+        active, nd = active[internal], nd[internal]
+        if len(active) == 0:
+            break
+        go = X[active, tf._feat[nd]] >= tf._thr[nd]
+        node[active] = np.where(go, tf._right[nd], tf._left[nd])
+    np.testing.assert_array_equal(tf.route(X), node)
+    assert np.all(env.state.status[env.candidate_pages()] == FRONTIER)
