@@ -508,6 +508,8 @@ class Preset:
     rewards: tuple[str, ...] | None = None
     sweep_grid: tuple[tuple[float, float], ...] = tuple((a, e) for a in (0.001, 0.01) for e in (0.1, 0.02, 0.0))
     sweep_continuous_features: bool = True
+    #: also run Han's integer-index vector (:class:`gym_crawl.features.han_index.HanIndexFeatures`) at Han's α, ε
+    sweep_index_features: bool = True
     sweep_tasks: int | None = 5
     timing_corpus: str | None = "synthetic-100000"
     timing_steps: int = 10_000
@@ -674,8 +676,11 @@ def timings(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], see
 
 
 def sweep(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed: int) -> list[RunResult]:
-    """α × ε × reward for lfa-sync / lfa-async on one topic per corpus, with best-first references."""
+    """α × ε × reward for lfa-sync / lfa-async on one topic per corpus, with best-first references; the
+    feature variants: Han's tiles (``han2018``), their raw quantities and Han's integer-index vector."""
     from tqdm.auto import tqdm
+
+    from gym_crawl.features.han_index import HanIndexFeatures
 
     tasks = preset.sweep_tasks or preset.tasks
     jobs = []
@@ -688,6 +693,8 @@ def sweep(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed:
                     jobs.append((p, topic, rw, ag, {"alpha": a, "epsilon": e}))
                 if preset.sweep_continuous_features:  # features: Han's tiles vs the same quantities as raw values
                     jobs.append((p, topic, rw, ag, {"alpha": 0.01, "epsilon": 0.02, "features": "han2018-continuous"}))
+                if preset.sweep_index_features:  # Han's own vector: the tiles' bucket indexes as integers
+                    jobs.append((p, topic, rw, ag, {"alpha": 0.001, "epsilon": 0.1, "features": "han-index"}))
     total = sum(j[0].steps * tasks for j in jobs)
     out = []
     with tqdm(total=total, desc="han2018 sweep", unit="step", mininterval=1.0) as bar:
@@ -695,8 +702,9 @@ def sweep(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed:
             corpus = load_corpus_cached(p.spec, cache)
             kw = dict(kw or {})
             feats = kw.pop("features", "han2018")
+            fs: Any = HanIndexFeatures(4) if feats == "han-index" else feats
             r = run_tasks(corpus, p.name, topic, rw, ag, p.steps, tasks, seed=seed + 1000, agent_kwargs=kw,
-                          env_over={"features": feats} if ag != "best-first" else None, on_step=bar.update)
+                          env_over={"features": fs} if ag != "best-first" else None, on_step=bar.update)
             r.extra = dict(kw, features=feats) if ag != "best-first" else {}
             out.append(r)
     return out
