@@ -64,11 +64,15 @@ def test_deepcopy_and_cloudpickle_share_the_mapping(saved):
     _same(pickle.loads(blob), saved)
 
 
-def test_unsaved_corpus_pickles_by_value(tiny_corpus):
-    back = pickle.loads(pickle.dumps(tiny_corpus))
+def test_in_memory_corpus_pickles_by_value(tmp_path):
+    c = make_tiny_corpus(300)
+    back = pickle.loads(pickle.dumps(c))
     assert back.path is None and not _is_mmapped(back.link_dst)
-    _same(back, tiny_corpus)
-    _same(copy.deepcopy(tiny_corpus), tiny_corpus)
+    _same(back, c)
+    _same(copy.deepcopy(c), c)
+    c.save(tmp_path / "c")  # saved but still in memory: by value, so rewriting the folder cannot break it
+    make_tiny_corpus(200, seed=4).save(tmp_path / "c")
+    _same(pickle.loads(pickle.dumps(c)), c)
 
 
 def test_unpickling_a_rewritten_corpus_fails_naming_it(saved, tmp_path):

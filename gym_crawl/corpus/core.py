@@ -184,11 +184,13 @@ class Corpus:
 
     # ------------------------------------------------------------ pickling
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle (and ``copy.deepcopy``, cloudpickle) a saved corpus **by reference**: its path and
-        checksum, so a vector-env worker re-opens the memory map (sharing the OS page cache) instead of
-        receiving a copy of every array. An unsaved corpus (no path) pickles by value."""
-        if self.path is not None and self.checksum is not None:
-            return (_open_by_reference, (str(self.path), self.checksum, _is_mmapped(self.link_ptr)))
+        """Pickle (and ``copy.deepcopy``, cloudpickle) a corpus memory-mapped from its saved directory
+        **by reference**: its path and checksum, so a vector-env worker re-opens the memory map (sharing
+        the OS page cache) instead of receiving a copy of every array; unpickling checks the directory
+        still holds the same content. A corpus in memory (never saved, or saved but not re-opened)
+        pickles by value."""
+        if self.path is not None and self.checksum is not None and _is_mmapped(self.link_ptr):
+            return (_open_by_reference, (str(self.path), self.checksum))
         state = {f: getattr(self, f) for f in self.__dataclass_fields__}
         return (_from_state, (state,))
 
@@ -518,23 +520,22 @@ _PRISTINE_META: "weakref.WeakKeyDictionary[Corpus, str]" = weakref.WeakKeyDictio
 """The manifest meta of each corpus in :data:`_OPENED`, as loaded (later copies do not see edits of the first)."""
 
 
-def _open_by_reference(path: str, checksum: str, mmap: bool = True) -> Corpus:
-    """Unpickle a saved corpus: re-open ``path`` and check it is still the content that was pickled."""
+def _open_by_reference(path: str, checksum: str) -> Corpus:
+    """Unpickle a saved corpus: re-open ``path`` memory-mapped and check it is still the content that
+    was pickled. Within one process every unpickled copy shares one mapping (each with its own meta)."""
     key = (str(Path(path).resolve()), checksum)
-    if mmap:
-        hit = _OPENED.get(key)
-        if hit is not None:  # share the mapping (read-only arrays), not the mutable meta
-            return _from_state({**hit.__dict__, "meta": json.loads(_PRISTINE_META[hit])})
+    hit = _OPENED.get(key)
+    if hit is not None:  # share the mapping (read-only arrays), not the mutable meta
+        return _from_state({**hit.__dict__, "meta": json.loads(_PRISTINE_META[hit])})
     try:
-        c = Corpus.load(path, mmap=mmap)
+        c = Corpus.load(path)
     except CorpusFormatError as e:
         raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: {e}") from None
     if c.checksum != checksum:
         raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: the directory was rewritten since it "
                                 f"was pickled (manifest sha256 {c.checksum[:12]}…, pickled {checksum[:12]}…)")
-    if mmap:
-        _OPENED[key] = c
-        _PRISTINE_META[c] = json.dumps(c.meta)
+    _OPENED[key] = c
+    _PRISTINE_META[c] = json.dumps(c.meta)
     return c
 
 
