@@ -10,7 +10,8 @@ Per corpus size, in fresh subprocesses so memory figures are not polluted by eac
 * a ``--steps``-step crawl (default 10,000) of each agent: seconds, steps/s, RSS at the end.
 
 The synthetic generator stands in for the Simple English dump (thesis Table 4.1: 323,198 pages,
-~5M links); the issue's budget: RSS ≤ 1.5 GB, reset ≤ 2 s. Writes ``scale.json`` / ``scale.md``.
+~5M links); the issue's budget: RSS ≤ 1.5 GB, reset ≤ 2 s. Writes ``scale.json``, ``scale.md`` and
+``scale.png`` (steps/s per agent and size).
 """
 from __future__ import annotations
 
@@ -109,6 +110,19 @@ QUICK = Preset("quick", pages=(5000,), steps=300)  #: CI-sized
 FULL = Preset("full", pages=(323_000,), steps=10_000)  #: the Simple English Wikipedia scale
 
 
+def _plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Steps per second of each agent's crawl, one bar group per corpus size."""
+    import numpy as np
+
+    from gym_crawl.benchmarks._plotting import bars_figure
+
+    agents = list(dict.fromkeys(c["agent"] for r in rows for c in r["crawls"] if "skipped" not in c))
+    sps = {a: np.array([next((c["steps_per_second"] for c in r["crawls"] if c["agent"] == a and "skipped" not in c),
+                             0.0) for r in rows]) for a in agents}
+    bars_figure({"crawl speed": sps}, path, title="Crawl steps per second by corpus size (synthetic stand-in)",
+                labels=[f"{r['pages']:,} pages" for r in rows], xlabel="corpus", ylabel="steps / s (wall)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: 5,000 pages, 300 steps")
@@ -134,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_json(out / "scale.json", rows)
     md = _markdown(rows)
     atomic_write_bytes(out / "scale.md", md.encode())
+    _plot(rows, out / "scale.png")
     print(md)
     return 0
 
