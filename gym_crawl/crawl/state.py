@@ -52,6 +52,9 @@ UNSEEN, FRONTIER, VISITED, BLOCKED = K.UNSEEN, K.FRONTIER, K.VISITED, K.BLOCKED
 DIST_CAP = K.DIST_CAP
 """Han 2018: distance from the last relevant page is capped at 9."""
 _NO_PAGES = np.zeros(0, np.int32)
+#: corpora with at most this many links score every page and link of a topic at its first reset
+#: (about a second per million links); larger ones score pages and link ranges as they are fetched
+EAGER_SCORING_LINKS = 2_000_000
 
 
 def _reward_key(scheme: RewardScheme) -> tuple | None:
@@ -168,6 +171,9 @@ class CrawlState:
         self.scheme = scheme
         self._pages = scorer.page_table()
         self._links = scorer.link_table()
+        if len(self.link_dst) <= EAGER_SCORING_LINKS:  # one pass per topic, at its first reset
+            self._pages.ensure_all()
+            self._links.ensure_all()
         key = _reward_key(scheme)
         self._rw = None if key is None else scorer._tables.setdefault(
             ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),

@@ -95,6 +95,7 @@ class TopicScorer:
         links = self._tables.get("links")
         if links is not None:  # keyword flags of links change: rescore them on demand
             links.done[:] = False  # type: ignore[attr-defined]
+            links.complete = False  # type: ignore[attr-defined]
 
     def score_pages(self, pages: np.ndarray) -> PageScores:
         """Scores of ``pages`` (int array). Cost O(Σ page terms × k)."""
@@ -163,6 +164,7 @@ class PageTable:
         self.tfidf = np.zeros(n, np.float32)
         self.label = np.asarray(scorer.label_mask, bool)
         self.done = np.zeros(n, bool)
+        self.complete = False
 
     def ensure(self, page: int) -> None:
         """Score ``page`` if it is not scored yet."""
@@ -173,6 +175,8 @@ class PageTable:
 
     def ensure_all(self, chunk: int = 20_000) -> None:
         """Score every page (one pass over the corpus' text)."""
+        if self.complete:
+            return
         sc = self.scorer
         c, C = sc.corpus, sc.n_categories
         QT = sc.queries.T
@@ -194,6 +198,7 @@ class PageTable:
             dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
             self.tfidf[pages] = np.divide(dot, np.sqrt(sq), out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
             self.done[pages] = True
+        self.complete = True
 
 
 class LinkTable:
@@ -217,6 +222,7 @@ class LinkTable:
         self.kw_url = np.zeros(L, bool)
         self.kw_anchor = np.zeros(L, bool)
         self.done = np.zeros(c.n_pages, bool)
+        self.complete = False
 
     def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
         """Score the out-links of ``pages`` that are not scored yet."""
@@ -245,7 +251,9 @@ class LinkTable:
 
     def ensure_all(self) -> None:
         """Score every link (at most one pass over the corpus' link text per topic)."""
-        self.ensure(np.flatnonzero(~self.done))
+        if not self.complete:
+            self.ensure(np.flatnonzero(~self.done))
+            self.complete = True
 
     def _put(self, links: np.ndarray, ls: LinkScores) -> None:
         self.rel[links] = ls.rel
