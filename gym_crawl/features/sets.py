@@ -237,6 +237,8 @@ FEATURE_SETS.register("thesis", "gym_crawl.features.thesis:ThesisFeatures",
                               "Pertejo 2021 thesis discretization")
 FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
+FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
+                      "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
 
 
 def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str", description: str = "") -> None:
