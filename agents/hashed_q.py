@@ -150,7 +150,7 @@ class HashedQAgent(_RowLearner):
     """deep-deep linear Q-learning over hashed link features (experience replay, double learning)."""
 
     name = "hashed-q"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed", "gamma": 0.4, "lr": 0.5, "l2": 1e-6, "batch": 32, "memory": 5_000, "switch_every": 100,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "gamma": 0.4, "lr": 0.5, "l2": 1e-6, "batch": 32, "memory": 5_000, "switch_every": 100,
                 "double": True, "epsilon": 0.1, "prior": 4.0, "max_next": 64}
 
     def __init__(self, **config: Any):

@@ -283,7 +283,7 @@ class OnlineClassifierAgent(_RowLearner):
     """ACHE-style online link classifier: logistic regression of 'the link leads to a relevant page'."""
 
     name = "online-classifier"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed", "lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
                 "epsilon": 0.0}
 
     def __init__(self, **config: Any):

@@ -156,7 +156,7 @@ def test_hashed_tokens_deterministic_across_builds(tiny_corpus):
     from gym_crawl.features.content import HashedTokens
 
     a, b = HashedTokens(tiny_corpus, 10), HashedTokens(tiny_corpus, 10)
-    for f in ("link_ptr", "link_cols", "page_ptr", "page_cols", "ptitle_ptr", "ptitle_cols"):
+    for f in ("col_anchor", "col_context", "page_ptr", "page_cols", "ptitle_ptr", "ptitle_cols"):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
 
 

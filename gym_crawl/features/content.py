@@ -29,10 +29,10 @@ feature sets describe). Both change only when the page gains a parent, so the se
 
 **Sparse rows for custom linear learners.** ``HashedContentFeatures.sparse(state, pages)`` returns a
 ``scipy.sparse.csr_matrix`` of shape ``(len(pages), dim)`` with about 60 non-zeros a row; ``compute``
-returns the same rows densely (for the fixed-shape observation). The token blocks are precomputed
-once per corpus (a CSR over links for anchor + context, a CSR over pages for title words, title
-n-grams and domain) and memoized per corpus object, so building rows costs O(pages × tokens) — a step
-costs O(out-degree × tokens), never O(corpus). Columns are salted 32-bit hashes (CRC-32 of each
+returns the same rows densely (for the fixed-shape observation). Per corpus (memoized per corpus
+object) only small tables are precomputed — the column of every vocabulary word per field, and a CSR
+over pages of title words, title n-grams and domain — so a row costs O(its tokens) and a step
+O(out-degree × tokens), never O(corpus) (a CSR over all links was 25 s at 2.7 M links). Columns are salted 32-bit hashes (CRC-32 of each
 vocabulary word mixed with a field salt; a polynomial hash of title bytes for n-grams), identical
 across processes and corpora that share words.
 
@@ -298,11 +298,13 @@ def combined_content(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
 
 # ----------------------------------------------------------------------------------------- hashed
 class HashedTokens:
-    """Hashed token blocks of one corpus (see the module docstring), built once and memoized.
+    """Hashed token tables of one corpus (see the module docstring), built once and memoized.
 
-    ``link_ptr/link_cols``: per link, the sorted unique columns of its anchor and context words;
+    ``col_anchor`` / ``col_context`` (V,): the column of each vocabulary word as an anchor / context
+    token (link rows gather their words through them on demand, so nothing is built per link);
     ``page_ptr/page_cols``: per page, its title (URL) words, title character n-grams and domain, as a
     link *target*; ``ptitle_ptr/ptitle_cols``: per page, its title words as a link *source* (parent).
+    Building costs O(V + n × title length); a row costs O(its tokens).
     """
 
     def __init__(self, corpus: Corpus, bits: int):
@@ -310,17 +312,15 @@ class HashedTokens:
         D = 1 << bits
         mask = D - 1
         wh = np.fromiter((zlib.crc32(w.encode("utf-8")) for w in corpus.vocab), np.uint64, count=corpus.n_words)
-        m, n = corpus.n_links, corpus.n_pages
-        # links: anchor + context words
-        a_rows = np.repeat(np.arange(m), np.diff(corpus.anchor_ptr))
-        c_rows = np.repeat(np.arange(m), np.diff(corpus.context_ptr))
-        rows = np.concatenate([a_rows, c_rows])
-        cols = np.concatenate([_salted(wh[np.asarray(corpus.anchor_terms)], FIELDS["anchor"], mask),
-                               _salted(wh[np.asarray(corpus.context_terms)], FIELDS["context"], mask)])
-        self.link_ptr, self.link_cols = _csr_unique(rows, cols, m, D)
+        n = corpus.n_pages
+        self.col_anchor = _salted(wh, FIELDS["anchor"], mask)
+        self.col_context = _salted(wh, FIELDS["context"], mask)
+        self._anchor = (np.asarray(corpus.anchor_ptr), np.asarray(corpus.anchor_terms))
+        self._context = (np.asarray(corpus.context_ptr), np.asarray(corpus.context_terms))
         # pages as targets: title words, title n-grams, domain
         t_rows = np.repeat(np.arange(n), np.diff(corpus.title_ptr))
-        t_cols = _salted(wh[np.asarray(corpus.title_terms)], FIELDS["url"], mask)
+        title_terms = np.asarray(corpus.title_terms)
+        t_cols = _salted(wh[title_terms], FIELDS["url"], mask)
         g_rows, g_hash = _title_ngrams(corpus)
         dh = np.fromiter((zlib.crc32(d.encode("utf-8")) for d in corpus.domains), np.uint64, count=len(corpus.domains))
         dom = np.asarray(corpus.page_domain, np.int64)
@@ -330,20 +330,23 @@ class HashedTokens:
             np.concatenate([t_cols, _salted(g_hash, FIELDS["ngram"], mask), d_cols]), n, D)
         # pages as parents: title words
         self.ptitle_ptr, self.ptitle_cols = _csr_unique(
-            t_rows, _salted(wh[np.asarray(corpus.title_terms)], FIELDS["parent_title"], mask), n, D)
+            t_rows, _salted(wh[title_terms], FIELDS["parent_title"], mask), n, D)
         self.bias_col = int(_salted(np.array([0], np.uint64), FIELDS["bias"], mask)[0])
         self.same_domain_col = int(_salted(np.array([0], np.uint64), FIELDS["same_domain"], mask)[0])
         self.page_domain = dom
-        self.link_src = np.repeat(np.arange(n), np.diff(corpus.link_ptr)).astype(np.int32)
+        self._link_ptr = np.asarray(corpus.link_ptr)
         self.link_dst = np.asarray(corpus.link_dst)
 
     def rows(self, links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CSR ``(indptr, cols, values)`` of the binary, L2-normalized token rows of ``links``."""
         links = np.asarray(links, np.int64)
         nl = len(links)
-        src = self.link_src[links].astype(np.int64)
+        src = np.searchsorted(self._link_ptr, links, side="right") - 1  # the page a link is on
         dst = self.link_dst[links].astype(np.int64)
-        lc, lr = gather_csr(self.link_ptr, self.link_cols, links)
+        at, ar = gather_csr(*self._anchor, links)
+        ct, cr = gather_csr(*self._context, links)
+        lc = np.concatenate([self.col_anchor[at], self.col_context[ct]])
+        lr = np.concatenate([ar, cr])
         pc, pr = gather_csr(self.page_ptr, self.page_cols, dst)
         tc, tr = gather_csr(self.ptitle_ptr, self.ptitle_cols, src)
         same = np.flatnonzero(self.page_domain[src] == self.page_domain[dst])
