@@ -14,9 +14,9 @@ TeamHG-Memex's deep-deep (``deepdeep/qlearning.py``, ``vectorizers.py``, ``spide
 * γ = 0.4 ("lower values make the spider focus on immediate reward"), ε-greedy exploration (0.2
   there), L2 ``alpha`` 1e-6.
 
-Here the rows are the env's ``hashed`` feature set (:mod:`gym_crawl.features.content`: deep-deep's
-link text / URL / same-domain tokens plus surrounding text, parent title and Han's continuous
-relevances), read through the env's documented accessors; ``A_{t+1}`` = the rows of
+Here the rows are the env's ``hashed-transferable`` feature set (:mod:`gym_crawl.features.content`:
+deep-deep's link text / URL / same-domain tokens plus surrounding text and parent title, and
+topic-relative dense columns that transfer across topics), read through the env's documented accessors; ``A_{t+1}`` = the rows of
 ``frontier_changes().updated`` after the fetch (the fetched page's unvisited out-links); rewards are
 divided by ``env.max_reward``. Defaults follow deep-deep (γ 0.4, switch every 100 steps, double
 learning) except: ε = 0.1 while training (the suite evaluates with ε = 0), replay sample 32 (deep-deep
@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-import gym_crawl.features.content  # noqa: F401  (registers the "hashed" feature set)
+import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import Transition
 from gym_crawl.agents.online_classifier import _row_dot, _RowLearner
 

@@ -8,9 +8,11 @@ bootstrapping — supervised learning of "where does this link lead".
 
 Here:
 
-* **Features**: the env's feature rows of frontier pages — by default ``features="hashed"``
+* **Features**: the env's feature rows of frontier pages — by default ``features="hashed-transferable"``
   (:mod:`gym_crawl.features.content`: hashed anchor / URL words and n-grams / context / parent-title
-  tokens of the best discovering link, plus Han's continuous relevances), read through the env's
+  tokens of the best discovering link, which it learns online within a topic, plus topic-relative
+  columns that transfer across topics: Han's relevances as values and tiles, TRES's path and keyword
+  flags, relevant-parent counts, link-text and parent vectors times the topic vector), read through the env's
   documented accessors: ``env.sparse_features_of(pages)`` when the env offers it, else
   ``env.features_of(pages)`` (sparsified). Rows are fetched only for ``frontier_changes().updated``
   (the set is ``local``), kept in a :class:`FrontierRows` store and re-scored with one sparse
@@ -34,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-import gym_crawl.features.content  # noqa: F401  (registers the "hashed" feature set)
+import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
 
 __all__ = ["FrontierRows", "OnlineClassifierAgent", "SparseMemory", "feature_rows", "logistic_sgd_step"]
@@ -192,7 +194,7 @@ class _RowLearner(Agent):
 
     action_kind = "page"
     needs_observation = False
-    env_defaults: ClassVar[dict[str, Any]] = {"features": "hashed"}
+    env_defaults: ClassVar[dict[str, Any]] = {"features": "hashed-transferable"}
     DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, **config: Any):

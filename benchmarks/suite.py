@@ -351,7 +351,7 @@ QUICK = Preset(sets=("ws-100",), agents=("random", "oracle", "best-first", "onli
                seeds=2, epochs=1, budget=30, max_tasks=4, reps=300)
 FULL = Preset(sets=("ws-100", "ws-size", "ws-far", "hard", "hard-100k"),
               agents=("random", "oracle", "bfs", "best-first", "online-classifier", "hashed-q", "lfa-async"),
-              seeds=5, epochs=2, budget=None, max_tasks=None, reps=2000)
+              seeds=5, epochs=1, budget=None, max_tasks=None, reps=2000)
 
 
 def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str], *, seeds: int, epochs: int,

@@ -464,22 +464,37 @@ class HashedContentFeatures(FeatureSet):
         return np.asarray(self.sparse(state, pages).toarray(), np.float32)
 
 
+def tres_local(n_categories: int = 4) -> TresLocalFeatures:
+    """Factory of ``tres-local`` (feature-set factory signature)."""
+    return TresLocalFeatures()
+
+
+def hashed_transferable(n_categories: int = 4) -> HashedContentFeatures:
+    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the issue-10 learners use)."""
+    return HashedContentFeatures(n_categories, dense=transferable(n_categories), name="hashed-transferable")
+
+
+#: name -> (module-level factory taking n_categories, description); the package registry lists them lazily
+#: as "gym_crawl.features.content:<factory>"
+CONTENT_FEATURE_SETS = {
+    "content": (ContentFeatures, "unit link-text, best-parent page and topic word vectors (3k+1)"),
+    "link-vector": (LinkVectorFeatures, "unit link-text word vector of the best discovering link (k+1)"),
+    "combined-content": (combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),
+    "content-x-topic": (TopicInteractionFeatures, "link-text and parent page vectors times the topic vector"),
+    "tres-local": (tres_local, "TRES path/keyword columns that are local, plus relevant-parent counts"),
+    "transferable": (transferable, ("han2018 tiles + han2018-continuous + tres-local + content-x-topic "
+                                   "(topic-relative only)")),
+    "hashed": (HashedContentFeatures, ("hashed link tokens (anchor, URL words and n-grams, context, parent title, "
+                                      "domain; 2^14) + han2018-continuous; sparse accessor")),
+    "hashed-transferable": (hashed_transferable, "hashed link tokens + the transferable dense columns"),
+}
+
+
 def _register() -> None:
-    """Register the content feature sets (idempotent; the package's lazy entries point here too)."""
-    for name, target, doc in [
-        ("content", ContentFeatures, "unit link-text, best-parent page and topic word vectors (3k+1)"),
-        ("link-vector", LinkVectorFeatures, "unit link-text word vector of the best discovering link (k+1)"),
-        ("combined-content", combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),
-        ("content-x-topic", TopicInteractionFeatures, "link-text and parent page vectors times the topic vector"),
-        ("tres-local", lambda C: TresLocalFeatures(), "TRES path/keyword columns that are local, plus relevant-parent count"),
-        ("transferable", transferable, "han2018 tiles + han2018-continuous + tres-local + content-x-topic (topic-relative only)"),
-        ("hashed-transferable", lambda C: HashedContentFeatures(C, dense=transferable(C), name="hashed-transferable"),
-         "hashed link tokens + the transferable dense columns"),
-        ("hashed", HashedContentFeatures, ("hashed link tokens (anchor, URL words and n-grams, context, "
-                                           "parent title, domain; 2^14) + han2018-continuous; sparse accessor")),
-    ]:
-        FEATURE_SETS.register(name, target, doc)
+    """Register the content feature sets unless the package registry already lists them."""
+    for name, (factory, doc) in CONTENT_FEATURE_SETS.items():
+        if name not in FEATURE_SETS:
+            FEATURE_SETS.register(name, factory, doc)
 
 
 _register()
-
