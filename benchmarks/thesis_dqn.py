@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--head-sizes", default=",".join(str(n) for n in HEAD_SIZES),
                     help="n_pages of the per-page heads whose memory/time is measured ('' to skip)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (each uses one torch thread)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: report the runs already kept in <out>/runs/ and list the missing ones")
     return ap
 
 
@@ -293,6 +295,8 @@ def _md(res: dict[str, Any]) -> str:
             o.append(f"| {h['n_pages']:,} | {h['parameters']:,} | {h['model_mb']:.0f} MB | {h['update_ms']:.1f} | "
                      f"{h['forward_ms']:.2f} | {h['train_5000_steps_min']:.1f} min |")
         o.append("\nOne torch thread, on a shared machine: read the ratios, not the absolute figures.")
+    if res.get("missing_runs"):
+        o += ["", f"Not run (time): {len(res['missing_runs'])} runs — " + ", ".join(f"`{m}`" for m in res["missing_runs"])]
     o += ["", "Figures: " + ", ".join(f"`{p}`" for p in res["figures"]), ""]
     return "\n".join(o)
 
@@ -378,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             todo.append(t)
     print(f"{len(tasks)} runs, {len(tasks) - len(todo)} reused from {cache_dir}", flush=True)
+    missing = [key(t).stem for t in todo] if args.cached_only else []
+    if args.cached_only:
+        todo = []
 
     def done(i: int, r: dict[str, Any], t: dict[str, Any]) -> None:
         atomic_write_json(key(t), _jsonable(r))
@@ -409,7 +416,14 @@ def main(argv: list[str] | None = None) -> int:
                           "n_pages": r["n_pages"], "wall_seconds": r["wall_seconds"]}
                          for r in results if r["agent"] == "thesis-dqn"],
     }
-    res["head_cost"] = head_cost(sizes) if sizes else []
+    res["missing_runs"] = missing
+    hc = cache_dir / ("head_cost_" + "_".join(str(n) for n in sizes) + ".json")
+    if sizes and hc.exists():
+        res["head_cost"] = json.loads(hc.read_text())
+    else:
+        res["head_cost"] = head_cost(sizes) if sizes and not args.cached_only else []
+        if res["head_cost"]:
+            atomic_write_json(hc, res["head_cost"])
     res["figures"] = figures(rows, out)
     res["wall_seconds"] = time.perf_counter() - t0
     atomic_write_json(out / "thesis_dqn.json", res)
