@@ -1,10 +1,10 @@
 """The corpus registries (issue 9 item 3): named corpora in ``CORPORA`` and the ordered path kinds of
-``CORPUS_KINDS``. Every registered kind must have a sample writer here, so a kind registered later
-without one fails ``test_every_registered_kind_has_a_sample`` (the conformance loop below then covers it).
+``CORPUS_KINDS``. Every registered kind must have an example writer, so a kind registered later without
+one fails ``test_every_registered_kind_has_an_example``; with one, the loops below (load, env episode)
+cover it automatically.
 """
 from __future__ import annotations
 
-import bz2
 from pathlib import Path
 
 import networkx as nx
@@ -14,65 +14,59 @@ from conftest import make_tiny_corpus
 
 from gym_crawl.corpus import CORPORA, CORPUS_KINDS, Corpus, CorpusFormatError, load_corpus
 from gym_crawl.corpus import sources as src
-from gym_crawl.corpus.thesis_layout import write_thesis_layout
 from gym_crawl.registry import Registry
 
 
-def _html(root: Path) -> Path:
-    root.mkdir(parents=True)
-    (root / "index.html").write_text("<html><title>Home</title><body>Rocks and <a href='b.html'>minerals</a>"
-                                     " of geology.</body></html>", encoding="utf-8")
-    (root / "b.html").write_text("<html><title>Minerals</title><body>Minerals form rock; back "
-                                 "<a href='index.html'>home</a>.</body></html>", encoding="utf-8")
-    return root
-
-
-def _mediawiki(root: Path) -> Path:
-    root.mkdir(parents=True)
-    pages = [("Rock", "Rocks are made of [[Mineral|minerals]]. [[Category:Geology]]"),
-             ("Mineral", "A mineral is part of a [[rock]].")]
-    xml = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/"><siteinfo><sitename>T</sitename>'
-           '<dbname>testwiki</dbname><base>https://test.example.org/wiki/Main</base><case>first-letter</case>'
-           '<namespaces><namespace key="0" /><namespace key="14">Category</namespace></namespaces></siteinfo>'
-           + "".join(f"<page><title>{t}</title><ns>0</ns><id>{i}</id><revision><text>{x}</text></revision></page>"
-                     for i, (t, x) in enumerate(pages, 1)) + "</mediawiki>")
-    out = root / "testwiki-pages-articles.xml.bz2"
-    out.write_bytes(bz2.compress(xml.encode("utf-8")))
-    return out
-
-
-def _wikispeedia(root: Path) -> Path:
-    from test_wikispeedia import make_fake
-
-    return make_fake(root, "extracted")
-
-
-def _compiled(root: Path) -> Path:
-    return make_tiny_corpus(200, seed=1).save(root)
-
-
-def _thesis(root: Path) -> Path:
-    return write_thesis_layout(make_tiny_corpus(200, seed=2), root)
-
-
-SAMPLES = {"compiled": _compiled, "thesis-layout": _thesis, "wikispeedia": _wikispeedia,
-           "mediawiki": _mediawiki, "html-folder": _html}
-"""A writer of one small sample for every registered corpus kind."""
-
-
-def test_every_registered_kind_has_a_sample():
-    assert set(CORPUS_KINDS.kinds()) == set(SAMPLES), "register a sample writer for each new corpus kind"
+def test_every_registered_kind_has_an_example():
     assert CORPUS_KINDS.kinds() == ["compiled", "thesis-layout", "wikispeedia", "mediawiki", "html-folder"]
+    for kind in CORPUS_KINDS.kinds():
+        assert CORPUS_KINDS._example.get(kind), f"register an example writer for corpus kind {kind!r}"
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("kind", CORPUS_KINDS.kinds())
-def test_every_kind_is_detected_and_loads(kind, tmp_path):
-    path = SAMPLES[kind](tmp_path / "sample")
+def test_every_kind_is_detected_and_loads_the_example_web(kind, tmp_path):
+    from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
+
+    path = CORPUS_KINDS.example(kind, tmp_path / "sample")
     assert CORPUS_KINDS.detect(Path(path)) == kind
     c = load_corpus(str(path))
-    assert isinstance(c, Corpus) and c.n_pages >= 2 and c.n_links >= 1
+    assert isinstance(c, Corpus) and c.n_pages == len(EXAMPLE_PAGES) and c.n_links == len(EXAMPLE_LINKS)
     c.validate()
+    edges = {(c.titles[int(s)], c.titles[int(d)]) for s, d in zip(c.link_src(), c.link_dst)}
+    assert edges == set(EXAMPLE_LINKS)
+    assert c.word_id("geology") >= 0 and c.word_id("volcano") >= 0
     assert load_corpus(Path(path)).n_pages == c.n_pages  # os.PathLike too
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("kind", CORPUS_KINDS.kinds())
+def test_every_kind_runs_an_env_episode(kind, tmp_path):
+    """The corpus-kind axis of the conformance suite: gym.make on the kind's example, a seeded rollout."""
+    import gymnasium as gym
+
+    import gym_crawl  # noqa: F401
+
+    path = CORPUS_KINDS.example(kind, tmp_path / "sample")
+
+    def rollout():
+        env = gym.make("WikiCrawl-v0", corpus=str(path), topic="geology", seeds=["Geology"], max_candidates=4)
+        obs, info = env.reset(seed=3)
+        env.action_space.seed(3)
+        rewards = []
+        for _ in range(6):
+            mask = obs["mask"] if isinstance(obs, dict) and "mask" in obs else None
+            a = env.action_space.sample(mask=np.asarray(mask, np.int8)) if mask is not None else env.action_space.sample()
+            obs, r, term, trunc, info = env.step(a)
+            rewards.append(float(r))
+            if term or trunc:
+                break
+        env.close()
+        return rewards
+
+    first = rollout()
+    assert len(first) >= 1 and all(np.isfinite(first))
+    assert rollout() == first
 
 
 def test_networkx_and_corpus_objects_still_work(tiny_corpus):
@@ -160,6 +154,8 @@ def test_a_new_kind_registers_in_one_place(tmp_path):
         assert load_corpus(str(f), flag=1) is tiny and seen == [("web.pages", {"flag": 1})]
         with pytest.raises(ValueError, match="before='nope'"):
             CORPUS_KINDS.register_kind("x", lambda p: False, load_pages, "x", before="nope")
+        with pytest.raises(ValueError, match="'pages-list' was registered without an example"):
+            CORPUS_KINDS.example("pages-list", tmp_path / "ex")
     finally:
         CORPUS_KINDS.unregister("pages-list")
     assert "pages-list" not in CORPUS_KINDS.kinds()

@@ -13,13 +13,15 @@ A new named corpus or a new kind of path is one call::
 
     CORPORA.register("mywiki", "mypkg.loader:load_mywiki", "My wiki (downloaded on demand)")
     CORPUS_KINDS.register_kind("warc", detect=lambda p: p.suffix == ".warc", loader="mypkg.warc:load_warc",
-                               description="a WARC file", before="html-folder")
+                               description="a WARC file", before="html-folder",
+                               example="mypkg.warc:write_example_warc")
 
 and :func:`load_corpus`, ``gym-crawl corpus info`` and the conformance tests (which iterate over
 :meth:`CorpusKindRegistry.kinds`) pick it up.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -59,14 +61,18 @@ class CorpusKindRegistry(Registry[Callable[..., Corpus]]):
     def __init__(self) -> None:
         super().__init__("corpus kind")
         self._detect: dict[str, Callable[[Path], bool]] = {}
+        self._example: dict[str, Callable[[Path], Path] | str] = {}
         self._order: list[str] = []
 
     def register_kind(self, name: str, detect: Callable[[Path], bool], loader: Callable[..., Corpus] | str,
-                      description: str, *, before: str | None = None) -> None:
+                      description: str, *, before: str | None = None,
+                      example: Callable[[Path], Path] | str | None = None) -> None:
         """Register kind ``name``: ``detect(path) -> bool`` and ``loader(path, **kwargs) -> Corpus``.
 
         Detection tries kinds in order; ``before`` inserts this kind ahead of an existing one (default:
-        last). Re-registering a name replaces it in place.
+        last). Re-registering a name replaces it in place. ``example(folder) -> path`` (or a lazy
+        ``"module:attr"``) writes a small sample of the kind — the example web of
+        :mod:`gym_crawl.corpus.examples` — so tests iterating over every kind cover this one.
         """
         if not callable(detect):
             raise TypeError(f"corpus kind {name!r}: detect must be callable, got {type(detect).__name__}")
@@ -75,6 +81,10 @@ class CorpusKindRegistry(Registry[Callable[..., Corpus]]):
                              f"(registered: {', '.join(self._order)})")
         self.register(name, loader, description)
         self._detect[name] = detect
+        if example is not None:
+            self._example[name] = example
+        else:
+            self._example.pop(name, None)
         if name in self._order:
             if before is None:
                 return
@@ -84,12 +94,28 @@ class CorpusKindRegistry(Registry[Callable[..., Corpus]]):
     def unregister(self, name: str) -> None:
         super().unregister(name)
         self._detect.pop(name, None)
+        self._example.pop(name, None)
         if name in self._order:
             self._order.remove(name)
 
     def kinds(self) -> list[str]:
         """Registered kinds in detection order."""
         return list(self._order)
+
+    def example(self, name: str, folder: str | os.PathLike) -> Path:
+        """Write kind ``name``'s example into ``folder`` and return the path to load.
+
+        Raises ``ValueError`` naming the kind when it was registered without an example writer.
+        """
+        if name not in self._detect:
+            raise ValueError(f"unknown corpus kind {name!r}; registered: {', '.join(self._order)}")
+        w = self._example.get(name)
+        if w is None:
+            raise ValueError(f"corpus kind {name!r} was registered without an example writer (example=...)")
+        if isinstance(w, str):
+            mod, attr = w.split(":")
+            w = self._example[name] = getattr(importlib.import_module(mod), attr)
+        return Path(w(Path(folder)))
 
     def detect(self, path: Path) -> str | None:
         """The first kind whose detector accepts ``path`` (``None`` when none does)."""
@@ -179,19 +205,24 @@ def _is_wikispeedia(p: Path) -> bool:
 
 CORPUS_KINDS.register_kind(
     "compiled", lambda p: p.is_dir() and (p / "manifest.json").exists(), Corpus.load,
-    "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)")
+    "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)",
+    example="gym_crawl.corpus.examples:write_compiled")
 CORPUS_KINDS.register_kind(
     "thesis-layout", lambda p: p.is_dir() and (p / "index.txt").exists() and (p / "links.txt").exists(),
-    "gym_crawl.corpus.thesis_layout:load_thesis_layout", "the thesis' xml/ + index.txt + links.txt folder")
+    "gym_crawl.corpus.thesis_layout:load_thesis_layout", "the thesis' xml/ + index.txt + links.txt folder",
+    example="gym_crawl.corpus.examples:write_thesis_layout_example")
 CORPUS_KINDS.register_kind(
     "wikispeedia", _is_wikispeedia, "gym_crawl.corpus.wikispeedia:load_wikispeedia",
-    "Wikispeedia data: a folder with articles.tsv / plaintext_articles, or SNAP's .tar.gz archives")
+    "Wikispeedia data: a folder with articles.tsv / plaintext_articles, or SNAP's .tar.gz archives",
+    example="gym_crawl.corpus.examples:write_wikispeedia")
 CORPUS_KINDS.register_kind(
     "mediawiki", lambda p: p.suffix in (".xml", ".bz2") or p.name.endswith(".xml.bz2"),
-    "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2")
+    "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2",
+    example="gym_crawl.corpus.examples:write_mediawiki_dump")
 CORPUS_KINDS.register_kind(
     "html-folder", lambda p: p.is_dir(), "gym_crawl.corpus.html_folder:load_html_folder",
-    "any other folder: its *.html / *.htm files and the links between them")
+    "any other folder: its *.html / *.htm files and the links between them",
+    example="gym_crawl.corpus.examples:write_html_folder")
 
 
 # ------------------------------------------------------------------------ resolve

@@ -74,7 +74,7 @@ from gym_crawl.corpus.core import FORMAT_VERSION, Corpus, CorpusFormatError
 
 __all__ = ["load_wikispeedia", "clean_article", "find_mention", "TOPICS", "LOADER_VERSION", "DOMAIN"]
 
-LOADER_VERSION = 1
+LOADER_VERSION = 2
 """Bump when the compiled output changes meaning (cleaning, contexts, labels, meta)."""
 
 DOMAIN = "en.wikipedia.org"
@@ -97,7 +97,8 @@ TOPICS: dict[str, dict[str, Any]] = {
     "sports": {"seeds": ["Olympic_Games"], "label": "subject.Everyday_life.Sports",
                "words": ["sports", "olympic"], "categories": ["sports"]},
 }
-"""Built-in topics (seeds, ground-truth label, topic words, category words); copied into ``meta["topics"]``.
+"""Built-in topics (seeds, ground-truth label, topic words, category words); copied into ``meta["topics"]``
+(those whose label and seeds exist in the data).
 Every label is an exact category of ``categories.tsv``. Topic predicates match labels by string
 prefix, so ``subject.Everyday_life.Sports`` also covers ``…Sports_events`` (the seed Olympic_Games) and
 ``…Sports_teams``: 70 relevant pages, against 76 for geology, 109 for cancer and 30 for poetry."""
@@ -421,9 +422,17 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
 
     titles = [unquote(n) for n in names]
     all_labels = {l for ls in labels for l in ls}
-    for tname, t in TOPICS.items():
+    known_titles = set(titles)
+    topics = {}
+    for tname, t in TOPICS.items():  # a topic whose label or seed is absent (a partial copy) is not listed
         if t["label"] not in all_labels:
-            warnings.warn(f"topic {tname!r}: label {t['label']!r} is not a category of {where_c}", stacklevel=3)
+            warnings.warn(f"topic {tname!r}: label {t['label']!r} is not a category of {where_c}; "
+                          f"topic left out", stacklevel=3)
+        elif not set(t.get("seeds", ())) <= known_titles:
+            warnings.warn(f"topic {tname!r}: seed page(s) {sorted(set(t['seeds']) - known_titles)} not in "
+                          f"{where_a}; topic left out", stacklevel=3)
+        else:
+            topics[tname] = t
     meta = {
         "source": f"SNAP Wikispeedia ({SNAP_URL}); 2007 Wikipedia for Schools selection (SOS Children's Villages)",
         "citation": CITATION,
@@ -436,7 +445,7 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
                                "mention of the target title (or of the title without its parenthetical / "
                                "after-comma part) in the source's cleaned text; empty when not mentioned"),
         "label_definition": "full hierarchical categories of categories.tsv, e.g. subject.Science.Biology",
-        "topics": TOPICS,
+        "topics": topics,
         "content_fingerprint": fingerprint,
         "content_fingerprint_ok": fingerprint == WIKISPEEDIA_FINGERPRINT,
         "loader_version": LOADER_VERSION,
