@@ -70,7 +70,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -78,7 +77,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from gym_crawl._io import replace_dir
+from gym_crawl._io import clean_orphans, partial_dir, replace_dir
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 
 __all__ = ["write_thesis_layout", "load_thesis_layout", "thesis_filename", "LAYOUT_FORMAT"]
@@ -190,7 +189,8 @@ def write_thesis_layout(corpus: Corpus, path: str | os.PathLike, *, normalized: 
         if "\t" in t or "\n" in t:
             raise ValueError(f"title {t!r} contains a tab or newline; index.txt cannot hold it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    clean_orphans(path)
+    tmp = partial_dir(path)
     try:
         xml_dir = tmp / "xml"
         xml_dir.mkdir()
