@@ -189,12 +189,18 @@ class Corpus:
         the OS page cache) instead of receiving a copy of every array; unpickling checks the directory
         still holds the same content. A corpus in memory (never saved, or saved but not re-opened)
         pickles by value."""
-        if self.path is not None and self.checksum is not None and _is_mmapped(self.link_ptr):
+        if self.path is not None and self.checksum is not None and self._as_loaded():
             return (_open_by_reference, (str(self.path), self.checksum))
         state = {f: getattr(self, f) for f in self.__dataclass_fields__}
         return (_from_state, (state,))
 
     # ------------------------------------------------------------------ sizes
+    def _as_loaded(self) -> bool:
+        """Whether every array and string table is still the memory-mapped one :meth:`load` opened (a
+        ``dataclasses.replace`` copy or an edited field is not, and then pickles by value)."""
+        loaded = self.__dict__.get("_loaded")
+        return bool(loaded) and _is_mmapped(self.link_ptr) and all(getattr(self, n) is a for n, a in loaded.items())
+
     @property
     def n_pages(self) -> int:
         return len(self.link_ptr) - 1
@@ -398,7 +404,9 @@ class Corpus:
         for name in _OPTIONAL_TABLES:
             kw[name] = (StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
                         if f"{name}.blob.npy" in files else None)
-        return cls(**kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
+        c = cls(**kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
+        c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES)}
+        return c
 
     # -------------------------------------------------------------- networkx
     @classmethod
