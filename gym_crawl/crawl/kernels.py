@@ -379,3 +379,79 @@ def tree_route(X, left, right, feat, thr, out):
             else:
                 n = left[n]
         out[i] = n
+
+
+# ------------------------------------------------------ Tree-Frontier buckets (reducers/tree.py _Buckets)
+@njit(cache=True, nogil=True)
+def buckets_add_grouped(items, bucket, buf, start, cap, count, where, pos, meta):
+    """Append ``items`` to their ``bucket`` s, grouped by bucket in increasing bucket order and, within
+    a bucket, in the given order (a stable sort). A bucket whose segment is too small moves to the
+    end of ``buf`` with the next power-of-two capacity (>= 8). ``meta = [end, garbage]``.
+
+    Nothing is changed when ``buf`` lacks room for the moved segments: returns ``-room_needed`` so
+    the caller can compact or grow the buffer and call again; else 0."""
+    order = np.argsort(bucket, kind="mergesort")
+    n = len(order)
+    need_room = 0
+    i = 0
+    while i < n:  # phase 1: room check, no mutation
+        b = bucket[order[i]]
+        j = i
+        while j < n and bucket[order[j]] == b:
+            j += 1
+        need = count[b] + (j - i)
+        if need > cap[b]:
+            nc = 8
+            while nc < need:
+                nc *= 2
+            need_room += nc
+        i = j
+    if meta[0] + need_room > len(buf):
+        return -need_room
+    i = 0
+    while i < n:
+        b = bucket[order[i]]
+        j = i
+        while j < n and bucket[order[j]] == b:
+            j += 1
+        c = count[b]
+        need = c + (j - i)
+        if need > cap[b]:
+            nc = 8
+            while nc < need:
+                nc *= 2
+            s = meta[0]
+            meta[0] += nc
+            old = start[b]
+            for t in range(c):
+                buf[s + t] = buf[old + t]
+            meta[1] += cap[b]
+            start[b] = s
+            cap[b] = nc
+        s = start[b]
+        for t in range(i, j):
+            it = items[order[t]]
+            buf[s + c] = it
+            where[it] = b
+            pos[it] = c
+            c += 1
+        count[b] = c
+        i = j
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def buckets_remove_many(items, buf, start, count, where, pos):
+    """Swap-remove each of ``items`` (in order) from its bucket."""
+    for k in range(len(items)):
+        item = items[k]
+        b = where[item]
+        i = pos[item]
+        s = start[b]
+        last_i = count[b] - 1
+        last = buf[s + last_i]
+        buf[s + i] = last
+        pos[last] = i
+        count[b] = last_i
+        where[item] = -1
+        pos[item] = -1

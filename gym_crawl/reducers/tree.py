@@ -187,6 +187,38 @@ class _Buckets:
         self.garbage = 0
 
     # ------------------------------------------------------------ operations
+    def add_grouped(self, items: np.ndarray, bucket: np.ndarray) -> None:
+        """Append ``items`` to their buckets: as ``add(b, items[bucket == b])`` for each bucket ``b``
+        in increasing order (compiled; the buffer is compacted or grown first when short of room)."""
+        if len(items) == 0:
+            return
+        items = np.ascontiguousarray(items, np.int32)
+        bucket = np.ascontiguousarray(bucket, np.int32)
+        meta = np.array([self.end, self.garbage], np.int64)
+        while True:
+            r = K.buckets_add_grouped(items, bucket, self.buf, self.start, self.cap, self.count, self.where,
+                                      self.pos, meta)
+            if r == 0:
+                break
+            self._make_room(-r)
+            meta[:] = (self.end, self.garbage)
+        self.end, self.garbage = int(meta[0]), int(meta[1])
+
+    def _make_room(self, size: int) -> None:
+        if self.end + size > len(self.buf):
+            if self.garbage > int(self.cap.sum()):
+                self._compact()
+            if self.end + size > len(self.buf):
+                nb = np.zeros(max(2 * len(self.buf), self.end + size), np.int32)
+                nb[: self.end] = self.buf[: self.end]
+                self.buf = nb
+
+    def remove_many(self, items: np.ndarray) -> None:
+        """``remove(item)`` for each item, in order (compiled)."""
+        if len(items):
+            K.buckets_remove_many(np.ascontiguousarray(items, np.int32), self.buf, self.start, self.count,
+                                  self.where, self.pos)
+
     def add(self, b: int, items: np.ndarray) -> None:
         """Append ``items`` (not currently in any bucket) to bucket ``b``."""
         k = len(items)
@@ -458,8 +490,8 @@ class TreeFrontier(Reducer):
             return 0
         slots = self._page_slot[pages]
         slots = slots[slots >= 0]
+        self._fr.remove_many(slots)
         for s in slots.tolist():
-            self._fr.remove(s)
             self._page_slot[self._slot_page[s]] = -1
             self._slot_page[s] = -1
             self._release_slot(s)
@@ -479,19 +511,12 @@ class TreeFrontier(Reducer):
         self._fx[slots] = X
         leaf = self.route(X)
         moved = np.flatnonzero(leaf != self._fr.where[slots])
-        for s in slots[moved].tolist():
-            self._fr.remove(s)
+        self._fr.remove_many(slots[moved])
         self._add_grouped(slots[moved], leaf[moved])
         return len(moved)
 
     def _add_grouped(self, slots: np.ndarray, leaf: np.ndarray) -> None:
-        if len(slots) == 0:
-            return
-        order = np.argsort(leaf, kind="stable")
-        ls = leaf[order]
-        cut = np.flatnonzero(np.diff(ls)) + 1
-        for a, b in zip(np.concatenate([[0], cut]).tolist(), np.concatenate([cut, [len(ls)]]).tolist()):
-            self._fr.add(int(ls[a]), slots[order[a:b]])
+        self._fr.add_grouped(slots, leaf)
 
     def add_experience(self, x: np.ndarray, reward: float) -> int:
         """Add the experience sample ``(x, reward)`` and check its leaf for a split.
@@ -513,7 +538,7 @@ class TreeFrontier(Reducer):
         self.n_experience += 1
         self._rsum += reward
         leaf = self.route_one(x)
-        self._ek.add(leaf, np.asarray([e], np.int32))
+        self._ek.add_grouped(np.asarray([e], np.int32), np.asarray([leaf], np.int32))
         self._ecount[leaf] += 1
         self._esum[leaf] += reward
         self._esum2[leaf] += reward * reward
@@ -530,11 +555,9 @@ class TreeFrontier(Reducer):
         return node
 
     def route_one(self, x: np.ndarray) -> int:
-        n = 0
-        left, right, feat, thr = self._left, self._right, self._feat, self._thr
-        while left[n] >= 0:
-            n = int(right[n]) if x[feat[n]] >= thr[n] else int(left[n])
-        return n
+        out = np.zeros(1, np.int32)
+        K.tree_route(np.asarray(x, np.float32).reshape(1, -1), self._left, self._right, self._feat, self._thr, out)
+        return int(out[0])
 
     # ============================================================== splits
     def _try_split(self, leaf: int) -> bool:
