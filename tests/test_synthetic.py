@@ -15,8 +15,9 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import (GENERAL_SUBCATS, GENERAL_WORDS, GENERATOR_VERSION, PRESETS, TAXONOMY, TOPICS,
-                                        generate_synthetic, synthetic_cache_path, synthetic_corpus)
+from gym_crawl.corpus.synthetic import (GENERAL_SUBCATS, GENERAL_WORDS, GENERATOR_VERSION, HARD_PRESET_VERSION,
+                                        PRESETS, TAXONOMY, TOPICS, generate_synthetic, synthetic_cache_path,
+                                        synthetic_corpus)
 from gym_crawl.tokenize import tokenize
 
 N = 20_000
@@ -502,3 +503,9 @@ def test_hard_cache_round_trip(tmp_path, monkeypatch):
     assert d.path != path and "preset" not in d.meta
     c3 = load_corpus("synthetic-hard-2000")  # the registry name maps to synthetic_corpus(preset="hard")
     np.testing.assert_array_equal(c3.anchor_terms, ref.anchor_terms)
+    assert c3.meta["preset_version"] == HARD_PRESET_VERSION
+    del c1, c2, c3
+    # a cache written by another version of the hard preset is regenerated, not reused
+    monkeypatch.setattr("gym_crawl.corpus.synthetic.HARD_PRESET_VERSION", HARD_PRESET_VERSION + 1)
+    c4 = synthetic_corpus(n_pages=2000, seed=0, preset="hard")
+    assert c4.path == path and c4.meta["preset_version"] == HARD_PRESET_VERSION + 1

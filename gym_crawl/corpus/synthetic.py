@@ -147,10 +147,14 @@ from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_cache_path", "GENERATOR_VERSION",
-           "TOPICS", "TAXONOMY", "DEFAULT_PAGES", "PRESETS", "HARD"]
+           "TOPICS", "TAXONOMY", "DEFAULT_PAGES", "PRESETS", "HARD", "HARD_PRESET_VERSION"]
 
 GENERATOR_VERSION = 3
 """Bumped whenever the generated arrays change for a given ``(n_pages, seed)``; part of the cache name."""
+
+HARD_PRESET_VERSION = 2
+"""Bumped whenever the ``"hard"`` preset's output changes (``meta["preset_version"]``): a cached hard
+corpus of another version is regenerated. (1: first release; 2: main pages link less into their topic.)"""
 
 DEFAULT_PAGES = 20_000
 MIN_PAGES = 500
@@ -1587,6 +1591,7 @@ def _make_meta(ctx: _Ctx, sites: _Sites, opaque_domains: list[str]) -> dict[str,
     if ctx.hard:
         meta["name"] = f"synthetic-hard-{ctx.n}"
         meta["preset"] = "hard"
+        meta["preset_version"] = HARD_PRESET_VERSION
         meta["preset_parameters"] = dataclasses.asdict(HARD)
         meta["opaque_url_domains"] = opaque_domains
         meta["description"] = ("Deterministic synthetic web, 'hard' preset: link text as uninformative as "
@@ -1718,7 +1723,8 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
     With ``cache=True`` the corpus is saved (atomically, :meth:`Corpus.save`) under
     :func:`synthetic_cache_path` and later calls ``Corpus.load`` it (mmap, shared by
     processes). A cached directory that fails to load (:class:`CorpusFormatError`:
-    truncated file, bad manifest) or whose ``meta`` does not match is regenerated.
+    truncated file, bad manifest) or whose ``meta`` does not match (generator version,
+    seed, size, preset and, for the hard preset, :data:`HARD_PRESET_VERSION`) is regenerated.
     ``preset``: ``"default"`` or ``"hard"`` (see :func:`generate_synthetic`; part of the cache
     path). ``kw``: ``n_domains`` (passed to :func:`generate_synthetic`); ``mmap`` / ``verify``
     (passed to ``Corpus.load``).
@@ -1736,7 +1742,8 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
         try:
             c = Corpus.load(path, **load_kw)
             if (c.meta.get("generator_version") == GENERATOR_VERSION and c.meta.get("seed") == int(seed)
-                    and c.n_pages == int(n_pages) and c.meta.get("preset", "default") == preset):
+                    and c.n_pages == int(n_pages) and c.meta.get("preset", "default") == preset
+                    and (preset == "default" or c.meta.get("preset_version") == HARD_PRESET_VERSION)):
                 return c
         except CorpusFormatError:
             pass
