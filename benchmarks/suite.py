@@ -34,6 +34,9 @@ Protocol
   ``rliable.library`` needs ``arch``, which does not import under pandas 3), plus mean and median;
   performance profiles (fraction of runs with score > τ, with bootstrap bands) drawn with
   ``rliable.plot_utils``.
+* **Seed-independent agents** (``oracle``, ``best-first``, ``bfs``: their crawl does not depend on the
+  seed, which tests/test_suite.py checks) run once per task; that result stands for every seed
+  (``--every-seed`` runs them per seed anyway).
 * **Output** (``--out``, default ``benchmarks/results/suite``): ``suite.json`` (every run),
   ``leaderboard.md``, ``leaderboard.png`` (IQM ± CI per set), ``profiles_<set>.png``.
 """
@@ -70,6 +73,9 @@ __all__ = [
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 BASELINES = ("random", "oracle")
+#: agents whose crawl does not depend on the seed (tests/test_suite.py checks it): run once per task and
+#: recorded for every seed
+SEED_INDEPENDENT = ("oracle", "best-first", "bfs")
 #: evaluation-time config of agents that explore while training
 EVAL_OVERRIDES: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
 
@@ -133,7 +139,13 @@ def _tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int,
     cats = labelled_tasks(corpus, min_pages)
     split = _split([lab for lab, _ in cats])
     tasks: list[Task] = []
+    from gym_crawl.relevance.topic import resolve_topic
+
     for lab, members in cats:
+        try:
+            resolve_topic(lab, corpus)
+        except KeyError:  # no word of the label's last component is in the vocabulary: no topic vector
+            continue
         # the most in-linked member with out-links (ties: lowest id)
         cand = members[out_deg[members] > 0]
         if len(cand) == 0:
@@ -248,8 +260,9 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
                 agent = make_agent(name, **job["config"])
                 t0 = time.perf_counter()
                 found = _episode(envs, agent, t, s)
-                out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s,
-                            "found": found, "seconds": time.perf_counter() - t0})
+                for s2 in job.get("copy_to", [s]):
+                    out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s2,
+                                "found": found, "seconds": time.perf_counter() - t0, "run_seed": s})
         return out
     s = job["seeds"][0]
     rng = np.random.default_rng(s)
@@ -356,8 +369,9 @@ FULL = Preset(sets=("ws-100", "ws-size", "ws-far", "hard", "hard-100k"),
 
 def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str], *, seeds: int, epochs: int,
               jobs: int = 1, config: dict[str, dict[str, Any]] | None = None,
-              progress: bool = True) -> list[dict[str, Any]]:
-    """Run every agent on every task set (see the module docstring); returns one record per run."""
+              progress: bool = True, once: Sequence[str] = SEED_INDEPENDENT) -> list[dict[str, Any]]:
+    """Run every agent on every task set (see the module docstring); returns one record per run.
+    Agents in ``once`` (seed-independent crawls) run with seed 0 and their result stands for every seed."""
     import gym_crawl.agents.hashed_q
     import gym_crawl.agents.online_classifier  # noqa: F401
 
@@ -374,6 +388,9 @@ def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str
                 for s in seed_list:
                     work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
                                  "learner": True, "epochs": epochs, "config": config.get(a, {})})
+            elif a in once:
+                work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [0],
+                             "copy_to": seed_list, "learner": False, "epochs": 0, "config": config.get(a, {})})
             else:
                 # non-learners: every task (train ones too: the oracle/random normalization of reports)
                 for s in seed_list:
@@ -502,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tasks", type=int, help="at most this many tasks per set (half train, half test)")
     ap.add_argument("--budget", type=int, help="cap every task's budget (quick: 30)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--every-seed", action="store_true",
+                    help=f"also run the seed-independent agents {SEED_INDEPENDENT} once per seed")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
                     help="agent option (JSON value), e.g. hashed-q:gamma=0.6")
     args = ap.parse_args(argv)
@@ -530,14 +549,16 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     sets, corpora = build_task_sets(sets_names, wikispeedia=args.wikispeedia, min_pages=args.min_pages,
                                     quick_budget=args.budget or p.budget, max_tasks=args.max_tasks or p.max_tasks)
-    runs = run_suite(sets, corpora, agents, seeds=seeds, epochs=epochs, jobs=args.jobs, config=config)
+    runs = run_suite(sets, corpora, agents, seeds=seeds, epochs=epochs, jobs=args.jobs, config=config,
+                     once=() if args.every_seed else SEED_INDEPENDENT)
     all_agents = list(dict.fromkeys(list(BASELINES) + list(agents)))
     summary = summarize(runs, sets, all_agents, seeds, p.reps)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"sets": list(sets_names), "agents": all_agents, "seeds": seeds, "epochs": epochs,
             "quick": bool(args.quick), "seconds": round(time.perf_counter() - t0, 1), "config": config,
-            "split": "test iff sha256(label) mod 3 == 0"}
+            "split": "test iff sha256(label) mod 3 == 0",
+            "seed_independent_run_once": [] if args.every_seed else list(SEED_INDEPENDENT)}
     js = {"meta": meta,
           "sets": {n: {k: v for k, v in e.items() if k != "_scores"} for n, e in summary["sets"].items()},
           "tasks": {ts.name: [dataclasses.asdict(t) for t in ts.tasks] for ts in sets}, "runs": runs}

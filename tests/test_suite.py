@@ -112,3 +112,14 @@ def test_bad_arguments(tmp_path):
         suite.main(["--quick", "--config", "oops", "--out", str(tmp_path)])
     with pytest.raises(ValueError, match="unknown task set"):
         suite.build_task_sets(["nope"], wikispeedia="x")
+
+
+@pytest.mark.parametrize("name", suite.SEED_INDEPENDENT)
+def test_seed_independent_agents_really_are(tiny_corpus, name):
+    """The suite runs these once per task and reuses the result for every seed: their crawl must not
+    depend on the seed."""
+    from gym_crawl.agents import make_agent, make_env_for, run_episode
+
+    env = make_env_for(name, corpus=tiny_corpus, topic="geology", reward="labels", max_episode_steps=30)
+    runs = [run_episode(env, make_agent(name), seed=s).fetched.tolist() for s in (0, 1, 7)]
+    assert runs[0] == runs[1] == runs[2]
