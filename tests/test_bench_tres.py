@@ -16,7 +16,9 @@ torch.set_num_threads(1)
 
 def test_quick_run_writes_json_markdown_and_pngs(tmp_path):
     out = tmp_path / "tres"
-    assert main(["--quick", "--out", str(out), "--wikispeedia", "none"]) == 0
+    # the QUICK preset, made smaller still through its flag overrides (a 5,000-page web, 200-step crawls)
+    assert main(["--quick", "--out", str(out), "--wikispeedia", "none", "--synthetic", "synthetic-5000",
+                 "--synthetic-domains", "100", "--synthetic-steps", "200", "--cost-sizes", "1000,10000"]) == 0
     res = json.loads((out / "tres.json").read_text())
     for f in ("tres.md", "tres_pareto_synthetic.png", "tres_fig4.png", "tres_cost.png"):
         assert (out / f).stat().st_size > 0, f
@@ -24,10 +26,10 @@ def test_quick_run_writes_json_markdown_and_pngs(tmp_path):
     ran = {r["agent"] for r in table}
     skipped = {n.split()[0] for n in res["notes"] if "skipped" in n}
     assert ran | skipped == set(AGENTS)
-    assert {r["cap"] for r in table} == {"inf", "5-2"}
+    assert {r["cap"] for r in table} == {"inf", "5-2"} and res["config"]["synthetic_steps"] == 200
     for r in table:
         assert 0.0 <= r["harvest_rate"] <= 1.0 and r["relevant_domains"] >= 0
-        assert r["steps"] <= 400
+        assert r["steps"] <= 200
     # the tree agents evaluate far fewer candidates than the frontier holds
     f4 = res["fig4"]
     assert f4["nonempty_leaves"] <= f4["leaves"] and f4["frontier"] >= f4["nonempty_leaves"]
