@@ -1,0 +1,271 @@
+"""Ray RLlib backend (issue 11.4): env steps/s with 1 and 2 env runners, and PPO's learning curve.
+
+``gym-crawl bench rllib [--quick] [--out DIR] [--corpus C] [--seeds N] [--timesteps T]``
+
+1. **Throughput.** For each ``--runners`` count (default 1 and 2) one PPO algorithm of
+   :func:`agents.rllib_train.build_algo_config` (the candidate-scoring RLModule, the discrete scoring env
+   on the memory-mapped corpus path) on a local Ray: (a) *sampling*: every env runner collects
+   ``--sample-steps`` env steps at once with the current module (``EnvRunner.sample``, run in parallel on the
+   runners; a first call warms up JIT and caches and is not timed); (b) *training*: env steps per wall second
+   of ``Algorithm.train()`` iterations (sampling + PPO update in the driver), the first iteration excluded.
+   CPU seconds of the driver process and the machine's load average are reported beside the wall times
+   (the machine is shared: wall time is noisy).
+2. **Learning curve.** ``--seeds`` PPO runs (``--timesteps`` env steps each, 2 env runners) with
+   :func:`agents.rllib_train.train` on ``--train-topics``; per training iteration the mean relevant pages
+   found per *training* episode (ground-truth labels) and the episode return; at the end (and, for the
+   untrained module of the same seed, at the start) a greedy evaluation on the held-out ``--eval-topics``.
+   Reported as mean ± sd over seeds.
+
+Writes ``rllib.json``, ``rllib.md`` and ``rllib.png`` (learning curve + throughput bars) into ``--out``
+(default ``benchmarks/results/rllib``). ``--quick``: 2 seeds × 1,200 steps, 200-step episodes, 600-step
+sampling runs (a few minutes on 2 cores); the full preset: 5 seeds × 20,000 steps, 500-step episodes.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "rllib"
+TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
+EVAL_TOPICS = ["sports", "fiction", "cameras"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    seeds: int
+    timesteps: int
+    episode_steps: int
+    sample_steps: int
+    train_iters: int
+    batch: int
+
+
+QUICK = Preset("quick", seeds=2, timesteps=1_200, episode_steps=200, sample_steps=600, train_iters=3, batch=400)
+FULL = Preset("full", seeds=5, timesteps=20_000, episode_steps=500, sample_steps=4_000, train_iters=5, batch=2_000)
+
+
+def _topics(s: str) -> list[str]:
+    return [t.strip() for t in s.split(",") if t.strip()]
+
+
+def _cfg(args: argparse.Namespace, p: Preset, runners: int, seed: int, out: Path) -> Any:
+    from gym_crawl.agents.rllib_train import RLlibConfig
+
+    return RLlibConfig(corpus=args.corpus, train_topics=args.train_topics, eval_topics=args.eval_topics,
+                       timesteps=args.timesteps or p.timesteps, num_env_runners=runners, seed=seed, out=str(out),
+                       max_candidates=args.max_candidates, max_episode_steps=args.episode_steps or p.episode_steps,
+                       hidden=[64, 64], eval_episodes=1,
+                       hyper={"train_batch_size_per_learner": p.batch, "minibatch_size": min(250, p.batch)})
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: str) -> dict[str, Any]:
+    """Sampling-only and training env steps/s of one algorithm with ``runners`` env runners (see module doc)."""
+    from gym_crawl.agents.rllib_train import _iteration_row, build_algo_config
+
+    cfg = _cfg(args, p, runners, args.seed, Path(args.out) / "runs" / f"throughput-{runners}")
+    algo = build_algo_config(cfg, corpus_path).build_algo()
+    try:
+        group = algo.env_runner_group
+        n = max(runners, 1)
+        per_runner = max(1, p.sample_steps // n)
+
+        def sample(runner: Any) -> int:
+            return int(sum(len(e) for e in runner.sample(num_timesteps=per_runner)))
+
+        if runners == 0:
+            def run() -> int:
+                return sample(group.local_env_runner)
+        else:
+            def run() -> int:
+                return int(sum(group.foreach_env_runner(sample, local_env_runner=False)))
+
+        run()  # warm-up: JIT, caches, first resets
+        t0, c0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
+        steps = run()
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        sampling = {"env_steps": steps, "seconds": round(wall, 3), "steps_per_second": round(steps / wall, 1),
+                    "driver_cpu_seconds": round(cpu, 3), "load_average": round(load0, 2)}
+        rows, t0 = [], time.perf_counter()
+        for it in range(p.train_iters):
+            rows.append(_iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
+        d_steps = rows[-1]["env_steps"] - rows[0]["env_steps"]
+        d_sec = rows[-1]["seconds"] - rows[0]["seconds"]
+        training = {"iterations": len(rows) - 1, "env_steps": d_steps, "seconds": round(d_sec, 3),
+                    "steps_per_second": round(d_steps / max(d_sec, 1e-9), 1), "load_average": round(os.getloadavg()[0], 2)}
+    finally:
+        algo.stop()
+    return {"env_runners": runners, "sampling": sampling, "training": training}
+
+
+def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict[str, Any]]:
+    """``--seeds`` training runs with 2 env runners: curves plus held-out evaluation before and after."""
+    import torch
+
+    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib_train import _model_config, evaluate_module, train
+
+    runs = []
+    for seed in range(args.seed, args.seed + (args.seeds or p.seeds)):
+        cfg = _cfg(args, p, 2, seed, Path(args.out) / "runs" / f"seed{seed}")
+        res = train(cfg)
+        torch.manual_seed(seed)
+        fresh = CandidateScoringRLModule(observation_space=res.module.observation_space,
+                                         action_space=res.module.action_space, model_config=_model_config(cfg)).eval()
+        before = evaluate_module(fresh, cfg, corpus_path, cfg.eval_topics, 1, seed=seed + 30_000)
+        after = res.evaluation["eval"]
+        runs.append({"seed": seed, "timesteps": res.timesteps, "train_seconds": round(res.train_seconds, 2),
+                     "curve": res.curve,
+                     "heldout_before": float(np.mean([r["relevant_found"] for r in before])) if before else None,
+                     "heldout_after": float(np.mean([r["relevant_found"] for r in after])) if after else None,
+                     "heldout_before_by_topic": {r["topic"]: r["relevant_found"] for r in before},
+                     "heldout_after_by_topic": {r["topic"]: r["relevant_found"] for r in after}})
+        print(f"  seed {seed}: {res.timesteps} steps in {res.train_seconds:.1f} s; training relevant/episode "
+              f"{res.curve[0]['relevant_found_mean']:.1f} -> {res.curve[-1]['relevant_found_mean']:.1f}; held-out "
+              f"{runs[-1]['heldout_before']} -> {runs[-1]['heldout_after']}", flush=True)
+    return runs
+
+
+def _curve_stats(runs: list[dict[str, Any]], key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and sd over seeds of ``key`` per iteration (iterations all runs reached)."""
+    n = min(len(r["curve"]) for r in runs)
+    x = np.array([np.mean([r["curve"][i]["env_steps"] for r in runs]) for i in range(n)])
+    y = np.array([[r["curve"][i][key] for i in range(n)] for r in runs], dtype=float)
+    return x, np.nanmean(y, axis=0), np.nanstd(y, axis=0)
+
+
+def plot(result: dict[str, Any], path: Path) -> Path:
+    from gym_crawl.benchmarks._plotting import _plt, save_png
+
+    plt = _plt()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    runs = result["learning"]
+    if runs:
+        x, m, s = _curve_stats(runs, "relevant_found_mean")
+        a.plot(x, m, color="#1f77b4", label=f"PPO + candidate scoring, 2 env runners ({len(runs)} seeds)")
+        a.fill_between(x, m - s, m + s, color="#1f77b4", alpha=0.2)
+        before = [r["heldout_before"] for r in runs if r["heldout_before"] is not None]
+        after = [r["heldout_after"] for r in runs if r["heldout_after"] is not None]
+        if before and after:
+            a.errorbar([x[0], x[-1]], [np.mean(before), np.mean(after)], yerr=[np.std(before), np.std(after)],
+                       fmt="s--", color="#d62728", capsize=4, label="held-out topics, greedy (start / end)")
+        a.set_xlabel("env steps")
+        a.set_ylabel("relevant pages per episode")
+        a.set_title(f"learning curve ({result['config']['corpus']}, {result['config']['episode_steps']}-step episodes)")
+        a.legend(fontsize=8)
+    tp = result["throughput"]
+    labels = [str(t["env_runners"]) for t in tp]
+    xs = np.arange(len(tp))
+    b.bar(xs - 0.2, [t["sampling"]["steps_per_second"] for t in tp], 0.4, label="sampling only", color="#2ca02c")
+    b.bar(xs + 0.2, [t["training"]["steps_per_second"] for t in tp], 0.4, label="training (sample + update)",
+          color="#ff7f0e")
+    b.set_xticks(xs, labels)
+    b.set_xlabel("env runners")
+    b.set_ylabel("env steps / s (wall)")
+    b.set_title(f"throughput ({result['machine']['cpus']} CPUs, load avg ≈ {result['machine']['load_average']})")
+    b.legend(fontsize=8)
+    return save_png(fig, path)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    c = result["config"]
+    lines = [f"# Ray RLlib backend ({c['preset']} preset)", "",
+             f"Ray {result['versions']['ray']}, gymnasium {result['versions']['gymnasium']}, "
+             f"torch {result['versions']['torch']}; corpus `{c['corpus']}` (memory-mapped from `{c['corpus_path']}`), "
+             f"K = {c['max_candidates']}, {c['episode_steps']}-step episodes; machine: {result['machine']['cpus']} CPUs, "
+             f"load average {result['machine']['load_average']} at the start (shared machine: wall times are noisy).",
+             "", "## Throughput (env steps / s, wall)", "",
+             "| env runners | sampling only | training (sample + PPO update) | driver CPU s (sampling) |",
+             "|---|---|---|---|"]
+    for t in result["throughput"]:
+        lines.append(f"| {t['env_runners']} | {t['sampling']['steps_per_second']:,.0f} "
+                     f"({t['sampling']['env_steps']} steps) | {t['training']['steps_per_second']:,.0f} "
+                     f"({t['training']['iterations']} iterations) | {t['sampling']['driver_cpu_seconds']} |")
+    runs = result["learning"]
+    if runs:
+        _, m, s = _curve_stats(runs, "relevant_found_mean")
+        hb = [r["heldout_before"] for r in runs if r["heldout_before"] is not None]
+        ha = [r["heldout_after"] for r in runs if r["heldout_after"] is not None]
+        lines += ["", f"## Learning curve ({len(runs)} seeds × {runs[0]['timesteps']} env steps, 2 env runners)", "",
+                  "| | start | end |", "|---|---|---|",
+                  f"| relevant pages / training episode (first / last iteration) | {m[0]:.1f} ± {s[0]:.1f} | "
+                  f"{m[-1]:.1f} ± {s[-1]:.1f} |"]
+        if hb and ha:
+            lines.append(f"| relevant pages / held-out episode, greedy (untrained / trained module) | "
+                         f"{np.mean(hb):.1f} ± {np.std(hb):.1f} | {np.mean(ha):.1f} ± {np.std(ha):.1f} |")
+        lines += ["", f"Training topics: {', '.join(c['train_topics'])}; held-out: {', '.join(c['eval_topics'])}. "
+                  "Mean ± sd over seeds. Per-seed rows in `rllib.json`."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gym-crawl bench rllib", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="the QUICK preset (a few minutes)")
+    ap.add_argument("--out", default=str(DEFAULT_OUT))
+    ap.add_argument("--corpus", default="synthetic")
+    ap.add_argument("--train-topics", type=_topics, default=TRAIN_TOPICS)
+    ap.add_argument("--eval-topics", type=_topics, default=EVAL_TOPICS)
+    ap.add_argument("--max-candidates", "-K", type=int, default=32)
+    ap.add_argument("--seeds", type=int, default=None, help="learning-curve seeds (preset: 5 full, 2 quick)")
+    ap.add_argument("--seed", type=int, default=0, help="first seed")
+    ap.add_argument("--timesteps", type=int, default=None, help="env steps per learning-curve run")
+    ap.add_argument("--episode-steps", type=int, default=None)
+    ap.add_argument("--runners", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2],
+                    help="env-runner counts for the throughput table, e.g. 1,2")
+    ap.add_argument("--no-learning", action="store_true", help="throughput only")
+    args = ap.parse_args(argv)
+    try:
+        import ray
+    except ImportError as e:
+        print(f"gym-crawl bench rllib: error: Ray RLlib is not installed ({e}); pip install 'gym-crawl[rllib]'")
+        return 2
+    import gymnasium
+    import torch
+
+    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl.agents.rllib_train import RLlibConfig, _init_ray, resolve_corpus_path
+
+    p = QUICK if args.quick else FULL
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    corpus_path = resolve_corpus_path(args.corpus, out)
+    machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2), "python": platform.python_version()}
+    started = _init_ray(RLlibConfig(num_env_runners=max(args.runners)))
+    try:
+        tp = []
+        for n in args.runners:
+            tp.append(throughput(args, p, n, corpus_path))
+            print(f"  {n} env runner(s): sampling {tp[-1]['sampling']['steps_per_second']:.0f} steps/s, "
+                  f"training {tp[-1]['training']['steps_per_second']:.0f} steps/s", flush=True)
+        runs = [] if args.no_learning else learning(args, p, corpus_path)
+    finally:
+        if started:
+            ray.shutdown()
+    result = {"config": {"preset": p.name, "corpus": args.corpus, "corpus_path": corpus_path,
+                         "max_candidates": args.max_candidates, "episode_steps": args.episode_steps or p.episode_steps,
+                         "train_topics": args.train_topics, "eval_topics": args.eval_topics,
+                         "train_batch": p.batch, "sample_steps": p.sample_steps},
+              "versions": {"ray": ray.__version__, "gymnasium": gymnasium.__version__, "torch": torch.__version__},
+              "machine": machine, "throughput": tp, "learning": runs}
+    atomic_write_json(out / "rllib.json", result)
+    atomic_write_bytes(out / "rllib.md", markdown(result).encode())
+    plot(result, out / "rllib.png")
+    print(markdown(result))
+    print(f"wrote {out / 'rllib.json'}, {out / 'rllib.md'}, {out / 'rllib.png'}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
