@@ -202,6 +202,7 @@ def _load_corpus(spec: str) -> Any:
 
 # ------------------------------------------------------------------------------------------- running
 _CORPORA: dict[str, Any] = {}
+_ENVS: dict[str, _Envs] = {}
 
 
 def _topic(corpus: Any, task: Task) -> Any:
@@ -250,8 +251,9 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
     train on the train tasks, evaluate on the test tasks."""
     from gym_crawl.agents import make_agent
 
-    corpus = _CORPORA[job["corpus"]]
-    envs = _Envs(corpus)
+    # one env per (corpus, agent kind, budget) per process: reused across jobs, so the per-topic work of a
+    # reset (the env's topic scorers) is done once per topic, not once per seed
+    envs = _ENVS.setdefault(job["corpus"], _Envs(_CORPORA[job["corpus"]]))
     name, tasks = job["agent"], [Task(**t) for t in job["tasks"]]
     out = []
     if not job["learner"]:
