@@ -239,6 +239,19 @@ FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
 FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
+# content-bearing feature sets (issue 10): link-text / parent page / topic vectors and hashed link tokens
+for _name, _attr, _doc in [
+    ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),
+    ("link-vector", "LinkVectorFeatures", "unit link-text word vector of the best discovering link (k+1)"),
+    ("combined-content", "combined_content", "combined (Han 2018 continuous + TRES) + content vectors"),
+    ("content-x-topic", "TopicInteractionFeatures", "link-text and parent page vectors times the topic vector"),
+    ("tres-local", "tres_local", "TRES path/keyword columns that are local, plus relevant-parent counts"),
+    ("transferable", "transferable", "han2018 tiles + han2018-continuous + tres-local + content-x-topic"),
+    ("hashed", "HashedContentFeatures", "hashed link tokens (anchor, URL words/n-grams, context, parent title, "
+                                        "domain) + han2018-continuous; sparse accessor"),
+    ("hashed-transferable", "hashed_transferable", "hashed link tokens + the transferable dense columns"),
+]:
+    FEATURE_SETS.register(_name, f"gym_crawl.features.content:{_attr}", _doc)
 
 
 def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str", description: str = "") -> None:
