@@ -344,3 +344,13 @@ def test_corpus_info_prints_topics_and_labels(tmp_path, capsys):
     assert main(["corpus", "info", str(tmp_path / "c"), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["top_labels"][0]["pages"] == 50 and "geology" in info["topics"]
+
+
+def test_store_and_open_cached(tmp_path):
+    c = make_tiny_corpus(200)
+    assert cache_mod.open_cached(tmp_path / "c") is None
+    stored = cache_mod.store_cached(c, tmp_path / "c", mmap=False)
+    assert stored.path == tmp_path / "c" and not _is_mmapped(stored.link_dst)
+    again = cache_mod.open_cached(tmp_path / "c")
+    assert again is not None and _is_mmapped(again.link_dst)
+    _same(again, c)

@@ -14,6 +14,7 @@ import logging
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 
@@ -66,8 +67,9 @@ def open_cached(path: str | os.PathLike, *, what: str = "corpus") -> Corpus | No
     return c
 
 
-def store_cached(corpus: Corpus, path: str | os.PathLike, *, what: str = "corpus") -> Corpus:
-    """Save ``corpus`` at ``path`` and return it re-opened memory-mapped.
+def store_cached(corpus: Corpus, path: str | os.PathLike, *, what: str = "corpus", **load_kw: Any) -> Corpus:
+    """Save ``corpus`` at ``path`` and return it re-opened memory-mapped (``load_kw``: ``mmap`` /
+    ``verify`` for :meth:`Corpus.load`).
 
     Raises :class:`CorpusFormatError` naming ``what`` for an empty corpus. When the cache cannot be
     written (``OSError``: read-only folder, no space), returns ``corpus`` itself (in memory) after one
@@ -84,4 +86,4 @@ def store_cached(corpus: Corpus, path: str | os.PathLike, *, what: str = "corpus
                                              f"({e.strerror or e}); using the compiled corpus in memory "
                                              f"(set GYM_CRAWL_DATA to a writable folder to cache it)")
         return corpus
-    return Corpus.load(path)
+    return Corpus.load(path, **load_kw)
