@@ -354,3 +354,11 @@ def test_store_and_open_cached(tmp_path):
     again = cache_mod.open_cached(tmp_path / "c")
     assert again is not None and _is_mmapped(again.link_dst)
     _same(again, c)
+
+
+def test_download_into_an_unwritable_folder_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(dl.DownloadError) as ei:
+        dl.download("wikispeedia", blocker / "ws", progress=False)
+    assert "cannot create the download folder" in str(ei.value) and "\n" not in str(ei.value)

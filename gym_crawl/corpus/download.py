@@ -339,8 +339,12 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
 
         dest_dir = data_dir() / name
     folder = Path(dest_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     files = DATASETS[name]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # e.g. a read-only GYM_CRAWL_DATA
+        raise DownloadError(files[0].url, f"cannot create the download folder {folder} ({e.strerror or e}); "
+                                          f"set GYM_CRAWL_DATA to a writable folder", offline_hint(name)) from None
     for rf in files:
         try:
             fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
