@@ -5,11 +5,13 @@
 1. **Throughput.** For each ``--runners`` count (default 1 and 2) one PPO algorithm of
    :func:`agents.rllib_train.build_algo_config` (the candidate-scoring RLModule, the discrete scoring env
    on the memory-mapped corpus path) on a local Ray: (a) *sampling*: every env runner collects
-   ``--sample-steps`` env steps at once with the current module (``EnvRunner.sample``, run in parallel on the
-   runners; a first call warms up JIT and caches and is not timed); (b) *training*: env steps per wall second
+   the preset's ``sample_steps`` env steps in all at once with the current module (``EnvRunner.sample``, run in parallel on the
+   runners) after a warm-up that resets every env once on every training topic (a topic's first reset fills
+   its score tables) and one untimed sampling call; (b) *training*: env steps per wall second
    of ``Algorithm.train()`` iterations (sampling + PPO update in the driver), the first iteration excluded.
-   CPU seconds of the driver process and the machine's load average are reported beside the wall times
-   (the machine is shared: wall time is noisy).
+   CPU seconds (of the runners while sampling; of the driver plus the runners while training) and the
+   machine's load average are reported beside the wall times: on a shared machine wall time is noisy, steps
+   per CPU-second are not.
 2. **Learning curve.** ``--seeds`` PPO runs (``--timesteps`` env steps each, 2 env runners) with
    :func:`agents.rllib_train.train` on ``--train-topics``; per training iteration the mean relevant pages
    found per *training* episode (ground-truth labels) and the episode return; at the end (and, for the
@@ -18,7 +20,8 @@
 
 Writes ``rllib.json``, ``rllib.md`` and ``rllib.png`` (learning curve + throughput bars) into ``--out``
 (default ``benchmarks/results/rllib``). ``--quick``: 2 seeds × 1,200 steps, 200-step episodes, 600-step
-sampling runs (a few minutes on 2 cores); the full preset: 5 seeds × 20,000 steps, 500-step episodes.
+sampling runs (a few minutes on 2 cores); the full preset: 5 seeds × 8,000 steps, 200-step episodes, 2,000-step
+sampling runs (about 15 minutes on 2 shared cores); ``--timesteps`` / ``--seeds`` / ``--episode-steps`` override.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ class Preset:
 
 
 QUICK = Preset("quick", seeds=2, timesteps=1_200, episode_steps=200, sample_steps=600, train_iters=3, batch=400)
-FULL = Preset("full", seeds=5, timesteps=20_000, episode_steps=500, sample_steps=4_000, train_iters=5, batch=2_000)
+FULL = Preset("full", seeds=5, timesteps=8_000, episode_steps=200, sample_steps=2_000, train_iters=4, batch=1_000)
 
 
 def _topics(s: str) -> list[str]:
@@ -82,29 +85,59 @@ def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: s
         n = max(runners, 1)
         per_runner = max(1, p.sample_steps // n)
 
-        def sample(runner: Any) -> int:
-            return int(sum(len(e) for e in runner.sample(num_timesteps=per_runner)))
+        topics = list(cfg.train_topics)
+
+        def warm(runner: Any) -> int:
+            """A topic's first reset fills its score tables (about a second per env on the synthetic corpus):
+            reset every env of the runner once on every training topic, so that timing sees steady state."""
+            envs = runner.env.unwrapped.envs
+            for env in envs:
+                for t in topics:
+                    env.reset(options={"topic": t})
+            return len(envs)
+
+        def sample(runner: Any) -> tuple[int, float]:
+            c = time.process_time()
+            steps = int(sum(len(e) for e in runner.sample(num_timesteps=per_runner, force_reset=True)))
+            return steps, time.process_time() - c
+
+        def runner_cpu() -> float:
+            """CPU seconds used so far by the remote runners' processes (0 without remote runners)."""
+            if runners == 0:
+                return 0.0
+            return float(sum(group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False)))
 
         if runners == 0:
-            def run() -> int:
-                return sample(group.local_env_runner)
+            def run() -> list[tuple[int, float]]:
+                return [sample(group.local_env_runner)]
         else:
-            def run() -> int:
-                return int(sum(group.foreach_env_runner(sample, local_env_runner=False)))
+            def run() -> list[tuple[int, float]]:
+                return list(group.foreach_env_runner(sample, local_env_runner=False))
 
-        run()  # warm-up: JIT, caches, first resets
-        t0, c0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
-        steps = run()
-        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        if runners == 0:
+            warm(group.local_env_runner)
+        else:
+            group.foreach_env_runner(warm, local_env_runner=False)
+        run()  # warm-up: JIT, module, connectors
+        t0, load0 = time.perf_counter(), os.getloadavg()[0]
+        res = run()
+        wall = time.perf_counter() - t0
+        steps, cpu = sum(r[0] for r in res), sum(r[1] for r in res)
         sampling = {"env_steps": steps, "seconds": round(wall, 3), "steps_per_second": round(steps / wall, 1),
-                    "driver_cpu_seconds": round(cpu, 3), "load_average": round(load0, 2)}
+                    "runner_cpu_seconds": round(cpu, 3),
+                    "steps_per_runner_cpu_second": round(steps / max(cpu, 1e-9), 1), "load_average": round(load0, 2)}
         rows, t0 = [], time.perf_counter()
         for it in range(p.train_iters):
             rows.append(_iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
+            if it == 0:
+                c0, r0 = _cpu(), runner_cpu()
+        d_cpu = (_cpu() - c0) + (runner_cpu() - r0)
         d_steps = rows[-1]["env_steps"] - rows[0]["env_steps"]
         d_sec = rows[-1]["seconds"] - rows[0]["seconds"]
         training = {"iterations": len(rows) - 1, "env_steps": d_steps, "seconds": round(d_sec, 3),
-                    "steps_per_second": round(d_steps / max(d_sec, 1e-9), 1), "load_average": round(os.getloadavg()[0], 2)}
+                    "steps_per_second": round(d_steps / max(d_sec, 1e-9), 1), "cpu_seconds": round(d_cpu, 3),
+                    "steps_per_cpu_second": round(d_steps / max(d_cpu, 1e-9), 1),
+                    "load_average": round(os.getloadavg()[0], 2)}
     finally:
         algo.stop()
     return {"env_runners": runners, "sampling": sampling, "training": training}
@@ -187,12 +220,14 @@ def markdown(result: dict[str, Any]) -> str:
              f"K = {c['max_candidates']}, {c['episode_steps']}-step episodes; machine: {result['machine']['cpus']} CPUs, "
              f"load average {result['machine']['load_average']} at the start (shared machine: wall times are noisy).",
              "", "## Throughput (env steps / s, wall)", "",
-             "| env runners | sampling only | training (sample + PPO update) | driver CPU s (sampling) |",
-             "|---|---|---|---|"]
+             "| env runners | sampling only | per runner CPU-second | training (sample + PPO update) "
+             "| per CPU-second (driver + runners) |",
+             "|---|---|---|---|---|"]
     for t in result["throughput"]:
-        lines.append(f"| {t['env_runners']} | {t['sampling']['steps_per_second']:,.0f} "
-                     f"({t['sampling']['env_steps']} steps) | {t['training']['steps_per_second']:,.0f} "
-                     f"({t['training']['iterations']} iterations) | {t['sampling']['driver_cpu_seconds']} |")
+        sa, tr = t["sampling"], t["training"]
+        lines.append(f"| {t['env_runners']} | {sa['steps_per_second']:,.0f} ({sa['env_steps']} steps) | "
+                     f"{sa['steps_per_runner_cpu_second']:,.0f} | {tr['steps_per_second']:,.0f} "
+                     f"({tr['iterations']} iterations) | {tr['steps_per_cpu_second']:,.0f} |")
     runs = result["learning"]
     if runs:
         _, m, s = _curve_stats(runs, "relevant_found_mean")
