@@ -192,7 +192,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
         before = [r["heldout_before"] for r in runs if r["heldout_before"] is not None]
         after = [r["heldout_after"] for r in runs if r["heldout_after"] is not None]
         if before and after:
-            a.errorbar([x[0], x[-1]], [np.mean(before), np.mean(after)], yerr=[np.std(before), np.std(after)],
+            a.errorbar([0.0, x[-1]], [np.mean(before), np.mean(after)], yerr=[np.std(before), np.std(after)],
                        fmt="s--", color="#d62728", capsize=4, label="held-out topics, greedy (start / end)")
         a.set_xlabel("env steps")
         a.set_ylabel("relevant pages per episode")
@@ -201,12 +201,14 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     tp = result["throughput"]
     labels = [str(t["env_runners"]) for t in tp]
     xs = np.arange(len(tp))
-    b.bar(xs - 0.2, [t["sampling"]["steps_per_second"] for t in tp], 0.4, label="sampling only", color="#2ca02c")
-    b.bar(xs + 0.2, [t["training"]["steps_per_second"] for t in tp], 0.4, label="training (sample + update)",
-          color="#ff7f0e")
+    w = 0.27
+    b.bar(xs - w, [t["sampling"]["steps_per_second"] for t in tp], w, label="sampling only", color="#2ca02c")
+    b.bar(xs, [t["training"]["steps_per_second"] for t in tp], w, label="training (sample + update)", color="#ff7f0e")
+    b.bar(xs + w, [t["sampling"].get("steps_per_runner_cpu_second", np.nan) for t in tp], w, color="#2ca02c",
+          alpha=0.45, hatch="//", label="sampling, per runner CPU-second")
     b.set_xticks(xs, labels)
     b.set_xlabel("env runners")
-    b.set_ylabel("env steps / s (wall)")
+    b.set_ylabel("env steps / s")
     b.set_title(f"throughput ({result['machine']['cpus']} CPUs, load avg ≈ {result['machine']['load_average']})")
     b.legend(fontsize=8)
     return save_png(fig, path)

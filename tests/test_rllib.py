@@ -187,3 +187,22 @@ def test_train_on_local_ray_with_two_env_runners(corpus_dir, tmp_path, capsys):
     obs, _ = env.reset(seed=0)
     a = int(greedy_actions(m, {k: v[None] for k, v in obs.items()})[0])
     assert obs["mask"][a] == 1
+
+
+@pytest.mark.slow
+def test_bench_rllib_quick_writes_json_markdown_png(corpus_dir, tmp_path):
+    from gym_crawl.benchmarks.rllib import main as bench_main
+
+    out = tmp_path / "bench"
+    assert bench_main(["--quick", "--corpus", corpus_dir, "--out", str(out), "--train-topics", "geology,cancer",
+                       "--eval-topics", "poetry", "--seeds", "1", "--timesteps", "400", "--episode-steps", "40",
+                       "-K", "8", "--runners", "1,2"]) == 0
+    res = json.loads((out / "rllib.json").read_text())
+    assert [t["env_runners"] for t in res["throughput"]] == [1, 2]
+    for t in res["throughput"]:
+        assert t["sampling"]["env_steps"] >= 600 and t["sampling"]["steps_per_second"] > 0
+        assert t["training"]["env_steps"] > 0 and t["training"]["steps_per_cpu_second"] > 0
+    (run,) = res["learning"]
+    assert run["timesteps"] >= 400 and run["heldout_before"] is not None and run["heldout_after"] is not None
+    assert set(run["heldout_after_by_topic"]) == {"poetry"}
+    assert (out / "rllib.png").stat().st_size > 10_000 and "| 2 |" in (out / "rllib.md").read_text()
