@@ -275,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     from gym_crawl.agents.rllib_train import RLlibConfig, _init_ray, resolve_corpus_path
 
     p = QUICK if args.quick else FULL
+    torch.set_num_threads(1)  # the driver runs the PPO update; on a shared 2-core machine 2 threads thrash
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_path = resolve_corpus_path(args.corpus, out)
