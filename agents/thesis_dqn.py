@@ -39,6 +39,10 @@ Action selection (``select=``), so the failure can be taken apart:
 
 * ``"frontier"`` (default, **what the thesis did**): the stale-priority URPQ policy above. It never picks
   a non-frontier page — the thesis' failure is not invalid actions.
+* ``"urpq"``: the thesis' code to the letter — one URPQ entry per (parent, link) discovery, so once a
+  link is fetched its other entries stay queued; popping one (greedy or ε-random, uniform over entries)
+  re-selects an already fetched page: a wasted step (the thesis' ``if action_idx in visited_links``
+  branch; here the env's invalid-action penalty instead of the thesis' reward of the parent page).
 * ``"masked"``: a fresh ``argmax`` of ``Q(s_t)`` over the frontier pages only (ε: a uniform frontier page).
 * ``"unmasked"``: Keras-RL's stock ``EpsGreedyQPolicy`` — ``argmax`` over *all* ``n_pages`` outputs,
   ε: ``randint(0, n_pages)``. A non-frontier page is a legal but wasted step (the env's
@@ -88,7 +92,7 @@ except ImportError as e:  # pragma: no cover - torch is a declared dependency of
 
 __all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "SELECT_MODES"]
 
-SELECT_MODES = ("frontier", "masked", "unmasked")
+SELECT_MODES = ("frontier", "urpq", "masked", "unmasked")
 
 DEFAULTS: dict[str, Any] = {
     "hidden": [128, 256],        # §4.3
@@ -211,7 +215,8 @@ class ThesisDQNAgent(Agent):
     """Pertejo 2021's DQN crawler: a per-page Q head over the last fetched page's features (module docstring).
 
     Args (all optional; see :data:`DEFAULTS`):
-        select: ``"frontier"`` (the thesis: ε-greedy over stale asynchronous priorities),
+        select: ``"frontier"`` (the thesis: ε-greedy over stale asynchronous priorities), ``"urpq"``
+            (the same with the code's duplicate (parent, link) entries, wasting steps on fetched pages),
             ``"masked"`` (fresh argmax over frontier pages) or ``"unmasked"`` (argmax over all pages).
         hidden, activation, dropout, activity_l2, dueling, double: the network (thesis: [128, 256],
             tanh, 0.5, 0.01, True, True).
@@ -328,6 +333,11 @@ class ThesisDQNAgent(Agent):
             self._has_row = np.zeros(n, bool)
         else:
             self._has_row[:] = False
+        if self.cfg["select"] == "urpq":
+            self._heap: list[tuple[float, int]] = []
+            self._e_page: list[int] = []
+            self._e_pos: list[int] = []
+            self._alive: list[int] = []
         if self.cfg["select"] == "frontier":
             if getattr(self, "_prio", None) is None or self._prio.n != n:
                 self._prio = MaxSegmentTree(n)
@@ -342,6 +352,8 @@ class ThesisDQNAgent(Agent):
         if self.cfg["select"] == "frontier" and len(F):
             # the thesis' _initialize_frontier_with_seed: priority = Q(seed features)[link]
             self._prio.update(F, self._q_pairs(X, F))
+        elif self.cfg["select"] == "urpq" and len(F):
+            self._push(F, self._q_pairs(X, F))
         self._q_cache: np.ndarray | None = None
         self._pre_row: np.ndarray | None = None
         self._a = -1
@@ -387,7 +399,9 @@ class ThesisDQNAgent(Agent):
             F = env.frontier_pages()
             if len(F) == 0:
                 raise RuntimeError(f"{self.name}: the frontier is empty")
-            if explore:
+            if sel == "urpq":
+                p = self._pop(explore)
+            elif explore:
                 p = int(F[self.rng.integers(len(F))])
             elif sel == "masked":
                 q = self._q_state()
@@ -397,6 +411,38 @@ class ThesisDQNAgent(Agent):
         self._a = p
         self._pre_row = self._state_rows(np.asarray([p]))[0] if bool(env.is_frontier(p)) else None
         return p
+
+    # --- the thesis' URPQ (appendix A.5): entries (parent, link) with a FIFO tie-break, pop / pop_random
+    def _push(self, pages: np.ndarray, prios: np.ndarray) -> None:
+        import heapq
+
+        for p, q in zip(np.asarray(pages).tolist(), np.asarray(prios, np.float64).tolist()):
+            i = len(self._e_page)
+            self._e_page.append(int(p))
+            self._e_pos.append(len(self._alive))
+            self._alive.append(i)
+            heapq.heappush(self._heap, (-q, i))
+
+    def _kill(self, i: int) -> int:
+        j, last = self._e_pos[i], self._alive[-1]
+        self._alive[j] = last
+        self._e_pos[last] = j
+        self._alive.pop()
+        self._e_pos[i] = -1
+        return self._e_page[i]
+
+    def _pop(self, random_entry: bool) -> int:
+        """Pop the highest entry (or a uniformly random one); its page may be fetched already."""
+        import heapq
+
+        if not self._alive:
+            return int(self.env.frontier_pages()[0])  # cannot happen: every frontier page has an entry
+        if random_entry:
+            return self._kill(self._alive[int(self.rng.integers(len(self._alive)))])
+        while True:
+            _, i = heapq.heappop(self._heap)
+            if self._e_pos[i] >= 0:
+                return self._kill(i)
 
     def _best_page(self) -> int:
         """Highest stored priority among frontier pages (fetched pages are dropped lazily)."""
@@ -450,6 +496,8 @@ class ThesisDQNAgent(Agent):
                 if len(upd):
                     q = self.q_values(s1)[upd].astype(np.float64)
                     self._prio.update(upd, np.maximum(self._prio.get(upd), q))
+            elif self.cfg["select"] == "urpq" and len(upd):
+                self._push(upd, self.q_values(s1)[upd])
         if self.training:
             self.memory.add(self._s, int(tr.action), float(tr.reward), s1, done)  # type: ignore[union-attr]
             self.steps += 1

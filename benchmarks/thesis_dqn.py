@@ -1,7 +1,7 @@
 """Reproduce the thesis' DQN crawler result (Pertejo 2021, §4.4, Fig. 4.4) on WikiCrawl-v0.
 
 ``gym-crawl bench thesis_dqn [--quick] [--out DIR] [--corpus NAME] [--seeds N] [--train-steps N]
-[--test-steps N] [--variants frontier,masked,unmasked] [--jobs J] ...``
+[--test-steps N] [--variants frontier,urpq,masked,unmasked] [--jobs J] [--cached-only] ...``
 
 Fig. 4.4 of the thesis: the DQN crawler (Keras-RL, one Q output per page of the corpus, the last
 page's features as the only input) trained for 5,000 steps and tested for 5,000 more, against the
@@ -12,10 +12,12 @@ crawler "casi cuadriplica" (almost quadruples) the DQN crawler's relevant pages.
 Here, per seed (>= 5): a fresh ``thesis-dqn`` agent (weights initialized from the seed) crawls one
 training episode (ε = 0.3, learning) and then one test episode with the weights frozen (ε = 0.1),
 on the same topic and seed pages — the thesis' ``fit`` then ``test``; ``best-first`` and ``random``
-crawl one episode of the test length. Three action selections of the DQN (``select=``):
+crawl one episode of the test length. Four action selections of the DQN (``select=``):
 ``frontier`` (what the thesis did: ε-greedy over the frontier with stale asynchronous priorities
-Q(s_parent)[link]), ``masked`` (fresh argmax of Q(s_t) over frontier pages) and ``unmasked``
-(Keras-RL's stock argmax over all n_pages outputs: non-frontier pages are wasted steps).
+Q(s_parent)[link], deduplicated by URL), ``urpq`` (the thesis' code to the letter: one queue entry per
+(parent, link), so stale duplicates of fetched pages waste steps), ``masked`` (fresh argmax of Q(s_t)
+over frontier pages) and ``unmasked`` (Keras-RL's stock argmax over all n_pages outputs: non-frontier
+pages are wasted steps).
 
 Relevant pages are counted as the thesis counts them — the fetched page contains the topic word
 (``thesis`` relevance, post hoc from the fetched text) — and by the topic's ground-truth label
@@ -45,7 +47,7 @@ if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lea
                    "Pertejo 2021 DQN: one Q output per corpus page over the last page's features")
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
-VARIANTS = ("frontier", "masked", "unmasked")
+VARIANTS = ("frontier", "urpq", "masked", "unmasked")
 #: the thesis: "el crawler básico … casi cuadriplica los resultados del crawler DQN" (§4.4)
 THESIS_RATIO = 4.0
 THESIS_CORPUS = "norm-seng-dump(0.1): 32,325 pages, ≈ 63,000 links (4 per page)"
@@ -56,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gym-crawl bench thesis_dqn", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (synthetic-1000, 5 seeds, 100+100 steps)")
     ap.add_argument("--out", default="benchmarks/results/thesis_dqn")
-    ap.add_argument("--corpus", default="synthetic-20000", help="synthetic corpus (default synthetic-20000)")
+    ap.add_argument("--corpus", default="synthetic-20000",
+                    help="synthetic corpus (default synthetic-20000; 'none' to skip)")
     ap.add_argument("--wikispeedia", default=None,
                     help="Wikispeedia folder (default ../shared/data/wikispeedia if present; 'none' to skip)")
     ap.add_argument("--topic", default="geology", help="topic (Fig. 4.4: geology)")
@@ -65,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--test-steps", type=int, default=None, help="test steps (thesis 5000; quick 100)")
     ap.add_argument("--wiki-steps", type=int, default=None,
                     help="Wikispeedia training = test steps (default 1000: 22 %% of its 4,604 pages)")
-    ap.add_argument("--variants", default=",".join(VARIANTS), help="DQN action selections to run")
+    ap.add_argument("--variants", default="frontier,masked,unmasked",
+                    help=f"DQN action selections to run, some of {','.join(VARIANTS)}")
     ap.add_argument("--head-sizes", default=",".join(str(n) for n in HEAD_SIZES),
                     help="n_pages of the per-page heads whose memory/time is measured ('' to skip)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (each uses one torch thread)")
@@ -345,8 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         [int(s) for s in args.head_sizes.split(",") if s]
     if quick:
         sizes = sizes or [1000, 20000]
-    corpora = ([(wiki, "wikispeedia", wiki_steps, wiki_steps)] if wiki else []) + [(corpus, corpus, train_steps,
-                                                                                     test_steps)]
+    corpora = ([(wiki, "wikispeedia", wiki_steps, wiki_steps)] if wiki else []) + \
+        ([(corpus, corpus, train_steps, test_steps)] if corpus.lower() != "none" else [])
     tasks = []
     for spec, name, tr, te in corpora:
         for seed in range(args.seeds):

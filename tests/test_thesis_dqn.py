@@ -73,6 +73,30 @@ def test_masked_selection_never_picks_a_non_frontier_page(tiny_corpus, select, e
     assert agent.invalid_actions == 0 and agent.updates > 0
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.5])
+def test_urpq_selection_only_wastes_steps_on_fetched_pages(tiny_corpus, eps):
+    """The thesis' code: duplicate (parent, link) entries re-select fetched pages, never unseen ones."""
+    agent = make_agent("thesis-dqn", select="urpq", eps_train=eps, warmup=10)
+    env = _env(agent, tiny_corpus, steps=80)
+    base = env.unwrapped
+    obs, info = env.reset(seed=1)
+    agent.begin_episode(base, np.random.default_rng(1))
+    wasted = 0
+    for _ in range(80):
+        a = agent.act(obs, info)
+        fetched = set(base.fetched_pages().tolist())
+        assert bool(base.action_masks()[a]) or a in fetched
+        obs2, r, term, trunc, info2 = env.step(a)
+        wasted += bool(info2["invalid_action"])
+        agent.observe(Transition(obs, a, float(r), obs2, term, trunc, info2))
+        obs, info = obs2, info2
+        if term or trunc:
+            break
+    assert agent.invalid_actions == wasted
+    if eps > 0:  # random pops are uniform over entries, stale duplicates included
+        assert wasted > 0
+
+
 def test_unmasked_selection_wastes_steps_on_non_frontier_pages(tiny_corpus):
     agent = make_agent("thesis-dqn", select="unmasked", eps_train=1.0)
     res = run_episode(_env(agent, tiny_corpus, steps=60), agent, seed=0)
