@@ -33,7 +33,8 @@ Only ``torch`` and ``ray[rllib]`` are imported (not Stable-Baselines3).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import torch
@@ -43,7 +44,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-__all__ = ["MASKED_LOGIT", "DEFAULT_MODEL_CONFIG", "CandidateScoringRLModule", "masked_pool"]
+__all__ = ["DEFAULT_MODEL_CONFIG", "MASKED_LOGIT", "CandidateScoringRLModule", "masked_pool"]
 
 MASKED_LOGIT = -1e8
 """Logit of a masked slot (the same value as :data:`gym_crawl.agents.sb3_policies.MASKED_LOGIT`)."""

@@ -38,15 +38,32 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ENV_NAME", "DEFAULT_PPO", "RLlibConfig", "RLlibResult", "requested_backend", "resolve_corpus_path",
-           "env_creator", "register", "build_algo_config", "train", "evaluate_module", "save_module",
-           "load_module", "greedy_actions", "build_parser", "config_from_args", "main"]
+__all__ = [
+    "DEFAULT_PPO",
+    "ENV_NAME",
+    "RLlibConfig",
+    "RLlibResult",
+    "build_algo_config",
+    "build_parser",
+    "config_from_args",
+    "env_creator",
+    "evaluate_module",
+    "greedy_actions",
+    "load_module",
+    "main",
+    "register",
+    "requested_backend",
+    "resolve_corpus_path",
+    "save_module",
+    "train",
+]
 
 ENV_NAME = "gym_crawl-WikiCrawl-scoring"
 """Name under which :func:`register` puts :func:`env_creator` into Ray's tune registry."""

@@ -12,13 +12,20 @@ import pytest
 pytest.importorskip("ray.rllib", reason="Ray RLlib is an optional extra: pip install 'gym-crawl[rllib]'")
 torch = pytest.importorskip("torch")
 
-from gymnasium import spaces  # noqa: E402
-from ray.rllib.core.columns import Columns  # noqa: E402
-from ray.rllib.models.torch.torch_distributions import TorchCategorical  # noqa: E402
+from gymnasium import spaces
+from ray.rllib.core.columns import Columns
+from ray.rllib.models.torch.torch_distributions import TorchCategorical
 
-from gym_crawl.agents.rllib_model import MASKED_LOGIT, CandidateScoringRLModule  # noqa: E402
-from gym_crawl.agents.rllib_train import (RLlibConfig, env_creator, evaluate_module, greedy_actions,  # noqa: E402
-                                          load_module, requested_backend, save_module)
+from gym_crawl.agents.rllib_model import MASKED_LOGIT, CandidateScoringRLModule
+from gym_crawl.agents.rllib_train import (
+    RLlibConfig,
+    env_creator,
+    evaluate_module,
+    greedy_actions,
+    load_module,
+    requested_backend,
+    save_module,
+)
 
 D, S = 5, 6
 
