@@ -84,7 +84,7 @@ def block_over_cap(cap, dom_fetched, status, fr_pages, fr_pos, dom_next, dom_pre
 
 @njit(cache=True, nogil=True)
 def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
-               p_rel, p_cat, p_tfidf,
+               pt_rel, pt_cat, pt_tfidf,
                l_rel, l_cat, l_kwu, l_kwa,
                link_ptr, link_dst, page_domain,
                status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
@@ -95,7 +95,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
                dom_fetched, dom_relevant, dom_eval_relevant,
                ctr, sums, tslot, t_best, t_link, t_kwu, t_kwa, out_new, out_upd, out_rem):
     """Fetch ``page`` (frontier or unseen; the caller checked). ``cap < 0``: no domain cap.
-    ``p_*``: the page's scores; ``l_*``: link-score tables by link id. Writes the new / updated /
+    ``pt_*``: page-score tables by page id; ``l_*``: link-score tables by link id. Writes the new / updated /
     removed pages into ``out_*`` and returns their counts."""
     st = status[page]
     has_parents = st == FRONTIER and n_par[page] > 0
@@ -109,12 +109,12 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
     fetch_step[page] = ctr[C_STEP]
     if count_step:
         ctr[C_STEP] += 1
-    rel = np.float32(p_rel)
+    rel = pt_rel[page]
     rel64 = np.float64(rel)
     rel_a[page] = rel
     for j in range(cat_a.shape[1]):
-        cat_a[page, j] = p_cat[j]
-    tfidf_a[page] = p_tfidf
+        cat_a[page, j] = pt_cat[page, j]
+    tfidf_a[page] = pt_tfidf[page]
     reward_a[page] = np.float32(r)
     relevant_a[page] = relevant
     if has_parents:
@@ -300,12 +300,13 @@ def _heap_pop(hk, hp, size):
 
 
 @njit(cache=True, nogil=True)
-def topk_update(pages, scores, cur, has, hk, hp, hsize, fetched_page, removed):
-    """Record new scores of ``pages`` (push those that changed); forget the fetched and removed pages."""
+def topk_update(pages, score, cur, has, hk, hp, hsize, fetched_page, removed):
+    """Record the scores ``score[p]`` of ``pages`` (push those that changed); forget the fetched and
+    removed pages."""
     size = hsize[0]
     for i in range(len(pages)):
         p = pages[i]
-        s = scores[i]
+        s = score[p]
         if not has[p] or cur[p] != s:
             cur[p] = s
             has[p] = True

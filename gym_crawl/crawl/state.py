@@ -182,7 +182,7 @@ class CrawlState:
         lt = self._links
         #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)
         self._kargs = (
-            lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
+            self._pages.rel, self._pages.cat, self._pages.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
             self.link_ptr, self.link_dst, self.page_domain,
             self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
             self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
@@ -261,8 +261,7 @@ class CrawlState:
             self._links.ensure(np.array([page]))
         r, relevant, eval_rel = self._page_reward(page)
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
-        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap,
-                                  pt.rel[page], pt.cat[page], pt.tfidf[page], *self._kargs)
+        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, *self._kargs)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
                            self._out_rem[:nr].copy() if nr else _NO_PAGES.copy())
 

@@ -116,9 +116,8 @@ class TopK(Reducer):
                 cap = max(need, 2 * len(self._hk))
                 self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
                 self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
-            sc = np.ascontiguousarray(self.state.link_rel[pages], np.float32)
-            K.topk_update(np.asarray(pages, np.int32), sc, self._cur_a, self._has, self._hk, self._hp,
-                          self._hsize, int(result.page), np.asarray(result.removed_pages, np.int32))
+            K.topk_update(np.asarray(pages, np.int32), self.state.link_rel, self._cur_a, self._has, self._hk,
+                          self._hp, self._hsize, int(result.page), np.asarray(result.removed_pages, np.int32))
             return
         if len(pages):
             sc = self.score(self.state, pages)
