@@ -63,3 +63,14 @@ def test_replay_detects_a_changed_trajectory(tiny_corpus):
     want = GOLDEN["env"][0]
     got = _run(tiny_corpus, want["reducer"], want["features"], seed=4)
     assert got["fetched"] != want["fetched"] and got["obs"] != want["obs"]
+
+
+@pytest.mark.parametrize("want", [r for r in GOLDEN["env"] if r["features"] == "combined"],
+                         ids=lambda r: f"{r['reducer']}-lazy")
+def test_lazy_scoring_gives_the_same_trajectories(tiny_corpus, want, monkeypatch):
+    """Corpora above ``EAGER_SCORING_LINKS`` score pages and link ranges as they are fetched."""
+    import gym_crawl.crawl.state as state_mod
+
+    monkeypatch.setattr(state_mod, "EAGER_SCORING_LINKS", 0)
+    got = _run(tiny_corpus, want["reducer"], want["features"])
+    assert (got["fetched"], got["rewards"], got["obs"]) == (want["fetched"], want["rewards"], want["obs"])

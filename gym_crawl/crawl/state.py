@@ -1,8 +1,13 @@
 """Crawl state: visited set, a columnar frontier store, parent/path/domain statistics, metrics.
 
 All bookkeeping lives in flat numpy arrays indexed by page id, allocated once
-per env and reset in O(pages touched by the last episode). A fetch costs
-O(out-degree × (tokens + categories)); nothing here is O(frontier).
+per env from one field table (:mod:`gym_crawl.crawl.fields`: name, dtype, shape,
+reset value) and reset from it in O(pages touched by the last episode). A fetch
+is one compiled call (:func:`gym_crawl.crawl.kernels.fetch_page`) costing
+O(out-degree × categories); page and link scores come from per-topic tables
+(:meth:`TopicScorer.page_table` / :meth:`TopicScorer.link_table`) filled once per
+topic (corpora up to ``EAGER_SCORING_LINKS`` links) or page by page as fetched.
+Nothing here is O(frontier).
 
 The frontier is deduplicated by URL, as in every real crawler: one entry per
 discovered, unfetched page, carrying aggregates over all links that
@@ -30,9 +35,10 @@ fetched pages its frontier pages are dropped (status ``BLOCKED``, reported in
 Frontier pages are chained per domain (array-backed doubly linked lists, kept
 only while a cap is active), so dropping a domain costs O(its frontier pages).
 
-Only the ``eval_relevant`` of a fetched page (ground truth for metrics) and the
-relevance of *fetched* pages are ever computed; the relevance of an unfetched
-page is unknown to this object.
+The score tables are internal precomputation (DESIGN.md §5): the state copies a
+page's own scores into its columns only when it fetches the page, and a link's
+text scores only when the link is discovered; the relevance of an unfetched page
+never reaches a column, a feature or an observation.
 """
 from __future__ import annotations
 
