@@ -258,7 +258,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             b = np.asarray(basic["final_relevant"], float)
             d = np.asarray(r["final_relevant"], float)
             bl, dl = np.asarray(basic["final_label"], float), np.asarray(r["final_label"], float)
-            out.append({"corpus": c, "agent": name,
+            out.append({"corpus": c, "agent": name, "dqn_seeds": len(r["seeds"]),
                         "basic_over_dqn": float(b.mean() / d.mean()) if d.mean() > 0 else float("inf"),
                         "basic_over_dqn_label": float(bl.mean() / dl.mean()) if dl.mean() > 0 else float("inf"),
                         "random_thesis_mean": by["random"]["thesis_mean"] if "random" in by else None,
@@ -277,19 +277,20 @@ def _md(res: dict[str, Any]) -> str:
          + ". **thesis** relevance = the page "
          "contains the topic word (the thesis' definition); **label** = the topic's ground-truth label.", "",
          "## Relevant pages at the end of the episode", "",
-         "| corpus | crawler | steps | thesis relevance | label relevance | invalid steps | approx. states | s/episode |",
-         "|---|---|---|---|---|---|---|---|"]
+         ("| corpus | crawler | seeds | steps | thesis relevance | label relevance | invalid steps | approx. states | "
+          "s/episode |"), "|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         ap = f"{100 * r['approx_state_fraction']:.0f} %" if "approx_state_fraction" in r else "-"
-        o.append(f"| {r['corpus']} | {r['agent']} | {r['steps']} | {r['thesis_mean']:.1f} ± {r['thesis_sd']:.1f} | "
+        o.append(f"| {r['corpus']} | {r['agent']} | {len(r['seeds'])} | {r['steps']} | "
+                 f"{r['thesis_mean']:.1f} ± {r['thesis_sd']:.1f} | "
                  f"{r['label_mean']:.1f} ± {r['label_sd']:.1f} | {r['invalid_actions_mean']:.0f} | {ap} | "
                  f"{r['seconds_mean']:.0f} |")
     o += ["", "## Basic / DQN (test) — the thesis: ≈ 4×", "",
-          "| corpus | DQN variant | basic / DQN (thesis rel.) | basic / DQN (label) | DQN / random |",
-          "|---|---|---|---|---|"]
+          "| corpus | DQN variant | DQN seeds | basic / DQN (thesis rel.) | basic / DQN (label) | DQN / random |",
+          "|---|---|---|---|---|---|"]
     for q in res["ratios"]:
         dr = f"{q['dqn_over_random']:.2f}" if q["dqn_over_random"] is not None else "-"
-        o.append(f"| {q['corpus']} | {q['agent']} | {q['basic_over_dqn']:.2f}× | {q['basic_over_dqn_label']:.2f}× | "
+        o.append(f"| {q['corpus']} | {q['agent']} | {q['dqn_seeds']} | {q['basic_over_dqn']:.2f}× | {q['basic_over_dqn_label']:.2f}× | "
                  f"{dr} |")
     if res["head_cost"]:
         o += ["", "## Cost of a per-page head (one Keras-RL update: batch 32, double + dueling, Adam, soft target)", "",
@@ -428,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         res["head_cost"] = head_cost(sizes) if sizes and not args.cached_only else []
         if res["head_cost"]:
             atomic_write_json(hc, res["head_cost"])
-    res["figures"] = figures(rows, out)
+    res["figures"] = figures(rows, out) if rows else []
     res["wall_seconds"] = time.perf_counter() - t0
     atomic_write_json(out / "thesis_dqn.json", res)
     atomic_write_bytes(out / "thesis_dqn.md", _md(res).encode())
