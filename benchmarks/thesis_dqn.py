@@ -306,19 +306,44 @@ def _md(res: dict[str, Any]) -> str:
     return "\n".join(o)
 
 
+_STYLE = {"best-first": ("#d62728", "-"), "random": ("#bcbd22", "-"),
+          "thesis-dqn (test)": ("#1f77b4", "-"), "thesis-dqn (train)": ("#1f77b4", "--"),
+          "thesis-dqn[urpq] (test)": ("#9467bd", "-"), "thesis-dqn[urpq] (train)": ("#9467bd", "--"),
+          "thesis-dqn[masked] (test)": ("#2ca02c", "-"), "thesis-dqn[masked] (train)": ("#2ca02c", "--"),
+          "thesis-dqn[unmasked] (test)": ("#7f7f7f", "-"), "thesis-dqn[unmasked] (train)": ("#7f7f7f", "--")}
+
+
 def figures(rows: list[dict[str, Any]], out: Path) -> list[str]:
-    from gym_crawl.benchmarks._plotting import curves_figure
+    """One PNG per relevance definition; one panel per corpus; mean ± sd band per crawler
+    (training episodes dashed), fixed colours per crawler."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from gym_crawl.benchmarks._plotting import save_png
 
     paths = []
+    corpora = sorted({r["corpus"] for r in rows})
     for metric in ("thesis", "label"):
-        panels: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-        for r in rows:
-            panels.setdefault(r["corpus"], {})[r["agent"]] = (np.asarray(r[f"curve_{metric}_mean"]),
-                                                               np.asarray(r[f"curve_{metric}_sd"]))
+        fig, axes = plt.subplots(1, len(corpora), figsize=(6.2 * len(corpora), 4.4), squeeze=False)
+        for ax, c in zip(axes.flat, corpora):
+            for r in (r for r in rows if r["corpus"] == c):
+                mean, sd = np.asarray(r[f"curve_{metric}_mean"]), np.asarray(r[f"curve_{metric}_sd"])
+                col, ls = _STYLE.get(r["agent"], ("#8c564b", "-"))
+                x = np.arange(1, len(mean) + 1)
+                ax.plot(x, mean, color=col, ls=ls, lw=1.6, label=f"{r['agent']} (n={len(r['seeds'])})")
+                if np.any(sd > 0):
+                    ax.fill_between(x, mean - sd, mean + sd, color=col, alpha=0.12, lw=0)
+            ax.set_title(c)
+            ax.set_xlabel("step")
+            ax.set_ylabel(f"{metric}-relevant pages (accumulated)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="upper left")
+        fig.suptitle(f"Thesis Fig. 4.4 — DQN (per-page head) vs basic vs random, {metric} relevance "
+                     f"(mean ± sd over seeds; dashed: training episode)")
         p = out / f"fig44_{metric}.png"
-        curves_figure(panels, p, title=f"Thesis Fig. 4.4 — DQN (per-page head) vs basic vs random: accumulated "
-                                       f"{metric}-relevant pages (mean ± sd over seeds)",
-                      dashed=tuple(a for ps in panels.values() for a in ps if a.endswith("(train)")))
+        save_png(fig, p)
         paths.append(p.name)
     return paths
 
