@@ -210,7 +210,9 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     b.set_xlabel("env runners")
     b.set_ylabel("env steps / s")
     b.set_title(f"throughput ({result['machine']['cpus']} CPUs, load avg ≈ {result['machine']['load_average']})")
-    b.legend(fontsize=8)
+    b.set_ylim(0, 1.3 * max([1.0] + [v for t in tp for v in (t["sampling"]["steps_per_second"],
+                                                               t["sampling"].get("steps_per_runner_cpu_second", 0))]))
+    b.legend(fontsize=8, loc="upper center", ncol=2)
     return save_png(fig, path)
 
 
