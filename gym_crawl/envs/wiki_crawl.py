@@ -275,7 +275,9 @@ class WikiCrawlEnv(gym.Env):
         self._t = 0
         self._last_reward = 0.0
         self._last_page = -1
-        self._changes = FrontierChanges(_EMPTY, _EMPTY, _EMPTY)
+        self._changes: tuple[np.ndarray, np.ndarray, np.ndarray] = (_EMPTY, _EMPTY, _EMPTY)
+        self._log_pages = math.log1p(max(2, self.corpus.n_pages))
+        self._n_domains = max(1, len(self.corpus.domains))
         self._budget: int | None = None
         self._budget_given = False
         self._budget_looked = False
@@ -362,7 +364,7 @@ class WikiCrawlEnv(gym.Env):
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         new_a = np.concatenate(new)
-        self._changes = FrontierChanges(_ro_i32(new_a), _ro_i32(np.unique(np.concatenate(upd))), _EMPTY)
+        self._changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
         self._observe()
         return self._obs_out(), self._info(-1, False, False, len(new_a))
 
@@ -416,7 +418,7 @@ class WikiCrawlEnv(gym.Env):
         r = self.invalid_action_penalty
         self._last_reward = r
         self._svec = self._state_vec()
-        self._changes = FrontierChanges(_EMPTY, _EMPTY, _EMPTY)
+        self._changes = (_EMPTY, _EMPTY, _EMPTY)
         trunc = self._end_check(False)
         return self._obs_out(), r, False, trunc, self._info(-1, False, True, 0)
 
@@ -436,8 +438,7 @@ class WikiCrawlEnv(gym.Env):
             self.reducer.on_fetch(res, x)
         self._last_reward = res.reward
         self._last_page = page
-        self._changes = FrontierChanges(_ro_i32(res.new_pages), _ro_i32(res.updated_pages),
-                                        _ro_i32(res.removed_pages))
+        self._changes = (res.new_pages, res.updated_pages, res.removed_pages)  # views made on request
         terminated = self.state.fr_size == 0
         truncated = self._end_check(terminated)
         self._observe()
@@ -477,23 +478,24 @@ class WikiCrawlEnv(gym.Env):
         n = len(cand)
         feats = np.zeros((self.K, self.features.dim), np.float32)
         if n:
-            feats[:n] = np.clip(self.features.compute(self.state, cand), -1.0, 1.0)
+            rows = feats[:n]
+            rows[:] = self.features.compute(self.state, cand)
+            np.clip(rows, -1.0, 1.0, out=rows)
         mask = np.zeros(self.K, np.int8)
         mask[:n] = 1
         self._feats, self._mask = feats, mask
 
     def _state_vec(self) -> np.ndarray:
+        """STATE_NAMES as float32, each clamped to [-1, 1] (plain float arithmetic: this runs every step)."""
         st = self.state
         b = self.budget
-        nd = max(1, len(self.corpus.domains))
-        return np.clip(np.array([
-            (self._t / b) if b else 0.0,
-            st.harvest_rate,
-            np.log1p(st.fr_size) / np.log1p(max(2, self.corpus.n_pages)),
-            self._last_reward / max(abs(self.scheme.max_reward), 1e-9),
-            st.relevant_domains / nd,
-            len(self._cand) / self.K,
-        ], np.float32), -1.0, 1.0)
+        vals = ((self._t / b) if b else 0.0,
+                st.harvest_rate,
+                math.log1p(st.fr_size) / self._log_pages,
+                self._last_reward / max(abs(self.scheme.max_reward), 1e-9),
+                st.relevant_domains / self._n_domains,
+                len(self._cand) / self.K)
+        return np.array([min(1.0, max(-1.0, v)) for v in vals], np.float32)
 
     def _obs_out(self) -> Any:
         if self.observation_mode == "state":
@@ -587,8 +589,8 @@ class WikiCrawlEnv(gym.Env):
         return self.state.frontier
 
     def frontier_changes(self) -> FrontierChanges:
-        """New / updated / domain-capped frontier pages of the last ``reset`` or ``step``."""
-        return self._changes
+        """New / updated / domain-capped frontier pages of the last ``reset`` or ``step`` (read-only views)."""
+        return FrontierChanges(*(_ro_i32(a) for a in self._changes))
 
     def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
         """Whether page(s) are currently in the frontier (discovered, unfetched)."""
