@@ -409,6 +409,8 @@ def _topics(s: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", default="sb3", choices=["sb3", "rllib"],
+                   help="sb3: this trainer (SubprocVecEnv); rllib: Ray RLlib, see docs/rllib.md")
     d = TrainConfig()
     p.add_argument("--algo", default=d.algo, choices=sorted(set(DISCRETE_ALGOS + CONTINUOUS_ALGOS)))
     p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"])

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
-    t = sub.add_parser("train", help="train a Stable-Baselines3 agent (see `gym-crawl train --help`)", add_help=False)
+    t = sub.add_parser("train", help="train a Stable-Baselines3 agent, or Ray RLlib with --backend rllib "
+                                     "(see `gym-crawl train --help`)", add_help=False)
     t.add_argument("args", nargs=argparse.REMAINDER)
     return ap
 
@@ -218,6 +219,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "train":
+        from gym_crawl.agents.rllib_train import main as rllib_main
+        from gym_crawl.agents.rllib_train import requested_backend
+
+        if requested_backend(argv[1:]) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
+            return int(rllib_main(argv[1:]) or 0)
         from gym_crawl.agents.sb3_train import main as train_main
 
         return int(train_main(argv[1:]) or 0)
