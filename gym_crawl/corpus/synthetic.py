@@ -1750,6 +1750,6 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
     elif path.exists():
         shutil.rmtree(path, ignore_errors=True)
     corpus = generate_synthetic(n_pages, seed, n_domains, preset=preset)
-    corpus.save(path)
-    del corpus
-    return Corpus.load(path, **load_kw)
+    from gym_crawl.corpus.cache import store_cached  # read-only cache folder: in memory, one warning
+
+    return store_cached(corpus, path, what=f"synthetic corpus ({n_pages} pages, preset {preset})", **load_kw)
