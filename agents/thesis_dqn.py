@@ -58,8 +58,8 @@ frontier rows only (``features_of``: the ``s.*`` columns of a frontier page are 
 parent*), so the fetched page's features are read, exactly, from a frontier page it is now the best
 parent of — a page it discovered, or an out-link whose ``s.*`` columns changed at this fetch (a
 fetched page's features are frozen, so a changed state part means the best parent became this page).
-When the fetched page is the best parent of no frontier page (about 20 % of steps on
-synthetic-20000) its own features are not readable; the agent then uses the state part of its row
+When the fetched page is the best parent of no frontier page (18–20 % of steps on
+synthetic-20000 and Wikispeedia) its own features are not readable; the agent then uses the state part of its row
 just before the fetch (the features of its most relevant parent), counts it in
 ``approx_states`` and reports it. A read-only env accessor ``state_features_of(pages)`` (the ``s.*``
 columns for fetched pages) would make this exact; when the env has one it is used.
