@@ -1,0 +1,155 @@
+"""Env steps per CPU-second through the public API: single envs (slot and page modes, registered agents) and
+the batched vector env, with a CartPole-v1 ratio from the same process.
+
+CPU-seconds (``time.process_time``) measure one core's cost, so the figures hold on a shared machine where
+wall time does not. JSON + Markdown + PNG into ``benchmarks/results/throughput/``::
+
+    gym-crawl bench throughput [--quick] [--corpus synthetic --corpus /path/to/wikispeedia]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "throughput"
+DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
+
+
+def _cartpole(steps: int) -> float:
+    import gymnasium as gym
+
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    t = time.process_time()
+    for _ in range(steps):
+        *_, te, tr, _ = env.step(env.action_space.sample())
+        if te or tr:
+            env.reset()
+    return steps / (time.process_time() - t)
+
+
+def slot_random(corpus: Any, reducer: str, steps: int, k: int = 64) -> float:
+    """A random valid slot each step, through ``gym.make``'s whole wrapper stack."""
+    import gymnasium as gym
+
+    env = gym.make("WikiCrawl-v1", corpus=corpus, reducer=reducer, max_candidates=k, max_episode_steps=10**6)
+    _, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def run(n: int) -> None:
+        nonlocal info
+        for _ in range(n):
+            v = np.flatnonzero(info["action_mask"])
+            _, _, te, tr, info = env.step(int(v[rng.integers(len(v))]))
+            if te or tr:
+                _, info = env.reset()
+
+    run(steps // 3)  # warm-up: compiled kernels, score tables
+    t = time.process_time()
+    run(steps)
+    return steps / (time.process_time() - t)
+
+
+def agent_run(corpus: Any, name: str, steps: int) -> float:
+    """A registered agent through ``make_env_for`` + ``run_episode`` (its own action mode)."""
+    from gym_crawl.agents import make_agent, make_env_for, run_episode
+
+    agent = make_agent(name)
+    env = make_env_for(agent, corpus=corpus, max_episode_steps=steps)
+    run_episode(env, agent, seed=0)
+    t = time.process_time()
+    r = run_episode(env, agent, seed=1)
+    return r.steps / (time.process_time() - t)
+
+
+def vector(corpus: Any, n_envs: int, steps: int) -> float:
+    """The batched vector env (``vectorization_mode="vector_entry_point"``), a random filled slot per sub-env."""
+    import gymnasium as gym
+
+    v = gym.make_vec("WikiCrawl-v1", num_envs=n_envs, vectorization_mode="vector_entry_point", corpus=corpus,
+                     max_episode_steps=1000)
+    obs, _ = v.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def run(n: int) -> None:
+        nonlocal obs
+        for _ in range(n):
+            obs, *_ = v.step((rng.random(n_envs) * obs["mask"].sum(1)).astype(np.int64))
+
+    run(max(1, steps // 5))
+    t = time.process_time()
+    run(steps)
+    return steps * n_envs / (time.process_time() - t)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gym-crawl bench throughput", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small corpus, few steps (the test suite runs it)")
+    ap.add_argument("--corpus", action="append", default=None,
+                    help="corpus spec (repeatable); default: synthetic and ../shared/data/wikispeedia if present")
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--out", default=str(DEFAULT_OUT))
+    a = ap.parse_args(argv)
+    if a.corpus:
+        corpora = a.corpus
+    elif a.quick:
+        corpora = ["synthetic-1000"]
+    else:
+        corpora = ["synthetic"] + ([str(DEFAULT_WIKISPEEDIA)] if DEFAULT_WIKISPEEDIA.exists() else [])
+    steps = a.steps or (300 if a.quick else 3000)
+    from gym_crawl.corpus import load_corpus
+
+    rows: list[dict[str, Any]] = []
+    cart = _cartpole(steps * 4)
+    for spec in corpora:
+        corpus = load_corpus(spec)
+        name = Path(spec).name if "/" in spec else spec
+        cases = [("slot random, topk", lambda: slot_random(corpus, "topk", steps)),
+                 ("slot random, tree", lambda: slot_random(corpus, "tree", steps)),
+                 ("agent random (page)", lambda: agent_run(corpus, "random", steps)),
+                 ("agent best-first", lambda: agent_run(corpus, "best-first", steps)),
+                 ("agent lfa-async", lambda: agent_run(corpus, "lfa-async", steps)),
+                 ("vector env N=64", lambda: vector(corpus, 64, max(20, steps // 20)))]
+        for label, fn in cases:
+            sps = fn()
+            rows.append({"corpus": name, "case": label, "steps_per_cpu_second": round(sps, 1),
+                         "cartpole_ratio": round(cart / sps, 2)})
+            print(f"[throughput] {name:12s} {label:22s} {sps:10,.0f} steps per CPU-second", flush=True)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    from gym_crawl._io import atomic_write_json
+
+    atomic_write_json(out / "throughput.json", {"cartpole_steps_per_cpu_second": round(cart, 1), "steps": steps,
+                                                "rows": rows})
+    lines = ["# Env steps per CPU-second", "", f"CartPole-v1 in the same process: {cart:,.0f} steps per CPU-second.",
+             "", "| corpus | case | steps / CPU-s | CartPole ÷ this |", "|---|---|---|---|"]
+    lines += [f"| {r['corpus']} | {r['case']} | {r['steps_per_cpu_second']:,.0f} | {r['cartpole_ratio']} |"
+              for r in rows]
+    (out / "throughput.md").write_text("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.5))
+    labels = [f"{r['corpus']}: {r['case']}" for r in rows]
+    ax.barh(labels, [r["steps_per_cpu_second"] for r in rows], color="tab:blue")
+    ax.axvline(10_000, color="grey", ls="--", lw=1, label="10,000 (single-env target)")
+    ax.set_xlabel("env steps per CPU-second")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out / "throughput.png", dpi=110)
+    plt.close(fig)
+    print(f"[throughput] wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

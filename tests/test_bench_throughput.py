@@ -1,0 +1,15 @@
+"""`gym-crawl bench throughput --quick` runs end to end and writes its JSON, Markdown and PNG."""
+from __future__ import annotations
+
+import json
+
+from gym_crawl.benchmarks.throughput import main
+
+
+def test_quick_run_writes_outputs(tmp_path):
+    assert main(["--quick", "--steps", "60", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "throughput.json").read_text())
+    cases = {r["case"] for r in data["rows"]}
+    assert {"slot random, topk", "agent lfa-async", "vector env N=64"} <= cases
+    assert all(r["steps_per_cpu_second"] > 0 for r in data["rows"])
+    assert (tmp_path / "throughput.md").exists() and (tmp_path / "throughput.png").exists()
