@@ -82,7 +82,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition, make_agent
-from gym_crawl.agents.ddqn import MaxSegmentTree
+from gym_crawl.agents.ddqn_buffers import MaxSegmentTree
 
 try:
     import torch
