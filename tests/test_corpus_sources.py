@@ -170,3 +170,18 @@ def test_a_new_named_corpus_registers_in_one_place():
         CORPORA.unregister("tiny-web")
         src.SIZED_CORPORA.discard("tiny-web")
     assert np.all(tiny.in_degree() >= 0)
+
+
+def test_opaque_url_domains_show_no_title_in_the_url():
+    """A hard-preset page on an opaque-URL domain displays ``/p/<id>``, not its title (the crawler's URL
+    tokens have no title words there either); other domains keep ``/wiki/<title>``."""
+    from gym_crawl.corpus.sources import synthetic_hard_corpus
+
+    c = synthetic_hard_corpus(2000)
+    opaque = set(c.meta.get("opaque_url_domains") or ())
+    assert opaque, "the hard preset should have opaque-URL domains"
+    doms = [c.domains[int(c.page_domain[p])] for p in range(c.n_pages)]
+    p_opaque = next(p for p in range(c.n_pages) if doms[p] in opaque)
+    p_plain = next(p for p in range(c.n_pages) if doms[p] not in opaque)
+    assert c.url(p_opaque) == f"https://{doms[p_opaque]}/p/{p_opaque}"
+    assert "/wiki/" in c.url(p_plain)

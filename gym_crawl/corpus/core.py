@@ -234,8 +234,13 @@ class Corpus:
         return np.repeat(np.arange(self.n_pages, dtype=np.int32), np.diff(self.link_ptr))
 
     def url(self, page: int) -> str:
-        """A URL for ``page``: ``https://<domain>/wiki/<title>``."""
-        return f"https://{self.domains[int(self.page_domain[page])]}/wiki/{self.titles[page].replace(' ', '_')}"
+        """A URL for ``page``: ``https://<domain>/wiki/<title>``, or ``https://<domain>/p/<id>`` on the
+        domains whose URLs carry no title words (``meta["opaque_url_domains"]``, the hard synthetic preset),
+        so a displayed URL never shows words the crawler's URL tokens do not have."""
+        domain = self.domains[int(self.page_domain[page])]
+        if domain in (self.meta.get("opaque_url_domains") or ()):
+            return f"https://{domain}/p/{int(page)}"
+        return f"https://{domain}/wiki/{self.titles[page].replace(' ', '_')}"
 
     def page_labels(self, page: int) -> list[str]:
         return [self.labels[int(i)] for i in self.label_ids[self.label_ptr[page]:self.label_ptr[page + 1]]]

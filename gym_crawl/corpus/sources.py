@@ -137,16 +137,12 @@ CORPUS_KINDS = CorpusKindRegistry()
 # ------------------------------------------------------------------ named corpora
 
 def synthetic_hard_corpus(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
-    """The synthetic web with the ``hard`` preset (weaker topical locality): ``synthetic_corpus(preset="hard")``."""
+    """The synthetic web with the ``hard`` preset: link text as uninformative as the real web's (anchors that
+    differ from titles at measured rates, opaque URLs, relevant islands behind off-topic sites), calibrated by
+    ``gym-crawl bench calibrate_synthetic``; ``synthetic_corpus(preset="hard")``."""
     from gym_crawl.corpus.synthetic import synthetic_corpus
 
-    try:
-        return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)
-    except TypeError as e:
-        if "preset" not in str(e):
-            raise
-        raise ValueError("corpus 'synthetic-hard' needs gym_crawl.corpus.synthetic.synthetic_corpus(preset='hard'), "
-                         f"which this installation does not provide ({e})") from None
+    return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)
 
 
 def _synthetic(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
