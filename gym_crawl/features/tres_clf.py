@@ -15,10 +15,16 @@ column                      meaning (TRES §2.4.1)
 ``bias``                    1
 ==========================  ==========================================================================
 
+``domain_features=False`` drops the two domain columns — TRES's *web domain* ("Hub") features;
+TRES_10_NH of the paper's Table 4 (§3.6.3) is TRES without them — and names the set
+``tres-clf-nh`` (7 columns).
+
 The classifier of a topic is either given (``classifiers={"geology": clf}`` or one classifier for
 every topic) or trained on first use by
-:func:`~gym_crawl.relevance.classifier.train_topic_classifier` on a held-out split of labelled pages
-(the topic needs a ``label``) and memoized per corpus and topic. Its probability for a frontier
+:func:`~gym_crawl.relevance.classifier.train_heldout_classifier` on the URL-hash classifier-train
+split of the corpus (the topic needs a ``label``; crawl the corpus'
+:func:`~gym_crawl.relevance.classifier.heldout_view` so the metric counts only pages the
+classifier never saw) and memoized per corpus and topic. Its probability for a frontier
 page is computed once per (page, best parent) and cached — valid across episodes, since it depends
 only on the link's text — so a step costs O(new or re-parented candidates × out-degree of their
 parent), not O(frontier).
@@ -36,7 +42,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FeatureSet, TresFeatures
-from gym_crawl.relevance.classifier import TextClassifier, train_topic_classifier
+from gym_crawl.relevance.classifier import TextClassifier, train_heldout_classifier
 from gym_crawl.relevance.topic import Topic
 
 __all__ = ["TresClfFeatures", "topic_classifier"]
@@ -45,11 +51,12 @@ _MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
 
 
 def topic_classifier(corpus: Corpus, topic: Topic, text: Any = None, **train_kwargs: Any) -> TextClassifier:
-    """The topic's offline classifier for ``corpus``, trained once per process and memoized."""
-    key = (topic, tuple(sorted(train_kwargs.items())))
+    """The topic's offline classifier for ``corpus`` (fitted on its classifier-train split only, see
+    :func:`~gym_crawl.relevance.classifier.train_heldout_classifier`), trained once per process and memoized."""
+    key = (topic, tuple(sorted((k, repr(v)) for k, v in train_kwargs.items())))
     memo = _MEMO.setdefault(corpus, {})
     if key not in memo:
-        memo[key] = train_topic_classifier(corpus, topic, text, **train_kwargs).classifier
+        memo[key] = train_heldout_classifier(corpus, topic, text, **train_kwargs).classifier
     return memo[key]
 
 
@@ -60,16 +67,25 @@ class TresClfFeatures(FeatureSet):
         n_categories: unused (feature-set factory signature).
         classifiers: a :class:`TextClassifier` for every topic, or a dict ``topic name → classifier``;
             topics without one are trained on first use.
-        train_kwargs: keyword arguments of :func:`train_topic_classifier` for those.
+        domain_features: keep the two web-domain columns (False: TRES_NH, ``tres-clf-nh``).
+        train_kwargs: keyword arguments of :func:`train_heldout_classifier` for those.
     """
 
     name = "tres-clf"
     local = False
     names = ["s.parent_reward", "s.inv_dist_relevant", "s.path_relevance_ratio", "a.keyword_in_url",
              "a.keyword_in_anchor", "a.classifier_prob", "a.domain_relevant_ratio", "a.domain_known", "bias"]
+    #: the web-domain ("Hub") columns TRES_NH leaves out
+    DOMAIN_COLUMNS = ("a.domain_relevant_ratio", "a.domain_known")
 
     def __init__(self, n_categories: int = 4, classifiers: "TextClassifier | dict[str, TextClassifier] | None" = None,
-                 **train_kwargs: Any):
+                 domain_features: bool = True, **train_kwargs: Any):
+        if not isinstance(domain_features, bool):
+            raise ValueError(f"tres-clf: domain_features must be True or False, got {domain_features!r}")
+        self.domain_features = domain_features
+        if not domain_features:
+            self.name = "tres-clf-nh"
+            self.names = [n for n in type(self).names if n not in self.DOMAIN_COLUMNS]
         self._base = TresFeatures()
         self._given = classifiers
         self.train_kwargs = train_kwargs
@@ -125,8 +141,8 @@ class TresClfFeatures(FeatureSet):
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)
         base = self._base.compute(state, pages)
-        out = np.empty((len(pages), 9), np.float32)
+        out = np.empty((len(pages), self.dim), np.float32)
         out[:, :5] = base[:, :5]
         out[:, 5] = self.link_probability(state, pages) if len(pages) else 0.0
-        out[:, 6:] = base[:, 5:]
+        out[:, 6:] = base[:, 5:] if self.domain_features else base[:, 7:]
         return out

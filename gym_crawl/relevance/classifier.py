@@ -22,6 +22,11 @@ kind                 decision value of a bag of words ``c`` (term counts)
 ``vec-lr``           logistic regression on the L2-normalised idf-weighted mean word vector
                      (the corpus' :class:`~gym_crawl.text.TextModel` vectors)
 ``tfidf+vec-lr``     logistic regression on both views concatenated
+``svm``              linear SVM (hinge loss, L2; sklearn ``LinearSVC``) on the tf-idf view — ACHE's
+                     page classifier (TRES Table 1 "ACHE's SVM", Table 4 TRES_SVM). Not one of the
+                     default :data:`KINDS` (model selection never picks it unless asked);
+                     its "probability" is ``sigmoid(margin)``: monotone, 0.5 at the SVM's boundary,
+                     not calibrated
 ===================  ==============================================================================
 
 IDF and the tf-idf vocabulary (``min_df``, ``max_features``) come from the training split only. Probabilities are ``sigmoid(decision)``; the
@@ -30,11 +35,25 @@ classification threshold is 0.5.
 Fairness: labels are read for the training split only, once, before any crawl — the same footing
 as TRES's offline training set. The crawl itself never sees labels; the classifier sees the text a
 crawler would see (fetched pages' text, discovered links' anchor/URL text).
+
+**Held-out split (issue 10.4).** TRES trains its classifier on DMOZ pages and crawls the live web:
+the pages it was fitted on are not the pages its crawl is scored on. On one corpus the same
+separation is a *URL-hash split*: :func:`classifier_train_mask` puts a page in the classifier-train
+split when ``crc32(salt ‖ title) < fraction · 2³²`` — it depends on the URL only, never on labels or
+text. :func:`heldout_view` returns the corpus seen by the crawl: the same pages, links and text, but
+the labels of classifier-train pages are renamed ``"clf-train:" + label``, so no topic label matches
+them and ``relevant_found`` / harvest rate count **evaluation pages only**. :func:`train_heldout_classifier`
+fits on (a stratified subsample of) the classifier-train split, using no label of an evaluation page:
+tampering with evaluation pages' labels leaves the fitted classifier bit-for-bit unchanged
+(tests/test_classifier_reward.py). The ``classifier`` reward
+(:class:`gym_crawl.relevance.rewards.ClassifierReward`) uses it.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -43,14 +62,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from gym_crawl._io import atomic_write_bytes
-from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr
 
 __all__ = ["TextClassifier", "ClassifierReport", "train_topic_classifier", "split_pages", "bag_matrix",
-           "link_bags", "page_bags", "KINDS", "evaluate"]
+           "link_bags", "page_bags", "KINDS", "ALL_KINDS", "evaluate", "classifier_train_mask", "heldout_view",
+           "true_label_mask", "train_heldout_classifier", "TRAIN_LABEL_PREFIX", "DEFAULT_SPLIT_SALT"]
 
+#: the kinds model selection chooses from by default
 KINDS = ("tfidf-lr", "nb", "vec-lr", "tfidf+vec-lr")
+#: every kind, including ACHE's linear SVM (asked for explicitly)
+ALL_KINDS = KINDS + ("svm",)
+_TFIDF_KINDS = ("tfidf-lr", "tfidf+vec-lr", "svm")
 
 
 # ------------------------------------------------------------------ bags of words
@@ -118,7 +142,7 @@ class TextClassifier:
         t = M.indices
         if self.kind == "nb":
             return out + np.bincount(rows, weights=(M.data > 0) * self.w_terms[t].astype(np.float64), minlength=n)
-        if self.kind in ("tfidf-lr", "tfidf+vec-lr"):  # O(nnz): never touches the whole vocabulary
+        if self.kind in _TFIDF_KINDS:  # O(nnz): never touches the whole vocabulary
             w = M.data * self.idf[t]
             norm = np.sqrt(np.bincount(rows, weights=w * w, minlength=n))
             dot = np.bincount(rows, weights=w * self.w_terms[t], minlength=n)
@@ -213,7 +237,7 @@ class _Views:
 
     def X(self, kind: str, rows: np.ndarray | slice) -> sp.csr_matrix:
         parts = []
-        if kind in ("tfidf-lr", "tfidf+vec-lr"):
+        if kind in _TFIDF_KINDS:
             parts.append(self.tfidf[rows])
         if kind in ("vec-lr", "tfidf+vec-lr"):
             parts.append(sp.csr_matrix(self.vec[rows]))  # type: ignore[index]
@@ -235,14 +259,26 @@ def _fit(kind: str, views: _Views, rows: np.ndarray | slice, y: np.ndarray, hp: 
         prior = 0.0 if balanced else float(np.log(max(y.sum(), 1) / max((~y).sum(), 1)))
         return TextClassifier("nb", idf, vec_idf, w.astype(np.float32), np.zeros(0, np.float32), prior, None,
                               {"alpha": hp, "balanced": balanced})
-    from sklearn.linear_model import LogisticRegression
+    if kind == "svm":
+        from sklearn.svm import LinearSVC
 
-    lr = LogisticRegression(C=hp, class_weight="balanced" if balanced else None, solver="liblinear", max_iter=1000)
-    lr.fit(views.X(kind, rows), y.astype(int))
+        lr = LinearSVC(C=hp, loss="hinge", dual=True, class_weight="balanced" if balanced else None,
+                       max_iter=5000, random_state=0)
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        lr = LogisticRegression(C=hp, class_weight="balanced" if balanced else None, solver="liblinear", max_iter=1000)
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lr.fit(views.X(kind, rows), y.astype(int))
     coef = lr.coef_.ravel()
     k = 0 if views.vectors is None else views.vectors.shape[1]
     w_terms = np.zeros(V)
-    if kind in ("tfidf-lr", "tfidf+vec-lr"):
+    if kind in _TFIDF_KINDS:
         w_terms[views.cols] = coef[:len(views.cols)]
     w_vec = coef[len(coef) - k:] if kind in ("vec-lr", "tfidf+vec-lr") else np.zeros(0)
     return TextClassifier(kind, idf, vec_idf, w_terms.astype(np.float32), w_vec.astype(np.float32), float(lr.intercept_[0]),
@@ -307,7 +343,8 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
                            kinds: Sequence[str] = KINDS, train_fraction: float = 0.3, max_train: int | None = 5000,
                            max_test: int | None = 50_000, folds: int = 3, seed: int = 0,
                            grid_C: Sequence[float] = (1.0, 10.0), min_df: int = 2,
-                           max_features: int | None = 20_000, train_pages: np.ndarray | None = None
+                           max_features: int | None = 20_000, train_pages: np.ndarray | None = None,
+                           test_pages: np.ndarray | None = None, labels: np.ndarray | None = None
                            ) -> ClassifierReport:
     """Train the topic's offline relevance classifier on a held-out split of labelled pages.
 
@@ -326,24 +363,39 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
         min_df, max_features: the tf-idf vocabulary (terms in ≥ ``min_df`` training pages, at most
             the ``max_features`` most frequent).
         train_pages: an explicit labelled training split (then ``train_fraction``/``max_train`` are
-            unused and the test split is every other page).
+            unused and the test split is every other page, or ``test_pages``).
+        test_pages: an explicit test split (with ``train_pages``; must not overlap it).
+        labels: (n_pages,) bool ground truth to use instead of ``topic.label_mask(corpus)`` (e.g.
+            :func:`true_label_mask` of a :func:`heldout_view`). Only the training split's entries
+            shape the classifier; the test split's are read for the report.
     """
     if not topic.label:
         raise ValueError(f"topic {topic.name!r} has no label: the classifier needs labelled pages")
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in ALL_KINDS]
     if unknown:
-        raise ValueError(f"unknown classifier kind(s) {unknown}; expected some of {KINDS}")
+        raise ValueError(f"unknown classifier kind(s) {unknown}; expected some of {ALL_KINDS}")
+    if not kinds:
+        raise ValueError("kinds is empty: name at least one classifier kind")
     if text is None:
         from gym_crawl.text.model import get_text_model
         text = get_text_model(corpus)
-    y_all = topic.label_mask(corpus)
+    y_all = topic.label_mask(corpus) if labels is None else np.asarray(labels, bool)
+    if y_all.shape != (corpus.n_pages,):
+        raise ValueError(f"labels has shape {y_all.shape}; expected ({corpus.n_pages},)")
+    if test_pages is not None and train_pages is None:
+        raise ValueError("test_pages needs train_pages")
     if train_pages is None:
         train, test = split_pages(y_all, train_fraction, max_train, seed)
     else:
         train = np.unique(np.asarray(train_pages, np.int64))
-        rest = np.ones(corpus.n_pages, bool)
-        rest[train] = False
-        test = np.flatnonzero(rest)
+        if test_pages is None:
+            rest = np.ones(corpus.n_pages, bool)
+            rest[train] = False
+            test = np.flatnonzero(rest)
+        else:
+            test = np.unique(np.asarray(test_pages, np.int64))
+            if np.intersect1d(train, test).size:
+                raise ValueError("train_pages and test_pages overlap")
     if max_test is not None and len(test) > max_test:
         test = np.sort(np.random.default_rng(seed + 1).choice(test, size=max_test, replace=False))
     V = corpus.n_words
@@ -383,3 +435,92 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
                      "cv_f_macro": {k: round(v[0], 4) for k, v in best_cfg.items()},
                      "test": metrics[chosen]})
     return ClassifierReport(clf, train, test, metrics, {k: v[0] for k, v in best_cfg.items()})
+
+
+# ------------------------------------------------------------------ held-out split (issue 10.4)
+#: label prefix that marks a classifier-train page's labels in a :func:`heldout_view`
+TRAIN_LABEL_PREFIX = "clf-train:"
+DEFAULT_SPLIT_SALT = "gym-crawl-classifier-split"
+
+
+def _check_fraction(fraction: float) -> float:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 < float(fraction) < 1.0:
+        raise ValueError(f"fraction must be a number in (0, 1) (share of pages in the classifier-train split), "
+                         f"got {fraction!r}")
+    return float(fraction)
+
+
+def _hash_mask(corpus: Corpus, fraction: float, salt: str) -> np.ndarray:
+    thr = int(_check_fraction(fraction) * 2 ** 32)
+    pre = f"{salt}\x00".encode("utf-8")
+    h = np.fromiter((zlib.crc32(t.encode("utf-8"), zlib.crc32(pre)) for t in corpus.titles), np.uint64,
+                    count=corpus.n_pages)
+    return h < thr
+
+
+def classifier_train_mask(corpus: Corpus, fraction: float = 0.3, salt: str = DEFAULT_SPLIT_SALT) -> np.ndarray:
+    """(n_pages,) bool: the classifier-train split — ``crc32(salt ‖ title) < fraction · 2³²``.
+
+    Depends on the page's URL (title) only. For a :func:`heldout_view` the view's own split is
+    returned (its ``fraction``/``salt``; other arguments must agree or be the defaults)."""
+    split = corpus.meta.get("classifier_split")
+    if split is not None:
+        if (fraction, salt) not in ((0.3, DEFAULT_SPLIT_SALT), (split["fraction"], split["salt"])):
+            raise ValueError(f"corpus {corpus.name!r} is a held-out view with fraction={split['fraction']}, "
+                             f"salt={split['salt']!r}; got fraction={fraction!r}, salt={salt!r}")
+        return _hash_mask(corpus, split["fraction"], split["salt"])
+    return _hash_mask(corpus, fraction, salt)
+
+
+def heldout_view(corpus: Corpus, fraction: float = 0.3, salt: str = DEFAULT_SPLIT_SALT) -> Corpus:
+    """The corpus a crawl is evaluated on when a classifier is trained on the same corpus.
+
+    Same pages, links, text and domains (arrays shared); the labels of the classifier-train split
+    (:func:`classifier_train_mask`) are renamed ``TRAIN_LABEL_PREFIX + label``, so a topic's label
+    matches evaluation pages only: ``relevant_found``, harvest rate and the ``labels``/``binary``
+    rewards never count a page a classifier was fitted on. ``meta["classifier_split"]`` records the
+    split; :func:`true_label_mask` gives the original labels back (for training)."""
+    if "classifier_split" in corpus.meta:
+        raise ValueError(f"corpus {corpus.name!r} is already a held-out view")
+    mask = classifier_train_mask(corpus, fraction, salt)
+    n_lab = len(corpus.labels)
+    labels = StringTable.from_strings(list(corpus.labels) + [TRAIN_LABEL_PREFIX + lab for lab in corpus.labels])
+    owner = np.repeat(np.arange(corpus.n_pages), np.diff(np.asarray(corpus.label_ptr, np.int64)))
+    ids = np.asarray(corpus.label_ids).astype(np.int64) + n_lab * mask[owner]
+    meta = dict(corpus.meta)
+    meta["classifier_split"] = {"fraction": float(fraction), "salt": str(salt), "n_train": int(mask.sum()),
+                                "label_prefix": TRAIN_LABEL_PREFIX, "of": corpus.name}
+    meta["name"] = f"{corpus.name}-heldout"
+    return dataclasses.replace(corpus, label_ids=ids.astype(np.asarray(corpus.label_ids).dtype), labels=labels,
+                               meta=meta, path=None)
+
+
+def true_label_mask(corpus: Corpus, topic: Topic) -> np.ndarray:
+    """(n_pages,) bool ground truth of ``topic`` on every page — on a :func:`heldout_view` the
+    classifier-train pages' renamed labels included (for training and oracles, never for a crawl)."""
+    y = topic.label_mask(corpus)  # a view keeps the original label strings: no KeyError for a known label
+    if "classifier_split" in corpus.meta and topic.label:
+        y = y | dataclasses.replace(topic, label=TRAIN_LABEL_PREFIX + topic.label).label_mask(corpus)
+    return y
+
+
+def train_heldout_classifier(corpus: Corpus, topic: Topic, text: TextModel | None = None, *,
+                             fraction: float = 0.3, salt: str = DEFAULT_SPLIT_SALT, max_train: int | None = 5000,
+                             seed: int = 0, **kwargs: Any) -> ClassifierReport:
+    """:func:`train_topic_classifier` on the classifier-train split only.
+
+    Training pages: a stratified subsample of at most ``max_train`` pages of
+    :func:`classifier_train_mask` (the subsample reads the labels of those pages only); test pages
+    (the report, TRES Table 1): every evaluation page (``max_test`` of them at most). No label of an
+    evaluation page influences the classifier. ``corpus`` may be the plain corpus or its
+    :func:`heldout_view` (same split, same classifier)."""
+    if not topic.label:
+        raise ValueError(f"topic {topic.name!r} has no label: the classifier needs labelled pages")
+    mask = classifier_train_mask(corpus, fraction, salt)
+    y = true_label_mask(corpus, topic)
+    pool = np.flatnonzero(mask)
+    if len(pool) == 0:
+        raise ValueError(f"corpus {corpus.name!r}: the classifier-train split is empty (fraction={fraction})")
+    sub, _ = split_pages(y[pool], 1.0, max_train, seed)
+    return train_topic_classifier(corpus, topic, text, train_pages=pool[sub], test_pages=np.flatnonzero(~mask),
+                                  labels=y, seed=seed, **kwargs)

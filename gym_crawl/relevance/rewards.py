@@ -12,6 +12,9 @@ name           reward of a fetched page
 ``binary``     1 if relevant, else 0 (TRES); relevant = label match when the topic has a
                label, else contains a topic word
 ``labels``     1 if the page carries the topic's ground-truth label, else 0
+``classifier`` 1 if an offline text classifier of the fetched page's text says relevant
+               (P ≥ 0.5), else 0 — TRES's reward (its BiLSTM decides reward): noisy, and the
+               classifier never saw an evaluation page (see :class:`ClassifierReward`)
 callable       ``f(scores: PageScores) -> rewards (n,)``; relevant = reward > 0
 =============  ===========================================================================
 
@@ -22,14 +25,15 @@ topic word, tf-idf relevance > 0), for the other schemes reward > 0.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import weakref
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from gym_crawl.registry import Registry
 from gym_crawl.relevance.scorer import PageScores
 
-__all__ = ["RewardScheme", "ThresholdReward", "BinaryReward", "LabelReward", "CallableReward",
+__all__ = ["RewardScheme", "ThresholdReward", "BinaryReward", "LabelReward", "CallableReward", "ClassifierReward",
            "REWARD_SCHEMES", "REWARDS", "get_reward_scheme"]
 
 
@@ -94,6 +98,110 @@ class CallableReward(RewardScheme):
     def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:
         r = np.asarray(self.fn(s), dtype=np.float32).reshape(len(s.rel))
         return r, r > 0
+
+
+_CLF_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+#: corpora up to this many pages get every page's classifier decision at bind time (one batch)
+_EAGER_PAGES = 200_000
+
+
+class ClassifierReward(RewardScheme):
+    """TRES's reward: the verdict of an offline relevance classifier on the fetched page's text.
+
+    ``reward = 1`` if ``P(relevant | page text) ≥ threshold`` else ``0``; the *relevant* flag (which
+    drives the crawler's own parent/path/domain statistics, as TRES's classifier does) is the same
+    verdict. It is noisy — the classifier errs both ways — while ``relevant_found`` keeps counting
+    ground-truth labels, so reward and metric disagree exactly where the classifier is wrong.
+
+    **No leak (issue 10.4).** The classifier is fitted by
+    :func:`~gym_crawl.relevance.classifier.train_heldout_classifier` on the URL-hash
+    *classifier-train* split of the corpus only (``fraction`` of the pages, ``salt``); no label of
+    another page shapes it. Crawl the corpus' :func:`~gym_crawl.relevance.classifier.heldout_view`
+    (``gym.make(..., corpus=heldout_view(corpus), reward="classifier")``): its metric then counts
+    evaluation pages only, none of which the classifier saw. On the plain corpus the classifier is
+    the same, but ``relevant_found`` also counts the classifier-train pages.
+
+    Args:
+        kind: ``"auto"`` (model selection among :data:`~gym_crawl.relevance.classifier.KINDS` by
+            cross-validated F-macro: our stand-in for TRES's BiLSTM) or one classifier kind, e.g.
+            ``"svm"`` (ACHE's SVM: TRES_SVM of Table 4).
+        threshold: probability at or above which a page is relevant.
+        fraction, salt: the classifier-train split.
+        classifier: a ready :class:`~gym_crawl.relevance.classifier.TextClassifier` (then nothing is
+            trained; the caller answers for what it was trained on).
+        train_kwargs: further arguments of ``train_heldout_classifier`` (``max_train``, ``folds``,
+            ``grid_C``, ``seed``, …).
+
+    The env binds the scheme to its corpus and topic at every reset (:meth:`bind`); classifiers are
+    trained once per (corpus, topic, options) and process, and a page's verdict is computed once.
+    """
+
+    name = "classifier"
+    max_reward = 1.0
+    needs_label = True
+
+    def __init__(self, kind: str = "auto", *, threshold: float = 0.5, fraction: float = 0.3, salt: str | None = None,
+                 classifier: Any = None, **train_kwargs: Any):
+        from gym_crawl.relevance.classifier import ALL_KINDS, DEFAULT_SPLIT_SALT, _check_fraction
+
+        if kind != "auto" and kind not in ALL_KINDS:
+            raise ValueError(f"ClassifierReward kind {kind!r}: expected 'auto' or one of {ALL_KINDS}")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold < 1.0:
+            raise ValueError(f"ClassifierReward threshold must be in (0, 1), got {threshold!r}")
+        self.kind, self.threshold, self.fraction = kind, float(threshold), _check_fraction(fraction)
+        self.salt = DEFAULT_SPLIT_SALT if salt is None else str(salt)
+        self.train_kwargs = dict(train_kwargs)
+        self._given = classifier
+        self.classifier: Any = classifier
+        self._corpus: Any = None
+        self._verdict: np.ndarray | None = None  # int8 per page: -1 unknown, 0 / 1
+
+    def _key(self, topic: Any) -> tuple:
+        return (topic, self.kind, self.threshold, self.fraction, self.salt, id(self._given),
+                tuple(sorted((k, repr(v)) for k, v in self.train_kwargs.items())))
+
+    def bind(self, scorer: Any) -> None:
+        """Attach the scheme to ``scorer``'s corpus and topic (the env calls this at reset)."""
+        corpus, topic = scorer.corpus, scorer.topic
+        if not topic.label:
+            raise ValueError(f"reward 'classifier' needs a topic with a label (labelled training pages); "
+                             f"topic {topic.name!r} has none")
+        memo = _CLF_MEMO.setdefault(corpus, {})
+        key = self._key(topic)
+        hit = memo.get(key)
+        if hit is None:
+            clf = self._given
+            if clf is None:
+                from gym_crawl.relevance.classifier import KINDS, train_heldout_classifier
+
+                kinds = KINDS if self.kind == "auto" else (self.kind,)
+                clf = train_heldout_classifier(corpus, topic, scorer.text, fraction=self.fraction, salt=self.salt,
+                                               kinds=kinds, **self.train_kwargs).classifier
+            verdict = np.full(corpus.n_pages, -1, np.int8)
+            if corpus.n_pages <= _EAGER_PAGES:
+                for a in range(0, corpus.n_pages, 20_000):
+                    pages = np.arange(a, min(a + 20_000, corpus.n_pages))
+                    verdict[pages] = clf.proba_pages(corpus, pages) >= self.threshold
+            hit = memo[key] = (clf, verdict)
+        self.classifier, self._verdict = hit
+        self._corpus = corpus
+
+    def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:
+        pages = getattr(s, "pages", None)
+        if pages is None:
+            raise RuntimeError("reward 'classifier' needs the fetched pages' ids (PageScores.pages) and a bound "
+                               "corpus/topic (ClassifierReward.bind): use it through the env, which provides both")
+        if self._verdict is None:
+            raise RuntimeError("reward 'classifier' is not bound to a corpus/topic: call bind(scorer) first")
+        pages = np.asarray(pages, np.int64)
+        v = self._verdict[pages]
+        todo = v < 0
+        if todo.any():
+            p = pages[todo]
+            self._verdict[p] = self.classifier.proba_pages(self._corpus, p) >= self.threshold
+            v = self._verdict[pages]
+        r = v.astype(np.float32)
+        return r, v > 0
 
 
 #: name -> factory(labelled=bool) -> RewardScheme
