@@ -585,6 +585,23 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--frontier-steps", type=int, default=None, help="timed steps at the large frontier (1000)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the α/ε/reward investigation sweep")
     ap.add_argument("--sweep-tasks", type=int, default=None, help="tasks per sweep run (full 5; quick: --tasks)")
+    g = ap.add_argument_group("Han's protocol at its scale (--paper-scale)")
+    g.add_argument("--paper-scale", action="store_true",
+                   help="Han §4 on the 323k-page web: 6 topics incl. Olympics, 10,000-page tasks, 100 tasks per trial "
+                        "(Fig. 1 = trial 0), 10 trials (Fig. 3), α = 0.0005 for Olympics/Fiction, han-index and "
+                        "han2018 features; resumable (kept runs in <out>/runs/). Default --out "
+                        "benchmarks/results/han2018_paper. With --quick: a CI-sized run of the same code")
+    g.add_argument("--trials", type=int, default=None, help="--paper-scale: independent trials (paper 10)")
+    g.add_argument("--baseline-tasks", type=int, default=None,
+                   help="--paper-scale: real tasks of the no-learning crawler per topic (default 100)")
+    g.add_argument("--features", default=None, help="--paper-scale: comma-separated feature sets "
+                                                     "(default han-index,han2018)")
+    g.add_argument("--max-minutes", type=float, default=None,
+                   help="--paper-scale: start no new task after this many minutes, then report what is kept")
+    g.add_argument("--cached-only", action="store_true",
+                   help="--paper-scale: run nothing; report the kept runs and list the missing ones")
+    g.add_argument("--no-figures", action="store_true", help="--paper-scale: write the JSON and Markdown only")
+    g.add_argument("--jobs", type=int, default=1, help="--paper-scale: must be 1 (tasks of a chain are sequential)")
     return ap
 
 
@@ -593,6 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     args = build_parser().parse_args(argv)
+    if args.paper_scale:
+        return paper_main(args, argv)
     preset = preset_from_args(args)
     t_start = time.perf_counter()
     out = Path(args.out)
@@ -708,6 +727,514 @@ def sweep(preset: Preset, cplans: list[CorpusPlan], cache: dict[str, Any], seed:
             r.extra = dict(kw, features=feats) if ag != "best-first" else {}
             out.append(r)
     return out
+
+
+# ====================================================== Han's protocol at its scale (``--paper-scale``)
+#: Han et al. 2018 §4: the six target topics (abundant: Fiction, Olympics, Cancer; sparse: Cameras, Geology, Poetry).
+HAN_TOPICS = ("fiction", "olympics", "cancer", "cameras", "geology", "poetry")
+#: §4: "step size α = 0.001. For topic Olympics and Fiction, step size α is set to 0.0005."
+HAN_ALPHA_BY_TOPIC = (("fiction", 0.0005), ("olympics", 0.0005))
+#: The three RL crawlers of Figs. 1–3 (synchronous, asynchronous, asynchronous with moderated update).
+HAN_AGENTS = ("lfa-sync", "lfa-async", "lfa-moderated")
+#: Feature vectors: Han's integer bucket indexes (faithful, 8+2C state + 6+2C action columns) and the tilings.
+HAN_FEATURES = ("han-index", "han2018")
+
+
+@dataclass(frozen=True)
+class PaperPreset:
+    """Han et al. 2018's experimental protocol (§4) at its scale; every field is the paper's unless noted.
+
+    * ``corpus``: the 323,000-page synthetic web — the stand-in for Simple English Wikipedia used by
+      ``gym-crawl bench scale`` (the thesis' dump: 323,198 pages); the real dump cannot be downloaded here.
+    * ``steps`` = 10,000 pages per crawling task; ``tasks`` = 100 tasks per trial, the weight vector kept
+      from task to task and everything else reset (Fig. 1: "each curve is the average of 100 tasks" =
+      trial 0; Fig. 3's x axis is the task number — the text does not state how many, we use the same 100);
+      ``trials`` = 10 independent trials (Fig. 3).
+    * ε = 0.1, γ = 0.9, α = 0.001, α = 0.0005 for Olympics and Fiction; reward ``han2018`` (30 / 20 / −1);
+      each topic's seed is its main page; categories per topic are Han's ODP choices
+      (:data:`gym_crawl.relevance.topic.HAN2018_CATEGORIES`) and the env has exactly that many category
+      slots C, so ``han-index`` is Han's 8+2C + 6+2C vector (Olympics: 1 category, 18 columns).
+    * ``baseline`` (the no-learning crawler: frontier priority = w2v cosine of the link's URL, anchor and
+      surrounding text) has no weights, so its trials are just more tasks: it runs ``baseline_tasks`` real
+      tasks (distinct seeds, never copied) and Fig. 3 draws their mean as a flat line, as Han's does.
+    * ``first_trials`` × ``first_tasks`` (not Han's: a scheduling choice) is the block of every chain run
+      first, the primary settings (``features[0]``, ``primary_agents``, baseline) before the others, so an
+      interrupted run has every topic at equal depth; then trial 0 to ``tasks`` (Fig. 1), then the other trials.
+    """
+
+    name: str = "paper"
+    corpus: str = "synthetic-323000"
+    topics: tuple[str, ...] = HAN_TOPICS
+    steps: int = 10_000
+    tasks: int = 100
+    trials: int = 10
+    agents: tuple[str, ...] = HAN_AGENTS
+    features: tuple[str, ...] = HAN_FEATURES
+    baseline: str = "best-first"
+    baseline_tasks: int = 100
+    reward: str = "han2018"
+    alpha: float = 0.001
+    alpha_by_topic: tuple[tuple[str, float], ...] = HAN_ALPHA_BY_TOPIC
+    epsilon: float = 0.1
+    gamma: float = 0.9
+    primary_agents: tuple[str, ...] = ("lfa-async", "lfa-sync")
+    first_trials: int = 5
+    first_tasks: int = 5
+    curve_points: int = 100
+
+    def alpha_of(self, topic: str) -> float:
+        return dict(self.alpha_by_topic).get(topic, self.alpha)
+
+
+#: Han's protocol at its scale (``--paper-scale``).
+PAPER = PaperPreset()
+#: CI-sized run of the same code path (``--paper-scale --quick``).
+PAPER_QUICK = PaperPreset(name="paper-quick", corpus="synthetic-3000", topics=("olympics", "cancer"), steps=100,
+                          tasks=3, trials=2, baseline_tasks=3, first_trials=1, first_tasks=2, curve_points=20)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """One sequence of tasks sharing an agent object (weights kept): (topic, agent, features, trial)."""
+
+    topic: str
+    agent: str
+    features: str          # "-" for the baseline (it reads no feature set)
+    trial: int
+    n_tasks: int
+
+    @property
+    def learner(self) -> bool:
+        return self.features != "-"
+
+
+def paper_chains(p: PaperPreset) -> list[Chain]:
+    out = []
+    for t in p.topics:
+        out.append(Chain(t, p.baseline, "-", 0, p.baseline_tasks))
+        for f in p.features:
+            for a in p.agents:
+                out.extend(Chain(t, a, f, j, p.tasks) for j in range(p.trials))
+    return out
+
+
+def chain_config(p: PaperPreset, c: Chain, seed: int) -> dict[str, Any]:
+    """Everything a kept task depends on (its folder name is derived from it; a rerun checks it)."""
+    from gym_crawl.relevance.topic import HAN2018_CATEGORIES
+
+    cfg: dict[str, Any] = {"corpus": p.corpus, "topic": c.topic, "agent": c.agent, "features": c.features,
+                           "trial": c.trial, "steps": p.steps, "reward": p.reward, "seed": seed,
+                           "n_categories": len(HAN2018_CATEGORIES[c.topic])}
+    if c.learner:
+        cfg.update(alpha=p.alpha_of(c.topic), epsilon=p.epsilon, gamma=p.gamma)
+    return cfg
+
+
+def chain_dir(root: Path, cfg: dict[str, Any]) -> Path:
+    name = f"{cfg['agent']}__{cfg['features']}__C{cfg['n_categories']}__{cfg['reward']}__n{cfg['steps']}__s{cfg['seed']}"
+    if "alpha" in cfg:
+        name += f"__a{cfg['alpha']}_e{cfg['epsilon']}_g{cfg['gamma']}"
+    return root / cfg["corpus"].replace("/", "_") / cfg["topic"] / f"{name}__trial{cfg['trial']}"
+
+
+def task_seed(seed: int, trial: int, task: int) -> int:
+    """Env and agent seed of task ``task`` of trial ``trial`` (distinct for every task of a chain)."""
+    return seed + 1000 * trial + task
+
+
+def work_order(p: PaperPreset, chains: list[Chain]) -> list[tuple[Chain, int]]:
+    """Every (chain, task) in the order they are run (see :class:`PaperPreset`): a chain's tasks in order."""
+    items = []
+    for c in chains:
+        primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
+        for i in range(c.n_tasks):
+            block = c.trial < p.first_trials and i < p.first_tasks
+            stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
+            items.append(((stage, p.topics.index(c.topic), c.trial, i, c.agent, c.features), c, i))
+    items.sort(key=lambda x: x[0])
+    return [(c, i) for _, c, i in items]
+
+
+def _task_path(d: Path, i: int) -> Path:
+    return d / f"task_{i:04d}.json"
+
+
+def load_kept(d: Path, cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contiguous prefix of kept tasks of one chain (a gap ends it); a record made with other settings
+    is an error naming the file."""
+    import json
+
+    out: list[dict[str, Any]] = []
+    while (f := _task_path(d, len(out))).exists():
+        rec = json.loads(f.read_text())
+        if rec.get("config") != cfg:
+            raise ValueError(f"kept run {f} was made with other settings ({rec.get('config')} != {cfg}); "
+                             f"use another --out or remove that folder")
+        out.append(rec)
+    return out
+
+
+def _curve_points(curve: np.ndarray, steps: int, n: int) -> list[int]:
+    """Accumulated counts after 0, steps/n, 2·steps/n, …, steps steps (n + 1 exact points)."""
+    at = np.linspace(0, steps, n + 1).round().astype(np.int64)
+    c = np.concatenate([[0], np.asarray(curve, np.int64)])
+    return [int(c[min(k, len(c) - 1)]) for k in at]
+
+
+class PaperRunner:
+    """Runs (chain, task) items of a :class:`PaperPreset`, keeping each task's result and the weights after it
+    in ``<out>/runs/…/task_NNNN.json``; a chain resumes from its last kept task (weights reloaded), so a rerun
+    of the same command computes only what is missing."""
+
+    def __init__(self, p: PaperPreset, root: Path, seed: int = 0):
+        self.p, self.root, self.seed = p, root, seed
+        self.cache: dict[str, Any] = {}
+        self.envs: dict[tuple[str, str], Any] = {}
+        self.scorers: dict[str, Any] = {}
+        self.agents: dict[Chain, tuple[int, Any]] = {}   # chain -> (tasks done, agent object)
+        self.computed = 0
+
+    def _env(self, c: Chain) -> Any:
+        from gym_crawl.features.han_index import HanIndexFeatures
+
+        if self.envs and next(iter(self.envs))[0] != c.topic:  # one topic's envs at a time (memory)
+            for e in self.envs.values():
+                e.close()
+            self.envs.clear()
+        key = (c.topic, c.features if c.learner else c.agent)
+        if key not in self.envs:
+            corpus = load_corpus_cached(self.p.corpus, self.cache)
+            C = chain_config(self.p, c, self.seed)["n_categories"]
+            over: dict[str, Any] = {"n_categories": C}
+            if c.learner:
+                over["features"] = HanIndexFeatures(C) if c.features == "han-index" else c.features
+            self.envs[key] = make_env(corpus, c.topic, self.p.reward, c.agent, self.p.steps, **over)
+        return self.envs[key]
+
+    def _agent(self, c: Chain, done: list[dict[str, Any]], cfg: dict[str, Any]) -> Any:
+        held = self.agents.get(c)
+        if held is not None and held[0] == len(done):
+            return held[1]
+        kw = {k: cfg[k] for k in ("alpha", "epsilon", "gamma")} if c.learner else {}
+        agent = make_agent_any(c.agent, **kw)
+        if done and done[-1].get("state"):
+            st = done[-1]["state"]
+            agent.load_state_dict({"w": np.array(st["w"], np.float64),
+                                   "feature_names": np.array(st["feature_names"], dtype=str),
+                                   "updates": np.array(st["updates"], np.int64)})
+        return agent
+
+    def run(self, c: Chain, i: int) -> dict[str, Any] | None:
+        """Run task ``i`` of chain ``c`` unless kept; returns the new record (``None`` if it was kept)."""
+        from gym_crawl._io import atomic_write_json
+        from gym_crawl.agents.runner import run_episode
+
+        cfg = chain_config(self.p, c, self.seed)
+        d = chain_dir(self.root, cfg)
+        done = load_kept(d, cfg)
+        if len(done) > i:
+            return None
+        if len(done) < i:
+            raise RuntimeError(f"{d}: task {i} before task {len(done)} (work order broken)")
+        env = self._env(c)
+        agent = self._agent(c, done, cfg)
+        s = task_seed(self.seed, c.trial, i)
+        c0 = time.process_time()
+        res = run_episode(env, agent, seed=s)
+        cpu = time.process_time() - c0
+        if c.topic not in self.scorers:
+            self.scorers = {c.topic: post_hoc_scorer(load_corpus_cached(self.p.corpus, self.cache), env)}
+        han_curve, h_label, h_han, _ = _post_hoc(self.scorers[c.topic], res, self.p.steps)
+        label_curve = _pad(res.relevant_curve, self.p.steps)
+        st = agent.state_dict()
+        rec = {"config": cfg, "task": i, "seed": s, "steps": int(res.steps),
+               "label": int(label_curve[-1]), "han": int(han_curve[-1]),
+               "label_curve": _curve_points(label_curve, self.p.steps, self.p.curve_points),
+               "han_curve": _curve_points(han_curve, self.p.steps, self.p.curve_points),
+               "hist_label": h_label.tolist(), "hist_han": h_han.tolist(), "reward_sum": float(res.reward_sum),
+               "seconds": float(res.seconds), "cpu_seconds": float(cpu),
+               "state": ({"w": st["w"].tolist(), "feature_names": st["feature_names"].tolist(),
+                          "updates": int(st["updates"])} if st else None)}
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(_task_path(d, i), rec)
+        self.agents[c] = (i + 1, agent)
+        self.computed += 1
+        return rec
+
+    def close(self) -> None:
+        for e in self.envs.values():
+            e.close()
+        self.envs.clear()
+
+
+def _ms(x: Any) -> tuple[float, float]:
+    a = np.asarray(x, np.float64)
+    return (float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0) if len(a) else (float("nan"), float("nan"))
+
+
+def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
+    """Fig. 1 (trial 0: mean ± sd over its tasks), Fig. 3 (per trial: mean per task over the last half of its
+    kept tasks ÷ the baseline's mean; mean ± sd over trials), Fig. 2 histograms, costs, and what is missing.
+    Every number comes from kept task records, one per real run (n = records; sd with ddof = 1)."""
+    chains = paper_chains(p)
+    kept = {c: load_kept(chain_dir(root, chain_config(p, c, seed)), chain_config(p, c, seed)) for c in chains}
+    base = {t: kept[c] for c in chains for t in [c.topic] if not c.learner}
+    fig1, fig3, fig2 = [], [], []
+    for t in p.topics:
+        b = base.get(t, [])
+        b_han = _ms([r["han"] for r in b])
+        b_lab = _ms([r["label"] for r in b])
+        fig1.append({"topic": t, "agent": p.baseline, "features": "-", "tasks": len(b),
+                     "distinct_seeds": len({r["seed"] for r in b}), "han_mean": b_han[0], "han_sd": b_han[1],
+                     "label_mean": b_lab[0], "label_sd": b_lab[1]})
+        if b:
+            fig2.append({"topic": t, "agent": p.baseline, "features": "-",
+                         "hist_han": np.mean([r["hist_han"] for r in b], 0).tolist()})
+        for f in p.features:
+            for a in p.agents:
+                trials = [kept[c] for c in chains if c.topic == t and c.agent == a and c.features == f]
+                t0 = trials[0] if trials else []
+                h, lab = _ms([r["han"] for r in t0]), _ms([r["label"] for r in t0])
+                fig1.append({"topic": t, "agent": a, "features": f, "alpha": p.alpha_of(t), "tasks": len(t0),
+                             "distinct_seeds": len({r["seed"] for r in t0}), "han_mean": h[0], "han_sd": h[1],
+                             "label_mean": lab[0], "label_sd": lab[1]})
+                if t0:
+                    fig2.append({"topic": t, "agent": a, "features": f,
+                                 "hist_han": np.mean([r["hist_han"] for r in t0], 0).tolist()})
+                per_trial = {"han": [], "label": []}
+                for recs in trials:
+                    if not recs:
+                        continue
+                    last = recs[-max(1, len(recs) // 2):]
+                    for m, vals in per_trial.items():
+                        vals.append(float(np.mean([r[m] for r in last])))
+                row: dict[str, Any] = {"topic": t, "agent": a, "features": f, "alpha": p.alpha_of(t),
+                                       "trials": len(per_trial["han"]),
+                                       "tasks_per_trial": sorted({len(r) for r in trials if r})}
+                for m, bm in (("han", b_han[0]), ("label", b_lab[0])):
+                    mm = _ms(per_trial[m])
+                    rat = _ms([v / bm for v in per_trial[m]]) if b and bm > 0 else (float("nan"), float("nan"))
+                    row.update({f"{m}_mean": mm[0], f"{m}_sd": mm[1], f"ratio_{m}_mean": rat[0],
+                                f"ratio_{m}_sd": rat[1], f"{m}_per_trial": per_trial[m]})
+                row["baseline_han"], row["baseline_label"], row["baseline_tasks"] = b_han[0], b_lab[0], len(b)
+                fig3.append(row)
+    recs = [r for v in kept.values() for r in v]
+    by_agent: dict[str, list[float]] = {}
+    for c, v in kept.items():
+        by_agent.setdefault(c.agent, []).extend(r["cpu_seconds"] for r in v)
+    order = work_order(p, chains)
+    done = {(c, i) for c in chains for i in range(len(kept[c]))}
+    stages: dict[int, list[int]] = {}
+    for k, (c, i) in enumerate(order):
+        primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
+        block = c.trial < p.first_trials and i < p.first_tasks
+        stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
+        stages.setdefault(stage, [0, 0])
+        stages[stage][0] += (c, i) in done
+        stages[stage][1] += 1
+    cpu_task = {a: float(np.mean(v)) for a, v in by_agent.items() if v}
+    mean_task = float(np.mean([r["cpu_seconds"] for r in recs])) if recs else float("nan")
+    planned = len(order)
+    return {"fig1": fig1, "fig3": fig3, "fig2": fig2, "tasks_kept": len(recs), "tasks_planned": planned,
+            "stages": {str(k): {"kept": v[0], "planned": v[1]} for k, v in sorted(stages.items())},
+            "cpu_seconds_per_task": cpu_task,
+            "estimate": {"cpu_seconds_per_task": mean_task, "tasks": planned,
+                         "cpu_hours_total": mean_task * planned / 3600 if recs else float("nan"),
+                         "cpu_hours_left": mean_task * (planned - len(recs)) / 3600 if recs else float("nan")},
+            "_kept": kept}
+
+
+def paper_figures(p: PaperPreset, summ: dict[str, Any], out: Path) -> list[str]:
+    from gym_crawl.benchmarks._plotting import bars_figure, curves_figure
+
+    kept = summ["_kept"]
+    paths = []
+    for f in p.features:
+        for m in ("han", "label"):
+            panels: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+            lc: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+            for t in p.topics:
+                pan, lpan = {}, {}
+                for c, recs in kept.items():
+                    if c.topic != t or not recs or c.trial != 0 or c.features not in ("-", f):
+                        continue
+                    A = np.array([r[f"{m}_curve"] for r in recs], np.float64)
+                    pan[f"{c.agent} (n={len(recs)})"] = (A.mean(0), A.std(0))
+                for a in [p.baseline, *p.agents]:
+                    rows = [recs for c, recs in kept.items() if c.topic == t and c.agent == a
+                            and c.features in ("-", f) and recs]
+                    if not rows:
+                        continue
+                    if a == p.baseline:
+                        v = np.mean([r[m] for r in rows[0]])
+                        n = max((len(r) for c, r in kept.items() if c.topic == t and c.learner), default=0) or 1
+                        lpan[f"{a} (mean of {len(rows[0])})"] = (np.full(n, v), np.zeros(n))
+                        continue
+                    n = max(len(r) for r in rows)
+                    M = [[r[k][m] for r in rows if len(r) > k] for k in range(n)]
+                    lpan[f"{a} ({len(rows)} trials)"] = (np.array([np.mean(v) for v in M]),
+                                                         np.array([np.std(v) for v in M]))
+                if pan:
+                    panels[t] = pan
+                if lpan:
+                    lc[t] = lpan
+            if panels:
+                path = out / f"fig1_{f}_{m}.png"
+                curves_figure(panels, path, xlabel=f"step (× {p.steps // p.curve_points})",
+                              ylabel=f"{m}-relevant pages (accumulated)",
+                              title=f"Han Fig. 1 at paper scale — {p.corpus}, features {f}: mean ± sd over the "
+                                    f"tasks of trial 0")
+                paths.append(path.name)
+            if lc:
+                path = out / f"fig3_{f}_{m}.png"
+                curves_figure(lc, path, xlabel="task (weights kept)", ylabel=f"{m}-relevant pages per task",
+                              title=f"Han Fig. 3 at paper scale — {p.corpus}, features {f}: mean ± sd over trials")
+                paths.append(path.name)
+        hist = {t: {r["agent"]: np.array(r["hist_han"]) for r in summ["fig2"] if r["topic"] == t
+                    and r["features"] in ("-", f)} for t in p.topics}
+        hist = {t: v for t, v in hist.items() if v}
+        if hist:
+            path = out / f"fig2_{f}_han.png"
+            bars_figure(hist, path, title=f"Han Fig. 2 at paper scale — features {f}: han-relevant pages per "
+                                          f"w2v-relevance interval (trial 0 mean)", labels=HIST_LABELS,
+                        xlabel="page relevance (cosine, hidden, post hoc)", ylabel="pages")
+            paths.append(path.name)
+    return paths
+
+
+def paper_markdown(res: dict[str, Any]) -> str:
+    p = res["preset"]
+    est = res["estimate"]
+    out = ["# Han et al. 2018 at the paper's scale", "",
+           (f"Command: `{res['command']}`. Machine: {res['machine']}. Code: {res['code']}. "
+            f"Wall time of this invocation {res['wall_seconds']:.0f} s ({res['computed']} tasks computed, "
+            f"the rest reused from `runs/`)."), "",
+           (f"Protocol (Han §4): corpus `{p['corpus']}` (stand-in for Simple English Wikipedia), topics "
+           f"{', '.join(p['topics'])}; {p['steps']:,}-page tasks; {p['tasks']} tasks per trial with the weights "
+           f"kept (Fig. 1 = trial 0), {p['trials']} trials (Fig. 3); ε = {p['epsilon']}, γ = {p['gamma']}, "
+           f"α = {p['alpha']} (0.0005 for {', '.join(t for t, _ in p['alpha_by_topic'])}); reward {p['reward']}; "
+           f"agents {', '.join(p['agents'])} on features {', '.join(p['features'])}; no-learning crawler "
+           f"`{p['baseline']}` ({p['baseline_tasks']} real tasks, distinct seeds)."), "",
+           ("Relevant pages: **han** = contains a topic word (Han's §3.1 definition, what his figures count); "
+           "**label** = ground-truth topic label. sd uses ddof = 1 over real runs (n given); a row with n < 2 "
+           "has no sd."), "",
+           f"## Progress: {res['tasks_kept']} of {res['tasks_planned']} tasks kept", "",
+           "| stage | what | kept / planned |", "|---|---|---|"]
+    what = {"0": f"trials < {p['first_trials']}, tasks < {p['first_tasks']}: {p['features'][0]} × "
+                 f"{', '.join(p['primary_agents'])} and the baseline",
+            "1": f"trials < {p['first_trials']}, tasks < {p['first_tasks']}: the other agents / features",
+            "2": f"trial 0 up to {p['tasks']} tasks (Fig. 1)", "3": "the remaining trials (Fig. 3)"}
+    for k, v in res["stages"].items():
+        out.append(f"| {k} | {what[k]} | {v['kept']} / {v['planned']} |")
+    out += ["", f"Compute: {est['cpu_seconds_per_task']:.1f} CPU s per {p['steps']:,}-step task (mean of kept "
+                f"tasks; per agent: " + ", ".join(f"{a} {s:.1f}" for a, s in res["cpu_seconds_per_task"].items())
+            + f") × {est['tasks']:,} tasks = {est['cpu_hours_total']:.1f} CPU h in all, "
+              f"{est['cpu_hours_left']:.1f} CPU h left.", ""]
+    out += [f"## Fig. 1 — relevant pages at {p['steps']:,} steps, trial 0 (mean ± sd over its tasks)", "",
+            "| topic | agent | features | α | tasks | han mean ± sd | label mean ± sd |", "|---|---|---|---|---|---|---|"]
+    for r in res["fig1"]:
+        out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r.get('alpha', '-')} | {r['tasks']} | "
+                   f"{r['han_mean']:.0f} ± {r['han_sd']:.0f} | {r['label_mean']:.0f} ± {r['label_sd']:.0f} |")
+    out += ["", ("## Fig. 3 — RL / no-learning (per trial: mean per task over the last half of its kept tasks ÷ "
+                 "the baseline's mean; mean ± sd over trials). Han: 1.2–1.6×, Cancer 2.5×"), "",
+            ("| topic | agent | features | trials | tasks per trial | han per task | ratio han | label per task | "
+             "ratio label | baseline han (n) |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["fig3"]:
+        out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['trials']} | "
+                   f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
+                   f"{r['ratio_han_mean']:.2f} ± {r['ratio_han_sd']:.2f} | {r['label_mean']:.0f} ± "
+                   f"{r['label_sd']:.0f} | {r['ratio_label_mean']:.2f} ± {r['ratio_label_sd']:.2f} | "
+                   f"{r['baseline_han']:.0f} ({r['baseline_tasks']}) |")
+    if res.get("missing"):
+        out += ["", f"## Not run yet ({len(res['missing'])} tasks): the same command continues from `runs/`", ""]
+        out += [f"- {m}" for m in res["missing"][:20]] + (["- …"] if len(res["missing"]) > 20 else [])
+    out += ["", "Figures: " + ", ".join(f"`{x}`" for x in res["figures"]), ""]
+    return "\n".join(out)
+
+
+def paper_preset_from_args(args: argparse.Namespace) -> PaperPreset:
+    """``--paper-scale`` picks :data:`PAPER` (with ``--quick`` :data:`PAPER_QUICK`); given flags override fields."""
+    p = PAPER_QUICK if args.quick else PAPER
+    if args.corpus and len(args.corpus) > 1:
+        raise SystemExit("--paper-scale takes one --corpus")
+    given = {"corpus": args.corpus[0] if args.corpus else None, "steps": args.steps, "tasks": args.tasks,
+             "trials": args.trials, "topics": _csv(args.topics), "baseline_tasks": args.baseline_tasks,
+             "features": _csv(args.features),
+             "agents": _csv(args.agents) if args.agents != ",".join(ALL_AGENTS) else None}
+    p = dataclasses.replace(p, **{k: v for k, v in given.items() if v is not None})
+    bad = sorted(set(p.topics) - set(HAN_TOPICS) - {"sports"})
+    if bad:
+        raise SystemExit(f"--topics: {bad} have no Han 2018 categories; valid: {', '.join(HAN_TOPICS)}")
+    bad = sorted(set(p.agents) - set(LFA_AGENTS))
+    if bad:
+        raise SystemExit(f"--agents: {bad} are not Han's LFA crawlers; valid: {', '.join(LFA_AGENTS)}")
+    bad = sorted(set(p.features) - set(HAN_FEATURES))
+    if bad:
+        raise SystemExit(f"--features: {bad} unknown; valid: {', '.join(HAN_FEATURES)}")
+    for k in ("steps", "tasks", "trials", "baseline_tasks"):
+        if getattr(p, k) < 1:
+            raise SystemExit(f"--{k.replace('_', '-')} must be >= 1, got {getattr(p, k)}")
+    return p
+
+
+def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """``--paper-scale``: run the missing (chain, task) items in :func:`work_order` (until ``--max-minutes``),
+    then report everything kept."""
+    import os
+    import subprocess
+
+    from tqdm.auto import tqdm
+
+    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+
+    if args.jobs != 1:
+        raise SystemExit(f"--jobs: the paper-scale run is sequential (tasks of a chain depend on each other); "
+                         f"got {args.jobs}")
+    p = paper_preset_from_args(args)
+    t0 = time.perf_counter()
+    out = Path(args.out if args.out != "benchmarks/results/han2018" else
+               ("benchmarks/results/han2018_paper_quick" if args.quick else "benchmarks/results/han2018_paper"))
+    root = out / "runs"
+    root.mkdir(parents=True, exist_ok=True)
+    chains = paper_chains(p)
+    order = work_order(p, chains)
+    runner = PaperRunner(p, root, args.seed)
+    todo = [(c, i) for c, i in order
+            if not _task_path(chain_dir(root, chain_config(p, c, args.seed)), i).exists()]
+    print(f"han2018 paper-scale: {len(order)} tasks planned, {len(order) - len(todo)} kept in {root}", flush=True)
+    deadline = None if args.max_minutes is None else t0 + 60 * args.max_minutes
+    if not args.cached_only:
+        with tqdm(total=len(todo), desc="han2018 paper tasks", unit="task", mininterval=2.0) as bar:
+            for c, i in todo:
+                if deadline is not None and time.perf_counter() > deadline:
+                    print(f"--max-minutes {args.max_minutes} reached: stopping before {c.topic}/{c.agent}/"
+                          f"{c.features}/trial {c.trial}/task {i}", flush=True)
+                    break
+                bar.set_postfix_str(f"{c.topic}/{c.agent}/{c.features}/t{c.trial}/#{i}")
+                runner.run(c, i)
+                bar.update(1)
+    runner.close()
+    summ = paper_summary(p, root, args.seed)
+    kept = summ.pop("_kept")
+    missing = [f"{c.topic}/{c.agent}/{c.features}/trial {c.trial}: tasks {len(kept[c])}–{c.n_tasks - 1}"
+               for c in chains if len(kept[c]) < c.n_tasks]
+    try:
+        code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], check=False, capture_output=True, text=True,
+                              cwd=Path(__file__).parent).stdout.strip() or "unknown"
+    except OSError:
+        code = "unknown"
+    res: dict[str, Any] = {
+        "benchmark": "han2018-paper", "command": "gym-crawl bench han2018 " + " ".join(argv or []),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                   f"python {platform.python_version()}", "code": f"git {code}",
+        "preset": dataclasses.asdict(p), "computed": runner.computed, **summ, "missing": missing}
+    res["figures"] = [] if args.no_figures else paper_figures(p, dict(summ, _kept=kept), out)
+    res["wall_seconds"] = time.perf_counter() - t0
+    atomic_write_json(out / "han2018_paper.json", res)
+    atomic_write_bytes(out / "han2018_paper.md", paper_markdown(res).encode())
+    print(f"wrote {out / 'han2018_paper.json'}, {out / 'han2018_paper.md'} and {len(res['figures'])} figures; "
+          f"{res['tasks_kept']}/{res['tasks_planned']} tasks kept, {runner.computed} computed now")
+    return 0
 
 
 if __name__ == "__main__":

@@ -116,3 +116,145 @@ def test_presets_and_flag_overrides() -> None:
     t = thesis2021.preset_from_args(thesis2021.build_parser().parse_args(["--steps", "70", "--gammas", "0.2,0.4",
                                                                           "--no-wikispeedia"]))
     assert (t.steps, t.wiki_steps, t.small_steps, t.gammas, t.wikispeedia) == (70, 70, 70, (0.2, 0.4), False)
+
+
+# ----------------------------------------------------------------- Han's protocol at its scale (--paper-scale)
+def test_paper_scale_preset_is_hans_protocol() -> None:
+    """``--paper-scale`` is Han et al. 2018 §4: six topics incl. Olympics, 10,000-page tasks, 100 tasks (Fig. 1),
+    10 trials (Fig. 3), ε 0.1, γ 0.9, α 0.001 and 0.0005 for Olympics/Fiction, Han's categories per topic,
+    the three RL crawlers on both feature vectors, on the 323k-page web."""
+    from gym_crawl.benchmarks import han2018 as h
+    from gym_crawl.features.han_index import HanIndexFeatures
+
+    p = h.paper_preset_from_args(h.build_parser().parse_args(["--paper-scale"]))
+    assert p == h.PAPER
+    assert set(p.topics) == {"fiction", "olympics", "cancer", "cameras", "geology", "poetry"}
+    assert p.corpus == "synthetic-323000" and p.steps == 10_000 and p.tasks == 100 and p.trials == 10
+    assert (p.epsilon, p.gamma, p.reward) == (0.1, 0.9, "han2018")
+    assert {t: p.alpha_of(t) for t in p.topics} == {"fiction": 0.0005, "olympics": 0.0005, "cancer": 0.001,
+                                                    "cameras": 0.001, "geology": 0.001, "poetry": 0.001}
+    assert set(p.agents) == {"lfa-sync", "lfa-async", "lfa-moderated"} and p.baseline == "best-first"
+    assert set(p.features) == {"han-index", "han2018"} and p.baseline_tasks == 100
+    han_categories = {"cancer": 4, "fiction": 2, "olympics": 1, "cameras": 3, "geology": 2, "poetry": 2}
+    chains = h.paper_chains(p)
+    for c in chains:
+        cfg = h.chain_config(p, c, 0)
+        assert cfg["n_categories"] == han_categories[c.topic] and cfg["steps"] == 10_000
+        if c.learner:
+            assert (cfg["alpha"], cfg["epsilon"], cfg["gamma"]) == (p.alpha_of(c.topic), 0.1, 0.9)
+    for C in han_categories.values():  # Han: state 8 + 2C, action 6 + 2C columns
+        assert HanIndexFeatures(C).dim == (8 + 2 * C) + (6 + 2 * C)
+    order = h.work_order(p, chains)
+    assert len(order) == 6 * (100 + 3 * 2 * 10 * 100)
+    seen: dict = {}
+    for c, i in order:  # every chain's tasks in order (weights carried), seeds distinct within a chain
+        assert seen.get(c, -1) == i - 1
+        seen[c] = i
+    assert len({h.task_seed(0, c.trial, i) for c in chains[:2] for i in range(c.n_tasks)}) == 100
+    # the first block: trials 0-4, tasks 0-4 of han-index async/sync and the baseline, every topic
+    first = order[:6 * (5 + 2 * 5 * 5)]
+    assert {c.topic for c, _ in first} == set(p.topics) and all(i < 5 and c.trial < 5 for c, i in first)
+    assert {(c.agent, c.features) for c, _ in first} == {("best-first", "-"), ("lfa-async", "han-index"),
+                                                         ("lfa-sync", "han-index")}
+    q = h.paper_preset_from_args(h.build_parser().parse_args(["--paper-scale", "--quick", "--tasks", "4"]))
+    assert q == dataclasses.replace(h.PAPER_QUICK, tasks=4)
+    for bad in (["--topics", "jazz"], ["--agents", "random"], ["--features", "tres"], ["--trials", "0"]):
+        with pytest.raises(SystemExit):
+            h.paper_preset_from_args(h.build_parser().parse_args(["--paper-scale", *bad]))
+
+
+def _records(out) -> dict:
+    return {f.relative_to(out): f.read_bytes() for f in sorted((out / "runs").rglob("task_*.json"))}
+
+
+def _strip_times(b: bytes) -> dict:
+    r = json.loads(b)
+    return {k: v for k, v in r.items() if k not in ("seconds", "cpu_seconds")}
+
+
+def test_paper_scale_quick_resume_and_no_copies(tmp_path) -> None:
+    """The quick paper run writes its reports; a rerun with more tasks computes only the missing ones (kept files
+    untouched) and gives bit for bit the same records and weights as one uninterrupted run; every reported
+    number comes from one real run per record (distinct seeds, sd over them), never from copies."""
+    from gym_crawl.benchmarks.han2018 import main
+
+    base = ["--paper-scale", "--quick", "--topics", "olympics", "--trials", "2", "--steps", "60",
+            "--agents", "lfa-async,lfa-sync", "--features", "han-index"]
+    a = tmp_path / "a"
+    assert main([*base, "--tasks", "2", "--baseline-tasks", "2", "--out", str(a)]) == 0
+    first = _records(a)
+    res = json.loads((a / "han2018_paper.json").read_text())
+    assert res["computed"] == len(first) == 2 + 2 * 2 * 2 and res["tasks_kept"] == res["tasks_planned"]
+    assert (a / "han2018_paper.md").read_text().count("| olympics |") >= 5
+    for name in res["figures"]:
+        assert (a / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert {r["alpha"] for r in res["fig3"]} == {0.0005}  # Han's α for Olympics
+
+    # resume: one more task per chain, nothing kept is recomputed or rewritten
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(a), "--no-figures"]) == 0
+    res = json.loads((a / "han2018_paper.json").read_text())
+    second = _records(a)
+    assert res["computed"] == 1 + 2 * 2 and len(second) == len(first) + res["computed"]
+    assert all(second[k] == v for k, v in first.items())
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(a), "--cached-only", "--no-figures"]) == 0
+    assert json.loads((a / "han2018_paper.json").read_text())["computed"] == 0
+
+    # ... and equals an uninterrupted run (weights after every task included)
+    b = tmp_path / "b"
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(b), "--no-figures"]) == 0
+    straight = _records(b)
+    assert straight.keys() == second.keys()
+    assert all(_strip_times(straight[k]) == _strip_times(second[k]) for k in straight)
+    assert any(json.loads(v)["state"] for v in straight.values())
+
+    # no copies: n = records, distinct seeds, mean and sd (ddof 1) recomputed from the files
+    recs = [json.loads(v) for v in second.values()]
+    for row in res["fig1"]:
+        mine = [r for r in recs if r["config"]["agent"] == row["agent"] and r["config"]["trial"] == 0
+                and r["config"]["features"] == row["features"]]
+        assert row["tasks"] == row["distinct_seeds"] == len(mine) == 3
+        vals = np.array([r["han"] for r in mine], float)
+        assert row["han_mean"] == pytest.approx(vals.mean()) and row["han_sd"] == pytest.approx(vals.std(ddof=1))
+    # the report reads every baseline record: changing one changes the mean
+    bf = min((a / "runs").rglob("best-first*/task_0002.json"))
+    r = json.loads(bf.read_text())
+    r["han"] += 30
+    bf.write_text(json.dumps(r))
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(a), "--cached-only", "--no-figures"]) == 0
+    row = next(x for x in json.loads((a / "han2018_paper.json").read_text())["fig1"] if x["agent"] == "best-first")
+    old = next(x for x in res["fig1"] if x["agent"] == "best-first")
+    assert row["han_mean"] == pytest.approx(old["han_mean"] + 10) and row["han_sd"] > 0
+
+
+def test_paper_scale_rejects_foreign_records_and_stops_on_time(tmp_path) -> None:
+    from gym_crawl.benchmarks.han2018 import main
+
+    base = ["--paper-scale", "--quick", "--topics", "olympics", "--trials", "1", "--tasks", "1",
+            "--baseline-tasks", "1", "--features", "han-index", "--agents", "lfa-async", "--out", str(tmp_path),
+            "--no-figures"]
+    assert main([*base, "--max-minutes", "0"]) == 0  # no time: nothing computed, everything listed as missing
+    res = json.loads((tmp_path / "han2018_paper.json").read_text())
+    assert res["computed"] == 0 and res["tasks_kept"] == 0 and len(res["missing"]) == 2
+    assert main(base) == 0
+    f = min((tmp_path / "runs").rglob("lfa-async*/task_0000.json"))
+    r = json.loads(f.read_text())
+    r["config"]["alpha"] = 0.5
+    f.write_text(json.dumps(r))
+    with pytest.raises(ValueError, match="task_0000.json"):
+        main(base)
+    with pytest.raises(SystemExit):
+        main([*base, "--jobs", "2"])
+
+
+@pytest.mark.slow
+def test_paper_scale_quick_default(tmp_path) -> None:
+    """``--paper-scale --quick`` as documented: both topics, the three RL crawlers on both feature vectors."""
+    from gym_crawl.benchmarks.han2018 import PAPER_QUICK, main
+
+    assert main(["--paper-scale", "--quick", "--out", str(tmp_path)]) == 0
+    res = json.loads((tmp_path / "han2018_paper.json").read_text())
+    assert res["tasks_kept"] == res["tasks_planned"] == len(PAPER_QUICK.topics) * (
+        PAPER_QUICK.baseline_tasks + 3 * 2 * PAPER_QUICK.trials * PAPER_QUICK.tasks)
+    assert {(r["agent"], r["features"]) for r in res["fig3"]} == {
+        (a, f) for a in ("lfa-sync", "lfa-async", "lfa-moderated") for f in ("han-index", "han2018")}
+    assert len(res["figures"]) == 10
