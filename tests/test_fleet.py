@@ -1,0 +1,318 @@
+"""ForagerFleetEnv (Palotai et al.'s forager fleet, PettingZoo ParallelEnv) and the Palotai foragers."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from pettingzoo.test import parallel_api_test
+
+from gym_crawl.agents.palotai import PalotaiForager, make_fleet_policy, run_fleet
+from gym_crawl.corpus.changing import ChangingWeb, make_changing_web
+from gym_crawl.envs.fleet import ForagerFleetEnv
+
+
+@pytest.fixture(scope="module")
+def web() -> ChangingWeb:
+    return make_changing_web(400, 48.0, seed=0, state_dim=8)
+
+
+def _hand_web(mod1=()) -> ChangingWeb:
+    """Front page 0 links to page 1 (born 0.5 h before the start: new) and page 2 (born 48 h before: stale)."""
+    return ChangingWeb.from_lists(3, [(0, 1), (0, 2)], birth=[-100.0, -0.5, -48.0],
+                                  modifications=[[], list(mod1), []], horizon=10.0, state_dim=2, home=0)
+
+
+def _random_actions(env, obs, rng):
+    return {a: int(rng.choice(np.flatnonzero(obs[a]["action_mask"]))) for a in env.agents}
+
+
+# ------------------------------------------------------------------------------ PettingZoo API
+def test_parallel_api_test_with_births_and_deaths(web):
+    env = ForagerFleetEnv(web, step_hours=0.25, max_score=101.0, min_score=99.9, n_initial=3, max_names=64)
+    with warnings.catch_warnings():
+        # the run ends with names never born (possible_agents lists every name that may ever exist)
+        warnings.filterwarnings("ignore", message="No agents present but not all possible_agents")
+        parallel_api_test(env, num_cycles=200)
+    assert env._next_name > 3  # births did happen during the API test
+
+
+def test_spaces_hold_observations_and_bad_actions_raise(web):
+    env = ForagerFleetEnv(web, step_hours=1.0)
+    obs, infos = env.reset(seed=0)
+    assert env.agents == ["forager_0", "forager_1"]
+    assert env.possible_agents[:2] == env.agents and len(env.possible_agents) == 256
+    for a in env.agents:
+        assert env.observation_space(a).contains(obs[a])
+        assert env.observation_space(a) is env.observation_space("forager_200")  # one shared space object
+        assert set(infos[a]) >= {"time", "fetched_page", "sent", "relevant", "score", "child", "parent"}
+    with pytest.raises(ValueError, match="forager_1"):
+        env.step({"forager_0": 0})
+    with pytest.raises(ValueError, match=r"\[0, 400\)"):
+        env.step({"forager_0": 400, "forager_1": 0})
+    with pytest.raises(ValueError, match="unknown agent"):
+        env.observation_space("crawler_0")
+    with pytest.raises(ValueError, match="unknown ForagerFleetEnv parameters"):
+        ForagerFleetEnv(web, max_scor=3)
+    # an id outside the mask: the step is spent without a fetch, penalty, flagged
+    bad = int(np.flatnonzero(obs["forager_0"]["action_mask"] == 0)[0])
+    good = int(np.flatnonzero(obs["forager_1"]["action_mask"])[0])
+    obs, rew, _term, _trunc, info = env.step({"forager_0": bad, "forager_1": good})
+    assert info["forager_0"]["invalid_action"] and info["forager_0"]["fetched_page"] == -1
+    assert rew["forager_0"] == -1.0 and not info["forager_1"]["invalid_action"]
+    for a in env.agents:
+        assert env.observation_space(a).contains(obs[a])
+
+
+# ------------------------------------------------------------------------------ the reinforcing agent
+def test_ra_rewards_only_the_first_submitter():
+    w = _hand_web()
+    winners = set()
+    for seed in range(12):
+        env = ForagerFleetEnv(w, step_hours=0.1, start_urls=[0])
+        obs, _ = env.reset(seed=seed)
+        assert all(o["path_start"] == 1 and o["action_mask"].tolist() == [1, 0, 0] for o in obs.values())
+        obs, rew, _, _, info = env.step({"forager_0": 0, "forager_1": 0})
+        # both downloaded pages 0, 1, 2 and sent only page 1 (0 and 2 are older than 24 h)
+        assert [info[a]["sent"] for a in ("forager_0", "forager_1")] == [1, 1]
+        assert sorted(rew.values()) == [-1.0, 100.0]
+        win = max(rew, key=rew.get)
+        lose = min(rew, key=rew.get)
+        assert info[win]["relevant"] == 1 and info[lose]["relevant"] == 0
+        assert info[win]["score"] == pytest.approx(100 - 0.05 + 1) and info[lose]["score"] == pytest.approx(99.95)
+        found = env.found_documents()
+        assert found["page"].tolist() == [1] and found["version"].tolist() == [0]
+        assert found["forager"].tolist() == [int(win.split("_")[1])]
+        winners.add(win)
+    assert winners == {"forager_0", "forager_1"}  # the RA's order is random, not a fixed priority
+
+
+def test_stale_documents_are_penalized_and_not_sent_by_default():
+    w = _hand_web()
+    env = ForagerFleetEnv(w, step_hours=0.1, start_urls=[0], send_window=1e9)  # foragers that send everything
+    env.reset(seed=0)
+    _, rew, _, _, info = env.step({"forager_0": 0, "forager_1": 0})
+    assert [info[a]["sent"] for a in ("forager_0", "forager_1")] == [3, 3]
+    assert sorted(rew.values()) == [-3.0, 98.0]  # page 1: +100 to the first; pages 0 and 2 (stale): -1 each
+    assert env.run_log()["relevant"].tolist() == [1]
+
+
+def test_a_modified_page_is_a_new_document():
+    w = _hand_web(mod1=[0.15])
+    env = ForagerFleetEnv(w, step_hours=0.1, start_urls=[0], max_step=1, n_initial=1, min_foragers=1)
+    env.reset(seed=0)
+    _, rew, *_ = env.step({"forager_0": 0})               # t=0: path start, page 1 v0 rewarded
+    assert rew["forager_0"] == 100.0
+    obs, rew, _, _, info = env.step({"forager_0": 1})     # t=0.1: page 1 again, same version: not resent
+    assert info["forager_0"]["sent"] == 0 and rew["forager_0"] == 0.0
+    assert obs["forager_0"]["path_start"] == 1            # MAX_STEP = 1 ordered step: a new path
+    assert obs["forager_0"]["action_mask"].tolist() == [1, 1, 0]  # seed + its own visited URLs
+    _, rew, _, _, info = env.step({"forager_0": 0})      # t=0.2: page 1 was modified at 0.15: version 1
+    assert info["forager_0"]["sent"] == 1 and rew["forager_0"] == 100.0
+    f = env.found_documents()
+    assert f["page"].tolist() == [1, 1] and f["version"].tolist() == [0, 1]
+    assert [w.version_at(p, t) for p, t in zip(f["page"], f["time"])] == [0, 1]
+
+
+# ------------------------------------------------------------------------------ fleet life (Alg. 8)
+def test_multiplication_threshold_and_inheritance(web):
+    env = ForagerFleetEnv(web, step_hours=0.25, max_score=101.0, max_foragers=4)
+    obs, infos = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    prev = {a: infos[a]["score"] for a in env.agents}
+    fetched = {a: set() for a in env.agents}
+    births = []
+    while env.agents:
+        obs, _rew, _term, _trunc, infos = env.step(_random_actions(env, obs, rng))
+        assert len(env.agents) <= 4
+        for a, inf in infos.items():
+            if inf["parent"]:
+                continue
+            fetched[a].add(inf["fetched_page"])
+            expected = prev[a] - 0.05 * inf["sent"] + inf["relevant"]
+            if inf["child"]:
+                births.append((a, inf["child"]))
+                assert expected >= 101.0 and inf["score"] == 100.0 and infos[inf["child"]]["score"] == 100.0
+                child_obs = obs[inf["child"]]
+                assert child_obs["path_start"] == 1 and infos[inf["child"]]["parent"] == a
+                known = {p for p in fetched[a] if p >= 0}
+                assert known <= set(np.flatnonzero(child_obs["action_mask"]).tolist())  # inherited URLs
+            else:
+                assert inf["score"] == pytest.approx(expected)
+                if inf["n_foragers"] < 4:  # room left after this step's births: no one else qualified
+                    assert expected < 101.0
+        for a, inf in infos.items():
+            prev[a] = inf["score"]
+            fetched.setdefault(a, set(fetched.get(inf["parent"], set())) if inf["parent"] else set())
+    assert births and births[0][1] == "forager_2"  # the next unused name
+    names = [c for _, c in births]
+    assert len(names) == len(set(names))  # never reused
+
+
+def test_deletion_threshold_keeps_min_foragers(web):
+    env = ForagerFleetEnv(web, step_hours=0.25, min_score=150.0, max_score=1e9, n_initial=5, min_foragers=2)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(1)
+    dead = set()
+    for _ in range(5):
+        live = list(env.agents)
+        obs, _rew, term, _trunc, infos = env.step(_random_actions(env, obs, rng))
+        for a in live:
+            if term[a]:
+                assert infos[a]["deleted"] and infos[a]["score"] <= 150.0 and a not in env.agents
+                dead.add(a)
+        assert len(env.agents) >= 2 and not dead & set(env.agents)
+    assert len(env.agents) == 2 and len(dead) == 3
+
+
+# ------------------------------------------------------------------------------ Alg. 1, hand-computed
+def test_weblog_update_on_a_hand_computed_path():
+    f = PalotaiForager("wl", 50, 2, np.random.default_rng(0), weblog_size=4, start_size=2,
+                       weblog=(np.array([10, 11, 12]), np.zeros(3)))
+    # path 11 -> 20 -> 21 with step rewards -1, 100, -2: reward-to-go 97, 98, -2
+    f.weblog_update([11, 20, 21], [-1.0, 100.0, -2.0])
+    assert f.wl_urls.tolist() == [20, 11, 10, 12]          # 21 (-2) truncated at WEBLOG_SIZE = 4
+    assert f.wl_vals.tolist() == pytest.approx([98.0, 0.3 * 97.0, 0.0, 0.0])
+    # path 20 -> 22 with 5, 3: 20 known: 0.7 * 98 + 0.3 * 8 = 71; 22 new: 3
+    f.weblog_update([20, 22], [5.0, 3.0])
+    assert f.wl_urls.tolist() == [20, 11, 22, 10]
+    assert f.wl_vals.tolist() == pytest.approx([71.0, 29.1, 3.0, 0.0])
+    assert f.start_list().tolist() == [20, 11]
+
+
+def test_weblog_update_through_act_and_frozen_for_rl():
+    mask = np.zeros(50, np.int8)
+    mask[[10, 11, 12]] = 1
+    start = {"action_mask": mask, "path_start": 1, "n_fetched": 0}
+    for kind in ("wl", "rl"):
+        f = PalotaiForager(kind, 50, 2, np.random.default_rng(0), weblog_size=4, start_size=1)
+        assert f.act(start) == 10  # the seeds enter the weblog with value 0 (Alg. 10); START_SIZE = 1
+        for page, r in ((10, -1.0), (20, 5.0)):
+            f.observe(r, {"n_fetched": 0}, {"fetched_page": page})
+        # next path start: Alg. 1 on the path 10 (-1), 20 (+5): reward-to-go 4, 5
+        nxt = f.act(start)
+        if kind == "wl":
+            assert f.wl_urls.tolist() == [20, 10, 11, 12]
+            assert f.wl_vals.tolist() == pytest.approx([5.0, 0.3 * 4.0, 0.0, 0.0])
+            assert nxt == 10  # 20 leads the start list but is not a valid start here (not in the mask)
+        else:  # RL foragers keep the seed weblog
+            assert f.wl_urls.tolist() == [10, 11, 12] and f.wl_vals.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_td_update_and_greedy_url_ordering():
+    f = PalotaiForager("rl", 10, 2, np.random.default_rng(0), weights=np.array([1.0, 0.0]), normalize_td=False)
+    f.S[[3, 4, 5]] = [[0.5, 0.0], [0.2, 0.1], [0.9, -0.5]]
+    mask = np.zeros(10, np.int8)
+    mask[[3, 4, 5]] = 1
+    f.wl_urls, f.wl_vals = np.array([3]), np.zeros(1)
+    assert f.act({"action_mask": mask, "path_start": 0}) == 5  # argmax of state . weight
+    f.observe(0.0, {"n_fetched": 0}, {"fetched_page": 3})
+    f.observe(10.0, {"n_fetched": 0}, {"fetched_page": 4})
+    # delta = 10 + 0.9 * 0.2 - 0.5 = 9.68; w += 0.1 * 9.68 * (0.5, 0)
+    assert f.weights.tolist() == pytest.approx([1.0 + 0.1 * 9.68 * 0.5, 0.0])
+    g = f.spawn()
+    assert g.weights.tolist() == f.weights.tolist() and g.weights is not f.weights
+    w = PalotaiForager("wl", 10, 2, np.random.default_rng(0), weblog=(np.arange(8), np.arange(8.0)[::-1]))
+    child = w.spawn()  # Alg. 6: half of the weblog, removed from the parent's; new random weights
+    assert len(child.wl_urls) == 4 and len(w.wl_urls) == 4
+    assert sorted(child.wl_urls.tolist() + w.wl_urls.tolist()) == list(range(8))
+    assert not np.allclose(child.weights, w.weights)
+
+
+# ------------------------------------------------------------------------------ determinism, fairness
+def _trace(web, kind, seed):
+    env = ForagerFleetEnv(web, step_hours=0.5)
+    acts = []
+    run_fleet(env, kind, seed, on_step=lambda t, r, i: acts.append(
+        tuple(sorted((a, v["fetched_page"], r[a]) for a, v in i.items()))))
+    return acts, env.run_log(), env.found_documents()
+
+
+def test_whole_fleet_is_deterministic_under_a_seed(web):
+    a1, l1, f1 = _trace(web, "wlrl", 5)
+    a2, l2, f2 = _trace(web, "wlrl", 5)
+    assert a1 == a2
+    assert all(np.array_equal(l1[k], l2[k]) for k in l1) and all(np.array_equal(f1[k], f2[k]) for k in f1)
+    a3, _, _ = _trace(web, "wlrl", 6)
+    assert a3 != a1
+
+
+def _obs_trace(web, agent="forager_0", steps=40):
+    """Observations of ``agent`` under a state-blind driver (a seeded random valid id), so that nothing but
+    what the env shows can differ between two webs."""
+    env = ForagerFleetEnv(web, step_hours=0.5)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(7)
+    out = [obs[agent]]
+    for _ in range(steps):
+        obs, *_ = env.step(_random_actions(env, obs, rng))
+        out.append(obs[agent])
+    return out
+
+
+def test_no_leak_of_unfetched_page_states(web):
+    base = _obs_trace(web)
+    seen = set()
+    for o in base:
+        seen.update(o["fetched_ids"][: o["n_fetched"]].tolist())
+    unseen = np.setdiff1d(np.arange(web.n_pages), sorted(seen))
+    assert len(seen) > 5 and len(unseen) > 100
+
+    def tampered(pages):
+        s = np.array(web.states)
+        s[pages] = -s[pages]
+        return ChangingWeb(web.indptr, web.indices, web.birth, web.mod_ptr, web.mod_times, s, web.horizon,
+                           home=web.home)
+
+    other = _obs_trace(tampered(unseen))
+    for o1, o2 in zip(base, other):
+        assert o1.keys() == o2.keys() and all(np.array_equal(o1[k], o2[k]) for k in o1)
+    # the check can fail: tampering a page forager_0 did download changes its observations
+    leaked = _obs_trace(tampered(np.array(sorted(seen))[:3]))
+    assert any(not np.array_equal(o1["fetched_states"], o2["fetched_states"]) for o1, o2 in zip(base, leaked))
+
+
+def test_run_fleet_kinds_and_policy_factory(web):
+    env = ForagerFleetEnv(web, step_hours=0.5)
+    env.reset(seed=0)
+    p = make_fleet_policy("wlrl", env, "forager_0", 0)
+    assert p.n_pages == web.n_pages and p.state_dim == 8 and p.alpha == 0.1 and p.gamma == 0.9 and p.beta == 0.3
+    with pytest.raises(ValueError, match="kind"):
+        make_fleet_policy("sarsa", env, "forager_0")
+    for kind in ("wl", "rl", "wlrl"):
+        run = run_fleet(env, kind, seed=1)
+        lg = env.run_log()
+        assert run.steps == 96 and lg["invalid"].sum() == 0 and lg["relevant"].sum() > 0
+        assert np.all(np.isfinite(np.concatenate([q.weights for q in run.policies.values()])))
+
+
+def test_paths_of_max_step_steps_restart_from_known_urls(web):
+    env = ForagerFleetEnv(web, step_hours=0.5, max_step=3)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(2)
+    visited = {a: {int(u) for u in env.start_urls} for a in env.agents}
+    starts = 0
+    while env.agents:
+        before = {a: obs[a] for a in env.agents}
+        obs, _rew, _term, _trunc, infos = env.step(_random_actions(env, before, rng))
+        for a, inf in infos.items():
+            if inf["parent"]:
+                continue
+            if before[a]["path_start"]:
+                starts += 1
+                assert inf["path_start"] and inf["path_step"] == 1 and inf["fetched_page"] in visited[a]
+                assert set(np.flatnonzero(before[a]["action_mask"]).tolist()) <= visited[a]
+            else:
+                assert not inf["path_start"] and 2 <= inf["path_step"] <= 4  # MAX_STEP = 3 ordered steps
+            visited[a].add(inf["fetched_page"])
+            if inf["path_step"] > 3:
+                assert obs[a]["path_start"] == 1
+            elif not obs[a]["path_start"]:
+                assert obs[a]["action_mask"].any()  # a path continues only with a non-empty frontier
+        for a, inf in infos.items():
+            if inf["parent"]:  # a newborn may restart from its parent's URLs
+                visited[a] = set(visited[inf["parent"]])
+    assert starts >= 2 * 96 // 4
