@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate",
-           "reset_pages", "reset_domains"]
+           "env_rows", "reset_pages", "reset_domains"]
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,21 @@ DOMAIN_FIELDS = tuple(f for f in FIELDS if f.store == _D)
 SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("fr_pages", np.int32), ("fetched", np.int32))
 
 
-def allocate(n_pages: int, n_domains: int, n_categories: int) -> dict[str, np.ndarray]:
-    """Every column of :data:`FIELDS` plus the slot arrays, at their reset values."""
-    out = {f.name: np.full(f.shape(n_pages, n_domains, n_categories), f.reset, f.dtype) for f in FIELDS}
+def allocate(n_pages: int, n_domains: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
+    """Every column of :data:`FIELDS` plus the slot arrays, at their reset values.
+
+    ``n_envs``: allocate N crawls' columns stacked, each array with a leading env axis (``(N, *shape)``),
+    for the batched vector step; row ``i`` of every array is crawl ``i``'s column (see :func:`env_rows`)."""
+    lead = () if n_envs is None else (int(n_envs),)
+    out = {f.name: np.full(lead + f.shape(n_pages, n_domains, n_categories), f.reset, f.dtype) for f in FIELDS}
     for name, dt in SLOT_ARRAYS:
-        out[name] = np.zeros(n_pages, dt)
+        out[name] = np.zeros(lead + (n_pages,), dt)
     return out
+
+
+def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Crawl ``i``'s columns of :func:`allocate` ``(..., n_envs=N)``: views (writes go to the stack)."""
+    return {name: a[i] for name, a in stacked.items()}
 
 
 def reset_pages(arrays: dict[str, np.ndarray], touched: np.ndarray) -> None:

@@ -48,7 +48,7 @@ import numpy as np
 
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.fields import allocate, reset_domains, reset_pages
+from gym_crawl.crawl.fields import FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import PageScores, TopicScorer
 
@@ -98,9 +98,15 @@ class CrawlState:
         corpus: the web.
         n_categories: category slots C (Han features); arrays ``cat``/``link_cat`` are (n, C).
         beta: Han's exponential smoothing factor for ancestor relevance (0.4).
+        storage: arrays to use instead of allocating (the batched vector env stacks N crawls' columns and
+            gives each crawl its row views): every :func:`~gym_crawl.crawl.fields.allocate` column, and
+            optionally ``"ctr"`` (N_COUNTERS,) int64, ``"sums"`` (1,) float64, ``"out_new"``,
+            ``"out_upd"`` (max out-degree,) int32 and ``"out_rem"`` (n_pages,) int32. The arrays must be
+            at their reset values (as :func:`allocate` returns them).
     """
 
-    def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4):
+    def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4,
+                 storage: dict[str, np.ndarray] | None = None):
         self.corpus = corpus
         self.n_categories = C = n_categories
         self.beta = float(beta)
@@ -108,23 +114,37 @@ class CrawlState:
         self.link_ptr = np.asarray(corpus.link_ptr)
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
+        deg = int(np.diff(self.link_ptr).max()) if n else 0
+        n_dom = max(1, len(corpus.domains))
+        if storage is None:
+            own = allocate(n, n_dom, C)
+        else:
+            want = {f.name: (np.dtype(f.dtype), f.shape(n, n_dom, C)) for f in FIELDS}
+            want.update({name: (np.dtype(dt), (n,)) for name, dt in SLOT_ARRAYS})
+            own = {}
+            for name, (dt, shape) in want.items():
+                b = storage.get(name)
+                if b is None or b.shape != shape or b.dtype != dt:
+                    raise ValueError(f"storage[{name!r}] must be a {dt} array of shape {shape}, got "
+                                     f"{None if b is None else (b.dtype, b.shape)}")
+                own[name] = b
+        storage = storage or {}
         #: every column (fields.FIELDS + slot arrays), also bound as attributes of the same name
-        self.arrays = allocate(n, max(1, len(corpus.domains)), C)
+        self.arrays = own
         for name, a in self.arrays.items():
             setattr(self, name, a)
         #: scalar counters (kernels update them in place; read them through the properties)
-        self._ctr = np.zeros(K.N_COUNTERS, np.int64)
-        self._sums = np.zeros(1, np.float64)
+        self._ctr = storage.get("ctr", np.zeros(K.N_COUNTERS, np.int64))
+        self._sums = storage.get("sums", np.zeros(1, np.float64))
         # kernel work space: per-target slots (always -1 between calls) and output buffers
-        deg = int(np.diff(self.link_ptr).max()) if n else 0
         self._tslot = np.full(n, -1, np.int32)
         self._t_best = np.zeros(deg, np.float32)
         self._t_link = np.zeros(deg, np.int64)
         self._t_kwu = np.zeros(deg, bool)
         self._t_kwa = np.zeros(deg, bool)
-        self._out_new = np.zeros(deg, np.int32)
-        self._out_upd = np.zeros(deg, np.int32)
-        self._out_rem = np.zeros(n, np.int32)
+        self._out_new = storage.get("out_new", np.zeros(deg, np.int32))
+        self._out_upd = storage.get("out_upd", np.zeros(deg, np.int32))
+        self._out_rem = storage.get("out_rem", np.zeros(n, np.int32))
         self.domain_cap: int | None = None
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None

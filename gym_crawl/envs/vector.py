@@ -5,7 +5,12 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers) between
   the N crawls — the memory of one env, not N;
-* writes observations straight into preallocated batch arrays (no per-step ``concatenate``);
+* steps the N crawls in **one compiled call** (:func:`gym_crawl.crawl.batch_kernels.batch_step`) when
+  the configuration allows it (see below): the N crawls' columns are stacked (a leading env axis) and
+  every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
+  work on the same memory;
+* writes observations straight into preallocated batch arrays and builds ``info`` as one array per key
+  per step (no per-sub-env dictionaries, no per-key aggregation);
 * implements Gymnasium's **next-step autoreset** (``metadata["autoreset_mode"]``): the step after a
   sub-env terminated or truncated resets it and returns the reset observation, with reward 0 and
   ``terminated = truncated = False`` for that sub-env; the other sub-envs step normally;
@@ -13,9 +18,18 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
   ``TimeLimit``), and tells each crawl its budget (``WikiCrawlEnv.set_budget``);
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
+**Compiled path.** Used when the sub-envs propose candidates with the ``topk`` reducer (link-text
+priority) or observe the state only (``observation="state"``), with a built-in compiled feature set
+(``combined``, ``han2018``, ``han2018-continuous``, ``tres``), a built-in reward (``han2018``,
+``thesis``, ``binary``, ``labels``), no adaptive domain cap, and every sub-env on the same topic. Other
+configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs whose topics differ after
+``reset(options={"topic": ...})`` and autoresets) step the sub-envs one by one in Python — same results,
+slower. Resets always run in Python (once per episode).
+
 Same seeds ⇒ the same trajectories as N single envs (``gym.make`` + ``TimeLimit``) seeded
-``seed + i`` — tested. ``info`` follows Gymnasium's vector convention: every key holds an array of
-N values, with a boolean ``_key`` array saying which sub-envs set it.
+``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths. ``info`` follows
+Gymnasium's vector convention: every key holds an array of N values, with a boolean ``_key`` array
+saying which sub-envs set it (every sub-env sets every key).
 """
 from __future__ import annotations
 
@@ -27,10 +41,38 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_crawl.corpus import load_corpus
+from gym_crawl.crawl import batch_kernels as BK
+from gym_crawl.crawl import kernels as KN
+from gym_crawl.crawl.fields import allocate, env_rows
+from gym_crawl.crawl.state import FRONTIER, CrawlState
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
+from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures
+from gym_crawl.reducers.base import TopK
 from gym_crawl.text.model import TextModel, get_text_model
 
 __all__ = ["WikiCrawlVectorEnv"]
+
+#: the crawl-state columns the batched kernel takes, in its order (``batch_step``'s ``st``)
+_ST_NAMES = ("status", "fr_pages", "fr_pos", "dom_next", "dom_prev", "dom_head", "fetched",
+             "n_par", "sum_par_rel", "n_relpar", "sum_relpar_rel", "max_par_wrl", "min_par_dist",
+             "link_rel", "link_cat", "kw_url", "kw_anchor", "best_parent", "best_link", "discovered_step",
+             "rel", "cat", "tfidf", "reward", "relevant", "wrl", "change", "dist", "par_mean", "relpar_mean",
+             "path_len", "path_rel", "fetch_step", "dom_fetched", "dom_relevant", "dom_eval_relevant")
+_EMPTY = np.zeros(0, np.int32)
+
+
+def _feature_layout(fs: Any) -> tuple[int, bool, int, float, float] | None:
+    """(kind, han discretized, TRES column offset, δ1, δ2) of a feature set the batched kernel can write."""
+    t = type(fs)
+    if t is Han2018Features:
+        return BK.FEAT_HAN, bool(fs.discretize), 0, fs.d1, fs.d2
+    if t is TresFeatures:
+        return BK.FEAT_TRES, False, 0, 0.1, 0.3
+    if t is CombinedFeatures and fs._fast and len(fs.parts) == 2 and type(fs.parts[0]) is Han2018Features \
+            and type(fs.parts[1]) is TresFeatures:
+        h = fs.parts[0]
+        return BK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, h.d1, h.d2
+    return None
 
 
 class WikiCrawlVectorEnv(VectorEnv):
@@ -65,12 +107,188 @@ class WikiCrawlVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._dict_obs = isinstance(self.single_observation_space, gym.spaces.Dict)
+        self._slot = first.action_mode == "slot"
+        self._K = first.K
         self._obs = self._alloc_obs()
         self._rewards = np.zeros(num_envs, np.float64)
         self._terminated = np.zeros(num_envs, bool)
         self._truncated = np.zeros(num_envs, bool)
         self._autoreset = np.zeros(num_envs, bool)
-        self._steps = np.zeros(num_envs, np.int64)
+        # per-env scalars of the compiled path (kept for both paths: infos are built from them)
+        self._t = np.zeros(num_envs, np.int64)
+        self._last_reward = np.zeros(num_envs, np.float64)
+        self._last_page = np.full(num_envs, -1, np.int64)
+        self._ncand = np.zeros(num_envs, np.int64)
+        self._fetched_page = np.full(num_envs, -1, np.int64)
+        self._relevant = np.zeros(num_envs, bool)
+        self._invalid = np.zeros(num_envs, bool)
+        self._n_new = np.zeros(num_envs, np.int64)
+        self._topics = [""] * num_envs
+        self._stale = False  # sub-envs' Python-side attributes lag behind the compiled path
+        self._uniform = False
+        self._fast = self._setup_compiled()
+
+    # ------------------------------------------------------------------ compiled-path storage
+    def _setup_compiled(self) -> bool:
+        """Stack the crawl state (and the TopK arrays) of the N sub-envs when the compiled step applies."""
+        e0 = self.envs[0]
+        sch = e0._cap_schedule
+        if sch is not None and sch[0] != sch[1]:
+            return False
+        if e0.observation_mode == "candidates":
+            if type(e0.reducer) is not TopK or not e0.reducer._compiled:
+                return False
+            layout = _feature_layout(e0.features)
+            if layout is None:
+                return False
+        else:
+            layout = (BK.FEAT_NONE, False, 0, 0.1, 0.3)
+        self._layout = layout
+        self._use_reducer = e0.observation_mode == "candidates"
+        N, c = self.num_envs, e0.corpus
+        n = c.n_pages
+        n_dom = max(1, len(c.domains))
+        C = e0.n_categories
+        deg = int(np.diff(np.asarray(c.link_ptr)).max()) if n else 0
+        self._stack = allocate(n, n_dom, C, n_envs=N)
+        self._ctr = np.zeros((N, KN.N_COUNTERS), np.int64)
+        self._sums = np.zeros((N, 1), np.float64)
+        self._out_new = np.zeros((N, max(deg, 1)), np.int32)
+        self._out_upd = np.zeros((N, max(deg, 1)), np.int32)
+        self._out_rem = np.zeros((N, n), np.int32)
+        self._counts = np.zeros((N, 3), np.int64)
+        for i, e in enumerate(self.envs):
+            store = env_rows(self._stack, i)
+            store.update(ctr=self._ctr[i], sums=self._sums[i], out_new=self._out_new[i, :deg],
+                         out_upd=self._out_upd[i, :deg], out_rem=self._out_rem[i])
+            e.state = CrawlState(c, n_categories=C, beta=e.beta, storage=store)
+        s0 = self.envs[0].state
+        self._work = (s0._tslot, s0._t_best, s0._t_link, s0._t_kwu, s0._t_kwa)
+        self._st = tuple(self._stack[k] for k in _ST_NAMES) + (self._ctr, self._sums)
+        self._outs = (self._out_new, self._out_upd, self._out_rem, self._counts)
+        self._link_ptr = s0.link_ptr
+        self._link_dst = s0.link_dst
+        self._page_domain = s0.page_domain
+        self._deg = deg
+        K = self._K
+        self._cur = np.zeros((N, n), np.float32)
+        self._has = np.zeros((N, n), bool)
+        self._mark = np.zeros((N, n), bool)
+        self._hk = np.zeros((N, 1024), np.float32)
+        self._hp = np.zeros((N, 1024), np.int32)
+        self._hsize = np.zeros((N, 1), np.int64)
+        self._sel_p = np.zeros((N, K + 1), np.int32)
+        self._sel_k = np.zeros((N, K + 1), np.float32)
+        self._nsel = np.zeros((N, 1), np.int64)
+        if self._use_reducer:
+            for i, e in enumerate(self.envs):
+                r = e.reducer
+                r._cur_a, r._has, r._mark = self._cur[i], self._has[i], self._mark[i]
+                r._hk, r._hp = self._hk[i], self._hp[i]
+        self._penalty = np.zeros(N, np.float64)
+        self._reward_scale = np.ones(N, np.float64)
+        self._pages = np.full(N, -1, np.int64)
+        self._miss = np.zeros(N, np.int64)
+        self._res = (self._rewards, self._terminated, self._truncated, self._fetched_page, self._relevant,
+                     self._invalid, self._n_new)
+        if self._dict_obs:
+            self._obs_k = (self._obs["candidates"], self._obs["mask"], self._obs["state"], self._ncand)
+        else:
+            self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), np.int8), self._obs, self._ncand)
+        d = self._obs_k[0].shape[2]
+        self._rowc = (np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros((K, d), np.float32),
+                      np.zeros(K + 1, np.int32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32),
+                      np.zeros((K, d), np.float32))
+        self._edges5 = np.array([0.2, 0.4, 0.6, 0.8])
+        self._edges6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+        return True
+
+    def _grow_heaps(self, need: int) -> None:
+        cap = self._hk.shape[1]
+        new = max(need, 2 * cap)
+        hk = np.zeros((self.num_envs, new), np.float32)
+        hp = np.zeros((self.num_envs, new), np.int32)
+        hk[:, :cap] = self._hk
+        hp[:, :cap] = self._hp
+        self._hk, self._hp = hk, hp
+        for i, e in enumerate(self.envs):
+            e.reducer._hk, e.reducer._hp = hk[i], hp[i]
+
+    def _adopt(self, i: int) -> None:
+        """After sub-env ``i`` ran in Python (reset or step): take its Python-side state into the batch arrays
+        (its crawl columns already are rows of the stack)."""
+        e = self.envs[i]
+        self._t[i] = e._t
+        self._last_reward[i] = e._last_reward
+        self._last_page[i] = e._last_page
+        self._ncand[i] = len(e._cand)
+        self._topics[i] = e.topic.name
+        if not self._fast:
+            return
+        self._penalty[i] = e.invalid_action_penalty
+        self._reward_scale[i] = max(abs(e.scheme.max_reward), 1e-9)
+        if self._use_reducer:
+            r = e.reducer
+            if r._hk.base is not self._hk:  # the heap grew in Python: copy it back into the stack
+                hs = int(r._hsize[0])
+                if len(r._hk) > self._hk.shape[1]:
+                    self._grow_heaps(len(r._hk))
+                self._hk[i, :hs] = r._hk[:hs]
+                self._hp[i, :hs] = r._hp[:hs]
+                r._hk, r._hp = self._hk[i], self._hp[i]
+            if r._hsize.base is not self._hsize:
+                self._hsize[i] = r._hsize
+                r._hsize = self._hsize[i]
+            if r._nsel.base is not self._nsel:
+                self._nsel[i] = r._nsel
+                r._nsel = self._nsel[i]
+            if r._sel_p.base is not self._sel_p:
+                m = min(len(r._sel_p), self._K + 1)
+                self._sel_p[i, :m] = r._sel_p[:m]
+                self._sel_k[i, :m] = r._sel_k[:m]
+                r._sel_p, r._sel_k = self._sel_p[i], self._sel_k[i]
+        c = e._changes
+        self._counts[i] = (len(c[0]), len(c[1]), len(c[2]))
+
+    def _check_uniform(self) -> None:
+        """The compiled path needs every sub-env on the same per-topic tables, reward cache and cap."""
+        s0 = self.envs[0].state
+        self._uniform = self._fast and s0._rw is not None and all(
+            e.state._pages is s0._pages and e.state._links is s0._links and e.state._rw is s0._rw
+            and e.state._eval_label == s0._eval_label for e in self.envs)
+        if self._uniform:
+            pt, lt = s0._pages, s0._links
+            self._tables = (pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
+                            self._link_ptr, self._link_dst, self._page_domain)
+            self._rwt = (s0._rw[0], s0._rw[1], pt.label)
+            self._done = (pt.done, lt.done, s0._rw[2])
+
+    def _sync_envs(self) -> None:
+        """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
+        if not self._stale:
+            return
+        self._stale = False
+        for i, e in enumerate(self.envs):
+            e._t = int(self._t[i])
+            e._last_reward = float(self._last_reward[i])
+            e._last_page = int(self._last_page[i])
+            n = int(self._ncand[i])
+            e._cand = self._sel_p[i, :n].copy() if self._use_reducer else _EMPTY
+            e._all_cand = e._cand
+            if self._dict_obs:
+                e._feats = self._obs["candidates"][i].copy()
+                e._mask = self._obs["mask"][i].copy()
+                e._svec = self._obs["state"][i].copy()
+            else:
+                e._svec = self._obs[i].copy()
+            nn, nu, nr = (int(x) for x in self._counts[i])
+            e._changes = (self._out_new[i, :nn].copy(), self._out_upd[i, :nu].copy(), self._out_rem[i, :nr].copy())
+            if self._terminated[i]:
+                e._over = "terminated: the frontier is empty"
+            elif self._truncated[i]:
+                e._over = f"truncated at max_episode_steps={e.budget}"
+            else:
+                e._over = None
 
     # ------------------------------------------------------------------ helpers
     def _alloc_obs(self) -> Any:
@@ -102,48 +320,177 @@ class WikiCrawlVectorEnv(VectorEnv):
             raise ValueError(f"reset(seed=...) needs {n} seeds (one per sub-env), got {len(seeds)}")
         return seeds
 
+    def _note_python(self, i: int, obs: Any, info: dict) -> None:
+        """Record what sub-env ``i`` returned from a Python reset/step."""
+        self._put_obs(i, obs)
+        self._fetched_page[i] = info["fetched_page"]
+        self._relevant[i] = info["relevant"]
+        self._invalid[i] = info["invalid_action"]
+        self._n_new[i] = info["n_new_pages"]
+        self._adopt(i)
+
+    def _infos(self) -> dict[str, Any]:
+        """Gymnasium's vector info (what ``VectorEnv._add_info`` builds from the N sub-envs' dicts, in the
+        same key order and dtypes), one array per key, from the batch arrays."""
+        N, K = self.num_envs, self._K
+        ctr = np.stack([e.state._ctr for e in self.envs]) if not self._fast else self._ctr
+        sums = np.stack([e.state._sums for e in self.envs]) if not self._fast else self._sums
+        nf = ctr[:, KN.C_N_FETCHED].copy()
+        rf = ctr[:, KN.C_RELEVANT_FOUND].copy()
+        hr = np.zeros(N, np.float64)
+        np.divide(rf, nf, out=hr, where=nf > 0)
+        ids = np.full((N, K), -1, np.int64)
+        if self._use_cands:
+            filled = np.arange(K) < self._ncand[:, None]
+            sel = self._sel_p[:, :K] if self._fast else np.stack(
+                [np.pad(e._cand, (0, K - len(e._cand)), constant_values=-1) for e in self.envs])
+            ids[filled] = sel[filled]
+        topic = np.empty(N, object)
+        topic[:] = self._topics
+        vals = {"pages_fetched": nf, "relevant_found": rf, "harvest_rate": hr,
+                "relevant_domains": ctr[:, KN.C_RELEVANT_DOMAINS].copy(), "reward_sum": sums[:, 0].copy(),
+                "frontier_size": ctr[:, KN.C_FR_SIZE].copy(), "candidate_ids": ids,
+                "fetched_page": self._fetched_page.copy(), "relevant": self._relevant.copy(),
+                "invalid_action": self._invalid.copy(), "n_new_pages": self._n_new.copy(),
+                "steps": self._t.copy(), "topic": topic}
+        if self._slot:
+            vals["action_mask"] = ids >= 0
+        out: dict[str, Any] = {}
+        for k, v in vals.items():
+            out[k] = v
+            out["_" + k] = np.ones(N, bool)
+        return out
+
+    @property
+    def _use_cands(self) -> bool:
+        return self.envs[0].observation_mode == "candidates"
+
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Reset every sub-env (``seed``: an int ⇒ ``seed + i``, or one seed per sub-env)."""
-        infos: dict[str, Any] = {}
-        for i, (e, s) in enumerate(zip(self.envs, self._seeds(seed, self.num_envs))):
+        seeds = self._seeds(seed, self.num_envs)
+        self._stale = False
+        for i, (e, s) in enumerate(zip(self.envs, seeds)):
             obs, info = e.reset(seed=s, options=options)
-            self._put_obs(i, obs)
-            infos = self._add_info(infos, info, i)
+            self._note_python(i, obs, info)
+        self._check_uniform()
         self._autoreset[:] = False
-        self._steps[:] = 0
-        return self._obs_out(), infos
+        self._terminated[:] = False
+        self._truncated[:] = False
+        return self._obs_out(), self._infos()
+
+    def _check_actions(self, actions: np.ndarray, act: np.ndarray) -> None:
+        n = int(self.single_action_space.n)  # type: ignore[attr-defined]
+        a = actions[act]
+        if not len(a):
+            return
+        bad = None
+        if actions.dtype.kind not in "iu":
+            bad = int(np.flatnonzero(act)[0])
+        else:
+            out = (a < 0) | (a >= n)
+            if out.any():
+                bad = int(np.flatnonzero(act)[int(np.argmax(out))])
+        if bad is not None:
+            what = "candidate slot" if self._slot else "page id"
+            raise ValueError(f"action {actions[bad]!r} of sub-env {bad} is outside the action space Discrete({n}): "
+                             f"valid actions are integers 0..{n - 1} (a {what})")
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every sub-env with its action; sub-envs that ended on the previous step are reset instead."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one per sub-env; got {actions.shape}")
-        infos: dict[str, Any] = {}
+        if not self._uniform:
+            return self._step_python(actions)
+        auto = self._autoreset
+        act = ~auto
+        self._check_actions(actions, act)
+        acts = actions.astype(np.int64, copy=False)
+        pt_done, l_done, rw_done = self._done
+        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._stack["status"], pt_done, l_done,
+                            rw_done, self._pages, self._miss)
+        if nm:
+            self._fill_missing(self._miss[:nm])
+        if self._use_reducer:
+            need = int(self._hsize.max()) + self._deg + self._K + 2
+            if need > self._hk.shape[1]:
+                self._grow_heaps(need)
+        lay = self._layout
+        e0 = self.envs[0]
+        b = e0.budget
+        cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
+        topk = (self._cur, self._has, self._mark, self._hk, self._hp, self._hsize, self._sel_p, self._sel_k,
+                self._nsel)
+        bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b), self._use_reducer,
+                            lay[0], lay[1], lay[2], np.float32(lay[3]), np.float32(lay[4]), self._edges5,
+                            self._edges6, e0.state._eval_label, e0._log_pages, float(e0._n_domains),
+                            self._tables, self._rwt, self._st, self._work, self._outs, topk, self._obs_k,
+                            (self._t, self._last_reward, self._penalty, self._reward_scale), self._res,
+                            self._rowc)
+        if bad >= 0:
+            p = int(self._pages[bad])
+            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {float(self._rwt[0][p])!r} for "
+                             f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
+        np.copyto(self._last_page, self._pages, where=act & (self._pages >= 0))
+        self._stale = True
+        if auto.any():
+            for i in np.flatnonzero(auto).tolist():
+                obs, info = self.envs[i].reset()
+                self._note_python(i, obs, info)
+                self._rewards[i] = 0.0
+                self._terminated[i] = self._truncated[i] = False
+            self._check_uniform()
+        self._autoreset = self._terminated | self._truncated
+        return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
+                self._infos())
+
+    def _fill_missing(self, pages: np.ndarray) -> None:
+        """Fill the shared per-topic score tables and reward cache for pages about to be fetched."""
+        e0 = self.envs[0]
+        st = e0.state
+        for p in pages.tolist():
+            if not st._pages.done[p]:
+                st._pages.ensure(p)
+            if not st._links.done[p]:
+                st._links.ensure(np.array([p]))
+            r, _, _ = st._page_reward(p)
+            if not np.isfinite(r):
+                raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {r!r} for page {p} "
+                                 f"({e0.corpus.titles[p]!r}); rewards must be finite")
+
+    def _step_python(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Step the sub-envs one by one (configurations the compiled step does not cover)."""
+        self._sync_envs()
         for i, e in enumerate(self.envs):
             if self._autoreset[i]:
                 obs, info = e.reset()
                 self._rewards[i] = 0.0
                 self._terminated[i] = self._truncated[i] = False
-                self._steps[i] = 0
             else:
                 obs, r, term, trunc, info = e.step(actions[i])
-                self._steps[i] += 1
                 self._rewards[i] = r
                 self._terminated[i] = term
                 self._truncated[i] = trunc
-            self._put_obs(i, obs)
-            infos = self._add_info(infos, info, i)
+            self._note_python(i, obs, info)
+        if self._fast:
+            self._check_uniform()
         self._autoreset = self._terminated | self._truncated
-        return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), infos)
+        return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
+                self._infos())
 
     def action_masks(self) -> np.ndarray:
         """(N, K) bool in slot mode, (N, n_pages) bool in page mode (sub-envs about to autoreset: their
         reset state's mask is only known after the reset; their row is the ended episode's)."""
-        return np.stack([e.action_masks() for e in self.envs])
+        if not self._slot:
+            if self._fast:
+                return self._stack["status"] == FRONTIER
+            return np.stack([e.action_masks() for e in self.envs])
+        return np.arange(self._K) < self._ncand[:, None]
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call a method (or read an attribute) of every sub-env, like ``SyncVectorEnv.call``."""
+        self._sync_envs()
         out = []
         for e in self.envs:
             attr = getattr(e, name)
@@ -151,6 +498,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         return tuple(out)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
+        self._sync_envs()
         return tuple(getattr(e, name) for e in self.envs)
 
     def close_extras(self, **kwargs: Any) -> None:
