@@ -316,3 +316,23 @@ def test_paths_of_max_step_steps_restart_from_known_urls(web):
             if inf["parent"]:  # a newborn may restart from its parent's URLs
                 visited[a] = set(visited[inf["parent"]])
     assert starts >= 2 * 96 // 4
+
+
+@pytest.mark.slow  # ~13 CPU-s (web generation, graph statistics, figures); > 1 min wall on a loaded machine
+def test_bench_palotai_quick_writes_json_markdown_png(tmp_path):
+    import json
+
+    from gym_crawl.benchmarks.palotai import main
+
+    assert main(["--quick", "--runs", "2", "--pages", "800", "--hours", "12", "--step-hours", "0.2",
+                 "--out", str(tmp_path)]) == 0
+    res = json.loads((tmp_path / "palotai.json").read_text())
+    assert set(res["table"]) == {"sfsw", "rewired"} and set(res["table"]["sfsw"]) == {"wl", "rl", "wlrl"}
+    for g in res["table"].values():
+        for cell in g.values():
+            assert cell["runs"] == 2 and 0 < cell["sent_efficiency"][0] <= 1 and 0 < cell["freshness"][0] <= 1
+    assert {"clustering", "mean_path"} <= set(res["graphs"]["rewired"])
+    assert set(res["verdicts"]) == {"sfsw", "rewired"}
+    assert "Table 2" in (tmp_path / "palotai.md").read_text()
+    for f in res["figures"]:
+        assert (tmp_path / f).stat().st_size > 1000

@@ -489,8 +489,8 @@ class ForagerFleetEnv(ParallelEnv):
             elif f.score <= P["min_score"] and n_live > P["min_foragers"]:
                 deleted.add(a)
                 self.agents.remove(a)
-        self._t = t + self.step_hours
         self._steps += 1
+        self._t = self._steps * self.step_hours  # no accumulated rounding
         over = self._t >= self.horizon - 1e-9
         obs, infos, terms, truncs = {}, {}, {}, {}
         parents = {c: p for p, c in births.items()}
