@@ -758,8 +758,10 @@ class PaperPreset:
       surrounding text) has no weights, so its trials are just more tasks: it runs ``baseline_tasks`` real
       tasks (distinct seeds, never copied) and Fig. 3 draws their mean as a flat line, as Han's does.
     * ``first_trials`` × ``first_tasks`` (not Han's: a scheduling choice) is the block of every chain run
-      first, the primary settings (``features[0]``, ``primary_agents``, baseline) before the others, so an
-      interrupted run has every topic at equal depth; then trial 0 to ``tasks`` (Fig. 1), then the other trials.
+      first (the baseline: its first ``first_trials · first_tasks`` tasks), the primary settings
+      (``features[0]``, ``primary_agents``, baseline) before the others, topic by topic, so an interrupted run
+      has ≥ 5 independent trials of the faithful setting; then trial 0 to ``tasks`` (Fig. 1), then the other
+      trials.
     """
 
     name: str = "paper"
@@ -779,7 +781,7 @@ class PaperPreset:
     gamma: float = 0.9
     primary_agents: tuple[str, ...] = ("lfa-async", "lfa-sync")
     first_trials: int = 5
-    first_tasks: int = 5
+    first_tasks: int = 3
     curve_points: int = 100
 
     def alpha_of(self, topic: str) -> float:
@@ -842,13 +844,20 @@ def task_seed(seed: int, trial: int, task: int) -> int:
     return seed + 1000 * trial + task
 
 
+def _in_block(p: PaperPreset, c: Chain, i: int) -> bool:
+    """Task ``i`` of chain ``c`` belongs to the first block (see :class:`PaperPreset`)."""
+    if not c.learner:
+        return i < p.first_trials * p.first_tasks
+    return c.trial < p.first_trials and i < p.first_tasks
+
+
 def work_order(p: PaperPreset, chains: list[Chain]) -> list[tuple[Chain, int]]:
     """Every (chain, task) in the order they are run (see :class:`PaperPreset`): a chain's tasks in order."""
     items = []
     for c in chains:
         primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
         for i in range(c.n_tasks):
-            block = c.trial < p.first_trials and i < p.first_tasks
+            block = _in_block(p, c, i)
             stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
             items.append(((stage, p.topics.index(c.topic), c.trial, i, c.agent, c.features), c, i))
     items.sort(key=lambda x: x[0])
@@ -1027,17 +1036,26 @@ def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
     stages: dict[int, list[int]] = {}
     for k, (c, i) in enumerate(order):
         primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
-        block = c.trial < p.first_trials and i < p.first_tasks
+        block = _in_block(p, c, i)
         stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
         stages.setdefault(stage, [0, 0])
         stages[stage][0] += (c, i) in done
         stages[stage][1] += 1
     cpu_task = {a: float(np.mean(v)) for a, v in by_agent.items() if v}
+    timing = []  # Han's timing is per 10,000-page Olympics task: sync 654 s, async 55 s, no learning 28 s
+    for t in p.topics:
+        for a in [p.baseline, *p.agents]:
+            for f in (["-"] if a == p.baseline else list(p.features)):
+                rs = [r for c, v in kept.items() if c.topic == t and c.agent == a and c.features == f for r in v]
+                if rs:
+                    cpu, wall = _ms([r["cpu_seconds"] for r in rs]), _ms([r["seconds"] for r in rs])
+                    timing.append({"topic": t, "agent": a, "features": f, "tasks": len(rs), "cpu_mean": cpu[0],
+                                   "cpu_sd": cpu[1], "wall_mean": wall[0]})
     mean_task = float(np.mean([r["cpu_seconds"] for r in recs])) if recs else float("nan")
     planned = len(order)
     return {"fig1": fig1, "fig3": fig3, "fig2": fig2, "tasks_kept": len(recs), "tasks_planned": planned,
             "stages": {str(k): {"kept": v[0], "planned": v[1]} for k, v in sorted(stages.items())},
-            "cpu_seconds_per_task": cpu_task,
+            "cpu_seconds_per_task": cpu_task, "timing": timing,
             "estimate": {"cpu_seconds_per_task": mean_task, "tasks": planned,
                          "cpu_hours_total": mean_task * planned / 3600 if recs else float("nan"),
                          "cpu_hours_left": mean_task * (planned - len(recs)) / 3600 if recs else float("nan")},
@@ -1121,7 +1139,8 @@ def paper_markdown(res: dict[str, Any]) -> str:
            f"## Progress: {res['tasks_kept']} of {res['tasks_planned']} tasks kept", "",
            "| stage | what | kept / planned |", "|---|---|---|"]
     what = {"0": f"trials < {p['first_trials']}, tasks < {p['first_tasks']}: {p['features'][0]} × "
-                 f"{', '.join(p['primary_agents'])} and the baseline",
+                 f"{', '.join(p['primary_agents'])}; the baseline's first {p['first_trials'] * p['first_tasks']} "
+                 f"tasks",
             "1": f"trials < {p['first_trials']}, tasks < {p['first_tasks']}: the other agents / features",
             "2": f"trial 0 up to {p['tasks']} tasks (Fig. 1)", "3": "the remaining trials (Fig. 3)"}
     for k, v in res["stages"].items():
@@ -1130,26 +1149,58 @@ def paper_markdown(res: dict[str, Any]) -> str:
                 f"tasks; per agent: " + ", ".join(f"{a} {s:.1f}" for a, s in res["cpu_seconds_per_task"].items())
             + f") × {est['tasks']:,} tasks = {est['cpu_hours_total']:.1f} CPU h in all, "
               f"{est['cpu_hours_left']:.1f} CPU h left.", ""]
+    if res.get("topic_sizes"):
+        out += ["## Relevant pages in the corpus (hidden; post hoc) — the ceiling of a task", "",
+                "| topic | pages | label pages | han-relevant pages (tf-idf > 0) |", "|---|---|---|---|"]
+        out += [f"| {r['topic']} | {r['pages']:,} | {r['label_pages']:,} | {r['han_pages']:,} |"
+                for r in res["topic_sizes"]] + [""]
     out += [f"## Fig. 1 — relevant pages at {p['steps']:,} steps, trial 0 (mean ± sd over its tasks)", "",
             "| topic | agent | features | α | tasks | han mean ± sd | label mean ± sd |", "|---|---|---|---|---|---|---|"]
-    for r in res["fig1"]:
+    for r in (r for r in res["fig1"] if r["tasks"]):
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r.get('alpha', '-')} | {r['tasks']} | "
                    f"{r['han_mean']:.0f} ± {r['han_sd']:.0f} | {r['label_mean']:.0f} ± {r['label_sd']:.0f} |")
     out += ["", ("## Fig. 3 — RL / no-learning (per trial: mean per task over the last half of its kept tasks ÷ "
                  "the baseline's mean; mean ± sd over trials). Han: 1.2–1.6×, Cancer 2.5×"), "",
             ("| topic | agent | features | trials | tasks per trial | han per task | ratio han | label per task | "
              "ratio label | baseline han (n) |"), "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in res["fig3"]:
+    for r in (r for r in res["fig3"] if r["trials"]):
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['trials']} | "
                    f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
                    f"{r['ratio_han_mean']:.2f} ± {r['ratio_han_sd']:.2f} | {r['label_mean']:.0f} ± "
                    f"{r['label_sd']:.0f} | {r['ratio_label_mean']:.2f} ± {r['ratio_label_sd']:.2f} | "
                    f"{r['baseline_han']:.0f} ({r['baseline_tasks']}) |")
+    if res.get("timing"):
+        out += ["", f"## Time per {p['steps']:,}-page task (Han, Olympics: sync 654 s, async 55 s, no learning 28 s)",
+                "", ("CPU seconds of the crawl loop (agent + env, one core's cost) and wall seconds on the shared "
+                     "machine; the first task of each env includes first-touch page faults."), "",
+                "| topic | agent | features | tasks | CPU s mean ± sd | wall s mean |", "|---|---|---|---|---|---|"]
+        for r in res["timing"]:
+            out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['tasks']} | {r['cpu_mean']:.2f} ± "
+                       f"{r['cpu_sd']:.2f} | {r['wall_mean']:.1f} |")
     if res.get("missing"):
         out += ["", f"## Not run yet ({len(res['missing'])} tasks): the same command continues from `runs/`", ""]
         out += [f"- {m}" for m in res["missing"][:20]] + (["- …"] if len(res["missing"]) > 20 else [])
     out += ["", "Figures: " + ", ".join(f"`{x}`" for x in res["figures"]), ""]
     return "\n".join(out)
+
+
+def topic_sizes(p: PaperPreset, cache: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per topic, the corpus' relevant pages (hidden, post hoc, never shown to an agent): label pages and pages
+    that are relevant by Han's definition (tf-idf relevance > 0) — the ceiling a 10,000-page task can reach."""
+    from gym_crawl.relevance.scorer import TopicScorer
+    from gym_crawl.relevance.topic import resolve_topic
+    from gym_crawl.text.model import get_text_model
+
+    corpus = load_corpus_cached(p.corpus, cache)
+    tm = get_text_model(corpus)
+    out = []
+    for t in p.topics:
+        sc = TopicScorer(tm, resolve_topic(t, corpus), 4)
+        han = sum(int((sc.score_pages(np.arange(i, min(i + 50_000, corpus.n_pages))).tfidf > 0).sum())
+                  for i in range(0, corpus.n_pages, 50_000))
+        out.append({"topic": t, "label_pages": int(sc.label_mask.sum()), "han_pages": han,
+                    "pages": int(corpus.n_pages)})
+    return out
 
 
 def paper_preset_from_args(args: argparse.Namespace) -> PaperPreset:
@@ -1227,7 +1278,8 @@ def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
         "benchmark": "han2018-paper", "command": "gym-crawl bench han2018 " + " ".join(argv or []),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                    f"python {platform.python_version()}", "code": f"git {code}",
-        "preset": dataclasses.asdict(p), "computed": runner.computed, **summ, "missing": missing}
+        "preset": dataclasses.asdict(p), "computed": runner.computed, **summ, "missing": missing,
+        "topic_sizes": topic_sizes(p, runner.cache)}
     res["figures"] = [] if args.no_figures else paper_figures(p, dict(summ, _kept=kept), out)
     res["wall_seconds"] = time.perf_counter() - t0
     atomic_write_json(out / "han2018_paper.json", res)

@@ -151,9 +151,10 @@ def test_paper_scale_preset_is_hans_protocol() -> None:
         assert seen.get(c, -1) == i - 1
         seen[c] = i
     assert len({h.task_seed(0, c.trial, i) for c in chains[:2] for i in range(c.n_tasks)}) == 100
-    # the first block: trials 0-4, tasks 0-4 of han-index async/sync and the baseline, every topic
-    first = order[:6 * (5 + 2 * 5 * 5)]
-    assert {c.topic for c, _ in first} == set(p.topics) and all(i < 5 and c.trial < 5 for c, i in first)
+    # the first block: trials 0-4 × tasks 0-2 of han-index async/sync and 15 baseline tasks, every topic
+    first = order[:6 * (15 + 2 * 5 * 3)]
+    assert {c.topic for c, _ in first} == set(p.topics)
+    assert all(c.trial < 5 and i < (15 if c.agent == "best-first" else 3) for c, i in first)
     assert {(c.agent, c.features) for c, _ in first} == {("best-first", "-"), ("lfa-async", "han-index"),
                                                          ("lfa-sync", "han-index")}
     q = h.paper_preset_from_args(h.build_parser().parse_args(["--paper-scale", "--quick", "--tasks", "4"]))
