@@ -195,6 +195,9 @@ class CrawlState:
         self.domain_cap = domain_cap
         self.scorer = scorer
         self.scheme = scheme
+        bind = getattr(scheme, "bind", None)
+        if bind is not None:  # schemes that score the page itself need the corpus and topic (classifier reward)
+            bind(scorer)
         self._pages = scorer.page_table()
         self._links = scorer.link_table()
         if len(self.link_dst) <= EAGER_SCORING_LINKS:  # one pass per topic, at its first reset
@@ -259,7 +262,7 @@ class CrawlState:
         else:
             pt = self._pages
             ps = PageScores(pt.rel[page:page + 1], pt.cat[page:page + 1], pt.tfidf[page:page + 1],
-                            pt.label[page:page + 1])
+                            pt.label[page:page + 1], np.array([page], np.int64))
             rws, rls = self.scheme(ps)  # type: ignore[misc]
             r, relevant = float(rws[0]), bool(rls[0])
             if rw is not None:

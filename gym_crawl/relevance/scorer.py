@@ -24,13 +24,16 @@ class PageScores:
 
     ``rel``: cosine of page vector and topic vector; ``cat``: cosines with the
     category vectors; ``tfidf``: tf-idf cosine with the topic words (> 0 iff the
-    page contains a topic word); ``label``: ground-truth label match.
+    page contains a topic word); ``label``: ground-truth label match; ``pages``: the page ids of the
+    rows when the caller knows them (a reward scheme that scores the page itself, e.g. the classifier
+    reward, needs them).
     """
 
     rel: np.ndarray
     cat: np.ndarray
     tfidf: np.ndarray
     label: np.ndarray
+    pages: np.ndarray | None = None
 
 
 @dataclass
@@ -108,7 +111,8 @@ class TopicScorer:
         sq = np.bincount(rp, weights=w * w, minlength=len(pages))
         dot = np.bincount(rp, weights=w * self._tfidf_query[t], minlength=len(pages))
         tfidf = np.divide(dot, np.sqrt(sq), out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
-        return PageScores(rel=cos[:, 0], cat=cos[:, 1:], tfidf=tfidf, label=self.label_mask[pages])
+        return PageScores(rel=cos[:, 0], cat=cos[:, 1:], tfidf=tfidf, label=self.label_mask[pages],
+                          pages=np.asarray(pages, np.int64))
 
     def score_links(self, links: np.ndarray) -> LinkScores:
         """Scores of link ids ``links`` from their anchor/URL/context text only. Cost O(tokens × k)."""
@@ -143,7 +147,8 @@ class TopicScorer:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""
         parts = [self.score_pages(np.arange(a, min(a + chunk, self.corpus.n_pages)))
                  for a in range(0, self.corpus.n_pages, chunk)]
-        return PageScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("rel", "cat", "tfidf", "label")))
+        return PageScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("rel", "cat", "tfidf", "label")),
+                          pages=np.arange(self.corpus.n_pages, dtype=np.int64))
 
 
 class PageTable:
