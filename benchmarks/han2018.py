@@ -1178,7 +1178,9 @@ def paper_markdown(res: dict[str, Any]) -> str:
             out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['tasks']} | {r['cpu_mean']:.2f} ± "
                        f"{r['cpu_sd']:.2f} | {r['wall_mean']:.1f} |")
     if res.get("missing"):
-        out += ["", f"## Not run yet ({len(res['missing'])} tasks): the same command continues from `runs/`", ""]
+        left = res["tasks_planned"] - res["tasks_kept"]
+        head = f"## Not run yet: {left:,} tasks of {len(res['missing'])} chains (the same command continues from `runs/`)"
+        out += ["", head, ""]
         out += [f"- {m}" for m in res["missing"][:20]] + (["- …"] if len(res["missing"]) > 20 else [])
     out += ["", "Figures: " + ", ".join(f"`{x}`" for x in res["figures"]), ""]
     return "\n".join(out)
