@@ -1,6 +1,6 @@
-"""TRES reproduction: Tables 1–3, Figure 4 and the decision cost of Tree-Frontier vs the synchronous method.
+"""TRES reproduction: Tables 1–4, Figure 4 and the decision cost of Tree-Frontier vs the synchronous method.
 
-``gym-crawl bench tres [--quick] [--out DIR] [--parts classifier,table,fig4,cost] ...``
+``gym-crawl bench tres [--quick] [--out DIR] [--parts classifier,table,fig4,cost,table4] ...``
 
 Parts (each writes into ``--out``, default ``benchmarks/results/tres``; ``tres.json`` + ``tres.md``
 hold everything):
@@ -19,14 +19,52 @@ hold everything):
 * **cost** — decision time per step of the synchronous method (the MLP scores the whole frontier
   matrix) vs Tree-Frontier (sample one representative per leaf, score them, update the tree) on
   synthetic frontiers of 10⁴, 10⁵, 10⁶ rows (``tres_cost.png``).
+* **table4** — TRES Table 4 analogue (ablations, §3.6) beside the Table 3 baselines the paper
+  compares with, ``--table4-runs`` runs per cell (mean ± sd), ``tres_table4_<corpus>.png``:
+
+  ===============  ===========================================================================
+  row              what runs
+  ===============  ===========================================================================
+  ``tres-clf``     TRES as published: DDQN + Tree-Frontier, ``tres-clf`` features, and the
+                   **classifier reward** (the topic's selected offline classifier decides
+                   reward and the crawler's notion of "relevant"; our stand-in for the BiLSTM)
+  ``tres-svm``     TRES_SVM: the same with ACHE's linear SVM (``svm`` kind) as reward and as the
+                   link-text classifier column
+  ``tres-nh``      TRES_NH: ``tres-clf`` without the two web-domain ("Hub") columns
+                   (``domain_features=False``) — §3.6.3; not a keyword ablation
+  ``tres``         TRES with the ground-truth (``binary`` on labels) reward: a perfect classifier
+  ``best-first``   the no-learning crawler
+  ``ache``         ACHE-like: the ``online-classifier`` agent (best-first over an online link
+                   classifier retrained from fetched pages) whose page labels come from ACHE's
+                   SVM page classifier (the ``classifier`` reward with the ``svm`` kind) — a
+                   configuration of the existing agent, not a new one
+  ``seedfinder``   SeedFinder-like: seed expansion by search-engine queries (below), then the
+                   ACHE-like crawl from the expanded seeds
+  ===============  ===========================================================================
+
+  Every crawl is scored on ground-truth labels of evaluation pages (the paper scores every crawl
+  with its ground-truth BiLSTM). **SeedFinder-like** (Vieira et al. 2016, as TRES describes it:
+  "extracts new seeds and keywords from relevant pages to derive search queries"): a search engine
+  (:class:`SearchEngine`: tf-idf cosine over every page's text — the one privilege it has over the
+  crawlers, as a web search API has) is queried ``--sf-rounds`` times with the topic words plus the
+  ``--sf-terms`` best new terms (tf-idf mass) of the pages judged relevant so far (the seed page
+  first); the top ``--sf-results`` unseen pages of each query are downloaded and judged by the SVM
+  page classifier; every downloaded result becomes a seed of the ACHE-like crawl and costs one page
+  of the budget (``max_episode_steps`` = budget − results). Not modelled: SeedFinder's query
+  reformulation heuristics, search-engine ranking beyond tf-idf, result snippets.
 
 Setup of the crawls (documented choices):
 
-* relevance = the topic's ground-truth label (``relevant_found``/harvest rate); the learners'
-  reward is TRES's binary reward on the same labels (``reward="binary"``; LFA-async keeps Han's
-  own features and reward, as in the paper's "Async" baseline); TRES uses the ``tres-clf`` features
-  with the topic's offline classifier (trained on a held-out labelled split, see part
-  *classifier*) and the expanded keywords; every agent crawls the same topic object.
+* **no classifier leak (issue 10.4)**: every crawl runs on the corpus'
+  :func:`~gym_crawl.relevance.classifier.heldout_view` — a URL-hash split puts ``--clf-fraction``
+  (0.3) of the pages in the *classifier-train* split, whose labels the view renames, so
+  ``relevant_found``/harvest rate count **evaluation pages only**; the classifiers (Table 1) are
+  fitted on classifier-train pages only and scored on evaluation pages.
+* relevance = the topic's ground-truth label on evaluation pages (``relevant_found``/harvest rate);
+  the Table 3 learners' reward is TRES's binary reward on the same labels (``reward="binary"``;
+  LFA-async keeps Han's own features and reward, as in the paper's "Async" baseline); TRES uses the
+  ``tres-clf`` features with the topic's offline classifier and the expanded keywords; every agent
+  crawls the same topic object. The Table 4 rows use the classifier reward (above).
 * **domains**: the synthetic corpus has real sites (``--synthetic-domains``). Wikispeedia is one site,
   so a cap would end the crawl after b pages; we split it into URL-hash "sites": a page's domain is
   ``crc32(title) mod ⌈n / pages_per_domain⌉`` (default ~5 pages per site). This depends only on the
@@ -53,12 +91,37 @@ from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 AGENTS = ("random", "tree-random", "best-first", "lfa-async", "tres-async", "tres")
+#: Table 4 rows (ablations and the paper's other baselines); see the module docstring
+TABLE4_AGENTS = ("tres-clf", "tres-svm", "tres-nh", "tres", "best-first", "ache", "seedfinder")
+#: (row, cap) cells of the Table 4 part, in the paper's layout (b=10 and b=5→2), plus the
+#: baselines of Table 3 at b=∞
+TABLE4_CELLS = (("tres-svm", "10"), ("tres-nh", "10"), ("tres-clf", "10"), ("tres", "10"), ("best-first", "10"),
+                ("ache", "10"), ("seedfinder", "10"), ("tres-svm", "5-2"), ("tres-clf", "5-2"),
+                ("best-first", "5-2"), ("ache", "inf"), ("seedfinder", "inf"))
+#: the registered agent each row runs
+BASE_AGENT = {"tres-clf": "tres", "tres-svm": "tres", "tres-nh": "tres", "ache": "online-classifier",
+              "seedfinder": "online-classifier"}
+#: TRES Table 4 and the ACHE/SeedFinder rows of Table 3 (harvest rate %, domains) per paper setting
+PAPER_TABLE4 = {
+    "TRES_SVM_10": ((79.88, 1692), (87.65, 2094), (34.64, 1189)),
+    "TRES_10_NH": ((82.17, 2393), (94.22, 3189), (58.89, 2080)),
+    "TRES_10": ((84.52, 2335), (94.56, 2604), (63.14, 1977)),
+    "TRES_SVM_5_2": ((60.23, 5783), (70.39, 5342), (4.4, 318)),
+    "TRES_5_2": ((72.43, 7011), (87.65, 7304), (42.87, 3243)),
+    "ACHE": ((54.43, 2081), (60.45, 2153), (49.25, 940)),
+    "ACHE_10": ((36.79, 6084), None, None),
+    "SeedFinder": ((56.05, 1842), (60.16, 3642), (38.68, 1314)),
+    "SeedFinder_10": ((37.70, 5774), (46.96, 6742), (19.63, 2832)),
+}
+PAPER_SETTINGS = ("Sports", "Food", "Hardware")
 CAPS = ("inf", "100", "10", "5", "5-2")
 WIKI_TOPICS = ("geology", "cancer", "poetry", "sports")
 LABEL = {"random": "Random", "tree-random": "Tree-Random", "best-first": "Best-first", "lfa-async": "LFA-async",
-         "tres-async": "TRES-async", "tres": "TRES"}
+         "tres-async": "TRES-async", "tres": "TRES", "tres-clf": "TRES (clf reward)", "tres-svm": "TRES_SVM",
+         "tres-nh": "TRES_NH", "ache": "ACHE-like", "seedfinder": "SeedFinder-like"}
 COLORS = {"random": "#bcbd22", "tree-random": "#9467bd", "best-first": "#d62728", "lfa-async": "#ff7f0e",
-          "tres-async": "#1f77b4", "tres": "#2ca02c"}
+          "tres-async": "#1f77b4", "tres": "#2ca02c", "tres-clf": "#17becf", "tres-svm": "#8c564b",
+          "tres-nh": "#e377c2", "ache": "#7f7f7f", "seedfinder": "#000000"}
 MARKERS = {"inf": "o", "100": "s", "10": "^", "5": "D", "5-2": "*"}
 
 
@@ -93,28 +156,42 @@ class Setting:
     steps: int
     runs: int
     n_relevant: int
+    clf: Any = None
+    svm: Any = None
+    engine: Any = None
 
 
 def _prepare(label: str, corpus: Any, text: Any, topic_key: str, steps: int, runs: int, clf_kw: dict,
-             report: dict[str, Any]) -> Setting:
-    """Train the topic's classifier (Table 1), expand its keywords (Table 2), build the feature set."""
+             report: dict[str, Any], svm: bool = False) -> Setting:
+    """Train the topic's classifier (Table 1) on the classifier-train split of ``corpus`` (a
+    :func:`heldout_view`), expand its keywords (Table 2), build the feature set; with ``svm`` also
+    ACHE's SVM (a Table 1 row, TRES_SVM's reward)."""
     from gym_crawl.features.tres_clf import TresClfFeatures
-    from gym_crawl.relevance.classifier import train_topic_classifier
+    from gym_crawl.relevance.classifier import train_heldout_classifier, true_label_mask
     from gym_crawl.relevance.topic import resolve_topic
     from gym_crawl.text.keywords import expand_topic, mean_keyword_count
 
     topic = resolve_topic(topic_key, corpus)
     t0 = time.perf_counter()
-    rep = train_topic_classifier(corpus, topic, text, **clf_kw)
-    y = topic.label_mask(corpus)
+    split = corpus.meta.get("classifier_split", {})
+    kw = dict(clf_kw)
+    if split:
+        kw.update(fraction=split["fraction"], salt=split["salt"])
+    rep = train_heldout_classifier(corpus, topic, text, **kw)
+    svm_rep = None
+    if svm:
+        svm_rep = train_heldout_classifier(corpus, topic, text, **{**kw, "kinds": ("svm",)})
+    y = true_label_mask(corpus, topic)  # training pages' labels only are used below (keywords)
     train_rel = rep.train_pages[y[rep.train_pages]]
     initial = list(dict.fromkeys(list(topic.keywords) + list(topic.categories)))
     topic2, ex = expand_topic(topic, text, train_rel, initial=initial, min_df=2)
     test = rep.test_pages
     rel, irr = test[y[test]], test[~y[test]]
+    rows = rep.table() + ([{**r, "model": "svm (ACHE's SVM)", "selected": False} for r in svm_rep.table()]
+                          if svm_rep is not None else [])
     report.setdefault("classifier", []).append({
         "corpus": label, "topic": topic.name, "train_pages": int(len(rep.train_pages)),
-        "train_relevant": int(len(train_rel)), "test_pages": int(len(test)), "rows": rep.table(),
+        "train_relevant": int(len(train_rel)), "test_pages": int(len(test)), "rows": rows,
         "selected": rep.classifier.kind, "seconds": round(time.perf_counter() - t0, 1)})
     report.setdefault("keywords", []).append({
         "corpus": label, "topic": topic.name, "initial": ex.initial, "n_initial": len(ex.initial),
@@ -124,7 +201,8 @@ def _prepare(label: str, corpus: Any, text: Any, topic_key: str, steps: int, run
         "mean_count_new_relevant": round(mean_keyword_count(corpus, ex.new, rel), 2),
         "mean_count_new_irrelevant": round(mean_keyword_count(corpus, ex.new, irr), 2)})
     feats = TresClfFeatures(classifiers={topic.name: rep.classifier})
-    return Setting(label, corpus, text, topic2, feats, steps, runs, int(y.sum()))
+    return Setting(label, corpus, text, topic2, feats, steps, runs, int(topic.label_mask(corpus).sum()),
+                   clf=rep.classifier, svm=svm_rep.classifier if svm_rep is not None else None)
 
 
 # ============================================================================ crawls
@@ -132,7 +210,7 @@ def _agent_available(name: str) -> str | None:
     from gym_crawl.agents.base import agent_class
 
     try:
-        agent_class(name)
+        agent_class(BASE_AGENT.get(name, name))
         return None
     except ValueError as e:
         return str(e)
@@ -142,12 +220,38 @@ def make_env(s: Setting, name: str, cap: str, k: int) -> tuple[Any, Any]:
     """``(env, tree)``: the env an agent of the table crawls with (see the module docstring), built by
     :func:`gym_crawl.agents.make_env_for`, and the Tree-Frontier reducer it was given (``None`` for the
     agents without a tree) — the benchmark keeps its own reference to read the tree's size."""
+    return make_env_steps(s, name, cap, k, s.steps)
+
+
+def _clf_reward(clf: Any) -> Any:
+    from gym_crawl.relevance.rewards import ClassifierReward
+
+    return ClassifierReward(classifier=clf)
+
+
+def make_env_steps(s: Setting, name: str, cap: str, k: int, steps: int) -> tuple[Any, Any]:
+    """:func:`make_env` with a budget of ``steps`` env steps (SeedFinder-like spends part of the
+    budget on search results)."""
     from gym_crawl.agents import make_env_for
+    from gym_crawl.features.tres_clf import TresClfFeatures
     from gym_crawl.reducers.tree import TreeFrontier
 
-    kw: dict[str, Any] = dict(corpus=s.corpus, topic=s.topic, text=s.text, max_episode_steps=s.steps,
+    kw: dict[str, Any] = dict(corpus=s.corpus, topic=s.topic, text=s.text, max_episode_steps=steps,
                               domain_cap=None if cap == "inf" else cap, reward="binary")
     tree = None
+    if name in ("tres-clf", "tres-svm", "tres-nh"):
+        clf = s.svm if name == "tres-svm" else s.clf
+        if clf is None:
+            raise ValueError(f"{name}: the setting has no {'SVM ' if name == 'tres-svm' else ''}classifier")
+        tree = TreeFrontier()
+        feats = TresClfFeatures(classifiers={s.topic.name: clf}, domain_features=name != "tres-nh")
+        kw.update(reducer=tree, features=feats, max_candidates=k, reward=_clf_reward(clf))
+        return make_env_for("tres", env_id="WikiCrawl-v0", **kw), tree
+    if name in ("ache", "seedfinder"):
+        if s.svm is None:
+            raise ValueError(f"{name}: the setting has no SVM page classifier")
+        kw.update(reducer="random", max_candidates=1, reward=_clf_reward(s.svm))
+        return make_env_for("online-classifier", env_id="WikiCrawl-v0", **kw), None
     if name == "tres":
         tree = TreeFrontier()
         kw.update(reducer=tree, features=s.features, max_candidates=k)
@@ -165,14 +269,109 @@ def make_env(s: Setting, name: str, cap: str, k: int) -> tuple[Any, Any]:
     return make_env_for(name, env_id="WikiCrawl-v0", **kw), tree
 
 
+class SearchEngine:
+    """The web search engine SeedFinder queries: tf-idf cosine between a query's terms and every
+    page's text (L2-normalised tf-idf rows, IDF of the corpus' text model). Built once per corpus."""
+
+    def __init__(self, corpus: Any, idf: np.ndarray):
+        import scipy.sparse as sp
+
+        from gym_crawl.relevance.classifier import bag_matrix, page_bags
+
+        n = corpus.n_pages
+        M = bag_matrix(*page_bags(corpus, np.arange(n)), n, corpus.n_words) @ sp.diags(np.asarray(idf, np.float64))
+        norm = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+        self.M = sp.csr_matrix(sp.diags(np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)) @ M)
+        self.MT = self.M.T.tocsr()
+        self.idf = np.asarray(idf, np.float64)
+
+    def search(self, terms: np.ndarray, k: int, exclude: np.ndarray) -> np.ndarray:
+        """The ``k`` best pages for the query ``terms`` (term ids) that are not in ``exclude`` (bool
+        per page) and match at least one term; ties by page id."""
+        terms = np.unique(np.asarray(terms, np.int64))
+        q = self.idf[terms]
+        score = np.asarray(self.MT[terms].T @ q).ravel() / max(float(np.linalg.norm(q)), 1e-12)
+        ok = np.flatnonzero((score > 0) & ~exclude)
+        order = np.lexsort((ok, -score[ok]))
+        return ok[order[:k]]
+
+    def term_mass(self, pages: np.ndarray) -> np.ndarray:
+        """(V,) summed tf-idf weight of every term over ``pages``."""
+        return np.asarray(self.M[np.asarray(pages, np.int64)].sum(axis=0)).ravel()
+
+
+#: SeedFinder-like defaults: query rounds, results per query, new terms per query
+SF_DEFAULTS = {"rounds": 5, "results": 10, "terms": 3}
+
+
+def seedfinder_results(s: Setting, seeds: np.ndarray, rounds: int = 5, results: int = 10, terms: int = 3,
+                       cap: int | None = None) -> np.ndarray:
+    """Pages SeedFinder-like downloads from search results (see the module docstring), in order.
+
+    Round r: query = the topic's words + the ``terms`` terms of highest tf-idf mass over the pages
+    judged relevant so far (the seeds first) that no earlier query used; the ``results`` best unseen
+    pages are downloaded and judged by the SVM page classifier (only its verdicts and the downloaded
+    pages' text are read — never a label). With a per-domain ``cap``, results from a domain that
+    already has ``cap`` downloaded pages are passed over (the crawl's cap holds for them too)."""
+    if s.engine is None:
+        s.engine = SearchEngine(s.corpus, s.text.idf)
+    eng, c = s.engine, s.corpus
+    dom = np.asarray(c.page_domain, np.int64)
+    per_dom = np.bincount(dom[np.asarray(seeds, np.int64)], minlength=len(c.domains))
+    seen = np.zeros(c.n_pages, bool)
+    seen[seeds] = True
+    base_terms = np.array([c.word_id(w) for w in s.topic.words if c.word_id(w) >= 0], np.int64)
+    used = np.zeros(c.n_words, bool)
+    used[base_terms] = True
+    relevant = list(np.asarray(seeds, np.int64))  # the seed pages bootstrap the first query
+    out: list[int] = []
+    for _ in range(rounds):
+        mass = eng.term_mass(np.asarray(relevant, np.int64)) if relevant else np.zeros(c.n_words)
+        mass[used] = 0.0
+        cand = np.flatnonzero(mass > 0)
+        new = cand[np.lexsort((cand, -mass[cand]))][:terms]
+        used[new] = True
+        q = np.concatenate([base_terms, new])
+        if cap is None:
+            got = eng.search(q, results, seen)
+        else:
+            keep: list[int] = []
+            for p in eng.search(q, c.n_pages, seen | (per_dom >= cap)[dom]):  # best first, domains filling up
+                if per_dom[dom[p]] < cap:
+                    keep.append(int(p))
+                    per_dom[dom[p]] += 1
+                    if len(keep) == results:
+                        break
+            got = np.asarray(keep, np.int64)
+        if len(got) == 0:
+            continue
+        seen[got] = True
+        out += got.tolist()
+        verdict = s.svm.proba_pages(c, got) >= 0.5
+        relevant += got[verdict].tolist()
+    return np.asarray(out, np.int64)
+
+
 def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
             trace_every: int = 0) -> tuple[dict[str, Any], list[list[float]]]:
     """One crawl; returns its summary row and (optionally) a per-step trace
     ``[step, frontier, leaves, non-empty leaves, candidates]``."""
     from gym_crawl.agents import make_agent, run_episode
 
-    env, tree = make_env(s, name, cap, k)
-    agent = make_agent(name)
+    options = None
+    n_search = 0
+    if name == "seedfinder":
+        from gym_crawl.relevance.topic import seed_pages
+
+        seeds = seed_pages(s.topic, s.corpus)
+        found = seedfinder_results(s, seeds, **SF_DEFAULTS, cap=None if cap == "inf" else int(cap.split("-")[0]))
+        n_search = len(found)
+        options = {"seeds": [int(p) for p in np.concatenate([seeds, found])]}
+        env, tree = make_env_steps(s, name, cap, k, max(1, s.steps - n_search))
+    else:
+        env, tree = make_env(s, name, cap, k)
+    base = BASE_AGENT.get(name, name)
+    agent = make_agent(base, seed=run) if base in ("tres", "tres-async") else make_agent(base)
     trace: list[list[float]] = []
 
     def on_step(t: int, info: dict) -> None:
@@ -180,7 +379,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
             trace.append([t, info["frontier_size"], tree.n_leaves if tree else 0,
                           tree.n_nonempty_leaves if tree else 0, int(info["action_mask"].sum())])
 
-    res = run_episode(env, agent, seed=seed + run, on_step=on_step if trace_every else None)
+    res = run_episode(env, agent, seed=seed + run, options=options, on_step=on_step if trace_every else None)
     curve = res.relevant_curve
     T = len(curve)
     marks = {f"hr@{f}": round(float(curve[max(0, int(f * T) - 1)]) / max(1, int(f * T) + 1), 4)
@@ -190,6 +389,8 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
            "harvest_rate": round(res.harvest_rate, 4), "relevant_domains": res.relevant_domains,
            "relevant_in_corpus": s.n_relevant, "seconds": round(res.seconds, 2),
            "steps_per_second": round(res.steps_per_second, 1), **marks}
+    if n_search:
+        row["search_results"] = n_search
     if tree is not None:
         row.update({"leaves": tree.n_leaves, "nonempty_leaves": tree.n_nonempty_leaves,
                     "final_frontier": int(len(env.unwrapped.frontier_pages()))})
@@ -353,6 +554,42 @@ def plot_pareto(agg: list[dict[str, Any]], corpus: str, path: Path) -> None:
     plt.close(fig)
 
 
+def _cell_label(row: str, cap: str) -> str:
+    name = {"tres": "TRES (label reward)", "tres-clf": "TRES", "tres-svm": "TRES_SVM", "tres-nh": "TRES_NH"}.get(
+        row, LABEL.get(row, row))
+    if row == "tres-nh":
+        return f"TRES_{cap.replace('-', '_')}_NH" if cap != "inf" else name
+    return f"{name}_{cap.replace('-', '_')}" if cap != "inf" else name
+
+
+def plot_table4(agg: list[dict[str, Any]], corpus: str, path: Path) -> None:
+    """Harvest rate (mean ± sd over runs) of every Table 4 cell, one panel per topic."""
+    plt = _plt()
+    rows = [r for r in agg if r["corpus"] == corpus]
+    topics = list(dict.fromkeys(r["topic"] for r in rows))
+    if not topics:
+        return
+    cells = list(dict.fromkeys((r["agent"], r["cap"]) for r in rows))
+    fig, axes = plt.subplots(1, len(topics), figsize=(3.2 + 0.35 * len(cells) * len(topics), 4.4), squeeze=False,
+                             sharey=True)
+    for ax, t in zip(axes[0], topics):
+        for i, (a, cap) in enumerate(cells):
+            m = [r for r in rows if r["topic"] == t and r["agent"] == a and r["cap"] == cap]
+            if not m:
+                continue
+            ax.bar(i, 100 * m[0]["harvest_rate"], yerr=100 * m[0].get("harvest_rate_sd", 0.0), capsize=2,
+                   color=COLORS.get(a, "0.5"), hatch="//" if cap == "5-2" else ("" if cap == "10" else ".."),
+                   edgecolor="k", linewidth=0.4)
+        ax.set_xticks(range(len(cells)))
+        ax.set_xticklabels([_cell_label(a, c) for a, c in cells], rotation=70, fontsize=7)
+        ax.set_title(f"{corpus}: {t} ({rows[0]['runs']} runs)")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel("harvest rate (%, evaluation pages), mean ± sd")
+    fig.tight_layout()
+    _png(fig, path)
+    plt.close(fig)
+
+
 def plot_fig4(trace: list[list[float]], path: Path) -> None:
     plt = _plt()
     a = np.asarray(trace, float)
@@ -450,6 +687,7 @@ def markdown(res: dict[str, Any]) -> str:
             + f"; runs per cell: {rows[0]['runs']}. Harvest rate at 10 / 25 / 50 % of the budget "
               "is in the JSON (`hr@…`).")
         L.append("")
+    L += table4_markdown(res.get("table4", []))
     if res.get("fig4"):
         f = res["fig4"]
         L += ["## Figure 4 analogue — frontier vs Tree-Frontier", "",
@@ -468,6 +706,40 @@ def markdown(res: dict[str, Any]) -> str:
     if res.get("notes"):
         L += ["## Notes", ""] + [f"- {n}" for n in res["notes"]] + [""]
     return "\n".join(L)
+
+
+def table4_markdown(agg: list[dict[str, Any]]) -> list[str]:
+    """The Table 4 section: ours per corpus (harvest rate % and relevant domains, mean ± sd) and the paper's."""
+    if not agg:
+        return []
+    L: list[str] = []
+    for corpus in dict.fromkeys(r["corpus"] for r in agg):
+        rows = [r for r in agg if r["corpus"] == corpus]
+        topics = list(dict.fromkeys(r["topic"] for r in rows))
+        L += [f"## Table 4 analogue — {corpus}: harvest rate (%) / relevant domains, mean ± sd", ""]
+        L.append("| crawler | runs | " + " | ".join(f"{t} HR | {t} dom." for t in topics) + " |")
+        L.append("| --- | --- |" + " --- | --- |" * len(topics))
+        for a, cap in dict.fromkeys((r["agent"], r["cap"]) for r in rows):
+            cells, runs = [], 0
+            for t in topics:
+                m = [r for r in rows if r["topic"] == t and r["cap"] == cap and r["agent"] == a]
+                if m:
+                    runs = max(runs, m[0]["runs"])
+                    cells += [f"{100 * m[0]['harvest_rate']:.1f} ± {100 * m[0].get('harvest_rate_sd', 0.0):.1f}",
+                              f"{m[0]['relevant_domains']:.0f} ± {m[0].get('relevant_domains_sd', 0.0):.0f}"]
+                else:
+                    cells += ["–", "–"]
+            L.append(f"| {_cell_label(a, cap)} | {runs} | " + " | ".join(cells) + " |")
+        L += ["", "Relevant evaluation pages in the corpus: " + ", ".join(
+            f"{t} {next(r['relevant_in_corpus'] for r in rows if r['topic'] == t)}" for t in topics)
+            + f"; budget {int(rows[0]['steps'])} steps (SeedFinder-like: search results + crawl steps).", ""]
+    L += ["Paper (TRES Table 4; ACHE / SeedFinder from Table 3), live web, 20,000 pages, HR % / domains:", "",
+          "| crawler | " + " | ".join(f"{t} HR | {t} dom." for t in PAPER_SETTINGS) + " |",
+          "| --- |" + " --- | --- |" * len(PAPER_SETTINGS)]
+    for name, vals in PAPER_TABLE4.items():
+        L.append(f"| {name} | " + " | ".join(f"{v[0]} | {v[1]}" if v else "– | –" for v in vals) + " |")
+    L.append("")
+    return L
 
 
 # ============================================================================ presets
@@ -492,6 +764,10 @@ class Preset:
     cost_experience: int
     cost_steps: int
     classifier: tuple[tuple[str, Any], ...] = ()
+    table4_corpora: tuple[str, ...] = ("wikispeedia",)
+    table4_steps: int = 250
+    table4_runs: int = 5
+    table4_cells: tuple[tuple[str, str], ...] = TABLE4_CELLS
 
 
 #: CI-sized (< ~60 s): a 20,000-page web of 400 sites, one topic per corpus, caps ∞ and 5→2, one run.
@@ -499,11 +775,15 @@ QUICK = Preset("quick", synthetic="synthetic-20000", synthetic_domains=400, synt
                synthetic_steps=400, synthetic_runs=1, wiki_topics=("geology",), wiki_steps=150, wiki_runs=1,
                caps=("inf", "5-2"), cost_sizes=(1000, 10_000, 100_000), cost_experience=2000, cost_steps=10,
                classifier=(("kinds", ("tfidf-lr", "vec-lr")), ("grid_C", (1.0,)), ("folds", 2), ("max_train", 1000),
-                           ("max_features", 3000), ("max_test", 5000)))
+                           ("max_features", 3000), ("max_test", 5000)),
+               table4_corpora=("wikispeedia", "synthetic"), table4_steps=60, table4_runs=1,
+               table4_cells=(("tres-svm", "10"), ("tres-nh", "10"), ("tres-clf", "10"), ("best-first", "10"),
+                             ("ache", "10"), ("seedfinder", "10")))
 #: The reproduction: 10⁶ pages on 20,000 sites, 20,000-step crawls, every cap, Wikispeedia's four topics.
 FULL = Preset("full", synthetic="synthetic-1000000", synthetic_domains=20_000, synthetic_topics=("cancer", "fiction"),
               synthetic_steps=20_000, synthetic_runs=1, wiki_topics=WIKI_TOPICS, wiki_steps=1000, wiki_runs=3,
-              caps=CAPS, cost_sizes=(10_000, 100_000, 1_000_000), cost_experience=20_000, cost_steps=30)
+              caps=CAPS, cost_sizes=(10_000, 100_000, 1_000_000), cost_experience=20_000, cost_steps=30,
+              classifier=(("grid_C", (1.0,)),))
 PRESETS = {p.name: p for p in (QUICK, FULL)}
 
 
@@ -511,12 +791,24 @@ def _csv(v: str | None) -> tuple[str, ...] | None:
     return None if v is None else tuple(x.strip() for x in v.split(",") if x.strip())
 
 
+def _cells(v: str | None) -> tuple[tuple[str, str], ...] | None:
+    if v is None:
+        return None
+    out = []
+    for c in _csv(v) or ():
+        row, _, cap = c.partition("@")
+        if row not in TABLE4_AGENTS or not cap:
+            raise SystemExit(f"--table4-cells: {c!r} is not row@cap with a row of {TABLE4_AGENTS}")
+        out.append((row, cap))
+    return tuple(out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (< ~60 s); "
                                                          "default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/tres")
-    ap.add_argument("--parts", default="classifier,table,fig4,cost")
+    ap.add_argument("--parts", default="classifier,table,fig4,cost,table4")
     ap.add_argument("--agents", default=",".join(AGENTS))
     ap.add_argument("--caps", default=None, help="comma-separated: inf, integers, A-B (adaptive); full: all five")
     ap.add_argument("--synthetic", default=None, help="synthetic corpus spec ('none' to skip); full: synthetic-1000000")
@@ -532,6 +824,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--k", type=int, default=4096, help="candidate slots of the tree agents")
     ap.add_argument("--cost-sizes", default=None, help="comma-separated frontier sizes (full: 10⁴, 10⁵, 10⁶)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clf-fraction", type=float, default=0.3,
+                    help="share of pages (URL hash) in the classifier-train split; crawls count the rest")
+    ap.add_argument("--table4-corpora", default=None, help="comma-separated: wikispeedia, synthetic (full: wikispeedia)")
+    ap.add_argument("--table4-steps", type=int, default=None, help="budget of the Table 4 crawls (full 250)")
+    ap.add_argument("--table4-runs", type=int, default=None, help="runs (seeds) per Table 4 cell (full 5)")
+    ap.add_argument("--table4-cells", default=None,
+                    help="comma-separated row@cap cells, e.g. tres-svm@10,tres-nh@10 (default: the paper's layout)")
     return ap
 
 
@@ -541,7 +840,9 @@ def preset_from_args(args: argparse.Namespace) -> Preset:
              "synthetic_topics": _csv(args.synthetic_topics), "synthetic_steps": args.synthetic_steps,
              "synthetic_runs": args.synthetic_runs, "wiki_topics": _csv(args.wiki_topics),
              "wiki_steps": args.wiki_steps, "wiki_runs": args.wiki_runs, "caps": _csv(args.caps),
-             "cost_sizes": tuple(int(float(x)) for x in _csv(args.cost_sizes) or ()) or None}
+             "cost_sizes": tuple(int(float(x)) for x in _csv(args.cost_sizes) or ()) or None,
+             "table4_corpora": _csv(args.table4_corpora), "table4_steps": args.table4_steps,
+             "table4_runs": args.table4_runs, "table4_cells": _cells(args.table4_cells)}
     return dataclasses.replace(QUICK if args.quick else FULL, **{k: v for k, v in given.items() if v is not None})
 
 
@@ -563,13 +864,18 @@ def main(argv: list[str] | None = None) -> int:
         if why:
             res["notes"].append(f"{a} skipped: {why}")
             agents.remove(a)
-    settings = prepare_settings(p, args, res) if parts & {"classifier", "table", "fig4"} else []
+    settings = prepare_settings(p, args, res) if parts & {"classifier", "table", "fig4", "table4"} else []
     fig4_trace: list[list[float]] = []
     if "table" in parts or "fig4" in parts:
         res["runs"], fig4_trace = table_crawls(settings, p, agents, parts, args, res, out)
         res["table"] = _aggregate(res["runs"])
         for corpus in dict.fromkeys(r["corpus"] for r in res["table"]):
             plot_pareto(res["table"], corpus, out / f"tres_pareto_{corpus}.png")
+    if "table4" in parts:
+        res["table4_runs"] = table4_crawls(settings, p, args, res, out)
+        res["table4"] = _aggregate(res["table4_runs"])
+        for corpus in dict.fromkeys(r["corpus"] for r in res["table4"]):
+            plot_table4(res["table4"], corpus, out / f"tres_table4_{corpus}.png")
     if fig4_trace:
         res["fig4"] = fig4_summary(fig4_trace)
         plot_fig4(fig4_trace, out / "tres_fig4.png")
@@ -591,24 +897,35 @@ def prepare_settings(p: Preset, args: argparse.Namespace, res: dict[str, Any]) -
     from gym_crawl.corpus import load_corpus
     from gym_crawl.text.model import TextModel, get_text_model
 
+    from gym_crawl.relevance.classifier import heldout_view
+
     clf_kw: dict[str, Any] = {"seed": args.seed, **dict(p.classifier)}
     settings: list[Setting] = []
+    frac = float(args.clf_fraction)
     if p.synthetic.lower() != "none":
-        sc = load_corpus(p.synthetic, n_domains=p.synthetic_domains)
-        stext = get_text_model(sc)
+        sc0 = load_corpus(p.synthetic, n_domains=p.synthetic_domains)
+        stext0 = get_text_model(sc0)
+        sc = heldout_view(sc0, frac)
+        stext = TextModel(sc, stext0.idf, stext0.vectors, dict(stext0.meta))
         for t in tqdm(p.synthetic_topics, desc="synthetic: classifiers", disable=None):
-            settings.append(_prepare("synthetic", sc, stext, t, p.synthetic_steps, p.synthetic_runs, clf_kw, res))
+            settings.append(_prepare("synthetic", sc, stext, t, p.synthetic_steps, p.synthetic_runs, clf_kw, res,
+                                     svm=True))
     wpath = Path(args.wikispeedia)
     if args.wikispeedia.lower() != "none" and wpath.exists():
         wc0 = load_corpus(str(wpath))
         wtext0 = get_text_model(wc0)
-        wc = url_hash_domains(wc0, args.pages_per_domain)
+        wc = heldout_view(url_hash_domains(wc0, args.pages_per_domain), frac)
         wtext = TextModel(wc, wtext0.idf, wtext0.vectors, dict(wtext0.meta))
         for t in tqdm(p.wiki_topics, desc="wikispeedia: classifiers", disable=None):
-            settings.append(_prepare("wikispeedia", wc, wtext, t, p.wiki_steps, p.wiki_runs, clf_kw, res))
+            settings.append(_prepare("wikispeedia", wc, wtext, t, p.wiki_steps, p.wiki_runs, clf_kw, res, svm=True))
         res["notes"].append(wc.meta["domain_definition"])
     elif args.wikispeedia.lower() != "none":
         res["notes"].append(f"Wikispeedia not found at {wpath}: its part of the table is skipped")
+    if settings:
+        sp_ = settings[0].corpus.meta["classifier_split"]
+        res["notes"].append(f"Held-out classifier split (issue 10.4): {100 * frac:.0f} % of each corpus' pages (URL hash, "
+                            f"salt {sp_['salt']!r}) train the classifiers; crawls count evaluation pages only "
+                            f"(relevant pages in the corpus = evaluation pages)")
     return settings
 
 
@@ -632,6 +949,32 @@ def table_crawls(settings: list[Setting], p: Preset, agents: list[str], parts: s
         atomic_write_json(out / "tres.partial.json", {"runs": rows, "classifier": res.get("classifier", []),
                                                       "keywords": res.get("keywords", [])})
     return rows, fig4_trace
+
+
+def table4_crawls(settings: list[Setting], p: Preset, args: argparse.Namespace, res: dict[str, Any],
+                  out: Path) -> list[dict[str, Any]]:
+    """Every Table 4 cell × setting (``p.table4_corpora``, budget ``p.table4_steps``) × run; runs are the
+    outer loop, so a cut-short run still has every cell with the same number of seeds. Partial
+    results are saved as they come (``tres.partial.json``)."""
+    from tqdm.auto import tqdm
+
+    t4 = [dataclasses.replace(s, steps=p.table4_steps, runs=p.table4_runs) for s in settings
+          if s.corpus_label in p.table4_corpora]
+    cells = []
+    for row, cap in p.table4_cells:
+        why = _agent_available(row)
+        if why:
+            res["notes"].append(f"Table 4 {row}@{cap} skipped: {why}")
+        else:
+            cells.append((row, cap))
+    jobs = [(s, row, cap, r) for r in range(p.table4_runs) for s in t4 for row, cap in cells]
+    rows: list[dict[str, Any]] = []
+    for s, row, cap, r in tqdm(jobs, desc="table 4 crawls", disable=None):
+        out_row, _ = run_one(s, row, cap, r, args.seed, args.k)
+        rows.append(out_row)
+        atomic_write_json(out / "tres.partial.json", {"table4_runs": rows, "runs": res.get("runs", []),
+                                                      "classifier": res.get("classifier", [])})
+    return rows
 
 
 def fig4_summary(trace: list[list[float]]) -> dict[str, Any]:

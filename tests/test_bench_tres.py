@@ -36,6 +36,17 @@ def test_quick_run_writes_json_markdown_and_pngs(tmp_path):
     assert res["classifier"][0]["rows"] and res["keywords"][0]["n_initial"] >= 1
     md = (out / "tres.md").read_text()
     assert "Table 3 analogue" in md and "TRES_inf" in md and "Decision cost" in md
+    # Table 4: the ablations and the ACHE-like / SeedFinder-like baselines, scored on evaluation pages
+    assert (out / "tres_table4_synthetic.png").stat().st_size > 0
+    t4 = res["table4"]
+    assert {(r["agent"], r["cap"]) for r in t4} == set(map(tuple, res["config"]["table4_cells"]))
+    n_eval = t4[0]["relevant_in_corpus"]
+    for r in t4:
+        assert 0.0 <= r["harvest_rate"] <= 1.0 and r["relevant_found"] <= n_eval
+    sf = [r for r in res["table4_runs"] if r["agent"] == "seedfinder"]
+    assert sf and all(r["search_results"] + r["steps"] <= 60 for r in sf)
+    assert "Table 4 analogue" in md and "TRES_SVM_10" in md and "TRES_10_NH" in md and "SeedFinder-like" in md
+    assert any("svm" in row["model"] for row in res["classifier"][0]["rows"])
 
 
 def test_url_hash_domains_depend_on_the_url_only(tiny_corpus):

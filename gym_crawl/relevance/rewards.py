@@ -213,6 +213,9 @@ REWARDS.register("thesis", lambda labelled=False: ThresholdReward("thesis", tier
 REWARDS.register("binary", lambda labelled=False: BinaryReward(labelled=labelled),
                  "TRES: 1 if the page is relevant, else 0")
 REWARDS.register("labels", lambda labelled=False: LabelReward(), "ground truth: 1 if the page carries the topic's label")
+REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
+                 "TRES: 1 if an offline text classifier (fitted on the URL-hash classifier-train split only) "
+                 "calls the page relevant; crawl heldout_view(corpus) to count evaluation pages only")
 #: Kept for compatibility: the built-in reward names.
 REWARD_SCHEMES = ("han2018", "thesis", "binary", "labels")
 
