@@ -9,7 +9,7 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.features.tres_clf import TresClfFeatures
-from gym_crawl.relevance.classifier import (TextClassifier, evaluate, link_bags, split_pages,
+from gym_crawl.relevance.classifier import (TextClassifier, evaluate, split_pages,
                                             train_topic_classifier)
 from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.text.keywords import expand_keywords, expand_topic, mean_keyword_count
@@ -135,7 +135,7 @@ def test_classifier_never_reads_test_labels(tiny_corpus, text, monkeypatch):
 
 def test_classifier_save_load_round_trip(tiny_corpus, text, tmp_path):
     topic = resolve_topic("poetry", tiny_corpus)
-    for kind in ("tfidf+vec-lr", "nb"):
+    for kind in ("tfidf+vec-lr", "nb", "svm"):
         clf = train_topic_classifier(tiny_corpus, topic, text, **{**FAST, "kinds": (kind,)}).classifier
         clf.save(tmp_path / f"{kind}.npz")
         back = TextClassifier.load(tmp_path / f"{kind}.npz", vectors=text.vectors)
@@ -143,6 +143,35 @@ def test_classifier_save_load_round_trip(tiny_corpus, text, tmp_path):
         assert np.allclose(back.proba_links(tiny_corpus, links), clf.proba_links(tiny_corpus, links))
     with pytest.raises(ValueError, match="vectors"):
         TextClassifier.load(tmp_path / "tfidf+vec-lr.npz")
+
+
+def test_svm_is_a_linear_hinge_model_on_the_tfidf_view(tiny_corpus, text):
+    """ACHE's SVM (TRES Table 1/4): its decision is the sklearn LinearSVC margin on the tf-idf rows,
+    never chosen by default model selection, and sigmoid(margin) is its 'probability'."""
+    from sklearn.svm import LinearSVC
+
+    from gym_crawl.relevance.classifier import KINDS, bag_matrix, page_bags
+
+    topic = resolve_topic("geology", tiny_corpus)
+    rep = train_topic_classifier(tiny_corpus, topic, text, **{**FAST, "kinds": ("svm",)})
+    clf = rep.classifier
+    assert clf.kind == "svm" and "svm" not in KINDS and clf.w_vec.size == 0
+    tr = rep.train_pages
+    M = bag_matrix(*page_bags(tiny_corpus, tr), len(tr), tiny_corpus.n_words)
+    X = np.asarray(M @ np.diag(clf.idf.astype(np.float64)))  # the tiny vocabulary: dense is fine
+    X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    keep = clf.idf > 0
+    ref = LinearSVC(C=clf.meta["C"], loss="hinge", dual=True, max_iter=5000, random_state=0,
+                    class_weight="balanced" if clf.meta["balanced"] else None).fit(X[:, keep], topic.label_mask(tiny_corpus)[tr])
+    pages = np.arange(50)
+    Mt = bag_matrix(*page_bags(tiny_corpus, pages), 50, tiny_corpus.n_words)
+    Xt = np.asarray(Mt @ np.diag(clf.idf.astype(np.float64)))
+    Xt = Xt / np.maximum(np.linalg.norm(Xt, axis=1, keepdims=True), 1e-300)
+    np.testing.assert_allclose(clf.decision_matrix(Mt), ref.decision_function(Xt[:, keep]), atol=1e-4)
+    np.testing.assert_allclose(clf.proba_pages(tiny_corpus, pages), 1 / (1 + np.exp(-ref.decision_function(Xt[:, keep]))),
+                               atol=1e-4)
+    with pytest.raises(ValueError, match="unknown classifier kind"):
+        train_topic_classifier(tiny_corpus, topic, text, kinds=("bilstm",))
 
 
 def test_unlabelled_topic_is_refused(tiny_corpus, text):
