@@ -172,7 +172,7 @@ def test_changing_web_bad_arguments(web3):
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         ChangingWeb.from_lists(1, [], [0.0], [[]], 10.0, states=np.full((1, 2), 2.0))
     with pytest.raises(ValueError, match="n_pages"):
-        make_changing_web(n_pages=5)
+        make_changing_web(n_pages=49)
     with pytest.raises(ValueError, match="horizon"):
         make_changing_web(n_pages=100, horizon=-1.0)
     with pytest.raises(TypeError, match="rewired"):
@@ -194,7 +194,16 @@ def test_generated_web_respects_time(small_web):
     w = small_web
     assert w.indptr.dtype == np.int64 and w.indices.dtype == np.int32 and w.birth.dtype == np.float64
     assert w.states.dtype == np.float32 and w.states.shape == (3000, 50)
-    assert np.all(np.abs(w.states) <= 1) and w.states.std() > 0.3
+    assert np.all(np.abs(w.states) <= 1)
+    # like a classifier's output: mostly near 0, a few large components; pages of a section alike
+    assert 0.2 < np.median(np.abs(w.states).max(axis=1)) < 0.9
+    a = w.states.astype(np.float64)
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    cos = a @ a.T
+    same = w.section[:, None] == w.section[None, :]
+    np.fill_diagonal(same, False)
+    diff = w.section[:, None] != w.section[None, :]
+    assert cos[same].mean() > 0.3 and abs(cos[diff].mean()) < 0.1
     assert w.exists(w.home, 0.0) and w.is_index[w.home]
     assert np.all(w.birth[w.is_index] < 0)                       # index pages exist from the start
     late = np.flatnonzero(w.birth > 0)
@@ -264,6 +273,17 @@ def test_rewiring_bad_arguments():
         rewire_degree_preserving((np.array([0, 1]), np.array([0], np.int32)))
     with pytest.raises(ValueError, match="n_swaps"):
         rewire_degree_preserving(generate_news_site(100, seed=0), n_swaps=-1)
+
+
+@pytest.mark.parametrize("n", [50, 97, 300, 400])
+def test_small_webs_build_and_rewire(n):
+    for seed in range(3):
+        g = generate_news_site(n, seed=seed)
+        assert g.dropped_links == 0
+        r = rewire_degree_preserving(g, seed=seed)
+        np.testing.assert_array_equal(r.in_degree(), g.in_degree())
+    w = make_changing_web(n, 48.0, seed=1, state_dim=8, rewired=True)
+    assert w.states.shape == (n, 8)
 
 
 def test_generator_deterministic_and_checked():

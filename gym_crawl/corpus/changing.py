@@ -45,12 +45,15 @@ number).
 
 The classifier stand-in
 -----------------------
-Palotai's foragers see each page through a k = 50 dimensional PrTFIDF classifier (one output per
-text cluster, tanh-mapped to [-1, 1]). Here each section of the site has a profile over the k
-clusters (a Dirichlet draw, concentration 0.3: a few clusters dominate); a page's cluster mixture is
-its section's profile (weight 0.7) plus a random other section's (0.3), its state is
-``tanh(2 · (k · mixture - 1) + 0.5 · noise)`` with standard normal per-page noise — so pages of a
-section look alike, mixtures make cross-topic pages, and the outputs fill [-1, 1].
+Palotai's foragers see each page through a k = 50 dimensional PrTFIDF classifier: posteriors over
+k text clusters plus a (k+1)-th "general text" class, tanh-mapped into [-1, 1], the (k+1)-th output
+dismissed. Here each section of the site has a profile over the k + 1 classes (a Dirichlet draw,
+concentration 0.3: a few clusters dominate); a page's mixture is its section's profile (weight 0.7)
+plus a random other section's (0.3); its posterior is ``softmax(log(mixture + 1e-4) + state_noise ·
+noise)`` with standard normal per-page noise, and its state is ``tanh(4 · (posterior - 1/(k+1)))``
+over the first k classes. Like a real classifier's output, most components are near 0 (slightly
+negative) and a few are large (median largest |component| ≈ 0.5, median squared norm ≈ 0.7 at the
+defaults); pages of a section look alike (mean cosine ≈ 0.5 within a section, ≈ 0 across).
 
 ``make_changing_web(..., rewired=True)`` rewires the links degree-preservingly
 (:func:`~gym_crawl.corpus.news_site.rewire_degree_preserving`) and keeps births, modifications and
@@ -393,13 +396,17 @@ class ChangingWeb:
 # the generator
 
 
-def _section_states(rng: np.random.Generator, section: np.ndarray, n_sections: int, k: int) -> np.ndarray:
+def _section_states(rng: np.random.Generator, section: np.ndarray, n_sections: int, k: int,
+                    noise: float) -> np.ndarray:
     n = section.shape[0]
-    profiles = rng.dirichlet(np.full(k, 0.3), size=n_sections)
+    profiles = rng.dirichlet(np.full(k + 1, 0.3), size=n_sections)   # k clusters + "general text"
     other = rng.integers(0, n_sections, n)
     mix = 0.7 * profiles[section] + 0.3 * profiles[other]
-    x = 2.0 * (k * mix - 1.0) + 0.5 * rng.standard_normal((n, k))
-    return np.tanh(x).astype(np.float32)
+    logits = np.log(mix + 1e-4) + noise * rng.standard_normal((n, k + 1))
+    logits -= logits.max(axis=1, keepdims=True)
+    post = np.exp(logits)
+    post /= post.sum(axis=1, keepdims=True)                          # the classifier's posterior
+    return np.tanh(4.0 * (post[:, :k] - 1.0 / (k + 1))).astype(np.float32)  # the (k+1)-th is dismissed
 
 
 def _modification_times(rng: np.random.Generator, birth: np.ndarray, rates: np.ndarray, burst: np.ndarray,
@@ -442,7 +449,7 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
                       state_dim: int = 50, history: float = 30 * 24.0, initial_fraction: float = 0.5,
                       index_out_degree: int = 30, index_rate: float = 0.5, article_rate: float = 1.0 / 168.0,
                       rate_sigma: float = 1.0, max_rate: float = 12.0, update_burst: float = 1.0,
-                      burst_hours: float = 6.0, rewire_swaps: int | None = None,
+                      burst_hours: float = 6.0, state_noise: float = 0.75, rewire_swaps: int | None = None,
                       **generator_kw) -> ChangingWeb:
     """A changing news site: :func:`~gym_crawl.corpus.news_site.generate_news_site` links (``generator_kw``
     go there), births, Poisson modifications and classifier states as described in the module docstring.
@@ -452,7 +459,7 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
     :func:`~gym_crawl.corpus.news_site.rewire_degree_preserving` (``rewire_swaps`` passed as its
     ``n_swaps``) and keeps everything else identical. Deterministic under ``seed``.
     """
-    n = _check_int("n_pages", n_pages, 10)
+    n = _check_int("n_pages", n_pages, 50)
     horizon = _check_float("horizon", horizon, 0.0, 1e9, lo_open=True)
     seed = _check_int("seed", seed, 0)
     if not isinstance(rewired, (bool, np.bool_)):
@@ -467,6 +474,7 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
     max_rate = _check_float("max_rate", max_rate, 0.0, 1e6, lo_open=True)
     update_burst = _check_float("update_burst", update_burst, 0.0, 1e6)
     burst_hours = _check_float("burst_hours", burst_hours, 0.0, 1e9, lo_open=True)
+    state_noise = _check_float("state_noise", state_noise, 0.0, 100.0)
     if "seed" in generator_kw:
         raise TypeError("pass seed to make_changing_web itself, not as a generator keyword")
     ss = np.random.SeedSequence(seed)
@@ -492,11 +500,13 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
     rates = np.minimum(med * np.exp(rate_sigma * rng_m.standard_normal(n)), max_rate)
     burst = np.where(is_index, 0.0, update_burst)
     mod_ptr, mod_times = _modification_times(rng_m, birth, rates, burst, burst_hours, horizon)
-    states = _section_states(np.random.default_rng(s_states), site.section, site.n_sections, state_dim)
+    states = _section_states(np.random.default_rng(s_states), site.section, site.n_sections, state_dim,
+                             state_noise)
     params = {"n_pages": n, "horizon": horizon, "seed": seed, "rewired": bool(rewired), "state_dim": state_dim,
               "history": history, "initial_fraction": initial_fraction, "index_out_degree": index_out_degree,
               "index_rate": index_rate, "article_rate": article_rate, "rate_sigma": rate_sigma, "max_rate": max_rate,
-              "update_burst": update_burst, "burst_hours": burst_hours, "rewire_swaps": rewire_swaps,
+              "update_burst": update_burst, "burst_hours": burst_hours, "state_noise": state_noise,
+              "rewire_swaps": rewire_swaps,
               "generator": site.params}
     return ChangingWeb(site.indptr, site.indices, birth, mod_ptr, mod_times, states, horizon, rates=rates,
                        section=site.section, is_index=is_index, home=site.home, history=history, params=params)

@@ -92,7 +92,8 @@ class NewsSite:
 
     ``section[p]`` is the section (topic) of page ``p``; ``home`` is the page with the most
     out-links, ties broken by in-links (the front page, a natural seed); ``repaired_links`` counts the target exchanges that
-    removed self-links and duplicates after stub matching (degrees are kept).
+    removed self-links and duplicates after stub matching (degrees are kept); ``dropped_links`` the
+    links that could not be repaired and were dropped (0 except on tiny webs).
     """
 
     indptr: np.ndarray
@@ -101,6 +102,7 @@ class NewsSite:
     n_sections: int
     home: int
     repaired_links: int = 0
+    dropped_links: int = 0
     params: dict = field(default_factory=dict)
 
     @property
@@ -339,7 +341,8 @@ def _repair(n, src, dst, table):
     """Remove self-links and duplicate links from the edge list in place, keeping every degree: each
     bad link exchanges its target with a random good link, (a→b), (c→d) → (a→d), (c→b), when both
     results are new and not self-links. ``table`` (empty) ends holding every link. Returns the number
-    of exchanges, or -1 if the links could not be repaired (a degree sequence too dense to be simple)."""
+    of exchanges, or ``-1 - exchanges`` if some links could not be repaired (a degree sequence too
+    dense to be simple; the unrepaired links are still in the arrays)."""
     m = src.shape[0]
     bad = np.empty(m, np.int64)
     good = np.ones(m, np.bool_)
@@ -363,7 +366,7 @@ def _repair(n, src, dst, table):
     while k < nb:
         attempts += 1
         if attempts > limit:
-            return -1
+            return -1 - repairs
         i = bad[k]
         j = np.random.randint(0, m)
         if j == i:
@@ -457,13 +460,15 @@ def generate_news_site(n_pages: int = 20_000, *, gamma_out: float = 1.3, gamma_i
                        close_window: int = 3, degree_correlation: float = 0.4, seed: int = 0) -> NewsSite:
     """Generate a news-site link graph (see the module docstring for the model).
 
-    ``out_max`` and ``in_max`` are clipped to ``n_pages - 1``; ``n_sections`` defaults to
+    ``out_max`` is clipped to ``max(4, n_pages // 8)`` and ``in_max`` to ``n_pages - 1`` (so small webs can be
+    wired without duplicate links; below ~100 pages a few may still be dropped, counted in
+    ``dropped_links``); ``n_sections`` defaults to
     ``max(4, n_pages // 400)``. Deterministic under ``seed``.
     """
-    n = _check_int("n_pages", n_pages, 10, 50_000_000)
+    n = _check_int("n_pages", n_pages, 50, 50_000_000)
     gamma_out = _check_float("gamma_out", gamma_out, 0.0, 10.0, lo_open=True)
     gamma_in = _check_float("gamma_in", gamma_in, 0.0, 10.0, lo_open=True)
-    out_max = min(_check_int("out_max", out_max, 1), n - 1)
+    out_max = min(_check_int("out_max", out_max, 1), n - 1, max(4, n // 8))
     in_max = min(_check_int("in_max", in_max, 1), n - 1)
     in_min = _check_int("in_min", in_min, 1, in_max)
     n_sections = _check_int("n_sections", max(4, n // 400) if n_sections is None else n_sections, 1, n)
@@ -567,19 +572,17 @@ def generate_news_site(n_pages: int = 20_000, *, gamma_out: float = 1.3, gamma_i
     src = np.concatenate(src_parts).astype(np.int64)
     dst = np.concatenate(dst_parts).astype(np.int64)
     repaired = int(_repair_kernel(n, src, dst, int(rng.integers(0, 2**31 - 1))))
-    if repaired < 0:
-        raise ValueError("the drawn degree sequences cannot be wired without duplicate links; lower out_max or "
-                         "in_max")
+    if repaired < 0:  # only tiny webs: the links left unrepaired are dropped (counted in dropped_links)
+        repaired = -1 - repaired
     indptr, indices = _csr_from_edges(n, src, dst)
-    if indices.size != src.size:  # cannot happen after the repair
-        raise RuntimeError("generate_news_site lost links")
+    dropped = int(src.size - indices.size)
     # the front page: most out-links, ties broken by most in-links
     home = int(np.lexsort((np.bincount(indices, minlength=n), np.diff(indptr)))[-1])
     params = {"n_pages": n, "gamma_out": gamma_out, "gamma_in": gamma_in, "out_max": out_max, "in_min": in_min,
               "in_max": in_max, "n_sections": n_sections, "p_local": p_local, "related_links": related_links,
               "close_window": close_window, "degree_correlation": rho, "seed": seed}
     return NewsSite(indptr=indptr, indices=indices, section=section.astype(np.int32), n_sections=n_sections,
-                    home=home, repaired_links=repaired, params=params)
+                    home=home, repaired_links=repaired, dropped_links=dropped, params=params)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -595,7 +598,9 @@ def rewire_degree_preserving(graph, n_swaps: int | None = None, seed: int = 0):
     with random other links, followed by one Maslov–Sneppen swap attempt per link. ``n_swaps=K`` skips
     the permutation and makes ``K`` Maslov–Sneppen swap attempts — (a→b), (c→d) become (a→d), (c→b)
     unless that makes a self-link or a duplicate — a partial rewiring that interpolates between the
-    graph and its random control. The graph must be simple (no self-links, no duplicate links).
+    graph and its random control. The graph must be simple (no self-links, no duplicate links). If
+    the permutation of a tiny, dense graph cannot be repaired, ``10 × links`` swap attempts are made
+    instead.
 
     Returns the same kind as given: a :class:`NewsSite` (with the same sections; ``home`` kept), or
     an ``(indptr, indices)`` tuple for anything else.
@@ -612,15 +617,16 @@ def rewire_degree_preserving(graph, n_swaps: int | None = None, seed: int = 0):
     permute = n_swaps is None
     swaps = src.size if n_swaps is None else _check_int("n_swaps", n_swaps, 0)
     done, _repairs = _rewire_kernel(n, src, dst, swaps, permute, seed)
-    if done < 0:
-        raise RuntimeError("rewire_degree_preserving: could not repair self-links/duplicates after the "
-                           "permutation (the degree sequence is too dense to be wired as a simple graph)")
+    if done < 0:  # a tiny, dense graph whose permutation cannot be repaired: swaps only (always simple)
+        dst = indices.astype(np.int64)
+        done, _repairs = _rewire_kernel(n, src, dst, 10 * src.size, False, seed)
     new_indptr, new_indices = _csr_from_edges(n, src, dst)
     if new_indices.size != indices.size:  # cannot happen: the kernel keeps the graph simple
         raise RuntimeError("rewire_degree_preserving lost links")
     if isinstance(graph, NewsSite):
         return NewsSite(indptr=new_indptr, indices=new_indices, section=graph.section, n_sections=graph.n_sections,
                         home=graph.home, repaired_links=graph.repaired_links,
+                        dropped_links=graph.dropped_links,
                         params={**graph.params, "rewired": {"n_swaps": n_swaps, "seed": seed}})
     return new_indptr, new_indices
 
