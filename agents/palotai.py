@@ -13,12 +13,12 @@ policy owns what the paper's forager owns:
   (ties: the lowest page id). The frontier is ``obs["action_mask"]`` inside a path.
 * **URL ordering update** (Alg. 4, RL / WLRL): TD(0) on consecutive fetches of a path,
   ``δ = r + γ·value(URL_{n+1}) − value(URL_n)``, ``weight += α·δ·state(URL_n)``, α = 0.1, γ = 0.9; ``r`` is
-  the step's reinforcement (Σ of +100 / −1 over the documents the forager sent). The step is
-  ``α / max(1, ‖state(URL_n)‖²)`` (``normalize_td=True``, the default): the paper's α wherever
-  ‖state‖ ≤ 1 — as for its tanh-mapped PrTFIDF class probabilities, which are mostly near 0 — and a
-  stable step on state vectors of larger norm (the :class:`ChangingWeb` stand-in's 50 outputs fill
-  [−1, 1], ‖state‖² ≈ 45: the literal update, α·‖state‖² ≈ 4.5 > 2, diverges — weights reach 1e40
-  within one 18-day run). ``normalize_td=False`` is the literal update. WL foragers keep their
+  the step's reinforcement (Σ of +100 / −1 over the documents the forager sent). The step is the paper's
+  α by default; TD(0) with a linear value is stable only while α·‖state‖² < 2, which holds for
+  PrTFIDF-shaped states (tanh-mapped class posteriors, ‖state‖² ≲ 1.7 on the :class:`ChangingWeb`
+  stand-in) but not for states that fill [−1, 1]^50 (‖state‖² ≈ 45: weights reached 1e40 in one 18-day
+  run on an earlier stand-in). ``normalize_td=True`` uses ``α / max(1, ‖state(URL_n)‖²)`` — the same
+  step wherever ‖state‖ ≤ 1 — for such state vectors. WL foragers keep their
   random weight vector for life (Alg. 6: "new random parameters"), as in the paper's WL-only runs.
 * **Weblog** (Alg. 1, 10, 11; WL / WLRL): up to WEBLOG_SIZE = 100 (URL, value) pairs in descending order;
   at each path start the weblog is updated with the finished path (new URLs get the reward-to-go
@@ -49,7 +49,7 @@ __all__ = ["KINDS", "FleetRun", "PalotaiForager", "make_fleet_policy", "run_flee
 
 #: forager kinds: weblog update only, URL-ordering (TD) update only, both
 KINDS = ("wl", "rl", "wlrl")
-DEFAULTS = {"alpha": 0.1, "gamma": 0.9, "beta": 0.3, "weblog_size": 100, "start_size": 10, "normalize_td": True}
+DEFAULTS = {"alpha": 0.1, "gamma": 0.9, "beta": 0.3, "weblog_size": 100, "start_size": 10, "normalize_td": False}
 
 
 class PalotaiForager:
@@ -57,7 +57,7 @@ class PalotaiForager:
 
     def __init__(self, kind: str, n_pages: int, state_dim: int, rng: np.random.Generator, *,
                  alpha: float = 0.1, gamma: float = 0.9, beta: float = 0.3, weblog_size: int = 100,
-                 start_size: int = 10, normalize_td: bool = True, weights: np.ndarray | None = None,
+                 start_size: int = 10, normalize_td: bool = False, weights: np.ndarray | None = None,
                  weblog: tuple[np.ndarray, np.ndarray] | None = None, store: tuple[np.ndarray, np.ndarray] | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")

@@ -76,8 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"forager kinds, some of {','.join(KINDS)}")
     ap.add_argument("--graphs", default=",".join(GRAPHS), help=f"graphs, some of {','.join(GRAPHS)}")
     ap.add_argument("--web-seed", type=int, default=0, help="seed of the changing web (shared by all runs)")
-    ap.add_argument("--literal-td", action="store_true",
-                    help="the paper's literal TD step α (diverges on the stand-in states; default α/max(1,‖s‖²))")
+    ap.add_argument("--normalized-td", action="store_true",
+                    help="TD step α / max(1, ‖state‖²) instead of the paper's α (for state vectors of norm > 1)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     return ap
 
@@ -143,7 +143,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     web = _web(task["pages"], task["hours"], task["web_seed"], task["graph"])
     env = ForagerFleetEnv(web, step_hours=task["step_hours"])
     c0, w0 = time.process_time(), time.perf_counter()
-    run = run_fleet(env, task["kind"], seed=task["seed"], normalize_td=not task["literal_td"])
+    run = run_fleet(env, task["kind"], seed=task["seed"], normalize_td=task["normalized_td"])
     cpu = time.process_time() - c0
     wall = time.perf_counter() - w0
     lg = env.run_log()
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         if bad or not got:
             raise SystemExit(f"{name}: unknown or empty {bad or got}; expected some of {list(ok)}")
     tasks = [{"graph": g, "kind": k, "seed": s, "pages": pages, "hours": hours, "web_seed": args.web_seed,
-              "step_hours": args.step_hours, "literal_td": args.literal_td}
+              "step_hours": args.step_hours, "normalized_td": args.normalized_td}
              for g in graphs for s in range(runs) for k in kinds]
     results: list[dict[str, Any]] = []
     bar = tqdm(total=len(tasks), desc="palotai runs", unit="run")
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {"pages": pages, "hours": hours, "step_hours": args.step_hours, "web_seed": args.web_seed,
                    "runs": runs, "kinds": kinds, "graphs": graphs,
                    "steps": int(np.ceil(hours / args.step_hours - 1e-9)),
-                   "td_step": "literal α = 0.1" if args.literal_td else "α / max(1, ‖state‖²), α = 0.1"},
+                   "td_step": "α / max(1, ‖state‖²), α = 0.1" if args.normalized_td else "the paper's α = 0.1"},
         "paper": {"table2": {k: {m: list(x) for m, x in d.items()} for k, d in PAPER.items()},
                   "graphs": PAPER_GRAPH},
         "graphs": gstats,

@@ -215,6 +215,11 @@ def test_td_update_and_greedy_url_ordering():
     assert f.weights.tolist() == pytest.approx([1.0 + 0.1 * 9.68 * 0.5, 0.0])
     g = f.spawn()
     assert g.weights.tolist() == f.weights.tolist() and g.weights is not f.weights
+    h = PalotaiForager("rl", 10, 2, np.random.default_rng(0), weights=np.zeros(2), normalize_td=True)
+    h.S[[1, 2]] = [[1.0, 1.0], [0.0, 0.0]]
+    h.observe(0.0, {"n_fetched": 0}, {"fetched_page": 1})
+    h.observe(4.0, {"n_fetched": 0}, {"fetched_page": 2})
+    assert h.weights.tolist() == pytest.approx([0.1 * 4.0 / 2.0] * 2)  # step α / ‖s‖² for ‖s‖² = 2 > 1
     w = PalotaiForager("wl", 10, 2, np.random.default_rng(0), weblog=(np.arange(8), np.arange(8.0)[::-1]))
     child = w.spawn()  # Alg. 6: half of the weblog, removed from the parent's; new random weights
     assert len(child.wl_urls) == 4 and len(w.wl_urls) == 4
