@@ -60,15 +60,20 @@ from gym_crawl._io import atomic_write_bytes, atomic_write_json
 __all__ = [
     "FULL",
     "QUICK",
+    "VARIANTS",
     "Task",
     "TaskSet",
+    "Variant",
     "build_task_sets",
     "iqm_ci",
     "is_test_topic",
     "labelled_tasks",
     "main",
+    "merge",
     "normalized_scores",
+    "resolve_agent",
     "run_suite",
+    "suite_agent_names",
 ]
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -78,6 +83,47 @@ BASELINES = ("random", "oracle")
 SEED_INDEPENDENT = ("oracle", "best-first", "bfs")
 #: evaluation-time config of agents that explore while training
 EVAL_OVERRIDES: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named suite entry: a registered agent with its own config and env overrides (e.g. a paper
+    learner on a content-bearing feature set, its paper-faithful defaults left untouched)."""
+
+    agent: str
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    env: dict[str, Any] = dataclasses.field(default_factory=dict)
+    eval_config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    doc: str = ""
+
+
+#: suite name -> :class:`Variant` (a plain registered agent name needs no entry). The paper learners on
+#: the ``transferable`` feature set (topic-relative columns: Han's relevance tiles and values, TRES's local
+#: path/keyword columns, link-text and parent vectors times the topic vector), so weights learned on the
+#: train topics apply to the test topics; α = 0.01 (Han's 0.001 barely moves w in 46 training episodes
+#: of 100 steps with a 0/1 reward); greedy (ε = 0) evaluation. Measured in /work/notes/L1.md.
+VARIANTS: dict[str, Variant] = {
+    "lfa-sync+content": Variant("lfa-sync", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
+                                "Han 2018 synchronous LFA over the transferable content features"),
+    "lfa-async+content": Variant("lfa-async", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
+                                 "Han 2018 asynchronous LFA over the transferable content features"),
+    "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
+                            "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
+}
+
+
+def resolve_agent(name: str) -> Variant:
+    """The :class:`Variant` a suite agent name stands for (a registered name: itself, no overrides)."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    return Variant(name, {}, {}, EVAL_OVERRIDES.get(name, {}))
+
+
+def suite_agent_names() -> list[str]:
+    """Registered agent names plus the suite's named variants."""
+    from gym_crawl.agents import agent_names
+
+    return sorted(set(agent_names()) | set(VARIANTS))
 
 
 @dataclass(frozen=True)
@@ -215,7 +261,7 @@ def _topic(corpus: Any, task: Task) -> Any:
 def _is_learner(name: str) -> bool:
     from gym_crawl.agents import Agent, agent_class
 
-    cls = agent_class(name)
+    cls = agent_class(resolve_agent(name).agent)
     return isinstance(cls, type) and cls.observe is not Agent.observe
 
 
@@ -226,22 +272,23 @@ class _Envs:
         self.corpus = corpus
         self.cache: dict[tuple, Any] = {}
 
-    def get(self, agent: Any, task: Task, topic: Any) -> Any:
+    def get(self, agent: Any, task: Task, topic: Any, env_overrides: dict[str, Any] | None = None) -> Any:
         from gym_crawl.agents import env_kwargs_for, make_env_for
 
-        kw = env_kwargs_for(agent, corpus=self.corpus, reward="labels", max_episode_steps=task.budget, topic=topic)
+        over = {**(env_overrides or {}), "corpus": self.corpus, "reward": "labels", "topic": topic,
+                "max_episode_steps": task.budget}
+        kw = env_kwargs_for(agent, **over)
         key = (type(agent).__name__, tuple(sorted((k, repr(v)) for k, v in kw.items() if k not in ("corpus", "topic"))))
         if key not in self.cache:
-            self.cache[key] = make_env_for(agent, corpus=self.corpus, reward="labels", topic=topic,
-                                           max_episode_steps=task.budget)
+            self.cache[key] = make_env_for(agent, **over)
         return self.cache[key]
 
 
-def _episode(envs: _Envs, agent: Any, task: Task, seed: int) -> int:
+def _episode(envs: _Envs, agent: Any, task: Task, seed: int, env_overrides: dict[str, Any] | None = None) -> int:
     from gym_crawl.agents import run_episode
 
     topic = _topic(envs.corpus, task)
-    env = envs.get(agent, task, topic)
+    env = envs.get(agent, task, topic, env_overrides)
     r = run_episode(env, agent, seed=seed, options={"topic": topic, "seeds": list(task.seeds)})
     return int(r.relevant_found)
 
@@ -255,36 +302,38 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
     # reset (the env's topic scorers) is done once per topic, not once per seed
     envs = _ENVS.setdefault(job["corpus"], _Envs(_CORPORA[job["corpus"]]))
     name, tasks = job["agent"], [Task(**t) for t in job["tasks"]]
+    var = resolve_agent(name)
+    cfg = {**var.config, **job["config"]}
     out = []
     if not job["learner"]:
         for t in tasks:
             for s in job["seeds"]:
-                agent = make_agent(name, **job["config"])
+                agent = make_agent(var.agent, **cfg)
                 t0 = time.perf_counter()
-                found = _episode(envs, agent, t, s)
+                found = _episode(envs, agent, t, s, var.env)
                 for s2 in job.get("copy_to", [s]):
                     out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s2,
                                 "found": found, "seconds": time.perf_counter() - t0, "run_seed": s})
         return out
     s = job["seeds"][0]
     rng = np.random.default_rng(s)
-    agent = make_agent(name, **job["config"])
+    agent = make_agent(var.agent, **cfg)
     train = [t for t in tasks if t.split == "train"]
     t0 = time.perf_counter()
     ep = 0
     for _ in range(job["epochs"]):
         for i in rng.permutation(len(train)):
-            _episode(envs, agent, train[int(i)], 1000 * s + ep)
+            _episode(envs, agent, train[int(i)], 1000 * s + ep, var.env)
             ep += 1
     train_seconds = time.perf_counter() - t0
     weights = agent.state_dict()
     for t in tasks:
         if t.split != "test":
             continue
-        ev = make_agent(name, **{**job["config"], **EVAL_OVERRIDES.get(name, {})})
+        ev = make_agent(var.agent, **{**cfg, **var.eval_config})
         ev.load_state_dict({k: v.copy() for k, v in weights.items()})
         t1 = time.perf_counter()
-        found = _episode(envs, ev, t, s)
+        found = _episode(envs, ev, t, s, var.env)
         out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s, "found": found,
                     "seconds": time.perf_counter() - t1, "train_seconds": train_seconds, "train_episodes": ep})
     return out
@@ -362,10 +411,12 @@ class Preset:
     reps: int
 
 
-QUICK = Preset(sets=("ws-100",), agents=("random", "oracle", "best-first", "online-classifier", "hashed-q"),
+QUICK = Preset(sets=("ws-100", "ws-size", "ws-far", "hard"),
+               agents=("random", "oracle", "best-first", "online-classifier", "hashed-q", "lfa-sync+content"),
                seeds=2, epochs=1, budget=30, max_tasks=4, reps=300)
 FULL = Preset(sets=("ws-100", "ws-size", "ws-far", "hard", "hard-100k"),
-              agents=("random", "oracle", "bfs", "best-first", "online-classifier", "hashed-q", "lfa-async"),
+              agents=("random", "oracle", "bfs", "best-first", "online-classifier", "hashed-q", "lfa-async",
+                      "lfa-async+content", "lfa-sync+content"),
               seeds=5, epochs=1, budget=None, max_tasks=None, reps=2000)
 
 
@@ -507,6 +558,52 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         save_png(fig, out / f"profiles_{name}.png")
 
 
+def _write(out: Path, runs: list[dict[str, Any]], sets: list[TaskSet], all_agents: list[str], seeds: int, reps: int,
+           meta: dict[str, Any]) -> str:
+    summary = summarize(runs, sets, all_agents, seeds, reps)
+    out.mkdir(parents=True, exist_ok=True)
+    js = {"meta": meta,
+          "sets": {n: {k: v for k, v in e.items() if k != "_scores"} for n, e in summary["sets"].items()},
+          "tasks": {ts.name: [dataclasses.asdict(t) for t in ts.tasks] for ts in sets}, "runs": runs}
+    atomic_write_json(out / "suite.json", js)
+    md = _markdown(summary, meta)
+    atomic_write_bytes(out / "leaderboard.md", md.encode())
+    _plots(summary, out)
+    return md
+
+
+def merge(paths: Sequence[str | Path], out: str | Path, reps: int = 2000) -> str:
+    """One leaderboard from several ``suite.json`` files (e.g. one run per task set): their runs, tasks and
+    agents are pooled; every file must use the same number of seeds and no task set may appear twice."""
+    runs: list[dict[str, Any]] = []
+    sets: list[TaskSet] = []
+    agents: list[str] = []
+    seeds: set[int] = set()
+    parts = []
+    for p in paths:
+        f = Path(p)
+        f = f / "suite.json" if f.is_dir() else f
+        if not f.is_file():
+            raise FileNotFoundError(f"--merge: no suite.json at {str(p)!r}")
+        js = json.loads(f.read_text())
+        seeds.add(int(js["meta"]["seeds"]))
+        for name, tasks in js["tasks"].items():
+            if any(ts.name == name for ts in sets):
+                raise ValueError(f"--merge: task set {name!r} appears in more than one file (second: {str(f)!r})")
+            sets.append(TaskSet(name, js["sets"][name]["corpus"], [Task(**t) for t in tasks], js["sets"][name]["note"]))
+        runs += js["runs"]
+        agents += js["meta"]["agents"]
+        parts.append({"file": str(f), **js["meta"]})
+    if len(seeds) != 1:
+        raise ValueError(f"--merge: the files use different numbers of seeds {sorted(seeds)}")
+    n_seeds = seeds.pop()
+    all_agents = list(dict.fromkeys(agents))
+    meta = {"sets": [ts.name for ts in sets], "agents": all_agents, "seeds": n_seeds,
+            "epochs": parts[0]["epochs"], "quick": any(m["quick"] for m in parts), "merged_from": parts,
+            "split": "test iff sha256(label) mod 3 == 0"}
+    return _write(Path(out), runs, sets, all_agents, n_seeds, reps, meta)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench suite", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (a few tasks, 2 seeds, budget 30)")
@@ -525,8 +622,13 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"also run the seed-independent agents {SEED_INDEPENDENT} once per seed")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
                     help="agent option (JSON value), e.g. hashed-q:gamma=0.6")
+    ap.add_argument("--merge", nargs="+", metavar="DIR",
+                    help="pool the suite.json of earlier runs (e.g. one per task set) into one leaderboard at --out")
     args = ap.parse_args(argv)
     p = QUICK if args.quick else FULL
+    if args.merge:
+        print(merge(args.merge, args.out, reps=p.reps))
+        return 0
     sets_names = tuple(args.sets or p.sets)
     agents = tuple(args.agents or p.agents)
     seeds = args.seeds or p.seeds
@@ -541,34 +643,22 @@ def main(argv: list[str] | None = None) -> int:
             config.setdefault(agent, {})[k] = json.loads(v)
         except ValueError:
             raise SystemExit(f"--config {item!r}: expected AGENT:KEY=VALUE with a JSON value") from None
-    import gym_crawl.agents.hashed_q
-    import gym_crawl.agents.online_classifier  # noqa: F401
-    from gym_crawl.agents import agent_names
-
-    unknown = [a for a in agents if a not in agent_names()]
+    known = suite_agent_names()
+    unknown = [a for a in agents if a not in known]
     if unknown:
-        raise SystemExit(f"unknown agent(s) {unknown}; registered: {agent_names()}")
+        raise SystemExit(f"unknown agent(s) {unknown}; registered agents and suite variants: {known}")
     t0 = time.perf_counter()
     sets, corpora = build_task_sets(sets_names, wikispeedia=args.wikispeedia, min_pages=args.min_pages,
                                     quick_budget=args.budget or p.budget, max_tasks=args.max_tasks or p.max_tasks)
     runs = run_suite(sets, corpora, agents, seeds=seeds, epochs=epochs, jobs=args.jobs, config=config,
                      once=() if args.every_seed else SEED_INDEPENDENT)
     all_agents = list(dict.fromkeys(list(BASELINES) + list(agents)))
-    summary = summarize(runs, sets, all_agents, seeds, p.reps)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     meta = {"sets": list(sets_names), "agents": all_agents, "seeds": seeds, "epochs": epochs,
             "quick": bool(args.quick), "seconds": round(time.perf_counter() - t0, 1), "config": config,
             "split": "test iff sha256(label) mod 3 == 0",
-            "seed_independent_run_once": [] if args.every_seed else list(SEED_INDEPENDENT)}
-    js = {"meta": meta,
-          "sets": {n: {k: v for k, v in e.items() if k != "_scores"} for n, e in summary["sets"].items()},
-          "tasks": {ts.name: [dataclasses.asdict(t) for t in ts.tasks] for ts in sets}, "runs": runs}
-    atomic_write_json(out / "suite.json", js)
-    md = _markdown(summary, meta)
-    atomic_write_bytes(out / "leaderboard.md", md.encode())
-    _plots(summary, out)
-    print(md)
+            "seed_independent_run_once": [] if args.every_seed else list(SEED_INDEPENDENT),
+            "variants": {a: dataclasses.asdict(VARIANTS[a]) for a in all_agents if a in VARIANTS}}
+    print(_write(Path(args.out), runs, sets, all_agents, seeds, p.reps, meta))
     return 0
 
 

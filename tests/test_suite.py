@@ -81,28 +81,69 @@ def test_quick_run_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     monkeypatch.setattr(suite, "_load_corpus", lambda spec: tiny_corpus if spec == "tiny" else real(spec))
     out = tmp_path / "out"
     rc = suite.main(["--quick", "--wikispeedia", "tiny", "--out", str(out), "--budget", "20",
-                     "--agents", "best-first", "online-classifier"])
+                     "--sets", "ws-100", "ws-far", "ws-size",
+                     "--agents", "best-first", "online-classifier", "lfa-sync+content"])
     assert rc == 0
     js = json.loads((out / "suite.json").read_text())
     assert js["meta"]["quick"] and js["meta"]["seeds"] == 2
-    e = js["sets"]["ws-100"]
-    assert e["tasks"]["train"] >= 1 and e["tasks"]["test"] >= 1
-    ag = e["agents"]
-    assert set(ag) == {"random", "oracle", "best-first", "online-classifier"}
-    assert ag["oracle"]["iqm"] == pytest.approx(1.0)
-    assert abs(ag["random"]["mean"]) < 1e-9  # random's mean over seeds is the zero point by construction
-    for v in ag.values():
-        assert v["ci"][0] <= v["ci"][1] and len(v["mean_per_seed"]) == 2
+    assert js["meta"]["variants"]["lfa-sync+content"]["env"] == {"features": "transferable"}
+    for name in ("ws-100", "ws-far", "ws-size"):
+        e = js["sets"][name]
+        assert e["tasks"]["train"] >= 1 and e["tasks"]["test"] >= 1
+        ag = e["agents"]
+        assert set(ag) == {"random", "oracle", "best-first", "online-classifier", "lfa-sync+content"}
+        assert ag["oracle"]["iqm"] == pytest.approx(1.0)
+        assert abs(ag["random"]["mean"]) < 1e-9  # random's mean over seeds is the zero point by construction
+        for v in ag.values():
+            assert v["ci"][0] <= v["ci"][1] and len(v["mean_per_seed"]) == 2
+    # far-seed tasks start outside the category
+    for t in js["tasks"]["ws-far"]:
+        from gym_crawl.relevance.topic import Topic
+
+        assert not Topic("t", ("x",), label=t["label"]).label_mask(tiny_corpus)[tiny_corpus.page_id(t["seeds"][0])]
     # learners are evaluated on test tasks only, after training on train tasks
-    learner_runs = [r for r in js["runs"] if r["agent"] == "online-classifier"]
-    assert learner_runs and all(r["split"] == "test" for r in learner_runs)
-    assert all(r["train_episodes"] == e["tasks"]["train"] for r in learner_runs)
-    test_labels = {t["label"] for t in js["tasks"]["ws-100"] if t["split"] == "test"}
-    assert {r["label"] for r in learner_runs} == test_labels
+    e = js["sets"]["ws-100"]
+    for learner in ("online-classifier", "lfa-sync+content"):
+        learner_runs = [r for r in js["runs"] if r["agent"] == learner and r["set"] == "ws-100"]
+        assert learner_runs and all(r["split"] == "test" for r in learner_runs)
+        assert all(r["train_episodes"] == e["tasks"]["train"] for r in learner_runs)
+        test_labels = {t["label"] for t in js["tasks"]["ws-100"] if t["split"] == "test"}
+        assert {r["label"] for r in learner_runs} == test_labels
     md = (out / "leaderboard.md").read_text()
-    assert "| online-classifier |" in md and "ws-100" in md
+    assert "| online-classifier |" in md and "| lfa-sync+content |" in md and "## ws-far" in md
     assert (out / "leaderboard.png").stat().st_size > 1000
     assert (out / "profiles_ws-100.png").stat().st_size > 1000
+    # merging per-set runs gives the same leaderboard numbers as the joint run
+    parts = []
+    for name in ("ws-100", "ws-far"):
+        sub = {**js, "sets": {name: js["sets"][name]}, "tasks": {name: js["tasks"][name]},
+               "runs": [r for r in js["runs"] if r["set"] == name]}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "suite.json").write_text(json.dumps(sub))
+        parts.append(str(tmp_path / name))
+    assert suite.main(["--quick", "--merge", *parts, "--out", str(tmp_path / "merged")]) == 0
+    mj = json.loads((tmp_path / "merged" / "suite.json").read_text())
+    assert set(mj["sets"]) == {"ws-100", "ws-far"}
+    for name in ("ws-100", "ws-far"):
+        for a, v in mj["sets"][name]["agents"].items():
+            assert v["iqm"] == pytest.approx(js["sets"][name]["agents"][a]["iqm"])
+    with pytest.raises(ValueError, match="more than one file"):
+        suite.merge([parts[0], parts[0]], tmp_path / "bad")
+
+
+def test_variants_resolve_to_registered_agents_with_their_env():
+    from gym_crawl.agents import agent_names, env_kwargs_for, make_agent
+
+    for name, v in suite.VARIANTS.items():
+        assert v.agent in agent_names() and name in suite.suite_agent_names()
+        assert suite.resolve_agent(name) is v
+        kw = env_kwargs_for(make_agent(v.agent, **v.config), **v.env, reward="labels")
+        assert kw["features"] == v.env["features"] and kw["reward"] == "labels"
+    assert suite._is_learner("lfa-sync+content") and not suite._is_learner("best-first")
+    # a plain registered name is itself, with the suite's evaluation overrides
+    assert suite.resolve_agent("hashed-q") == suite.Variant("hashed-q", {}, {}, {"epsilon": 0.0})
+    # paper-faithful defaults stay untouched: the variant's options do not leak into the registered agent
+    assert make_agent("lfa-sync").alpha == 0.001
 
 
 def test_bad_arguments(tmp_path):
