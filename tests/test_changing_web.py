@@ -358,3 +358,46 @@ def test_statistics_command(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert {r["graph"] for r in data["runs"]} == {"original", "rewired"}
     assert "Palotai" in capsys.readouterr().out
+
+
+def test_sliding_collection_hand_computed(web3):
+    c = CollectionFreshness(web3, retain=2.5)   # copies leave 2.5 h after their fetch
+    c.record(0, 1.0)   # live [1, 3.5), stale from 2
+    c.record(1, 1.0)   # live [1, 3.5), fresh throughout
+    c.record(2, 3.0)   # live [3, 5.5)
+    c.record(0, 6.0)   # live [6, 8.5), stale from 9
+    assert c.live_pages(8.0).tolist() == [0] and c.freshness(8.0) == 1.0
+    # [1,2) F=1 | [2,3) F=1/2 A=(t-2)/2 | [3,3.5) F=2/3 A=(t-2)/3 | [3.5,5.5) F=1 | [5.5,6) empty | [6,8] F=1
+    assert c.mean_freshness(1.0, 8.0) == pytest.approx(35 / 39)
+    assert c.mean_age(1.0, 8.0) == pytest.approx(11 / 156)
+    assert c.windowed(1.0, 8.0, 3.0)["covered"].tolist() == pytest.approx([3.0, 2.5, 1.0])
+    with pytest.raises(ValueError, match="retain"):
+        CollectionFreshness(web3, retain=0.0)
+
+
+@pytest.mark.parametrize("retain", [math.inf, 24.0, 5.0])
+def test_time_averages_match_brute_force(small_web, retain):
+    """The event integration against a direct evaluation of the definition on a fine time grid."""
+    w = small_web
+    rng = np.random.default_rng(1)
+    times = np.sort(rng.uniform(0.0, 60.0, 400))
+    born = np.flatnonzero(w.birth <= 0)
+    pages = rng.choice(born[:80], 400)         # few pages: many re-fetches
+    c = CollectionFreshness(w, retain=retain)
+    for p, t in zip(pages.tolist(), times.tolist()):
+        c.record(p, t)
+    grid = (np.arange(8000) + 0.5) * (70.0 / 8000)           # midpoints
+    m = w.next_modification_at(pages, times)
+    fr, ag = [], []
+    for t in grid:
+        hi = int(np.searchsorted(times, t, side="right"))   # records up to t
+        lo = int(np.searchsorted(times, t - retain, side="right")) if math.isfinite(retain) else 0
+        if hi <= lo:
+            continue
+        # the latest copy of each page among the records in (t - retain, t]
+        _, first_rev = np.unique(pages[lo:hi][::-1], return_index=True)
+        mm = m[lo:hi][::-1][first_rev]
+        fr.append(np.mean(mm > t))
+        ag.append(np.mean(np.where(mm > t, 0.0, t - mm)))
+    assert c.mean_freshness(0.0, 70.0) == pytest.approx(np.mean(fr), abs=2e-3)
+    assert c.mean_age(0.0, 70.0) == pytest.approx(np.mean(ag), rel=2e-3, abs=2e-3)

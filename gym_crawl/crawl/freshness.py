@@ -116,12 +116,24 @@ class CollectionFreshness:
     ``record(page, t_fetch)`` stores the copy of ``page`` fetched at ``t_fetch`` (replacing an older
     copy of the same page; the page must exist then). Records may arrive in any global order, but a
     page's copies must come in time order. See the module docstring for every definition.
+
+    ``retain`` (hours, default ``inf``: keep everything) makes a sliding collection: a copy leaves
+    ``retain`` hours after its fetch unless a newer copy of the page replaced it before, i.e. the
+    collection at ``t`` is the latest copies fetched in ``(t - retain, t]`` — e.g. ``retain=24`` for
+    the reinforcing agent's set of documents it accepted within its 24-hour relevance window.
     """
 
-    def __init__(self, web: ChangingWeb) -> None:
+    def __init__(self, web: ChangingWeb, retain: float = math.inf) -> None:
         if not isinstance(web, ChangingWeb):
             raise TypeError(f"web must be a ChangingWeb, got {type(web).__name__}")
+        try:
+            retain = float(retain)
+        except (TypeError, ValueError):
+            raise TypeError(f"retain must be a number of hours, got {retain!r}") from None
+        if math.isnan(retain) or retain <= 0:
+            raise ValueError(f"retain must be a positive number of hours (or inf), got {retain}")
         self.web = web
+        self.retain = retain
         n = web.n_pages
         self._tau = np.full(n, np.nan)          # fetch time of the current copy
         self._m = np.full(n, np.nan)            # first modification after it (inf if none)
@@ -175,33 +187,40 @@ class CollectionFreshness:
                              "for past times")
         return t
 
-    def is_fresh(self, t) -> np.ndarray:
-        """bool per page of :attr:`pages`: is its copy fresh at ``t``?"""
+    def live_pages(self, t) -> np.ndarray:
+        """int64 pages in the collection at ``t`` (all recorded pages, or with ``retain``: those whose
+        latest copy was fetched after ``t - retain``)."""
         t = self._check_now(t)
-        return self._m[self.pages] > t
+        pages = self.pages
+        return pages if math.isinf(self.retain) else pages[self._tau[pages] > t - self.retain]
+
+    def is_fresh(self, t) -> np.ndarray:
+        """bool per page of :meth:`live_pages`: is its copy fresh at ``t``?"""
+        return self._m[self.live_pages(t)] > float(t)
 
     def freshness(self, t) -> float:
         """Fraction of the collection's copies that are fresh at ``t`` (NaN for an empty collection)."""
-        t = self._check_now(t)
-        if not self._members:
+        pages = self.live_pages(t)
+        if not pages.size:
             return math.nan
-        return float(np.mean(self._m[self.pages] > t))
+        return float(np.mean(self._m[pages] > float(t)))
 
     def age(self, t) -> float:
         """Mean age in hours at ``t``: 0 for fresh copies, ``t - first modification after the fetch`` else."""
-        t = self._check_now(t)
-        if not self._members:
+        pages = self.live_pages(t)
+        if not pages.size:
             return math.nan
-        m = self._m[self.pages]
+        t = float(t)
+        m = self._m[pages]
         return float(np.mean(np.where(m > t, 0.0, t - m)))
 
     def age_since_last_change(self, t) -> float:
         """Mean of ``t - last_modified(p, t)`` over stale copies, 0 over fresh ones (the literal reading
         of Palotai's "time since the last refresh of the page on the Web")."""
-        t = self._check_now(t)
-        if not self._members:
+        pages = self.live_pages(t)
+        if not pages.size:
             return math.nan
-        pages = self.pages
+        t = float(t)
         m = self._m[pages]
         lm = self.web.last_modified_at(pages, t)
         return float(np.mean(np.where(m > t, 0.0, t - lm)))
@@ -218,21 +237,21 @@ class CollectionFreshness:
         sup = np.full(k, np.inf)
         same = p[order][1:] == p[order][:-1]
         sup[order[:-1][same]] = tau[order][1:][same]
-        first = np.ones(k, bool)
-        first[order[1:][same]] = False  # not the page's first copy
-        goes_stale = m < sup
-        # events: start, staleness, end
-        t_start = tau
-        d_size_start = first.astype(np.int64)      # a re-fetch replaces: size unchanged
-        # end of a copy that is replaced at sup (size change is carried by the replacement's start)
-        t_end = sup
-        has_end = np.isfinite(sup)
-        ev_t = np.concatenate([t_start, m[goes_stale], t_end[has_end]])
-        ev_size = np.concatenate([d_size_start, np.zeros(int(goes_stale.sum()), np.int64),
-                                  np.zeros(int(has_end.sum()), np.int64)])
-        ev_fresh = np.concatenate([np.ones(k, np.int64), -np.ones(int(goes_stale.sum()), np.int64),
+        expire = tau + self.retain
+        expired = expire < sup                       # leaves the collection before a newer copy comes
+        end = np.minimum(sup, expire)
+        # a copy that replaces a live older copy of its page does not change the collection's size
+        replaces = np.zeros(k, bool)
+        replaces[order[1:][same]] = ~expired[order[:-1][same]]
+        goes_stale = m < end
+        has_end = np.isfinite(end)
+        ns = int(goes_stale.sum())
+        ev_t = np.concatenate([tau, m[goes_stale], end[has_end]])
+        ev_size = np.concatenate([np.where(replaces, 0, 1), np.zeros(ns, np.int64),
+                                  -expired[has_end].astype(np.int64)]).astype(np.int64)
+        ev_fresh = np.concatenate([np.ones(k, np.int64), -np.ones(ns, np.int64),
                                    np.where(goes_stale, 0, -1)[has_end].astype(np.int64)])
-        ev_stale = np.concatenate([np.zeros(k, np.int64), np.ones(int(goes_stale.sum()), np.int64),
+        ev_stale = np.concatenate([np.zeros(k, np.int64), np.ones(ns, np.int64),
                                    np.where(goes_stale, -1, 0)[has_end].astype(np.int64)])
         ev_msum = np.concatenate([np.zeros(k), m[goes_stale], np.where(goes_stale, -m, 0.0)[has_end]])
         o = np.argsort(ev_t, kind="stable")
