@@ -17,6 +17,10 @@ one) and answers
 * ``windowed(t0, t1, window=3.0)`` — the same per window: Palotai's Fig. 3 plots freshness and age
   "in 3 hour time intervals".
 
+``CollectionFreshness(web, retain=24.0)`` is a sliding collection: a copy leaves ``retain`` hours after
+its fetch unless a newer copy of its page replaced it (the reinforcing agent's documents of the last
+24 hours); the default ``retain=inf`` keeps every page once recorded.
+
 For Palotai's Table 1 the collection is the *found relevant documents* (what the reinforcing agent
 accepted): "freshness is the ratio of the number of current found relevant documents and the number
 of all found relevant documents ... A stored document is current if its content is exactly the same
