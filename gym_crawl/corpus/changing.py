@@ -5,8 +5,8 @@ scale-free small world"): a news site whose articles appear over time and whose 
 Time is in **hours** (float64). Everything is precomputed for ``[-history, horizon]``, so every query
 is a binary search (``np.searchsorted``) in a per-page slice of one sorted array.
 
-Semantics (the fixed API; P2's fleet env and :mod:`gym_crawl.crawl.freshness` rely on it)
------------------------------------------------------------------------------------------
+Semantics (a fixed API: :mod:`gym_crawl.envs.fleet` and :mod:`gym_crawl.crawl.freshness` rely on it)
+------------------------------------------------------------------------------------------------------
 * ``birth[p]`` — the time page ``p`` is published. Pages of the site before the simulation starts
   have ``birth <= 0`` (the index pages at ``-history``, archive articles spread over
   ``[-history, 0]``), new articles are born in ``(0, horizon]``.
@@ -34,9 +34,9 @@ Cho & Garcia-Molina's model: each page is modified by a Poisson process with its
 (per hour), rates heavy-tailed (lognormal): *index pages* (out-degree ``>= index_out_degree``: the
 front page, section pages, long link lists) have median rate ``index_rate`` (default 0.5/h, a change
 every two hours; the busiest change every few minutes, capped at ``max_rate``), *articles* median
-``article_rate`` (default 1/168 h, once a week; some never in the horizon). On top of that, a new
-article (not an index page) gets an *update burst* after publication (stories are corrected and extended in their first
-hours): an extra Poisson process with intensity ``update_burst / burst_hours · exp(-(t - birth) /
+``article_rate`` (default 1/168 h, once a week; some never in the horizon). On top of that, every
+article gets an *update burst* after its publication (stories are corrected and extended in their
+first hours): an extra Poisson process with intensity ``update_burst / burst_hours · exp(-(t - birth) /
 burst_hours)``, i.e. ``update_burst`` expected extra updates (default 1.0, 0 disables it; the
 process stays Poisson, with a time-varying rate). Births: the index pages and a fraction
 ``initial_fraction`` of the articles exist before ``t = 0``; the other articles are published at
