@@ -12,7 +12,17 @@ Task sets
 ``hard``       the ``synthetic-hard`` corpus (uninformative link text, see
                :mod:`gym_crawl.corpus.synthetic`): its labels with >= 25 pages, most in-linked member,
                budget 100 — skipped with a note when the corpus kind is not available.
-``hard-100k``  the same on ``synthetic-hard-100000`` (full run only).
+``hard-100k``  the same on ``synthetic-hard-100000`` (full run only; 10^6 pages is the same code with
+               ``synthetic-hard-1000000`` but has not been run).
+
+Agents and variants
+-------------------
+``--agents`` takes registered agent names and the suite's named **variants** (:data:`VARIANTS`): a
+registered agent with its own options, env overrides and evaluation options, so a paper learner can run
+on a content-bearing feature set without changing its paper-faithful defaults — e.g.
+``lfa-sync+content`` is Han's synchronous LFA (α = 0.01) on ``features="transferable"``, evaluated
+greedily. ``--merge DIR...`` pools the ``suite.json`` of several runs (e.g. one per task set, run one
+after the other on a shared machine) into one leaderboard.
 
 Protocol
 --------
