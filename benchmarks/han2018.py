@@ -760,8 +760,8 @@ class PaperPreset:
     * ``first_trials`` × ``first_tasks`` (not Han's: a scheduling choice) is the block of every chain run
       first (the baseline: its first ``first_trials · first_tasks`` tasks), the primary settings
       (``features[0]``, ``primary_agents``, baseline) before the others, topic by topic, so an interrupted run
-      has ≥ 5 independent trials of the faithful setting; then trial 0 to ``tasks`` (Fig. 1), then the other
-      trials.
+      has ≥ 5 independent trials of the faithful setting; then trial 0 to ``tasks`` (Fig. 1, primary settings
+      first), then the other trials (:func:`work_stage`).
     """
 
     name: str = "paper"
@@ -851,14 +851,23 @@ def _in_block(p: PaperPreset, c: Chain, i: int) -> bool:
     return c.trial < p.first_trials and i < p.first_tasks
 
 
+def work_stage(p: PaperPreset, c: Chain, i: int) -> int:
+    """0/1: the first block, primary settings / the others; 2/3: the rest of trial 0 (Fig. 1), primary / the
+    others; 4: the other trials (Fig. 3)."""
+    primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
+    if _in_block(p, c, i):
+        return 0 if primary else 1
+    if c.trial == 0:
+        return 2 if primary else 3
+    return 4
+
+
 def work_order(p: PaperPreset, chains: list[Chain]) -> list[tuple[Chain, int]]:
     """Every (chain, task) in the order they are run (see :class:`PaperPreset`): a chain's tasks in order."""
     items = []
     for c in chains:
-        primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
         for i in range(c.n_tasks):
-            block = _in_block(p, c, i)
-            stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
+            stage = work_stage(p, c, i)
             items.append(((stage, p.topics.index(c.topic), c.trial, i, c.agent, c.features), c, i))
     items.sort(key=lambda x: x[0])
     return [(c, i) for _, c, i in items]
@@ -1034,10 +1043,8 @@ def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
     order = work_order(p, chains)
     done = {(c, i) for c in chains for i in range(len(kept[c]))}
     stages: dict[int, list[int]] = {}
-    for k, (c, i) in enumerate(order):
-        primary = not c.learner or (c.features == p.features[0] and c.agent in p.primary_agents)
-        block = _in_block(p, c, i)
-        stage = (0 if primary else 1) if block else (2 if c.trial == 0 else 3)
+    for c, i in order:
+        stage = work_stage(p, c, i)
         stages.setdefault(stage, [0, 0])
         stages[stage][0] += (c, i) in done
         stages[stage][1] += 1
@@ -1142,7 +1149,10 @@ def paper_markdown(res: dict[str, Any]) -> str:
                  f"{', '.join(p['primary_agents'])}; the baseline's first {p['first_trials'] * p['first_tasks']} "
                  f"tasks",
             "1": f"trials < {p['first_trials']}, tasks < {p['first_tasks']}: the other agents / features",
-            "2": f"trial 0 up to {p['tasks']} tasks (Fig. 1)", "3": "the remaining trials (Fig. 3)"}
+            "2": f"trial 0 up to {p['tasks']} tasks (Fig. 1): {p['features'][0]} × "
+                 f"{', '.join(p['primary_agents'])} and the baseline",
+            "3": f"trial 0 up to {p['tasks']} tasks (Fig. 1): the other agents / features",
+            "4": "the remaining trials (Fig. 3)"}
     for k, v in res["stages"].items():
         out.append(f"| {k} | {what[k]} | {v['kept']} / {v['planned']} |")
     out += ["", f"Compute: {est['cpu_seconds_per_task']:.1f} CPU s per {p['steps']:,}-step task (mean of kept "
