@@ -59,6 +59,15 @@ class DDQNConfig:
         double: Double DQN targets (else vanilla max over the target network).
         loss: ``"mse"`` or ``"huber"``. grad_clip: gradient-norm clip (0 = none).
         seed: seeds the network's initial weights.
+        torch_threads: PyTorch intra-op threads, set (process-wide, ``torch.set_num_threads``) when the agent
+            builds its networks; 0 leaves torch's setting. Default 1: the MLP's batches (64 transitions, a few
+            thousand bootstrap rows, 64 hidden units) gain nothing from threads, and on a shared 2-core machine
+            two threads spin against each other (measured: 20 vs 413 TRES steps per CPU-second).
+
+    Speed (``train_freq``): TRES trains after every env step (``train_freq=1``, the default, the paper's
+    Algorithm 4); each update's cost is dominated by the online network's pass over every bootstrap row
+    of the minibatch (Double DQN's argmax, ~1,500 rows). ``train_freq=4`` trades fidelity for ~2.5× speed
+    (figures in benchmarks/RESULTS.md, ``gym-crawl bench throughput``).
     """
 
     gamma: float = 0.3
@@ -86,6 +95,7 @@ class DDQNConfig:
     loss: str = "mse"
     grad_clip: float = 10.0
     seed: int = 0
+    torch_threads: int = 1
 
     #: field names, in order (the options the agents accept)
     OPTIONS: ClassVar[tuple[str, ...]] = ()
@@ -105,7 +115,7 @@ class DDQNConfig:
         for name in ("lr_decay_steps", "batch_size", "buffer_size", "rows_per_transition", "max_next_actions",
                      "train_freq", "target_update", "eps_decay_steps"):
             set_(self, name, _int(name, getattr(self, name), 1))
-        for name in ("learning_starts", "gradient_steps", "warmup_steps", "seed"):
+        for name in ("learning_starts", "gradient_steps", "warmup_steps", "seed", "torch_threads"):
             set_(self, name, _int(name, getattr(self, name), 0))
         for name in ("eps_start", "eps_end"):
             set_(self, name, _real(name, getattr(self, name), 0.0, 1.0))
