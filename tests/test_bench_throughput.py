@@ -10,6 +10,7 @@ def test_quick_run_writes_outputs(tmp_path):
     assert main(["--quick", "--steps", "60", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "throughput.json").read_text())
     cases = {r["case"] for r in data["rows"]}
-    assert {"slot random, topk", "agent lfa-async", "vector env N=64"} <= cases
+    assert {"slot random, topk", "agent lfa-async", "agent tres (train_freq=1, paper)", "agent tres train_freq=4",
+            "vector env N=8", "vector env N=64"} <= cases
     assert all(r["steps_per_cpu_second"] > 0 for r in data["rows"])
     assert (tmp_path / "throughput.md").exists() and (tmp_path / "throughput.png").exists()
