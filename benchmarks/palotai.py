@@ -23,8 +23,8 @@ their initial weight vectors. Table 2 rows: totals and ratios of totals
 the paper cites) of the found relevant documents. Which documents: the paper's Table 1 says "all found
 relevant documents", but its ages (1.56–1.79 h with 26–30 % stale copies) are only possible for a set that
 does not keep old copies for days; we read it as the RA's *relevant set* — the documents it accepted within
-its 24-hour relevance window (:func:`relevant_set_freshness`, sampled every 15 minutes and averaged over the
-run: ``freshness``, ``age_hours``) — and also report the literal reading, the RA's whole collection
+its 24-hour relevance window (``CollectionFreshness(web, retain=24)``, exact time averages over the run:
+``freshness``, ``age_hours``) — and also report the literal reading, the RA's whole collection
 time-averaged over the run (:class:`~gym_crawl.crawl.freshness.CollectionFreshness`: ``cumulative_*``).
 Fig. 2: download efficiency per 3-hour window, one line per run; Fig. 3: freshness and age of the relevant
 set per 3-hour window. The two graphs'
@@ -102,38 +102,6 @@ def _per_window(times: np.ndarray, values: np.ndarray, hours: float) -> np.ndarr
     return np.bincount(idx, weights=values, minlength=n)
 
 
-def relevant_set_freshness(web: Any, pages: np.ndarray, found_at: np.ndarray, ts: np.ndarray, *,
-                           window: float = 24.0) -> tuple[np.ndarray, np.ndarray]:
-    """Freshness and mean age (Cho & Garcia-Molina) at each time of ``ts`` of the RA's *relevant set*: the
-    latest copy of every page whose document the RA accepted within the last ``window`` hours (a newer
-    accepted version of a page replaces the older copy). A copy fetched at τ is fresh at t iff the page has
-    no modification in (τ, t]; else its age is t − (first modification after τ). NaN where the set is empty.
-    ``found_at`` must be non-decreasing (the env's order)."""
-    pages = np.asarray(pages, np.int64)
-    tau = np.asarray(found_at, np.float64)
-    m = web.next_modification_at(pages, tau) if len(pages) else np.zeros(0)
-    sup = np.full(len(pages), np.inf)  # when a newer copy of the same page replaces this one
-    order = np.lexsort((tau, pages))
-    same = pages[order][1:] == pages[order][:-1]
-    sup[order[:-1][same]] = tau[order][1:][same]
-    fresh = np.full(len(ts), np.nan)
-    age = np.full(len(ts), np.nan)
-    lo_all = np.searchsorted(tau, np.asarray(ts) - window, side="right")
-    hi_all = np.searchsorted(tau, ts, side="right")
-    for i, t in enumerate(np.asarray(ts, np.float64).tolist()):
-        lo, hi = lo_all[i], hi_all[i]
-        if hi <= lo:
-            continue
-        live = sup[lo:hi] > t
-        if not live.any():
-            continue
-        mm = m[lo:hi][live]
-        stale = mm <= t
-        fresh[i] = 1.0 - float(stale.mean())
-        age[i] = float(np.where(stale, t - mm, 0.0).mean())
-    return fresh, age
-
-
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """One fleet run: Table 2's numbers and the per-window series of Fig. 2 / Fig. 3."""
     from gym_crawl.agents.palotai import run_fleet
@@ -156,19 +124,17 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
         coll.record(p, t)
     cum_fresh = coll.mean_freshness(0.0, t_end) if len(coll) else float("nan")
     cum_age = coll.mean_age(0.0, t_end) if len(coll) else float("nan")
-    # the RA's relevant set: the documents it accepted within the last 24 h (its relevance window), sampled
-    # every 0.25 h; per 3-hour window the mean of the samples (Fig. 3), over the run the mean (Table 2)
-    ts = np.arange(0.125, t_end, 0.25)
-    f_t, a_t = relevant_set_freshness(web, found["page"], found["time"], ts, window=24.0)
-    w_of = np.minimum((ts / WINDOW).astype(np.int64), int(np.ceil(t_end / WINDOW - 1e-9)) - 1)
+    # the RA's relevant set: the latest copies of the documents it accepted within the last 24 h (its relevance
+    # window); exact time averages over the run (Table 2) and per 3-hour window (Fig. 3)
+    rel_set = CollectionFreshness(web, retain=24.0)
+    for p, t in zip(found["page"].tolist(), found["time"].tolist()):
+        rel_set.record(p, t)
+    fresh = rel_set.mean_freshness(0.0, t_end) if len(rel_set) else float("nan")
+    age = rel_set.mean_age(0.0, t_end) if len(rel_set) else float("nan")
+    win_rel = rel_set.windowed(0.0, t_end, WINDOW) if len(rel_set) else None
     nw = int(np.ceil(t_end / WINDOW - 1e-9))
-    ok = np.isfinite(f_t)
-    cnt = np.bincount(w_of[ok], minlength=nw)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        win_fresh = np.bincount(w_of[ok], weights=f_t[ok], minlength=nw) / cnt
-        win_age = np.bincount(w_of[ok], weights=a_t[ok], minlength=nw) / cnt
-    fresh = float(np.mean(f_t[ok])) if ok.any() else float("nan")
-    age = float(np.mean(a_t[ok])) if ok.any() else float("nan")
+    win_fresh = np.asarray(win_rel["freshness"]) if win_rel else np.full(nw, np.nan)
+    win_age = np.asarray(win_rel["age"]) if win_rel else np.full(nw, np.nan)
     row = table1(lg["downloaded"], lg["sent"], lg["relevant"], lg["found_urls"], freshness=fresh, age=age)
     row["cumulative_freshness"], row["cumulative_age_hours"] = cum_fresh, cum_age
     win = coll.windowed(0.0, t_end, WINDOW) if len(coll) else None

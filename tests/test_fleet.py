@@ -342,17 +342,3 @@ def test_bench_palotai_quick_writes_json_markdown_png(tmp_path):
     for f in res["figures"]:
         assert (tmp_path / f).stat().st_size > 1000
 
-
-def test_relevant_set_freshness_hand_computed():
-    from gym_crawl.benchmarks.palotai import relevant_set_freshness
-
-    w = ChangingWeb.from_lists(3, [(0, 1)], birth=[-100.0, -0.5, 0.0], modifications=[[], [0.15, 5.0], []],
-                               horizon=40.0, state_dim=2)
-    ts = np.array([0.1, 0.3, 1.0, 6.0, 30.0])
-    # page 1 accepted at 0 (version 0) only: stale from 0.15 on, out of the 24 h set after t = 24
-    f, a = relevant_set_freshness(w, np.array([1]), np.array([0.0]), ts)
-    assert f[:4].tolist() == [1.0, 0.0, 0.0, 0.0] and np.isnan(f[4])
-    assert a[:4].tolist() == pytest.approx([0.0, 0.15, 0.85, 5.85])
-    # + version 1 accepted at 0.2 (replaces the copy) and page 2 at 0.5 (never modified)
-    f, a = relevant_set_freshness(w, np.array([1, 1, 2]), np.array([0.0, 0.2, 0.5]), ts)
-    assert f[:4].tolist() == [1.0, 1.0, 1.0, 0.5] and a[:4].tolist() == pytest.approx([0.0, 0.0, 0.0, 0.5])
