@@ -58,9 +58,9 @@ if fewer than ``max_foragers`` = 16 live (both scores reset to ``init_score`` = 
 ``min_score`` = 0 is deleted if more than ``min_foragers`` = 2 live. The weblog split and weight copy of
 Alg. 6 are the agents' business: ``info[parent]["child"]`` / ``info[child]["parent"]`` name the pair.
 
-**Info keys** (every agent, every step and reset): ``time``, ``fetched_page`` (−1: none), ``path_start``
-(this step started a path), ``path_step``, ``downloaded``, ``sent``, ``relevant``, ``score``,
-``invalid_action``, ``parent``, ``child`` (``""`` when none), ``deleted``, ``births_exhausted``,
+**Info keys** (every agent, every step and reset): ``time`` (the clock after the step), ``fetched_page``
+(−1: none), ``path_start`` (this step started a path), ``path_step``, ``downloaded``, ``sent``, ``relevant``,
+``score``, ``invalid_action``, ``parent``, ``child`` (``""`` when none), ``deleted``, ``births_exhausted``,
 ``n_foragers``.
 
 **Measurements** for the paper's Table 1/2 and Fig. 2: :meth:`ForagerFleetEnv.run_log` (per step counts)
