@@ -1,0 +1,258 @@
+"""Memory of the crawl env on a Simple-English-Wikipedia-sized web: one env's RSS, and what each extra worker adds.
+
+``gym-crawl bench memory [--quick] [--pages N] [--steps S] [--workers 1,2,4] [--out DIR]``
+
+The synthetic generator stands in for the Simple English dump (thesis Table 4.1: 323,198 pages, ~5M links;
+``gym-crawl bench scale`` uses the same corpus). The corpus is generated once (cached on disk) in its own
+process; every measurement then runs in fresh processes that **memory-map** it:
+
+* **one env**: a process builds ``gym.make("WikiCrawl-v1", corpus=synthetic-N, topic="geology")``, resets
+  and takes ``--steps`` random valid steps; its RSS (and USS = private memory, PSS) after load, after
+  ``reset`` and after the crawl, and the peak RSS. Budget (issue 11): ≤ 1 GB RSS;
+* **workers**: ``gymnasium.vector.AsyncVectorEnv`` with W subprocess workers (each builds its own env and
+  memory-maps the same corpus files, so the corpus' pages are shared through the OS page cache), ``--steps``
+  vector steps; per worker its USS (what that worker alone costs: its score tables, crawl state, Python
+  and numba runtime) and PSS. Budget: ≤ 100 MB per extra worker, read as each worker's USS.
+
+Figures come from ``/proc/<pid>/status`` and ``/proc/<pid>/smaps_rollup`` (Linux). Writes ``memory.json``,
+``memory.md`` and ``memory.png`` to ``--out`` (default ``benchmarks/results/memory``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "memory"
+RSS_BUDGET_MB = 1024.0
+WORKER_BUDGET_MB = 100.0
+
+
+def proc_memory(pid: int | str = "self") -> dict[str, float]:
+    """RSS, USS (private clean + dirty), PSS and swap of a process in MB (Linux ``/proc``)."""
+    out = {"rss_mb": 0.0, "uss_mb": 0.0, "pss_mb": 0.0}
+    kb: dict[str, int] = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].endswith(":") and parts[1].isdigit():
+                kb[parts[0][:-1]] = int(parts[1])
+    out["rss_mb"] = kb.get("Rss", 0) / 1024.0
+    out["pss_mb"] = kb.get("Pss", 0) / 1024.0
+    out["uss_mb"] = (kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)) / 1024.0
+    return {k: round(v, 1) for k, v in out.items()}
+
+
+def peak_rss_mb(pid: int | str = "self") -> float:
+    """Peak resident set (``VmHWM``) of a process in MB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    return 0.0
+
+
+#: the single-env measurement, run as ``python -c ONE_ENV pages steps``
+ONE_ENV = r"""
+import json, sys, time
+import numpy as np
+from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
+n, steps = int(sys.argv[1]), int(sys.argv[2])
+out = {"pages": n, "base": proc_memory()}
+import gymnasium as gym, gym_crawl
+from gym_crawl.corpus.synthetic import synthetic_corpus
+out["after_import"] = proc_memory()
+t = time.perf_counter()
+c = synthetic_corpus(n)
+out["links"] = int(c.n_links)
+out["after_corpus_load"] = proc_memory()
+env = gym.make("WikiCrawl-v1", corpus=c, topic="geology", max_episode_steps=steps + 1)
+out["after_make"] = proc_memory()
+_, info = env.reset(seed=0)
+out["after_reset"] = proc_memory()
+rng = np.random.default_rng(0)
+for _ in range(steps):
+    v = np.flatnonzero(info["action_mask"])
+    _, _, te, tr, info = env.step(int(v[rng.integers(len(v))]))
+    if te or tr:
+        _, info = env.reset()
+out["after_crawl"] = proc_memory()
+out["crawl_seconds"] = round(time.perf_counter() - t, 2)
+out["peak_rss_mb"] = peak_rss_mb()
+print(json.dumps(out))
+"""
+
+#: the worker measurement, run as ``python -c WORKERS pages steps n_workers``
+WORKERS = r"""
+import json, sys, time
+import numpy as np
+from gym_crawl.benchmarks.memory import proc_memory, make_env_fn
+n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import gymnasium as gym
+v = gym.vector.AsyncVectorEnv([make_env_fn(n, steps + 1) for _ in range(w)])
+_, info = v.reset(seed=0)
+rng = np.random.default_rng(0)
+t = time.perf_counter()
+for _ in range(steps):
+    m = info["action_mask"]
+    a = np.array([int(np.flatnonzero(r)[rng.integers(r.sum())]) for r in m])
+    _, _, _, _, info = v.step(a)
+out = {"pages": n, "workers": w, "steps": steps, "seconds": round(time.perf_counter() - t, 2),
+       "main": proc_memory(), "per_worker": [proc_memory(p.pid) for p in v.processes]}
+v.close()
+print(json.dumps(out))
+"""
+
+
+class _EnvFn:
+    """A picklable env factory for the workers (each memory-maps the cached corpus itself)."""
+
+    def __init__(self, pages: int, max_steps: int):
+        self.pages, self.max_steps = pages, max_steps
+
+    def __call__(self) -> Any:
+        import gymnasium as gym
+
+        import gym_crawl  # noqa: F401  (registers the env)
+        from gym_crawl.corpus.synthetic import synthetic_corpus
+
+        return gym.make("WikiCrawl-v1", corpus=synthetic_corpus(self.pages), topic="geology",
+                        max_episode_steps=self.max_steps)
+
+
+def make_env_fn(pages: int, max_steps: int) -> _EnvFn:
+    return _EnvFn(pages, max_steps)
+
+
+def _child(code: str, *args: Any) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise RuntimeError(f"memory child {args} failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@dataclass(frozen=True)
+class Preset:
+    pages: int
+    steps: int
+    workers: tuple[int, ...]
+
+
+QUICK = Preset(pages=3000, steps=50, workers=(1, 2))
+FULL = Preset(pages=323_000, steps=2000, workers=(1, 2, 4))
+
+
+def _markdown(one: dict[str, Any], workers: list[dict[str, Any]]) -> str:
+    n = one["pages"]
+    lines = [(f"# Memory: synthetic web of {n:,} pages, {one['links']:,} links (memory-mapped)"), "",
+             "## One env (`gym.make`, reset, random valid steps)", "",
+             "| stage | RSS MB | USS MB | PSS MB |", "|---|---|---|---|"]
+    for k in ("base", "after_import", "after_corpus_load", "after_make", "after_reset", "after_crawl"):
+        m = one[k]
+        lines.append(f"| {k.replace('_', ' ')} | {m['rss_mb']} | {m['uss_mb']} | {m['pss_mb']} |")
+    ok = "within" if one["peak_rss_mb"] <= RSS_BUDGET_MB else "OVER"
+    lines += ["", f"Peak RSS {one['peak_rss_mb']} MB ({ok} the {RSS_BUDGET_MB:.0f} MB budget).", "",
+              "## Workers (`AsyncVectorEnv`, each worker memory-maps the corpus)", "",
+              "| workers | worker USS MB (each) | worker PSS MB (each) | worker RSS MB (each) | main RSS MB |",
+              "|---|---|---|---|---|"]
+    for w in workers:
+        pw = w["per_worker"]
+        lines.append(f"| {w['workers']} | {', '.join(str(p['uss_mb']) for p in pw)} | "
+                     f"{', '.join(str(p['pss_mb']) for p in pw)} | {', '.join(str(p['rss_mb']) for p in pw)} | "
+                     f"{w['main']['rss_mb']} |")
+    worst = max((p["uss_mb"] for w in workers for p in w["per_worker"]), default=0.0)
+    ok = "within" if worst <= WORKER_BUDGET_MB else "OVER"
+    lines += ["", (f"Largest worker USS (private memory: what one more worker costs): {worst} MB ({ok} the "
+                   f"{WORKER_BUDGET_MB:.0f} MB budget).")]
+    return "\n".join(lines) + "\n"
+
+
+def _plot(one: dict[str, Any], workers: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    stages = ["after_import", "after_corpus_load", "after_make", "after_reset", "after_crawl"]
+    x = range(len(stages))
+    for key, lab in (("rss_mb", "RSS"), ("uss_mb", "USS (private)"), ("pss_mb", "PSS")):
+        a1.plot(list(x), [one[s][key] for s in stages], marker="o", label=lab)
+    a1.axhline(RSS_BUDGET_MB, color="grey", ls="--", lw=1, label=f"{RSS_BUDGET_MB:.0f} MB budget")
+    a1.set_xticks(list(x), [s.replace("after_", "") for s in stages], rotation=20)
+    a1.set_ylabel("MB")
+    a1.set_title(f"one env, {one['pages']:,} pages")
+    a1.legend(fontsize=8)
+    labels, uss, pss = [], [], []
+    for w in workers:
+        for i, p in enumerate(w["per_worker"]):
+            labels.append(f"W={w['workers']}#{i}")
+            uss.append(p["uss_mb"])
+            pss.append(p["pss_mb"])
+    xs = list(range(len(labels)))
+    a2.bar([i - 0.2 for i in xs], uss, width=0.4, label="USS (private)")
+    a2.bar([i + 0.2 for i in xs], pss, width=0.4, label="PSS")
+    a2.axhline(WORKER_BUDGET_MB, color="grey", ls="--", lw=1, label=f"{WORKER_BUDGET_MB:.0f} MB per extra worker")
+    a2.set_xticks(xs, labels, rotation=30, fontsize=8)
+    a2.set_ylabel("MB")
+    a2.set_title("AsyncVectorEnv workers")
+    a2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3,000 pages, 50 steps, 1-2 workers (the test suite)")
+    ap.add_argument("--pages", type=int, default=None, help="corpus size (full: 323,000)")
+    ap.add_argument("--steps", type=int, default=None, help="crawl steps (full: 2,000)")
+    ap.add_argument("--workers", default=None, help="comma-separated worker counts (full: 1,2,4)")
+    ap.add_argument("--out", default=str(DEFAULT_OUT))
+    a = ap.parse_args(argv)
+    p = QUICK if a.quick else FULL
+    pages = a.pages or p.pages
+    steps = a.steps or p.steps
+    if pages < 100 or steps < 1:
+        raise SystemExit(f"--pages must be >= 100 and --steps >= 1, got {pages} and {steps}")
+    try:
+        ws = [int(x) for x in a.workers.split(",") if x] if a.workers else list(p.workers)
+    except ValueError:
+        raise SystemExit(f"--workers {a.workers!r}: expected comma-separated integers, e.g. 1,2,4") from None
+    if not ws or min(ws) < 1:
+        raise SystemExit(f"--workers {a.workers!r}: worker counts must be >= 1")
+    from tqdm.auto import tqdm
+
+    code = f"from gym_crawl.corpus.synthetic import synthetic_corpus; synthetic_corpus({pages})"
+    gen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    if gen.returncode != 0:
+        raise RuntimeError(f"generating {pages} pages failed:\n{gen.stderr[-3000:]}")
+    bar = tqdm(total=1 + len(ws), desc="memory", disable=None)
+    one = _child(ONE_ENV, pages, steps)
+    bar.update()
+    workers = []
+    for w in ws:
+        workers.append(_child(WORKERS, pages, steps, w))
+        bar.update()
+    bar.close()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+
+    atomic_write_json(out / "memory.json", {"pages": pages, "steps": steps, "one_env": one, "workers": workers,
+                                            "budgets_mb": {"rss": RSS_BUDGET_MB, "per_worker": WORKER_BUDGET_MB},
+                                            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    md = _markdown(one, workers)
+    atomic_write_bytes(out / "memory.md", md.encode())
+    _plot(one, workers, out / "memory.png")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
