@@ -111,15 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         corpus = load_corpus(spec)
         name = Path(spec).name if "/" in spec else spec
         tres_env = {"max_candidates": min(4096, corpus.n_pages)}  # tres' K (one slot per tree leaf)
-        cases = [("slot random, topk", lambda: slot_random(corpus, "topk", steps)),
-                 ("slot random, tree", lambda: slot_random(corpus, "tree", steps)),
-                 ("agent random (page)", lambda: agent_run(corpus, "random", steps)),
-                 ("agent best-first", lambda: agent_run(corpus, "best-first", steps)),
-                 ("agent lfa-async", lambda: agent_run(corpus, "lfa-async", steps)),
-                 ("agent tres (train_freq=1, paper)", lambda: agent_run(corpus, "tres", steps, tres_env)),
-                 ("agent tres train_freq=4", lambda: agent_run(corpus, "tres", steps, tres_env, train_freq=4)),
-                 ("vector env N=8", lambda: vector(corpus, 8, max(40, steps // 4))),
-                 ("vector env N=64", lambda: vector(corpus, 64, max(20, steps // 20)))]
+        cases = [("slot random, topk", lambda c=corpus: slot_random(c, "topk", steps)),
+                 ("slot random, tree", lambda c=corpus: slot_random(c, "tree", steps)),
+                 ("agent random (page)", lambda c=corpus: agent_run(c, "random", steps)),
+                 ("agent best-first", lambda c=corpus: agent_run(c, "best-first", steps)),
+                 ("agent lfa-async", lambda c=corpus: agent_run(c, "lfa-async", steps)),
+                 ("agent tres (train_freq=1, paper)", lambda c=corpus, te=tres_env: agent_run(c, "tres", steps, te)),
+                 ("agent tres train_freq=4", lambda c=corpus, te=tres_env: agent_run(c, "tres", steps, te, train_freq=4)),
+                 ("vector env N=8", lambda c=corpus: vector(c, 8, max(40, steps // 4))),
+                 ("vector env N=64", lambda c=corpus: vector(c, 64, max(20, steps // 20)))]
         for label, fn in cases:
             sps = fn()
             rows.append({"corpus": name, "case": label, "steps_per_cpu_second": round(sps, 1),
