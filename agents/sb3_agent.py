@@ -33,7 +33,7 @@ from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
 
-__all__ = ["SB3Agent", "ALGO_CLASSES", "algo_class", "policy_class", "load_sb3_agent"]
+__all__ = ["ALGO_CLASSES", "SB3Agent", "algo_class", "load_sb3_agent", "policy_class"]
 
 ALGO_CLASSES: dict[str, str] = {
     "dqn": "stable_baselines3:DQN", "ppo": "stable_baselines3:PPO", "a2c": "stable_baselines3:A2C",
@@ -79,6 +79,9 @@ class SB3Agent(Agent):
         top_rows: continuous wrapper's summary rows.
         deterministic: act greedily (default) or sample from the policy.
         info: free-form JSON metadata (training run, steps, topics) kept in the saved header.
+        env_kwargs: ``WikiCrawl-v1`` keywords the policy was trained with (``features``, ``reducer``,
+            ``max_candidates``, ``text``, ...): exposed as :attr:`env_defaults`, so
+            :func:`gym_crawl.agents.make_env_for` builds the env the policy expects, and saved with it.
     """
 
     name = "sb3"
@@ -86,9 +89,16 @@ class SB3Agent(Agent):
 
     def __init__(self, algo: str = "maskable-ppo", policy: str = "MaskableCandidateScoringPolicy",
                  policy_kwargs: dict | None = None, wrapper: str = "discrete", flatten: bool = False,
-                 top_rows: int = 4, deterministic: bool = True, info: dict | None = None):
+                 top_rows: int = 4, deterministic: bool = True, info: dict | None = None,
+                 env_kwargs: dict | None = None):
+        if env_kwargs is not None and not isinstance(env_kwargs, dict):
+            raise ValueError(f"env_kwargs must be a dict of WikiCrawl-v1 keywords, got {type(env_kwargs).__name__}")
         super().__init__(algo=algo, policy=policy, policy_kwargs=dict(policy_kwargs or {}), wrapper=wrapper,
-                         flatten=flatten, top_rows=top_rows, deterministic=deterministic, info=dict(info or {}))
+                         flatten=flatten, top_rows=top_rows, deterministic=deterministic, info=dict(info or {}),
+                         env_kwargs=dict(env_kwargs or {}))
+        if "action" in (env_kwargs or {}):
+            raise ValueError("env_kwargs must not set 'action': the wrapper option fixes the action mode")
+        self.env_defaults = dict(env_kwargs or {})
         if wrapper not in ("discrete", "continuous"):
             raise ValueError(f"wrapper must be 'discrete' or 'continuous', got {wrapper!r}")
         self.algo, self.wrapper, self.flatten, self.top_rows = algo, wrapper, bool(flatten), int(top_rows)
@@ -105,10 +115,10 @@ class SB3Agent(Agent):
 
     # ------------------------------------------------------------ building
     @classmethod
-    def from_model(cls, model: Any, algo: str, policy: str, policy_kwargs: dict | None = None, **kw: Any) -> "SB3Agent":
+    def from_model(cls, model: Any, algo: str, policy: str, policy_kwargs: dict | None = None, **kw: Any) -> SB3Agent:
         """Wrap a trained SB3 ``model`` (its policy's current weights are copied)."""
         agent = cls(algo=algo, policy=policy, policy_kwargs=policy_kwargs, **kw)
-        agent.load_state_dict({k: v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()})
+        agent.load_state_dict({k: v.detach().cpu().numpy().copy() for k, v in model.policy.state_dict().items()})
         return agent
 
     def spaces_for(self, env: Any) -> tuple[spaces.Space, spaces.Space]:
@@ -188,7 +198,7 @@ class SB3Agent(Agent):
         return dict(self._state)
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        self._state = {k: np.asarray(v) for k, v in state.items()}
+        self._state = {k: np.array(v, copy=True) for k, v in state.items()}
         self.policy, self._spaces = None, None
 
 
@@ -204,6 +214,6 @@ def load_sb3_agent(path: str | Path) -> SB3Agent:
                                 f"agent.npz it writes)")
     agent = Agent.load(p, expect="sb3")
     if not isinstance(agent, SB3Agent):
-        raise ValueError(f"{p} holds agent {agent.name!r}, not an SB3 agent")
+        raise ValueError(f"{p} holds agent {agent.name!r}, not an SB3 agent")  # noqa: TRY004 - bad file content
     return agent
 
