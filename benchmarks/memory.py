@@ -9,6 +9,9 @@ process; every measurement then runs in fresh processes that **memory-map** it:
 * **one env**: a process builds ``gym.make("WikiCrawl-v1", corpus=synthetic-N, topic="geology")``, resets
   and takes ``--steps`` random valid steps; its RSS (and USS = private memory, PSS) after load, after
   ``reset`` and after the crawl, and the peak RSS. Budget (issue 11): ≤ 1 GB RSS;
+* **vector env**: the batched ``WikiCrawlVectorEnv`` with N = 1 and each worker count in one process (the N
+  crawls share corpus, text model and per-topic score tables; each adds its crawl state): the USS each
+  extra env adds;
 * **workers**: ``gymnasium.vector.AsyncVectorEnv`` with W subprocess workers (each builds its own env and
   memory-maps the same corpus files, so the corpus' pages are shared through the OS page cache), ``--steps``
   vector steps; per worker its USS (what that worker alone costs: its score tables, crawl state, Python
@@ -109,6 +112,27 @@ print(json.dumps(out))
 """
 
 
+#: the batched vector env in one process, run as ``python -c VECTOR pages steps n_envs``
+VECTOR = r"""
+import json, sys, time
+import numpy as np
+from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
+n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+import gymnasium as gym, gym_crawl
+from gym_crawl.corpus.synthetic import synthetic_corpus
+c = synthetic_corpus(n)
+v = gym.make_vec("WikiCrawl-v1", num_envs=w, vectorization_mode="vector_entry_point", corpus=c, topic="geology",
+                 max_episode_steps=steps + 1)
+obs, _ = v.reset(seed=0)
+rng = np.random.default_rng(0)
+t = time.perf_counter()
+for _ in range(steps):
+    obs, *_ = v.step((rng.random(w) * obs["mask"].sum(1)).astype(np.int64))
+print(json.dumps({"pages": n, "envs": w, "steps": steps, "seconds": round(time.perf_counter() - t, 2),
+                  "memory": proc_memory(), "peak_rss_mb": peak_rss_mb()}))
+"""
+
+
 class _EnvFn:
     """A picklable env factory for the workers (each memory-maps the cached corpus itself)."""
 
@@ -147,7 +171,7 @@ QUICK = Preset(pages=3000, steps=50, workers=(1, 2))
 FULL = Preset(pages=323_000, steps=2000, workers=(1, 2, 4))
 
 
-def _markdown(one: dict[str, Any], workers: list[dict[str, Any]]) -> str:
+def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[dict[str, Any]]) -> str:
     n = one["pages"]
     lines = [(f"# Memory: synthetic web of {n:,} pages, {one['links']:,} links (memory-mapped)"), "",
              "## One env (`gym.make`, reset, random valid steps)", "",
@@ -169,10 +193,20 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]]) -> str:
     ok = "within" if worst <= WORKER_BUDGET_MB else "OVER"
     lines += ["", (f"Largest worker USS (private memory: what one more worker costs): {worst} MB ({ok} the "
                    f"{WORKER_BUDGET_MB:.0f} MB budget).")]
+    if vector:
+        base = vector[0]["memory"]
+        lines += ["", ("## Batched vector env (`make_vec(..., vectorization_mode=\"vector_entry_point\")`: N crawls "
+                       "in one process sharing corpus, text model and score tables)"), "",
+                  "| N | RSS MB | USS MB | PSS MB | peak RSS MB | USS per extra env MB |", "|---|---|---|---|---|---|"]
+        for v in vector:
+            m = v["memory"]
+            extra = (f"{(m['uss_mb'] - base['uss_mb']) / (v['envs'] - vector[0]['envs']):.1f}"
+                     if v["envs"] > vector[0]["envs"] else "–")
+            lines.append(f"| {v['envs']} | {m['rss_mb']} | {m['uss_mb']} | {m['pss_mb']} | {v['peak_rss_mb']} | {extra} |")
     return "\n".join(lines) + "\n"
 
 
-def _plot(one: dict[str, Any], workers: list[dict[str, Any]], path: Path) -> None:
+def _plot(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -195,12 +229,19 @@ def _plot(one: dict[str, Any], workers: list[dict[str, Any]], path: Path) -> Non
             uss.append(p["uss_mb"])
             pss.append(p["pss_mb"])
     xs = list(range(len(labels)))
-    a2.bar([i - 0.2 for i in xs], uss, width=0.4, label="USS (private)")
-    a2.bar([i + 0.2 for i in xs], pss, width=0.4, label="PSS")
+    a2.bar([i - 0.2 for i in xs], uss, width=0.4, label="worker USS (private)")
+    a2.bar([i + 0.2 for i in xs], pss, width=0.4, label="worker PSS")
+    if len(vector) > 1:
+        b = vector[0]
+        per = [(v["memory"]["uss_mb"] - b["memory"]["uss_mb"]) / (v["envs"] - b["envs"]) for v in vector[1:]]
+        labels += [f"vec N={v['envs']}" for v in vector[1:]]
+        xs2 = list(range(len(xs), len(xs) + len(per)))
+        a2.bar(xs2, per, width=0.4, color="tab:green", label="vector env: USS per extra env")
+        xs = xs + xs2
     a2.axhline(WORKER_BUDGET_MB, color="grey", ls="--", lw=1, label=f"{WORKER_BUDGET_MB:.0f} MB per extra worker")
     a2.set_xticks(xs, labels, rotation=30, fontsize=8)
     a2.set_ylabel("MB")
-    a2.set_title("AsyncVectorEnv workers")
+    a2.set_title("extra workers / envs")
     a2.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -232,12 +273,17 @@ def main(argv: list[str] | None = None) -> int:
     gen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if gen.returncode != 0:
         raise RuntimeError(f"generating {pages} pages failed:\n{gen.stderr[-3000:]}")
-    bar = tqdm(total=1 + len(ws), desc="memory", disable=None)
+    nv = sorted({1, *ws})
+    bar = tqdm(total=1 + len(ws) + len(nv), desc="memory", disable=None)
     one = _child(ONE_ENV, pages, steps)
     bar.update()
     workers = []
     for w in ws:
         workers.append(_child(WORKERS, pages, steps, w))
+        bar.update()
+    vector = []
+    for w in nv:
+        vector.append(_child(VECTOR, pages, steps, w))
         bar.update()
     bar.close()
     out = Path(a.out)
@@ -245,11 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     atomic_write_json(out / "memory.json", {"pages": pages, "steps": steps, "one_env": one, "workers": workers,
+                                            "vector_env": vector,
                                             "budgets_mb": {"rss": RSS_BUDGET_MB, "per_worker": WORKER_BUDGET_MB},
                                             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    md = _markdown(one, workers)
+    md = _markdown(one, workers, vector)
     atomic_write_bytes(out / "memory.md", md.encode())
-    _plot(one, workers, out / "memory.png")
+    _plot(one, workers, vector, out / "memory.png")
     print(md)
     return 0
 

@@ -30,6 +30,8 @@ def test_quick_run_writes_outputs(tmp_path):
     (w,) = data["workers"]
     assert w["workers"] == 2 and len(w["per_worker"]) == 2
     assert all(0 < p["uss_mb"] <= p["rss_mb"] for p in w["per_worker"])
+    assert [v["envs"] for v in data["vector_env"]] == [1, 2]
+    assert all(v["memory"]["uss_mb"] > 0 for v in data["vector_env"])
     md = (tmp_path / "memory.md").read_text()
-    assert "Largest worker USS" in md and "Peak RSS" in md
+    assert "Largest worker USS" in md and "Peak RSS" in md and "USS per extra env" in md
     assert (tmp_path / "memory.png").stat().st_size > 0
