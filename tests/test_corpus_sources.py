@@ -99,7 +99,7 @@ def test_names_with_sizes():
         src.parse_corpus_name("synthetic-hard-abc")
 
 
-def test_synthetic_hard_passes_the_preset_or_fails_clearly(monkeypatch):
+def test_synthetic_hard_passes_the_preset(monkeypatch):
     import gym_crawl.corpus.synthetic as syn
 
     calls = []
@@ -111,15 +111,6 @@ def test_synthetic_hard_passes_the_preset_or_fails_clearly(monkeypatch):
     monkeypatch.setattr(syn, "synthetic_corpus", with_preset)
     assert load_corpus("synthetic-hard-1234", seed=3).n_pages == 100
     assert calls == [(1234, "hard", {"seed": 3})]
-
-    def without_preset(n_pages=20_000, **kw):
-        if kw:
-            raise TypeError(f"synthetic_corpus: unexpected keyword argument(s) {sorted(kw)}")
-        return make_tiny_corpus(100)
-
-    monkeypatch.setattr(syn, "synthetic_corpus", without_preset)
-    with pytest.raises(ValueError, match=r"'synthetic-hard' needs .*preset='hard'"):
-        load_corpus("synthetic-hard")
 
 
 def test_errors_name_the_spec_and_list_names_and_kinds(tmp_path):
