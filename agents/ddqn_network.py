@@ -27,6 +27,8 @@ class QNetwork(nn.Module):
             if i < len(sizes) - 2:
                 layers.append(nn.ReLU())
         self.net = nn.Sequential(*layers)
+        #: the Linear layers in order (a plain tuple: not registered twice, state_dict keys stay net.<i>.*)
+        self._lin = tuple(m for m in layers if isinstance(m, nn.Linear))
         if rng is not None:
             with torch.no_grad():
                 for m in self.net:
@@ -36,4 +38,14 @@ class QNetwork(nn.Module):
                         m.bias.copy_(torch.from_numpy(rng.uniform(-bound, bound, m.bias.shape).astype(np.float32)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # noqa: D102
-        return self.net(x).squeeze(-1)
+        # the Sequential's layers called functionally: the same ops (bit-identical), without a module
+        # call per layer (~7 µs of a ~27 µs forward on 64 rows)
+        layers = self._lin
+        h = x
+        last = len(layers) - 1
+        for i, m in enumerate(layers):
+            h = nn.functional.linear(h, m.weight, m.bias)
+            if i < last:
+                h = torch.relu(h)
+        return h.squeeze(-1)
+
