@@ -27,7 +27,10 @@ policy owns what the paper's forager owns:
   observation) with value 0 (Alg. 10). RL foragers keep that seed weblog unchanged.
 * **Multiplication** (Alg. 6): when ``info["child"]`` names a newborn, :meth:`PalotaiForager.spawn` gives
   it WEBLOG_SIZE/2 (at most half of the weblog) randomly chosen entries, removed from the parent's, and
-  a copy of the weights (RL, WLRL) or new random weights (WL).
+  a copy of the weights (RL, WLRL) or new random weights (WL). Exception: RL foragers (no weblog update)
+  all keep the same seed weblog — the child gets a copy, the parent keeps its own — as §4.2.1 states
+  ("RL foragers had the same weblog with the first 10 URLs"); Alg. 6's WEBLOG_SIZE/2 = 50 entries cannot
+  be drawn from a 10-URL weblog, and halving it would leave late RL generations 1–2 start URLs.
 
 Random weights are uniform in [−1, 1]^k. Every random choice comes from the policy's own generator,
 seeded by :func:`run_fleet`'s ``seed`` (a newborn's generator is spawned from its parent's), so a whole
@@ -165,7 +168,10 @@ class PalotaiForager:
         """Alg. 6: the newborn's policy — half the weblog (random, removed from this one), the weights copied
         (RL, WLRL) or new random (WL), the page store copied, a generator spawned from this one's."""
         n = len(self.wl_urls)
-        k = min(self.weblog_size // 2, n // 2)
+        # a forager without the weblog update keeps the seed weblog, and so does its child: "RL foragers had
+        # the same weblog with the first 10 URLs" (§4.2.1); Alg. 6's WEBLOG_SIZE/2 = 50 URLs cannot be drawn
+        # from 10, and halving would leave late RL generations with 1-2 start URLs
+        k = min(self.weblog_size // 2, n // 2) if self.update_weblog else 0
         pick = np.sort(self.rng.choice(n, size=k, replace=False)) if k else np.zeros(0, np.int64)
         keep = np.setdiff1d(np.arange(n), pick)
         child_wl = (self.wl_urls[pick], self.wl_vals[pick]) if k else (self.wl_urls.copy(), self.wl_vals.copy())

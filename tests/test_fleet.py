@@ -213,8 +213,11 @@ def test_td_update_and_greedy_url_ordering():
     f.observe(10.0, {"n_fetched": 0}, {"fetched_page": 4})
     # delta = 10 + 0.9 * 0.2 - 0.5 = 9.68; w += 0.1 * 9.68 * (0.5, 0)
     assert f.weights.tolist() == pytest.approx([1.0 + 0.1 * 9.68 * 0.5, 0.0])
+    f.wl_urls, f.wl_vals = np.arange(10), np.zeros(10)
     g = f.spawn()
     assert g.weights.tolist() == f.weights.tolist() and g.weights is not f.weights
+    # RL foragers all keep the same seed weblog (§4.2.1): the child gets a copy, the parent keeps its own
+    assert g.wl_urls.tolist() == f.wl_urls.tolist() == list(range(10)) and g.wl_urls is not f.wl_urls
     h = PalotaiForager("rl", 10, 2, np.random.default_rng(0), weights=np.zeros(2), normalize_td=True)
     h.S[[1, 2]] = [[1.0, 1.0], [0.0, 0.0]]
     h.observe(0.0, {"n_fetched": 0}, {"fetched_page": 1})
