@@ -33,11 +33,23 @@ def _random_actions(env, obs, rng):
 # ------------------------------------------------------------------------------ PettingZoo API
 def test_parallel_api_test_with_births_and_deaths(web):
     env = ForagerFleetEnv(web, step_hours=0.25, max_score=101.0, min_score=99.9, n_initial=3, max_names=64)
+    seen = {"births": 0, "deaths": 0, "truncated": 0}
+    step = env.step
+
+    def counting_step(actions):
+        out = step(actions)
+        seen["births"] += sum(bool(i["child"]) for i in out[4].values())
+        seen["deaths"] += sum(out[2].values())
+        seen["truncated"] += sum(out[3].values())
+        return out
+
+    env.step = counting_step
     with warnings.catch_warnings():
         # the run ends with names never born (possible_agents lists every name that may ever exist)
         warnings.filterwarnings("ignore", message="No agents present but not all possible_agents")
         parallel_api_test(env, num_cycles=200)
-    assert env._next_name > 3  # births did happen during the API test
+    # the API test went through births, deletions and the final truncation
+    assert seen["births"] > 0 and seen["deaths"] > 0 and seen["truncated"] > 0
 
 
 def test_spaces_hold_observations_and_bad_actions_raise(web):
@@ -88,6 +100,40 @@ def test_ra_rewards_only_the_first_submitter():
         assert found["forager"].tolist() == [int(win.split("_")[1])]
         winners.add(win)
     assert winners == {"forager_0", "forager_1"}  # the RA's order is random, not a fixed priority
+
+
+def test_ra_remembers_documents_across_steps():
+    """A document the RA accepted earlier is not relevant again: the late submitter gets PENALTY."""
+    env = ForagerFleetEnv(_hand_web(), step_hours=0.1, start_urls=[0])
+    env.reset(seed=0)
+    # forager_1 wastes step 1 on an invalid id (no fetch); forager_0 alone sends page 1 (version 0)
+    _, rew, _, _, info = env.step({"forager_0": 0, "forager_1": 2})
+    assert rew == {"forager_0": 100.0, "forager_1": -1.0} and info["forager_1"]["invalid_action"]
+    _, rew, _, _, info = env.step({"forager_0": 1, "forager_1": 0})
+    assert info["forager_1"]["sent"] == 1 and info["forager_1"]["relevant"] == 0 and rew["forager_1"] == -1.0
+    assert info["forager_1"]["score"] == pytest.approx(100 - 0.05)
+    assert rew["forager_0"] == 0.0 and info["forager_0"]["sent"] == 0   # page 1 v0 was sent by it already
+    assert env.found_documents()["forager"].tolist() == [0]
+
+
+def test_bad_parameters_name_the_argument(web):
+    for kw, name in (({"reward": "100"}, "reward"), ({"window": -1.0}, "window"), ({"max_step": 2.5}, "max_step"),
+                     ({"send_window": float("nan")}, "send_window"), ({"step_hours": 0}, "step_hours"),
+                     ({"n_initial": 0}, "n_initial"), ({"start_urls": [400]}, "start_urls"),
+                     ({"min_foragers": 5, "max_foragers": 4}, "min_foragers"), ({"max_names": 1}, "max_names"),
+                     ({"render_mode": "human"}, "render_mode")):
+        with pytest.raises(ValueError, match=name):
+            ForagerFleetEnv(web, **kw)
+    s = np.array(web.states)
+    s[0, 0] = 2.0
+    fake = type("W", (), {k: getattr(web, k) for k in ("n_pages", "horizon", "state_dim", "indptr", "indices",
+                                                         "birth", "mod_ptr", "mod_times", "home")})()
+    fake.states = s
+    with pytest.raises(ValueError, match=r"states must be finite and in \[-1, 1\]"):
+        ForagerFleetEnv(fake)
+    for kw, name in (({"alpha": 2.0}, "alpha"), ({"weblog_size": 0}, "weblog_size")):
+        with pytest.raises(ValueError, match=name):
+            PalotaiForager("wl", 10, 2, np.random.default_rng(0), **kw)
 
 
 def test_stale_documents_are_penalized_and_not_sent_by_default():
@@ -232,55 +278,92 @@ def test_td_update_and_greedy_url_ordering():
 
 # ------------------------------------------------------------------------------ determinism, fairness
 def _trace(web, kind, seed):
+    env = ForagerFleetEnv(web, step_hours=0.5, max_score=110.0)  # births (Alg. 6 draws) within 96 steps
+    steps = []
+    run = run_fleet(env, kind, seed, on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
+    weights = {a: p.weights.copy() for a, p in run.policies.items()}
+    weblogs = {a: (p.wl_urls.copy(), p.wl_vals.copy()) for a, p in run.policies.items()}
+    return steps, env.run_log(), env.found_documents(), weights, weblogs, (run.births, run.deaths)
+
+
+@pytest.mark.parametrize("kind", ["wl", "rl", "wlrl"])
+def test_whole_fleet_is_deterministic_under_a_seed(web, kind):
+    """Same seed: every reward and info of every step, the run log, the found documents and the final
+    policies' weights and weblogs are identical bit for bit; another seed changes the run."""
+    t1, t2 = _trace(web, kind, 5), _trace(web, kind, 5)
+    assert len(t1[0]) == 96 and t1[5][0] > 0  # a whole run, with births
+    assert _same(t1, t2)
+    assert all(t1[3][a].tobytes() == t2[3][a].tobytes() for a in t1[3])
+    t3 = _trace(web, kind, 6)
+    assert not _same(t1[0], t3[0])
+
+
+def _fleet_trace(web, steps=40):
+    """Everything the env returns to every agent under a state-blind driver (a seeded random valid id, which
+    depends only on the masks), so that nothing but what the env shows can differ between two webs; and the
+    pages the fleet visited and downloaded."""
     env = ForagerFleetEnv(web, step_hours=0.5)
-    acts = []
-    run_fleet(env, kind, seed, on_step=lambda t, r, i: acts.append(
-        tuple(sorted((a, v["fetched_page"], r[a]) for a, v in i.items()))))
-    return acts, env.run_log(), env.found_documents()
-
-
-def test_whole_fleet_is_deterministic_under_a_seed(web):
-    a1, l1, f1 = _trace(web, "wlrl", 5)
-    a2, l2, f2 = _trace(web, "wlrl", 5)
-    assert a1 == a2
-    assert all(np.array_equal(l1[k], l2[k]) for k in l1) and all(np.array_equal(f1[k], f2[k]) for k in f1)
-    a3, _, _ = _trace(web, "wlrl", 6)
-    assert a3 != a1
-
-
-def _obs_trace(web, agent="forager_0", steps=40):
-    """Observations of ``agent`` under a state-blind driver (a seeded random valid id), so that nothing but
-    what the env shows can differ between two webs."""
-    env = ForagerFleetEnv(web, step_hours=0.5)
-    obs, _ = env.reset(seed=0)
+    obs, infos = env.reset(seed=0)
     rng = np.random.default_rng(7)
-    out = [obs[agent]]
+    out = [(obs, infos)]
+    visited, downloaded = set(), set()
     for _ in range(steps):
-        obs, *_ = env.step(_random_actions(env, obs, rng))
-        out.append(obs[agent])
-    return out
+        obs, rew, term, trunc, infos = env.step(_random_actions(env, obs, rng))
+        out.append((obs, rew, term, trunc, infos))
+        for a, o in obs.items():
+            downloaded.update(o["fetched_ids"][: o["n_fetched"]].tolist())
+            if infos[a]["fetched_page"] >= 0:
+                visited.add(infos[a]["fetched_page"])
+    return out, visited, downloaded
 
 
-def test_no_leak_of_unfetched_page_states(web):
-    base = _obs_trace(web)
-    seen = set()
-    for o in base:
-        seen.update(o["fetched_ids"][: o["n_fetched"]].tolist())
-    unseen = np.setdiff1d(np.arange(web.n_pages), sorted(seen))
-    assert len(seen) > 5 and len(unseen) > 100
+def _same(x, y) -> bool:
+    if isinstance(x, dict):
+        return x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y))
+    if isinstance(x, np.ndarray):
+        return x.dtype == y.dtype and np.array_equal(x, y)
+    return type(x) is type(y) and x == y
 
-    def tampered(pages):
-        s = np.array(web.states)
-        s[pages] = -s[pages]
-        return ChangingWeb(web.indptr, web.indices, web.birth, web.mod_ptr, web.mod_times, s, web.horizon,
-                           home=web.home)
 
-    other = _obs_trace(tampered(unseen))
-    for o1, o2 in zip(base, other):
-        assert o1.keys() == o2.keys() and all(np.array_equal(o1[k], o2[k]) for k in o1)
-    # the check can fail: tampering a page forager_0 did download changes its observations
-    leaked = _obs_trace(tampered(np.array(sorted(seen))[:3]))
-    assert any(not np.array_equal(o1["fetched_states"], o2["fetched_states"]) for o1, o2 in zip(base, leaked))
+def _tampered(web, state_pages=(), mod_pages=(), link_pages=()):
+    """``web`` with the states of ``state_pages`` negated, the modifications of ``mod_pages`` moved (one more
+    modification, just after birth), and the out-links of ``link_pages`` exchanged among them (out-degrees
+    kept, so the observation shapes stay the same)."""
+    s = np.array(web.states)
+    s[list(state_pages)] = -s[list(state_pages)]
+    mods = [list(web.mod_times[web.mod_ptr[p]:web.mod_ptr[p + 1]]) for p in range(web.n_pages)]
+    for p in mod_pages:
+        first = mods[p][0] if mods[p] else web.horizon
+        mods[p] = [(web.birth[p] + first) / 2.0, *mods[p]]
+    mod_ptr = np.concatenate([[0], np.cumsum([len(m) for m in mods])]).astype(np.int64)
+    mod_times = np.asarray([t for m in mods for t in m], np.float64)
+    indices = np.array(web.indices)
+    rows = [np.arange(web.indptr[p], web.indptr[p + 1]) for p in link_pages]
+    if rows:
+        slots = np.concatenate(rows)
+        indices[slots] = np.random.default_rng(0).permutation(indices[slots])
+    return ChangingWeb(web.indptr, indices, web.birth, mod_ptr, mod_times, s, web.horizon, home=web.home)
+
+
+def test_no_leak_of_unfetched_pages_states_links_or_modifications(web):
+    """A forager sees only what it downloaded: tampering with the states and modification times of pages no
+    forager downloaded, and with the out-links of pages no forager visited, changes nothing the env returns
+    to any agent (observations, rewards, terminations, truncations, infos)."""
+    base, visited, downloaded = _fleet_trace(web)
+    never_dl = np.setdiff1d(np.arange(web.n_pages), sorted(downloaded))
+    never_visited = np.setdiff1d(np.arange(web.n_pages), sorted(visited))
+    never_visited = never_visited[np.diff(web.indptr)[never_visited] > 0]
+    assert len(downloaded) > 20 and len(never_dl) > 100 and len(never_visited) > 20
+    other, v2, d2 = _fleet_trace(_tampered(web, never_dl, never_dl, never_visited))
+    assert v2 == visited and d2 == downloaded
+    assert all(_same(x, y) for x, y in zip(base, other))
+    # the check can fail: the same tampering of pages the fleet did download shows
+    dl = np.array(sorted(downloaded))
+    for kw in ({"state_pages": dl[:3]}, {"mod_pages": dl}, {"link_pages": np.array(sorted(visited))}):
+        changed, *_ = _fleet_trace(_tampered(web, **kw))
+        assert not all(_same(x, y) for x, y in zip(base, changed)), kw
 
 
 def test_run_fleet_kinds_and_policy_factory(web):

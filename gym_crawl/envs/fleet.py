@@ -70,7 +70,6 @@ Deterministic under ``reset(seed=...)``: the only randomness of the env is the R
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, ClassVar
 
 import numpy as np
@@ -186,6 +185,9 @@ def _page_states(web: Any) -> np.ndarray:
             np.zeros((0, int(web.state_dim)), np.float32)
     if s.shape != (n, int(web.state_dim)):
         raise ValueError(f"page states have shape {s.shape}, expected ({n}, {web.state_dim})")
+    if s.size and not (np.all(np.isfinite(s)) and np.abs(s).max() <= 1.0):
+        raise ValueError("web page states must be finite and in [-1, 1] (the classifier outputs the observation "
+                         "space promises)")
     return np.ascontiguousarray(s)
 
 
@@ -239,8 +241,16 @@ class ForagerFleetEnv(ParallelEnv):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         for k in ("max_foragers", "min_foragers", "max_step", "start_size"):
-            if int(P[k]) != P[k] or P[k] < 1:
+            if isinstance(P[k], bool) or not isinstance(P[k], (int, np.integer)) or P[k] < 1:
                 raise ValueError(f"{k} must be an integer >= 1, got {P[k]!r}")
+        for k in ("reward", "penalty", "init_score", "score_minus", "score_plus", "max_score", "min_score",
+                  "window", "send_window"):
+            v = P[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+                raise ValueError(f"{k} must be a finite number, got {v!r}")
+        for k in ("window", "send_window", "score_minus", "score_plus"):
+            if P[k] < 0:
+                raise ValueError(f"{k} must be >= 0, got {P[k]!r}")
         if P["min_foragers"] > P["max_foragers"]:
             raise ValueError(f"min_foragers ({P['min_foragers']}) > max_foragers ({P['max_foragers']})")
         n_initial = int(P["min_foragers"]) if n_initial is None else n_initial
@@ -279,6 +289,7 @@ class ForagerFleetEnv(ParallelEnv):
             "time": spaces.Box(0.0, np.float32(self.horizon + self.step_hours), (1,), np.float32),
             "score": spaces.Box(-np.inf, np.inf, (1,), np.float32),
         })
+        self._act_space = spaces.Discrete(n)
         self.agents: list[str] = []
         self._f: dict[str, _Forager] = {}
         self._t = 0.0
@@ -316,15 +327,15 @@ class ForagerFleetEnv(ParallelEnv):
         return np.asarray(out, np.int64)
 
     # ------------------------------------------------------------------ spaces
-    @functools.cache  # noqa: B019 - one space object per agent name, as PettingZoo asks
+    # one space object per agent name, as PettingZoo asks; held by the env (a functools.cache on the method
+    # would keep every env ever built alive)
     def observation_space(self, agent: str) -> spaces.Space:
         self._check_name(agent)
         return self._obs_space
 
-    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> spaces.Space:
         self._check_name(agent)
-        return spaces.Discrete(self.n_pages)
+        return self._act_space
 
     def _check_name(self, agent: str) -> None:
         if agent not in self._name_index:
