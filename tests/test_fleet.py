@@ -77,6 +77,13 @@ def test_spaces_hold_observations_and_bad_actions_raise(web):
     assert rew["forager_0"] == -1.0 and not info["forager_1"]["invalid_action"]
     for a in env.agents:
         assert env.observation_space(a).contains(obs[a])
+        assert env.action_space(a) is env.action_space("forager_9") and env.action_space(a).n == 400
+    assert env.render() is None  # no render mode
+    ansi = ForagerFleetEnv(web, step_hours=1.0, render_mode="ansi")
+    ansi.reset(seed=0)
+    text = ansi.render()
+    assert text.splitlines()[0] == "t=0.0h foragers=2" and "forager_1: score=100.00 path_step=101" in text
+    ansi.close()
 
 
 # ------------------------------------------------------------------------------ the reinforcing agent
@@ -277,8 +284,8 @@ def test_td_update_and_greedy_url_ordering():
 
 
 # ------------------------------------------------------------------------------ determinism, fairness
-def _trace(web, kind, seed):
-    env = ForagerFleetEnv(web, step_hours=0.5, max_score=110.0)  # births (Alg. 6 draws) within 96 steps
+def _trace(web, kind, seed, env=None):
+    env = env or ForagerFleetEnv(web, step_hours=0.5, max_score=110.0)  # births (Alg. 6 draws) within 96 steps
     steps = []
     run = run_fleet(env, kind, seed, on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
     weights = {a: p.weights.copy() for a, p in run.policies.items()}
@@ -296,6 +303,9 @@ def test_whole_fleet_is_deterministic_under_a_seed(web, kind):
     assert all(t1[3][a].tobytes() == t2[3][a].tobytes() for a in t1[3])
     t3 = _trace(web, kind, 6)
     assert not _same(t1[0], t3[0])
+    env = ForagerFleetEnv(web, step_hours=0.5, max_score=110.0)  # reset(seed) on a used env: the same run
+    _trace(web, kind, 6, env)
+    assert _same(_trace(web, kind, 5, env), t1)
 
 
 def _fleet_trace(web, steps=40):

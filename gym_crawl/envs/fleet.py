@@ -46,6 +46,7 @@ leaves ``agents``; a newborn appears in that step's returned dicts (reward 0, a 
 **Documents and the RA** (Alg. 5, 7): a document is (page, version), its version = the number of
 modifications of the page by now (0 at birth); it is *new* if it was last modified ≤ ``window`` = 24 h ago.
 In each step a forager sends every document among the pages it downloaded that it has not sent before
+(its own record of sent documents, Alg. 5's ``previousPages``; a newborn starts with an empty one)
 and that was last modified ≤ ``send_window`` (= 24 h) ago (Alg. 5; score −``score_minus`` = 0.05 per sent
 URL). The RA answers ``reward`` = 100 if the document is not older than ``window`` (= 24 h) and nobody has
 submitted it before, else ``penalty`` = −1 (a forager with a wider ``send_window`` sends stale documents
