@@ -11,7 +11,8 @@ policy owns what the paper's forager owns:
   ``obs["fetched_states"]`` (a newborn copies its parent's store, as it inherits its parent's URLs).
 * **URL ordering** (Alg. 3): greedy — the frontier URL with the highest ``value = state · weight``
   (ties: the lowest page id). The frontier is ``obs["action_mask"]`` inside a path.
-* **URL ordering update** (Alg. 4, RL / WLRL): TD(0) on consecutive fetches of a path,
+* **URL ordering update** (Alg. 4, RL / WLRL): TD(0) on consecutive fetches of a path (none across a
+  restart: Alg. 11 empties the path, and the reward of a path's start fetch has no predecessor to update),
   ``δ = r + γ·value(URL_{n+1}) − value(URL_n)``, ``weight += α·δ·state(URL_n)``, α = 0.1, γ = 0.9; ``r`` is
   the step's reinforcement (Σ of +100 / −1 over the documents the forager sent). The step is the paper's
   α by default; TD(0) with a linear value is stable only while α·‖state‖² < 2, which holds for

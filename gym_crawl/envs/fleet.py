@@ -13,6 +13,21 @@ ordering) is the agents' side: :mod:`gym_crawl.agents.palotai`.
 the paper's simulated time per download was the average real download time). The run is truncated for
 every agent once the clock reaches the web's ``horizon``.
 
+**Deviations from the paper** (kept on purpose; the benchmark's numbers depend on them):
+
+* *Simulated time per step, not per download.* Palotai's foragers ran one after another on one computer and
+  "simulated time of a page download was the average download time of a real page", so a step that
+  downloads a page with 100 links (and the 100 linked pages, Alg. 12) cost ~100× the time of a step to a
+  leaf, and 16 foragers shared the clock. Here a step costs ``step_hours`` whatever it downloads and the
+  foragers of a step fetch at the same simulated time (then the RA judges them one by one in a random
+  order, which is where the time slices' sequence matters for the first-submitter rule). Visiting
+  link-rich index pages is therefore cheaper here than in the paper, which favours a forager that camps on
+  a few fast-changing index pages — what our RL foragers learn; plausibly part of the benchmark's
+  freshness/age reversal (not measured). A per-download clock needs an event-driven RA; not implemented.
+* A path also restarts when the frontier is empty (Alg. 11 does not say what happens then).
+* An invalid action (an id outside ``action_mask``) costs the step and ``penalty``: the paper's foragers
+  cannot choose one.
+
 **Agents.** ``possible_agents`` = ``forager_0 … forager_{max_names-1}``; the run starts with
 ``n_initial`` (MIN_FORAGER = 2) foragers ``forager_0``, ``forager_1``. A newborn gets the **next unused
 name**: names are never reused, because PettingZoo forbids reviving an agent that terminated
