@@ -207,6 +207,15 @@ class CrawlState:
         self._rw = None if key is None else scorer._tables.setdefault(
             ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),
                               np.zeros(self.corpus.n_pages, bool)))
+        if self._rw is not None and self._pages.complete and not scorer._tables.get(("reward-all", key)):
+            # every page is scored already (eager tables): fill the per-page reward cache in one vectorized
+            # call of the (elementwise) built-in scheme — the values _page_reward would cache page by page
+            pt = self._pages
+            rws, rls = scheme(PageScores(pt.rel, pt.cat, pt.tfidf, pt.label))
+            self._rw[0][:] = rws
+            self._rw[1][:] = rls
+            self._rw[2][:] = True
+            scorer._tables[("reward-all", key)] = True
         self._eval_label = bool(scorer.topic.label)
         lt = self._links
         #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)

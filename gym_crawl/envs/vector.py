@@ -3,8 +3,10 @@
 ``gym.make_vec("WikiCrawl-v1", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
 it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
-* loads the corpus and the text model **once** and shares them (and the per-topic scorers) between
-  the N crawls — the memory of one env, not N;
+* loads the corpus and the text model **once** and shares them (and the per-topic scorers and score
+  tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
+  60–80 MB per extra crawl on a 323,000-page web, against ~270 MB of private memory per
+  ``AsyncVectorEnv`` worker);
 * steps the N crawls in **one compiled call** (:func:`gym_crawl.crawl.batch_kernels.batch_step`) when
   the configuration allows it (see below): the N crawls' columns are stacked (a leading env axis) and
   every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
@@ -18,7 +20,8 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
   ``TimeLimit``), and tells each crawl its budget (``WikiCrawlEnv.set_budget``);
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
-**Compiled path.** Used when the sub-envs propose candidates with the ``topk`` reducer (link-text
+**Compiled path** (``gym-crawl bench throughput``: ~65–80k aggregate steps per CPU-second at N = 64 on the
+default corpus and on Wikispeedia, vs ~10k for the Python loop it replaced). Used when the sub-envs propose candidates with the ``topk`` reducer (link-text
 priority) or observe the state only (``observation="state"``), with a built-in compiled feature set
 (``combined``, ``han2018``, ``han2018-continuous``, ``tres``), a built-in reward (``han2018``,
 ``thesis``, ``binary``, ``labels``), no adaptive domain cap, and every sub-env on the same topic. Other
