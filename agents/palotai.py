@@ -217,6 +217,11 @@ def run_fleet(env: Any, kind: str, seed: int = 0, *, on_step: Callable[[int, dic
     ``np.random.default_rng(seed)`` (one spawned child per initial forager). ``on_step(step, rewards, infos)``
     is called after every step. Births and deletions follow ``info["child"]`` / ``terminated``.
     """
+    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer))
+                                  or max_steps < 0):
+        raise ValueError(f"max_steps must be None or an integer >= 0, got {max_steps!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     obs, infos = env.reset(seed=seed)
     root = np.random.default_rng(seed)
     rngs = root.spawn(len(env.agents))

@@ -383,6 +383,11 @@ def test_run_fleet_kinds_and_policy_factory(web):
     assert p.n_pages == web.n_pages and p.state_dim == 8 and p.alpha == 0.1 and p.gamma == 0.9 and p.beta == 0.3
     with pytest.raises(ValueError, match="kind"):
         make_fleet_policy("sarsa", env, "forager_0")
+    with pytest.raises(ValueError, match="kind"):
+        run_fleet(env, "sarsa")
+    with pytest.raises(ValueError, match="max_steps"):
+        run_fleet(env, "wl", max_steps=-1)
+    assert run_fleet(env, "wl", seed=1, max_steps=7).steps == 7
     for kind in ("wl", "rl", "wlrl"):
         run = run_fleet(env, kind, seed=1)
         lg = env.run_log()
