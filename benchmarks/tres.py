@@ -836,6 +836,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--table4-corpora", default=None, help="comma-separated: wikispeedia, synthetic (full: wikispeedia)")
     ap.add_argument("--table4-steps", type=int, default=None, help="budget of the Table 4 crawls (full 250)")
     ap.add_argument("--table4-runs", type=int, default=None, help="runs (seeds) per Table 4 cell (full 5)")
+    ap.add_argument("--table4-first-run", type=int, default=0,
+                    help="first run index of the Table 4 part (to add runs to an earlier output; seeds are seed + run)")
     ap.add_argument("--table4-cells", default=None,
                     help="comma-separated row@cap cells, e.g. tres-svm@10,tres-nh@10 (default: the paper's layout)")
     return ap
@@ -974,7 +976,8 @@ def table4_crawls(settings: list[Setting], p: Preset, args: argparse.Namespace, 
             res["notes"].append(f"Table 4 {row}@{cap} skipped: {why}")
         else:
             cells.append((row, cap))
-    jobs = [(s, row, cap, r) for r in range(p.table4_runs) for s in t4 for row, cap in cells]
+    first = int(getattr(args, "table4_first_run", 0) or 0)
+    jobs = [(s, row, cap, r) for r in range(first, p.table4_runs) for s in t4 for row, cap in cells]
     rows: list[dict[str, Any]] = []
     for s, row, cap, r in tqdm(jobs, desc="table 4 crawls", disable=None):
         out_row, _ = run_one(s, row, cap, r, args.seed, args.k)

@@ -124,4 +124,4 @@ def test_table4_cells_flag(tmp_path):
         B._cells("tres-bilstm@10")
     args = B.build_parser().parse_args(["--quick", "--table4-runs", "3", "--table4-cells", "ache@inf"])
     p = B.preset_from_args(args)
-    assert p.table4_runs == 3 and p.table4_cells == (("ache", "inf"),)
+    assert p.table4_runs == 3 and p.table4_cells == (("ache", "inf"),) and args.table4_first_run == 0
