@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from gym_crawl.benchmarks.memory import main, proc_memory
+from gym_crawl.benchmarks.memory import _markdown, _plot, main, peak_rss_mb, proc_memory
 
 
 def test_proc_memory_reads_this_process():
@@ -22,6 +22,27 @@ def test_bad_arguments():
         main(["--quick", "--pages", "5"])
 
 
+def _m(rss, uss, pss):
+    return {"rss_mb": rss, "uss_mb": uss, "pss_mb": pss}
+
+
+def test_report_flags_budgets_and_per_extra_env(tmp_path):
+    stages = ("base", "after_import", "after_corpus_load", "after_make", "after_reset", "after_crawl")
+    one = {"pages": 323000, "links": 8_600_000, "peak_rss_mb": 1100.0, **{k: _m(100.0, 50.0, 60.0) for k in stages}}
+    workers = [{"workers": 2, "main": _m(900.0, 100.0, 400.0), "per_worker": [_m(1100.0, 90.0, 400.0),
+                                                                              _m(1100.0, 120.0, 400.0)]}]
+    vector = [{"envs": 1, "memory": _m(1100.0, 300.0, 600.0), "peak_rss_mb": 1100.0},
+              {"envs": 3, "memory": _m(1200.0, 400.0, 700.0), "peak_rss_mb": 1200.0}]
+    md = _markdown(one, workers, vector)
+    assert "OVER the 1024 MB budget" in md          # 1100 MB peak RSS
+    assert "120.0 MB (OVER the 100 MB budget)" in md  # the largest worker's USS
+    assert "| 3 | 1200.0 | 400.0 | 700.0 | 1200.0 | 50.0 |" in md  # (400 - 300) / (3 - 1) MB per extra env
+    _plot(one, workers, vector, tmp_path / "m.png")
+    assert (tmp_path / "m.png").stat().st_size > 0
+    assert peak_rss_mb() >= proc_memory()["rss_mb"] * 0.9
+
+
+@pytest.mark.slow
 def test_quick_run_writes_outputs(tmp_path):
     assert main(["--quick", "--steps", "10", "--workers", "2", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "memory.json").read_text())
