@@ -12,5 +12,7 @@ def test_quick_run_writes_outputs(tmp_path):
     cases = {r["case"] for r in data["rows"]}
     assert {"slot random, topk", "agent lfa-async", "agent tres (train_freq=1, paper)", "agent tres train_freq=4",
             "vector env N=8", "vector env N=64"} <= cases
-    assert all(r["steps_per_cpu_second"] > 0 for r in data["rows"])
+    assert all(r["steps_per_cpu_second"] > 0 and r["cartpole_steps_per_cpu_second"] > 0 for r in data["rows"])
+    for r in data["rows"]:  # the ratio uses the CartPole figure of the same row
+        assert abs(r["cartpole_ratio"] * r["steps_per_cpu_second"] / r["cartpole_steps_per_cpu_second"] - 1) < 0.02
     assert (tmp_path / "throughput.md").exists() and (tmp_path / "throughput.png").exists()
