@@ -56,6 +56,7 @@ __all__ = ["FULL", "QUICK", "Preset", "TaskSampler", "evaluate_agent", "main", "
 
 DEFAULT_OUT = Path("benchmarks/results/sb3_suite")
 AGENT = "sb3-mppo"
+AGENT_COLOR = "#6a3d9a"
 HYPER: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4, "learning_rate": 3e-4, "gamma": 0.9,
                          "gae_lambda": 0.9, "ent_coef": 0.01, "clip_range": 0.2, "max_grad_norm": 0.5}
 """MaskablePPO hyper-parameters (per env: ``n_steps``; the rollout is ``n_steps × n_envs``)."""
@@ -348,9 +349,8 @@ def _figure(res: dict[str, Any], out: Path) -> None:
         c = e.get("curve") or []
         if c:
             x = [p["steps"] for p in c]
-            ax0.plot(x, [p["iqm"] for p in c], "o-", color=agent_color("sb3"), label=AGENT)
-            ax0.fill_between(x, [p["ci"][0] for p in c], [p["ci"][1] for p in c], alpha=0.25,
-                             color=agent_color("sb3"))
+            ax0.plot(x, [p["iqm"] for p in c], "o-", color=AGENT_COLOR, label=AGENT)
+            ax0.fill_between(x, [p["ci"][0] for p in c], [p["ci"][1] for p in c], alpha=0.25, color=AGENT_COLOR)
         for a in ("best-first", "random"):
             v = e["agents"].get(a)
             if v:
@@ -361,7 +361,7 @@ def _figure(res: dict[str, Any], out: Path) -> None:
         ax0.legend(fontsize=7)
         items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
         for i, (a, v) in enumerate(items):
-            ax1.barh(i, v["iqm"], color=agent_color(a if a != AGENT else "sb3"))
+            ax1.barh(i, v["iqm"], color=AGENT_COLOR if a == AGENT else agent_color(a))
             ax1.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]], fmt="none",
                          ecolor="k", capsize=3)
         ax1.set_yticks(range(len(items)), [a for a, _ in items])
