@@ -531,6 +531,17 @@ def _markdown(summary: dict[str, Any], args: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: fixed colours of the suite's agents that the shared palette does not fix (a variant: a lighter shade of its base)
+SUITE_COLORS = {"online-classifier": "#e377c2", "hashed-q": "#393b79", "lfa-sync+content": "#6baed6",
+                "lfa-async+content": "#fdae6b", "tres+content": "#31a354"}
+
+
+def _color(name: str) -> Any:
+    from gym_crawl.benchmarks._plotting import agent_color
+
+    return SUITE_COLORS.get(name) or agent_color(name)
+
+
 def _plots(summary: dict[str, Any], out: Path) -> None:
     import matplotlib
 
@@ -538,18 +549,18 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
     import matplotlib.pyplot as plt
     from rliable import plot_utils
 
-    from gym_crawl.benchmarks._plotting import agent_color, save_png
+    from gym_crawl.benchmarks._plotting import save_png
 
     sets = [(n, e) for n, e in summary["sets"].items() if e.get("agents")]
     if not sets:
         return
-    fig, axes = plt.subplots(1, len(sets), figsize=(4.5 * len(sets), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 3.8), squeeze=False, layout="constrained")
     for ax, (name, e) in zip(axes[0], sets):
         items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
         y = np.arange(len(items))
         for i, (a, v) in enumerate(items):
             ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]], fmt="o",
-                        color=agent_color(a), capsize=3)
+                        color=_color(a), capsize=3)
         ax.set_yticks(y, [a for a, _ in items])
         ax.axvline(0, color="grey", lw=0.5)
         ax.axvline(1, color="grey", lw=0.5, ls="--")
@@ -561,7 +572,7 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         prof, cis = _profiles(e["_scores"], taus)
         fig, ax = plt.subplots(figsize=(6, 4))
         plot_utils.plot_performance_profiles(prof, taus, performance_profile_cis=cis, ax=ax,
-                                             colors={a: agent_color(a) for a in prof}, xlabel=r"normalized score $\tau$",
+                                             colors={a: _color(a) for a in prof}, xlabel=r"normalized score $\tau$",
                                              ylabel=r"fraction of runs with score $> \tau$")
         ax.legend(loc="lower left", fontsize=7)
         ax.set_title(f"performance profiles: {name} (test topics)")
