@@ -337,10 +337,12 @@ def _same(x, y) -> bool:
     return type(x) is type(y) and x == y
 
 
-def _tampered(web, state_pages=(), mod_pages=(), link_pages=()):
+def _tampered(web, state_pages=(), mod_pages=(), link_pages=(), birth_pages=()):
     """``web`` with the states of ``state_pages`` negated, the modifications of ``mod_pages`` moved (one more
-    modification, just after birth), and the out-links of ``link_pages`` exchanged among them (out-degrees
-    kept, so the observation shapes stay the same)."""
+    modification, just after birth), the out-links of ``link_pages`` exchanged among them (out-degrees
+    kept, so the observation shapes stay the same) and ``birth_pages`` published 5 hours earlier."""
+    birth = np.array(web.birth)
+    birth[list(birth_pages)] -= 5.0
     s = np.array(web.states)
     s[list(state_pages)] = -s[list(state_pages)]
     mods = [list(web.mod_times[web.mod_ptr[p]:web.mod_ptr[p + 1]]) for p in range(web.n_pages)]
@@ -354,24 +356,30 @@ def _tampered(web, state_pages=(), mod_pages=(), link_pages=()):
     if rows:
         slots = np.concatenate(rows)
         indices[slots] = np.random.default_rng(0).permutation(indices[slots])
-    return ChangingWeb(web.indptr, indices, web.birth, mod_ptr, mod_times, s, web.horizon, home=web.home)
+    return ChangingWeb(web.indptr, indices, birth, mod_ptr, mod_times, s, web.horizon, home=web.home)
 
 
 def test_no_leak_of_unfetched_pages_states_links_or_modifications(web):
     """A forager sees only what it downloaded: tampering with the states and modification times of pages no
-    forager downloaded, and with the out-links of pages no forager visited, changes nothing the env returns
-    to any agent (observations, rewards, terminations, truncations, infos)."""
+    forager downloaded, with the out-links of pages no forager visited, and with the birth times of pages
+    that are not even linked from a visited page changes nothing the env returns to any agent
+    (observations, rewards, terminations, truncations, infos)."""
     base, visited, downloaded = _fleet_trace(web)
     never_dl = np.setdiff1d(np.arange(web.n_pages), sorted(downloaded))
     never_visited = np.setdiff1d(np.arange(web.n_pages), sorted(visited))
     never_visited = never_visited[np.diff(web.indptr)[never_visited] > 0]
-    assert len(downloaded) > 20 and len(never_dl) > 100 and len(never_visited) > 20
-    other, v2, d2 = _fleet_trace(_tampered(web, never_dl, never_dl, never_visited))
+    linked = np.concatenate([web.indices[web.indptr[p]:web.indptr[p + 1]] for p in visited])
+    unlinked = np.setdiff1d(never_dl, linked)
+    assert len(downloaded) > 20 and len(never_dl) > 100 and len(never_visited) > 20 and len(unlinked) > 100
+    other, v2, d2 = _fleet_trace(_tampered(web, never_dl, never_dl, never_visited, unlinked))
     assert v2 == visited and d2 == downloaded
     assert all(_same(x, y) for x, y in zip(base, other))
     # the check can fail: the same tampering of pages the fleet did download shows
     dl = np.array(sorted(downloaded))
-    for kw in ({"state_pages": dl[:3]}, {"mod_pages": dl}, {"link_pages": np.array(sorted(visited))}):
+    late_linked = linked[web.birth[linked] > 0]  # linked from a visited page, born during the run
+    assert len(late_linked) > 0
+    for kw in ({"state_pages": dl[:3]}, {"mod_pages": dl}, {"link_pages": np.array(sorted(visited))},
+               {"birth_pages": late_linked}):
         changed, *_ = _fleet_trace(_tampered(web, **kw))
         assert not all(_same(x, y) for x, y in zip(base, changed)), kw
 
