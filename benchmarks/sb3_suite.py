@@ -8,7 +8,7 @@ fixed split) and evaluated greedily on the held-out **test** topics with the sui
 
 Protocol
 --------
-* **Tasks**: ``suite.build_task_sets`` (``ws-100`` by default; ``hard`` when asked). Training sees only
+* **Tasks**: ``suite.build_task_sets`` (``ws-100`` and ``hard`` in the full run, ``ws-100`` with --quick). Training sees only
   tasks whose ``split == "train"``; evaluation only ``split == "test"`` (checked, and the labels drawn in
   training are recorded in the JSON).
 * **Env**: ``WikiCrawl-v1`` with ``reward="labels"`` (the reward is what ``relevant_found`` counts),
@@ -378,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--wikispeedia", default=str(suite.DEFAULT_WIKISPEEDIA),
                     help="labelled corpus of the ws-* sets (as in bench suite)")
-    ap.add_argument("--sets", nargs="+", help="suite task sets (default ws-100)")
+    ap.add_argument("--sets", nargs="+", help="suite task sets (quick: ws-100; full: ws-100 hard)")
     ap.add_argument("--seeds", type=int, help="independent training seeds (full: 5)")
     ap.add_argument("--timesteps", type=int, help="env steps per training seed (full: 100000)")
     ap.add_argument("--eval-every", type=int, help="learning-curve evaluation period in env steps (0: final only)")
