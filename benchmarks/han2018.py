@@ -1084,7 +1084,7 @@ def paper_figures(p: PaperPreset, summ: dict[str, Any], out: Path) -> list[str]:
                     if c.topic != t or not recs or c.trial != 0 or c.features not in ("-", f):
                         continue
                     A = np.array([r[f"{m}_curve"] for r in recs], np.float64)
-                    pan[f"{c.agent} (n={len(recs)})"] = (A.mean(0), A.std(0))
+                    pan[c.agent] = (A.mean(0), A.std(0))
                 for a in [p.baseline, *p.agents]:
                     rows = [recs for c, recs in kept.items() if c.topic == t and c.agent == a
                             and c.features in ("-", f) and recs]
@@ -1093,11 +1093,11 @@ def paper_figures(p: PaperPreset, summ: dict[str, Any], out: Path) -> list[str]:
                     if a == p.baseline:
                         v = np.mean([r[m] for r in rows[0]])
                         n = max((len(r) for c, r in kept.items() if c.topic == t and c.learner), default=0) or 1
-                        lpan[f"{a} (mean of {len(rows[0])})"] = (np.full(n, v), np.zeros(n))
+                        lpan[a] = (np.full(n, v), np.zeros(n))
                         continue
                     n = max(len(r) for r in rows)
                     M = [[r[k][m] for r in rows if len(r) > k] for k in range(n)]
-                    lpan[f"{a} ({len(rows)} trials)"] = (np.array([np.mean(v) for v in M]),
+                    lpan[a] = (np.array([np.mean(v) for v in M]),
                                                          np.array([np.std(v) for v in M]))
                 if pan:
                     panels[t] = pan
