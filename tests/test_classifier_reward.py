@@ -120,8 +120,11 @@ def test_reward_errors_name_the_problem(tiny_corpus, text):
     r = ClassifierReward()
     scorer = TopicScorer(text, resolve_topic("geology", tiny_corpus))
     ps = scorer.score_pages(np.arange(3))
-    with pytest.raises(RuntimeError, match="page"):
-        r(ps)
+    with pytest.raises(RuntimeError, match="not bound"):
+        r(ps)  # page ids present, but no corpus/topic bound
+    no_ids = type(ps)(ps.rel, ps.cat, ps.tfidf, ps.label)
+    with pytest.raises(RuntimeError, match=r"PageScores\.pages"):
+        r(no_ids)  # scores without page ids cannot be classified
     from gym_crawl.relevance.topic import Topic
 
     with pytest.raises(ValueError, match="label"):
