@@ -93,6 +93,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import njit
 
+from gym_crawl.corpus.changing import _count_le
+
 try:  # PettingZoo is the optional 'multi' extra
     from pettingzoo import ParallelEnv
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -133,16 +135,8 @@ def _fetch(p, t, send_window, indptr, indices, birth, mptr, mtimes, pvisited, fr
     m = 0
     for i in range(n):
         u = out_ids[i]
-        a, b = mptr[u], mptr[u + 1]
-        lo, hi = a, b  # binary search: modifications of u up to t
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if mtimes[mid] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        k = lo - a
-        last = birth[u] if k == 0 else mtimes[lo - 1]
+        k = _count_le(mtimes, mptr[u], mptr[u + 1], t)  # modifications of u up to t
+        last = birth[u] if k == 0 else mtimes[mptr[u] + k - 1]
         if t - last <= send_window and sent_ver[u] < k:
             sent_ver[u] = k
             sub_ids[m] = u
