@@ -62,16 +62,18 @@ class CorpusFormatError(ValueError):
 class StringTable:
     """An immutable table of strings stored as one UTF-8 blob + int64 offsets.
 
-    ``table[i]`` decodes one string; ``table.index(s)`` maps a string back to
-    its first position (a dict built lazily on first use).
+    ``table[i]`` decodes one string; ``table.index(s)`` maps a string back to its first position through
+    a sorted array of 64-bit hashes built lazily on first use (16 bytes per string, where a dict of
+    Python strings cost ≈ 170 — 56 MB per process for the 323k titles), checking candidates by their bytes.
     """
 
-    __slots__ = ("blob", "offsets", "_lookup")
+    __slots__ = ("_hash_order", "_hashes", "blob", "offsets")
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self.blob = blob
         self.offsets = offsets
-        self._lookup: dict[str, int] | None = None
+        self._hashes: np.ndarray | None = None
+        self._hash_order: np.ndarray | None = None
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> "StringTable":
@@ -101,17 +103,27 @@ class StringTable:
     def tolist(self) -> list[str]:
         return list(self)
 
+    @staticmethod
+    def _hash(b: bytes) -> int:
+        return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little", signed=True)
+
     def index(self, s: str) -> int:
-        """Position of ``s``; raises ``KeyError`` naming the missing string."""
-        if self._lookup is None:
-            lk: dict[str, int] = {}
-            for i, t in enumerate(self):
-                lk.setdefault(t, i)
-            self._lookup = lk
-        try:
-            return self._lookup[s]
-        except KeyError:
-            raise KeyError(s) from None
+        """Position of ``s`` (its first, if repeated); raises ``KeyError`` naming the missing string."""
+        if self._hashes is None:
+            data = bytes(self.blob)
+            off = self.offsets.tolist()
+            h = np.fromiter((self._hash(data[a:b]) for a, b in zip(off[:-1], off[1:])), np.int64, count=len(self))
+            order = np.argsort(h, kind="stable")  # equal hashes keep their positions' order: first match = first
+            self._hashes, self._hash_order = h[order], order
+        key = s.encode("utf-8")
+        h = self._hash(key)
+        lo = int(np.searchsorted(self._hashes, h, "left"))
+        hi = int(np.searchsorted(self._hashes, h, "right"))
+        for j in range(lo, hi):
+            i = int(self._hash_order[j])
+            if bytes(self.blob[self.offsets[i]:self.offsets[i + 1]]) == key:
+                return i
+        raise KeyError(s)
 
     def get(self, s: str, default: int = -1) -> int:
         try:
