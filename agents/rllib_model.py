@@ -33,7 +33,6 @@ Only ``torch`` and ``ray[rllib]`` are imported (not Stable-Baselines3).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -44,35 +43,14 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
-__all__ = ["DEFAULT_MODEL_CONFIG", "MASKED_LOGIT", "CandidateScoringRLModule", "masked_pool"]
+from gym_crawl.agents.torch_layers import ACTIVATIONS as _ACTIVATIONS
+from gym_crawl.agents.torch_layers import MASKED_LOGIT, masked_pool
+from gym_crawl.agents.torch_layers import mlp as _mlp
 
-MASKED_LOGIT = -1e8
-"""Logit of a masked slot (the same value as :data:`gym_crawl.agents.sb3_policies.MASKED_LOGIT`)."""
+__all__ = ["DEFAULT_MODEL_CONFIG", "MASKED_LOGIT", "CandidateScoringRLModule", "masked_pool"]
 
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {"hidden": [64, 64], "head": [64], "value": [64], "activation": "tanh",
                                         "context": True}
-
-_ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU}
-
-
-def _mlp(sizes: Sequence[int], activation: str, last_activation: bool = True) -> nn.Sequential:
-    act = _ACTIVATIONS[activation]
-    layers: list[nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers.append(nn.Linear(int(sizes[i]), int(sizes[i + 1])))
-        if last_activation or i < len(sizes) - 2:
-            layers.append(act())
-    return nn.Sequential(*layers)
-
-
-def masked_pool(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Masked ``[mean, max]`` over rows: ``(B, K, H), (B, K) bool → (B, 2H)``; zeros when no row is valid."""
-    m = mask.unsqueeze(-1).to(h.dtype)
-    n = m.sum(dim=1)
-    mean = (h * m).sum(dim=1) / n.clamp(min=1.0)
-    mx = h.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(dim=1)
-    mx = torch.where(n > 0, mx, torch.zeros_like(mx))
-    return torch.cat([mean, mx], dim=1)
 
 
 def _check_space(space: gym.Space | None) -> tuple[int, int, int]:

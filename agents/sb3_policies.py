@@ -45,24 +45,13 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.dqn.policies import DQNPolicy, QNetwork
 from torch import nn
 
+from gym_crawl.agents.torch_layers import ACTIVATIONS, MASKED_LOGIT
+from gym_crawl.agents.torch_layers import masked_pool as pool
+from gym_crawl.agents.torch_layers import mlp as _mlp
+
 __all__ = ["MASKED_LOGIT", "CandidateFlattenExtractor", "CandidateScorer", "CandidateScoringNet", "CandidateQHead",
            "CandidateScoringPolicy", "MaskableCandidateScoringPolicy", "CandidateScoringDQNPolicy",
            "split_flat", "transfer_policy", "ACTIVATIONS"]
-
-MASKED_LOGIT = -1e8
-"""Logit of a masked slot (sb3-contrib's ``MaskableCategorical`` uses the same value)."""
-
-ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU}
-
-
-def _mlp(sizes: Sequence[int], activation: str, last_activation: bool = True) -> nn.Sequential:
-    act = ACTIVATIONS[activation]
-    layers: list[nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if last_activation or i < len(sizes) - 2:
-            layers.append(act())
-    return nn.Sequential(*layers)
 
 
 def split_flat(x: th.Tensor, candidate_dim: int, state_dim: int) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
@@ -161,16 +150,6 @@ class CandidateScorer(nn.Module):
         if self.context:
             h = th.cat([h, pooled[:, None, :].expand(h.shape[0], h.shape[1], pooled.shape[1])], dim=2)
         return self.head(h).squeeze(-1), mask
-
-
-def pool(h: th.Tensor, mask: th.Tensor) -> th.Tensor:
-    """Masked ``[mean, max]`` over rows: ``(B, K, H), (B, K) → (B, 2H)``; zeros when no row is valid."""
-    m = mask.unsqueeze(-1).to(h.dtype)
-    n = m.sum(dim=1)
-    mean = (h * m).sum(dim=1) / n.clamp(min=1.0)
-    mx = h.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(dim=1)
-    mx = th.where(n > 0, mx, th.zeros_like(mx))
-    return th.cat([mean, mx], dim=1)
 
 
 class CandidateScoringNet(nn.Module):
