@@ -39,11 +39,13 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
 
 __all__ = [
     "DEFAULT_PPO",
@@ -88,47 +90,22 @@ def requested_backend(argv: Sequence[str]) -> str:
 
 
 @dataclass
-class RLlibConfig:
-    """Everything an RLlib training run depends on (saved as ``config.json``)."""
+class RLlibConfig(CrawlTrainingConfig):
+    """Everything an RLlib training run depends on (saved as ``config.json``): the fields common to both
+    backends (:class:`~gym_crawl.agents.train_common.CrawlTrainingConfig`) and RLlib's own."""
 
-    corpus: str = "synthetic"
-    train_topics: list[str] = field(default_factory=lambda: ["geology", "cancer", "poetry", "astronomy", "jazz"])
-    eval_topics: list[str] = field(default_factory=lambda: ["sports", "fiction", "cameras"])
-    timesteps: int = 100_000
+    out: str = "runs/rllib"
     num_env_runners: int = 2
     num_envs_per_env_runner: int = 1
-    seed: int = 0
-    out: str = "runs/rllib"
-    max_candidates: int = 32
-    reducer: str = "topk"
-    features: str = "combined"
-    reward: str = "han2018"
-    max_episode_steps: int = 1000
-    reward_scale: float | None = None
-    hidden: list[int] = field(default_factory=lambda: [64, 64])
-    hyper: dict[str, Any] = field(default_factory=dict)
-    eval_episodes: int = 1
     address: str | None = None
     num_cpus: int | None = None
-    torch_threads: int = 1
 
     def validate(self) -> None:
-        if self.timesteps < 1:
-            raise ValueError(f"--timesteps must be >= 1, got {self.timesteps}")
+        self.validate_common()
         if self.num_env_runners < 0:
             raise ValueError(f"--num-env-runners must be >= 0 (0: sample in the driver), got {self.num_env_runners}")
         if self.num_envs_per_env_runner < 1:
             raise ValueError(f"--num-envs-per-env-runner must be >= 1, got {self.num_envs_per_env_runner}")
-        if not self.train_topics:
-            raise ValueError("--train-topics must name at least one topic")
-        if self.max_candidates < 1:
-            raise ValueError(f"--max-candidates must be >= 1, got {self.max_candidates}")
-        if self.max_episode_steps < 1:
-            raise ValueError(f"--max-episode-steps must be >= 1, got {self.max_episode_steps}")
-        if not self.hidden or any(int(h) < 1 for h in self.hidden):
-            raise ValueError(f"--hidden must be positive layer sizes, got {self.hidden}")
-        if self.eval_episodes < 0:
-            raise ValueError(f"--eval-episodes must be >= 0, got {self.eval_episodes}")
         from ray.rllib.algorithms.ppo import PPOConfig
 
         known = PPOConfig()
@@ -449,42 +426,22 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
 
 
 # --------------------------------------------------------------------------- CLI
-def _topics(s: str) -> list[str]:
-    return [t.strip() for t in s.split(",") if t.strip()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-crawl train --backend rllib", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     d = RLlibConfig()
     p.add_argument("--backend", default="rllib", choices=["rllib"], help="this module trains with Ray RLlib")
     p.add_argument("--algo", default="ppo", choices=["ppo"], help="RLlib algorithm (PPO, new API stack)")
-    p.add_argument("--corpus", default=d.corpus,
-                   help="synthetic, synthetic-N, a compiled corpus folder, a Wikispeedia folder…; env runners get "
-                        "the compiled folder's path (on a cluster it must exist on every node)")
-    p.add_argument("--train-topics", type=_topics, default=d.train_topics, help="comma-separated")
-    p.add_argument("--eval-topics", type=_topics, default=d.eval_topics, help="comma-separated, held out")
-    p.add_argument("--timesteps", type=int, default=d.timesteps)
+    add_common_arguments(p, d, corpus_help="synthetic, synthetic-N, a compiled corpus folder, a Wikispeedia folder…; "
+                         "env runners get the compiled folder's path (on a cluster it must exist on every node)",
+                         hyper_help='PPOConfig.training kwargs as JSON, e.g. '
+                                    '\'{"gamma": 0.8, "train_batch_size_per_learner": 2000}\'')
     p.add_argument("--num-env-runners", "--n-envs", type=int, default=d.num_env_runners,
                    help="Ray env-runner actors (0: sample in the driver)")
     p.add_argument("--num-envs-per-env-runner", type=int, default=d.num_envs_per_env_runner)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--out", default=d.out)
-    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
-    p.add_argument("--reducer", default=d.reducer)
-    p.add_argument("--features", default=d.features)
-    p.add_argument("--reward", default=d.reward)
-    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
-    p.add_argument("--reward-scale", type=float, default=None, help="default 1 / max reward")
-    p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,
-                   help="layer sizes, e.g. 64,64")
-    p.add_argument("--hyper", type=json.loads, default={},
-                   help='PPOConfig.training kwargs as JSON, e.g. \'{"gamma": 0.8, "train_batch_size_per_learner": 2000}\'')
-    p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
     p.add_argument("--address", default=None,
                    help="Ray cluster address ('auto' on a cluster node, or ray://host:10001); default: a local Ray")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: this machine's)")
-    p.add_argument("--torch-threads", type=int, default=d.torch_threads)
     p.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
     return p
 

@@ -38,15 +38,16 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
 
 __all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
            "make_env", "make_vec_env", "build_model", "policy_spec", "train", "evaluate", "worker_memory",
@@ -74,36 +75,22 @@ for its LFA crawler, so try ``--hyper '{"gamma": 0.3}'``); ``--hyper`` JSON over
 
 
 @dataclass
-class TrainConfig:
-    """Everything a training run depends on (saved as ``config.json``)."""
+class TrainConfig(CrawlTrainingConfig):
+    """Everything a training run depends on (saved as ``config.json``): the fields common to both backends
+    (:class:`~gym_crawl.agents.train_common.CrawlTrainingConfig`) and SB3's own."""
 
+    out: str = "runs/sb3"
     algo: str = "maskable-ppo"
     wrapper: str = "discrete"
     policy: str = "scoring"
-    corpus: str = "synthetic"
-    train_topics: list[str] = field(default_factory=lambda: ["geology", "cancer", "poetry", "astronomy", "jazz"])
-    eval_topics: list[str] = field(default_factory=lambda: ["sports", "fiction", "cameras"])
-    timesteps: int = 100_000
     n_envs: int = 2
-    seed: int = 0
-    out: str = "runs/sb3"
-    max_candidates: int = 32
-    reducer: str = "topk"
-    features: str = "combined"
-    reward: str = "han2018"
-    max_episode_steps: int = 1000
     flatten: bool = False
     top_rows: int = 4
-    reward_scale: float | None = None
-    hidden: list[int] = field(default_factory=lambda: [64, 64])
-    hyper: dict[str, Any] = field(default_factory=dict)
     eval_freq: int = 0
-    eval_episodes: int = 1
     checkpoint_freq: int = 50_000
     progress_bar: bool = True
     tensorboard: bool = True
     vec: str = "auto"
-    torch_threads: int = 1
     device: str = "cpu"
 
     def validate(self) -> None:
@@ -117,10 +104,9 @@ class TrainConfig:
         if self.policy == "scoring" and self.wrapper == "continuous":
             raise ValueError("--policy scoring scores candidate rows of the discrete wrapper; "
                              "use --policy mlp with --wrapper continuous")
-        if self.timesteps < 1 or self.n_envs < 1:
-            raise ValueError("--timesteps and --n-envs must be >= 1")
-        if not self.train_topics:
-            raise ValueError("--train-topics must name at least one topic")
+        self.validate_common()
+        if self.n_envs < 1:
+            raise ValueError(f"--n-envs must be >= 1, got {self.n_envs}")
         if self.vec not in ("auto", "subproc", "dummy"):
             raise ValueError(f"--vec must be auto, subproc or dummy, got {self.vec!r}")
 
@@ -402,10 +388,6 @@ def train(cfg: TrainConfig) -> TrainResult:
 
 
 # --------------------------------------------------------------------------- CLI
-def _topics(s: str) -> list[str]:
-    return [t.strip() for t in s.split(",") if t.strip()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -416,31 +398,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"])
     p.add_argument("--policy", default=None, choices=["scoring", "mlp"],
                    help="candidate-scoring policy or stock MLP (default: scoring for discrete, mlp for continuous)")
-    p.add_argument("--corpus", default=d.corpus, help="synthetic, synthetic-N, a corpus folder, a Wikispeedia folder…")
-    p.add_argument("--train-topics", type=_topics, default=d.train_topics, help="comma-separated")
-    p.add_argument("--eval-topics", type=_topics, default=d.eval_topics, help="comma-separated, held out")
-    p.add_argument("--timesteps", type=int, default=d.timesteps)
+    add_common_arguments(p, d, corpus_help="synthetic, synthetic-N, a corpus folder, a Wikispeedia folder…",
+                         hyper_help='algorithm kwargs as JSON, e.g. \'{"gamma": 0.8}\'')
     p.add_argument("--n-envs", type=int, default=d.n_envs)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--out", default=d.out)
-    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
-    p.add_argument("--reducer", default=d.reducer)
-    p.add_argument("--features", default=d.features)
-    p.add_argument("--reward", default=d.reward)
-    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
     p.add_argument("--flatten", action="store_true", help="discrete wrapper: flat Box observation")
     p.add_argument("--top-rows", type=int, default=d.top_rows)
-    p.add_argument("--reward-scale", type=float, default=None, help="default 1 / max reward")
-    p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,
-                   help="layer sizes, e.g. 64,64")
-    p.add_argument("--hyper", type=json.loads, default={}, help='algorithm kwargs as JSON, e.g. \'{"gamma": 0.8}\'')
     p.add_argument("--eval-freq", type=int, default=d.eval_freq, help="EvalCallback period in env steps (0: off)")
-    p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
     p.add_argument("--checkpoint-freq", type=int, default=d.checkpoint_freq, help="env steps (0: off)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-tensorboard", action="store_true")
     p.add_argument("--vec", default=d.vec, choices=["auto", "subproc", "dummy"])
-    p.add_argument("--torch-threads", type=int, default=d.torch_threads)
     return p
 
 

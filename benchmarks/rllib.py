@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.agents.train_common import parse_topics
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "rllib"
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
 EVAL_TOPICS = ["sports", "fiction", "cameras"]
@@ -53,10 +55,6 @@ class Preset:
 
 QUICK = Preset("quick", seeds=2, timesteps=1_200, episode_steps=200, sample_steps=600, train_iters=3, batch=400)
 FULL = Preset("full", seeds=5, timesteps=8_000, episode_steps=200, sample_steps=2_000, train_iters=4, batch=1_000)
-
-
-def _topics(s: str) -> list[str]:
-    return [t.strip() for t in s.split(",") if t.strip()]
 
 
 def _cfg(args: argparse.Namespace, p: Preset, runners: int, seed: int, out: Path) -> Any:
@@ -254,8 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="the QUICK preset (a few minutes)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--corpus", default="synthetic")
-    ap.add_argument("--train-topics", type=_topics, default=TRAIN_TOPICS)
-    ap.add_argument("--eval-topics", type=_topics, default=EVAL_TOPICS)
+    ap.add_argument("--train-topics", type=parse_topics, default=TRAIN_TOPICS)
+    ap.add_argument("--eval-topics", type=parse_topics, default=EVAL_TOPICS)
     ap.add_argument("--max-candidates", "-K", type=int, default=32)
     ap.add_argument("--seeds", type=int, default=None, help="learning-curve seeds (preset: 5 full, 2 quick)")
     ap.add_argument("--seed", type=int, default=0, help="first seed")

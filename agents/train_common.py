@@ -1,0 +1,75 @@
+"""What the Stable-Baselines3 trainer (:mod:`gym_crawl.agents.sb3_train`) and the Ray RLlib trainer
+(:mod:`gym_crawl.agents.rllib_train`) share: the run configuration both save as ``config.json`` and the
+command-line flags of ``gym-crawl train`` that mean the same under either backend. Imports neither framework."""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CrawlTrainingConfig", "add_common_arguments", "parse_topics"]
+
+
+@dataclass
+class CrawlTrainingConfig:
+    """The corpus, topics, env and network of a training run (fields common to both backends)."""
+
+    corpus: str = "synthetic"
+    train_topics: list[str] = field(default_factory=lambda: ["geology", "cancer", "poetry", "astronomy", "jazz"])
+    eval_topics: list[str] = field(default_factory=lambda: ["sports", "fiction", "cameras"])
+    timesteps: int = 100_000
+    seed: int = 0
+    out: str = "runs/train"
+    max_candidates: int = 32
+    reducer: str = "topk"
+    features: str = "combined"
+    reward: str = "han2018"
+    max_episode_steps: int = 1000
+    reward_scale: float | None = None
+    hidden: list[int] = field(default_factory=lambda: [64, 64])
+    hyper: dict[str, Any] = field(default_factory=dict)
+    eval_episodes: int = 1
+    torch_threads: int = 1
+
+    def validate_common(self) -> None:
+        """Errors naming the command-line flag for the fields both backends share."""
+        if self.timesteps < 1:
+            raise ValueError(f"--timesteps must be >= 1, got {self.timesteps}")
+        if not self.train_topics:
+            raise ValueError("--train-topics must name at least one topic")
+        if self.max_candidates < 1:
+            raise ValueError(f"--max-candidates must be >= 1, got {self.max_candidates}")
+        if self.max_episode_steps < 1:
+            raise ValueError(f"--max-episode-steps must be >= 1, got {self.max_episode_steps}")
+        if not self.hidden or any(int(h) < 1 for h in self.hidden):
+            raise ValueError(f"--hidden must be positive layer sizes, got {self.hidden}")
+        if self.eval_episodes < 0:
+            raise ValueError(f"--eval-episodes must be >= 0, got {self.eval_episodes}")
+
+
+def parse_topics(s: str) -> list[str]:
+    """``"a, b,,c"`` → ``["a", "b", "c"]``."""
+    return [t.strip() for t in s.split(",") if t.strip()]
+
+
+def add_common_arguments(p: argparse.ArgumentParser, d: CrawlTrainingConfig, *, corpus_help: str,
+                         hyper_help: str) -> None:
+    """The flags of :class:`CrawlTrainingConfig`'s fields, with ``d``'s values as defaults."""
+    p.add_argument("--corpus", default=d.corpus, help=corpus_help)
+    p.add_argument("--train-topics", type=parse_topics, default=d.train_topics, help="comma-separated")
+    p.add_argument("--eval-topics", type=parse_topics, default=d.eval_topics, help="comma-separated, held out")
+    p.add_argument("--timesteps", type=int, default=d.timesteps)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--out", default=d.out)
+    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
+    p.add_argument("--reducer", default=d.reducer)
+    p.add_argument("--features", default=d.features)
+    p.add_argument("--reward", default=d.reward)
+    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
+    p.add_argument("--reward-scale", type=float, default=None, help="default 1 / max reward")
+    p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,
+                   help="layer sizes, e.g. 64,64")
+    p.add_argument("--hyper", type=json.loads, default={}, help=hyper_help)
+    p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
+    p.add_argument("--torch-threads", type=int, default=d.torch_threads)
