@@ -15,6 +15,7 @@ flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium as gym
@@ -53,8 +54,17 @@ def make_env_for(agent: "Agent | str | type", env_id: str = "WikiCrawl-v1", **ov
 
     ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any
     ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
-    ``max_episode_steps``.
+    ``max_episode_steps``. ``env_id="WikiCrawl-v0"`` (the first release's default reward, which
+    the paper reproductions pin) is built without Gymnasium's "out of date" warning.
     """
     import gym_crawl  # noqa: F401  (registers the env ids)
 
-    return gym.make(env_id, **env_kwargs_for(agent, **overrides))
+    kwargs = env_kwargs_for(agent, **overrides)
+    if env_id == gym_crawl.ENV_ID_V0:
+        # The paper reproductions pin the first release's id on purpose (its default reward is
+        # han2018 for every topic); Gymnasium's "out of date" warning would repeat at every make.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=f".*{gym_crawl.ENV_ID_V0} is out of date",
+                                    category=DeprecationWarning)
+            return gym.make(env_id, **kwargs)
+    return gym.make(env_id, **kwargs)

@@ -211,3 +211,16 @@ def test_crawl_json_writes_no_plot_unless_asked(tmp_path, monkeypatch, capsys):
     assert main(["crawl", "--agent", "random", "--corpus", "synthetic-1000", "--steps", "5", "--json",
                  "--plot", str(tmp_path / "c.png")]) == 0
     assert (tmp_path / "c.png").exists()
+
+
+def test_pinned_v0_builds_without_the_out_of_date_warning(tiny_corpus):
+    """The paper reproductions pin WikiCrawl-v0 on purpose; make_env_for builds it without Gymnasium's
+    'out of date' warning at every make, with v0's own default reward, and leaves other warnings alone."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = make_env_for("best-first", env_id=gym_crawl.ENV_ID_V0, corpus=tiny_corpus, max_episode_steps=5)
+    assert not [w for w in caught if "out of date" in str(w.message)]
+    assert env.spec.id == gym_crawl.ENV_ID_V0 and env.spec.kwargs["reward"] == "han2018"
+    env.close()
