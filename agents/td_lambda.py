@@ -34,6 +34,17 @@ a₁, a₂, … on the agent's own crawl tree (the page each page was reached fr
 trace of an agent that walked that path (up to re-evaluating old gradients), then
 ``θ ← θ + α δ e``.
 
+Content inputs (``inputs="content"``, issue 10)
+------------------------------------------------
+The keyword attributes are picked from the *first* episode's topic and seeds and kept with the weights,
+so a network trained on some topics reads another topic's keywords on a new one. ``inputs="content"``
+replaces them with a topic-relative description of the fetched page's content: ``sqrt(k) · (v ⊙ t)``
+(the element-wise product of the page's unit text vector v, ``env.fetched_vectors``, and the unit topic
+vector t, ``env.topic_vector``; its sum is the cosine) and the cosine ``v · t`` itself — k + 1 inputs
+for k-dim word vectors. V then learns which *directions of meaning* shared with the topic predict
+relevant pages ahead, and the weights transfer from training topics to held-out ones. Everything else
+(network, traces, look-ahead, 0/1 reward) is unchanged; the default stays the slides' keywords.
+
 How it differs from the Q-based crawlers (``lfa-*``, ``thesis-lfa``, ``tres``)
 ----------------------------------------------------------------------------
 * it values *pages* (states) not (page, link) pairs: all out-links of a page share its value,
@@ -129,6 +140,8 @@ class TDLambdaAgent(Agent):
 
     Args:
         n_keywords: K binary keyword attributes (the slides use 500; seed pages limit it).
+        inputs: ``"keywords"`` (the slides' binary keyword attributes, default) or ``"content"``
+            (topic-relative page content, k + 1 inputs; see the module docstring).
         hidden: tanh units of the value network.
         alpha: step size. gamma: discount. lam: trace decay λ.
         epsilon: probability of fetching a uniformly random frontier page instead.
@@ -144,13 +157,17 @@ class TDLambdaAgent(Agent):
 
     def __init__(self, n_keywords: int = 200, hidden: int = 16, alpha: float = 0.02, gamma: float = 0.7,
                  lam: float = 0.7, epsilon: float = 0.05, mode: str = "lookahead", trace_cutoff: float = 1e-3,
-                 seed: int = 0, **config: Any):
+                 seed: int = 0, inputs: str = "keywords", **config: Any):
         if mode not in ("lookahead", "inherit"):
             raise ValueError(f"mode must be 'lookahead' or 'inherit', got {mode!r}")
+        if inputs not in ("keywords", "content"):
+            raise ValueError(f"inputs must be 'keywords' or 'content', got {inputs!r}")
         if not 0 <= lam <= 1 or not 0 <= gamma < 1:
             raise ValueError(f"need 0 <= lam <= 1 and 0 <= gamma < 1, got lam={lam}, gamma={gamma}")
         super().__init__(n_keywords=n_keywords, hidden=hidden, alpha=alpha, gamma=gamma, lam=lam, epsilon=epsilon,
-                         mode=mode, trace_cutoff=trace_cutoff, seed=seed, **config)
+                         mode=mode, trace_cutoff=trace_cutoff, seed=seed,
+                         **({"inputs": inputs} if inputs != "keywords" else {}), **config)
+        self.inputs = inputs
         self.n_keywords, self.hidden = int(n_keywords), int(hidden)
         self.alpha, self.gamma, self.lam, self.epsilon = float(alpha), float(gamma), float(lam), float(epsilon)
         self.mode, self.trace_cutoff, self.seed = mode, float(trace_cutoff), int(seed)
@@ -158,6 +175,7 @@ class TDLambdaAgent(Agent):
         self.net: ValueNet | None = None
         self.updates = 0
         self._kw_index: np.ndarray | None = None
+        self._topic_vec: np.ndarray | None = None
         self._kw_env: Any = None
         gl = self.gamma * self.lam
         if gl <= 0:
@@ -167,6 +185,13 @@ class TDLambdaAgent(Agent):
 
     # ------------------------------------------------------------ features
     def _keyword_vector(self, page: int) -> np.ndarray:
+        if self.inputs == "content":
+            v = np.asarray(self.env.fetched_vectors(np.array([page]))[0], np.float64)
+            assert self._topic_vec is not None
+            x = np.empty(len(v) + 1, np.float64)
+            x[:-1] = np.sqrt(len(v)) * v * self._topic_vec
+            x[-1] = float(v @ self._topic_vec)
+            return x
         assert self._kw_index is not None
         ks = self._kw_index[_fetched_terms(self.env, page)]
         x = np.zeros(len(self.keywords or ()), np.float64)
@@ -212,11 +237,18 @@ class TDLambdaAgent(Agent):
         """Choose the keywords (first episode), build the network, and queue the seed pages."""
         super().begin_episode(env, rng)
         seeds = np.asarray(env.fetched_pages(), dtype=np.int64)
-        if self.keywords is None:
+        if self.inputs == "content":
+            self._topic_vec = np.asarray(env.topic_vector(), np.float64)
+            if self.keywords is None:  # input names: k products with the topic vector, then the cosine
+                self.keywords = [f"page_x_topic{i}" for i in range(len(self._topic_vec))] + ["cos_page_topic"]
+            if len(self.keywords) != len(self._topic_vec) + 1:
+                raise ValueError(f"td-lambda(inputs='content'): the network has {len(self.keywords)} inputs, the env's "
+                                 f"text model gives {len(self._topic_vec) + 1} (k + 1)")
+        elif self.keywords is None:
             self.keywords = choose_keywords(env, seeds, self.n_keywords)
         if self.net is None:
             self.net = ValueNet(len(self.keywords), self.hidden, np.random.default_rng(self.seed))
-        if self._kw_env is not env:  # keyword index of this env's vocabulary (built once per env)
+        if self.inputs != "content" and self._kw_env is not env:  # keyword index of this env's vocabulary (built once per env)
             idx = np.full(env.n_words, -1, np.int64)
             for i, w in enumerate(self.keywords):
                 wid = env.word_id(w)
@@ -329,6 +361,10 @@ class TDLambdaAgent(Agent):
         if not need <= set(state) or set(state) - need - {"updates"}:
             raise ValueError(f"td-lambda: unexpected state keys {sorted(state)} (need {sorted(need)})")
         kw = [str(s) for s in np.asarray(state["keywords"]).tolist()]
+        content = bool(kw) and kw[-1] == "cos_page_topic"
+        if content != (self.inputs == "content"):
+            raise ValueError(f"td-lambda: these weights were trained with inputs={'content' if content else 'keywords'!r}, "
+                             f"this agent has inputs={self.inputs!r}")
         W = np.asarray(state["W"], np.float64)
         if W.shape[1] != len(kw) or W.shape[0] != len(state["b"]) or W.shape[0] != len(state["v"]):
             raise ValueError(f"td-lambda: inconsistent shapes W{W.shape}, {len(kw)} keywords")

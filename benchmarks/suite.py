@@ -117,6 +117,9 @@ VARIANTS: dict[str, Variant] = {
                                 "Han 2018 synchronous LFA over the transferable content features"),
     "lfa-async+content": Variant("lfa-async", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
                                  "Han 2018 asynchronous LFA over the transferable content features"),
+    "td-lambda+content": Variant("td-lambda", {"inputs": "content"}, {}, {"epsilon": 0.0},
+                                 "Grigoriadis TD(λ) page-value crawler over topic-relative page content "
+                                 "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
     "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
                             "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
 }
@@ -533,7 +536,7 @@ def _markdown(summary: dict[str, Any], args: dict[str, Any]) -> str:
 
 #: fixed colours of the suite's agents that the shared palette does not fix (a variant: a lighter shade of its base)
 SUITE_COLORS = {"online-classifier": "#e377c2", "hashed-q": "#393b79", "lfa-sync+content": "#6baed6",
-                "lfa-async+content": "#fdae6b", "tres+content": "#31a354"}
+                "lfa-async+content": "#fdae6b", "tres+content": "#31a354", "td-lambda+content": "#8c564b"}
 
 
 def _color(name: str) -> Any:

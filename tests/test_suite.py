@@ -138,12 +138,16 @@ def test_variants_resolve_to_registered_agents_with_their_env():
         assert v.agent in agent_names() and name in suite.suite_agent_names()
         assert suite.resolve_agent(name) is v
         kw = env_kwargs_for(make_agent(v.agent, **v.config), **v.env, reward="labels")
-        assert kw["features"] == v.env["features"] and kw["reward"] == "labels"
+        assert kw.get("features") == v.env.get("features", kw.get("features")) and kw["reward"] == "labels"
+        agent = make_agent(v.agent, **v.config)
+        assert all(agent.config[k] == val for k, val in v.config.items())   # the variant's options reach the agent
     assert suite._is_learner("lfa-sync+content") and not suite._is_learner("best-first")
     # a plain registered name is itself, with the suite's evaluation overrides
     assert suite.resolve_agent("hashed-q") == suite.Variant("hashed-q", {}, {}, {"epsilon": 0.0})
     # paper-faithful defaults stay untouched: the variant's options do not leak into the registered agent
     assert make_agent("lfa-sync").alpha == 0.001
+    assert make_agent("td-lambda").inputs == "keywords"
+    assert make_agent("td-lambda", **suite.VARIANTS["td-lambda+content"].config).inputs == "content"
 
 
 def test_bad_arguments(tmp_path):

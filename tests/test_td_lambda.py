@@ -57,11 +57,13 @@ def test_weighted_grad_matches_finite_differences() -> None:
         np.testing.assert_allclose(g[name], num, rtol=1e-5, atol=1e-7, err_msg=name)
 
 
-def test_td_lambda_update_through_the_agent(tiny_corpus) -> None:
+@pytest.mark.parametrize("inputs", ["keywords", "content"])
+def test_td_lambda_update_through_the_agent(tiny_corpus, inputs: str) -> None:
     """θ changes by α δ Σ_k (γλ)^k ∇V(a_k) over the crawl path of the parent (numerical gradients)."""
     env = _env(tiny_corpus, steps=40)
     base = env.unwrapped
-    agent = make_agent("td-lambda", epsilon=0.0, alpha=0.05, gamma=0.8, lam=0.5, hidden=4, n_keywords=20)
+    agent = make_agent("td-lambda", epsilon=0.0, alpha=0.05, gamma=0.8, lam=0.5, hidden=4, n_keywords=20,
+                       inputs=inputs)
     obs, info = env.reset(seed=2)
     agent.begin_episode(base, np.random.default_rng(2))
     checked_depth = 0
@@ -139,11 +141,11 @@ def _guard_agent(agent: Agent, base: Any, log: list[int]) -> None:
         setattr(agent, meth, wrapped)
 
 
-@pytest.mark.parametrize("mode", ["lookahead", "inherit"])
-def test_reads_only_fetched_pages_text(tiny_corpus, mode: str) -> None:
+@pytest.mark.parametrize("mode,inputs", [("lookahead", "keywords"), ("inherit", "keywords"), ("lookahead", "content")])
+def test_reads_only_fetched_pages_text(tiny_corpus, mode: str, inputs: str) -> None:
     env = _env(tiny_corpus, steps=80, topic="cancer")
     base = env.unwrapped
-    agent = make_agent("td-lambda", mode=mode, epsilon=0.2)
+    agent = make_agent("td-lambda", mode=mode, epsilon=0.2, inputs=inputs)
     log: list[int] = []
     _guard_agent(agent, base, log)
     res = run_episode(env, agent, seed=0)
@@ -184,21 +186,62 @@ def test_lookahead_expands_the_popped_pages_outlinks(tiny_corpus) -> None:
         obs, info = obs2, info2
 
 
-@pytest.mark.parametrize("mode", ["lookahead", "inherit"])
-def test_deterministic_and_learning_persists(tiny_corpus, tmp_path, mode: str) -> None:
+@pytest.mark.parametrize("mode,inputs", [("lookahead", "keywords"), ("inherit", "keywords"), ("inherit", "content")])
+def test_deterministic_and_learning_persists(tiny_corpus, tmp_path, mode: str, inputs: str) -> None:
     runs = []
     for _ in range(2):
-        agent = make_agent("td-lambda", mode=mode)
+        agent = make_agent("td-lambda", mode=mode, inputs=inputs)
         res = run_episodes(_env(tiny_corpus, steps=50), agent, 2, seed=3)
         runs.append([r.fetched.tolist() for r in res])
     assert runs[0] == runs[1]
-    assert agent.updates > 0 and agent.keywords[0] == "geology"
+    assert agent.updates > 0 and agent.keywords[0] == ("geology" if inputs == "keywords" else "page_x_topic0")
     path = agent.save(tmp_path / "td.npz")
     loaded = Agent.load(path)
     assert isinstance(loaded, TDLambdaAgent) and loaded.keywords == agent.keywords and loaded.mode == mode
+    assert loaded.inputs == inputs
     for k, v in agent.net.params().items():
         np.testing.assert_array_equal(loaded.net.params()[k], v)
     env = _env(tiny_corpus, steps=50)
     assert run_episode(env, agent, seed=9).fetched.tolist() == run_episode(env, loaded, seed=9).fetched.tolist()
     with pytest.raises(ValueError, match="state keys"):
         make_agent("td-lambda").load_state_dict({"W": np.zeros((2, 2))})
+
+
+def test_content_inputs_by_hand(tiny_corpus) -> None:
+    """inputs='content': x(p) = [sqrt(k) v ⊙ t, v · t] with v the fetched page's unit tf-idf word-vector sum and
+    t the unit topic vector; topic-relative (another topic gives another x for the same page)."""
+    env = _env(tiny_corpus, steps=10)
+    base = env.unwrapped
+    agent = make_agent("td-lambda", inputs="content", epsilon=0.0)
+    env.reset(seed=0)
+    agent.begin_episode(base, np.random.default_rng(0))
+    p = int(base.fetched_pages()[0])
+    c, text = base.corpus, base.text
+    a, b = int(c.text_ptr[p]), int(c.text_ptr[p + 1])
+    terms, cnt = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b], np.float64)
+    v = (cnt * np.asarray(text.idf)[terms]) @ np.asarray(text.vectors, np.float64)[terms]
+    v /= np.linalg.norm(v)
+    t = np.asarray(base.scorer.queries[0], np.float64)
+    t /= np.linalg.norm(t)
+    k = len(t)
+    x = agent._keyword_vector(p)
+    np.testing.assert_allclose(x[:k], np.sqrt(k) * v * t, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(x[k], v @ t, rtol=1e-4, atol=1e-6)
+    assert len(agent.keywords) == k + 1 == agent.net.W.shape[1]
+    # the same page under another topic: other inputs (the weights transfer, the inputs follow the topic)
+    env.reset(seed=0, options={"topic": "poetry"})
+    agent.begin_episode(base, np.random.default_rng(0))
+    assert not np.allclose(agent._topic_vec, t)
+    np.testing.assert_allclose(np.linalg.norm(base.topic_vector()), 1.0, rtol=1e-5)
+    F = int(base.frontier_pages()[0])
+    with pytest.raises(ValueError, match="only fetched pages"):
+        base.fetched_vectors(np.array([F]))
+    with pytest.raises(ValueError, match="inputs must be"):
+        make_agent("td-lambda", inputs="words")
+
+
+def test_content_weights_refuse_keyword_agent(tiny_corpus) -> None:
+    agent = make_agent("td-lambda", inputs="content")
+    run_episode(_env(tiny_corpus, steps=20), agent, seed=0)
+    with pytest.raises(ValueError, match="inputs='content'"):
+        make_agent("td-lambda").load_state_dict(agent.state_dict())

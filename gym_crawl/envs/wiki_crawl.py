@@ -621,6 +621,25 @@ class WikiCrawlEnv(gym.Env):
         a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
         return _ro(np.asarray(self.corpus.link_dst[a:b]))
 
+    def fetched_vectors(self, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), k) float32 unit text vectors of *fetched* pages (tf-idf-weighted sums of the text
+        model's word vectors, L2-normalized; a page without known words gives a zero row). ``ValueError``
+        if any page is not fetched — unfetched pages' text is not observable."""
+        pages = np.atleast_1d(np.asarray(pages, dtype=np.int64))
+        if len(pages) and (pages.min() < 0 or pages.max() >= self.corpus.n_pages
+                           or not np.all(self.state.status[pages] == VISITED)):
+            raise ValueError("fetched_vectors: only fetched pages can be read (a crawler knows nothing else)")
+        v = np.asarray(self.text.page_vectors(pages), np.float32)
+        n = np.linalg.norm(v, axis=1, keepdims=True)
+        return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+    def topic_vector(self) -> np.ndarray:
+        """(k,) float32 unit vector of the current topic's words (the query the no-learning crawler's
+        link and page cosines are taken against; read-only copy)."""
+        q = np.array(self.scorer.queries[0], dtype=np.float32)
+        n = float(np.linalg.norm(q))
+        return q / n if n > 0 else q
+
     @property
     def n_words(self) -> int:
         """Vocabulary size (word ids are 0..n_words-1)."""
