@@ -125,7 +125,7 @@ def test_text_model_disk_cache_is_memory_mapped(tiny_corpus, tmp_path):
 
     c1 = Corpus.load(path)
     m1 = get_text_model(c1)
-    c2 = Corpus.load(path)  # a new corpus object: memo miss, disk hit
+    c2 = Corpus.load(path, share=False)  # a new corpus object: memo miss, disk hit
     m2 = get_text_model(c2)
     np.testing.assert_array_equal(m1.vectors, m2.vectors)
     assert isinstance(m2.vectors.base, np.memmap) or isinstance(m2.vectors, np.memmap)

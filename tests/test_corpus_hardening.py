@@ -362,3 +362,21 @@ def test_download_into_an_unwritable_folder_is_one_line(tmp_path):
     with pytest.raises(dl.DownloadError) as ei:
         dl.download("wikispeedia", blocker / "ws", progress=False)
     assert "cannot create the download folder" in str(ei.value) and "\n" not in str(ei.value)
+
+
+def test_load_shares_one_object_per_process_until_a_file_changes(tiny_corpus, tmp_path):
+    """Corpus.load of the same unchanged files returns the same object (so the text model, topic scorers and
+    score tables keyed on it exist once per process); share=False, or any changed file, gives a new one."""
+    import os
+
+    path = tiny_corpus.save(tmp_path / "c")
+    a = Corpus.load(path)
+    assert Corpus.load(path) is a and Corpus.load(str(path) + "/") is a
+    assert Corpus.load(path, share=False) is not a
+    assert Corpus.load(path, mmap=False) is not a
+    f = path / "page_domain.npy"
+    st = f.stat()
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))   # same bytes, but the file was touched
+    b = Corpus.load(path)
+    assert b is not a and Corpus.load(path) is b
+    _same(a, b)

@@ -69,8 +69,13 @@ def test_replay_detects_a_changed_trajectory(tiny_corpus):
                          ids=lambda r: f"{r['reducer']}-lazy")
 def test_lazy_scoring_gives_the_same_trajectories(tiny_corpus, want, monkeypatch):
     """Corpora above ``EAGER_SCORING_LINKS`` score pages and link ranges as they are fetched."""
+    import weakref
+
     import gym_crawl.crawl.state as state_mod
+    import gym_crawl.relevance.scorer as scorer_mod
 
     monkeypatch.setattr(state_mod, "EAGER_SCORING_LINKS", 0)
+    # a fresh process-wide scorer: the earlier tests' (complete) tables must not be reused
+    monkeypatch.setattr(scorer_mod, "_SHARED", weakref.WeakKeyDictionary())
     got = _run(tiny_corpus, want["reducer"], want["features"])
     assert (got["fetched"], got["rewards"], got["obs"]) == (want["fetched"], want["rewards"], want["obs"])

@@ -49,7 +49,7 @@ def test_nan_vectors_in_the_cache_are_detected_and_rebuilt(saved, tmp_path):
     (d / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(TextModelError, match=r"vectors\.npy: non-finite"):
         TextModel.load(saved, d)
-    other = Corpus.load(saved.path)  # a new corpus object: no in-process memo
+    other = Corpus.load(saved.path, share=False)  # a new corpus object: no in-process memo
     with pytest.warns(cache_mod.CacheWarning, match=r"vectors\.npy.*rebuilding"):
         again = get_text_model(other, dim=8)
     assert np.array_equal(again.vectors, fresh.vectors) and np.isfinite(again.vectors).all()
@@ -98,7 +98,7 @@ def test_read_only_text_model_cache_warns_once(saved, monkeypatch):
     monkeypatch.setattr(tm_mod, "partial_dir", read_only)
     with pytest.warns(cache_mod.CacheWarning, match="Read-only file system") as rec:
         a = get_text_model(saved, dim=8)
-        b = get_text_model(Corpus.load(saved.path), dim=8)
+        b = get_text_model(Corpus.load(saved.path, share=False), dim=8)
     assert len(rec) == 1 and a.path is None and np.array_equal(a.vectors, b.vectors)
 
 

@@ -369,7 +369,7 @@ class Corpus:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike, mmap: bool = True, verify: bool = False) -> "Corpus":
+    def load(cls, path: str | os.PathLike, mmap: bool = True, verify: bool = False, share: bool = True) -> "Corpus":
         """Open a saved corpus directory.
 
         Arrays are memory-mapped read-only (``mmap=True``) so processes share
@@ -378,6 +378,12 @@ class Corpus:
         arrays' id ranges; ``verify=True`` also recomputes every full sha256
         (slow on large corpora). Raises :class:`CorpusFormatError` naming the
         file and field at fault.
+
+        ``share=True`` (with ``mmap``): opening the same unchanged files again in this process (same
+        manifest, same size/mtime/inode of every file; checked as above) returns the *same* object, so the
+        per-corpus memos keyed on it — the text model, the topic scorers and their score tables — exist
+        once per process, and ``AsyncVectorEnv(..., context="fork")`` workers started after the parent
+        opened it share them. ``share=False``: a new object (its own ``meta``).
         """
         path = Path(path)
         mf = path / "manifest.json"
@@ -423,6 +429,17 @@ class Corpus:
                         if f"{name}.blob.npy" in files else None)
         c = cls(**kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
         c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES)}
+        if not (mmap and share):
+            return c
+        # One object per process for the same files (checked above on every open): envs, workers forked
+        # afterwards and the per-corpus memos keyed on the object (text model, topic scorers and their score
+        # tables) then share one copy instead of one per env. A changed file (size, mtime, inode) is a new key.
+        key = (str(path.resolve()), c.checksum,
+               tuple(sorted((f, *_file_id(path / f)) for f in files)))
+        hit = _LOADED.get(key)
+        if hit is not None:
+            return hit
+        _LOADED[key] = c
         return c
 
     # -------------------------------------------------------------- networkx
@@ -553,7 +570,7 @@ def _open_by_reference(path: str, checksum: str) -> Corpus:
     if hit is not None:  # share the mapping (read-only arrays), not the mutable meta
         return _from_state({**hit.__dict__, "meta": json.loads(_PRISTINE_META[hit])})
     try:
-        c = Corpus.load(path)
+        c = Corpus.load(path, share=False)  # a copy of its own (own meta), not the process-wide object
     except CorpusFormatError as e:
         raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: {e}") from None
     if c.checksum != checksum:
@@ -684,3 +701,12 @@ class CorpusBuilder:
             texts=StringTable.from_strings(self.texts) if self.keep_text else None,
             meta={"name": self.name, **self.meta},
         )
+
+def _file_id(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+#: memory-mapped corpora opened in this process, by (directory, manifest checksum, files' size/mtime/inode)
+_LOADED: "weakref.WeakValueDictionary[tuple, Corpus]" = weakref.WeakValueDictionary()
+

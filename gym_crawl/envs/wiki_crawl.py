@@ -90,7 +90,7 @@ from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
 from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
-from gym_crawl.relevance.scorer import TopicScorer
+from gym_crawl.relevance.scorer import TopicScorer, shared_scorer
 from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 from gym_crawl.text.model import TextModel, get_text_model
 
@@ -285,7 +285,7 @@ class WikiCrawlEnv(gym.Env):
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
         if topic not in self._scorers:
-            self._scorers[topic] = TopicScorer(self.text, topic, self.n_categories)
+            self._scorers[topic] = shared_scorer(self.text, topic, self.n_categories)
         self.topic = topic
         self.scorer = self._scorers[topic]
         spec = self._reward_spec if self._reward_spec is not None else ("labels" if topic.label else "han2018")
@@ -620,6 +620,21 @@ class WikiCrawlEnv(gym.Env):
         p = self._require_fetched(page, "fetched_outlinks")
         a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
         return _ro(np.asarray(self.corpus.link_dst[a:b]))
+
+    def precompute_scores(self) -> None:
+        """Score every page and link of the current topic now, in one pass (≈ 13 CPU-s for 323k pages and
+        8.6M links), instead of as the crawl fetches pages. Trajectories do not change (each entry equals
+        the on-demand score bit for bit). The tables belong to the process-wide scorer of this corpus and
+        topic (:func:`gym_crawl.relevance.scorer.shared_scorer`), so every env of the process shares them,
+        and so do ``gymnasium.vector.AsyncVectorEnv(..., context="fork")`` workers started afterwards::
+
+            warm = gym.make("WikiCrawl-v1", corpus=c, topic="geology"); warm.reset(seed=0)
+            warm.unwrapped.precompute_scores()           # parent: one copy of the tables
+            vec = gym.vector.AsyncVectorEnv([make] * 8, context="fork")   # workers share it
+
+        The current topic is the constructor's until a ``reset(options={"topic": ...})`` chooses another."""
+        self.scorer.page_table().ensure_all()
+        self.scorer.link_table().ensure_all()
 
     def fetched_vectors(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) float32 unit text vectors of *fetched* pages (tf-idf-weighted sums of the text

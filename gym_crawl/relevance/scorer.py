@@ -7,6 +7,7 @@ discovers; oracles and analyses may ask for all pages).
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr, weighted_row_sums
 
-__all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable"]
+__all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer"]
 
 
 @dataclass
@@ -265,3 +266,25 @@ class LinkTable:
         self.cat[links] = ls.cat
         self.kw_url[links] = ls.kw_url
         self.kw_anchor[links] = ls.kw_anchor
+
+
+#: corpus -> {(id(text model), topic, n_categories): TopicScorer}: the process-wide scorers of
+#: :func:`shared_scorer` (a scorer holds its text model, so the id stays that model's while it is cached)
+_SHARED: "weakref.WeakKeyDictionary[Corpus, dict[tuple[int, Topic, int], TopicScorer]]" = weakref.WeakKeyDictionary()
+
+
+def shared_scorer(text: TextModel, topic: Topic, n_categories: int = 4) -> TopicScorer:
+    """The process-wide :class:`TopicScorer` of ``(text, topic, n_categories)``.
+
+    Every env of a process on the same text model and topic uses this one scorer, so its page and link
+    score tables (pure functions of the page: the same values whichever crawl fills them, in whatever
+    order — see :class:`PageTable`, :class:`LinkTable`) are filled and held once per process instead of
+    once per env. Workers forked after the tables were filled (``WikiCrawlEnv.precompute_scores`` and
+    ``AsyncVectorEnv(..., context="fork")``) inherit them copy-on-write: the pages stay shared.
+    """
+    per_corpus = _SHARED.setdefault(text.corpus, {})
+    key = (id(text), topic, int(n_categories))
+    sc = per_corpus.get(key)
+    if sc is None:
+        sc = per_corpus[key] = TopicScorer(text, topic, n_categories)
+    return sc
