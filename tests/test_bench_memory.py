@@ -30,12 +30,15 @@ def test_report_flags_budgets_and_per_extra_env(tmp_path):
     stages = ("base", "after_import", "after_corpus_load", "after_make", "after_reset", "after_crawl")
     one = {"pages": 323000, "links": 8_600_000, "peak_rss_mb": 1100.0, **{k: _m(100.0, 50.0, 60.0) for k in stages}}
     workers = [{"workers": 2, "main": _m(900.0, 100.0, 400.0), "per_worker": [_m(1100.0, 90.0, 400.0),
-                                                                              _m(1100.0, 120.0, 400.0)]}]
+                                                                              _m(1100.0, 120.0, 400.0)]},
+               {"workers": 2, "mode": "shared", "main": _m(900.0, 100.0, 400.0),
+                "per_worker": [_m(500.0, 60.0, 200.0), _m(500.0, 58.0, 200.0)]}]
     vector = [{"envs": 1, "memory": _m(1100.0, 300.0, 600.0), "peak_rss_mb": 1100.0},
               {"envs": 3, "memory": _m(1200.0, 400.0, 700.0), "peak_rss_mb": 1200.0}]
     md = _markdown(one, workers, vector)
     assert "OVER the 1024 MB budget" in md          # 1100 MB peak RSS
-    assert "120.0 MB (OVER the 100 MB budget)" in md  # the largest worker's USS
+    assert "default mode (private memory: what one more worker costs): 120.0 MB (OVER the 100 MB budget)" in md
+    assert "shared mode (private memory: what one more worker costs): 60.0 MB (within the 100 MB budget)" in md
     assert "| 3 | 1200.0 | 400.0 | 700.0 | 1200.0 | 50.0 |" in md  # (400 - 300) / (3 - 1) MB per extra env
     _plot(one, workers, vector, tmp_path / "m.png")
     assert (tmp_path / "m.png").stat().st_size > 0
@@ -48,9 +51,9 @@ def test_quick_run_writes_outputs(tmp_path):
     data = json.loads((tmp_path / "memory.json").read_text())
     one = data["one_env"]
     assert one["pages"] == 3000 and one["peak_rss_mb"] >= 0.95 * one["after_crawl"]["rss_mb"] > 0
-    (w,) = data["workers"]
-    assert w["workers"] == 2 and len(w["per_worker"]) == 2
-    assert all(0 < p["uss_mb"] <= p["rss_mb"] for p in w["per_worker"])
+    assert [(w["workers"], w["mode"]) for w in data["workers"]] == [(2, "default"), (2, "shared")]
+    for w in data["workers"]:
+        assert len(w["per_worker"]) == 2 and all(0 < p["uss_mb"] <= p["rss_mb"] for p in w["per_worker"])
     assert [v["envs"] for v in data["vector_env"]] == [1, 2]
     assert all(v["memory"]["uss_mb"] > 0 for v in data["vector_env"])
     md = (tmp_path / "memory.md").read_text()
