@@ -155,6 +155,9 @@ _ARRAY_SPEC: dict[str, Any] = {
 }
 _TABLES = ("titles", "vocab", "domains", "labels")
 _OPTIONAL_TABLES = ("texts",)
+#: the id arrays whose value ranges and the pointer arrays whose monotonicity :meth:`Corpus.validate` checks
+_ID_BOUNDS = ("link_dst", "text_terms", "title_terms", "anchor_terms", "context_terms", "page_domain", "label_ids")
+_PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", "label_ptr")
 
 
 @dataclass(eq=False)
@@ -276,9 +279,25 @@ class Corpus:
         return self.vocab.get(word)
 
     # ------------------------------------------------------------- validation
-    def validate(self) -> None:
-        """Check shapes, dtypes, pointer monotonicity and id ranges; raise :class:`CorpusFormatError`."""
+    def validate(self, stored: dict[str, Any] | None = None) -> None:
+        """Check shapes, dtypes, pointer monotonicity and id ranges; raise :class:`CorpusFormatError`.
+
+        ``stored``: the ``"ranges"`` a saved manifest recorded (each id array's min/max, each pointer
+        array's monotonicity, computed by :meth:`save` over the full arrays). The id ranges and
+        monotonicity are then checked from it instead of by scanning the arrays, so opening a
+        memory-mapped corpus does not read (and make resident) every page of it; lengths, dtypes and
+        pointer endpoints are still checked on the arrays. The files themselves are checked against the
+        manifest by :meth:`load` (size, sampled sha256; ``verify=True``: full sha256 and a full scan).
+        """
         where = f" (corpus at {self.path})" if self.path else ""
+        if stored is not None:
+            ok = set(_ID_BOUNDS) | set(_PTR_NAMES) <= set(stored) and all(
+                isinstance(stored[k], dict) for k in (*_ID_BOUNDS, *_PTR_NAMES)) and all(
+                isinstance(stored[k].get("min"), int) and isinstance(stored[k].get("max"), int)
+                for k in _ID_BOUNDS)
+            if not ok:
+                raise CorpusFormatError(f"manifest field 'ranges'{where}: incomplete or malformed; "
+                                        f"delete the corpus directory to rebuild it")
         n = len(self.link_ptr) - 1
         for name, dt in _ARRAY_SPEC.items():
             a = getattr(self, name)
@@ -295,7 +314,11 @@ class Corpus:
                 raise CorpusFormatError(f"{ptr_name}{where}: length {len(p)}, expected {rows + 1}")
             if len(p) and (p[0] != 0 or p[-1] != vals):
                 raise CorpusFormatError(f"{ptr_name}{where}: must start at 0 and end at {vals}, got {p[0]}..{p[-1]}")
-            if len(p) > 1 and np.any(np.diff(p) < 0):
+            if stored is not None:
+                mono = bool(stored[ptr_name].get("nondecreasing", False))
+            else:
+                mono = not (len(p) > 1 and np.any(np.diff(p) < 0))
+            if not mono:
                 raise CorpusFormatError(f"{ptr_name}{where}: not non-decreasing")
 
         check_ptr("text_ptr", n, len(self.text_terms))
@@ -312,12 +335,34 @@ class Corpus:
             raise CorpusFormatError(f"titles{where}: {len(self.titles)} strings, expected {n}")
         if self.texts is not None and len(self.texts) != n:
             raise CorpusFormatError(f"texts{where}: {len(self.texts)} strings, expected {n}")
-        V = len(self.vocab)
-        for name, hi in (("link_dst", n), ("text_terms", V), ("title_terms", V), ("anchor_terms", V),
-                         ("context_terms", V), ("page_domain", len(self.domains)), ("label_ids", len(self.labels))):
+        bounds = {"link_dst": n, "text_terms": len(self.vocab), "title_terms": len(self.vocab),
+                  "anchor_terms": len(self.vocab), "context_terms": len(self.vocab),
+                  "page_domain": len(self.domains), "label_ids": len(self.labels)}
+        for name, hi in bounds.items():
             a = getattr(self, name)
-            if len(a) and (int(a.min()) < 0 or int(a.max()) >= hi):
-                raise CorpusFormatError(f"{name}{where}: ids must lie in [0, {hi}), found [{a.min()}, {a.max()}]")
+            if not len(a):
+                continue
+            if stored is not None:
+                r = stored[name]
+                if r.get("len") != len(a):
+                    raise CorpusFormatError(f"{name}{where}: manifest ranges are for {r.get('len')} values, "
+                                            f"the array has {len(a)}")
+                lo, top = int(r["min"]), int(r["max"])
+            else:
+                lo, top = int(a.min()), int(a.max())
+            if lo < 0 or top >= hi:
+                raise CorpusFormatError(f"{name}{where}: ids must lie in [0, {hi}), found [{lo}, {top}]")
+
+    def _ranges(self) -> dict[str, Any]:
+        """What :meth:`validate` scans for, as stored in a saved manifest (see ``validate(stored=...)``)."""
+        out: dict[str, Any] = {}
+        for name in _ID_BOUNDS:
+            a = getattr(self, name)
+            out[name] = {"len": len(a), "min": int(a.min()) if len(a) else 0, "max": int(a.max()) if len(a) else -1}
+        for name in _PTR_NAMES:
+            p = getattr(self, name)
+            out[name] = {"nondecreasing": not (len(p) > 1 and bool(np.any(np.diff(p) < 0)))}
+        return out
 
     # ------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:
@@ -356,6 +401,7 @@ class Corpus:
                 "counts": {"pages": self.n_pages, "links": self.n_links, "words": self.n_words,
                            "domains": len(self.domains), "labels": len(self.labels)},
                 "files": files,
+                "ranges": self._ranges(),
                 "meta": self.meta,
             }
             atomic_write_json(tmp / "manifest.json", manifest)
@@ -401,6 +447,8 @@ class Corpus:
                                     f"this gym_crawl reads version {FORMAT_VERSION}: rebuild the corpus")
         files = manifest.get("files", {})
 
+        maps: list[_mmap.mmap] = []
+
         def get(fname: str) -> np.ndarray:
             spec = files.get(fname)
             if spec is None:
@@ -418,6 +466,9 @@ class Corpus:
             if list(arr.shape) != spec["shape"] or str(arr.dtype) != spec["dtype"]:
                 raise CorpusFormatError(f"{fp}: shape/dtype {list(arr.shape)}/{arr.dtype} differ from manifest "
                                         f"{spec['shape']}/{spec['dtype']}")
+            m = getattr(arr, "_mmap", None)
+            if isinstance(m, _mmap.mmap):
+                maps.append(m)
             # a plain ndarray view of the mapping: same shared pages, no np.memmap per-slice overhead
             return np.asarray(arr)
 
@@ -427,8 +478,23 @@ class Corpus:
         for name in _OPTIONAL_TABLES:
             kw[name] = (StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
                         if f"{name}.blob.npy" in files else None)
-        c = cls(**kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
+        # Validate from the manifest's stored ranges (no scan of the arrays: opening a memory-mapped corpus
+        # leaves its pages on disk until a crawl reads them); verify=True or an older manifest without
+        # ranges scans every array.
+        c = cls.__new__(cls)
+        c.__dict__.update(kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
+        stored = manifest.get("ranges")
+        c.validate(stored=None if verify or not isinstance(stored, dict) else stored)
         c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES)}
+        # validate() read every page of the mapping (id ranges, pointer order): hand those pages back to the
+        # page cache instead of keeping them all resident in this process; the crawl faults in (cheaply,
+        # from the cache) only the pages it reads. Read-only file mappings: nothing is lost.
+        if hasattr(_mmap, "MADV_DONTNEED"):
+            for m in maps:
+                try:
+                    m.madvise(_mmap.MADV_DONTNEED)
+                except (OSError, ValueError):  # pragma: no cover - platform without madvise on this mapping
+                    break
         if not (mmap and share):
             return c
         # One object per process for the same files (checked above on every open): envs, workers forked
