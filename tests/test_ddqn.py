@@ -56,6 +56,23 @@ def test_double_dqn_target_uses_online_argmax_and_target_value():
     assert a.targets(np.zeros(2), np.zeros(2), rows, seg).numpy().tolist() == pytest.approx([4.5, 1.5])
 
 
+@pytest.mark.parametrize("hidden", [[], [16], [64, 64]])
+def test_written_out_mse_backward_equals_autograd_bit_for_bit(hidden):
+    """train_step's MSE gradients (the MLP's backward written out, no autograd graph) are autograd's, bit for bit."""
+    a = _agent(hidden=hidden)
+    rng = np.random.default_rng(3)
+    x = torch.from_numpy(rng.uniform(-1, 1, (64, 3)).astype(np.float32))
+    y = torch.from_numpy(rng.uniform(-1, 1, 64).astype(np.float32))
+    loss = a._mse_grads(x, y)
+    mine = [p.grad.clone() for p in a.online.parameters()]
+    a.opt.zero_grad(set_to_none=True)
+    ref = torch.nn.functional.mse_loss(a.online(x), y)
+    ref.backward()
+    assert torch.equal(loss, ref.detach())
+    for g, p in zip(mine, a.online.parameters()):
+        assert g.shape == p.shape and torch.equal(g, p.grad)
+
+
 def test_batched_q_equals_rowwise_q():
     a = _agent(hidden=[16, 8])
     X = np.random.default_rng(0).random((50, 3)).astype(np.float32)
