@@ -228,8 +228,8 @@ class _DDQNBase(Agent):
         batch index of each row. With ``double=False``: ``max_{x ∈ Ã_b} Q_θ⁻(x)`` (vanilla DQN)."""
         assert self.online is not None and self.target is not None
         B = len(r)
+        boot = np.zeros(B, np.float32)
         with torch.no_grad():
-            boot = torch.zeros(B)
             if len(rows):
                 rt = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.float32))
                 if self.cfg.double:
@@ -244,15 +244,16 @@ class _DDQNBase(Agent):
                     np.minimum.at(first, sg, np.where(q_on == best[sg], np.arange(M), M))
                     has = first < M
                     if has.any():
-                        boot[torch.from_numpy(has)] = self.target(rt[torch.from_numpy(first[has])])
+                        boot[has] = self.target(rt[torch.from_numpy(first[has])]).numpy()
                 else:
-                    st = torch.from_numpy(np.asarray(seg, np.int64))
-                    q_t = self.target(rt)
-                    best = torch.full((B,), -math.inf).scatter_reduce(0, st, q_t, "amax", include_self=True)
-                    has = torch.isfinite(best)
+                    q_t = self.target(rt).numpy()
+                    best = np.full(B, -np.inf, np.float32)
+                    np.maximum.at(best, np.asarray(seg, np.int64), q_t)
+                    has = np.isfinite(best)
                     boot[has] = best[has]
-            return (torch.from_numpy(np.asarray(r, np.float32))
-                    + self.cfg.gamma * (1.0 - torch.from_numpy(np.asarray(done, np.float32))) * boot)
+        # the same float32 operations as the torch expression r + γ·(1 − done)·boot, in numpy
+        y = np.asarray(r, np.float32) + np.float32(self.cfg.gamma) * (np.float32(1.0) - np.asarray(done, np.float32)) * boot
+        return torch.from_numpy(y)
 
     def _mse_grads(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """The MSE loss of the online network on ``x`` against ``y`` and its gradients written into each

@@ -73,6 +73,30 @@ def test_written_out_mse_backward_equals_autograd_bit_for_bit(hidden):
         assert g.shape == p.shape and torch.equal(g, p.grad)
 
 
+@pytest.mark.parametrize("double", [True, False])
+def test_targets_on_replay_samples_equal_the_torch_expression(tiny_corpus, double):
+    """On real replay samples the targets (assembled in numpy) equal r + γ(1 − done)·boot computed in torch with
+    a per-transition argmax / max, bit for bit."""
+    a = make_agent("tres", learning_starts=10, hidden=[16, 16], double=double)
+    env = make_env_for(a, corpus=tiny_corpus, max_episode_steps=60, max_candidates=256)
+    run_episode(env, a, seed=0)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        _, r, done, rows, seg = a.replay.sample(16, rng)
+        with torch.no_grad():
+            rt = torch.from_numpy(rows)
+            q_on, q_t = a.online(rt), a.target(rt)
+            boot = torch.zeros(16)
+            pick = {b: int(torch.nonzero(torch.from_numpy(seg == b))[torch.argmax(q_on[seg == b])])
+                    for b in range(16) if (seg == b).any()}
+            if pick and double:
+                boot[list(pick)] = a.target(rt[list(pick.values())])
+            elif pick:
+                boot[list(pick)] = torch.stack([q_t[seg == b].max() for b in pick])
+            want = torch.from_numpy(r) + a.cfg.gamma * (1.0 - torch.from_numpy(done)) * boot
+        assert torch.equal(a.targets(r, done, rows, seg), want)
+
+
 def test_batched_q_equals_rowwise_q():
     a = _agent(hidden=[16, 8])
     X = np.random.default_rng(0).random((50, 3)).astype(np.float32)
