@@ -213,7 +213,10 @@ def run_fleet(env: Any, kind: str, seed: int = 0, *, on_step: Callable[[int, dic
               max_steps: int | None = None, **params: Any) -> FleetRun:
     """Run a whole fleet of ``kind`` foragers on ``env`` until the run ends (or ``max_steps``).
 
-    ``env.reset(seed=seed)`` seeds the env (the RA's order); the policies' generators come from
+    Each step only the agents in ``env.acting_agents`` choose a URL and learn (all live foragers under the
+    env's per-step clock; the one whose time slice it is under ``clock="download"``; the others send the
+    no-op 0, which the env ignores). ``env.reset(seed=seed)`` seeds the env (the RA's order); the policies'
+    generators come from
     ``np.random.default_rng(seed)`` (one spawned child per initial forager). ``on_step(step, rewards, infos)``
     is called after every step. Births and deletions follow ``info["child"]`` / ``terminated``.
     """
@@ -228,11 +231,14 @@ def run_fleet(env: Any, kind: str, seed: int = 0, *, on_step: Callable[[int, dic
     pol = {a: make_fleet_policy(kind, env, a, r, **params) for a, r in zip(env.agents, rngs)}
     run = FleetRun(max_foragers=len(env.agents))
     while env.agents and (max_steps is None or run.steps < max_steps):
-        actions = {a: pol[a].act(obs[a]) for a in env.agents}
+        acting = set(getattr(env, "acting_agents", env.agents))
+        # agents whose turn it is not (ForagerFleetEnv's clock="download") send a no-op the env ignores
+        actions = {a: pol[a].act(obs[a]) if a in acting else 0 for a in env.agents}
         obs, rewards, terms, _truncs, infos = env.step(actions)
         run.steps += 1
         for a in actions:
-            pol[a].observe(rewards[a], obs[a], infos[a])
+            if infos[a].get("acted", True):
+                pol[a].observe(rewards[a], obs[a], infos[a])
         for a in actions:
             child = infos[a]["child"]
             if child:

@@ -1,8 +1,15 @@
 """Reproduce Palotai, Farkas & Lőrincz's forager-fleet comparison ("Selection in scale-free small world",
 Table 2, Fig. 2 and the rewired control of §4.1/§5) on the ChangingWeb.
 
-``gym-crawl bench palotai [--quick] [--out DIR] [--runs N] [--pages N] [--hours H] [--step-hours H]
-[--kinds wl,rl,wlrl] [--graphs sfsw,rewired] [--web-seed S] [--jobs J]``
+``gym-crawl bench palotai [--quick] [--out DIR] [--runs N] [--pages N] [--hours H] [--clock download|step]
+[--download-seconds S] [--slice-hours H] [--step-hours H] [--kinds wl,rl,wlrl] [--graphs sfsw,rewired]
+[--web-seed S] [--jobs J]``
+
+Clock (:class:`~gym_crawl.envs.fleet.ForagerFleetEnv`'s ``clock``): ``download`` (default, the paper's
+timing: foragers in 3-minute time slices one after another on one simulated computer, each downloaded page
+costing ``--download-seconds`` = 2.6 s, the mean implied by Table 2's download counts over 432 h) or
+``step`` (the earlier clock: every forager fetches once per ``--step-hours`` = 0.1 h step; reproduces the
+figures recorded before the download clock).
 
 The paper: an 18-day CNN crawl replayed in simulation; fleets of 2 → 16 foragers compete for new
 documents (reinforcing agent: +100 to the first submitter of a document not older than 24 h, −1
@@ -71,8 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--runs", type=int, default=None, help="runs per (graph, kind) (default 5; quick 2)")
     ap.add_argument("--pages", type=int, default=None, help="pages of the news site (default 20,000; quick 2,000)")
     ap.add_argument("--hours", type=float, default=None, help="simulated hours (default 432 = 18 days; quick 48)")
+    ap.add_argument("--clock", choices=("download", "step"), default="download",
+                    help="download: the paper's timing (one forager at a time, each downloaded page costs "
+                         "--download-seconds); step: the earlier clock (--step-hours per fleet step)")
+    ap.add_argument("--download-seconds", type=float, default=2.6,
+                    help="simulated seconds per downloaded page under --clock download (default 2.6)")
+    ap.add_argument("--slice-hours", type=float, default=0.05,
+                    help="a forager's time slice under --clock download (default 0.05 h = 3 minutes)")
     ap.add_argument("--step-hours", type=float, default=0.1,
-                    help="simulated hours per fleet step (every live forager fetches one URL; default 0.1)")
+                    help="simulated hours per fleet step under --clock step (every live forager fetches one URL; "
+                         "default 0.1)")
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"forager kinds, some of {','.join(KINDS)}")
     ap.add_argument("--graphs", default=",".join(GRAPHS), help=f"graphs, some of {','.join(GRAPHS)}")
     ap.add_argument("--web-seed", type=int, default=0, help="seed of the changing web (shared by all runs)")
@@ -109,7 +124,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     from gym_crawl.envs.fleet import ForagerFleetEnv
 
     web = _web(task["pages"], task["hours"], task["web_seed"], task["graph"])
-    env = ForagerFleetEnv(web, step_hours=task["step_hours"])
+    env = ForagerFleetEnv(web, step_hours=task["step_hours"], clock=task["clock"],
+                          download_hours=task["download_seconds"] / 3600.0, slice_hours=task["slice_hours"])
     c0, w0 = time.process_time(), time.perf_counter()
     run = run_fleet(env, task["kind"], seed=task["seed"], normalize_td=task["normalized_td"])
     cpu = time.process_time() - c0
@@ -117,7 +133,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     lg = env.run_log()
     found = env.found_documents()
     hours = float(task["hours"])
-    t_end = min(float(web.horizon), float(lg["time"][-1] + task["step_hours"])) if len(lg["time"]) else hours
+    t_end = min(float(web.horizon), float(env.time)) if len(lg["time"]) else hours
     # the RA's whole collection of found relevant documents, time-averaged over the run ("cumulative")
     coll = CollectionFreshness(web)
     for p, t in zip(found["page"].tolist(), found["time"].tolist()):
@@ -211,7 +227,11 @@ def _md(res: dict[str, Any]) -> str:
     o = ["# Palotai et al. — forager fleet: weblog update (WL) vs RL URL ordering", "",
          f"Machine: {res['machine']}. Command: `{res['command']}`. Wall time {res['wall_seconds']:.0f} s.", "",
          (f"News site: `make_changing_web({cfg['pages']}, {cfg['hours']:g} h, seed={cfg['web_seed']})` "
-         f"(+ `rewired=True`); {cfg['step_hours']:g} h per fleet step ({cfg['steps']:,} steps); "
+         f"(+ `rewired=True`); "
+         + (f"clock `download`: {cfg['download_seconds']:g} s per downloaded page, foragers in "
+            f"{cfg['slice_hours']:g} h time slices one after another; " if cfg.get("clock") == "download" else
+            f"clock `step`: {cfg['step_hours']:g} h per fleet step ({cfg['steps']:,} steps); ")
+         + 
          f"{cfg['runs']} runs per cell (mean ± sd; the paper: 3). TD step: {cfg['td_step']}."), "",
          "## The two graphs (graph_statistics)", "",
          "| graph | clustering | paper | mean path (\"diameter\") | paper | γ_out | γ_in | leaf fraction |",
@@ -352,8 +372,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--runs must be >= 1, got {runs}")
     if pages < 10:
         raise SystemExit(f"--pages must be >= 10, got {pages}")
-    if not hours > 0 or not args.step_hours > 0:
-        raise SystemExit(f"--hours and --step-hours must be > 0, got {hours}, {args.step_hours}")
+    if not hours > 0 or not args.step_hours > 0 or not args.download_seconds > 0 or not args.slice_hours > 0:
+        raise SystemExit(f"--hours, --step-hours, --download-seconds and --slice-hours must be > 0, got {hours}, "
+                         f"{args.step_hours}, {args.download_seconds}, {args.slice_hours}")
     kinds = [k for k in args.kinds.split(",") if k]
     graphs = [g for g in args.graphs.split(",") if g]
     for name, got, ok in (("--kinds", kinds, KINDS), ("--graphs", graphs, GRAPHS)):
@@ -361,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         if bad or not got:
             raise SystemExit(f"{name}: unknown or empty {bad or got}; expected some of {list(ok)}")
     tasks = [{"graph": g, "kind": k, "seed": s, "pages": pages, "hours": hours, "web_seed": args.web_seed,
-              "step_hours": args.step_hours, "normalized_td": args.normalized_td}
+              "step_hours": args.step_hours, "normalized_td": args.normalized_td, "clock": args.clock,
+              "download_seconds": args.download_seconds, "slice_hours": args.slice_hours}
              for g in graphs for s in range(runs) for k in kinds]
     results: list[dict[str, Any]] = []
     bar = tqdm(total=len(tasks), desc="palotai runs", unit="run")
@@ -389,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "palotai", "command": "gym-crawl bench palotai " + " ".join(argv or []),
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "config": {"pages": pages, "hours": hours, "step_hours": args.step_hours, "web_seed": args.web_seed,
+                   "clock": args.clock, "download_seconds": args.download_seconds, "slice_hours": args.slice_hours,
                    "runs": runs, "kinds": kinds, "graphs": graphs,
                    "steps": int(np.ceil(hours / args.step_hours - 1e-9)),
                    "td_step": "α / max(1, ‖state‖²), α = 0.1" if args.normalized_td else "the paper's α = 0.1"},

@@ -438,9 +438,10 @@ def test_bench_palotai_quick_writes_json_markdown_png(tmp_path):
 
     from gym_crawl.benchmarks.palotai import main
 
-    assert main(["--quick", "--runs", "2", "--pages", "800", "--hours", "12", "--step-hours", "0.2",
+    assert main(["--quick", "--runs", "2", "--pages", "800", "--hours", "12", "--clock", "step", "--step-hours", "0.2",
                  "--out", str(tmp_path)]) == 0
     res = json.loads((tmp_path / "palotai.json").read_text())
+    assert res["config"]["clock"] == "step" and res["config"]["steps"] == 60
     assert set(res["table"]) == {"sfsw", "rewired"} and set(res["table"]["sfsw"]) == {"wl", "rl", "wlrl"}
     for g in res["table"].values():
         for cell in g.values():
@@ -451,3 +452,120 @@ def test_bench_palotai_quick_writes_json_markdown_png(tmp_path):
     for f in res["figures"]:
         assert (tmp_path / f).stat().st_size > 1000
 
+
+
+# ------------------------------------------------------------------------------ the paper's clock (clock="download")
+DH = 2.6 / 3600.0
+
+
+def test_parallel_api_test_download_clock_with_births_and_deaths(web):
+    env = ForagerFleetEnv(web, clock="download", download_hours=0.01, slice_hours=0.02, max_score=101.0,
+                          min_score=99.9, n_initial=3, max_names=64)
+    seen = {"births": 0, "deaths": 0, "acted": 0}
+    step = env.step
+
+    def counting_step(actions):
+        acting = env.acting_agents
+        out = step(actions)
+        assert len(acting) == 1 and [a for a, i in out[4].items() if i["acted"]] == acting
+        assert all(out[1][a] == 0.0 for a in out[1] if a not in acting)
+        seen["births"] += sum(bool(i["child"]) for i in out[4].values())
+        seen["deaths"] += sum(out[2].values())
+        seen["acted"] += 1
+        return out
+
+    env.step = counting_step
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="No agents present but not all possible_agents")
+        parallel_api_test(env, num_cycles=400)
+    assert seen["births"] > 0 and seen["deaths"] > 0 and seen["acted"] > 0
+
+
+def test_download_clock_advances_by_the_downloads():
+    """Fetching the front page downloads it and its 2 linked pages (Alg. 12): 3 download times; a leaf: 1;
+    an invalid id: 1. One forager acts per step, the others' actions are ignored; the slice passes the turn."""
+    env = ForagerFleetEnv(_hand_web(), clock="download", download_hours=DH, slice_hours=3.5 * DH, start_urls=[0])
+    obs, _ = env.reset(seed=0)
+    assert env.acting_agents == ["forager_0"] and env.time == 0.0
+    # forager_1's action (an invalid id for it) is ignored: not its turn
+    obs, rew, _, _, info = env.step({"forager_0": 0, "forager_1": 2})
+    assert info["forager_0"]["acted"] and not info["forager_1"]["acted"] and info["forager_1"]["fetched_page"] == -1
+    assert info["forager_0"]["downloaded"] == 3 and env.time == pytest.approx(3 * DH)
+    assert rew == {"forager_0": 100.0, "forager_1": 0.0}
+    assert env.acting_agents == ["forager_0"]  # 3 DH < the 3.5 DH slice
+    obs, rew, _, _, info = env.step({"forager_0": 2, "forager_1": 0})  # a frontier leaf: one download
+    assert info["forager_0"]["downloaded"] == 1 and env.time == pytest.approx(4 * DH)
+    assert env.acting_agents == ["forager_1"]  # the slice is over (the step in progress was finished)
+    obs, rew, _, _, info = env.step({"forager_0": 0, "forager_1": 1})  # page 1 is not a start URL: invalid
+    assert info["forager_1"]["invalid_action"] and rew["forager_1"] == -1.0 and env.time == pytest.approx(5 * DH)
+    lg = env.run_log()
+    assert lg["time"].tolist() == pytest.approx([0.0, 3 * DH, 4 * DH])
+    assert lg["downloaded"].tolist() == [3, 1, 0] and lg["invalid"].tolist() == [0, 0, 1]
+    # the clock reaches the horizon: every agent is truncated
+    env2 = ForagerFleetEnv(_hand_web(), clock="download", download_hours=1.5, slice_hours=1.0, start_urls=[0])
+    obs, _ = env2.reset(seed=0)
+    n = 0
+    while env2.agents:
+        a = env2.acting_agents[0]
+        obs, _, term, trunc, _ = env2.step({b: int(np.flatnonzero(obs[b]["action_mask"])[0]) for b in env2.agents})
+        n += 1
+    # forager_0 fetches page 0 (3 pages: 4.5 h), forager_1 page 0 (9 h), forager_0 page 1 (10.5 h >= horizon 10)
+    assert n == 3 and env2.time == pytest.approx(10.5) and all(trunc.values()) and not any(term.values()) and a == "forager_0"
+
+
+def test_download_clock_ra_rewards_the_earliest_submitter_in_time():
+    """forager_0 acts first (first slice, first name) but on a stale leaf; forager_1 sends the new page 1 at
+    t = 1 download; forager_0 sends it later in simulated time and gets PENALTY, whatever the name order."""
+    env = ForagerFleetEnv(_hand_web(), clock="download", download_hours=DH, slice_hours=0.5 * DH,
+                          start_urls=[0, 1, 2])
+    env.reset(seed=0)
+    _, rew, _, _, info = env.step({"forager_0": 2, "forager_1": 1})  # forager_1's 1 is ignored: not its turn
+    assert rew == {"forager_0": 0.0, "forager_1": 0.0} and info["forager_0"]["sent"] == 0
+    assert env.acting_agents == ["forager_1"]
+    _, rew, _, _, info = env.step({"forager_0": 1, "forager_1": 1})
+    assert rew == {"forager_0": 0.0, "forager_1": 100.0} and info["forager_1"]["relevant"] == 1
+    _, rew, _, _, info = env.step({"forager_0": 1, "forager_1": 0})
+    assert rew == {"forager_0": -1.0, "forager_1": 0.0} and info["forager_0"]["sent"] == 1
+    found = env.found_documents()
+    assert found["page"].tolist() == [1] and found["forager"].tolist() == [1]
+    assert found["time"].tolist() == pytest.approx([DH])
+    # the same steps under the per-step clock: both send page 1 in one step, and the RA's random order decides
+    winners = set()
+    for seed in range(12):
+        e = ForagerFleetEnv(_hand_web(), step_hours=0.1, start_urls=[0, 1, 2])
+        e.reset(seed=seed)
+        e.step({"forager_0": 2, "forager_1": 2})
+        _, rew, _, _, _ = e.step({"forager_0": 1, "forager_1": 1})
+        winners.add(max(rew, key=rew.get))
+    assert winners == {"forager_0", "forager_1"}
+
+
+def _download_trace(web, kind, seed):
+    env = ForagerFleetEnv(web, clock="download", download_hours=0.01, slice_hours=0.05, max_score=110.0)
+    steps = []
+    run = run_fleet(env, kind, seed, on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
+    weights = {a: p.weights.copy() for a, p in run.policies.items()}
+    return steps, env.run_log(), env.found_documents(), weights, (run.births, run.deaths), env.time
+
+
+@pytest.mark.parametrize("kind", ["wl", "rl"])
+def test_download_clock_fleet_is_deterministic_under_a_seed(web, kind):
+    t1, t2 = _download_trace(web, kind, 3), _download_trace(web, kind, 3)
+    assert t1[4][0] > 0 and t1[5] >= web.horizon - 1e-9  # a whole run, with births
+    assert _same(t1[:3], t2[:3]) and t1[4:] == t2[4:]
+    assert all(t1[3][a].tobytes() == t2[3][a].tobytes() for a in t1[3])
+    # the clock is the sum of the download costs (invalid actions cost one download)
+    lg = t1[1]
+    assert lg["time"][-1] + 0.01 * max(1, lg["downloaded"][-1]) == pytest.approx(t1[5])
+    assert np.all(np.diff(lg["time"]) == pytest.approx(0.01 * np.maximum(1, lg["downloaded"][:-1])))
+    t3 = _download_trace(web, kind, 4)
+    assert not _same(t1[0], t3[0])
+
+
+def test_bad_clock_arguments(web):
+    with pytest.raises(ValueError, match="clock"):
+        ForagerFleetEnv(web, clock="wall")
+    with pytest.raises(ValueError, match="download_hours"):
+        ForagerFleetEnv(web, clock="download", download_hours=0.0)
+    with pytest.raises(ValueError, match="slice_hours"):
+        ForagerFleetEnv(web, clock="download", slice_hours=-1.0)

@@ -8,22 +8,40 @@ controls the fleet's life (multiplication and deletion by score). This module is
 web, the RA, the path structure and the bookkeeping. The foragers' learning (weblog update, TD URL
 ordering) is the agents' side: :mod:`gym_crawl.agents.palotai`.
 
-**Time.** One ``step`` = every live forager fetches one URL, simultaneously; then the clock advances by
-``step_hours`` (default 0.1 h = 6 simulated minutes, so the news site's 18 days (432 h) take 4,320 steps;
-the paper's simulated time per download was the average real download time). The run is truncated for
-every agent once the clock reaches the web's ``horizon``.
+**Time** — two clocks, chosen by ``clock``:
+
+* ``clock="download"`` (**the paper's timing**, §3.2, §4.2.1): the foragers run "on one computer" "in time
+  slices one after each other", and the "simulated time of a page download was the average download time
+  of a real page". One simulated clock; the forager whose turn it is (``env.acting_agents``, one name)
+  fetches one URL per ``step``: Alg. 12 downloads the page *and every linked page born by now*, so the step
+  costs ``download_hours`` × (pages downloaded) — a link-rich index page costs as many downloads as it has
+  links; an invalid action costs one download. The RA judges the step's submissions at once, i.e. every
+  submission in the time order of its download (a later download of the same document is penalized, whoever
+  sends it). When a forager's slice of ``slice_hours`` is over (the step in progress is finished first, as
+  in the paper's Web experiment), the RA manages it (Alg. 8: multiply or delete "immediately after it has
+  been stopped … and before the next forager is activated") and the next live forager in the fixed
+  round-robin order (``agents`` order; a newborn joins at the end) takes the next slice. Defaults:
+  ``slice_hours`` = 0.05 (the Web experiment's 3-minute slices) and ``download_hours`` = 2.6 s / 3600: the
+  paper does not print the average, but Table 2's fleets downloaded 540,636 (RL) and 669,673 (WL) pages
+  in 432 simulated hours on one computer — 2.88 s and 2.32 s per download, mean 2.6 s.
+  *Step semantics for PettingZoo users*: ``step`` still takes an action for every live agent (the
+  ``ParallelEnv`` contract, and ``parallel_api_test`` passes), but only the actions of ``acting_agents``
+  are used; the others are ignored (any id in the action space; they are not validated against the mask),
+  their reward is 0 and ``info["acted"]`` is False. An agent's observation is refreshed when it acts and
+  when its turn comes (so the agent that acts next always holds a current one); the others keep their
+  last observation. This is the "agent-turn in a parallel env" pattern; an AEC wrapper is not needed.
+* ``clock="step"`` (the earlier default, kept so earlier figures stay reproducible): one ``step`` = every
+  live forager fetches one URL, simultaneously; then the clock advances by ``step_hours`` (default 0.1 h =
+  6 simulated minutes, so the news site's 18 days (432 h) take 4,320 steps) whatever was downloaded; the
+  RA judges the foragers of a step one after the other in a random order (``np_random``) and manages them
+  (Alg. 8) in the same order. ``acting_agents`` = every live agent, ``info["acted"]`` True.
+
+The run is truncated for every agent once the clock reaches the web's ``horizon``.
 
 **Deviations from the paper** (kept on purpose; the benchmark's numbers depend on them):
 
-* *Simulated time per step, not per download.* Palotai's foragers ran one after another on one computer and
-  "simulated time of a page download was the average download time of a real page", so a step that
-  downloads a page with 100 links (and the 100 linked pages, Alg. 12) cost ~100× the time of a step to a
-  leaf, and 16 foragers shared the clock. Here a step costs ``step_hours`` whatever it downloads and the
-  foragers of a step fetch at the same simulated time (then the RA judges them one by one in a random
-  order, which is where the time slices' sequence matters for the first-submitter rule). Visiting
-  link-rich index pages is therefore cheaper here than in the paper, which favours a forager that camps on
-  a few fast-changing index pages — what our RL foragers learn; plausibly part of the benchmark's
-  freshness/age reversal (not measured). A per-download clock needs an event-driven RA; not implemented.
+* *Under* ``clock="step"`` *only: simulated time per step, not per download* (see **Time**): visiting
+  link-rich index pages is as cheap as visiting a leaf, and the foragers of a step fetch at the same time.
 * A path also restarts when the frontier is empty (Alg. 11 does not say what happens then).
 * An invalid action (an id outside ``action_mask``) costs the step and ``penalty``: the paper's foragers
   cannot choose one.
@@ -66,23 +84,25 @@ and that was last modified ≤ ``send_window`` (= 24 h) ago (Alg. 5; score −``
 URL). The RA answers ``reward`` = 100 if the document is not older than ``window`` (= 24 h) and nobody has
 submitted it before, else ``penalty`` = −1 (a forager with a wider ``send_window`` sends stale documents
 too, and is penalized for them), and adds ``score_plus`` = 1 to the score per
-relevant one. Foragers of one step are handled one after the other in a random order drawn from the
-env's ``np_random`` (the paper's time slices run foragers in sequence), so of two foragers that send the
-same new document in the same step exactly one is rewarded. The step's reward of a forager is the sum
-of its reinforcements. Then (Alg. 8, same order) a forager with score ≥ ``max_score`` = 200 multiplies
+relevant one. Under ``clock="step"`` the foragers of one step are handled one after the other in a random
+order drawn from the env's ``np_random``, so of two foragers that send the same new document in the same
+step exactly one is rewarded; under ``clock="download"`` submissions are judged in the time order of
+their downloads (the earliest submitter is rewarded). The step's reward of a forager is the sum
+of its reinforcements. Then (Alg. 8; under ``clock="download"`` at the end of the forager's slice) a forager with score ≥ ``max_score`` = 200 multiplies
 if fewer than ``max_foragers`` = 16 live (both scores reset to ``init_score`` = 100); one with score ≤
 ``min_score`` = 0 is deleted if more than ``min_foragers`` = 2 live. The weblog split and weight copy of
 Alg. 6 are the agents' business: ``info[parent]["child"]`` / ``info[child]["parent"]`` name the pair.
 
 **Info keys** (every agent, every step and reset): ``time`` (the clock after the step), ``fetched_page``
 (−1: none), ``path_start`` (this step started a path), ``path_step``, ``downloaded``, ``sent``, ``relevant``,
-``score``, ``invalid_action``, ``parent``, ``child`` (``""`` when none), ``deleted``, ``births_exhausted``,
+``score``, ``invalid_action``, ``acted`` (this agent's action was used in this step), ``parent``, ``child`` (``""`` when none), ``deleted``, ``births_exhausted``,
 ``n_foragers``.
 
 **Measurements** for the paper's Table 1/2 and Fig. 2: :meth:`ForagerFleetEnv.run_log` (per step counts)
 and :meth:`ForagerFleetEnv.found_documents` (every RA-rewarded document: page, version, time, forager).
 
-Deterministic under ``reset(seed=...)``: the only randomness of the env is the RA's order per step.
+Deterministic under ``reset(seed=...)``: the only randomness of the env is the RA's order per step under
+``clock="step"``; ``clock="download"`` has none.
 """
 from __future__ import annotations
 
@@ -228,7 +248,11 @@ class ForagerFleetEnv(ParallelEnv):
 
     Args:
         web: the changing web (``gym_crawl.corpus.changing.make_changing_web``).
-        step_hours: simulated hours per step (every live forager fetches one URL per step).
+        step_hours: simulated hours per step under ``clock="step"`` (every live forager fetches one URL).
+        clock: ``"step"`` (default; the earlier per-fleet-step clock) or ``"download"`` (the paper's: one
+            forager at a time, ``download_hours`` per downloaded page, time slices of ``slice_hours``).
+        download_hours: simulated hours per downloaded page under ``clock="download"`` (default 2.6 s).
+        slice_hours: a forager's time slice under ``clock="download"`` (default 0.05 h = 3 minutes).
         start_urls: the seed list (weblog of Alg. 10); default the ``start_size`` earliest-born pages.
         n_initial: foragers at reset (MIN_FORAGER = 2).
         max_names: how many forager names exist (names are never reused; ``possible_agents``).
@@ -240,7 +264,8 @@ class ForagerFleetEnv(ParallelEnv):
     metadata: ClassVar[dict[str, Any]] = {"name": "forager_fleet_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
     def __init__(self, web: Any, *, step_hours: float = 0.1, start_urls: Any = None, n_initial: int | None = None,
-                 max_names: int = 256, render_mode: str | None = None, **params: Any):
+                 max_names: int = 256, render_mode: str | None = None, clock: str = "step",
+                 download_hours: float = 2.6 / 3600.0, slice_hours: float = 0.05, **params: Any):
         bad = sorted(set(params) - set(PALOTAI))
         if bad:
             raise ValueError(f"unknown ForagerFleetEnv parameters {bad}; known: {sorted(PALOTAI)}")
@@ -248,6 +273,11 @@ class ForagerFleetEnv(ParallelEnv):
         P = self.params
         if not (isinstance(step_hours, (int, float)) and step_hours > 0 and np.isfinite(step_hours)):
             raise ValueError(f"step_hours must be a positive number of hours, got {step_hours!r}")
+        if clock not in ("step", "download"):
+            raise ValueError(f"clock must be 'step' or 'download', got {clock!r}")
+        for k, v in (("download_hours", download_hours), ("slice_hours", slice_hours)):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and v > 0 and np.isfinite(v)):
+                raise ValueError(f"{k} must be a positive number of hours, got {v!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         for k in ("max_foragers", "min_foragers", "max_step", "start_size"):
@@ -271,6 +301,9 @@ class ForagerFleetEnv(ParallelEnv):
         self._web = web
         self.render_mode = render_mode
         self.step_hours = float(step_hours)
+        self.clock = clock
+        self.download_hours = float(download_hours)
+        self.slice_hours = float(slice_hours)
         self.n_initial = n_initial
         self.n_pages = n = int(web.n_pages)
         self.horizon = float(web.horizon)
@@ -296,7 +329,8 @@ class ForagerFleetEnv(ParallelEnv):
             "n_fetched": spaces.Discrete(L + 1),
             "path_start": spaces.Discrete(2),
             "path_step": spaces.Discrete(int(P["max_step"]) + 2),
-            "time": spaces.Box(0.0, np.float32(self.horizon + self.step_hours), (1,), np.float32),
+            "time": spaces.Box(0.0, np.float32(self.horizon + max(self.step_hours, L * self.download_hours)), (1,),
+                               np.float32),
             "score": spaces.Box(-np.inf, np.inf, (1,), np.float32),
         })
         self._act_space = spaces.Discrete(n)
@@ -365,6 +399,8 @@ class ForagerFleetEnv(ParallelEnv):
         self._next_name = 0
         self._f = {}
         self.agents = []
+        self._turn = 0  # clock="download": index in self.agents of the forager whose slice it is
+        self._slice_end = self.slice_hours
         seeds_known = np.zeros(n, np.bool_)
         seeds_known[self.start_urls] = True
         for _ in range(self.n_initial):
@@ -373,6 +409,7 @@ class ForagerFleetEnv(ParallelEnv):
         self._log = {k: [] for k in ("time", "n_foragers", "downloaded", "sent", "relevant", "found_urls",
                                      "invalid")}
         obs = {a: self._observe(self._f[a]) for a in self.agents}
+        self._obs = dict(obs)
         infos = {a: self._info(self._f[a], fetched=-1, started=False, dl=0, sent=0, rel=0) for a in self.agents}
         return obs, infos
 
@@ -411,11 +448,141 @@ class ForagerFleetEnv(ParallelEnv):
 
     def _info(self, f: _Forager, *, fetched: int, started: bool, dl: int, sent: int, rel: int,
               invalid: bool = False, parent: str = "", child: str = "", deleted: bool = False,
-              exhausted: bool = False) -> dict[str, Any]:
+              exhausted: bool = False, acted: bool = True) -> dict[str, Any]:
         return {"time": self._t, "fetched_page": fetched, "path_start": started, "path_step": f.path_step,
                 "downloaded": dl, "sent": sent, "relevant": rel, "score": f.score, "invalid_action": invalid,
+                "acted": acted,
                 "parent": parent, "child": child, "deleted": deleted, "births_exhausted": exhausted,
                 "n_foragers": len(self.agents)}
+
+    def _fetch_for(self, a: str, act: Any, t: float) -> tuple[dict[str, Any], Any, int]:
+        """Forager ``a`` fetches page ``act`` at time ``t`` (Alg. 11/12). Returns its per-step record, its
+        submissions (ids, versions, ages; None for an invalid action) and the URLs new to the fleet."""
+        f = self._f[a]
+        try:
+            page = int(act)
+        except (TypeError, ValueError):
+            raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}") from None
+        if not 0 <= page < self.n_pages or (isinstance(act, float) and act != page):
+            raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}")
+        start = self._path_start(f)
+        valid = (f.known[page] and self._birth[page] <= t) if start else bool(f.frontier[page])
+        if not valid:
+            return {"fetched": -1, "started": False, "dl": 0, "sent": 0, "invalid": True}, None, 0
+        if start:  # Alg. 11: a new path from a start URL
+            f.frontier[:] = 0
+            f.pvisited[:] = 0
+            f.n_frontier = 0
+            f.path_step = 1
+        else:
+            f.path_step += 1
+        f.known[page] = True
+        nd, df, m = _fetch(page, t, float(self.params["send_window"]), self._indptr, self._indices, self._birth,
+                           self._mptr, self._mtimes, f.pvisited, f.frontier, f.sent_ver, f.last_ids, self._sub_ids,
+                           self._sub_ver, self._sub_age)
+        f.last_ids[nd:] = -1
+        got = f.last_ids[:nd]
+        fresh_urls = got[~self._url_seen[got]]
+        self._url_seen[fresh_urls] = True
+        urls = len(np.unique(fresh_urls)) if len(fresh_urls) > 1 else len(fresh_urls)
+        f.n_last = nd
+        f.n_frontier += df
+        f.downloaded += nd
+        f.sent += m
+        f.score -= self.params["score_minus"] * m
+        sub = (self._sub_ids[:m].copy(), self._sub_ver[:m].copy(), self._sub_age[:m].copy())
+        return {"fetched": page, "started": start, "dl": nd, "sent": m, "invalid": False}, sub, urls
+
+    def _ra_judge(self, a: str, sub: tuple[np.ndarray, np.ndarray, np.ndarray], t: float) -> tuple[int, float]:
+        """The RA's Alg. 7 on forager ``a``'s submissions made at ``t``: (relevant count, reinforcement sum)."""
+        P = self.params
+        ids, ver, age = sub
+        m = len(ids)
+        r = _judge(ids, ver, age, m, float(P["window"]), self._ra_ver, self._rel) if m else 0
+        if r:
+            rel = self._rel[:m]
+            self._found.append((ids[rel].copy(), ver[rel].copy(), t, self._f[a].idx))
+        f = self._f[a]
+        f.relevant += r
+        f.score += P["score_plus"] * r
+        return r, float(P["reward"] * r + P["penalty"] * (m - r))
+
+    def _manage(self, a: str, births: dict[str, str], deleted: set[str], exhausted: set[str]) -> None:
+        """Alg. 8 on forager ``a``: multiply at ``max_score`` (below ``max_foragers``), delete at ``min_score``
+        (above ``min_foragers``)."""
+        P = self.params
+        f = self._f[a]
+        n_live = len(self.agents)
+        if f.score >= P["max_score"] and n_live < P["max_foragers"]:
+            child = self._spawn(f.known.copy())
+            if child is None:
+                exhausted.add(a)
+                return
+            f.score = child.score = float(P["init_score"])
+            births[a] = child.name
+        elif f.score <= P["min_score"] and n_live > P["min_foragers"]:
+            deleted.add(a)
+            self.agents.remove(a)
+
+    def _step_download(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """``clock="download"``: the forager whose turn it is fetches one URL; the clock advances by the
+        step's downloads × ``download_hours`` (module docstring, **Time**)."""
+        P = self.params
+        t = self._t
+        live = list(self.agents)
+        a = live[self._turn]
+        q, sub, urls = self._fetch_for(a, actions[a], t)
+        if sub is None:
+            r, reward = 0, float(P["penalty"])
+            cost = self.download_hours
+        else:
+            r, reward = self._ra_judge(a, sub, t)
+            cost = q["dl"] * self.download_hours
+        q["rel"] = r
+        self._t = t + cost
+        births: dict[str, str] = {}
+        deleted: set[str] = set()
+        exhausted: set[str] = set()
+        if self._t >= self._slice_end - 1e-12:  # the slice is over: Alg. 8, then the next forager's slice
+            self._manage(a, births, deleted, exhausted)
+            i = live.index(a)
+            if a in deleted:  # the forager after it in the fleet order takes the slice
+                self._turn = i % len(self.agents)
+            else:
+                self._turn = (self.agents.index(a) + 1) % len(self.agents)
+            self._slice_end = self._t + self.slice_hours
+        over = self._t >= self.horizon - 1e-9
+        nxt = self.agents[self._turn] if self.agents else None
+        parents = {c: p for p, c in births.items()}
+        obs, rewards, infos, terms, truncs = {}, {}, {}, {}, {}
+        for b in live + list(parents):
+            f = self._f[b]
+            if b == a or b in parents or b == nxt:
+                self._obs[b] = self._observe(f)
+            obs[b] = self._obs[b]
+            rewards[b] = reward if b == a else 0.0
+            qb = q if b == a else {"fetched": -1, "started": False, "dl": 0, "sent": 0, "rel": 0, "invalid": False}
+            infos[b] = self._info(f, fetched=qb["fetched"], started=qb["started"], dl=qb["dl"], sent=qb["sent"],
+                                  rel=qb["rel"], invalid=qb["invalid"], parent=parents.get(b, ""),
+                                  child=births.get(b, ""), deleted=b in deleted, exhausted=b in exhausted,
+                                  acted=b == a)
+            terms[b] = b in deleted
+            truncs[b] = over and b not in deleted
+        for b in deleted:
+            del self._f[b]
+            del self._obs[b]
+        lg = self._log
+        lg["time"].append(t)
+        lg["n_foragers"].append(len(live))
+        lg["downloaded"].append(q["dl"])
+        lg["sent"].append(q["sent"])
+        lg["relevant"].append(r)
+        lg["found_urls"].append(urls)
+        lg["invalid"].append(int(q["invalid"]))
+        self._steps += 1
+        if over:
+            self.agents = []
+        return obs, rewards, terms, truncs, infos
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         if not self.agents:
@@ -425,55 +592,27 @@ class ForagerFleetEnv(ParallelEnv):
         if missing or extra:
             raise ValueError(f"actions must name exactly the live agents {self.agents}; missing {missing}, "
                              f"not live {extra}")
+        if self.clock == "download":
+            return self._step_download(actions)
         P = self.params
-        t, window, send_window = self._t, float(P["window"]), float(P["send_window"])
+        t = self._t
         live = list(self.agents)
         rewards = dict.fromkeys(live, 0.0)
         per: dict[str, dict[str, Any]] = {}
-        subs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        subs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         tot_dl = tot_sent = n_invalid = tot_urls = 0
         # 1. every live forager fetches (independent of the others: the order does not matter)
         for a in live:
-            f = self._f[a]
-            act = actions[a]
-            try:
-                page = int(act)
-            except (TypeError, ValueError):
-                raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}") from None
-            if not 0 <= page < self.n_pages or (isinstance(act, float) and act != page):
-                raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}")
-            start = self._path_start(f)
-            valid = (f.known[page] and self._birth[page] <= t) if start else bool(f.frontier[page])
-            if not valid:
+            q, sub, urls = self._fetch_for(a, actions[a], t)
+            per[a] = q
+            if sub is None:
                 rewards[a] = float(P["penalty"])
-                per[a] = {"fetched": -1, "started": False, "dl": 0, "sent": 0, "invalid": True}
                 n_invalid += 1
                 continue
-            if start:  # Alg. 11: a new path from a start URL
-                f.frontier[:] = 0
-                f.pvisited[:] = 0
-                f.n_frontier = 0
-                f.path_step = 1
-            else:
-                f.path_step += 1
-            f.known[page] = True
-            nd, df, m = _fetch(page, t, send_window, self._indptr, self._indices, self._birth, self._mptr,
-                               self._mtimes, f.pvisited, f.frontier, f.sent_ver, f.last_ids, self._sub_ids,
-                               self._sub_ver, self._sub_age)
-            f.last_ids[nd:] = -1
-            got = f.last_ids[:nd]
-            fresh_urls = got[~self._url_seen[got]]
-            self._url_seen[fresh_urls] = True
-            tot_urls += len(np.unique(fresh_urls)) if len(fresh_urls) > 1 else len(fresh_urls)
-            f.n_last = nd
-            f.n_frontier += df
-            f.downloaded += nd
-            f.sent += m
-            f.score -= P["score_minus"] * m
-            subs[a] = (self._sub_ids[:m].copy(), self._sub_ver[:m].copy(), self._sub_age[:m].copy())
-            per[a] = {"fetched": page, "started": start, "dl": nd, "sent": m, "invalid": False}
-            tot_dl += nd
-            tot_sent += m
+            subs[a] = sub
+            tot_dl += q["dl"]
+            tot_sent += q["sent"]
+            tot_urls += urls
         # 2. the RA, forager by forager in a random order (Alg. 9 time slices): first submitter wins
         order = [live[i] for i in self.np_random.permutation(len(live))]
         tot_rel = 0
@@ -481,16 +620,7 @@ class ForagerFleetEnv(ParallelEnv):
             per[a]["rel"] = 0
             if a not in subs:
                 continue
-            ids, ver, age = subs[a]
-            m = len(ids)
-            r = _judge(ids, ver, age, m, window, self._ra_ver, self._rel) if m else 0
-            if r:
-                rel = self._rel[:m]
-                self._found.append((ids[rel].copy(), ver[rel].copy(), t, self._f[a].idx))
-            f = self._f[a]
-            f.relevant += r
-            f.score += P["score_plus"] * r
-            rewards[a] = float(P["reward"] * r + P["penalty"] * (m - r))
+            r, rewards[a] = self._ra_judge(a, subs[a], t)
             per[a]["rel"] = r
             tot_rel += r
         # 3. Manage forager (Alg. 8), same order
@@ -498,18 +628,7 @@ class ForagerFleetEnv(ParallelEnv):
         deleted: set[str] = set()
         exhausted: set[str] = set()
         for a in order:
-            f = self._f[a]
-            n_live = len(self.agents)
-            if f.score >= P["max_score"] and n_live < P["max_foragers"]:
-                child = self._spawn(f.known.copy())
-                if child is None:
-                    exhausted.add(a)
-                    continue
-                f.score = child.score = float(P["init_score"])
-                births[a] = child.name
-            elif f.score <= P["min_score"] and n_live > P["min_foragers"]:
-                deleted.add(a)
-                self.agents.remove(a)
+            self._manage(a, births, deleted, exhausted)
         self._steps += 1
         self._t = self._steps * self.step_hours  # no accumulated rounding
         over = self._t >= self.horizon - 1e-9
@@ -519,7 +638,7 @@ class ForagerFleetEnv(ParallelEnv):
             f = self._f[a]
             q = per.get(a, {"fetched": -1, "started": False, "dl": 0, "sent": 0, "rel": 0, "invalid": False})
             rewards.setdefault(a, 0.0)
-            obs[a] = self._observe(f)
+            obs[a] = self._obs[a] = self._observe(f)
             infos[a] = self._info(f, fetched=q["fetched"], started=q["started"], dl=q["dl"], sent=q["sent"],
                                   rel=q["rel"], invalid=q["invalid"], parent=parents.get(a, ""),
                                   child=births.get(a, ""), deleted=a in deleted, exhausted=a in exhausted)
@@ -527,6 +646,7 @@ class ForagerFleetEnv(ParallelEnv):
             truncs[a] = over and a not in deleted
         for a in deleted:
             del self._f[a]
+            del self._obs[a]
         lg = self._log
         lg["time"].append(t)
         lg["n_foragers"].append(len(live))
@@ -545,8 +665,17 @@ class ForagerFleetEnv(ParallelEnv):
         """The simulated clock (hours since the start of the web)."""
         return self._t
 
+    @property
+    def acting_agents(self) -> list[str]:
+        """The agents whose actions the next ``step`` uses: every live agent under ``clock="step"``, the one
+        forager whose time slice it is under ``clock="download"`` (empty when the run is over). A copy."""
+        if self.clock == "step" or not self.agents:
+            return list(self.agents)
+        return [self.agents[self._turn]]
+
     def run_log(self) -> dict[str, np.ndarray]:
-        """Per step of the run so far: ``time`` (at the step's start, hours), ``n_foragers`` (live during it),
+        """Per step of the run so far (under ``clock="download"`` a step is one forager's fetch): ``time`` (at
+        the step's start, hours), ``n_foragers`` (live during it),
         ``downloaded`` (pages downloaded by all foragers), ``sent`` (URLs sent to the RA), ``relevant``
         (documents the RA rewarded), ``found_urls`` (URLs the fleet downloaded for the first time), ``invalid``
         (invalid actions). Copies."""
