@@ -120,7 +120,8 @@ class _DDQNBase(Agent):
         self.target.requires_grad_(False)
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
-        self.opt = _adam(self.online.parameters(), c.lr)
+        self._params = list(self.online.parameters())
+        self.opt = _adam(self._params, c.lr)
         self._make_replay()
 
     def _make_replay(self) -> None:
@@ -282,6 +283,19 @@ class _DDQNBase(Agent):
                     g = torch.where(hs[i] > 0, g.mm(m.weight), 0.0)
         return loss
 
+    def _clip_grads(self, max_norm: float) -> None:
+        """``nn.utils.clip_grad_norm_(online.parameters(), max_norm)`` on CPU with its own operations (per-tensor
+        norms, the norm of their stack, ``clamp(max_norm / (norm + 1e-6), max=1)``, one in-place multiply),
+        without its per-call grouping by device and dtype; the multiply is skipped when the coefficient is 1
+        (``g · 1.0 == g`` exactly), so the gradients are the same bits (tested)."""
+        grads = [p.grad for p in self._params if p.grad is not None]
+        if not grads:
+            return
+        total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+        coef = torch.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+        if bool(coef < 1.0):
+            torch._foreach_mul_(grads, coef)
+
     def train_step(self) -> float:
         """One DDQN minibatch update; returns the loss."""
         assert self.online is not None and self.target is not None and self.opt is not None
@@ -300,7 +314,7 @@ class _DDQNBase(Agent):
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
         if c.grad_clip:
-            nn.utils.clip_grad_norm_(self.online.parameters(), c.grad_clip)
+            self._clip_grads(c.grad_clip)
         self.opt.step()
         self.updates += 1
         if self.updates % c.target_update == 0:

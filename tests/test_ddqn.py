@@ -97,6 +97,26 @@ def test_targets_on_replay_samples_equal_the_torch_expression(tiny_corpus, doubl
         assert torch.equal(a.targets(r, done, rows, seg), want)
 
 
+@pytest.mark.parametrize("max_norm", [1e-3, 0.5, 1e6])
+def test_gradient_clipping_equals_clip_grad_norm_bit_for_bit(max_norm):
+    a = _agent(hidden=[16, 16])
+    rng = np.random.default_rng(4)
+    x = torch.from_numpy(rng.uniform(-1, 1, (64, 3)).astype(np.float32))
+    y = torch.from_numpy(rng.uniform(-5, 5, 64).astype(np.float32))
+    a._mse_grads(x, y)
+    raw = [p.grad.clone() for p in a.online.parameters()]
+    a._clip_grads(max_norm)
+    ref = [g.clone() for g in raw]
+    params = [torch.nn.Parameter(torch.zeros_like(g)) for g in ref]
+    for q, g in zip(params, ref):
+        q.grad = g
+    torch.nn.utils.clip_grad_norm_(params, max_norm)
+    for q, p in zip(params, a.online.parameters()):
+        assert torch.equal(q.grad, p.grad)
+    if max_norm == 1e6:
+        assert all(torch.equal(g, p.grad) for g, p in zip(raw, a.online.parameters()))
+
+
 def test_batched_q_equals_rowwise_q():
     a = _agent(hidden=[16, 8])
     X = np.random.default_rng(0).random((50, 3)).astype(np.float32)
