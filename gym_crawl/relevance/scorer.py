@@ -7,16 +7,29 @@ discovers; oracles and analyses may ask for all pages).
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_digest, load_npy, partial_dir,
+                           replace_dir, save_npy)
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr, weighted_row_sums
 
-__all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer"]
+__all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer",
+           "SCORE_TABLES_VERSION"]
+
+#: version of the on-disk score-table cache (:meth:`TopicScorer.save_tables`); a change makes old caches unused
+SCORE_TABLES_VERSION = 1
+_TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
+                "link_rel": ("links", "rel"), "link_cat": ("links", "cat"), "link_kw_url": ("links", "kw_url"),
+                "link_kw_anchor": ("links", "kw_anchor")}
 
 
 @dataclass
@@ -92,7 +105,16 @@ class TopicScorer:
         self.label_mask = topic.label_mask(self.corpus)
 
     def set_keywords(self, words: list[str]) -> None:
-        """Replace the keyword set (e.g. after TRES keyword expansion)."""
+        """Replace the keyword set (e.g. after TRES keyword expansion).
+
+        A process-wide scorer (:func:`shared_scorer`) changed this way is first withdrawn from the
+        process-wide memo: envs made afterwards get a scorer with the topic's own keywords, so one env's
+        keyword change does not alter later envs' trajectories.
+        """
+        per_corpus = _SHARED.get(self.corpus)
+        if per_corpus is not None:
+            for k in [k for k, v in per_corpus.items() if v is self]:
+                del per_corpus[k]
         self.keyword_mask[:] = False
         ids = [self.corpus.word_id(w) for w in words]
         self.keyword_mask[[i for i in ids if i >= 0]] = True
@@ -130,19 +152,134 @@ class TopicScorer:
     def page_table(self) -> "PageTable":
         """Scores of pages, filled on demand (``PageTable.ensure``) and cached per topic: internal
         precomputation for the crawl step (DESIGN.md §5) — a crawl reads a page's entry only when it
-        fetches the page. Entries equal ``score_pages([p])`` bit for bit."""
+        fetches the page. Entries equal ``score_pages([p])`` bit for bit. When :meth:`save_tables`
+        stored this topic's complete tables on disk, they are memory-mapped read-only instead."""
         t = self._tables.get("pages")
         if t is None:
-            t = self._tables["pages"] = PageTable(self)
+            if not self._tables.get("tried-disk"):
+                self._tables["tried-disk"] = True
+                self.load_tables()
+            t = self._tables.get("pages")
+            if t is None:
+                t = self._tables["pages"] = PageTable(self)
         return t  # type: ignore[return-value]
 
     def link_table(self) -> "LinkTable":
         """Scores of links, filled per source page on demand (``LinkTable.ensure``) and cached per
-        topic; entries equal ``score_links(range of the page's links)`` bit for bit."""
+        topic; entries equal ``score_links(range of the page's links)`` bit for bit (or memory-mapped
+        from :meth:`save_tables`' cache, as :meth:`page_table`)."""
         t = self._tables.get("links")
         if t is None:
-            t = self._tables["links"] = LinkTable(self)
+            if not self._tables.get("tried-disk"):
+                self._tables["tried-disk"] = True
+                self.load_tables()
+            t = self._tables.get("links")
+            if t is None:
+                t = self._tables["links"] = LinkTable(self)
         return t  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ on-disk cache of the tables
+    def tables_key(self) -> str | None:
+        """Identity of this scorer's tables: a hash of everything they are a function of — the saved
+        corpus (its manifest checksum), the text model's idf and word vectors, the topic's query vectors,
+        tf-idf query, keyword and label masks and the number of category slots. ``None`` for a corpus
+        that is not saved on disk (nothing to cache against)."""
+        c = self.corpus
+        if c.checksum is None or c.path is None:
+            return None
+        h = hashlib.sha256(f"v{SCORE_TABLES_VERSION}|{c.checksum}|{self.n_categories}".encode())
+        for a in (self.text.idf, self.text.vectors, self.queries, self._tfidf_query, self.keyword_mask,
+                  np.asarray(self.label_mask, bool)):
+            a = np.ascontiguousarray(a)
+            h.update(f"|{a.dtype}{a.shape}|".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()[:32]
+
+    def tables_path(self) -> Path | None:
+        """Where :meth:`save_tables` stores (and :meth:`load_tables` looks for) this scorer's tables:
+        ``<data_dir>/score_tables/<corpus name>-<topic>-<key>`` (``None``: unsaved corpus)."""
+        key = self.tables_key()
+        if key is None:
+            return None
+        from gym_crawl.corpus.cache import data_dir
+
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{self.corpus.name}-{self.topic.name}")
+        return data_dir() / "score_tables" / f"{safe}-{key}"
+
+    def save_tables(self, path: str | Path | None = None) -> Path:
+        """Score every page and link of the topic (:meth:`PageTable.ensure_all`, :meth:`LinkTable.ensure_all`)
+        and store the tables as ``.npy`` files + ``manifest.json`` (sizes, sha256s, shapes, dtypes, the
+        tables key), written under a temporary ``.partial`` directory and renamed into place when complete,
+        so a half-written cache is never seen. Every process that then builds a scorer for the same
+        corpus, text model and topic memory-maps these files read-only (:meth:`load_tables`): the OS keeps
+        one copy for all of them, instead of each process filling its own tables as it crawls."""
+        key = self.tables_key()
+        path = Path(path) if path is not None else self.tables_path()
+        if key is None or path is None:
+            raise ValueError("save_tables needs a corpus saved on disk (Corpus.save / a cached loader)")
+        pt, lt = self.page_table(), self.link_table()
+        pt.ensure_all()
+        lt.ensure_all()
+        if getattr(pt, "mapped", False) and getattr(lt, "mapped", False) and path == self.tables_path():
+            return path  # already stored and mapped from there
+        clean_orphans(path)
+        tmp = partial_dir(path)
+        try:
+            files = {}
+            for fname, (which, attr) in _TABLE_FILES.items():
+                arr = np.ascontiguousarray(getattr(pt if which == "pages" else lt, attr))
+                save_npy(tmp / f"{fname}.npy", arr)
+                files[f"{fname}.npy"] = {**file_digest(tmp / f"{fname}.npy"), "shape": list(arr.shape),
+                                         "dtype": str(arr.dtype)}
+            atomic_write_json(tmp / "manifest.json", {
+                "format": "gym_crawl-score-tables", "version": SCORE_TABLES_VERSION, "key": key,
+                "corpus": self.corpus.name, "topic": self.topic.name, "files": files})
+            replace_dir(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return path
+
+    def load_tables(self, path: str | Path | None = None, verify: bool = False) -> bool:
+        """Memory-map the tables :meth:`save_tables` stored (read-only; the keyword flags copy-on-write,
+        since :meth:`set_keywords` rewrites them) and use them as this scorer's complete tables. Returns
+        ``False`` (and leaves the scorer as it was) when there is no cache, or it belongs to other inputs
+        (key), or any file is missing, truncated or altered against the manifest (size, sampled sha256;
+        ``verify=True``: full sha256)."""
+        key = self.tables_key()
+        path = Path(path) if path is not None else self.tables_path()
+        if key is None or path is None or not (path / "manifest.json").is_file():
+            return False
+        try:
+            m = json.loads((path / "manifest.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return False
+        if (not isinstance(m, dict) or m.get("format") != "gym_crawl-score-tables"
+                or m.get("version") != SCORE_TABLES_VERSION or m.get("key") != key
+                or not isinstance(m.get("files"), dict) or set(m["files"]) != {f"{f}.npy" for f in _TABLE_FILES}):
+            return False
+        n, L, C = self.corpus.n_pages, self.corpus.n_links, self.n_categories
+        want = {"page_rel": [n], "page_cat": [n, C], "page_tfidf": [n], "link_rel": [L], "link_cat": [L, C],
+                "link_kw_url": [L], "link_kw_anchor": [L]}
+        arrays = {}
+        try:
+            for fname in _TABLE_FILES:
+                fp, spec = path / f"{fname}.npy", m["files"][f"{fname}.npy"]
+                if not fp.is_file() or check_file(fp, spec, verify=verify) is not None:
+                    return False
+                if fname.startswith("link_kw"):
+                    a = np.load(fp, mmap_mode="c", allow_pickle=False)
+                else:
+                    a = load_npy(fp, mmap=True)
+                if list(a.shape) != want[fname] or list(a.shape) != spec.get("shape") or str(a.dtype) != spec.get("dtype"):
+                    return False
+                arrays[fname] = a if fname.startswith("link_kw") else np.asarray(a)
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
+            return False
+        pt, lt = PageTable(self, arrays=arrays), LinkTable(self, arrays=arrays)
+        self._tables["pages"], self._tables["links"] = pt, lt
+        self._tables["tried-disk"] = True
+        return True
 
     def all_page_scores(self, chunk: int = 50_000) -> PageScores:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""
@@ -162,13 +299,20 @@ class PageTable:
     computes a single-row product by another kernel than a batch, in another floating-point order).
     """
 
-    def __init__(self, scorer: TopicScorer):
+    def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
         self.scorer = scorer
         n, C = scorer.corpus.n_pages, scorer.n_categories
+        self.label = np.asarray(scorer.label_mask, bool)
+        #: memory-mapped (read-only) from the :meth:`TopicScorer.save_tables` cache: complete, never written
+        self.mapped = arrays is not None
+        if arrays is not None:
+            self.rel, self.cat, self.tfidf = arrays["page_rel"], arrays["page_cat"], arrays["page_tfidf"]
+            self.done = np.ones(n, bool)
+            self.complete = True
+            return
         self.rel = np.zeros(n, np.float32)
         self.cat = np.zeros((n, C), np.float32)
         self.tfidf = np.zeros(n, np.float32)
-        self.label = np.asarray(scorer.label_mask, bool)
         self.done = np.zeros(n, bool)
         self.complete = False
 
@@ -218,11 +362,21 @@ class LinkTable:
     allocated zeroed (untouched memory costs nothing) and filled as pages are asked for.
     """
 
-    def __init__(self, scorer: TopicScorer):
+    def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
         self.scorer = scorer
         c = scorer.corpus
         L = len(c.link_dst)
         self.ptr = np.asarray(c.link_ptr, np.int64)
+        #: memory-mapped from the :meth:`TopicScorer.save_tables` cache: ``rel``/``cat`` read-only (they do not
+        #: depend on the keywords, so a rescoring after :meth:`TopicScorer.set_keywords` leaves them as they
+        #: are), the keyword flags copy-on-write (private pages only where new keywords change them)
+        self.mapped = arrays is not None
+        if arrays is not None:
+            self.rel, self.cat = arrays["link_rel"], arrays["link_cat"]
+            self.kw_url, self.kw_anchor = arrays["link_kw_url"], arrays["link_kw_anchor"]
+            self.done = np.ones(c.n_pages, bool)
+            self.complete = True
+            return
         self.rel = np.zeros(L, np.float32)
         self.cat = np.zeros((L, scorer.n_categories), np.float32)
         self.kw_url = np.zeros(L, bool)
@@ -262,8 +416,9 @@ class LinkTable:
             self.complete = True
 
     def _put(self, links: np.ndarray, ls: LinkScores) -> None:
-        self.rel[links] = ls.rel
-        self.cat[links] = ls.cat
+        if not self.mapped:  # mapped rel/cat hold these very values already (read-only)
+            self.rel[links] = ls.rel
+            self.cat[links] = ls.cat
         self.kw_url[links] = ls.kw_url
         self.kw_anchor[links] = ls.kw_anchor
 

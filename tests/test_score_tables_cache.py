@@ -1,0 +1,190 @@
+"""The on-disk cache of a topic's score tables (issue 11, per-worker memory): ``TopicScorer.save_tables``
+stores the complete page and link tables (npy + manifest, written under a .partial directory and renamed
+into place), and every later scorer of the same corpus, text model and topic memory-maps them read-only
+instead of filling its own copy — the same values, so the same trajectories; a half-written, altered or
+foreign cache is never used."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import weakref
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import make_tiny_corpus
+
+import gym_crawl  # noqa: F401
+import gym_crawl.crawl.state as state_mod
+import gym_crawl.relevance.scorer as scorer_mod
+from gym_crawl.corpus import Corpus
+from gym_crawl.corpus.core import _is_mmapped
+
+
+@pytest.fixture()
+def saved(tmp_path, monkeypatch):
+    """The tiny corpus saved and re-opened (memory-mapped), lazy scoring, a private data dir and a fresh
+    process-wide scorer memo."""
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(state_mod, "EAGER_SCORING_LINKS", 0)
+    monkeypatch.setattr(scorer_mod, "_SHARED", weakref.WeakKeyDictionary())
+    make_tiny_corpus(400).save(tmp_path / "c")
+    return Corpus.load(tmp_path / "c", share=False)
+
+
+def _make(corpus, topic="cancer"):
+    return gym.make("WikiCrawl-v1", corpus=corpus, topic=topic, max_candidates=16, features="combined",
+                    max_episode_steps=40)
+
+
+def _trajectory(env, seed):
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = [obs["candidates"].copy()]
+    done = False
+    while not done:
+        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        obs, r, term, trunc, info = env.step(a)
+        out += [np.array([info["fetched_page"], r]), obs["candidates"].copy()]
+        done = term or trunc
+    return out
+
+
+def _fresh_scorer(corpus, topic="cancer"):
+    """A new scorer as a new process would build it (the process-wide memo cleared)."""
+    scorer_mod._SHARED.clear()
+    e = _make(corpus, topic)
+    e.reset(seed=0)
+    return e, e.unwrapped.scorer
+
+
+def test_round_trip_maps_the_same_tables_read_only(saved):
+    _, sc = _fresh_scorer(saved)
+    path = sc.save_tables()
+    assert (path / "manifest.json").is_file() and not list(path.parent.glob(".*partial"))
+    want_p, want_l = sc.page_table(), sc.link_table()
+    _, sc2 = _fresh_scorer(saved)
+    assert sc2 is not sc
+    pt, lt = sc2.page_table(), sc2.link_table()
+    assert pt.mapped and lt.mapped and pt.complete and lt.complete and pt.done.all() and lt.done.all()
+    for a, b in ((pt.rel, want_p.rel), (pt.cat, want_p.cat), (pt.tfidf, want_p.tfidf), (lt.rel, want_l.rel),
+                 (lt.cat, want_l.cat), (lt.kw_url, want_l.kw_url), (lt.kw_anchor, want_l.kw_anchor)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    for a in (pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat):
+        assert _is_mmapped(a) and not a.flags.writeable
+    with pytest.raises(ValueError):
+        lt.rel[0] = 1.0
+
+
+def test_mapped_tables_give_the_same_trajectories(saved):
+    e, sc = _fresh_scorer(saved)
+    want = [_trajectory(e, s) for s in (3, 4)]
+    sc.save_tables()
+    e2, sc2 = _fresh_scorer(saved)
+    assert sc2.link_table().mapped
+    got = [_trajectory(e2, s) for s in (3, 4)]
+    assert all(len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b)) for a, b in zip(want, got))
+
+
+def test_set_keywords_on_mapped_tables_rescoring_flags_only(saved):
+    _, sc = _fresh_scorer(saved)
+    sc.save_tables()
+    _, sc2 = _fresh_scorer(saved)
+    lt = sc2.link_table()
+    rel = np.array(lt.rel)
+    sc2.set_keywords(["tumor", "oncology"])
+    lt.ensure(np.arange(saved.n_pages))
+    ref = sc2.score_links(np.arange(saved.n_links))
+    assert np.array_equal(lt.kw_url, ref.kw_url) and np.array_equal(lt.kw_anchor, ref.kw_anchor)
+    assert np.array_equal(lt.rel, rel)
+    # the copy-on-write flags changed in this process only: the file still holds the topic's own flags
+    _, sc3 = _fresh_scorer(saved)
+    assert sc3.load_tables() and np.array_equal(sc3.link_table().kw_url, sc.link_table().kw_url)
+
+
+@pytest.mark.parametrize("damage", ["no-manifest", "truncated", "altered", "foreign-key", "partial-only"])
+def test_half_written_or_foreign_cache_is_refused(saved, damage):
+    _, sc = _fresh_scorer(saved)
+    path = sc.save_tables()
+    if damage == "no-manifest":  # a writer killed before the manifest: never accepted
+        (path / "manifest.json").unlink()
+    elif damage == "truncated":
+        f = path / "link_cat.npy"
+        f.write_bytes(f.read_bytes()[:-64])
+    elif damage == "altered":
+        f = path / "page_rel.npy"
+        b = bytearray(f.read_bytes())
+        b[-4:] = b"\x00\x00\x80\x7f"  # last value -> +inf, same size
+        f.write_bytes(bytes(b))
+    elif damage == "foreign-key":
+        m = json.loads((path / "manifest.json").read_text())
+        m["key"] = "0" * 32
+        (path / "manifest.json").write_text(json.dumps(m))
+    else:  # only a .partial directory of a writer that died: the final name does not exist
+        path.rename(path.with_name(f".{path.name}.999999-deadbeef.partial"))
+    _, sc2 = _fresh_scorer(saved)
+    assert sc2.load_tables() is False
+    assert not sc2.link_table().mapped and not sc2.page_table().mapped  # fills its own tables, as without cache
+
+
+def test_other_topic_or_unsaved_corpus_uses_no_cache(saved):
+    _, sc = _fresh_scorer(saved)
+    sc.save_tables()
+    _, other = _fresh_scorer(saved, topic="poetry")
+    assert not other.link_table().mapped
+    mem = make_tiny_corpus(400)
+    _, sc_mem = _fresh_scorer(mem)
+    assert sc_mem.tables_path() is None and not sc_mem.link_table().mapped
+    with pytest.raises(ValueError, match="saved on disk"):
+        sc_mem.save_tables()
+
+
+def test_processes_share_the_mapped_pages(saved, tmp_path):
+    """Two processes that map the cache hold its pages as shared (Shared_Clean in smaps), not private."""
+    _, sc = _fresh_scorer(saved)
+    path = sc.save_tables()
+    code = textwrap.dedent(f"""
+        import sys, time
+        import numpy as np
+        a = np.load({str(path / "link_cat.npy")!r}, mmap_mode="r")
+        float(np.asarray(a).sum())
+        sys.stdout.write("ready\\n"); sys.stdout.flush()
+        sys.stdin.readline()
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        lt = sc.link_table() if sc.link_table().mapped else _fresh_scorer(saved)[1].link_table()
+        assert lt.mapped
+        float(np.asarray(lt.cat).sum())
+        shared = private = 0
+        cur = None
+        for line in open("/proc/self/smaps"):
+            parts = line.split()
+            if not parts[0].endswith(":"):
+                cur = parts[5] if len(parts) >= 6 else None
+            elif cur and cur.endswith("link_cat.npy"):
+                if parts[0] == "Shared_Clean:":
+                    shared += int(parts[1])
+                elif parts[0] in ("Private_Clean:", "Private_Dirty:"):
+                    private += int(parts[1])
+        assert shared > 0 and private == 0
+    finally:
+        p.stdin.write("\n")
+        p.stdin.flush()
+        p.wait(timeout=30)
+
+
+def test_set_keywords_withdraws_the_process_wide_scorer(saved):
+    """A keyword change on the shared scorer must not reach envs made afterwards (it made the TRES golden
+    trajectories depend on which tests ran before them in the same process)."""
+    e, sc = _fresh_scorer(saved)
+    want = _trajectory(_make(saved), 7)
+    sc.set_keywords(["tumor"])
+    e2 = _make(saved)
+    got = _trajectory(e2, 7)
+    assert e2.unwrapped.scorer is not sc
+    assert np.array_equal(e2.unwrapped.scorer.keyword_mask, _fresh_scorer(saved)[1].keyword_mask)
+    assert len(want) == len(got) and all(np.array_equal(x, y) for x, y in zip(want, got))
