@@ -3,8 +3,10 @@
 ``gym-crawl bench memory [--quick] [--pages N] [--steps S] [--workers 1,2,4] [--out DIR]``
 
 The synthetic generator stands in for the Simple English dump (thesis Table 4.1: 323,198 pages, ~5M links;
-``gym-crawl bench scale`` uses the same corpus). The corpus is generated once (cached on disk) in its own
-process; every measurement then runs in fresh processes that **memory-map** it:
+``gym-crawl bench scale`` uses the same corpus). The corpus and its text model are built once (cached on disk)
+in their own process; every measurement then runs in fresh processes that **memory-map** the corpus. Opening
+it reads no page of it (validation uses the id ranges the manifest recorded at save), so a process's resident
+share of the corpus is the pages its crawl has read (shared and evictable page cache):
 
 * **one env**: a process builds ``gym.make("WikiCrawl-v1", corpus=synthetic-N, topic="geology")``, resets
   and takes ``--steps`` random valid steps; its RSS (and USS = private memory, PSS) after load, after
@@ -19,8 +21,12 @@ process; every measurement then runs in fresh processes that **memory-map** it:
   before the workers start) and **shared** (the parent builds an env, steps it once and calls
   ``precompute_scores()``, then starts the workers with ``context="fork"``: the corpus object, text model,
   compiled kernels and the topic's complete score tables are inherited copy-on-write and never written,
-  so a worker's private memory is its own crawl state). Budget: ≤ 100 MB per extra worker, read as each
-  worker's USS in the shared mode (the documented way to run many workers on one machine).
+  so a worker's private memory is its own crawl state), and **cached** (``TopicScorer.save_tables`` stores
+  the topic's complete score tables on disk first; ``context="spawn"`` workers inherit nothing and each
+  memory-maps the corpus and those tables read-only, shared through the page cache). Budget: ≤ 100 MB per
+  extra worker, read as each worker's USS in the shared and cached modes (the documented ways to run many
+  workers on one machine). A table cache the bench finds is set aside for the default and shared runs and
+  restored; one it made is removed.
 
 Figures come from ``/proc/<pid>/status`` and ``/proc/<pid>/smaps_rollup`` (Linux). Writes ``memory.json``,
 ``memory.md`` and ``memory.png`` to ``--out`` (default ``benchmarks/results/memory``).
@@ -95,7 +101,7 @@ out["peak_rss_mb"] = peak_rss_mb()
 print(json.dumps(out))
 """
 
-#: the worker measurement, run as ``python -c WORKERS pages steps n_workers mode`` (mode: default | shared)
+#: the worker measurement, run as ``python -c WORKERS pages steps n_workers mode`` (mode: default | shared | cached)
 WORKERS = r"""
 import json, sys, time
 import numpy as np
@@ -109,6 +115,8 @@ if mode == "shared":
     warm.step(int(np.flatnonzero(info["action_mask"])[0]))  # compiled kernels loaded before the fork
     warm.unwrapped.precompute_scores()                          # the topic's complete score tables
     kw["context"] = "fork"
+elif mode == "cached":
+    kw["context"] = "spawn"  # nothing inherited: each worker maps the corpus and the stored score tables itself
 v = gym.vector.AsyncVectorEnv([make_env_fn(n, steps + 1) for _ in range(w)], **kw)
 _, info = v.reset(seed=0)
 rng = np.random.default_rng(0)
@@ -142,6 +150,24 @@ for _ in range(steps):
     obs, *_ = v.step((rng.random(w) * obs["mask"].sum(1)).astype(np.int64))
 print(json.dumps({"pages": n, "envs": w, "steps": steps, "seconds": round(time.perf_counter() - t, 2),
                   "memory": proc_memory(), "peak_rss_mb": peak_rss_mb()}))
+"""
+
+
+#: the topic's score-table cache, run as ``python -c TABLES pages action`` (action: path | save | remove)
+TABLES = r"""
+import json, shutil, sys
+from gym_crawl.benchmarks.memory import make_env_fn
+n, action = int(sys.argv[1]), sys.argv[2]
+env = make_env_fn(n, 2)()
+env.reset(seed=0)
+sc = env.unwrapped.scorer
+path = sc.tables_path()
+existed = path is not None and (path / "manifest.json").is_file()
+if action == "save":
+    sc.save_tables()
+elif action == "remove" and path is not None:
+    shutil.rmtree(path, ignore_errors=True)
+print(json.dumps({"path": str(path), "existed": existed}))
 """
 
 
@@ -268,14 +294,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", type=int, default=None, help="corpus size (full: 323,000)")
     ap.add_argument("--steps", type=int, default=None, help="crawl steps (full: 2,000)")
     ap.add_argument("--workers", default=None, help="comma-separated worker counts (full: 1,2,4)")
-    ap.add_argument("--modes", default="default,shared",
-                    help="worker modes: default (workers build their own tables) and/or shared (fork from a "
-                         "parent that precomputed them)")
+    ap.add_argument("--modes", default=None,
+                    help="worker modes (full: all three; --quick: default,shared): default (workers fill their own score tables), shared (fork from a "
+                         "parent that precomputed them), cached (spawned workers memory-map the topic's "
+                         "tables stored on disk by TopicScorer.save_tables)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
+    if a.modes is None:
+        a.modes = "default,shared" if a.quick else "default,shared,cached"
     modes = [m for m in a.modes.split(",") if m]
-    if not modes or set(modes) - {"default", "shared"}:
-        raise SystemExit(f"--modes {a.modes!r}: expected a comma-separated subset of default,shared")
+    if not modes or set(modes) - {"default", "shared", "cached"}:
+        raise SystemExit(f"--modes {a.modes!r}: expected a comma-separated subset of default,shared,cached")
+    # default and shared first, with no stored tables; cached last, after storing them
+    modes = sorted(dict.fromkeys(modes), key=["default", "shared", "cached"].index)
     p = QUICK if a.quick else FULL
     pages = a.pages or p.pages
     steps = a.steps or p.steps
@@ -289,7 +320,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--workers {a.workers!r}: worker counts must be >= 1")
     from tqdm.auto import tqdm
 
-    code = f"from gym_crawl.corpus.synthetic import synthetic_corpus; synthetic_corpus({pages})"
+    # the corpus and its text model are built once, on disk, before any measurement: every measured process
+    # memory-maps the first and loads the second (building the text model reads the whole corpus once, a
+    # one-time cost per corpus that is not what a running env or worker holds)
+    code = ("import gymnasium as gym, gym_crawl; from gym_crawl.corpus.synthetic import synthetic_corpus; "
+            f"gym.make('WikiCrawl-v1', corpus=synthetic_corpus({pages}), topic='geology')")
     gen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if gen.returncode != 0:
         raise RuntimeError(f"generating {pages} pages failed:\n{gen.stderr[-3000:]}")
@@ -298,10 +333,23 @@ def main(argv: list[str] | None = None) -> int:
     one = _child(ONE_ENV, pages, steps)
     bar.update()
     workers = []
-    for mode in modes:
-        for w in ws:
-            workers.append(_child(WORKERS, pages, steps, w, mode))
-            bar.update()
+    tables = _child(TABLES, pages, "path")
+    if tables["existed"]:  # stored by an earlier run or by the user: the default/shared figures would use it
+        _child(TABLES, pages, "remove")
+    try:
+        for mode in modes:
+            if mode == "cached":
+                t0 = time.perf_counter()
+                _child(TABLES, pages, "save")
+                tables["save_seconds"] = round(time.perf_counter() - t0, 1)
+            for w in ws:
+                workers.append(_child(WORKERS, pages, steps, w, mode))
+                bar.update()
+    finally:
+        if not tables["existed"]:
+            _child(TABLES, pages, "remove")  # leave the data dir as we found it
+        elif "cached" not in modes:
+            _child(TABLES, pages, "save")
     vector = []
     for w in nv:
         vector.append(_child(VECTOR, pages, steps, w))
@@ -312,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     atomic_write_json(out / "memory.json", {"pages": pages, "steps": steps, "one_env": one, "workers": workers,
-                                            "vector_env": vector,
+                                            "vector_env": vector, "score_tables": tables,
                                             "budgets_mb": {"rss": RSS_BUDGET_MB, "per_worker": WORKER_BUDGET_MB},
                                             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     md = _markdown(one, workers, vector)
