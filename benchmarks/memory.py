@@ -48,8 +48,8 @@ WORKER_BUDGET_MB = 100.0
 
 
 def proc_memory(pid: int | str = "self") -> dict[str, float]:
-    """RSS, USS (private clean + dirty), PSS and swap of a process in MB (Linux ``/proc``)."""
-    out = {"rss_mb": 0.0, "uss_mb": 0.0, "pss_mb": 0.0}
+    """RSS, USS (private clean + dirty), PSS and anonymous memory of a process in MB (Linux ``/proc``)."""
+    out = {"rss_mb": 0.0, "uss_mb": 0.0, "pss_mb": 0.0, "anon_mb": 0.0}
     kb: dict[str, int] = {}
     with open(f"/proc/{pid}/smaps_rollup") as f:
         for line in f:
@@ -59,6 +59,10 @@ def proc_memory(pid: int | str = "self") -> dict[str, float]:
     out["rss_mb"] = kb.get("Rss", 0) / 1024.0
     out["pss_mb"] = kb.get("Pss", 0) / 1024.0
     out["uss_mb"] = (kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)) / 1024.0
+    # anonymous memory (heap, arrays, copy-on-write copies): what the process holds that is no file's page
+    # cache. USS also counts memory-mapped file pages that only this process has touched so far (corpus,
+    # stored score tables): page cache the OS can evict and any other process would share
+    out["anon_mb"] = kb.get("Anonymous", 0) / 1024.0
     return {k: round(v, 1) for k, v in out.items()}
 
 
@@ -220,11 +224,13 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[d
     ok = "within" if one["peak_rss_mb"] <= RSS_BUDGET_MB else "OVER"
     lines += ["", f"Peak RSS {one['peak_rss_mb']} MB ({ok} the {RSS_BUDGET_MB:.0f} MB budget).", "",
               "## Workers (`AsyncVectorEnv`, each worker memory-maps the corpus)", "",
-              "| workers | mode | worker USS MB (each) | worker PSS MB (each) | worker RSS MB (each) | main RSS MB |",
-              "|---|---|---|---|---|---|"]
+              "| workers | mode | worker USS MB (each) | worker anon MB (each) | worker PSS MB (each) | "
+              "worker RSS MB (each) | main RSS MB |",
+              "|---|---|---|---|---|---|---|"]
     for w in workers:
         pw = w["per_worker"]
         lines.append(f"| {w['workers']} | {w.get('mode', 'default')} | {', '.join(str(p['uss_mb']) for p in pw)} | "
+                     f"{', '.join(str(p.get('anon_mb', '–')) for p in pw)} | "
                      f"{', '.join(str(p['pss_mb']) for p in pw)} | {', '.join(str(p['rss_mb']) for p in pw)} | "
                      f"{w['main']['rss_mb']} |")
     for mode in dict.fromkeys(w.get("mode", "default") for w in workers):
