@@ -188,3 +188,13 @@ def test_set_keywords_withdraws_the_process_wide_scorer(saved):
     assert e2.unwrapped.scorer is not sc
     assert np.array_equal(e2.unwrapped.scorer.keyword_mask, _fresh_scorer(saved)[1].keyword_mask)
     assert len(want) == len(got) and all(np.array_equal(x, y) for x, y in zip(want, got))
+
+
+def test_precompute_scores_persist_stores_the_tables(saved):
+    """env.precompute_scores(persist=True) writes the tables a later (fresh) scorer memory-maps."""
+    e, sc = _fresh_scorer(saved)
+    assert sc.tables_path() is not None and not sc.tables_path().exists()
+    e.unwrapped.precompute_scores(persist=True)
+    assert (sc.tables_path() / "manifest.json").exists()
+    _, sc2 = _fresh_scorer(saved)
+    assert sc2 is not sc and _is_mmapped(sc2.link_table().rel) and sc2.link_table().complete

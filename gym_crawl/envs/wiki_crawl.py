@@ -621,7 +621,7 @@ class WikiCrawlEnv(gym.Env):
         a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
         return _ro(np.asarray(self.corpus.link_dst[a:b]))
 
-    def precompute_scores(self) -> None:
+    def precompute_scores(self, persist: bool = False) -> None:
         """Score every page and link of the current topic now, in one pass (≈ 13 CPU-s for 323k pages and
         8.6M links), instead of as the crawl fetches pages. Trajectories do not change (each entry equals
         the on-demand score bit for bit). The tables belong to the process-wide scorer of this corpus and
@@ -632,7 +632,13 @@ class WikiCrawlEnv(gym.Env):
             warm.unwrapped.precompute_scores()           # parent: one copy of the tables
             vec = gym.vector.AsyncVectorEnv([make] * 8, context="fork")   # workers share it
 
-        The current topic is the constructor's until a ``reset(options={"topic": ...})`` chooses another."""
+        The current topic is the constructor's until a ``reset(options={"topic": ...})`` chooses another.
+        ``persist=True`` also stores the tables on disk (``TopicScorer.save_tables``: npy + manifest, written
+        atomically) so that processes started any other way (``spawn``, ``forkserver``, other machines sharing
+        the data directory) memory-map them instead of filling their own; it needs a corpus saved on disk."""
+        if persist:
+            self.scorer.save_tables()
+            return
         self.scorer.page_table().ensure_all()
         self.scorer.link_table().ensure_all()
 
