@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import make_tiny_corpus
+from test_shared_scorer import _make, _trajectory
 
 import gym_crawl  # noqa: F401
 import gym_crawl.crawl.state as state_mod
@@ -32,24 +33,6 @@ def saved(tmp_path, monkeypatch):
     monkeypatch.setattr(scorer_mod, "_SHARED", weakref.WeakKeyDictionary())
     make_tiny_corpus(400).save(tmp_path / "c")
     return Corpus.load(tmp_path / "c", share=False)
-
-
-def _make(corpus, topic="cancer"):
-    return gym.make("WikiCrawl-v1", corpus=corpus, topic=topic, max_candidates=16, features="combined",
-                    max_episode_steps=40)
-
-
-def _trajectory(env, seed):
-    obs, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    out = [obs["candidates"].copy()]
-    done = False
-    while not done:
-        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, r, term, trunc, info = env.step(a)
-        out += [np.array([info["fetched_page"], r]), obs["candidates"].copy()]
-        done = term or trunc
-    return out
 
 
 def _fresh_scorer(corpus, topic="cancer"):
