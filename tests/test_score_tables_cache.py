@@ -11,7 +11,6 @@ import sys
 import textwrap
 import weakref
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from conftest import make_tiny_corpus
