@@ -383,10 +383,11 @@ def test_load_shares_one_object_per_process_until_a_file_changes(tiny_corpus, tm
 
 
 def test_load_hands_validated_pages_back(tmp_path):
-    """Corpus.load reads every page to validate it, then madvise(DONTNEED)s the read-only mappings: the
-    arrays still read the same values (faulted back from the page cache), and the mapping stays mapped."""
+    """A scanning load (verify=True, or a manifest without stored ranges) reads every page to validate it,
+    then madvise(DONTNEED)s the read-only mappings: the arrays still read the same values (faulted back from
+    the page cache), and the mapping stays mapped."""
     c = make_tiny_corpus(400)
     c.save(tmp_path / "c")
-    d = Corpus.load(tmp_path / "c", share=False)
+    d = Corpus.load(tmp_path / "c", share=False, verify=True)
     _same(c, d)
     assert _is_mmapped(d.link_dst) and _is_mmapped(d.text_terms)

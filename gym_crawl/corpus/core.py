@@ -484,12 +484,13 @@ class Corpus:
         c = cls.__new__(cls)
         c.__dict__.update(kw, meta=dict(manifest.get("meta", {})), path=path, checksum=_sha256_bytes(raw))
         stored = manifest.get("ranges")
-        c.validate(stored=None if verify or not isinstance(stored, dict) else stored)
+        scanned = verify or not isinstance(stored, dict)
+        c.validate(stored=None if scanned else stored)
         c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES)}
-        # validate() read every page of the mapping (id ranges, pointer order): hand those pages back to the
-        # page cache instead of keeping them all resident in this process; the crawl faults in (cheaply,
-        # from the cache) only the pages it reads. Read-only file mappings: nothing is lost.
-        if hasattr(_mmap, "MADV_DONTNEED"):
+        # A scan (verify=True, or an older manifest without ranges) read every page of the mapping: hand those
+        # pages back to the page cache instead of keeping them all resident in this process; the crawl faults
+        # in (cheaply, from the cache) only the pages it reads. Read-only file mappings: nothing is lost.
+        if scanned and hasattr(_mmap, "MADV_DONTNEED"):
             for m in maps:
                 try:
                     m.madvise(_mmap.MADV_DONTNEED)

@@ -154,29 +154,26 @@ class TopicScorer:
         precomputation for the crawl step (DESIGN.md §5) — a crawl reads a page's entry only when it
         fetches the page. Entries equal ``score_pages([p])`` bit for bit. When :meth:`save_tables`
         stored this topic's complete tables on disk, they are memory-mapped read-only instead."""
-        t = self._tables.get("pages")
-        if t is None:
-            if not self._tables.get("tried-disk"):
-                self._tables["tried-disk"] = True
-                self.load_tables()
-            t = self._tables.get("pages")
-            if t is None:
-                t = self._tables["pages"] = PageTable(self)
-        return t  # type: ignore[return-value]
+        return self._table("pages", PageTable)  # type: ignore[return-value]
 
     def link_table(self) -> "LinkTable":
         """Scores of links, filled per source page on demand (``LinkTable.ensure``) and cached per
         topic; entries equal ``score_links(range of the page's links)`` bit for bit (or memory-mapped
         from :meth:`save_tables`' cache, as :meth:`page_table`)."""
-        t = self._tables.get("links")
+        return self._table("links", LinkTable)  # type: ignore[return-value]
+
+    def _table(self, name: str, cls: type) -> object:
+        """The cached table ``name``; at the first ask, the :meth:`save_tables` cache if there is one
+        (both tables at once), else an empty ``cls`` filled on demand."""
+        t = self._tables.get(name)
         if t is None:
             if not self._tables.get("tried-disk"):
                 self._tables["tried-disk"] = True
                 self.load_tables()
-            t = self._tables.get("links")
+            t = self._tables.get(name)
             if t is None:
-                t = self._tables["links"] = LinkTable(self)
-        return t  # type: ignore[return-value]
+                t = self._tables[name] = cls(self)
+        return t
 
     # ------------------------------------------------------------------ on-disk cache of the tables
     def tables_key(self) -> str | None:
