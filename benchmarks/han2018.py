@@ -601,6 +601,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--cached-only", action="store_true",
                    help="--paper-scale: run nothing; report the kept runs and list the missing ones")
     g.add_argument("--no-figures", action="store_true", help="--paper-scale: write the JSON and Markdown only")
+    g.add_argument("--records", default=None,
+                   help="--paper-scale: folder of committed task records (<topic>.jsonl.gz, e.g. "
+                        "benchmarks/records/han2018_paper): imported into <out>/runs before running, and every "
+                        "kept task exported back after, so the 28-CPU-hour protocol accumulates across machines")
     g.add_argument("--jobs", type=int, default=1, help="--paper-scale: must be 1 (tasks of a chain are sequential)")
     return ap
 
@@ -863,12 +867,18 @@ def work_stage(p: PaperPreset, c: Chain, i: int) -> int:
 
 
 def work_order(p: PaperPreset, chains: list[Chain]) -> list[tuple[Chain, int]]:
-    """Every (chain, task) in the order they are run (see :class:`PaperPreset`): a chain's tasks in order."""
+    """Every (chain, task) in the order they are run (see :class:`PaperPreset`): a chain's tasks in order.
+
+    Stages 0–3 go topic by topic; stage 4 (trials 1–9) goes task by task — task i of every trial, topic and
+    agent before task i + 1 of any — so a run stopped there leaves all ten trials with the same number of
+    tasks (Fig. 3 needs the trials; the paper does not say how many tasks its x axis spans)."""
     items = []
     for c in chains:
         for i in range(c.n_tasks):
             stage = work_stage(p, c, i)
-            items.append(((stage, p.topics.index(c.topic), c.trial, i, c.agent, c.features), c, i))
+            key = ((stage, i, c.trial, p.topics.index(c.topic), c.agent, c.features) if stage == 4 else
+                   (stage, p.topics.index(c.topic), c.trial, i, c.agent, c.features))
+            items.append((key, c, i))
     items.sort(key=lambda x: x[0])
     return [(c, i) for _, c, i in items]
 
@@ -899,6 +909,97 @@ def _curve_points(curve: np.ndarray, steps: int, n: int) -> list[int]:
     return [int(c[min(k, len(c) - 1)]) for k in at]
 
 
+#: what a committed record keeps: every record its totals; trial 0 (Fig. 1, Fig. 2) also its curves and
+#: histograms; the last record of a chain also the weights after it (what a resumed chain starts from)
+RECORD_CORE = ("config", "task", "seed", "steps", "label", "han", "reward_sum", "seconds", "cpu_seconds")
+RECORD_TRIAL0 = ("label_curve", "han_curve", "hist_label", "hist_han")
+
+
+def compact_record(rec: dict[str, Any], last: bool) -> dict[str, Any]:
+    """The committed form of a kept task record (see :data:`RECORD_CORE`)."""
+    keys = RECORD_CORE + (RECORD_TRIAL0 if rec["config"]["trial"] == 0 else ()) + (("state",) if last else ())
+    return {k: rec[k] for k in keys if rec.get(k) is not None}
+
+
+def _records_file(records: Path, topic: str) -> Path:
+    return records / f"{topic}.jsonl.gz"
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of one committed ``<topic>.jsonl.gz`` (a JSON object per line); a damaged file or a line
+    without the fields every record has is an error naming the file and line (nothing is imported then)."""
+    import gzip
+    import json
+
+    try:
+        lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as e:
+        raise ValueError(f"--records: {path} is not a complete gzip file of JSON lines ({e}); restore it from "
+                         f"git (git checkout -- {path}) or remove it") from e
+    out = []
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"--records: {path} line {n} is not JSON ({e})") from e
+        miss = [k for k in ("config", "task", "seed", "label", "han", "cpu_seconds") if k not in rec]
+        if miss:
+            raise ValueError(f"--records: {path} line {n} lacks {miss}")
+        out.append(rec)
+    return out
+
+
+def import_records(root: Path, records: Path, topics: tuple[str, ...]) -> int:
+    """Write the committed records of ``topics`` that ``root`` does not hold yet as kept task files; returns how
+    many. Kept files are never overwritten (a run's own record wins); every file is checked before any is
+    written."""
+    from gym_crawl._io import atomic_write_json
+
+    todo = []
+    for t in topics:
+        f = _records_file(records, t)
+        if f.exists():
+            for rec in read_records(f):
+                dest = _task_path(chain_dir(root, rec["config"]), int(rec["task"]))
+                if not dest.exists():
+                    todo.append((dest, rec))
+    for dest, rec in todo:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(dest, rec)
+    return len(todo)
+
+
+def export_records(p: PaperPreset, root: Path, records: Path, seed: int) -> dict[str, int]:
+    """Write ``<records>/<topic>.jsonl.gz`` for every topic of ``p``: its committed records merged with every task
+    kept under ``root`` (compact, see :func:`compact_record`), sorted, gzip with no timestamp (same records ⇒
+    same bytes), written atomically. Returns records per topic."""
+    import gzip
+    import json
+
+    from gym_crawl._io import atomic_write_bytes
+
+    counts = {}
+    for t in p.topics:
+        f = _records_file(records, t)
+        recs: dict[tuple[str, int], dict[str, Any]] = {}
+        for rec in (read_records(f) if f.exists() else []):
+            recs[(str(chain_dir(Path(), rec["config"])), int(rec["task"]))] = rec
+        chains = [c for c in paper_chains(p) if c.topic == t]
+        for c in chains:
+            cfg = chain_config(p, c, seed)
+            for rec in load_kept(chain_dir(root, cfg), cfg):
+                recs[(str(chain_dir(Path(), cfg)), int(rec["task"]))] = rec
+        last: dict[str, int] = {}
+        for d, i in recs:
+            last[d] = max(last.get(d, -1), i)
+        lines = [json.dumps(compact_record(recs[k], k[1] == last[k[0]]), sort_keys=True, separators=(",", ":"))
+                 for k in sorted(recs)]
+        if lines:
+            atomic_write_bytes(f, gzip.compress(("\n".join(lines) + "\n").encode("utf-8"), mtime=0))
+        counts[t] = len(lines)
+    return counts
+
+
 class PaperRunner:
     """Runs (chain, task) items of a :class:`PaperPreset`, keeping each task's result and the weights after it
     in ``<out>/runs/…/task_NNNN.json``; a chain resumes from its last kept task (weights reloaded), so a rerun
@@ -912,22 +1013,29 @@ class PaperRunner:
         self.agents: dict[Chain, tuple[int, Any]] = {}   # chain -> (tasks done, agent object)
         self.computed = 0
 
+    #: envs kept at once (least recently used closed first): stage 4 visits every topic's learner env in turn
+    MAX_ENVS = 8
+
     def _env(self, c: Chain) -> Any:
         from gym_crawl.features.han_index import HanIndexFeatures
 
-        if self.envs and next(iter(self.envs))[0] != c.topic:  # one topic's envs at a time (memory)
-            for e in self.envs.values():
-                e.close()
-            self.envs.clear()
         key = (c.topic, c.features if c.learner else c.agent)
-        if key not in self.envs:
+        env = self.envs.pop(key, None)
+        if env is None:
+            while len(self.envs) >= self.MAX_ENVS:
+                self.envs.pop(next(iter(self.envs))).close()
             corpus = load_corpus_cached(self.p.corpus, self.cache)
             C = chain_config(self.p, c, self.seed)["n_categories"]
             over: dict[str, Any] = {"n_categories": C}
             if c.learner:
                 over["features"] = HanIndexFeatures(C) if c.features == "han-index" else c.features
-            self.envs[key] = make_env(corpus, c.topic, self.p.reward, c.agent, self.p.steps, **over)
-        return self.envs[key]
+            env = make_env(corpus, c.topic, self.p.reward, c.agent, self.p.steps, **over)
+            # score the topic's pages and links once (the tables are shared by every env of this topic and
+            # equal the on-demand scores bit for bit) instead of again in each of the ~1,000 tasks
+            env.reset(seed=0)
+            env.unwrapped.precompute_scores()
+        self.envs[key] = env   # most recently used last
+        return env
 
     def _agent(self, c: Chain, done: list[dict[str, Any]], cfg: dict[str, Any]) -> Any:
         held = self.agents.get(c)
@@ -935,6 +1043,10 @@ class PaperRunner:
             return held[1]
         kw = {k: cfg[k] for k in ("alpha", "epsilon", "gamma")} if c.learner else {}
         agent = make_agent_any(c.agent, **kw)
+        if c.learner and done and not done[-1].get("state"):
+            raise ValueError(f"{chain_dir(self.root, cfg)}: task {len(done) - 1} kept no weights, so task "
+                             f"{len(done)} cannot continue the chain; remove that folder's task files from "
+                             f"{len(done) - 1} on (they are recomputed)")
         if done and done[-1].get("state"):
             st = done[-1]["state"]
             agent.load_state_dict({"w": np.array(st["w"], np.float64),
@@ -1262,6 +1374,9 @@ def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
     chains = paper_chains(p)
     order = work_order(p, chains)
     runner = PaperRunner(p, root, args.seed)
+    if args.records:
+        n = import_records(root, Path(args.records), p.topics)
+        print(f"han2018 paper-scale: {n} task records imported from {args.records}", flush=True)
     todo = [(c, i) for c, i in order
             if not _task_path(chain_dir(root, chain_config(p, c, args.seed)), i).exists()]
     print(f"han2018 paper-scale: {len(order)} tasks planned, {len(order) - len(todo)} kept in {root}", flush=True)
@@ -1277,6 +1392,9 @@ def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
                 runner.run(c, i)
                 bar.update(1)
     runner.close()
+    if args.records:
+        counts = export_records(p, root, Path(args.records), args.seed)
+        print(f"han2018 paper-scale: records written to {args.records}: {counts}", flush=True)
     summ = paper_summary(p, root, args.seed)
     kept = summ.pop("_kept")
     missing = [f"{c.topic}/{c.agent}/{c.features}/trial {c.trial}: tasks {len(kept[c])}–{c.n_tasks - 1}"

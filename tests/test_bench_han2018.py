@@ -157,6 +157,17 @@ def test_paper_scale_preset_is_hans_protocol() -> None:
     assert all(c.trial < 5 and i < (15 if c.agent == "best-first" else 3) for c, i in first)
     assert {(c.agent, c.features) for c, _ in first} == {("best-first", "-"), ("lfa-async", "han-index"),
                                                          ("lfa-sync", "han-index")}
+    # after trial 0, task by task: task i of every trial, topic and agent before task i + 1 of any, so a run
+    # stopped there leaves all ten trials with the same number of tasks
+    rest = [(c, i) for c, i in order if h.work_stage(p, c, i) == 4]
+    assert order[-len(rest):] == rest and {c.trial for c, _ in rest} == set(range(1, 10))
+    ks = [i for _, i in rest]
+    assert ks == sorted(ks)
+    per_trial = {}
+    for c, i in order[: len(order) - len(rest) + len(rest) // 3]:   # stopped a third of the way into stage 4
+        if c.learner and c.trial > 0:
+            per_trial[(c.topic, c.agent, c.features, c.trial)] = i + 1
+    assert len(per_trial) == 6 * 3 * 2 * 9 and max(per_trial.values()) - min(per_trial.values()) <= 1
     q = h.paper_preset_from_args(h.build_parser().parse_args(["--paper-scale", "--quick", "--tasks", "4"]))
     assert q == dataclasses.replace(h.PAPER_QUICK, tasks=4)
     for bad in (["--topics", "jazz"], ["--agents", "random"], ["--features", "tres"], ["--trials", "0"]):
@@ -245,6 +256,56 @@ def test_paper_scale_rejects_foreign_records_and_stops_on_time(tmp_path) -> None
         main(base)
     with pytest.raises(SystemExit):
         main([*base, "--jobs", "2"])
+
+
+def test_paper_scale_records_carry_a_run_across_machines(tmp_path) -> None:
+    """--records: every kept task is exported to <records>/<topic>.jsonl.gz (compact, deterministic bytes); a
+    fresh machine imports them, reports the same numbers, and continues each chain from the committed weights
+    bit for bit as one uninterrupted run; a damaged records file or a chain whose last record lost its weights
+    is refused with the file named."""
+    import gzip
+
+    from gym_crawl.benchmarks.han2018 import main
+
+    base = ["--paper-scale", "--quick", "--topics", "olympics", "--trials", "2", "--steps", "60",
+            "--agents", "lfa-sync", "--features", "han-index", "--baseline-tasks", "2", "--no-figures"]
+    rec = tmp_path / "records"
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert main([*base, "--tasks", "2", "--out", str(a), "--records", str(rec)]) == 0
+    f = rec / "olympics.jsonl.gz"
+    lines = [json.loads(x) for x in gzip.decompress(f.read_bytes()).decode().splitlines()]
+    assert len(lines) == 2 + 2 * 2
+    for r in lines:   # compact: curves only in trial 0, weights only on a chain's last task
+        assert ("han_curve" in r) == (r["config"]["trial"] == 0)
+        assert ("state" in r) == (r["task"] == 1 and r["config"]["agent"] == "lfa-sync")
+    blob = f.read_bytes()
+    assert main([*base, "--tasks", "2", "--out", str(a), "--records", str(rec), "--cached-only"]) == 0
+    assert f.read_bytes() == blob   # same records, same bytes (no gzip timestamp)
+
+    # a fresh machine: nothing computed, the same report, then one more task per chain from committed weights
+    assert main([*base, "--tasks", "2", "--out", str(b), "--records", str(rec)]) == 0
+    ra, rb = (json.loads((d / "han2018_paper.json").read_text()) for d in (a, b))
+    assert rb["computed"] == 0 and ra["fig1"] == rb["fig1"] and ra["fig3"] == rb["fig3"]
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(b), "--records", str(rec)]) == 0
+    assert main([*base, "--tasks", "3", "--baseline-tasks", "3", "--out", str(c)]) == 0
+    rb, rc = _records(b), _records(c)
+    new = [k for k in rb if k.name == "task_0002.json"]
+    assert len(new) == 3 and all(_strip_times(rb[k]) == _strip_times(rc[k]) for k in new)
+    assert len(gzip.decompress(f.read_bytes()).decode().splitlines()) == 3 + 2 * 3
+
+    # refusals name the file
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "olympics.jsonl.gz").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(ValueError, match="olympics.jsonl.gz"):
+        main([*base, "--tasks", "2", "--out", str(tmp_path / "d"), "--records", str(broken)])
+    assert not (tmp_path / "d" / "runs" / "synthetic-3000").exists()   # nothing half-imported
+    last = min((c / "runs").rglob("lfa-sync*trial1/task_0002.json"))
+    r = json.loads(last.read_text())
+    del r["state"]
+    last.write_text(json.dumps(r))
+    with pytest.raises(ValueError, match="kept no weights"):
+        main([*base, "--tasks", "4", "--baseline-tasks", "3", "--out", str(c)])
 
 
 @pytest.mark.slow
