@@ -26,16 +26,107 @@ in, first out among equal priorities — what the thesis' ``(priority, count, ta
 entries do. Callers can pass their own tie keys (e.g. random numbers for an unbiased
 tie-break). Updating an item gives it a fresh counter tie key, as the thesis' re-add does.
 
-The heap itself lives in Python lists (scalar sifts on lists are ~3× faster than on
-numpy scalars); the position index is a list of length ``capacity``.
+The heap lives in flat numpy arrays (item, priority, tie key; as long as ``capacity``, since items are
+distinct) and every sift runs in a compiled numba kernel, so a step's batch of found pages costs one
+call, not a Python loop per link.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
 import numpy as np
+from numba import njit
 
 __all__ = ["UpdatablePQ"]
+
+
+@njit(cache=True, nogil=True)
+def _sift_up(items, prio, tie, pos, i):
+    it, p, t = items[i], prio[i], tie[i]
+    while i > 0:
+        j = (i - 1) >> 1
+        pj = prio[j]
+        if p > pj or (p == pj and t < tie[j]):
+            items[i], prio[i], tie[i] = items[j], pj, tie[j]
+            pos[items[i]] = i
+            i = j
+        else:
+            break
+    items[i], prio[i], tie[i] = it, p, t
+    pos[it] = i
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(items, prio, tie, pos, n, i):
+    it, p, t = items[i], prio[i], tie[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        r = c + 1
+        if r < n:
+            pc, pr = prio[c], prio[r]
+            if pr > pc or (pr == pc and tie[r] < tie[c]):
+                c = r
+        pc = prio[c]
+        if pc > p or (pc == p and tie[c] < t):
+            items[i], prio[i], tie[i] = items[c], pc, tie[c]
+            pos[items[i]] = i
+            i = c
+        else:
+            break
+    items[i], prio[i], tie[i] = it, p, t
+    pos[it] = i
+
+
+@njit(cache=True, nogil=True)
+def _push(items, prio, tie, pos, n, item, p, t):
+    """Queue ``item`` or update it in place; returns the new size."""
+    i = pos[item]
+    if i < 0:
+        items[n], prio[n], tie[n] = item, p, t
+        pos[item] = n
+        _sift_up(items, prio, tie, pos, n)
+        return n + 1
+    old_p, old_t = prio[i], tie[i]
+    prio[i], tie[i] = p, t
+    if p > old_p or (p == old_p and t < old_t):
+        _sift_up(items, prio, tie, pos, i)
+    else:
+        _sift_down(items, prio, tie, pos, n, i)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _push_each(items, prio, tie, pos, n, its, ps, ts):
+    """:func:`_push` of every (item, priority, tie) in order; returns the new size."""
+    for k in range(len(its)):
+        n = _push(items, prio, tie, pos, n, its[k], ps[k], ts[k])
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _delete_at(items, prio, tie, pos, n, i):
+    """Remove the entry at heap slot ``i``; returns the new size."""
+    pos[items[i]] = -1
+    last = n - 1
+    if i == last:
+        return last
+    it, p, t = items[last], prio[last], tie[last]
+    old_p, old_t = prio[i], tie[i]
+    items[i], prio[i], tie[i] = it, p, t
+    pos[it] = i
+    if p > old_p or (p == old_p and t < old_t):
+        _sift_up(items, prio, tie, pos, i)
+    else:
+        _sift_down(items, prio, tie, pos, last, i)
+    return last
+
+
+@njit(cache=True, nogil=True)
+def _clear(items, pos, n):
+    for k in range(n):
+        pos[items[k]] = -1
 
 
 class UpdatablePQ:
@@ -49,42 +140,43 @@ class UpdatablePQ:
         if capacity < 0:
             raise ValueError(f"capacity must be >= 0, got {capacity}")
         self.capacity = int(capacity)
-        self._item: list[int] = []
-        self._prio: list[float] = []
-        self._tie: list[float] = []
-        self._pos: list[int] = [-1] * self.capacity
+        self._item = np.zeros(self.capacity, np.int64)
+        self._prio = np.zeros(self.capacity, np.float64)
+        self._tie = np.zeros(self.capacity, np.float64)
+        self._pos = np.full(self.capacity, -1, np.int64)
+        self._n = 0
         self._counter = 0
 
     # ------------------------------------------------------------ queries
     def __len__(self) -> int:
-        return len(self._item)
+        return self._n
 
     def __bool__(self) -> bool:
-        return bool(self._item)
+        return self._n > 0
 
     def __contains__(self, item: int) -> bool:
         return 0 <= item < self.capacity and self._pos[item] >= 0
 
     def priority(self, item: int) -> float:
         """Current priority of a queued ``item`` (``KeyError`` if not queued)."""
-        i = self._pos[item] if 0 <= item < self.capacity else -1
+        i = int(self._pos[item]) if 0 <= item < self.capacity else -1
         if i < 0:
             raise KeyError(f"item {item} is not queued")
-        return self._prio[i]
+        return float(self._prio[i])
 
     def peek(self) -> tuple[int, float]:
         """``(item, priority)`` of the best item without removing it (``IndexError`` if empty)."""
-        if not self._item:
+        if not self._n:
             raise IndexError("peek at an empty priority queue")
-        return self._item[0], self._prio[0]
+        return int(self._item[0]), float(self._prio[0])
 
     def items(self) -> np.ndarray:
         """(n,) int64 queued items in heap-array order (a copy)."""
-        return np.asarray(self._item, dtype=np.int64)
+        return self._item[: self._n].copy()
 
     def priorities(self) -> np.ndarray:
         """(n,) float64 priorities aligned with :meth:`items`."""
-        return np.asarray(self._prio, dtype=np.float64)
+        return self._prio[: self._n].copy()
 
     # ------------------------------------------------------------ updates
     def _check(self, item: int) -> int:
@@ -96,26 +188,10 @@ class UpdatablePQ:
     def push(self, item: int, priority: float, tie: float | None = None) -> None:
         """Queue ``item`` with ``priority``, or update its priority in place if already queued."""
         item = self._check(item)
-        priority = float(priority)
         if tie is None:
             tie = float(self._counter)
             self._counter += 1
-        i = self._pos[item]
-        if i < 0:
-            i = len(self._item)
-            self._item.append(item)
-            self._prio.append(priority)
-            self._tie.append(float(tie))
-            self._pos[item] = i
-            self._sift_up(i)
-            return
-        old_p, old_t = self._prio[i], self._tie[i]
-        self._prio[i] = priority
-        self._tie[i] = float(tie)
-        if priority > old_p or (priority == old_p and tie < old_t):
-            self._sift_up(i)
-        else:
-            self._sift_down(i)
+        self._n = _push(self._item, self._prio, self._tie, self._pos, self._n, item, float(priority), float(tie))
 
     update = push
 
@@ -125,7 +201,8 @@ class UpdatablePQ:
 
         A batch that is large relative to the queue (``k ≥ n / 8``) is merged with one
         vectorized lexsort — a descending-sorted array is a valid max-heap — in
-        O((n + k) log(n + k)) numpy time; a small batch is pushed one by one in O(k log n).
+        O((n + k) log(n + k)) numpy time; a small batch is pushed one by one in O(k log n)
+        by one compiled call.
         """
         items = np.asarray(items, dtype=np.int64).reshape(-1)
         prios = np.asarray(priorities, dtype=np.float64).reshape(-1)
@@ -143,93 +220,66 @@ class UpdatablePQ:
             tie_arr = np.asarray(ties, dtype=np.float64).reshape(-1)
             if len(tie_arr) != k:
                 raise ValueError(f"push_many: {k} items but {len(tie_arr)} tie keys")
-        n = len(self._item)
+        n = self._n
         if k < 16 or 8 * k < n:
-            # scalar path with the sift-up of new items inlined (the common case: freshly found pages)
-            h_item, h_prio, h_tie, pos = self._item, self._prio, self._tie, self._pos
-            for it, p, t in zip(items.tolist(), prios.tolist(), tie_arr.tolist()):
-                if pos[it] >= 0:
-                    self.push(it, p, t)
-                    continue
-                i = len(h_item)
-                h_item.append(it)
-                h_prio.append(p)
-                h_tie.append(t)
-                while i > 0:
-                    j = (i - 1) >> 1
-                    pj = h_prio[j]
-                    if p > pj or (p == pj and t < h_tie[j]):
-                        moved = h_item[j]
-                        h_item[i], h_prio[i], h_tie[i] = moved, pj, h_tie[j]
-                        pos[moved] = i
-                        i = j
-                    else:
-                        break
-                h_item[i], h_prio[i], h_tie[i] = it, p, t
-                pos[it] = i
+            self._n = _push_each(self._item, self._prio, self._tie, self._pos, n, items, prios, tie_arr)
             return
         # vectorized merge: drop batch duplicates (keep last), drop updated old entries, sort all
         rev = items[::-1]
         _, first = np.unique(rev, return_index=True)
         keep = np.sort(k - 1 - first)
         items, prios, tie_arr = items[keep], prios[keep], tie_arr[keep]
-        old_items = np.asarray(self._item, dtype=np.int64)
+        old_items = self._item[:n]
         if n:
-            pos = np.asarray(self._pos, dtype=np.int64) if n * 4 > self.capacity else None
-            queued = (pos[items] >= 0) if pos is not None else np.fromiter(
-                (self._pos[i] >= 0 for i in items.tolist()), bool, count=len(items))
+            queued = self._pos[items] >= 0
+            stay: np.ndarray | slice = slice(None)
             if queued.any():
                 stay = np.ones(n, bool)
-                idx = (pos[items[queued]] if pos is not None
-                       else np.asarray([self._pos[i] for i in items[queued].tolist()], np.int64))
-                stay[idx] = False
-            else:
-                stay = slice(None)
+                stay[self._pos[items[queued]]] = False
             all_items = np.concatenate([old_items[stay], items])
-            all_prio = np.concatenate([np.asarray(self._prio)[stay], prios])
-            all_tie = np.concatenate([np.asarray(self._tie)[stay], tie_arr])
+            all_prio = np.concatenate([self._prio[:n][stay], prios])
+            all_tie = np.concatenate([self._tie[:n][stay], tie_arr])
         else:
             all_items, all_prio, all_tie = items, prios, tie_arr
         order = np.lexsort((all_tie, -all_prio))
-        for it in self._item:
-            self._pos[it] = -1
-        self._item = all_items[order].tolist()
-        self._prio = all_prio[order].tolist()
-        self._tie = all_tie[order].tolist()
-        pos_list = self._pos
-        for i, it in enumerate(self._item):
-            pos_list[it] = i
+        self._pos[old_items] = -1
+        m = len(order)
+        self._item[:m] = all_items[order]
+        self._prio[:m] = all_prio[order]
+        self._tie[:m] = all_tie[order]
+        self._pos[self._item[:m]] = np.arange(m, dtype=np.int64)
+        self._n = m
 
     def pop_max(self) -> tuple[int, float]:
         """Remove and return ``(item, priority)`` of the best item (``IndexError`` if empty)."""
-        if not self._item:
+        if not self._n:
             raise IndexError("pop from an empty priority queue")
-        item, prio = self._item[0], self._prio[0]
-        self._delete_at(0)
+        item, prio = int(self._item[0]), float(self._prio[0])
+        self._n = _delete_at(self._item, self._prio, self._tie, self._pos, self._n, 0)
         return item, prio
 
     def pop_random(self, rng: np.random.Generator) -> tuple[int, float]:
         """Remove and return a uniformly random queued ``(item, priority)``."""
-        if not self._item:
+        if not self._n:
             raise IndexError("pop from an empty priority queue")
-        i = int(rng.integers(len(self._item)))
-        item, prio = self._item[i], self._prio[i]
-        self._delete_at(i)
+        i = int(rng.integers(self._n))
+        item, prio = int(self._item[i]), float(self._prio[i])
+        self._n = _delete_at(self._item, self._prio, self._tie, self._pos, self._n, i)
         return item, prio
 
     def sample_random(self, rng: np.random.Generator) -> int:
         """A uniformly random queued item, left in the queue."""
-        if not self._item:
+        if not self._n:
             raise IndexError("sample from an empty priority queue")
-        return self._item[int(rng.integers(len(self._item)))]
+        return int(self._item[int(rng.integers(self._n))])
 
     def remove(self, item: int) -> float:
         """Remove a queued ``item``; returns its priority (``KeyError`` if not queued)."""
-        i = self._pos[item] if 0 <= item < self.capacity else -1
+        i = int(self._pos[item]) if 0 <= item < self.capacity else -1
         if i < 0:
             raise KeyError(f"item {item} is not queued")
-        prio = self._prio[i]
-        self._delete_at(i)
+        prio = float(self._prio[i])
+        self._n = _delete_at(self._item, self._prio, self._tie, self._pos, self._n, i)
         return prio
 
     def discard(self, item: int) -> bool:
@@ -241,73 +291,13 @@ class UpdatablePQ:
 
     def clear(self) -> None:
         """Empty the queue in O(n) (the position index is reset only where used)."""
-        for it in self._item:
-            self._pos[it] = -1
-        self._item.clear()
-        self._prio.clear()
-        self._tie.clear()
+        _clear(self._item, self._pos, self._n)
+        self._n = 0
         self._counter = 0
-
-    # ----------------------------------------------------------- internals
-    def _delete_at(self, i: int) -> None:
-        items, prio, tie, pos = self._item, self._prio, self._tie, self._pos
-        pos[items[i]] = -1
-        last = len(items) - 1
-        if i == last:
-            items.pop()
-            prio.pop()
-            tie.pop()
-            return
-        it, p, t = items.pop(), prio.pop(), tie.pop()
-        old_p, old_t = prio[i], tie[i]
-        items[i], prio[i], tie[i] = it, p, t
-        pos[it] = i
-        if p > old_p or (p == old_p and t < old_t):
-            self._sift_up(i)
-        else:
-            self._sift_down(i)
-
-    def _sift_up(self, i: int) -> None:
-        items, prio, tie, pos = self._item, self._prio, self._tie, self._pos
-        it, p, t = items[i], prio[i], tie[i]
-        while i > 0:
-            j = (i - 1) >> 1
-            pj = prio[j]
-            if p > pj or (p == pj and t < tie[j]):
-                items[i], prio[i], tie[i] = items[j], pj, tie[j]
-                pos[items[i]] = i
-                i = j
-            else:
-                break
-        items[i], prio[i], tie[i] = it, p, t
-        pos[it] = i
-
-    def _sift_down(self, i: int) -> None:
-        items, prio, tie, pos = self._item, self._prio, self._tie, self._pos
-        n = len(items)
-        it, p, t = items[i], prio[i], tie[i]
-        while True:
-            c = 2 * i + 1
-            if c >= n:
-                break
-            r = c + 1
-            if r < n:
-                pc, pr = prio[c], prio[r]
-                if pr > pc or (pr == pc and tie[r] < tie[c]):
-                    c = r
-            pc = prio[c]
-            if pc > p or (pc == p and tie[c] < t):
-                items[i], prio[i], tie[i] = items[c], pc, tie[c]
-                pos[items[i]] = i
-                i = c
-            else:
-                break
-        items[i], prio[i], tie[i] = it, p, t
-        pos[it] = i
 
     def check_invariants(self) -> None:
         """Assert the heap order and the position index (for tests; O(n))."""
-        n = len(self._item)
+        n = self._n
         for i in range(n):
             assert self._pos[self._item[i]] == i, f"pos[{self._item[i]}] != {i}"
             for c in (2 * i + 1, 2 * i + 2):
@@ -315,4 +305,4 @@ class UpdatablePQ:
                     assert (self._prio[i] > self._prio[c]
                             or (self._prio[i] == self._prio[c] and self._tie[i] <= self._tie[c])), \
                         f"heap order violated at {i}->{c}"
-        assert sum(1 for p in self._pos if p >= 0) == n
+        assert int((self._pos >= 0).sum()) == n

@@ -66,6 +66,34 @@ def test_every_index_is_the_hot_column_of_the_han2018_tiling(tiny_corpus):
     assert Xn.min() >= 0 and Xn.max() <= 1
 
 
+def test_compiled_rows_equal_the_numpy_definition(tiny_corpus):
+    """compute() (numba kernel) == reference_compute() (vectorized numpy), bit for bit, plain and normalized,
+    on every frontier of a crawl; a page without a fetched parent is refused by both."""
+    f, fn = HanIndexFeatures(4), HanIndexFeatures(4, normalize=True)
+    env = _env(tiny_corpus, f)
+    env.reset(seed=3)
+    base = env.unwrapped
+    rng = np.random.default_rng(2)
+    rows = 0
+    for _ in range(80):
+        F = np.array(base.frontier_pages())
+        if len(F) == 0:
+            break
+        for g in (f, fn):
+            a, b = g.compute(base.state, F), g.reference_compute(base.state, F)
+            assert a.dtype == b.dtype == np.float32
+            np.testing.assert_array_equal(a.view(np.int32), b.view(np.int32))
+        rows += len(F)
+        _, _, term, trunc, _ = env.step(int(F[rng.integers(len(F))]))
+        if term or trunc:
+            break
+    assert rows > 500
+    fetched = np.flatnonzero(base.state.best_parent < 0)[:1]
+    for fun in (f.compute, f.reference_compute):
+        with pytest.raises(ValueError, match="not frontier pages"):
+            fun(base.state, fetched)
+
+
 def test_rows_change_only_for_pages_that_gained_a_parent(tiny_corpus):
     env = _env(tiny_corpus, HanIndexFeatures(4))
     env.reset(seed=2)

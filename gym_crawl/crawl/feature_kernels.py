@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["han_rows", "tres_rows", "thesis_rows", "DIST_CAP"]
+__all__ = ["han_rows", "han_index_rows", "tres_rows", "thesis_rows", "DIST_CAP"]
 
 DIST_CAP = 9
 _EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
@@ -87,6 +87,53 @@ def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link
             out[i, col0 + 11 * k + 5 + min(ds, DIST_CAP)] = 1.0
             if with_bias:
                 out[i, col0 + 11 * k + 15] = 1.0
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def han_index_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+                   sum_relpar_rel, n_relpar, change, dist, out, head, tail, d1, d2, edges5, edges6, scale):
+    """Han 2018's integer-index rows (``HanIndexFeatures``): for each relevance of ``head`` (indexes into the
+    6+2C relevances of :func:`_han_rel_values`) its 5- and 6-bucket index, then the distance (capped) and the
+    change bucket, then the same pairs for ``tail``; every value times ``scale[col]``. Returns the first row
+    index without a fetched parent, or -1."""
+    C = cat.shape[1]
+    buf = np.empty(6 + 2 * C, np.float32)
+    for i in range(len(pages)):
+        p = pages[i]
+        s = best_parent[p]
+        if s < 0:
+            return i
+        _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
+                        sum_relpar_rel, n_relpar, buf)
+        col = 0
+        for part in range(2):
+            idx = head if part == 0 else tail
+            for jj in range(len(idx)):
+                x = np.float64(buf[idx[jj]])
+                b5 = 0
+                while b5 < len(edges5) and edges5[b5] <= x:
+                    b5 += 1
+                b6 = 0
+                while b6 < len(edges6) and edges6[b6] <= x:
+                    b6 += 1
+                out[i, col] = np.float32(b5) * scale[col]
+                out[i, col + 1] = np.float32(b6) * scale[col + 1]
+                col += 2
+            if part == 0:
+                out[i, col] = np.float32(min(np.int64(dist[s]), DIST_CAP)) * scale[col]
+                ch = change[s]
+                cb = 0
+                if ch > d1 and ch <= d2:
+                    cb = 1
+                if ch > d2:
+                    cb = 2
+                if ch < -d1 and ch >= -d2:
+                    cb = 3
+                if ch < -d2:
+                    cb = 4
+                out[i, col + 1] = np.float32(cb) * scale[col + 1]
+                col += 2
     return -1
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
 from gym_crawl.features.sets import FeatureSet, Han2018Features, bucket5, bucket6, change_bucket
 
@@ -88,6 +89,8 @@ class HanIndexFeatures(FeatureSet):
         top[self.names.index("s.dist")] = float(DIST_CAP)
         top[self.names.index("s.change")] = 4.0
         self._scale = (1.0 / top).astype(np.float32)
+        self._tail = np.concatenate([self._state_cat, self._action_rel, self._action_cat])
+        self._kscale = self._scale if self.normalize else np.ones(len(self.names), np.float32)
 
     @staticmethod
     def _pairs(x: np.ndarray) -> np.ndarray:
@@ -98,7 +101,22 @@ class HanIndexFeatures(FeatureSet):
         return out
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
-        """(len(pages), 14 + 4C) float32 integer-valued rows (or in [0, 1] with ``normalize``)."""
+        """(len(pages), 14 + 4C) float32 integer-valued rows (or in [0, 1] with ``normalize``), written by the
+        compiled :func:`~gym_crawl.crawl.feature_kernels.han_index_rows` (the same buckets as
+        :meth:`reference_compute`, bit for bit)."""
+        pages = np.asarray(pages, dtype=np.int64)
+        out = np.empty((len(pages), self.dim), np.float32)
+        s = state
+        bad = FK.han_index_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel,
+                                s.link_cat, s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist,
+                                out, self._state_rel, self._tail, np.float32(self.d1), np.float32(self.d2),
+                                FK._EDGES5, FK._EDGES6, self._kscale)
+        self._no_parent(pages, bad)
+        return out
+
+    def reference_compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """The same rows by vectorized numpy over :meth:`Han2018Features.raw` (the readable definition the
+        compiled :meth:`compute` is tested against)."""
         pages = np.asarray(pages, dtype=np.int64)
         rels, change, dist = self._raw.raw(state, pages)
         n = len(pages)
