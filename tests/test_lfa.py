@@ -136,6 +136,76 @@ def test_pair_index_groups_identical_rows() -> None:
     assert len(idx) == 0 and idx.n_active == 0 and 3 not in idx
 
 
+class _ListPairs:
+    """Reference model of PairIndex: dicts of row tuples and Python member lists (append, swap-remove)."""
+
+    def __init__(self, s_cols, a_cols):
+        self.s_cols, self.a_cols = s_cols, a_cols
+        self.rows_s, self.rows_a, self.pairs, self.members, self.page_pair = {}, {}, {}, [], {}
+
+    def assign(self, pages, X):
+        for p, x in zip(pages.tolist(), X):
+            sid = self.rows_s.setdefault(x[self.s_cols].tobytes(), len(self.rows_s))
+            aid = self.rows_a.setdefault(x[self.a_cols].tobytes(), len(self.rows_a))
+            pid = self.pairs.setdefault((sid, aid), len(self.pairs))
+            if pid == len(self.members):
+                self.members.append([])
+            if self.page_pair.get(p) == pid:
+                continue
+            if p in self.page_pair:
+                self.remove(p)
+            self.members[pid].append(p)
+            self.page_pair[p] = pid
+
+    def remove(self, p):
+        if p not in self.page_pair:
+            return False
+        m = self.members[self.page_pair.pop(p)]
+        i = m.index(p)
+        last = m.pop()
+        if last != p:
+            m[i] = last
+        return True
+
+
+def test_pair_index_matches_a_list_model_under_random_churn() -> None:
+    """Random assign / re-assign / remove / clear sequences (rows from a small alphabet, so pairs repeat,
+    empty and refill, and member blocks outgrow their room): every pair's members in the same order as
+    Python lists with swap-removal, the same active pairs and page count, and best() draws the same page."""
+    rng = np.random.default_rng(7)
+    names = ["s.x", "s.y", "a.u", "bias"]
+    idx = PairIndex(400, names)
+    for rnd in range(3):
+        ref = _ListPairs(idx.s_cols, idx.a_cols)
+        for _ in range(300):
+            k = int(rng.integers(1, 40))
+            pages = rng.choice(400, size=k, replace=False)
+            X = rng.integers(0, 3, size=(k, 4)).astype(np.float32)
+            X[:, 3] = 1.0
+            if rng.random() < 0.1:
+                X[0, 0] = -0.0   # another bit pattern: another row, as bytes keys would say
+            idx.assign(pages, X)
+            ref.assign(pages, X)
+            for p in rng.choice(400, size=int(rng.integers(0, 20)), replace=False).tolist():
+                assert idx.remove(p) == ref.remove(p)
+            assert len(idx) == len(ref.page_pair) and idx.n_s == len(ref.rows_s) and idx.n_a == len(ref.rows_a)
+            active = sorted(pid for pid, m in enumerate(ref.members) if m)
+            assert sorted(idx.pair_scores(np.ones(4))[0].tolist()) == active
+            for pid in active:
+                assert idx.members(pid) == ref.members[pid]
+            w = rng.normal(size=4)
+            if active:
+                r1, r2 = np.random.default_rng(rnd), np.random.default_rng(rnd)
+                page, _ = idx.best(w, r1)
+                pids, sc = idx.pair_scores(w)
+                ties = np.flatnonzero(sc == sc.max())
+                kk = int(ties[0]) if len(ties) == 1 else int(ties[r2.integers(len(ties))])
+                m = ref.members[int(pids[kk])]
+                assert page == (m[0] if len(m) == 1 else m[int(r2.integers(len(m)))])
+        idx.clear()
+        assert len(idx) == 0 and idx.n_active == 0 and not (idx.page_pair >= 0).any()
+
+
 # ------------------------------------------------------------------ asynchronous staleness
 def test_async_rescored_only_the_new_outlinks(tiny_corpus) -> None:
     env = _env(tiny_corpus, steps=40)
