@@ -80,6 +80,15 @@ def _sift_down(items, prio, tie, pos, n, i):
 
 
 @njit(cache=True, nogil=True)
+def _resift(items, prio, tie, pos, n, i, old_p, old_t):
+    """Restore the heap after slot ``i`` (of ``n``) got a new entry in place of one with (old_p, old_t)."""
+    if prio[i] > old_p or (prio[i] == old_p and tie[i] < old_t):
+        _sift_up(items, prio, tie, pos, i)
+    else:
+        _sift_down(items, prio, tie, pos, n, i)
+
+
+@njit(cache=True, nogil=True)
 def _push(items, prio, tie, pos, n, item, p, t):
     """Queue ``item`` or update it in place; returns the new size."""
     i = pos[item]
@@ -90,10 +99,7 @@ def _push(items, prio, tie, pos, n, item, p, t):
         return n + 1
     old_p, old_t = prio[i], tie[i]
     prio[i], tie[i] = p, t
-    if p > old_p or (p == old_p and t < old_t):
-        _sift_up(items, prio, tie, pos, i)
-    else:
-        _sift_down(items, prio, tie, pos, n, i)
+    _resift(items, prio, tie, pos, n, i, old_p, old_t)
     return n
 
 
@@ -116,10 +122,7 @@ def _delete_at(items, prio, tie, pos, n, i):
     old_p, old_t = prio[i], tie[i]
     items[i], prio[i], tie[i] = it, p, t
     pos[it] = i
-    if p > old_p or (p == old_p and t < old_t):
-        _sift_up(items, prio, tie, pos, i)
-    else:
-        _sift_down(items, prio, tie, pos, last, i)
+    _resift(items, prio, tie, pos, last, i, old_p, old_t)
     return last
 
 

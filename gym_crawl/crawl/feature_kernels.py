@@ -39,6 +39,33 @@ def _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat
 
 
 @njit(cache=True, nogil=True)
+def _bucket56(x, edges5, edges6):
+    """Han's 5- and 6-bucket indexes of ``x`` (float64): the number of edges ≤ x in each partition."""
+    b5 = 0
+    while b5 < len(edges5) and edges5[b5] <= x:
+        b5 += 1
+    b6 = 0
+    while b6 < len(edges6) and edges6[b6] <= x:
+        b6 += 1
+    return b5, b6
+
+
+@njit(cache=True, nogil=True)
+def _change_bucket(ch, d1, d2):
+    """Han's relevance-change index (float32 comparisons): 0 stable, 1/2 up by > δ1/δ2, 3/4 down."""
+    cb = 0
+    if ch > d1 and ch <= d2:
+        cb = 1
+    if ch > d2:
+        cb = 2
+    if ch < -d1 and ch >= -d2:
+        cb = 3
+    if ch < -d2:
+        cb = 4
+    return cb
+
+
+@njit(cache=True, nogil=True)
 def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
              sum_relpar_rel, n_relpar, change, dist, out, col0, discretize, with_bias, d1, d2, edges5, edges6):
     """Han 2018 rows. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
@@ -65,25 +92,10 @@ def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link
                 out[i, col0 + k + 2] = 1.0
         else:
             for j in range(k):
-                x = np.float64(buf[j])
-                b5 = 0
-                while b5 < len(edges5) and edges5[b5] <= x:
-                    b5 += 1
-                b6 = 0
-                while b6 < len(edges6) and edges6[b6] <= x:
-                    b6 += 1
+                b5, b6 = _bucket56(np.float64(buf[j]), edges5, edges6)
                 out[i, col0 + 11 * j + b5] = 1.0
                 out[i, col0 + 11 * j + 5 + b6] = 1.0
-            cb = 0
-            if ch > d1 and ch <= d2:
-                cb = 1
-            if ch > d2:
-                cb = 2
-            if ch < -d1 and ch >= -d2:
-                cb = 3
-            if ch < -d2:
-                cb = 4
-            out[i, col0 + 11 * k + cb] = 1.0
+            out[i, col0 + 11 * k + _change_bucket(ch, d1, d2)] = 1.0
             out[i, col0 + 11 * k + 5 + min(ds, DIST_CAP)] = 1.0
             if with_bias:
                 out[i, col0 + 11 * k + 15] = 1.0
@@ -110,29 +122,13 @@ def han_index_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel
         for part in range(2):
             idx = head if part == 0 else tail
             for jj in range(len(idx)):
-                x = np.float64(buf[idx[jj]])
-                b5 = 0
-                while b5 < len(edges5) and edges5[b5] <= x:
-                    b5 += 1
-                b6 = 0
-                while b6 < len(edges6) and edges6[b6] <= x:
-                    b6 += 1
+                b5, b6 = _bucket56(np.float64(buf[idx[jj]]), edges5, edges6)
                 out[i, col] = np.float32(b5) * scale[col]
                 out[i, col + 1] = np.float32(b6) * scale[col + 1]
                 col += 2
             if part == 0:
                 out[i, col] = np.float32(min(np.int64(dist[s]), DIST_CAP)) * scale[col]
-                ch = change[s]
-                cb = 0
-                if ch > d1 and ch <= d2:
-                    cb = 1
-                if ch > d2:
-                    cb = 2
-                if ch < -d1 and ch >= -d2:
-                    cb = 3
-                if ch < -d2:
-                    cb = 4
-                out[i, col + 1] = np.float32(cb) * scale[col + 1]
+                out[i, col + 1] = np.float32(_change_bucket(change[s], d1, d2)) * scale[col + 1]
                 col += 2
     return -1
 
