@@ -1103,8 +1103,9 @@ def _ms(x: Any) -> tuple[float, float]:
 
 
 def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
-    """Fig. 1 (trial 0: mean ± sd over its tasks), Fig. 3 (per trial: mean per task over the last half of its
-    kept tasks ÷ the baseline's mean; mean ± sd over trials), Fig. 2 histograms, costs, and what is missing.
+    """Fig. 1 (trial 0: mean ± sd over its tasks), Fig. 3 (per trial: mean per task over the same window of tasks
+    in every trial — the second half of the tasks all its trials have — ÷ the baseline's mean; mean ± sd over
+    trials; the window is reported), Fig. 2 histograms, costs, and what is missing.
     Every number comes from kept task records, one per real run (n = records; sd with ddof = 1)."""
     chains = paper_chains(p)
     kept = {c: load_kept(chain_dir(root, chain_config(p, c, seed)), chain_config(p, c, seed)) for c in chains}
@@ -1132,15 +1133,18 @@ def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
                     fig2.append({"topic": t, "agent": a, "features": f,
                                  "hist_han": np.mean([r["hist_han"] for r in t0], 0).tolist()})
                 per_trial = {"han": [], "label": []}
+                # the same task window in every trial: the second half of the tasks all its trials have
+                n_common = min((len(r) for r in trials if r), default=0)
+                lo = n_common - max(1, n_common // 2)
                 for recs in trials:
                     if not recs:
                         continue
-                    last = recs[-max(1, len(recs) // 2):]
                     for m, vals in per_trial.items():
-                        vals.append(float(np.mean([r[m] for r in last])))
+                        vals.append(float(np.mean([r[m] for r in recs[lo:n_common]])))
                 row: dict[str, Any] = {"topic": t, "agent": a, "features": f, "alpha": p.alpha_of(t),
                                        "trials": len(per_trial["han"]),
-                                       "tasks_per_trial": sorted({len(r) for r in trials if r})}
+                                       "tasks_per_trial": sorted({len(r) for r in trials if r}),
+                                       "window": [lo, n_common]}
                 for m, bm in (("han", b_han[0]), ("label", b_lab[0])):
                     mm = _ms(per_trial[m])
                     rat = _ms([v / bm for v in per_trial[m]]) if b and bm > 0 else (float("nan"), float("nan"))
@@ -1281,13 +1285,15 @@ def paper_markdown(res: dict[str, Any]) -> str:
     for r in (r for r in res["fig1"] if r["tasks"]):
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r.get('alpha', '-')} | {r['tasks']} | "
                    f"{r['han_mean']:.0f} ± {r['han_sd']:.0f} | {r['label_mean']:.0f} ± {r['label_sd']:.0f} |")
-    out += ["", ("## Fig. 3 — RL / no-learning (per trial: mean per task over the last half of its kept tasks ÷ "
-                 "the baseline's mean; mean ± sd over trials). Han: 1.2–1.6×, Cancer 2.5×"), "",
-            ("| topic | agent | features | trials | tasks per trial | han per task | ratio han | label per task | "
-             "ratio label | baseline han (n) |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    out += ["", ("## Fig. 3 — RL / no-learning (per trial: mean per task over the same tasks in every trial — the "
+                 "second half of those all its trials have — ÷ the baseline's mean; mean ± sd over trials). "
+                 "Han: 1.2–1.6×, Cancer 2.5×"), "",
+            ("| topic | agent | features | trials | tasks per trial | tasks averaged | han per task | ratio han | "
+             "label per task | ratio label | baseline han (n) |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in (r for r in res["fig3"] if r["trials"]):
+        w = r.get("window", [0, 0])
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['trials']} | "
-                   f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
+                   f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {w[0]}–{w[1] - 1} | {r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
                    f"{r['ratio_han_mean']:.2f} ± {r['ratio_han_sd']:.2f} | {r['label_mean']:.0f} ± "
                    f"{r['label_sd']:.0f} | {r['ratio_label_mean']:.2f} ± {r['ratio_label_sd']:.2f} | "
                    f"{r['baseline_han']:.0f} ({r['baseline_tasks']}) |")

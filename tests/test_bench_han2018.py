@@ -227,6 +227,14 @@ def test_paper_scale_quick_resume_and_no_copies(tmp_path) -> None:
         assert row["tasks"] == row["distinct_seeds"] == len(mine) == 3
         vals = np.array([r["han"] for r in mine], float)
         assert row["han_mean"] == pytest.approx(vals.mean()) and row["han_sd"] == pytest.approx(vals.std(ddof=1))
+    # Fig. 3: every trial averaged over the same tasks (the second half of those all its trials have)
+    for row in res["fig3"]:
+        lo, hi = row["window"]
+        assert (lo, hi) == (2, 3)
+        for trial, v in enumerate(row["han_per_trial"]):
+            mine = sorted((r for r in recs if r["config"]["agent"] == row["agent"] and r["config"]["trial"] == trial),
+                          key=lambda r: r["task"])
+            assert v == pytest.approx(np.mean([r["han"] for r in mine[lo:hi]]))
     # the report reads every baseline record: changing one changes the mean
     bf = min((a / "runs").rglob("best-first*/task_0002.json"))
     r = json.loads(bf.read_text())
