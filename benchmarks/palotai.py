@@ -117,6 +117,32 @@ def _per_window(times: np.ndarray, values: np.ndarray, hours: float) -> np.ndarr
     return np.bincount(idx, weights=values, minlength=n)
 
 
+#: fetch-profile fields (see :func:`fetch_profile`), summarized like the Table 2 metrics
+PROFILE = ("distinct_share", "index_share", "fetched_rate", "relevant_rate", "relevant_index_share")
+
+
+def fetch_profile(web: Any, fetched: np.ndarray, relevant_pages: np.ndarray) -> dict[str, float]:
+    """Where a fleet spent its fetches, to explain freshness and age: ``distinct_share`` (distinct pages /
+    fetches), ``index_share`` (fetches of index pages: front, section and list pages), ``fetched_rate`` (median
+    base modification rate per hour of the fetched pages, one entry per fetch), ``relevant_rate`` and
+    ``relevant_index_share`` (the same over the documents the RA accepted). Rates are the web's generator
+    parameters, which no forager sees; NaN where a set is empty or the web has no rates."""
+    fetched = np.asarray(fetched, np.int64)
+    rel = np.asarray(relevant_pages, np.int64)
+    rates, idx = np.asarray(web.rates, float), np.asarray(web.is_index, bool)
+
+    def med(a: np.ndarray) -> float:
+        return float(np.median(rates[a])) if len(a) else float("nan")
+
+    def share(a: np.ndarray) -> float:
+        return float(idx[a].mean()) if len(a) else float("nan")
+
+    return {"fetches": int(len(fetched)),
+            "distinct_share": float(len(np.unique(fetched)) / len(fetched)) if len(fetched) else float("nan"),
+            "index_share": share(fetched), "fetched_rate": med(fetched),
+            "relevant_rate": med(rel), "relevant_index_share": share(rel)}
+
+
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """One fleet run: Table 2's numbers and the per-window series of Fig. 2 / Fig. 3."""
     from gym_crawl.agents.palotai import run_fleet
@@ -127,7 +153,12 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     env = ForagerFleetEnv(web, step_hours=task["step_hours"], clock=task["clock"],
                           download_hours=task["download_seconds"] / 3600.0, slice_hours=task["slice_hours"])
     c0, w0 = time.process_time(), time.perf_counter()
-    run = run_fleet(env, task["kind"], seed=task["seed"], normalize_td=task["normalized_td"])
+    fetched: list[int] = []
+
+    def on_step(_step: int, _rewards: dict, infos: dict) -> None:
+        fetched.extend(i["fetched_page"] for i in infos.values() if i.get("acted", True) and i["fetched_page"] >= 0)
+
+    run = run_fleet(env, task["kind"], seed=task["seed"], normalize_td=task["normalized_td"], on_step=on_step)
     cpu = time.process_time() - c0
     wall = time.perf_counter() - w0
     lg = env.run_log()
@@ -156,6 +187,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     win = coll.windowed(0.0, t_end, WINDOW) if len(coll) else None
     weights = np.concatenate([p.weights for p in run.policies.values()]) if run.policies else np.zeros(0)
     return {**{k: task[k] for k in ("graph", "kind", "seed")}, **row,
+            "profile": fetch_profile(web, np.asarray(fetched, np.int64), found["page"]),
             "steps": run.steps, "births": run.births, "deaths": run.deaths, "max_foragers": run.max_foragers,
             "forager_steps": int(lg["n_foragers"].sum()), "cpu_seconds": cpu, "wall_seconds": wall,
             "weights_finite": bool(np.all(np.isfinite(weights))),
@@ -186,6 +218,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, An
             runs = sorted(cell.pop("_runs"), key=lambda r: r["seed"])
             for m in (*METRICS, "births", "deaths", "max_foragers", "cpu_seconds", "forager_steps"):
                 cell[m] = _stats([r[m] for r in runs])
+            for m in PROFILE:
+                cell["profile_" + m] = _stats([r["profile"][m] for r in runs if "profile" in r])
             cell["runs"] = len(runs)
             cell["seeds"] = [r["seed"] for r in runs]
             cell["steps_per_cpu_second"] = float(sum(r["steps"] for r in runs) / max(1e-9, sum(r["cpu_seconds"]
@@ -256,6 +290,14 @@ def _md(res: dict[str, Any]) -> str:
                  + (" | |" if g == "sfsw" else ""))
         o.append("| fleet steps per CPU-second | " + " | ".join(
             f"{cells[k]['steps_per_cpu_second']:,.0f}" for k in kinds) + " |" + (" | |" if g == "sfsw" else ""))
+    o += ["", "## Fetch profile (where the fetches went; rates are the generator's, unseen by the foragers)", "",
+          "| graph | kind | distinct pages / fetches | index-page share of fetches | median rate of fetched pages (/h) "
+          "| median rate of accepted documents (/h) | index share of accepted documents |", "|---|---|---|---|---|---|---|"]
+    for g, cells in res["table"].items():
+        for k in (k for k in KINDS if k in cells and "profile_index_share" in cells[k]):
+            c = cells[k]
+            o.append(f"| {g} | {LABEL[k]} | " + " | ".join(
+                f"{c['profile_' + m][0]:.3g} ± {c['profile_' + m][1]:.2g}" for m in PROFILE) + " |")
     if res["verdicts"]:
         o += ["", "## WL vs RL (Welch |t| ≥ 2 over runs, else tie)", "",
               "| graph | " + " | ".join(BETTER) + " |", "|---|" + "---|" * len(BETTER)]

@@ -449,9 +449,27 @@ def test_bench_palotai_quick_writes_json_markdown_png(tmp_path):
     assert {"clustering", "mean_path"} <= set(res["graphs"]["rewired"])
     assert set(res["verdicts"]) == {"sfsw", "rewired"}
     assert "Table 2" in (tmp_path / "palotai.md").read_text()
+    assert "Fetch profile" in (tmp_path / "palotai.md").read_text()
+    for g in res["table"].values():
+        for cell in g.values():
+            assert 0 < cell["profile_distinct_share"][0] <= 1 and 0 <= cell["profile_index_share"][0] <= 1
+            assert cell["profile_fetched_rate"][0] > 0
     for f in res["figures"]:
         assert (tmp_path / f).stat().st_size > 1000
 
+
+
+def test_fetch_profile_hand_computed():
+    from gym_crawl.benchmarks.palotai import fetch_profile
+
+    w = ChangingWeb.from_lists(4, [(0, 1), (0, 2), (0, 3)], [0.0] * 4, [[], [], [], []], 10.0,
+                               rates=[2.0, 0.5, 0.1, 0.01], is_index=[True, False, False, False])
+    # fetches 0, 0, 0, 1, 2: 3 distinct of 5, 3 of 5 on the index page, rates 2, 2, 2, 0.5, 0.1 -> median 2
+    p = fetch_profile(w, np.array([0, 0, 0, 1, 2]), np.array([1, 3]))
+    assert p["fetches"] == 5 and p["distinct_share"] == 0.6 and p["index_share"] == 0.6
+    assert p["fetched_rate"] == 2.0 and p["relevant_rate"] == (0.5 + 0.01) / 2 and p["relevant_index_share"] == 0.0
+    e = fetch_profile(w, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert e["fetches"] == 0 and all(np.isnan(e[k]) for k in ("distinct_share", "index_share", "relevant_rate"))
 
 
 # ------------------------------------------------------------------------------ the paper's clock (clock="download")
