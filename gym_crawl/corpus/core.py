@@ -242,7 +242,44 @@ class Corpus:
 
     def outlinks(self, page: int) -> tuple[int, int]:
         """Half-open range ``[a, b)`` of link ids leaving ``page``."""
-        return int(self.link_ptr[page]), int(self.link_ptr[page + 1])
+        return int(self.link_lo[page]), int(self.link_hi[page])
+
+    # Per-page ranges. The crawl engine reads a page's links as ``link_lo[p]:link_hi[p]`` and its text as
+    # ``text_lo[p]:text_hi[p]``, never through ``ptr[p + 1]``: a static corpus gives zero-copy views of its
+    # CSR pointers, a web discovered while crawling (:class:`gym_crawl.corpus.live.LiveWeb`) stores rows in
+    # fetch order, not in page-id order.
+    @property
+    def link_lo(self) -> np.ndarray:
+        """(n,) int64 first link id of each page (a view of ``link_ptr[:-1]``)."""
+        return self.link_ptr[:-1]
+
+    @property
+    def link_hi(self) -> np.ndarray:
+        """(n,) int64 end (exclusive) of each page's link range (a view of ``link_ptr[1:]``)."""
+        return self.link_ptr[1:]
+
+    @property
+    def text_lo(self) -> np.ndarray:
+        """(n,) int64 start of each page's bag of words in ``text_terms``/``text_counts``."""
+        return self.text_ptr[:-1]
+
+    @property
+    def text_hi(self) -> np.ndarray:
+        """(n,) int64 end (exclusive) of each page's bag of words."""
+        return self.text_ptr[1:]
+
+    def max_out_degree(self) -> int:
+        """The largest number of out-links a page has (or, for a live web, may have): the size of the
+        crawl state's per-fetch work buffers."""
+        return int(np.diff(self.link_ptr).max()) if self.n_pages else 0
+
+    @property
+    def n_domain_slots(self) -> int:
+        """Size of the per-domain arrays of a crawl (the number of domains; a live web: its capacity)."""
+        return max(1, len(self.domains))
+
+    #: whether pages are fetched while crawling (:meth:`materialize` does the work); ``False`` for a static corpus
+    live = False
 
     def link_src(self) -> np.ndarray:
         """(m,) int32 source page of each link (computed, not stored)."""

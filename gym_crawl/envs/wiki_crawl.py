@@ -611,14 +611,14 @@ class WikiCrawlEnv(gym.Env):
         any other page — the text of unfetched pages is not observable."""
         p = self._require_fetched(page, "fetched_text")
         c = self.corpus
-        a, b = int(c.text_ptr[p]), int(c.text_ptr[p + 1])
+        a, b = int(c.text_lo[p]), int(c.text_hi[p])
         terms, counts = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b])
         return _ro(terms), _ro(counts)
 
     def fetched_outlinks(self, page: int) -> np.ndarray:
         """Link targets parsed from a *fetched* page (int32, in link order, read-only)."""
         p = self._require_fetched(page, "fetched_outlinks")
-        a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
+        a, b = int(self.corpus.link_lo[p]), int(self.corpus.link_hi[p])
         return _ro(np.asarray(self.corpus.link_dst[a:b]))
 
     def precompute_scores(self, persist: bool = False) -> None:

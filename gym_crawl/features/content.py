@@ -104,9 +104,9 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out
     bp = FeatureSet._parent(state, pages).astype(np.int64)
-    ptr, dst = state.link_ptr, state.link_dst
-    starts = ptr[bp]
-    lens = ptr[bp + 1] - starts
+    dst = state.link_dst
+    starts = state.link_lo[bp]
+    lens = state.link_hi[bp] - starts
     rp = np.repeat(np.arange(len(pages)), lens)
     off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     lid = np.repeat(starts, lens) + off
@@ -308,6 +308,10 @@ class HashedTokens:
     """
 
     def __init__(self, corpus: Corpus, bits: int):
+        if corpus.live:
+            raise ValueError(f"the hashed feature sets precompute tables over a static corpus' whole vocabulary "
+                             f"and titles; corpus {corpus.name!r} is a live web discovered while crawling: use a "
+                             f"similarity or dense content feature set ('combined', 'han2018', 'tres', 'content', ...)")
         self.bits = bits
         D = 1 << bits
         mask = D - 1

@@ -31,7 +31,7 @@ from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["TextModel", "TextModelError", "get_text_model", "gather_csr", "weighted_row_sums"]
+__all__ = ["TextModel", "TextModelError", "get_text_model", "gather_csr", "gather_ranges", "weighted_row_sums"]
 
 TEXT_MODEL_VERSION = 3
 """3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
@@ -68,6 +68,30 @@ def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.
     if total == 0:
         return vals[:0], np.zeros(0, np.int64)
     rowpos = np.repeat(np.arange(len(rows)), lens)
+    offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    return vals[np.repeat(starts, lens) + offs], rowpos
+
+
+def gather_ranges(lo: np.ndarray, hi: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate the ranges ``vals[lo[r]:hi[r]]`` of ``rows``: returns ``(values, row_position)`` as
+    :func:`gather_csr` does, for per-row ranges that need not be stored in row order (a live web stores
+    pages' text and links in fetch order). Equal to ``gather_csr(ptr, vals, rows)`` when
+    ``lo, hi = ptr[:-1], ptr[1:]``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    n = len(rows)
+    if n == 1:
+        a, b = int(lo[rows[0]]), int(hi[rows[0]])
+        return vals[a:b], np.zeros(b - a, np.int64)
+    starts = lo[rows]
+    lens = hi[rows] - starts
+    if n and rows[-1] - rows[0] == n - 1 and np.all(rows[1:] > rows[:-1]) and np.array_equal(starts[1:], starts[:-1] + lens[:-1]):
+        # rows stored back to back (a static corpus' consecutive pages): a slice, no fancy gather
+        a = int(starts[0])
+        return vals[a:a + int(lens.sum())], np.repeat(np.arange(n), lens)
+    total = int(lens.sum())
+    if total == 0:
+        return vals[:0], np.zeros(0, np.int64)
+    rowpos = np.repeat(np.arange(n), lens)
     offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
     return vals[np.repeat(starts, lens) + offs], rowpos
 
@@ -175,8 +199,9 @@ class TextModel:
     def page_vectors(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) tf-idf-weighted sums of word vectors of the pages' texts (unnormalised)."""
         c = self.corpus
-        t, rp = gather_csr(c.text_ptr, c.text_terms, pages)
-        cnt, _ = gather_csr(c.text_ptr, c.text_counts, pages)
+        lo, hi = c.text_lo, c.text_hi
+        t, rp = gather_ranges(lo, hi, c.text_terms, pages)
+        cnt, _ = gather_ranges(lo, hi, c.text_counts, pages)
         return self._weighted_vectors(t, cnt * self.idf[t], rp, len(pages))
 
     def link_tokens(self, links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
