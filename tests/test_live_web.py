@@ -282,8 +282,6 @@ def test_bad_arguments_name_the_value():
         LiveWeb([H + "/"], fetch=SiteFetch({}), max_pages=0)
     with pytest.raises(ValueError, match="scope"):
         LiveWeb([H + "/"], fetch=SiteFetch({}), scope="planet")
-    with pytest.raises(ValueError, match="hashed feature sets"):
-        make_env(LiveWeb([H + "/"], fetch=SiteFetch(make_site())), features="hashed").reset(seed=0)
 
 
 def test_static_corpus_info_has_an_empty_fetch_error(tiny_corpus):
@@ -293,3 +291,22 @@ def test_static_corpus_info_has_an_empty_fetch_error(tiny_corpus):
     _, _, _, _, info = env.step(0)
     assert info["fetch_error"] == ""
     assert tokenize("Geology") == ["geology"]
+
+
+def test_hashed_tokens_of_a_live_web_equal_the_static_snapshot_s():
+    """The live web's hashed link rows (computed as pages are discovered) equal the precomputed ones of its
+    static snapshot, link for link; the hashed features run on a live env."""
+    from gym_crawl.features.content import HashedTokens, LiveHashedTokens, hashed_tokens
+
+    web = LiveWeb([H + "/"], fetch=SiteFetch(make_site()), max_pages=100)
+    env = make_env(web, steps=12, features="hashed")
+    obs, info = env.reset(seed=0)
+    best_first(env, obs, info, 12)
+    assert isinstance(hashed_tokens(web), LiveHashedTokens)
+    snap = web.to_corpus()
+    order = np.argsort(web.link_source[: web.n_links], kind="stable")  # snapshot link k = live link order[k]
+    a = LiveHashedTokens(web, 14).rows(order)
+    b = HashedTokens(snap, 14).rows(np.arange(snap.n_links))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert obs["candidates"].shape[1] == env.unwrapped.feature_dim

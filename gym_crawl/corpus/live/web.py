@@ -486,6 +486,22 @@ class LiveWeb(Corpus):
         self._fetcher = PoliteFetcher(pol, recorder=recorder)
         return self._fetcher.fetch
 
+    def close(self) -> None:
+        """Close the default fetcher's connections and its WARC recorder (the file is then complete and
+        valid). Idempotent; a closed web still serves the pages it holds but fetches nothing new."""
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
+        if self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
+
+    def __enter__(self) -> LiveWeb:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def recorder(self) -> Any:
         """The WARC recorder of the default fetcher (``None`` without ``warc=``)."""
