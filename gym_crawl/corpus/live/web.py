@@ -42,6 +42,7 @@ with the same seed sees bit-identical observations (see ``docs/live.md``).
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -53,10 +54,11 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList"]
+__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList"]
 
 SCOPES = ("hosts", "domain", "any")
-#: ``type`` of the WARC metadata record holding a LiveWeb's configuration (written by :meth:`LiveWeb.record_config`)
+#: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by :meth:`LiveWeb.from_warc`
+CONFIG_FIELD = "gym-crawl-liveweb"
 LIVE_CONFIG_TYPE = "gym_crawl.liveweb"
 #: fetch error of a replayed page that the archive does not hold
 NOT_IN_ARCHIVE = "not-in-archive"
@@ -154,7 +156,7 @@ class LiveWeb(Corpus):
         policy: the default fetcher's :class:`~gym_crawl.corpus.live.fetcher.FetchPolicy` (its host scope
             is narrowed to ``scope``); only without ``fetch``.
         warc: path of a WARC file the default fetcher records every request and response to (and this web
-            its configuration, :meth:`record_config`).
+            its configuration, :meth:`config`, in the warcinfo record).
         resume: with ``warc``: an existing WARC's fetches are replayed from the file (its pages are not
             requested again) and new ones appended to it.
         text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
@@ -475,14 +477,13 @@ class LiveWeb(Corpus):
             from gym_crawl.corpus.live.warc_io import WarcRecorder, read_fetches
 
             path = Path(warc)
-            if resume and path.exists():
-                self.preload(read_fetches(path))
-            elif not resume and path.exists():
-                raise FileExistsError(f"warc {str(path)!r} exists: pass resume=True to continue it, or another path")
-            recorder = WarcRecorder(path, append=resume and path.exists())
+            resuming = resume and path.exists()
+            # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
+            recorder = WarcRecorder(path, append=resume, policy=pol, seeds=self.seed_urls,
+                                    info={CONFIG_FIELD: self.config()})
             self._recorder = recorder
-            if not (resume and self._cache):
-                self.record_config()
+            if resuming:
+                self.preload(read_fetches(path))
         self._fetcher = PoliteFetcher(pol, recorder=recorder)
         return self._fetcher.fetch
 
@@ -519,11 +520,6 @@ class LiveWeb(Corpus):
                 "max_words": self.max_words, "name": self.name,
                 "reference_vocabulary": len(_reference_vocab(ref)),
                 "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
-
-    def record_config(self) -> None:
-        """Write :meth:`config` into the WARC as a metadata record (done at construction with ``warc=``)."""
-        if self._recorder is not None:
-            self._recorder.write_decision(self.config())
 
     def preload(self, results: Iterable[Any]) -> int:
         """Put fetch results in the fetch cache (first result per URL wins); returns how many were added.
@@ -684,17 +680,20 @@ class LiveWeb(Corpus):
     @classmethod
     def from_warc(cls, path: str | Path, *, text: Any = None, **overrides: Any) -> LiveWeb:
         """The web a recorded live crawl saw, rebuilt from its WARC without network access: the
-        configuration recorded by :meth:`record_config` (``overrides`` replace entries; ``text`` must be
+        configuration recorded in its warcinfo (:meth:`config`; ``overrides`` replace entries; ``text`` must be
         the reference text model the crawl used), fetch results read back with
         :func:`~gym_crawl.corpus.live.warc_io.read_fetches`; a URL the archive does not hold fails with
         ``"not-in-archive"``."""
-        from gym_crawl.corpus.live.warc_io import read_fetches, read_metadata
+        from gym_crawl.corpus.live.warc_io import read_fetches, read_warcinfo
 
         path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"warc {str(path)!r}: no such file")
         cfg: dict[str, Any] | None = None
-        for m in read_metadata(path):
-            if isinstance(m, dict) and m.get("type") == LIVE_CONFIG_TYPE:
-                cfg = m
+        for fields in read_warcinfo(path):
+            raw = fields.get(CONFIG_FIELD)
+            if raw:
+                cfg = json.loads(raw) if isinstance(raw, str) else raw
                 break
         if cfg is None and "seeds" not in overrides:
             raise ValueError(f"warc {str(path)!r} holds no live-web configuration record; pass seeds=... "
