@@ -6,6 +6,9 @@
 * :mod:`~gym_crawl.corpus.live.warc_io` — :class:`WarcRecorder` writes every request/response and each
   fetch's result and the crawl's decisions to WARC; :func:`read_fetches` / :func:`read_decisions` /
   :func:`read_warcinfo` read them back;
+* :mod:`~gym_crawl.corpus.live.web` — :class:`LiveWeb`, the corpus the crawl env walks while fetching it
+  (``gym.make("WikiCrawl-v1", corpus=LiveWeb(seeds=[...]))``), and its replay from a WARC
+  (:meth:`LiveWeb.from_warc`);
 * :mod:`~gym_crawl.corpus.live.serve` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
   run a multi-host HTTP site on 127.0.0.0/8 that can misbehave on purpose.
 
@@ -16,7 +19,8 @@ from __future__ import annotations
 from gym_crawl.corpus.live.fetcher import FETCH_ERRORS, Exchange, FetchPolicy, FetchResult, PoliteFetcher
 from gym_crawl.corpus.live.serve import Response, Site, serve_corpus, serve_folder, serve_site
 from gym_crawl.corpus.live.warc_io import WarcRecorder, read_decisions, read_fetches, read_warcinfo
+from gym_crawl.corpus.live.web import LiveWeb
 
-__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "PoliteFetcher", "Response", "Site",
+__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "LiveWeb", "PoliteFetcher", "Response", "Site",
            "WarcRecorder", "read_decisions", "read_fetches", "read_warcinfo", "serve_corpus", "serve_folder",
            "serve_site"]

@@ -54,7 +54,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList"]
+__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
 
 SCOPES = ("hosts", "domain", "any")
 #: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by :meth:`LiveWeb.from_warc`
@@ -532,6 +532,18 @@ class LiveWeb(Corpus):
                 k += 1
         return k
 
+    def materialize_cached(self) -> int:
+        """Materialise every page of the fetch cache in the order it was filled — a WARC's crawl order after
+        :meth:`from_warc` — which rebuilds the crawl's id space exactly (each URL was discovered before it
+        was fetched). Returns the pages materialised; cached URLs never discovered are skipped."""
+        k = 0
+        for url in list(self._cache):
+            p = self.titles.get(url)
+            if p >= 0 and not self.page_state[p]:
+                self.materialize(p)
+                k += 1
+        return k
+
     def is_fetched(self, page: int) -> bool:
         """Whether ``page`` was fetched (or its fetch failed)."""
         return bool(self.page_state[int(page)] != _UNFETCHED)
@@ -711,6 +723,15 @@ class LiveWeb(Corpus):
         web.preload(read_fetches(path))
         web.meta["replayed_from"] = str(path)
         return web
+
+
+def replay_corpus(warc: str | Path, *, text: Any = None, name: str | None = None) -> Corpus:
+    """The static :class:`Corpus` of a live crawl recorded in ``warc``: :meth:`LiveWeb.from_warc`, every
+    recorded page materialised in crawl order (:meth:`LiveWeb.materialize_cached`), then
+    :meth:`LiveWeb.to_corpus` — the crawl's page ids, URLs as titles, unfetched pages text-less."""
+    web = LiveWeb.from_warc(warc, text=text)
+    web.materialize_cached()
+    return web.to_corpus(name=name or f"{Path(warc).name}-replay")
 
 
 class _Missing:
