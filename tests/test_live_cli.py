@@ -74,6 +74,7 @@ def test_live_crawl_cli_records_a_valid_warc(small, site, tmp_path):
     dec = list(read_decisions(warc))
     assert [d["step"] for d in dec] == list(range(1, 13))
     assert all(d["url"] and d["link_score"] is not None for d in dec)
+    assert all(d["agent_score"] == d["link_score"] for d in dec)  # best-first's score is the link score
     assert len(list(read_fetches(warc))) == 13
     info = read_warcinfo(warc)[0]
     assert "example.org/contact" in info["http-header-user-agent"]
@@ -139,3 +140,20 @@ def test_live_cli_refuses_bad_combinations(tmp_path):
                       (("--live", "http://127.0.0.1:9/", "--topic", "x", "--resume"), "--warc")]:
         p = subprocess.run(_cmd(*args), check=False, capture_output=True, text=True, timeout=120, env=_env())
         assert p.returncode != 0 and msg in p.stderr, (args, p.stderr)
+
+
+def test_a_trained_agent_deploys_with_load(small, site, tmp_path):
+    from gym_crawl.agents import make_agent, make_env_for, run_episode
+
+    agent = make_agent("lfa-async")
+    run_episode(make_env_for(agent, corpus=small, topic="geology", max_episode_steps=60), agent, seed=0)
+    path = agent.save(tmp_path / "lfa.npz")
+    warc = tmp_path / "lfa.warc.gz"
+    seed = site.page_urls[small.page_id("Geology")]
+    p = subprocess.run(_cmd("--live", seed, "--agent", "lfa-async", "--load", str(path), "--topic", "geology",
+                            "--max-pages", "10", "--warc", str(warc), "--delay", "0", "--scope", "any", "--json"),
+                       check=False, capture_output=True, text=True, timeout=180, env=_env())
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1])["steps"] == 10
+    dec = list(read_decisions(warc))
+    assert len(dec) == 10 and all(isinstance(d["agent_score"], float) for d in dec)  # the LFA's q(s, a)

@@ -193,3 +193,39 @@ def test_served_corpus_crawled_live_gives_the_offline_trajectory(small, site, tm
     live.close()
     assert [compiled.titles[int(p)] for p in r_off.fetched] == [live.url(int(p)) for p in r_live.fetched]
     np.testing.assert_array_equal(r_off.rewards, r_live.rewards)
+
+
+def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
+    """On the misbehaving site every trouble is a spent step whose fetch_error says why; the server's log
+    shows no request to a path robots.txt disallows, and the replay of the WARC gives the same errors."""
+    from gym_crawl.corpus.live.serve import MISBEHAVIOURS, MisbehaveSettings, serve_site
+
+    settings = MisbehaveSettings(slow_seconds=3.0, retry_after=1)
+    policy = FetchPolicy(delay=0.0, rate=None, connect_timeout=2.0, read_timeout=1.0, max_time=4.0,
+                         max_bytes=100_000, max_retry_after=1.0, max_pages_per_pattern=5)
+    with serve_site({}, misbehave={"a": list(MISBEHAVIOURS)}, settings=settings) as site:
+        warc = tmp_path / "bad.warc.gz"
+        web = LiveWeb([site.url("a", "/")], policy=policy, warc=warc, max_pages=500)
+        env = Record(gym.make("WikiCrawl-v1", corpus=web, topic="geology calendar", max_episode_steps=60,
+                              reducer="topk", action="page", observation="state"))
+        env.reset(seed=0)
+        while True:  # breadth-first over everything the index links to
+            F = np.sort(env.unwrapped.frontier_pages())
+            _, r, term, trunc, info = env.step(int(F[0]))
+            if info["fetch_error"]:
+                assert r == -1.0
+            if term or trunc:
+                break
+        web.close()
+        reasons = {e for e in env.errors if e}
+        assert reasons == {"content-type", "http-404", "http-500", "redirect-loop", "robots", "timeout", "too-large",
+                           "trap:pattern"}, reasons
+        assert not [e for e in site.log if e.path.startswith("/private/")]
+        assert len([e for e in site.log if e.path.startswith("/calendar/")]) <= 5  # the trap, bounded
+    replay = LiveWeb.from_warc(warc)
+    env2 = Record(gym.make("WikiCrawl-v1", corpus=replay, topic="geology calendar", max_episode_steps=60,
+                           reducer="topk", action="page", observation="state"))
+    env2.reset(seed=0)
+    for p in env.pages:
+        env2.step(p)
+    assert env2.errors == env.errors and env2.rewards == env.rewards
