@@ -13,6 +13,7 @@ import pytest
 from gym_crawl.corpus.live.fetcher import (
     CHUNK,
     FetchPolicy,
+    FetchResult,
     PoliteFetcher,
     default_user_agent,
     retry_after_seconds,
@@ -400,9 +401,13 @@ def test_charsets_from_header_meta_or_undeclared():
         undeclared = f.fetch(site.url("a", "/latin1-undeclared.html"))
         wrong_meta = f.fetch(site.url("a", "/utf8-wrong-meta.html"))
     assert declared.charset == "iso-8859-1" and "Café crème" in declared.text
-    assert undeclared.charset is None and "Café crème" in undeclared.text  # windows-1252 fallback
+    assert undeclared.charset is None and "Caf\ufffd cr\ufffdme" in undeclared.text  # undeclared: UTF-8
     assert wrong_meta.charset == "iso-8859-1"  # the document's own (wrong) declaration wins, as in browsers
     assert "CafÃ©" in wrong_meta.text
+    bom = FetchResult(url="u", final_url="u", status=200, headers=[("Content-Type", "text/html; charset=latin-1")],
+                      body="\ufeffnaïve".encode("utf-8"), content_type="text/html", charset="utf-8", error=None,
+                      redirects=[], fetched_at="", elapsed=0.0)
+    assert bom.text == "naïve"  # a byte-order mark beats the header
 
 
 # ---------------------------------------------------------------------------------------------- the API

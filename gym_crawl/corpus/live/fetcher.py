@@ -266,8 +266,9 @@ class FetchResult:
     :param body: the page's bytes (content-decoded); empty unless ``error`` is ``None``.
     :param content_type: media type of the last response, lowercased, without parameters (``None`` when
         absent).
-    :param charset: the encoding declared by the ``Content-Type`` header, else by a byte-order mark, else
-        by a ``<meta charset>`` in the first 4 KiB (lowercased; ``None`` when undeclared).
+    :param charset: the encoding the page declares: its byte-order mark, else the ``Content-Type``
+        header's charset, else a ``<meta charset>`` in the first 4 KiB (the label as written, lowercased;
+        ``None`` when undeclared). :attr:`text` decodes accordingly.
     :param error: ``None`` for a page, else one of :data:`FETCH_ERRORS`.
     :param redirects: the redirecting hops, ``[(url, status), ...]`` in order (the final URL and status
         are ``final_url`` / ``status``).
@@ -297,17 +298,13 @@ class FetchResult:
 
     @property
     def text(self) -> str:
-        """The body decoded: with ``charset`` when declared and known, else UTF-8 when the bytes are valid
-        UTF-8, else windows-1252 (what browsers assume for undeclared Western pages)."""
-        if self.charset:
-            try:
-                return self.body.decode(self.charset, errors="replace")
-            except LookupError:
-                pass
-        try:
-            return self.body.decode("utf-8")
-        except UnicodeDecodeError:
-            return self.body.decode("cp1252", errors="replace")
+        """The body decoded by :func:`gym_crawl.corpus.html_extract.decode_html` with this response's
+        ``Content-Type`` — the decoding the WARC compiler applies to the same bytes (a byte-order mark, else
+        the header's charset, else a ``<meta charset>``, else UTF-8; browsers' label mapping)."""
+        from gym_crawl.corpus.html_extract import decode_html
+
+        ctype = next((v for k, v in self.headers if k.lower() == "content-type"), None)
+        return decode_html(self.body, ctype)
 
     def to_metadata(self) -> dict[str, Any]:
         """Every field but ``body`` and ``exchanges``, JSON-ready (the WARC metadata record of a fetch)."""
@@ -736,7 +733,8 @@ class PoliteFetcher:
                 body = ex.body
                 if content_type is None:
                     content_type = "text/html"
-                charset = charset or sniff_charset(body)
+                bom = sniff_charset(body[:3])
+                charset = bom or charset or sniff_charset(body)
         result = FetchResult(url=url, final_url=final_url, status=status, headers=headers, body=body,
                              content_type=content_type, charset=charset, error=error, redirects=chain,
                              fetched_at=started, elapsed=self._clock() - t0, exchanges=exchanges)
