@@ -7,6 +7,7 @@ import itertools
 import socket
 import threading
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -100,6 +101,21 @@ def test_robots_status_semantics_4xx_allows_5xx_and_timeouts_disallow():
         assert f.fetch(site.url("broken", "/y")).error == "robots"
         assert [e.path for e in site.requests("broken")] == ["/robots.txt"]
         assert [e.path for e in site.requests("slow")] == ["/robots.txt"]
+
+
+def test_a_robots_txt_redirected_out_of_scope_is_not_followed_and_disallows():
+    other: dict[str, str] = {}
+    pages = {"a": {"/robots.txt": lambda path: Response(b"", status=301, headers=(("Location", other["b"]),)),
+                   "/x": html_page("x")},
+             "b": {"/robots.txt": robots_txt([])}}
+    with serve_site(pages) as site:
+        other["b"] = site.url("b", "/robots.txt")
+        with PoliteFetcher(policy(allowed_hosts=(urlsplit(site.url("a")).netloc,))) as f:
+            assert f.fetch(site.url("a", "/x")).error == "robots"
+        with PoliteFetcher(policy()) as f:  # in scope, the redirect is followed (and b's rules allow all)
+            assert f.fetch(site.url("a", "/x")).ok
+        assert [e.path for e in site.requests("a")] == ["/robots.txt", "/robots.txt", "/x"]
+        assert [e.path for e in site.requests("b")] == ["/robots.txt"]
 
 
 def test_obey_robots_false_skips_robots_txt():

@@ -17,7 +17,8 @@ What the fetcher does, in order, for ``fetch(url)``:
 4. **robots.txt** of the origin, fetched once and cached (parsed by ``protego``): a disallowed URL is
    ``"robots"``. As Google documents it: a 2xx robots.txt is obeyed, a 4xx one (except 429) allows
    everything, a 429/5xx, a timeout or a connection error disallows the whole origin; at most
-   :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all).
+   :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all;
+   a redirect out of the crawl's scope is not followed and disallows the origin).
    ``Crawl-delay`` (and ``Request-rate``) raise the origin's delay to ``max(delay, crawl-delay)``;
 5. **politeness**: requests to one origin are serialised (one connection, a urllib3 pool of size 1) and
    start at least ``delay`` seconds after the previous response to that origin was read; all requests
@@ -583,7 +584,9 @@ class PoliteFetcher:
             if ex.status in REDIRECT_STATUSES and location:
                 nxt = canonical_url(location, base=url)
                 if nxt is None:
-                    return True
+                    return True  # an unusable Location: as no robots.txt
+                if not self._in_scope(nxt):
+                    return False  # its rules live where the crawl may not go: disallow rather than guess
                 url = nxt
                 continue
             if ex.status == 429 or ex.status >= 500:
