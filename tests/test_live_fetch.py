@@ -118,6 +118,25 @@ def test_a_robots_txt_redirected_out_of_scope_is_not_followed_and_disallows():
         assert [e.path for e in site.requests("b")] == ["/robots.txt"]
 
 
+def test_robots_txt_is_asked_again_after_a_failure_and_after_its_ttl():
+    now = [0.0]
+    pages = {"a": {"/robots.txt": Series(Response(b"", status=503), robots_txt(["/x"]), robots_txt([])),
+                   "/x": html_page("x")}}
+    pol = FetchPolicy(delay=0.0, rate=None, max_retries=0, robots_retry=100.0, robots_ttl=1000.0)
+    with serve_site(pages) as site, PoliteFetcher(pol, clock=lambda: now[0], sleep=lambda s: None) as f:
+        url = site.url("a", "/x")
+        assert f.fetch(url).error == "robots"  # 503: disallowed for now
+        now[0] += 99.0
+        assert f.fetch(url).error == "robots"  # still within robots_retry: not asked again
+        now[0] += 1.0
+        assert f.fetch(url).error == "robots"  # asked again: now its rules disallow /x
+        now[0] += 999.0
+        assert f.fetch(url).error == "robots"
+        now[0] += 1.0
+        assert f.fetch(url).ok  # the ttl expired: the new rules allow everything
+        assert [e.path for e in site.requests("a")] == ["/robots.txt"] * 3 + ["/x"]
+
+
 def test_obey_robots_false_skips_robots_txt():
     with serve_site({}, misbehave={"a": ["robots"]}) as site, PoliteFetcher(policy(obey_robots=False)) as f:
         assert f.fetch(site.url("a", "/private/secret.html")).ok

@@ -14,7 +14,8 @@ What the fetcher does, in order, for ``fetch(url)``:
 3. **trap guards** → ``"trap:url-length"``, ``"trap:path-depth"``, ``"trap:query-params"``,
    ``"trap:repeated-segment"``, ``"trap:pattern"`` (too many pages whose URL differs only in its digits,
    as calendars and session ids do), and the per-host page cap → ``"host-cap"``;
-4. **robots.txt** of the origin, fetched once and cached (parsed by ``protego``): a disallowed URL is
+4. **robots.txt** of the origin, fetched once and cached for ``robots_ttl`` (an unreachable one is asked
+   again after ``robots_retry``), parsed by ``protego``: a disallowed URL is
    ``"robots"``. As Google documents it: a 2xx robots.txt is obeyed, a 4xx one (except 429) allows
    everything, a 429/5xx, a timeout or a connection error disallows the whole origin; at most
    :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all;
@@ -143,6 +144,10 @@ class FetchPolicy:
     :param max_pages_per_host: page requests per origin (redirect hops count, retries do not); ``None`` =
         no limit; default ``10000``.
     :param robots_max_bytes: bytes of robots.txt read (Google reads 500 KiB); default ``512000``.
+    :param robots_ttl: seconds a robots.txt is reused before it is fetched again (Google caches it up to a
+        day); default ``86400.0``.
+    :param robots_retry: seconds after which an origin whose robots.txt was unreachable (429, 5xx, timeout,
+        connection error — everything disallowed meanwhile) is asked again; default ``600.0``.
     """
 
     user_agent: str | None = None
@@ -171,6 +176,8 @@ class FetchPolicy:
     max_pages_per_pattern: int | None = None
     max_pages_per_host: int | None = 10000
     robots_max_bytes: int = 512000
+    robots_ttl: float = 86400.0
+    robots_retry: float = 600.0
 
     def __post_init__(self) -> None:
         for name in ("allowed_hosts", "allowed_domains", "allow_patterns", "deny_patterns", "content_types"):
@@ -178,7 +185,7 @@ class FetchPolicy:
             if isinstance(v, str):
                 raise TypeError(f"FetchPolicy.{name} must be a sequence of strings, got the string {v!r}")
             object.__setattr__(self, name, tuple(v))
-        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after"):
+        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"FetchPolicy.{name} must be >= 0 seconds, got {getattr(self, name)!r}")
         for name in ("connect_timeout", "read_timeout", "max_time"):
@@ -397,6 +404,7 @@ class _Host:
         self.lock = threading.RLock()
         self.pool: Any = None
         self.robots: Any = None  # a protego.Protego, or True (allow all) / False (disallow all)
+        self.robots_expires = float("inf")
         self.pages = 0
         self.patterns: Counter[str] = Counter()
 
@@ -438,7 +446,7 @@ class PoliteFetcher:
     # ------------------------------------------------------------------ public API
     def check(self, url: str) -> str | None:
         """Why :meth:`fetch` would refuse ``url`` before requesting it (``"out-of-scope"``, ``"trap:..."``,
-        ``"host-cap"``, ``"robots"``), or ``None``. May fetch the origin's robots.txt (once)."""
+        ``"host-cap"``, ``"robots"``), or ``None``. May fetch the origin's robots.txt (when not cached)."""
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, got {type(url).__name__}")
         reason = self._refusal(canonical_url(url))
@@ -562,14 +570,18 @@ class PoliteFetcher:
     # ------------------------------------------------------------------ robots.txt
     def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange]) -> bool:
         with host.lock:
-            if host.robots is None:
-                host.robots = self._read_robots(host, exchanges)
+            if host.robots is None or self._clock() >= host.robots_expires:
+                host.robots, transient = self._read_robots(host, exchanges)
+                p = self.policy
+                host.robots_expires = self._clock() + (p.robots_retry if transient else p.robots_ttl)
             rp = host.robots
         if rp is True or rp is False:
             return rp
         return bool(rp.can_fetch(canon, self.policy.agent))
 
-    def _read_robots(self, host: _Host, exchanges: list[Exchange]) -> Any:
+    def _read_robots(self, host: _Host, exchanges: list[Exchange]) -> tuple[Any, bool]:
+        """``(rules, transient)``: a ``protego.Protego``, or ``True`` (allow all) / ``False`` (disallow
+        all); ``transient`` when the file was unreachable (429, 5xx, timeout, connection error)."""
         try:
             from protego import Protego
         except ImportError:  # pragma: no cover - protego comes with the web extra
@@ -579,32 +591,32 @@ class PoliteFetcher:
             h = self._host(url)
             ex = self._exchange(h, url, "robots", exchanges)
             if ex.status is None:
-                return False  # timeout / connection error: disallow all
+                return False, True  # timeout / connection error: disallow all, for now
             location = ex.header("location")
             if ex.status in REDIRECT_STATUSES and location:
                 nxt = canonical_url(location, base=url)
                 if nxt is None:
-                    return True  # an unusable Location: as no robots.txt
+                    return True, False  # an unusable Location: as no robots.txt
                 if not self._in_scope(nxt):
-                    return False  # its rules live where the crawl may not go: disallow rather than guess
+                    return False, False  # its rules live where the crawl may not go: disallow rather than guess
                 url = nxt
                 continue
             if ex.status == 429 or ex.status >= 500:
-                return False
+                return False, True
             if ex.status >= 400:
-                return True
+                return True, False
             if 200 <= ex.status < 300:
                 rp = Protego.parse(ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace"))
                 cd = rp.crawl_delay(self.policy.agent)
                 rr = rp.request_rate(self.policy.agent)
                 extra = max(float(cd or 0.0), rr.seconds / rr.requests if rr and rr.requests else 0.0)
                 old = host.delay
-                host.delay = max(host.delay, min(extra, self.policy.max_crawl_delay))
-                if h is host:  # the robots.txt response itself starts the longer wait
+                host.delay = max(self.policy.delay, min(extra, self.policy.max_crawl_delay))
+                if h is host:  # the robots.txt response itself starts the new wait
                     host.next_time += host.delay - old
-                return rp
-            return True  # 1xx / other 3xx: as Google, treat as no robots.txt
-        return True  # too many redirects: as a 404
+                return rp, False
+            return True, False  # 1xx / other 3xx: as Google, treat as no robots.txt
+        return True, False  # too many redirects: as a 404
 
     # ------------------------------------------------------------------ politeness and HTTP
     def _host(self, canon: str) -> _Host:
