@@ -473,8 +473,9 @@ class PoliteFetcher:
         seen = {current}
         while True:
             host = self._host(current)
-            host.pages += 1
-            host.patterns[url_pattern(current)] += 1
+            with host.lock:
+                host.pages += 1
+                host.patterns[url_pattern(current)] += 1
             ex = self._exchange(host, current, "page", exchanges)
             if ex.status is None:
                 return self._finish(url, current, None, ex, ex.error, chain, started, t0, exchanges)
