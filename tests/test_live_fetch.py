@@ -7,12 +7,14 @@ import itertools
 import socket
 import threading
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
 from gym_crawl.corpus.live.fetcher import (
     CHUNK,
     FetchPolicy,
+    FetchResult,
     PoliteFetcher,
     default_user_agent,
     retry_after_seconds,
@@ -99,6 +101,40 @@ def test_robots_status_semantics_4xx_allows_5xx_and_timeouts_disallow():
         assert f.fetch(site.url("broken", "/y")).error == "robots"
         assert [e.path for e in site.requests("broken")] == ["/robots.txt"]
         assert [e.path for e in site.requests("slow")] == ["/robots.txt"]
+
+
+def test_a_robots_txt_redirected_out_of_scope_is_not_followed_and_disallows():
+    other: dict[str, str] = {}
+    pages = {"a": {"/robots.txt": lambda path: Response(b"", status=301, headers=(("Location", other["b"]),)),
+                   "/x": html_page("x")},
+             "b": {"/robots.txt": robots_txt([])}}
+    with serve_site(pages) as site:
+        other["b"] = site.url("b", "/robots.txt")
+        with PoliteFetcher(policy(allowed_hosts=(urlsplit(site.url("a")).netloc,))) as f:
+            assert f.fetch(site.url("a", "/x")).error == "robots"
+        with PoliteFetcher(policy()) as f:  # in scope, the redirect is followed (and b's rules allow all)
+            assert f.fetch(site.url("a", "/x")).ok
+        assert [e.path for e in site.requests("a")] == ["/robots.txt", "/robots.txt", "/x"]
+        assert [e.path for e in site.requests("b")] == ["/robots.txt"]
+
+
+def test_robots_txt_is_asked_again_after_a_failure_and_after_its_ttl():
+    now = [0.0]
+    pages = {"a": {"/robots.txt": Series(Response(b"", status=503), robots_txt(["/x"]), robots_txt([])),
+                   "/x": html_page("x")}}
+    pol = FetchPolicy(delay=0.0, rate=None, max_retries=0, robots_retry=100.0, robots_ttl=1000.0)
+    with serve_site(pages) as site, PoliteFetcher(pol, clock=lambda: now[0], sleep=lambda s: None) as f:
+        url = site.url("a", "/x")
+        assert f.fetch(url).error == "robots"  # 503: disallowed for now
+        now[0] += 99.0
+        assert f.fetch(url).error == "robots"  # still within robots_retry: not asked again
+        now[0] += 1.0
+        assert f.fetch(url).error == "robots"  # asked again: now its rules disallow /x
+        now[0] += 999.0
+        assert f.fetch(url).error == "robots"
+        now[0] += 1.0
+        assert f.fetch(url).ok  # the ttl expired: the new rules allow everything
+        assert [e.path for e in site.requests("a")] == ["/robots.txt"] * 3 + ["/x"]
 
 
 def test_obey_robots_false_skips_robots_txt():
@@ -400,9 +436,13 @@ def test_charsets_from_header_meta_or_undeclared():
         undeclared = f.fetch(site.url("a", "/latin1-undeclared.html"))
         wrong_meta = f.fetch(site.url("a", "/utf8-wrong-meta.html"))
     assert declared.charset == "iso-8859-1" and "Café crème" in declared.text
-    assert undeclared.charset is None and "Café crème" in undeclared.text  # windows-1252 fallback
+    assert undeclared.charset is None and "Caf\ufffd cr\ufffdme" in undeclared.text  # undeclared: UTF-8
     assert wrong_meta.charset == "iso-8859-1"  # the document's own (wrong) declaration wins, as in browsers
     assert "CafÃ©" in wrong_meta.text
+    bom = FetchResult(url="u", final_url="u", status=200, headers=[("Content-Type", "text/html; charset=latin-1")],
+                      body="\ufeffnaïve".encode("utf-8"), content_type="text/html", charset="utf-8", error=None,
+                      redirects=[], fetched_at="", elapsed=0.0)
+    assert bom.text == "naïve"  # a byte-order mark beats the header
 
 
 # ---------------------------------------------------------------------------------------------- the API

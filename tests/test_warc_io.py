@@ -190,3 +190,66 @@ def test_recorded_headers_describe_the_stored_body():
     assert recorded_headers(same, 5) == same
     assert recorded_headers(same, 3) == [("X-Crawler-Content-Length", "5"), ("Content-Length", "3")]
     assert json.loads(json.dumps(recorded_headers([], 0))) == [["Content-Length", "0"]]
+
+
+KILLED_WRITER = r"""
+import itertools, os, sys
+from gym_crawl.corpus.live.fetcher import Exchange, FetchResult
+from gym_crawl.corpus.live.warc_io import WarcRecorder
+
+class StallingFile:
+    # after three fetches, writes half of the next fetch, says so, and hangs until killed (a slow disk)
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, data):
+        self.f.write(data[: len(data) // 2])
+        self.f.flush()
+        print("half", flush=True)
+        import time
+        time.sleep(60)
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+rec = WarcRecorder(sys.argv[1])
+body = os.urandom(1 << 20)  # incompressible: each fetch is a megabyte-sized write
+for i in itertools.count():
+    if i == 3:
+        rec._file = StallingFile(rec._file)
+    url = f"http://127.0.0.1:9/p{i}"
+    ex = Exchange(url=url, purpose="page", method="GET", request_headers=[("Host", "127.0.0.1:9")],
+                  started_at="2026-11-25T12:00:00.000000Z", status=200, reason="OK",
+                  headers=[("Content-Type", "text/html")], body=body)
+    rec.write_exchange(ex)
+    rec.write_result(FetchResult(url=url, final_url=url, status=200, headers=ex.headers, body=body,
+                                 content_type="text/html", charset=None, error=None, redirects=[],
+                                 fetched_at=ex.started_at, elapsed=0.0, exchanges=[ex]))
+    print(i, flush=True)
+"""
+
+
+def test_a_writer_killed_with_sigkill_leaves_a_resumable_warc(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "killed.warc.gz"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        said = [proc.stdout.readline().strip() for _ in range(4)]
+        assert said == ["0", "1", "2", "half"], said
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    good, size = complete_prefix(path), path.stat().st_size
+    assert size - good > 1 << 19  # killed in the middle of the fourth fetch's records
+    with WarcRecorder(path, append=True) as rec:
+        assert rec.truncated_bytes == size - good
+    fetched = list(read_fetches(path))
+    assert len(fetched) == 3 and [r.url for r in fetched] == [f"http://127.0.0.1:9/p{i}" for i in range(len(fetched))]
+    assert all(len(r.body) == 1 << 20 for r in fetched)
+    assert len(_fastwarc_records(path)) == len(_warcio_records(path))
+    assert complete_prefix(path) == path.stat().st_size

@@ -14,10 +14,12 @@ What the fetcher does, in order, for ``fetch(url)``:
 3. **trap guards** → ``"trap:url-length"``, ``"trap:path-depth"``, ``"trap:query-params"``,
    ``"trap:repeated-segment"``, ``"trap:pattern"`` (too many pages whose URL differs only in its digits,
    as calendars and session ids do), and the per-host page cap → ``"host-cap"``;
-4. **robots.txt** of the origin, fetched once and cached (parsed by ``protego``): a disallowed URL is
+4. **robots.txt** of the origin, fetched once and cached for ``robots_ttl`` (an unreachable one is asked
+   again after ``robots_retry``), parsed by ``protego``: a disallowed URL is
    ``"robots"``. As Google documents it: a 2xx robots.txt is obeyed, a 4xx one (except 429) allows
    everything, a 429/5xx, a timeout or a connection error disallows the whole origin; at most
-   :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all).
+   :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all;
+   a redirect out of the crawl's scope is not followed and disallows the origin).
    ``Crawl-delay`` (and ``Request-rate``) raise the origin's delay to ``max(delay, crawl-delay)``;
 5. **politeness**: requests to one origin are serialised (one connection, a urllib3 pool of size 1) and
    start at least ``delay`` seconds after the previous response to that origin was read; all requests
@@ -142,6 +144,10 @@ class FetchPolicy:
     :param max_pages_per_host: page requests per origin (redirect hops count, retries do not); ``None`` =
         no limit; default ``10000``.
     :param robots_max_bytes: bytes of robots.txt read (Google reads 500 KiB); default ``512000``.
+    :param robots_ttl: seconds a robots.txt is reused before it is fetched again (Google caches it up to a
+        day); default ``86400.0``.
+    :param robots_retry: seconds after which an origin whose robots.txt was unreachable (429, 5xx, timeout,
+        connection error — everything disallowed meanwhile) is asked again; default ``600.0``.
     """
 
     user_agent: str | None = None
@@ -170,6 +176,8 @@ class FetchPolicy:
     max_pages_per_pattern: int | None = None
     max_pages_per_host: int | None = 10000
     robots_max_bytes: int = 512000
+    robots_ttl: float = 86400.0
+    robots_retry: float = 600.0
 
     def __post_init__(self) -> None:
         for name in ("allowed_hosts", "allowed_domains", "allow_patterns", "deny_patterns", "content_types"):
@@ -177,7 +185,7 @@ class FetchPolicy:
             if isinstance(v, str):
                 raise TypeError(f"FetchPolicy.{name} must be a sequence of strings, got the string {v!r}")
             object.__setattr__(self, name, tuple(v))
-        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after"):
+        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"FetchPolicy.{name} must be >= 0 seconds, got {getattr(self, name)!r}")
         for name in ("connect_timeout", "read_timeout", "max_time"):
@@ -266,8 +274,9 @@ class FetchResult:
     :param body: the page's bytes (content-decoded); empty unless ``error`` is ``None``.
     :param content_type: media type of the last response, lowercased, without parameters (``None`` when
         absent).
-    :param charset: the encoding declared by the ``Content-Type`` header, else by a byte-order mark, else
-        by a ``<meta charset>`` in the first 4 KiB (lowercased; ``None`` when undeclared).
+    :param charset: the encoding the page declares: its byte-order mark, else the ``Content-Type``
+        header's charset, else a ``<meta charset>`` in the first 4 KiB (the label as written, lowercased;
+        ``None`` when undeclared). :attr:`text` decodes accordingly.
     :param error: ``None`` for a page, else one of :data:`FETCH_ERRORS`.
     :param redirects: the redirecting hops, ``[(url, status), ...]`` in order (the final URL and status
         are ``final_url`` / ``status``).
@@ -297,17 +306,13 @@ class FetchResult:
 
     @property
     def text(self) -> str:
-        """The body decoded: with ``charset`` when declared and known, else UTF-8 when the bytes are valid
-        UTF-8, else windows-1252 (what browsers assume for undeclared Western pages)."""
-        if self.charset:
-            try:
-                return self.body.decode(self.charset, errors="replace")
-            except LookupError:
-                pass
-        try:
-            return self.body.decode("utf-8")
-        except UnicodeDecodeError:
-            return self.body.decode("cp1252", errors="replace")
+        """The body decoded by :func:`gym_crawl.corpus.html_extract.decode_html` with this response's
+        ``Content-Type`` — the decoding the WARC compiler applies to the same bytes (a byte-order mark, else
+        the header's charset, else a ``<meta charset>``, else UTF-8; browsers' label mapping)."""
+        from gym_crawl.corpus.html_extract import decode_html
+
+        ctype = next((v for k, v in self.headers if k.lower() == "content-type"), None)
+        return decode_html(self.body, ctype)
 
     def to_metadata(self) -> dict[str, Any]:
         """Every field but ``body`` and ``exchanges``, JSON-ready (the WARC metadata record of a fetch)."""
@@ -399,6 +404,7 @@ class _Host:
         self.lock = threading.RLock()
         self.pool: Any = None
         self.robots: Any = None  # a protego.Protego, or True (allow all) / False (disallow all)
+        self.robots_expires = float("inf")
         self.pages = 0
         self.patterns: Counter[str] = Counter()
 
@@ -440,7 +446,7 @@ class PoliteFetcher:
     # ------------------------------------------------------------------ public API
     def check(self, url: str) -> str | None:
         """Why :meth:`fetch` would refuse ``url`` before requesting it (``"out-of-scope"``, ``"trap:..."``,
-        ``"host-cap"``, ``"robots"``), or ``None``. May fetch the origin's robots.txt (once)."""
+        ``"host-cap"``, ``"robots"``), or ``None``. May fetch the origin's robots.txt (when not cached)."""
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, got {type(url).__name__}")
         reason = self._refusal(canonical_url(url))
@@ -467,8 +473,9 @@ class PoliteFetcher:
         seen = {current}
         while True:
             host = self._host(current)
-            host.pages += 1
-            host.patterns[url_pattern(current)] += 1
+            with host.lock:
+                host.pages += 1
+                host.patterns[url_pattern(current)] += 1
             ex = self._exchange(host, current, "page", exchanges)
             if ex.status is None:
                 return self._finish(url, current, None, ex, ex.error, chain, started, t0, exchanges)
@@ -564,14 +571,18 @@ class PoliteFetcher:
     # ------------------------------------------------------------------ robots.txt
     def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange]) -> bool:
         with host.lock:
-            if host.robots is None:
-                host.robots = self._read_robots(host, exchanges)
+            if host.robots is None or self._clock() >= host.robots_expires:
+                host.robots, transient = self._read_robots(host, exchanges)
+                p = self.policy
+                host.robots_expires = self._clock() + (p.robots_retry if transient else p.robots_ttl)
             rp = host.robots
         if rp is True or rp is False:
             return rp
         return bool(rp.can_fetch(canon, self.policy.agent))
 
-    def _read_robots(self, host: _Host, exchanges: list[Exchange]) -> Any:
+    def _read_robots(self, host: _Host, exchanges: list[Exchange]) -> tuple[Any, bool]:
+        """``(rules, transient)``: a ``protego.Protego``, or ``True`` (allow all) / ``False`` (disallow
+        all); ``transient`` when the file was unreachable (429, 5xx, timeout, connection error)."""
         try:
             from protego import Protego
         except ImportError:  # pragma: no cover - protego comes with the web extra
@@ -581,30 +592,32 @@ class PoliteFetcher:
             h = self._host(url)
             ex = self._exchange(h, url, "robots", exchanges)
             if ex.status is None:
-                return False  # timeout / connection error: disallow all
+                return False, True  # timeout / connection error: disallow all, for now
             location = ex.header("location")
             if ex.status in REDIRECT_STATUSES and location:
                 nxt = canonical_url(location, base=url)
                 if nxt is None:
-                    return True
+                    return True, False  # an unusable Location: as no robots.txt
+                if not self._in_scope(nxt):
+                    return False, False  # its rules live where the crawl may not go: disallow rather than guess
                 url = nxt
                 continue
             if ex.status == 429 or ex.status >= 500:
-                return False
+                return False, True
             if ex.status >= 400:
-                return True
+                return True, False
             if 200 <= ex.status < 300:
                 rp = Protego.parse(ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace"))
                 cd = rp.crawl_delay(self.policy.agent)
                 rr = rp.request_rate(self.policy.agent)
                 extra = max(float(cd or 0.0), rr.seconds / rr.requests if rr and rr.requests else 0.0)
                 old = host.delay
-                host.delay = max(host.delay, min(extra, self.policy.max_crawl_delay))
-                if h is host:  # the robots.txt response itself starts the longer wait
+                host.delay = max(self.policy.delay, min(extra, self.policy.max_crawl_delay))
+                if h is host:  # the robots.txt response itself starts the new wait
                     host.next_time += host.delay - old
-                return rp
-            return True  # 1xx / other 3xx: as Google, treat as no robots.txt
-        return True  # too many redirects: as a 404
+                return rp, False
+            return True, False  # 1xx / other 3xx: as Google, treat as no robots.txt
+        return True, False  # too many redirects: as a 404
 
     # ------------------------------------------------------------------ politeness and HTTP
     def _host(self, canon: str) -> _Host:
@@ -736,7 +749,8 @@ class PoliteFetcher:
                 body = ex.body
                 if content_type is None:
                     content_type = "text/html"
-                charset = charset or sniff_charset(body)
+                bom = sniff_charset(body[:3])
+                charset = bom or charset or sniff_charset(body)
         result = FetchResult(url=url, final_url=final_url, status=status, headers=headers, body=body,
                              content_type=content_type, charset=charset, error=error, redirects=chain,
                              fetched_at=started, elapsed=self._clock() - t0, exchanges=exchanges)
