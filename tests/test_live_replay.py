@@ -18,7 +18,6 @@ from gym_crawl.corpus.live.serve import serve_corpus
 from gym_crawl.corpus.live.warc_io import read_fetches
 from gym_crawl.corpus.live.web import LiveWeb, replay_corpus
 from gym_crawl.text.model import TextModel, get_text_model
-from gym_crawl.tokenize import tokenize
 from tests.conftest import make_tiny_corpus
 
 FAST = FetchPolicy(delay=0.0, rate=None, connect_timeout=2.0, read_timeout=5.0, max_time=10.0)
@@ -129,8 +128,7 @@ def test_replay_past_the_archive_fails_those_fetches(small, site, tmp_path):
 def test_round_trip_corpus_site_warc_corpus(small, site, tmp_path):
     """corpus → site → live crawl → WARC → corpus keeps titles, links, anchors and texts (token level).
 
-    Not kept, by construction: a page's bag of words gains its title's words (the extractor's text is the
-    title, then the main text); a link's surrounding text is the 150 characters around its anchor in the
+    Not kept, by construction: a link's surrounding text is the 150 characters around its anchor in the
     served page (its neighbours in the link list), not the stored context; parallel links and self-links
     collapse (one link per target, as the extractor keeps); page ids follow discovery order."""
     warc = tmp_path / "full.warc.gz"
@@ -140,12 +138,13 @@ def test_round_trip_corpus_site_warc_corpus(small, site, tmp_path):
     live.close()
     snap = replay_corpus(warc)
     same = live.to_corpus()  # the WARC rebuilds the live crawl's id space exactly
-    assert snap.titles.tolist() == same.titles.tolist() and snap.vocab.tolist() == same.vocab.tolist()
+    assert snap.urls.tolist() == same.urls.tolist() and snap.vocab.tolist() == same.vocab.tolist()
+    assert snap.titles.tolist() == same.titles.tolist()
     for k in ("link_ptr", "link_dst", "text_ptr", "text_terms", "text_counts", "anchor_terms", "context_terms"):
         np.testing.assert_array_equal(getattr(snap, k), getattr(same, k), err_msg=k)
     url_to_page = {u: i for i, u in enumerate(site.page_urls)}
-    orig = [url_to_page[u] for u in snap.titles]  # snapshot page → original page
-    fetched = [p for p in range(snap.n_pages) if str(p) in snap.meta["page_titles"]]
+    orig = [url_to_page[u] for u in snap.urls]  # snapshot page → original page
+    fetched = snap.meta["fetched"]
     assert len(fetched) == res.pages_fetched > 100
 
     def words(c, ptr, terms, a, b):
@@ -153,10 +152,9 @@ def test_round_trip_corpus_site_warc_corpus(small, site, tmp_path):
 
     for p in fetched:
         q = orig[p]
-        assert snap.meta["page_titles"][str(p)] == small.titles[q]
+        assert snap.titles[p] == small.titles[q] and snap.page_id(site.page_urls[q]) == p
         a, b = small.text_ptr[q], small.text_ptr[q + 1]
         want = Counter({small.vocab[int(t)]: int(k) for t, k in zip(small.text_terms[a:b], small.text_counts[a:b])})
-        want.update(tokenize(small.titles[q]))
         a, b = snap.text_ptr[p], snap.text_ptr[p + 1]
         got = Counter({snap.vocab[int(t)]: int(k) for t, k in zip(snap.text_terms[a:b], snap.text_counts[a:b])})
         assert got == want, small.titles[q]
@@ -191,7 +189,7 @@ def test_served_corpus_crawled_live_gives_the_offline_trajectory(small, site, tm
     r_live = run_episode(make_env_for("best-first", corpus=live, topic="geology", max_episode_steps=40),
                          make_agent("best-first"), seed=0)
     live.close()
-    assert [compiled.titles[int(p)] for p in r_off.fetched] == [live.url(int(p)) for p in r_live.fetched]
+    assert [compiled.url(int(p)) for p in r_off.fetched] == [live.url(int(p)) for p in r_live.fetched]
     np.testing.assert_array_equal(r_off.rewards, r_live.rewards)
 
 
@@ -229,3 +227,19 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
     for p in env.pages:
         env2.step(p)
     assert env2.errors == env.errors and env2.rewards == env.rewards
+
+
+def test_declared_encodings_decode_as_in_a_warc_corpus(tmp_path):
+    """A Latin-1 page declared in the Content-Type header decodes the same live and from the WARC."""
+    from gym_crawl.corpus.live.serve import serve_site
+
+    with serve_site({}, misbehave={"a": ["encodings"]}) as site:
+        web = LiveWeb([site.url("a", "/latin1.html")], policy=FAST, warc=tmp_path / "enc.warc.gz")
+        assert web.materialize(0) == ""
+        web.close()
+    words = {web.vocab[int(t)] for t in web.text_terms[web.text_lo[0]:web.text_hi[0]]}
+    assert any(not w.isascii() for w in words), words  # accented words, not mojibake
+    assert all("Ã" not in w for w in words), words
+    replay = LiveWeb.from_warc(tmp_path / "enc.warc.gz")
+    replay.materialize(0)
+    assert {replay.vocab[int(t)] for t in replay.text_terms[replay.text_lo[0]:replay.text_hi[0]]} == words

@@ -475,12 +475,15 @@ def _csr_unique(rows: np.ndarray, cols: np.ndarray, n_rows: int, D: int) -> tupl
 
 def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     """(page, hash) of every character n-gram (n in NGRAMS) of the lowercased titles (URL text), from
-    the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n)."""
-    blob = np.asarray(corpus.titles.blob, np.uint8).astype(np.uint64)
+    the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n). A corpus with
+    its own URLs (``corpus.urls``: WARC archives, live-web snapshots) uses them instead: there the title is
+    the page's HTML ``<title>``, content a crawler does not know before it fetches the page."""
+    table = corpus.urls if getattr(corpus, "urls", None) is not None else corpus.titles
+    blob = np.asarray(table.blob, np.uint8).astype(np.uint64)
     upper = (blob >= 65) & (blob <= 90)
     blob[upper] += np.uint64(32)
     blob[blob == ord("_")] = np.uint64(ord(" "))
-    off = np.asarray(corpus.titles.offsets, np.int64)
+    off = np.asarray(table.offsets, np.int64)
     lens = np.diff(off)
     sid = np.repeat(np.arange(len(lens)), lens)
     end = np.repeat(off[1:], lens)

@@ -573,8 +573,11 @@ class LiveWeb(Corpus):
             self._store(page, "", (), "", str(err))
             return str(err)
         final = getattr(res, "final_url", None) or url
+        # the Content-Type header as sent (its charset decodes the page, as the WARC compiler does)
+        ctype = next((v for k, v in (getattr(res, "headers", None) or ()) if k.lower() == "content-type"),
+                     getattr(res, "content_type", None))
         try:
-            ex = self._extractor()(body, final, getattr(res, "content_type", None))
+            ex = self._extractor()(body, final, ctype)
         except ValueError as e:
             self._store(page, "", (), "", f"unparsable: {e}")
             return self.fetch_errors[page]
@@ -583,10 +586,7 @@ class LiveWeb(Corpus):
             self.final_urls[page] = final_c
             if final_c not in self.titles:
                 self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
-        text = getattr(ex, "full_text", None)
-        if text is None:
-            text = "\n\n".join(s for s in (ex.title, ex.text) if s)
-        self._store(page, ex.title, ex.links, text, "")
+        self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
         return ""
 
     def _extractor(self) -> Callable[..., Any]:
@@ -650,8 +650,10 @@ class LiveWeb(Corpus):
 
     # ------------------------------------------------------------------ snapshot and replay
     def to_corpus(self, name: str | None = None) -> Corpus:
-        """A static :class:`Corpus` of the discovered pages (same ids; unfetched pages without text or
-        links; titles are the URLs; ``texts`` the kept plain texts)."""
+        """A static :class:`Corpus` of the discovered pages in the layout of a WARC corpus
+        (:func:`gym_crawl.corpus.warc.load_warc`): same ids; ``urls`` the canonical URLs (``page_id(url)``
+        finds a page); titles the HTML titles; unfetched pages without text or links (``meta["fetched"]``
+        lists the fetched ones); ``texts`` the kept main texts."""
         n, L = self._n, self._L
         lo, hi = self._link_lo[:n], self._link_hi[:n]
         order = np.argsort(self.link_source[:L], kind="stable")  # links by source page, document order kept
@@ -674,18 +676,25 @@ class LiveWeb(Corpus):
         anchor_ptr, anchor_terms = regather(self.anchor_ptr, self.anchor_terms)
         context_ptr, context_terms = regather(self.context_ptr, self.context_terms)
         V = len(self.vocab)
+        urls = self.titles.tolist()
+        titles = [self.page_titles.get(i) or u for i, u in enumerate(urls)]
+        seen = Counter(titles)
+        titles = [t if seen[t] == 1 or t == u else f"{t} ({u})" for t, u in zip(titles, urls)]
         return Corpus(
             text_ptr=text_ptr, text_terms=np.asarray(tt, np.int32), text_counts=np.asarray(tc, np.int32),
             title_ptr=self.title_ptr[: n + 1].copy(), title_terms=self.title_terms[: self.title_ptr[n]].copy(),
             link_ptr=link_ptr, link_dst=self.link_dst[:L][order].copy(),
             anchor_ptr=anchor_ptr, anchor_terms=anchor_terms, context_ptr=context_ptr, context_terms=context_terms,
             page_domain=self.page_domain[:n].copy(), label_ptr=np.zeros(n + 1, np.int64),
-            label_ids=np.zeros(0, np.int32), titles=StringTable.from_strings(self.titles.tolist()),
+            label_ids=np.zeros(0, np.int32), titles=StringTable.from_strings(titles),
             vocab=StringTable.from_strings(self.vocab.tolist()[:V]),
             domains=StringTable.from_strings(self.domains.tolist()), labels=StringTable.from_strings([]),
             texts=StringTable.from_strings([self._texts.get(i, "") for i in range(n)]),
+            urls=StringTable.from_strings(urls),
             meta={"name": name or f"{self.name}-snapshot", "seeds": list(self.seed_urls),
-                  "page_titles": {str(k): v for k, v in self.page_titles.items()},
+                  "fetched": [i for i in range(n) if self.page_state[i]],
+                  "title_definition": "the HTML <title> of a fetched page (its URL when it has none or was not "
+                                      "fetched; a title several pages share gets ' (<url>)' appended)",
                   "domain_definition": self.meta["domain_definition"],
                   "vocabulary_order": "first appearance while crawling (reference vocabulary first)"})
 
@@ -728,7 +737,8 @@ class LiveWeb(Corpus):
 def replay_corpus(warc: str | Path, *, text: Any = None, name: str | None = None) -> Corpus:
     """The static :class:`Corpus` of a live crawl recorded in ``warc``: :meth:`LiveWeb.from_warc`, every
     recorded page materialised in crawl order (:meth:`LiveWeb.materialize_cached`), then
-    :meth:`LiveWeb.to_corpus` — the crawl's page ids, URLs as titles, unfetched pages text-less."""
+    :meth:`LiveWeb.to_corpus` — the crawl's page ids, its URLs (``urls``), HTML titles, unfetched pages
+    text-less."""
     web = LiveWeb.from_warc(warc, text=text)
     web.materialize_cached()
     return web.to_corpus(name=name or f"{Path(warc).name}-replay")
