@@ -20,7 +20,6 @@ import math
 import signal
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -67,9 +66,10 @@ class _Progress:
     def line(self, info: dict) -> str:
         dt = max(time.monotonic() - self.t0, 1e-9)
         web = self.web
-        fetched = [p for p in range(web.n_discovered) if web.is_fetched(p)]
-        hosts = Counter(web.domains[int(web.page_domain[p])] for p in fetched)
-        rates = ", ".join(f"{h} {c / dt:.2f}/s" for h, c in hosts.most_common(3))
+        n = web.n_discovered
+        per_host = np.bincount(web.page_domain[:n][web.page_state[:n] != 0], minlength=len(web.domains))
+        top = np.argsort(-per_host, kind="stable")[:3]
+        rates = ", ".join(f"{web.domains[int(d)]} {per_host[d] / dt:.2f}/s" for d in top if per_host[d])
         return (f"pages {info['pages_fetched']}  relevant {info['relevant_found']}  harvest "
                 f"{info['harvest_rate']:.3f}  errors {web.stats.get('fetch_errors', 0)}  frontier "
                 f"{info['frontier_size']}  requests {web.stats.get('requests', 0)}  [{rates}]")

@@ -310,3 +310,11 @@ def test_hashed_tokens_of_a_live_web_equal_the_static_snapshot_s():
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
     assert obs["candidates"].shape[1] == env.unwrapped.feature_dim
+
+
+def test_the_batched_vector_env_refuses_a_live_web():
+    from gym_crawl.envs.vector import WikiCrawlVectorEnv
+
+    with pytest.raises(ValueError, match="live web"):
+        WikiCrawlVectorEnv(2, max_episode_steps=5, corpus=LiveWeb([H + "/"], fetch=SiteFetch(make_site())),
+                           topic="geology")

@@ -95,6 +95,10 @@ class WikiCrawlVectorEnv(VectorEnv):
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
         corpus = load_corpus(kwargs.pop("corpus", None), **(kwargs.pop("corpus_kwargs", None) or {}))
+        if corpus.live:
+            raise ValueError(f"WikiCrawlVectorEnv steps N crawls of a static corpus in compiled batches; corpus "
+                             f"{corpus.name!r} is a live web: use single envs (or compile its WARC with "
+                             f"replay_corpus first)")
         text = kwargs.pop("text", None)
         text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
         self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]
@@ -350,12 +354,14 @@ class WikiCrawlVectorEnv(VectorEnv):
             ids[filled] = sel[filled]
         topic = np.empty(N, object)
         topic[:] = self._topics
+        fetch_error = np.empty(N, object)
+        fetch_error[:] = ""  # a static corpus: every chosen page is fetched
         vals = {"pages_fetched": nf, "relevant_found": rf, "harvest_rate": hr,
                 "relevant_domains": ctr[:, KN.C_RELEVANT_DOMAINS].copy(), "reward_sum": sums[:, 0].copy(),
                 "frontier_size": ctr[:, KN.C_FR_SIZE].copy(), "candidate_ids": ids,
                 "fetched_page": self._fetched_page.copy(), "relevant": self._relevant.copy(),
                 "invalid_action": self._invalid.copy(), "n_new_pages": self._n_new.copy(),
-                "steps": self._t.copy(), "topic": topic}
+                "steps": self._t.copy(), "topic": topic, "fetch_error": fetch_error}
         if self._slot:
             vals["action_mask"] = ids >= 0
         out: dict[str, Any] = {}
