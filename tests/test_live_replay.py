@@ -243,3 +243,14 @@ def test_declared_encodings_decode_as_in_a_warc_corpus(tmp_path):
     replay = LiveWeb.from_warc(tmp_path / "enc.warc.gz")
     replay.materialize(0)
     assert {replay.vocab[int(t)] for t in replay.text_terms[replay.text_lo[0]:replay.text_hi[0]]} == words
+
+
+def test_resume_refuses_another_configuration(small, site, tmp_path):
+    warc = tmp_path / "cfg.warc.gz"
+    seed = site.page_urls[small.page_id("Geology")]
+    LiveWeb([seed], policy=FAST, warc=warc, scope="any", max_pages=300).close()
+    with pytest.raises(ValueError, match="max_pages=300"):
+        LiveWeb([seed], policy=FAST, warc=warc, resume=True, scope="any", max_pages=400)
+    with pytest.raises(FileExistsError):
+        LiveWeb([seed], policy=FAST, warc=warc, scope="any", max_pages=300)  # never overwritten silently
+    LiveWeb([seed], policy=FAST, warc=warc, resume=True, scope="any", max_pages=300).close()

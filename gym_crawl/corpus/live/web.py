@@ -478,6 +478,8 @@ class LiveWeb(Corpus):
 
             path = Path(warc)
             resuming = resume and path.exists()
+            if resuming:
+                self._check_same_config(path)
             # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
             recorder = WarcRecorder(path, append=resume, policy=pol, seeds=self.seed_urls,
                                     info={CONFIG_FIELD: self.config()})
@@ -520,6 +522,23 @@ class LiveWeb(Corpus):
                 "max_words": self.max_words, "name": self.name,
                 "reference_vocabulary": len(_reference_vocab(ref)),
                 "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
+
+    def _check_same_config(self, path: Path) -> None:
+        """Refuse to resume a WARC recorded with another configuration (its pages would get other ids)."""
+        from gym_crawl.corpus.live.warc_io import read_warcinfo
+
+        mine = self.config()
+        for fields in read_warcinfo(path):
+            raw = fields.get(CONFIG_FIELD)
+            if raw:
+                theirs = json.loads(raw) if isinstance(raw, str) else raw
+                diff = [k for k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
+                                    "max_words", "reference_vocabulary") if theirs.get(k) != mine.get(k)]
+                if diff:
+                    raise ValueError(f"warc {str(path)!r} was recorded with other {', '.join(diff)} "
+                                     f"({', '.join(f'{k}={theirs.get(k)!r}' for k in diff)}): resume it with the "
+                                     f"same seeds, scope, capacities and text model")
+                return
 
     def preload(self, results: Iterable[Any]) -> int:
         """Put fetch results in the fetch cache (first result per URL wins); returns how many were added.
