@@ -254,3 +254,28 @@ def test_resume_refuses_another_configuration(small, site, tmp_path):
     with pytest.raises(FileExistsError):
         LiveWeb([seed], policy=FAST, warc=warc, scope="any", max_pages=300)  # never overwritten silently
     LiveWeb([seed], policy=FAST, warc=warc, resume=True, scope="any", max_pages=300).close()
+
+
+def test_the_warc_compiler_reads_a_live_crawl_as_the_replay_does(small, site, tmp_path):
+    """load_warc (the WARC corpus loader) and replay_corpus see the same pages in a live crawl's WARC: per
+    URL the same title, bag of words, and out-links (as URLs, in order) with the same anchor words."""
+    from gym_crawl.corpus.warc import load_warc
+
+    warc = tmp_path / "x.warc.gz"
+    live = LiveWeb([site.page_urls[small.page_id("Geology")]], policy=FAST, warc=warc, scope="any")
+    run_episode(make_env_for("bfs", corpus=live, topic="geology", max_episode_steps=40), make_agent("bfs"), seed=0)
+    live.close()
+    a, b = replay_corpus(warc), load_warc(warc, workers=1)
+    fetched = [a.urls[p] for p in a.meta["fetched"]]
+    assert len(fetched) == 41 and set(fetched) <= set(b.urls.tolist())
+
+    def page(c, url):
+        p = c.page_id(url)
+        bag = {c.vocab[int(t)]: int(k) for t, k in zip(c.text_terms[c.text_ptr[p]:c.text_ptr[p + 1]],
+                                                       c.text_counts[c.text_ptr[p]:c.text_ptr[p + 1]])}
+        links = [(c.urls[int(c.link_dst[e])], [c.vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]])
+                 for e in range(c.link_ptr[p], c.link_ptr[p + 1])]
+        return c.titles[p], bag, [x for x in links if x[0] in set(fetched)]
+
+    for url in fetched:
+        assert page(a, url) == page(b, url), url
