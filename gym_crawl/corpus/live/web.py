@@ -59,6 +59,7 @@ __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "Live
 SCOPES = ("hosts", "domain", "any")
 #: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by :meth:`LiveWeb.from_warc`
 CONFIG_FIELD = "gym-crawl-liveweb"
+#: the ``type`` entry of that configuration
 LIVE_CONFIG_TYPE = "gym_crawl.liveweb"
 #: fetch error of a replayed page that the archive does not hold
 NOT_IN_ARCHIVE = "not-in-archive"
@@ -169,7 +170,7 @@ class LiveWeb(Corpus):
         max_links_per_page: out-links kept per page, in document order.
         max_domains: host capacity (with ``scope="hosts"``: the number of seed hosts).
         max_words: vocabulary capacity (default: the reference vocabulary + 10^6).
-        extract: ``extract(body, url, content_type) -> page`` with ``title``, ``full_text`` (or ``text``) and
+        extract: ``extract(body, url, content_type) -> page`` with ``title``, ``text`` (the main text) and
             ``links`` (``url``, ``anchor``, ``context``); default
             :func:`~gym_crawl.corpus.html_extract.extract_page`.
         name: the corpus name.
