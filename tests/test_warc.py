@@ -320,6 +320,11 @@ def test_dask_local_cluster_equals_one_process(tmp_path: Path) -> None:
                                                                           (f"http://h{k}.org/r{j}", "moved")])
             w.response(f"http://h{k}.org/r{j}", status="301 Moved", ctype=None,
                        headers=[("Location", f"/p{(j + 1) % 20}")])
+        w.response(f"http://h{k}.org/c", status="302 Found", ctype=None, headers=[("Location", "/r3")])  # 2 hops
+        w.response(f"http://h{k}.org/l1", status="302 Found", ctype=None, headers=[("Location", "/l2")])  # a loop
+        w.response(f"http://h{k}.org/l2", status="302 Found", ctype=None, headers=[("Location", "/l1")])
+        w.page(f"http://h{k}.org/hub", "hub", "hub page", [(f"http://h{k}.org/c", "chain"),
+                                                           (f"http://h{k}.org/l1", "loop")])
         w.page(f"http://h{k}.org/p0", "again", "second capture", [])
         w.page(f"http://h{k}.org/copy", f"P{k} 1", f"page {k} 1", [(f"http://h{1 - k}.org/p1", "peer"),
                                                                     (f"http://h{k}.org/r1", "moved")])
