@@ -335,3 +335,21 @@ def test_dask_local_cluster_equals_one_process(tmp_path: Path) -> None:
     assert dask.meta["warc_summary"]["engine"] == "dask"
     for key in ("duplicates", "redirects", "skipped"):
         assert one.meta["warc_summary"][key] == dask.meta["warc_summary"][key]
+
+
+def test_content_and_transfer_encodings_are_undone(tmp_path: Path) -> None:
+    import gzip
+    import zlib
+
+    body = render_page("Encoded", "deltamarker words", [("http://e.org/", "home")])
+    w = Warc(tmp_path / "enc.warc", gz=False)
+    w.response("http://e.org/gz", gzip.compress(body), headers=[("Content-Encoding", "gzip")])
+    w.response("http://e.org/deflate", zlib.compress(body + b" "), headers=[("Content-Encoding", "deflate")])
+    chunked = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (10, body[:10], len(body) - 10, body[10:])
+    w.response("http://e.org/chunked", chunked, headers=[("Transfer-Encoding", "chunked")])
+    w.response("http://e.org/br", b"\x0b\x02\x80not brotli", headers=[("Content-Encoding", "br")])
+    w.response("http://e.org/badgz", b"\x1f\x8bnot gzip", headers=[("Content-Encoding", "gzip")])
+    c = load_warc(w.close())
+    assert c.urls.tolist() == ["http://e.org/gz", "http://e.org/deflate", "http://e.org/chunked"]
+    assert all(t == "deltamarker words" for t in c.texts)
+    assert c.meta["warc_summary"]["skipped"]["broken"] == 2

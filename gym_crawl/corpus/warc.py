@@ -30,7 +30,8 @@
   info``): ``request``, ``metadata``, ``warcinfo``, ``resource``, other record types; ``revisit`` records;
   ``non_html`` content; ``http_error`` (status ≥ 400 or 1xx); ``redirect_without_location``;
   ``truncated`` records (``WARC-Truncated`` header, or a block shorter than its ``Content-Length``);
-  ``broken`` records (no target URI, unparseable HTTP headers or URL); ``too_large`` records (over
+  ``broken`` records (no target URI, unparseable HTTP headers or URL, a chunked or gzip/deflate body
+  that does not decode, another content encoding); ``too_large`` records (over
   ``max_record_bytes``); ``empty`` payloads; ``unreadable`` — the rest of a file after a record that
   cannot be parsed (the records before it are kept; the file is listed in ``unreadable_files``).
 * **links to URLs not in the archive** are dropped, unless ``include_unfetched=True``: each such URL then
@@ -307,6 +308,50 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
             "records": records, "unreadable": unreadable}
 
 
+def _dechunk(data: bytes) -> bytes | None:
+    """The body of a ``Transfer-Encoding: chunked`` payload, or ``None`` when it is malformed."""
+    out, i = [], 0
+    while True:
+        j = data.find(b"\r\n", i)
+        if j < 0:
+            return None
+        try:
+            size = int(data[i:j].split(b";", 1)[0].strip() or b"x", 16)
+        except ValueError:
+            return None
+        if size == 0:
+            return b"".join(out)
+        out.append(data[j + 2:j + 2 + size])
+        i = j + 2 + size + 2
+
+
+def _decode_body(data: bytes, http: Any, limit: int) -> bytes | None:
+    """The payload as the server meant it: ``Transfer-Encoding: chunked`` and ``Content-Encoding`` gzip /
+    deflate undone (as many WARC writers store the bytes on the wire), at most ``limit`` bytes decompressed;
+    ``None`` when it cannot be decoded."""
+    import zlib
+
+    te = (http.get("Transfer-Encoding") or "").lower()
+    if "chunked" in te:
+        data = _dechunk(data)  # type: ignore[assignment]
+        if data is None:
+            return None
+    ce = (http.get("Content-Encoding") or "").strip().lower()
+    if ce in ("", "identity"):
+        return data
+    if ce in ("gzip", "x-gzip", "deflate"):
+        for wbits in ((16 + zlib.MAX_WBITS,) if ce != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)):
+            try:
+                d = zlib.decompressobj(wbits)
+                out = d.decompress(data, limit)
+                if not d.unconsumed_tail:
+                    return out
+            except zlib.error:
+                continue
+        return None
+    return None  # an encoding this reader does not undo (e.g. br): not readable as HTML
+
+
 def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | None:
     """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used."""
     h = rec.headers
@@ -346,7 +391,9 @@ def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | N
     ctype = rec.http_headers.get("Content-Type")
     if _media_type(ctype) not in opts.html_types:
         return "non_html"
-    payload = rec.reader.read()
+    payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
+    if payload is None:
+        return "broken"
     if not payload.strip():
         return "empty"
     digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
