@@ -260,7 +260,7 @@ def bench_compile(folder: Path, workers: int, with_dask: bool) -> dict[str, Any]
     ref = None
     for name, kw in runs:
         t = time.perf_counter()
-        c = load_warc(folder, **kw)
+        c = load_warc(folder, cache=False, **kw)
         dt = time.perf_counter() - t
         n_workers = kw.get("workers", 2)
         out[name] = {"seconds": dt, "pages_per_s": c.n_pages / dt, "mb_per_s": size / 1e6 / dt,
@@ -281,7 +281,7 @@ _RSS_CHILD = _HWM + """
 import json, sys, time
 from gym_crawl.corpus.warc import load_warc
 t = time.perf_counter()
-c = load_warc(sys.argv[1], workers=1, chunk_pages=int(sys.argv[2]))
+c = load_warc(sys.argv[1], workers=1, chunk_pages=int(sys.argv[2]), cache=False)
 dt = time.perf_counter() - t
 print(json.dumps({"pages": c.n_pages, "links": c.n_links, "seconds": dt, "peak_rss_mb": hwm()}))
 """

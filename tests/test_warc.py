@@ -262,8 +262,8 @@ def test_parallel_processes_equal_one_process(tmp_path: Path) -> None:
             w.page(f"http://h{k}.org/p{j}", f"P{k} {j}", f"page {k} {j} words w{k}x{j}",
                    [(f"http://h{(k + 1) % 3}.org/p{(j * 7) % 30}", f"to {j}"), (f"http://h{k}.org/p{j + 1}", "next")])
         w.close()
-    one = load_warc(tmp_path, workers=1, chunk_pages=7)
-    many = load_warc(tmp_path, workers=2)
+    one = load_warc(tmp_path, workers=1, chunk_pages=7, cache=False)
+    many = load_warc(tmp_path, workers=2, cache=False)
     assert_same_corpus(one, many)
     assert one.n_pages == 90 and one.n_links == 90 + 87
 
@@ -287,6 +287,22 @@ def test_env_runs_on_a_warc_corpus_with_a_word_topic(tmp_path: Path) -> None:
         done = term or trunc
     assert info["pages_fetched"] >= 2
     assert set(rewards) <= {30.0, 20.0, -1.0}  # no labels: Han 2018's word-relevance reward
+
+
+def test_compiled_corpus_is_cached_until_a_file_changes(tmp_path: Path) -> None:
+    import os
+
+    path = _site(tmp_path / "s.warc.gz")
+    first = load_warc(path)
+    assert first.path is not None and first.path.parent.name == "warc"  # stored in the data cache
+    again = load_warc(path)
+    assert again.path == first.path
+    assert_same_corpus(first, again)
+    assert load_warc(path, cache=False).path is None
+    assert load_warc(path, label_rules=[("http://a.org/", "a")]).path != first.path  # other options, other key
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert load_warc(path).path != first.path
 
 
 def test_saved_corpus_keeps_urls(tmp_path: Path) -> None:
@@ -329,8 +345,8 @@ def test_dask_local_cluster_equals_one_process(tmp_path: Path) -> None:
         w.page(f"http://h{k}.org/copy", f"P{k} 1", f"page {k} 1", [(f"http://h{1 - k}.org/p1", "peer"),
                                                                     (f"http://h{k}.org/r1", "moved")])
         w.close()
-    one = load_warc(tmp_path, workers=1, include_unfetched=True)
-    dask = load_warc(tmp_path, engine="dask", include_unfetched=True)
+    one = load_warc(tmp_path, workers=1, include_unfetched=True, cache=False)
+    dask = load_warc(tmp_path, engine="dask", include_unfetched=True, cache=False)
     assert_same_corpus(one, dask)
     assert dask.meta["warc_summary"]["engine"] == "dask"
     for key in ("duplicates", "redirects", "skipped"):

@@ -822,7 +822,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
               workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
               cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
               html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
-              chunk_pages: int = 2000) -> Corpus:
+              chunk_pages: int = 2000, cache: bool = True) -> Corpus:
     """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
 
     :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
@@ -841,6 +841,9 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param html_types: content types compiled into pages
     :param max_record_bytes: larger records are skipped (``too_large``)
     :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
+    :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
+        the files (path, size, modification time), the labels and the options that change the result, and
+        re-open it memory-mapped next time instead of compiling again
     """
     files = warc_files(path)
     if engine not in ("process", "dask"):
@@ -853,6 +856,15 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     rules = _read_label_rules(label_rules) if label_rules is not None else None
     opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
                        chunk_pages=int(chunk_pages))
+    corpus_name = name or f"warc:{files[0].name.split('.warc')[0]}"
+    cache_path = None
+    if cache:
+        from gym_crawl.corpus.cache import data_dir, open_cached
+
+        cache_path = data_dir() / "warc" / _cache_key(files, label_map, rules, include_unfetched, opts, corpus_name)
+        hit = open_cached(cache_path, what=f"WARC corpus {corpus_name!r}")
+        if hit is not None:
+            return hit
     own_dir = work_dir is None
     wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir).expanduser()
     wd.mkdir(parents=True, exist_ok=True)
@@ -897,12 +909,31 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
                                                                                   if label_map else "")
         elif label_map is not None:
             meta["label_definition"] = "a URL → label map"
-        return _assemble(chunks, join, include_unfetched=include_unfetched,
-                         name=name or f"warc:{files[0].name.split('.warc')[0]}", label_map=label_map,
-                         rules=rules, meta=meta)
+        corpus = _assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
+                           label_map=label_map, rules=rules, meta=meta)
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
+    if cache_path is None:
+        return corpus
+    from gym_crawl.corpus.cache import store_cached
+
+    return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
+
+
+_COMPILER_VERSION = 1
+"""Bumped when the compiled fields change meaning, so cached corpora of older code are not reused."""
+
+
+def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,
+               opts: WarcOptions, name: str) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    h.update(json.dumps([_COMPILER_VERSION, label_map, rules, include_unfetched, list(opts.html_types),
+                        opts.max_record_bytes, name], sort_keys=True).encode())
+    return h.hexdigest()[:24]
 
 
 def _run_processes(files: list[Path], wd: Path, opts: WarcOptions, workers: int | None) -> list[dict[str, Any]]:
