@@ -369,3 +369,17 @@ def test_content_and_transfer_encodings_are_undone(tmp_path: Path) -> None:
     assert c.urls.tolist() == ["http://e.org/gz", "http://e.org/deflate", "http://e.org/chunked"]
     assert all(t == "deltamarker words" for t in c.texts)
     assert c.meta["warc_summary"]["skipped"]["broken"] == 2
+
+
+def test_corpus_info_prints_the_warc_summary(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from gym_crawl.cli import main
+
+    path = _site(tmp_path / "s.warc.gz")
+    assert main(["corpus", "info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "WARC: 1 file(s), 13 records -> 3 pages (+0 unfetched), 4 links" in out
+    assert ("skipped: empty 1, http_error 1, metadata 1, non_html 1, redirect_without_location 1, request 1, "
+            "revisit 1, truncated 1, warcinfo 1") in out
+    assert "redirects: 1 records, 1 resolved" in out
+    assert main(["corpus", "info", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warc_summary"]["fetched_pages"] == 3
