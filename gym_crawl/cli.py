@@ -242,7 +242,7 @@ def _cmd_download(args: argparse.Namespace) -> int:
 
 def _warc_summary_line(w: dict) -> str:
     """One paragraph of what a WARC compile kept and skipped (``corpus.meta["warc_summary"]``)."""
-    skipped = ", ".join(f"{k} {v}" for k, v in w.get("skipped", {}).items() if v) or "none"
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(w.get("skipped", {}).items()) if v) or "none"
     d, r = w.get("duplicates", {}), w.get("redirects", {})
     bad = w.get("unreadable_files") or {}
     return (f"\nWARC: {w.get('files')} file(s), {w.get('records')} records -> {w.get('fetched_pages')} pages "

@@ -262,8 +262,8 @@ def test_parallel_processes_equal_one_process(tmp_path: Path) -> None:
             w.page(f"http://h{k}.org/p{j}", f"P{k} {j}", f"page {k} {j} words w{k}x{j}",
                    [(f"http://h{(k + 1) % 3}.org/p{(j * 7) % 30}", f"to {j}"), (f"http://h{k}.org/p{j + 1}", "next")])
         w.close()
-    one = load_warc(tmp_path, workers=1, chunk_pages=7)
-    many = load_warc(tmp_path, workers=2)
+    one = load_warc(tmp_path, workers=1, chunk_pages=7, cache=False)
+    many = load_warc(tmp_path, workers=2, cache=False)
     assert_same_corpus(one, many)
     assert one.n_pages == 90 and one.n_links == 90 + 87
 
@@ -287,6 +287,22 @@ def test_env_runs_on_a_warc_corpus_with_a_word_topic(tmp_path: Path) -> None:
         done = term or trunc
     assert info["pages_fetched"] >= 2
     assert set(rewards) <= {30.0, 20.0, -1.0}  # no labels: Han 2018's word-relevance reward
+
+
+def test_compiled_corpus_is_cached_until_a_file_changes(tmp_path: Path) -> None:
+    import os
+
+    path = _site(tmp_path / "s.warc.gz")
+    first = load_warc(path)
+    assert first.path is not None and first.path.parent.name == "warc"  # stored in the data cache
+    again = load_warc(path)
+    assert again.path == first.path
+    assert_same_corpus(first, again)
+    assert load_warc(path, cache=False).path is None
+    assert load_warc(path, label_rules=[("http://a.org/", "a")]).path != first.path  # other options, other key
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert load_warc(path).path != first.path
 
 
 def test_saved_corpus_keeps_urls(tmp_path: Path) -> None:
@@ -320,13 +336,50 @@ def test_dask_local_cluster_equals_one_process(tmp_path: Path) -> None:
                                                                           (f"http://h{k}.org/r{j}", "moved")])
             w.response(f"http://h{k}.org/r{j}", status="301 Moved", ctype=None,
                        headers=[("Location", f"/p{(j + 1) % 20}")])
+        w.response(f"http://h{k}.org/c", status="302 Found", ctype=None, headers=[("Location", "/r3")])  # 2 hops
+        w.response(f"http://h{k}.org/l1", status="302 Found", ctype=None, headers=[("Location", "/l2")])  # a loop
+        w.response(f"http://h{k}.org/l2", status="302 Found", ctype=None, headers=[("Location", "/l1")])
+        w.page(f"http://h{k}.org/hub", "hub", "hub page", [(f"http://h{k}.org/c", "chain"),
+                                                           (f"http://h{k}.org/l1", "loop")])
         w.page(f"http://h{k}.org/p0", "again", "second capture", [])
         w.page(f"http://h{k}.org/copy", f"P{k} 1", f"page {k} 1", [(f"http://h{1 - k}.org/p1", "peer"),
                                                                     (f"http://h{k}.org/r1", "moved")])
         w.close()
-    one = load_warc(tmp_path, workers=1, include_unfetched=True)
-    dask = load_warc(tmp_path, engine="dask", include_unfetched=True)
+    one = load_warc(tmp_path, workers=1, include_unfetched=True, cache=False)
+    dask = load_warc(tmp_path, engine="dask", include_unfetched=True, cache=False)
     assert_same_corpus(one, dask)
     assert dask.meta["warc_summary"]["engine"] == "dask"
     for key in ("duplicates", "redirects", "skipped"):
         assert one.meta["warc_summary"][key] == dask.meta["warc_summary"][key]
+
+
+def test_content_and_transfer_encodings_are_undone(tmp_path: Path) -> None:
+    import gzip
+    import zlib
+
+    body = render_page("Encoded", "deltamarker words", [("http://e.org/", "home")])
+    w = Warc(tmp_path / "enc.warc", gz=False)
+    w.response("http://e.org/gz", gzip.compress(body), headers=[("Content-Encoding", "gzip")])
+    w.response("http://e.org/deflate", zlib.compress(body + b" "), headers=[("Content-Encoding", "deflate")])
+    chunked = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (10, body[:10], len(body) - 10, body[10:])
+    w.response("http://e.org/chunked", chunked, headers=[("Transfer-Encoding", "chunked")])
+    w.response("http://e.org/br", b"\x0b\x02\x80not brotli", headers=[("Content-Encoding", "br")])
+    w.response("http://e.org/badgz", b"\x1f\x8bnot gzip", headers=[("Content-Encoding", "gzip")])
+    c = load_warc(w.close())
+    assert c.urls.tolist() == ["http://e.org/gz", "http://e.org/deflate", "http://e.org/chunked"]
+    assert all(t == "deltamarker words" for t in c.texts)
+    assert c.meta["warc_summary"]["skipped"]["broken"] == 2
+
+
+def test_corpus_info_prints_the_warc_summary(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from gym_crawl.cli import main
+
+    path = _site(tmp_path / "s.warc.gz")
+    assert main(["corpus", "info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "WARC: 1 file(s), 13 records -> 3 pages (+0 unfetched), 4 links" in out
+    assert ("skipped: empty 1, http_error 1, metadata 1, non_html 1, redirect_without_location 1, request 1, "
+            "revisit 1, truncated 1, warcinfo 1") in out
+    assert "redirects: 1 records, 1 resolved" in out
+    assert main(["corpus", "info", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["warc_summary"]["fetched_pages"] == 3

@@ -30,7 +30,8 @@
   info``): ``request``, ``metadata``, ``warcinfo``, ``resource``, other record types; ``revisit`` records;
   ``non_html`` content; ``http_error`` (status ≥ 400 or 1xx); ``redirect_without_location``;
   ``truncated`` records (``WARC-Truncated`` header, or a block shorter than its ``Content-Length``);
-  ``broken`` records (no target URI, unparseable HTTP headers or URL); ``too_large`` records (over
+  ``broken`` records (no target URI, unparseable HTTP headers or URL, a chunked or gzip/deflate body
+  that does not decode, another content encoding); ``too_large`` records (over
   ``max_record_bytes``); ``empty`` payloads; ``unreadable`` — the rest of a file after a record that
   cannot be parsed (the records before it are kept; the file is listed in ``unreadable_files``).
 * **links to URLs not in the archive** are dropped, unless ``include_unfetched=True``: each such URL then
@@ -307,6 +308,50 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
             "records": records, "unreadable": unreadable}
 
 
+def _dechunk(data: bytes) -> bytes | None:
+    """The body of a ``Transfer-Encoding: chunked`` payload, or ``None`` when it is malformed."""
+    out, i = [], 0
+    while True:
+        j = data.find(b"\r\n", i)
+        if j < 0:
+            return None
+        try:
+            size = int(data[i:j].split(b";", 1)[0].strip() or b"x", 16)
+        except ValueError:
+            return None
+        if size == 0:
+            return b"".join(out)
+        out.append(data[j + 2:j + 2 + size])
+        i = j + 2 + size + 2
+
+
+def _decode_body(data: bytes, http: Any, limit: int) -> bytes | None:
+    """The payload as the server meant it: ``Transfer-Encoding: chunked`` and ``Content-Encoding`` gzip /
+    deflate undone (as many WARC writers store the bytes on the wire), at most ``limit`` bytes decompressed;
+    ``None`` when it cannot be decoded."""
+    import zlib
+
+    te = (http.get("Transfer-Encoding") or "").lower()
+    if "chunked" in te:
+        data = _dechunk(data)  # type: ignore[assignment]
+        if data is None:
+            return None
+    ce = (http.get("Content-Encoding") or "").strip().lower()
+    if ce in ("", "identity"):
+        return data
+    if ce in ("gzip", "x-gzip", "deflate"):
+        for wbits in ((16 + zlib.MAX_WBITS,) if ce != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)):
+            try:
+                d = zlib.decompressobj(wbits)
+                out = d.decompress(data, limit)
+                if not d.unconsumed_tail:
+                    return out
+            except zlib.error:
+                continue
+        return None
+    return None  # an encoding this reader does not undo (e.g. br): not readable as HTML
+
+
 def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | None:
     """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used."""
     h = rec.headers
@@ -346,7 +391,9 @@ def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | N
     ctype = rec.http_headers.get("Content-Type")
     if _media_type(ctype) not in opts.html_types:
         return "non_html"
-    payload = rec.reader.read()
+    payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
+    if payload is None:
+        return "broken"
     if not payload.strip():
         return "empty"
     digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
@@ -438,12 +485,12 @@ def _join_dask(chunks: list[dict[str, Any]], client: Any) -> _Join:
     roffsets = np.zeros(len(chunks) + 1, np.int64)
     roffsets[1:] = np.cumsum([c["redirects"] for c in chunks])
     parts = [(c["path"], int(offsets[i]), int(loffsets[i]), int(roffsets[i])) for i, c in enumerate(chunks)]
-    pages = dd.from_map(_pages_frame, parts, meta=pd.DataFrame({"row": pd.Series([], "int64"), "h": pd.Series(
-        [], "int64"), "d": pd.Series([], "int64")}))
-    links = dd.from_map(_links_frame, parts, meta=pd.DataFrame({"lrow": pd.Series([], "int64"), "h": pd.Series(
-        [], "int64")}))
-    redirects = dd.from_map(_redirects_frame, parts, meta=pd.DataFrame({"rrow": pd.Series([], "int64"), "h": pd.Series(
-        [], "int64"), "to": pd.Series([], "int64")}))
+    def empty(*cols: str) -> Any:
+        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in cols})
+
+    pages = dd.from_map(_pages_frame, parts, meta=empty("row", "h", "d"))
+    links = dd.from_map(_links_frame, parts, meta=empty("lrow", "h"))
+    redirects = dd.from_map(_redirects_frame, parts, meta=empty("rrow", "h", "to"))
     # first record of each URL, then the first page of each payload digest
     first = pages.groupby("h").row.min().rename("row").reset_index()
     kept = pages.merge(first, on=["h", "row"])
@@ -460,17 +507,16 @@ def _join_dask(chunks: list[dict[str, Any]], client: Any) -> _Join:
     red = redirects.merge(rfirst, on=["h", "rrow"])
     has_page = pages[["h"]].drop_duplicates().assign(page=True)
     red = red.merge(has_page, on="h", how="left")
-    red = red[red.page.isna()][["h", "to"]].persist()
+    red = red[red.page.isna()][["h", "to"]]
     n_used = 0
     for _ in range(MAX_REDIRECT_HOPS):
         known = table[["h"]].assign(known=True)
         step = red.merge(table.rename(columns={"h": "to"}), on="to").merge(known, on="h", how="left")
-        new = step[step.known.isna()][["h", "id"]].persist()
-        n_new = int(new.shape[0].compute())
-        if n_new == 0:
+        new = client.compute(step[step.known.isna()][["h", "id"]]).result()
+        if len(new) == 0:
             break
-        n_used += n_new
-        table = dd.concat([table, new]).persist()
+        n_used += len(new)
+        table = dd.concat([table, dd.from_pandas(new, npartitions=1)])
     resolved = links.merge(table, on="h", how="left").compute()
     link_dst = np.full(int(loffsets[-1]), -1, np.int64)
     got = resolved.dropna(subset=["id"])
@@ -639,14 +685,13 @@ def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: b
     n_fetched = len(page_rows)
     n = n_fetched + len(unfetched_urls)
 
-    # per page (in row order, then placed at its id): bags, url tokens, texts, urls; per kept link: tokens
-    bag_t: list[np.ndarray] = [np.zeros(0, np.int32)] * n
-    bag_c: list[np.ndarray] = [np.zeros(0, np.int32)] * n
-    url_t: list[np.ndarray] = [np.zeros(0, np.int32)] * n
-    texts: list[str] = [""] * n
-    urls: list[str] = [""] * n
-    titles: list[str] = [""] * n
-    link_parts: list[tuple[np.ndarray, ...]] = []
+    # Page ids follow the rows, so each chunk's kept pages are the next ids: the columns are built chunk by
+    # chunk with vectorized gathers, holding one chunk plus the growing corpus columns.
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
+        "text_ptr", "text_terms", "text_counts", "url_ptr", "url_terms", "texts_off", "texts_blob",
+        "l_src", "l_dst", "l_row", "l_pos", "a_ptr", "a_terms", "c_ptr", "c_terms")}
+    titles: list[str] = []
+    urls: list[str] = []
     row0 = loff = 0
     for c in chunks:
         with np.load(c["path"], allow_pickle=False) as z:
@@ -654,44 +699,59 @@ def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: b
             remap = np.asarray([vocab_id[w] for w in lv], np.int32) if lv else np.zeros(0, np.int32)
             ids = row_id[row0:row0 + c["pages"]]
             keep = np.flatnonzero(ids >= 0)
-            if len(keep):
-                ctexts, curls, ctitles = _table(z, "texts"), _table(z, "urls"), _table(z, "titles")
-                tp, tt, tc = (np.asarray(z[k]) for k in ("text_ptr", "text_terms", "text_counts"))
-                up, ut = np.asarray(z["url_ptr"]), np.asarray(z["url_terms"])
-                for r in keep.tolist():
-                    i = int(ids[r])
-                    terms = remap[tt[tp[r]:tp[r + 1]]]
-                    o = np.argsort(terms, kind="stable")
-                    bag_t[i], bag_c[i] = terms[o], tc[tp[r]:tp[r + 1]][o]
-                    url_t[i] = remap[ut[up[r]:up[r + 1]]]
-                    texts[i], urls[i], titles[i] = ctexts[r], curls[r], ctitles[r]
+            ptr, terms = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_terms"]), keep)
+            _, counts = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_counts"]), keep)
+            terms = remap[terms]
+            o = np.lexsort((terms, np.repeat(np.arange(len(keep)), np.diff(ptr))))  # words sorted within a page
+            cols["text_ptr"].append(ptr)
+            cols["text_terms"].append(terms[o])
+            cols["text_counts"].append(counts[o])
+            ptr, terms = _gather_csr(np.asarray(z["url_ptr"]), np.asarray(z["url_terms"]), keep)
+            cols["url_ptr"].append(ptr)
+            cols["url_terms"].append(remap[terms])
+            off, blob = _gather_csr(np.asarray(z["texts_off"]), np.asarray(z["texts_blob"]), keep)
+            cols["texts_off"].append(off)
+            cols["texts_blob"].append(blob)
+            t_tab, u_tab = _table(z, "titles"), _table(z, "urls")
+            titles.extend(t_tab[int(r)] for r in keep)
+            urls.extend(u_tab[int(r)] for r in keep)
             lp = np.asarray(z["link_ptr"])
             m = int(lp[-1])
             src = ids[np.repeat(np.arange(c["pages"]), np.diff(lp))]
             dst = link_dst[loff:loff + m]
-            ok = (src >= 0) & (dst >= 0) & (src != dst)
-            sel = np.flatnonzero(ok)
-            ap, at = np.asarray(z["anchor_ptr"]), np.asarray(z["anchor_terms"])
-            cp, ct = np.asarray(z["context_ptr"]), np.asarray(z["context_terms"])
-            pos = np.asarray(z["position"])
-            a_rows = [remap[at[ap[j]:ap[j + 1]]] for j in sel.tolist()]
-            c_rows = [remap[ct[cp[j]:cp[j + 1]]] for j in sel.tolist()]
-            link_parts.append((src[sel], dst[sel], np.arange(loff, loff + m)[sel], *_flat(a_rows), *_flat(c_rows),
-                               pos[sel]))
+            sel = np.flatnonzero((src >= 0) & (dst >= 0) & (src != dst))
+            cols["l_src"].append(src[sel])
+            cols["l_dst"].append(dst[sel])
+            cols["l_row"].append(sel + loff)
+            cols["l_pos"].append(np.asarray(z["position"])[sel])
+            for k, col in (("a", "anchor"), ("c", "context")):
+                ptr, terms = _gather_csr(np.asarray(z[f"{col}_ptr"]), np.asarray(z[f"{col}_terms"]), sel)
+                cols[f"{k}_ptr"].append(ptr)
+                cols[f"{k}_terms"].append(remap[terms])
         row0 += c["pages"]
         loff += m
-    for j, u in enumerate(unfetched_urls):
-        i = n_fetched + j
-        urls[i] = u
-        url_t[i] = np.asarray([vocab_id[w] for w in tokenize(url_text(u))], np.int32)
+    for u in unfetched_urls:  # text-less pages: only their URL words
+        toks = np.asarray([vocab_id[w] for w in tokenize(url_text(u))], np.int32)
+        cols["text_ptr"].append(np.zeros(2, np.int64))
+        cols["url_ptr"].append(np.asarray([0, len(toks)], np.int64))
+        cols["url_terms"].append(toks)
+        urls.append(u)
+        titles.append("")
+    text_ptr, text_terms = _cat_csr(list(zip(cols["text_ptr"], cols["text_terms"] + [np.zeros(0, np.int32)]
+                                             * len(unfetched_urls))))
+    text_counts = np.concatenate(cols["text_counts"]).astype(np.int32)
+    title_ptr, title_terms = _cat_csr(list(zip(cols["url_ptr"], cols["url_terms"])))
+    texts_off, texts_blob = _cat_csr(list(zip(cols["texts_off"], cols["texts_blob"])), np.uint8)
+    texts_off = np.concatenate([texts_off, np.full(len(unfetched_urls), texts_off[-1], np.int64)])
 
     # links: sorted by source page, in the order they appear; a (source, target) pair counts once
-    src = np.concatenate([p[0] for p in link_parts]) if link_parts else np.zeros(0, np.int64)
-    dst = np.concatenate([p[1] for p in link_parts]) if link_parts else np.zeros(0, np.int64)
-    lrow = np.concatenate([p[2] for p in link_parts]) if link_parts else np.zeros(0, np.int64)
-    pos = np.concatenate([p[7] for p in link_parts]) if link_parts else np.zeros(0, np.int8)
-    a_ptr, a_terms = _cat_csr([(p[3], p[4]) for p in link_parts])
-    c_ptr, c_terms = _cat_csr([(p[5], p[6]) for p in link_parts])
+    src = np.concatenate(cols["l_src"])
+    dst = np.concatenate(cols["l_dst"])
+    lrow = np.concatenate(cols["l_row"])
+    pos = np.concatenate(cols["l_pos"])
+    a_ptr, a_terms = _cat_csr(list(zip(cols["a_ptr"], cols["a_terms"])))
+    c_ptr, c_terms = _cat_csr(list(zip(cols["c_ptr"], cols["c_terms"])))
+    del cols
     _, first = np.unique(src * max(n, 1) + dst, return_index=True)
     order = first[np.lexsort((lrow[first], src[first]))]
     link_ptr = np.zeros(n + 1, np.int64)
@@ -699,11 +759,6 @@ def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: b
     anchor_ptr, anchor_terms = _gather_csr(a_ptr, a_terms, order)
     context_ptr, context_terms = _gather_csr(c_ptr, c_terms, order)
     pos_counts = np.bincount(pos[order].astype(np.int64), minlength=len(LINK_POSITIONS))
-
-    text_ptr = np.zeros(n + 1, np.int64)
-    text_ptr[1:] = np.cumsum([len(t) for t in bag_t])
-    title_ptr = np.zeros(n + 1, np.int64)
-    title_ptr[1:] = np.cumsum([len(t) for t in url_t])
     titles = [t or u for t, u in zip(titles, urls)]
     seen = Counter(titles)
     titles = [t if seen[t] == 1 or t == u else f"{t} ({u})" for t, u in zip(titles, urls)]
@@ -722,10 +777,8 @@ def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: b
     if unfetched_urls:
         meta["unfetched_pages"] = {"first": n_fetched, "count": len(unfetched_urls)}
     return Corpus(
-        text_ptr=text_ptr,
-        text_terms=np.concatenate(bag_t).astype(np.int32) if n else np.zeros(0, np.int32),
-        text_counts=np.concatenate(bag_c).astype(np.int32) if n else np.zeros(0, np.int32),
-        title_ptr=title_ptr, title_terms=np.concatenate(url_t).astype(np.int32) if n else np.zeros(0, np.int32),
+        text_ptr=text_ptr, text_terms=text_terms, text_counts=text_counts,
+        title_ptr=title_ptr, title_terms=title_terms,
         link_ptr=link_ptr, link_dst=dst[order].astype(np.int32),
         anchor_ptr=anchor_ptr, anchor_terms=anchor_terms, context_ptr=context_ptr, context_terms=context_terms,
         page_domain=np.asarray([dom_id[d] for d in domains_of], np.int32),
@@ -734,35 +787,31 @@ def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: b
         titles=StringTable.from_strings(titles), urls=StringTable.from_strings(urls),
         vocab=StringTable.from_strings(vocab),
         domains=StringTable.from_strings(dom_names), labels=StringTable.from_strings(lab_names),
-        texts=StringTable.from_strings(texts), meta={"name": name, **meta},
+        texts=StringTable(texts_blob, texts_off), meta={"name": name, **meta},
     )
 
 
-def _flat(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    lens = np.zeros(len(rows) + 1, np.int64)
-    if rows:
-        lens[1:] = np.cumsum([len(r) for r in rows])
-    return lens, (np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, np.int32))
-
-
-def _cat_csr(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+def _cat_csr(parts: list[tuple[np.ndarray, np.ndarray]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate CSR blocks ``(ptr, values)`` row-wise."""
     ptrs, vals, base = [np.zeros(1, np.int64)], [], 0
     for p, v in parts:
-        ptrs.append(p[1:] + base)
+        ptrs.append(np.asarray(p[1:], np.int64) + base)
         vals.append(v)
         base += len(v)
-    return np.concatenate(ptrs), (np.concatenate(vals).astype(np.int32) if vals else np.zeros(0, np.int32))
+    return np.concatenate(ptrs), (np.concatenate(vals).astype(dtype) if vals else np.zeros(0, dtype))
 
 
 def _gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR rows ``rows`` of ``(ptr, vals)``, in that order (values keep their dtype)."""
+    rows = np.asarray(rows, np.int64)
     lens = (ptr[1:] - ptr[:-1])[rows]
     out_ptr = np.zeros(len(rows) + 1, np.int64)
     out_ptr[1:] = np.cumsum(lens)
     if not len(rows) or out_ptr[-1] == 0:
-        return out_ptr, np.zeros(0, np.int32)
+        return out_ptr, vals[:0]
     starts = np.repeat(ptr[:-1][rows], lens)
     within = np.arange(int(out_ptr[-1])) - np.repeat(out_ptr[:-1], lens)
-    return out_ptr, vals[starts + within].astype(np.int32)
+    return out_ptr, vals[starts + within]
 
 
 # ---------------------------------------------------------------------------------------- load_warc
@@ -773,7 +822,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
               workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
               cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
               html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
-              chunk_pages: int = 2000) -> Corpus:
+              chunk_pages: int = 2000, cache: bool = True) -> Corpus:
     """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
 
     :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
@@ -792,6 +841,9 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param html_types: content types compiled into pages
     :param max_record_bytes: larger records are skipped (``too_large``)
     :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
+    :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
+        the files (path, size, modification time), the labels and the options that change the result, and
+        re-open it memory-mapped next time instead of compiling again
     """
     files = warc_files(path)
     if engine not in ("process", "dask"):
@@ -804,6 +856,15 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     rules = _read_label_rules(label_rules) if label_rules is not None else None
     opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
                        chunk_pages=int(chunk_pages))
+    corpus_name = name or f"warc:{files[0].name.split('.warc')[0]}"
+    cache_path = None
+    if cache:
+        from gym_crawl.corpus.cache import data_dir, open_cached
+
+        cache_path = data_dir() / "warc" / _cache_key(files, label_map, rules, include_unfetched, opts, corpus_name)
+        hit = open_cached(cache_path, what=f"WARC corpus {corpus_name!r}")
+        if hit is not None:
+            return hit
     own_dir = work_dir is None
     wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir).expanduser()
     wd.mkdir(parents=True, exist_ok=True)
@@ -848,12 +909,31 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
                                                                                   if label_map else "")
         elif label_map is not None:
             meta["label_definition"] = "a URL → label map"
-        return _assemble(chunks, join, include_unfetched=include_unfetched,
-                         name=name or f"warc:{files[0].name.split('.warc')[0]}", label_map=label_map,
-                         rules=rules, meta=meta)
+        corpus = _assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
+                           label_map=label_map, rules=rules, meta=meta)
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
+    if cache_path is None:
+        return corpus
+    from gym_crawl.corpus.cache import store_cached
+
+    return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
+
+
+_COMPILER_VERSION = 1
+"""Bumped when the compiled fields change meaning, so cached corpora of older code are not reused."""
+
+
+def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,
+               opts: WarcOptions, name: str) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    h.update(json.dumps([_COMPILER_VERSION, label_map, rules, include_unfetched, list(opts.html_types),
+                        opts.max_record_bytes, name], sort_keys=True).encode())
+    return h.hexdigest()[:24]
 
 
 def _run_processes(files: list[Path], wd: Path, opts: WarcOptions, workers: int | None) -> list[dict[str, Any]]:
