@@ -173,7 +173,7 @@ def test_threads_sharing_a_fetcher_never_overlap_on_one_host():
             t.start()
         for t in threads:
             t.join(timeout=30)
-        assert len(results) == 9 and all(r.ok for r in results)
+        assert len(results) == 9 and all(r.ok for r in results), [ex.detail for r in results for ex in r.exchanges]
         assert site.max_concurrent("a") == 1
         log = site.requests("a")
         assert len(log) == 10
@@ -318,7 +318,7 @@ def test_read_timeout_total_time_limit_and_refused_connection():
     with serve_site({"a": {"/trickle": trickle}}, misbehave={"a": ["slow"]}, settings=settings) as site, \
             PoliteFetcher(policy(obey_robots=False, read_timeout=0.3, max_time=0.5)) as f:
         slow = f.fetch(site.url("a", "/slow.html"))
-        assert (slow.error, slow.status) == ("timeout", None)
+        assert (slow.error, slow.status) == ("timeout", None), slow.exchanges[-1].detail
         t = f.fetch(site.url("a", "/trickle"))
         assert (t.error, t.status, t.body) == ("timeout", 200, b"")
         assert t.exchanges[-1].truncated == "time"

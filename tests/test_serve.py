@@ -1,7 +1,9 @@
 """The loopback test site: hosts on distinct loopback addresses, routes, the request log, static folders."""
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 from urllib.parse import urlsplit
 
 import pytest
@@ -221,3 +223,21 @@ def test_serve_corpus_without_kept_text_serves_the_bag_of_words():
         assert sorted(page.text.split()) == ["basalt", "granite", "volcano", "volcano"]
         assert [(lk.url, lk.anchor) for lk in page.links] == [(site.page_urls[1], "river tumor")]
         assert get(site.page_urls[1])[0] == 200
+
+
+def test_delayed_responses_work_in_a_process_with_over_1024_open_files():
+    resource = pytest.importorskip("resource", reason="POSIX descriptor limits")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1500:
+        pytest.skip(f"the descriptor limit ({hard}) cannot be raised past 1024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1500) if soft != resource.RLIM_INFINITY else soft, hard))
+    try:
+        with contextlib.ExitStack() as stack:
+            for _ in range(1100):  # the site's sockets get descriptors past 1024
+                stack.enter_context(open(os.devnull))
+            with serve_site({"a": {"/slow": Response(b"late", delay=0.05)}}) as site:
+                status, _, body = get(site.url("a", "/slow"))
+                assert (status, body) == (200, b"late")
+                assert not site.requests("a")[0].client_closed
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

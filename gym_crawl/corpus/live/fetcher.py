@@ -254,6 +254,8 @@ class Exchange:
     truncated: str | None = None
     peer_ip: str | None = None
     error: str | None = None
+    detail: str | None = None
+    """The exception behind ``error`` (type and message), for diagnosis."""
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (case-insensitive), or ``None``."""
@@ -691,13 +693,13 @@ class PoliteFetcher:
                                 preload_content=False, decode_content=True, assert_same_host=False,
                                 release_conn=False, pool_timeout=p.connect_timeout + p.max_time)
         except ConnectTimeoutError as e:  # NewConnectionError subclasses it in urllib3 2
-            ex.error = "connect" if isinstance(e, NewConnectionError) else "timeout"
+            ex.error, ex.detail = "connect" if isinstance(e, NewConnectionError) else "timeout", _detail(e)
             return ex
-        except ReadTimeoutError:
-            ex.error = "timeout"
+        except ReadTimeoutError as e:
+            ex.error, ex.detail = "timeout", _detail(e)
             return ex
-        except (urllib3.exceptions.HTTPError, OSError):
-            ex.error = "connect"
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            ex.error, ex.detail = "connect", _detail(e)
             return ex
         try:
             ex.status = int(resp.status)
@@ -722,10 +724,10 @@ class PoliteFetcher:
                     if self._clock() - start > p.max_time:
                         ex.truncated, ex.error = "time", "timeout"
                         break
-            except ReadTimeoutError:
-                ex.truncated, ex.error = "time", "timeout"
-            except (urllib3.exceptions.HTTPError, OSError):
-                ex.truncated, ex.error = "disconnect", "connect"
+            except ReadTimeoutError as e:
+                ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
             ex.body = bytes(body)
             if ex.truncated is not None:
                 resp.close()
@@ -770,6 +772,10 @@ class PoliteFetcher:
         if content_type is not None and content_type not in self.policy.content_types:
             return "content-type"
         return None
+
+
+def _detail(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
 
 
 def _peer_ip(resp: Any) -> str | None:

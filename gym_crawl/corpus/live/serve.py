@@ -26,7 +26,7 @@ import itertools
 import mimetypes
 import os
 import posixpath
-import select
+import selectors
 import socket
 import threading
 import time
@@ -299,10 +299,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve(head=False)
 
     def _client_gone(self) -> bool:
+        """Whether the client hung up (readable with nothing to read). A selector, not ``select.select``,
+        which fails on descriptors past 1024 (a process with many open files)."""
         try:
-            r, _, _ = select.select([self.connection], [], [], 0)
-            return bool(r) and self.connection.recv(1, socket.MSG_PEEK) == b""
-        except (OSError, ValueError):
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.connection, selectors.EVENT_READ)
+                readable = bool(sel.select(0))
+            return readable and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
             return True
 
     def _serve(self, head: bool) -> None:
