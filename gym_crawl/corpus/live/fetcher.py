@@ -256,6 +256,8 @@ class Exchange:
     error: str | None = None
     detail: str | None = None
     """The exception behind ``error`` (type and message), for diagnosis."""
+    sent: bool = True
+    """False when no connection was made (so the request never left)."""
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (case-insensitive), or ``None``."""
@@ -694,6 +696,7 @@ class PoliteFetcher:
                                 release_conn=False, pool_timeout=p.connect_timeout + p.max_time)
         except ConnectTimeoutError as e:  # NewConnectionError subclasses it in urllib3 2
             ex.error, ex.detail = "connect" if isinstance(e, NewConnectionError) else "timeout", _detail(e)
+            ex.sent = False
             return ex
         except ReadTimeoutError as e:
             ex.error, ex.detail = "timeout", _detail(e)
