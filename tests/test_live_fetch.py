@@ -155,6 +155,7 @@ def test_per_host_delay_and_one_request_at_a_time_per_host():
             assert len(log) == 5  # robots.txt + 4 pages
             assert min(gaps(log)) >= 0.15
             assert site.max_concurrent(h) == 1
+            assert len({e.conn for e in log}) == 1  # one keep-alive connection per host, reused
         both = site.requests()
         assert min(gaps(both)) < 0.15  # the delay is per host: the other host was fetched in between
 
@@ -176,7 +177,7 @@ def test_threads_sharing_a_fetcher_never_overlap_on_one_host():
         assert len(results) == 9 and all(r.ok for r in results), [ex.detail for r in results for ex in r.exchanges]
         assert site.max_concurrent("a") == 1
         log = site.requests("a")
-        assert len(log) == 10
+        assert len(log) == 10 and len({e.conn for e in log}) == 1
         for prev, nxt in itertools.pairwise(log):
             assert nxt.start - prev.end >= 0.05
 
