@@ -446,6 +446,20 @@ def test_charsets_from_header_meta_or_undeclared():
     assert bom.text == "naïve"  # a byte-order mark beats the header
 
 
+def test_robots_directives_of_a_page():
+    meta = (b'<html><head><META content="NoIndex, nofollow" name=robots><meta name="gym_crawl" content="noarchive">'
+            b'<meta name="otherbot" content="none"></head></html>')
+    pages = {"a": {"/meta": meta,
+                   "/header": Response(b"<html></html>", headers=(("X-Robots-Tag", "noindex"),
+                                                                   ("X-Robots-Tag", "otherbot: nofollow"),
+                                                                   ("X-Robots-Tag", "gym_crawl: none"))),
+                   "/plain": html_page("plain")}}
+    with serve_site(pages) as site, PoliteFetcher(policy(obey_robots=False)) as f:
+        assert f.fetch(site.url("a", "/meta")).robots_directives == {"noindex", "nofollow", "noarchive"}
+        assert f.fetch(site.url("a", "/header")).robots_directives == {"noindex", "none"}
+        assert f.fetch(site.url("a", "/plain")).robots_directives == frozenset()
+
+
 # ---------------------------------------------------------------------------------------------- the API
 def test_policy_validation_names_the_field():
     with pytest.raises(ValueError, match="delay"):

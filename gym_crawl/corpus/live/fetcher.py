@@ -84,6 +84,11 @@ RETRY_STATUSES = frozenset({429, 503})
 ROBOTS_MAX_REDIRECTS = 5
 _DIGITS = re.compile(r"\d+")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
+_META_ROBOTS = re.compile(rb"<meta\b([^>]*)>", re.IGNORECASE)
+_ATTR = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_DIRECTIVES = frozenset({"all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate",
+                         "noimageindex", "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview",
+                         "indexifembedded"})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
@@ -317,6 +322,30 @@ class FetchResult:
 
         ctype = next((v for k, v in self.headers if k.lower() == "content-type"), None)
         return decode_html(self.body, ctype)
+
+    @property
+    def robots_directives(self) -> frozenset[str]:
+        """The page's own robots directives, lowercased: the ``X-Robots-Tag`` headers and the
+        ``<meta name="robots">`` / ``<meta name="gym_crawl">`` tags of its first 64 KiB (``"nofollow"``,
+        ``"noindex"``, ``"none"``, ...; a header scoped to another crawler, ``X-Robots-Tag: otherbot:
+        noindex``, is left out). A crawler honouring them follows no link of a ``nofollow``/``none`` page."""
+        out: set[str] = set()
+        for k, v in self.headers:
+            if k.lower() == "x-robots-tag":
+                agent, sep, rest = v.partition(":")
+                agent = agent.strip().lower()
+                if sep and agent not in _DIRECTIVES and not any(c in agent for c in " ,"):  # "bot: directives"
+                    if agent != ROBOTS_TOKEN:
+                        continue
+                    v = rest
+                out.update(d.strip().lower() for d in v.split(",") if d.strip())
+        for m in _META_ROBOTS.finditer(self.body[:65536]):
+            attrs = {a.lower(): (v1 or v2 or v3) for a, v1, v2, v3 in _ATTR.findall(m.group(1))}
+            name = attrs.get(b"name", b"").strip().lower()
+            if name in (b"robots", ROBOTS_TOKEN.encode()):
+                out.update(d.strip().lower() for d in attrs.get(b"content", b"").decode("ascii", "replace").split(",")
+                           if d.strip())
+        return frozenset(out)
 
     def to_metadata(self) -> dict[str, Any]:
         """Every field but ``body`` and ``exchanges``, JSON-ready (the WARC metadata record of a fetch)."""
