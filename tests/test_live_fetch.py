@@ -21,6 +21,7 @@ from gym_crawl.corpus.live.fetcher import (
     url_pattern,
 )
 from gym_crawl.corpus.live.serve import MisbehaveSettings, Response, Series, html_page, robots_txt, serve_site
+from gym_crawl.corpus.urls import canonical_url
 
 FAST = {"delay": 0.05, "rate": None, "connect_timeout": 2.0, "read_timeout": 2.0, "max_time": 10.0}
 
@@ -428,6 +429,33 @@ def test_calendar_trap_is_bounded_by_the_pattern_and_host_caps():
             assert res[-1].error == "host-cap" and len(res) == 5
             assert f.check(site.url("a", "/")) == "host-cap"
         assert len(site.requests("a")) == 6 + 4
+
+
+def _follow_first_link(f: PoliteFetcher, url: str, limit: int) -> list:
+    results = []
+    for _ in range(limit):
+        r = f.fetch(url)
+        results.append(r)
+        if not r.ok:
+            break
+        href = r.text.split('<li><a href="', 1)[1].split('"', 1)[0]
+        url = canonical_url(href, base=r.final_url)
+    return results
+
+
+def test_relative_path_and_session_id_traps_are_bounded():
+    with serve_site({}, misbehave={"a": ["path-trap", "session-ids"]}) as site:
+        with PoliteFetcher(policy(delay=0.01, obey_robots=False, max_repeated_segments=3)) as f:
+            res = _follow_first_link(f, site.url("a", "/deep/"), 20)
+        assert [r.ok for r in res] == [True] * 4 + [False] and res[-1].error == "trap:repeated-segment"
+        assert res[3].final_url == site.url("a", "/deep/more/more/more/")
+        assert len(site.requests("a")) == 4
+        with PoliteFetcher(policy(delay=0.01, obey_robots=False, max_pages_per_pattern=5)) as f:
+            res = _follow_first_link(f, site.url("a", "/session"), 20)
+        # /session, then five /session?sid=<new id> (one URL pattern), the sixth refused
+        assert len({r.url for r in res}) == 7 and [r.ok for r in res] == [True] * 6 + [False]
+        assert res[-1].error == "trap:pattern"
+        assert len(site.requests("a")) == 4 + 6
 
 
 # ---------------------------------------------------------------------------------------------- encodings

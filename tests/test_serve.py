@@ -57,6 +57,7 @@ def test_routes_series_prefixes_functions_index_and_404():
                                                                      (200, b"then")]
         status, headers, body = get(site.url("a", "/f"))
         assert (status, headers["Content-Type"], body) == (200, "text/plain", b"/f")
+        assert get(site.url("a", "/f?x=1"))[2] == b"/f?x=1"  # a route function gets the whole target
         assert get(site.url("a", "/docs/x/y.html"))[2] == b"doc /docs/x/y.html"
         assert get(site.url("a", "/docs/x/y.png"))[0] == 404
         assert get(site.url("a", "/q?x=1"))[2] == b"exact query"
@@ -96,7 +97,8 @@ def test_every_misbehaviour_is_served():
         index = get(site.url("a"))[2].decode()
         expect = {"/robots.txt": 200, "/private/secret.html": 200, "/missing.html": 404, "/error.html": 500,
                   "/busy.html": 429, "/unavailable.html": 503, "/redirect/1": 301, "/loop/a": 302,
-                  "/doc.pdf": 200, "/broken.html": 200, "/latin1.html": 200, "/calendar/2026/11/": 200}
+                  "/doc.pdf": 200, "/broken.html": 200, "/latin1.html": 200, "/calendar/2026/11/": 200,
+                  "/deep/": 200, "/session": 200}
         for path, status in expect.items():
             assert get(site.url("a", path))[0] == status, path
             if path != "/robots.txt":

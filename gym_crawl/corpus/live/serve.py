@@ -7,7 +7,9 @@ Only 127.0.0.0/8 is ever bound.
 
 * :func:`serve_site` serves ``{host label: {path: route}}``: a route is the page bytes (``text/html``), a
   :class:`Response` (status, headers, content type, delays), a :class:`Series` of responses served in turn,
-  or a function of the request path; a path ending in ``*`` is a prefix route. ``misbehave`` adds the
+  or a function of the request target (path and ``?query``) returning a response or ``None`` (404); a
+  path ending in ``*`` is a prefix route. A request matches its exact target, else its path, else the
+  longest prefix route. ``misbehave`` adds the
   named misbehaviours of :data:`MISBEHAVIOURS` to a host (robots.txt rules and crawl-delay, 404, 500, 429
   and 503 with ``Retry-After``, redirect chains and loops, a slow page, an oversize page, PDF and PNG,
   broken HTML, mixed encodings, an infinite calendar) and an index page at ``/`` linking to everything.
@@ -142,7 +144,8 @@ def calendar_trap(prefix: str = "/calendar/") -> Callable[[str], Response | None
     """A route serving ``<prefix><year>/<month>/`` pages forever, each linking to the next and previous
     month: the classic crawler trap (mount it at ``prefix + "*"``)."""
 
-    def route(path: str) -> Response | None:
+    def route(target: str) -> Response | None:
+        path = urlsplit(target).path
         parts = [p for p in path[len(prefix):].split("/") if p]
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
             return None
@@ -245,7 +248,27 @@ def _misbehaviours() -> dict[str, Callable[[MisbehaveSettings], dict[str, Route]
         "encodings": encodings,
         "calendar": lambda s: {"/calendar/2026/11/": calendar_trap()("/calendar/2026/11/"),  # type: ignore[dict-item]
                                "/calendar/*": calendar_trap()},
+        "path-trap": lambda s: {"/deep/": _deep_page, "/deep/*": _deep_page},
+        "session-ids": lambda s: {"/session": _session_page},
     }
+
+
+def _deep_page(target: str) -> Response | None:
+    """Any ``/deep/.../`` folder links to its relative ``more/``: ``/deep/more/more/more/...`` forever."""
+    path = urlsplit(target).path
+    if not path.endswith("/"):
+        return None
+    return Response(html_page(f"Deep {path.count('/') - 2}", "<p>Further down.</p>", [("more/", "more")]))
+
+
+def _session_page(target: str) -> Response:
+    """``/session?sid=X`` links to ``/session?sid=Y``, a new id derived from ``X`` (a session-id trap: every
+    page a new URL, the same links on every visit)."""
+    import hashlib
+
+    sid = urlsplit(target).query.partition("sid=")[2].partition("&")[0] or "start"
+    nxt = hashlib.sha1(sid.encode()).hexdigest()[:8]
+    return Response(html_page(f"Session {sid}", "<p>Welcome back.</p>", [(f"/session?sid={nxt}", "continue")]))
 
 
 MISBEHAVIOURS = _misbehaviours()
@@ -256,7 +279,9 @@ MISBEHAVIOURS = _misbehaviours()
 (``/loop/a`` ↔ ``/loop/b``), ``slow`` (``/slow.html``), ``oversize`` (``/big.html``), ``non-html``
 (``/doc.pdf``, ``/image.png``), ``broken-html`` (``/broken.html``, ``/untyped.html`` without a
 Content-Type), ``encodings`` (``/latin1.html`` declared, ``/latin1-undeclared.html``,
-``/utf8-wrong-meta.html``), ``calendar`` (``/calendar/2026/11/`` → next month forever)."""
+``/utf8-wrong-meta.html``), ``calendar`` (``/calendar/2026/11/`` → next month forever), ``path-trap``
+(``/deep/`` → relative ``more/`` forever), ``session-ids`` (``/session`` → ``/session?sid=<new id>``
+forever)."""
 
 
 # ---------------------------------------------------------------------- server
@@ -511,7 +536,7 @@ def _as_response(route: Any, raw_path: str) -> Response | None:
     if isinstance(route, str):
         return Response(route.encode("utf-8"))
     if callable(route):
-        return _as_response(route(urlsplit(raw_path).path), raw_path)
+        return _as_response(route(raw_path), raw_path)
     raise TypeError(f"route for {raw_path!r} must be bytes, str, Response, Series or a function, "
                     f"got {type(route).__name__}")
 
@@ -642,7 +667,8 @@ class _LazyPage:
 def _static_route(root: Path) -> Callable[[str], Response | None]:
     root = root.resolve()
 
-    def route(path: str) -> Response | None:
+    def route(target: str) -> Response | None:
+        path = urlsplit(target).path
         rel = posixpath.normpath(unquote(path)).lstrip("/")
         if rel.startswith("..") or "\x00" in rel:
             return None
