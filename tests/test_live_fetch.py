@@ -51,12 +51,16 @@ def test_network_guard_fails_non_loopback_connections_and_lookups(network_guard)
             s.connect_ex(("203.0.113.9", 80))
     finally:
         s.close()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, pytest.raises(NetworkGuardError, match="datagram"):
+        u.sendto(b"x", ("192.0.2.53", 53))
     with PoliteFetcher(policy(obey_robots=False)) as f, pytest.raises(NetworkGuardError):
         f.fetch("http://example.org/")
-    assert len(network_guard.violations) == 5
+    assert len(network_guard.violations) == 6
     network_guard.violations.clear()  # this test provoked them on purpose
     socket.getaddrinfo("localhost", 80)
     socket.getaddrinfo("127.0.0.5", 80)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+        u.sendto(b"x", ("127.0.0.1", 9))  # loopback datagrams are fine
     assert not network_guard.violations
 
 
