@@ -120,12 +120,12 @@ class _NetworkGuard:
 
 @pytest.fixture(autouse=True)
 def network_guard(monkeypatch: pytest.MonkeyPatch):
-    """Guard every test: ``socket.socket.connect``/``connect_ex``, ``socket.getaddrinfo``, ``gethostbyname``
-    and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test fails
+    """Guard every test: ``socket.socket.connect``/``connect_ex``/``sendto``, ``socket.getaddrinfo``,
+    ``gethostbyname`` and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test fails
     even when the code under test swallows that error. Yields the guard (``.violations``)."""
     guard = _NetworkGuard()
     inet = (socket.AF_INET, socket.AF_INET6)
-    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    connect, connect_ex, sendto = socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto
     getaddrinfo, gethostbyname, create_connection = socket.getaddrinfo, socket.gethostbyname, socket.create_connection
 
     def guarded_connect(self, address):
@@ -137,6 +137,11 @@ def network_guard(monkeypatch: pytest.MonkeyPatch):
         if self.family in inet:
             guard.check("connect to", address[0])
         return connect_ex(self, address)
+
+    def guarded_sendto(self, data, *args):
+        if self.family in inet:
+            guard.check("send a datagram to", args[-1][0])
+        return sendto(self, data, *args)
 
     def guarded_getaddrinfo(host, *args, **kwargs):
         guard.check("resolve", host)
@@ -152,6 +157,7 @@ def network_guard(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket.socket, "sendto", guarded_sendto)
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     monkeypatch.setattr(socket, "gethostbyname", guarded_gethostbyname)
     monkeypatch.setattr(socket, "create_connection", guarded_create_connection)

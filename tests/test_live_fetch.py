@@ -21,6 +21,7 @@ from gym_crawl.corpus.live.fetcher import (
     url_pattern,
 )
 from gym_crawl.corpus.live.serve import MisbehaveSettings, Response, Series, html_page, robots_txt, serve_site
+from gym_crawl.corpus.urls import canonical_url
 
 FAST = {"delay": 0.05, "rate": None, "connect_timeout": 2.0, "read_timeout": 2.0, "max_time": 10.0}
 
@@ -50,12 +51,16 @@ def test_network_guard_fails_non_loopback_connections_and_lookups(network_guard)
             s.connect_ex(("203.0.113.9", 80))
     finally:
         s.close()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, pytest.raises(NetworkGuardError, match="datagram"):
+        u.sendto(b"x", ("192.0.2.53", 53))
     with PoliteFetcher(policy(obey_robots=False)) as f, pytest.raises(NetworkGuardError):
         f.fetch("http://example.org/")
-    assert len(network_guard.violations) == 5
+    assert len(network_guard.violations) == 6
     network_guard.violations.clear()  # this test provoked them on purpose
     socket.getaddrinfo("localhost", 80)
     socket.getaddrinfo("127.0.0.5", 80)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+        u.sendto(b"x", ("127.0.0.1", 9))  # loopback datagrams are fine
     assert not network_guard.violations
 
 
@@ -155,6 +160,7 @@ def test_per_host_delay_and_one_request_at_a_time_per_host():
             assert len(log) == 5  # robots.txt + 4 pages
             assert min(gaps(log)) >= 0.15
             assert site.max_concurrent(h) == 1
+            assert len({e.conn for e in log}) == 1  # one keep-alive connection per host, reused
         both = site.requests()
         assert min(gaps(both)) < 0.15  # the delay is per host: the other host was fetched in between
 
@@ -173,10 +179,10 @@ def test_threads_sharing_a_fetcher_never_overlap_on_one_host():
             t.start()
         for t in threads:
             t.join(timeout=30)
-        assert len(results) == 9 and all(r.ok for r in results)
+        assert len(results) == 9 and all(r.ok for r in results), [ex.detail for r in results for ex in r.exchanges]
         assert site.max_concurrent("a") == 1
         log = site.requests("a")
-        assert len(log) == 10
+        assert len(log) == 10 and len({e.conn for e in log}) == 1
         for prev, nxt in itertools.pairwise(log):
             assert nxt.start - prev.end >= 0.05
 
@@ -318,7 +324,7 @@ def test_read_timeout_total_time_limit_and_refused_connection():
     with serve_site({"a": {"/trickle": trickle}}, misbehave={"a": ["slow"]}, settings=settings) as site, \
             PoliteFetcher(policy(obey_robots=False, read_timeout=0.3, max_time=0.5)) as f:
         slow = f.fetch(site.url("a", "/slow.html"))
-        assert (slow.error, slow.status) == ("timeout", None)
+        assert (slow.error, slow.status) == ("timeout", None), slow.exchanges[-1].detail
         t = f.fetch(site.url("a", "/trickle"))
         assert (t.error, t.status, t.body) == ("timeout", 200, b"")
         assert t.exchanges[-1].truncated == "time"
@@ -429,6 +435,33 @@ def test_calendar_trap_is_bounded_by_the_pattern_and_host_caps():
         assert len(site.requests("a")) == 6 + 4
 
 
+def _follow_first_link(f: PoliteFetcher, url: str, limit: int) -> list:
+    results = []
+    for _ in range(limit):
+        r = f.fetch(url)
+        results.append(r)
+        if not r.ok:
+            break
+        href = r.text.split('<li><a href="', 1)[1].split('"', 1)[0]
+        url = canonical_url(href, base=r.final_url)
+    return results
+
+
+def test_relative_path_and_session_id_traps_are_bounded():
+    with serve_site({}, misbehave={"a": ["path-trap", "session-ids"]}) as site:
+        with PoliteFetcher(policy(delay=0.01, obey_robots=False, max_repeated_segments=3)) as f:
+            res = _follow_first_link(f, site.url("a", "/deep/"), 20)
+        assert [r.ok for r in res] == [True] * 4 + [False] and res[-1].error == "trap:repeated-segment"
+        assert res[3].final_url == site.url("a", "/deep/more/more/more/")
+        assert len(site.requests("a")) == 4
+        with PoliteFetcher(policy(delay=0.01, obey_robots=False, max_pages_per_pattern=5)) as f:
+            res = _follow_first_link(f, site.url("a", "/session"), 20)
+        # /session, then five /session?sid=<new id> (one URL pattern), the sixth refused
+        assert len({r.url for r in res}) == 7 and [r.ok for r in res] == [True] * 6 + [False]
+        assert res[-1].error == "trap:pattern"
+        assert len(site.requests("a")) == 4 + 6
+
+
 # ---------------------------------------------------------------------------------------------- encodings
 def test_charsets_from_header_meta_or_undeclared():
     with serve_site({}, misbehave={"a": ["encodings"]}) as site, PoliteFetcher(policy(obey_robots=False)) as f:
@@ -443,6 +476,20 @@ def test_charsets_from_header_meta_or_undeclared():
                       body="\ufeffnaïve".encode("utf-8"), content_type="text/html", charset="utf-8", error=None,
                       redirects=[], fetched_at="", elapsed=0.0)
     assert bom.text == "naïve"  # a byte-order mark beats the header
+
+
+def test_robots_directives_of_a_page():
+    meta = (b'<html><head><META content="NoIndex, nofollow" name=robots><meta name="gym_crawl" content="noarchive">'
+            b'<meta name="otherbot" content="none"></head></html>')
+    pages = {"a": {"/meta": meta,
+                   "/header": Response(b"<html></html>", headers=(("X-Robots-Tag", "noindex"),
+                                                                   ("X-Robots-Tag", "otherbot: nofollow"),
+                                                                   ("X-Robots-Tag", "gym_crawl: none"))),
+                   "/plain": html_page("plain")}}
+    with serve_site(pages) as site, PoliteFetcher(policy(obey_robots=False)) as f:
+        assert f.fetch(site.url("a", "/meta")).robots_directives == {"noindex", "nofollow", "noarchive"}
+        assert f.fetch(site.url("a", "/header")).robots_directives == {"noindex", "none"}
+        assert f.fetch(site.url("a", "/plain")).robots_directives == frozenset()
 
 
 # ---------------------------------------------------------------------------------------------- the API

@@ -1,7 +1,9 @@
 """The loopback test site: hosts on distinct loopback addresses, routes, the request log, static folders."""
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
 from urllib.parse import urlsplit
 
 import pytest
@@ -55,6 +57,7 @@ def test_routes_series_prefixes_functions_index_and_404():
                                                                      (200, b"then")]
         status, headers, body = get(site.url("a", "/f"))
         assert (status, headers["Content-Type"], body) == (200, "text/plain", b"/f")
+        assert get(site.url("a", "/f?x=1"))[2] == b"/f?x=1"  # a route function gets the whole target
         assert get(site.url("a", "/docs/x/y.html"))[2] == b"doc /docs/x/y.html"
         assert get(site.url("a", "/docs/x/y.png"))[0] == 404
         assert get(site.url("a", "/q?x=1"))[2] == b"exact query"
@@ -94,7 +97,8 @@ def test_every_misbehaviour_is_served():
         index = get(site.url("a"))[2].decode()
         expect = {"/robots.txt": 200, "/private/secret.html": 200, "/missing.html": 404, "/error.html": 500,
                   "/busy.html": 429, "/unavailable.html": 503, "/redirect/1": 301, "/loop/a": 302,
-                  "/doc.pdf": 200, "/broken.html": 200, "/latin1.html": 200, "/calendar/2026/11/": 200}
+                  "/doc.pdf": 200, "/broken.html": 200, "/latin1.html": 200, "/calendar/2026/11/": 200,
+                  "/deep/": 200, "/session": 200}
         for path, status in expect.items():
             assert get(site.url("a", path))[0] == status, path
             if path != "/robots.txt":
@@ -221,3 +225,21 @@ def test_serve_corpus_without_kept_text_serves_the_bag_of_words():
         assert sorted(page.text.split()) == ["basalt", "granite", "volcano", "volcano"]
         assert [(lk.url, lk.anchor) for lk in page.links] == [(site.page_urls[1], "river tumor")]
         assert get(site.page_urls[1])[0] == 200
+
+
+def test_delayed_responses_work_in_a_process_with_over_1024_open_files():
+    resource = pytest.importorskip("resource", reason="POSIX descriptor limits")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1500:
+        pytest.skip(f"the descriptor limit ({hard}) cannot be raised past 1024")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1500) if soft != resource.RLIM_INFINITY else soft, hard))
+    try:
+        with contextlib.ExitStack() as stack:
+            for _ in range(1100):  # the site's sockets get descriptors past 1024
+                stack.enter_context(open(os.devnull))
+            with serve_site({"a": {"/slow": Response(b"late", delay=0.05)}}) as site:
+                status, _, body = get(site.url("a", "/slow"))
+                assert (status, body) == (200, b"late")
+                assert not site.requests("a")[0].client_closed
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -164,6 +164,22 @@ def test_ctrl_c_mid_crawl_leaves_a_valid_warc(site, tmp_path):
     assert len(_fastwarc_records(path)) == len(_warcio_records(path))
 
 
+def test_a_request_that_never_left_is_not_recorded(tmp_path):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there
+    path = tmp_path / "refused.warc.gz"
+    pol = FetchPolicy(obey_robots=False, max_retries=0)
+    with WarcRecorder(path, policy=pol) as rec, PoliteFetcher(pol, recorder=rec) as f:
+        r = f.fetch(f"http://127.0.0.1:{port}/x")
+    assert r.error == "connect" and not r.exchanges[0].sent and "Connection refused" in r.exchanges[0].detail
+    assert [t for t, *_ in _warcio_records(path)] == ["warcinfo", "metadata"]
+    assert list(read_fetches(path)) == [r]
+
+
 def test_recorder_guards(tmp_path):
     path = tmp_path / "x.warc.gz"
     WarcRecorder(path).close()

@@ -1,8 +1,9 @@
 """The live web: a polite HTTP fetcher, WARC recording of its fetches, and a loopback test site.
 
-* :mod:`~gym_crawl.corpus.live.fetcher` — :class:`PoliteFetcher` under a :class:`FetchPolicy` (robots.txt,
-  per-host delay, one connection per host, global rate, timeouts, byte cap, content types, redirects,
-  retries, scope and trap guards), returning a :class:`FetchResult` per URL;
+* :mod:`~gym_crawl.corpus.live.fetcher` — :class:`PoliteFetcher` under a :class:`FetchPolicy`
+  (:mod:`~gym_crawl.corpus.live.policy`: robots.txt, per-host delay, one connection per host, global rate,
+  timeouts, byte cap, content types, redirects, retries, scope and trap guards), returning a
+  :class:`FetchResult` per URL (:mod:`~gym_crawl.corpus.live.result`);
 * :mod:`~gym_crawl.corpus.live.warc_io` — :class:`WarcRecorder` writes every request/response and each
   fetch's result and the crawl's decisions to WARC; :func:`read_fetches` / :func:`read_decisions` /
   :func:`read_warcinfo` read them back;
@@ -16,7 +17,9 @@ The HTTP and WARC libraries come with the ``web`` extra: ``pip install 'gym-craw
 """
 from __future__ import annotations
 
-from gym_crawl.corpus.live.fetcher import FETCH_ERRORS, Exchange, FetchPolicy, FetchResult, PoliteFetcher
+from gym_crawl.corpus.live.fetcher import PoliteFetcher
+from gym_crawl.corpus.live.policy import FetchPolicy
+from gym_crawl.corpus.live.result import FETCH_ERRORS, Exchange, FetchResult
 from gym_crawl.corpus.live.serve import Response, Site, serve_corpus, serve_folder, serve_site
 from gym_crawl.corpus.live.warc_io import WarcRecorder, read_decisions, read_fetches, read_warcinfo
 from gym_crawl.corpus.live.web import LiveWeb

@@ -1,5 +1,8 @@
 """A polite HTTP fetcher: robots.txt, per-host delays, one connection per host, caps, scope and trap guards.
 
+The policy is a :class:`~gym_crawl.corpus.live.policy.FetchPolicy`, the outcome a
+:class:`~gym_crawl.corpus.live.result.FetchResult` (both importable from here too).
+
 :class:`PoliteFetcher` fetches one URL at a time (``fetch`` blocks and sleeps as politeness requires) and
 never raises for network or HTTP problems: the :class:`FetchResult` names them in ``error``. Every HTTP
 request/response pair (redirect hops, retries and robots.txt fetches included) is an :class:`Exchange`,
@@ -46,19 +49,34 @@ redirect/retry layer to switch off.
 from __future__ import annotations
 
 import email.utils
-import json
 import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 
+from gym_crawl.corpus.live.policy import (
+    ROBOTS_TOKEN,
+    FetchPolicy,
+    default_user_agent,
+    in_scope,
+    trap_reason,
+    url_pattern,
+)
+from gym_crawl.corpus.live.result import (
+    FETCH_ERRORS,
+    Exchange,
+    FetchResult,
+    Recorder,
+    parse_content_type,
+    sniff_charset,
+)
 from gym_crawl.corpus.urls import canonical_url
 
+# FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
 __all__ = [
     "FETCH_ERRORS",
     "ROBOTS_TOKEN",
@@ -66,303 +84,22 @@ __all__ = [
     "FetchPolicy",
     "FetchResult",
     "PoliteFetcher",
+    "Recorder",
     "default_user_agent",
+    "retry_after_seconds",
+    "url_pattern",
 ]
-
-ROBOTS_TOKEN = "gym_crawl"
-"""The product token robots.txt ``User-agent`` lines match (the User-Agent header starts with it)."""
-
-FETCH_ERRORS = ("robots", "out-of-scope", "trap:url-length", "trap:path-depth", "trap:query-params",
-                "trap:repeated-segment", "trap:pattern", "host-cap", "timeout", "connect", "http-<code>",
-                "too-large", "content-type", "redirect-limit", "redirect-loop")
-"""Every value :attr:`FetchResult.error` can take (``"http-<code>"`` stands for ``"http-404"`` etc.)."""
 
 CHUNK = 16384
 """Bytes read from a response body per read; a capped body holds at most ``max_bytes + CHUNK`` bytes."""
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 503})
 ROBOTS_MAX_REDIRECTS = 5
-_DIGITS = re.compile(r"\d+")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-
-
-def default_user_agent(contact: str | None = None) -> str:
-    """``gym_crawl/<version>`` with ``(+<contact>)`` appended when a contact URL is given."""
-    from gym_crawl import __version__
-
-    return f"{ROBOTS_TOKEN}/{__version__}" + (f" (+{contact})" if contact else "")
 
 
 def _utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@dataclass(frozen=True)
-class FetchPolicy:
-    """How politely and how far :class:`PoliteFetcher` fetches. Every field has a safe default.
-
-    :param user_agent: the whole User-Agent header; default ``None`` = ``gym_crawl/<version> (+<contact>)``.
-    :param contact: a URL (or ``mailto:``) where site owners reach the crawl's operator, appended to the
-        default User-Agent; default ``None``.
-    :param obey_robots: fetch and obey each origin's robots.txt; default ``True``.
-    :param delay: minimum seconds between the end of one response from an origin and the next request to
-        it; default ``1.0``. robots.txt ``Crawl-delay`` raises it per origin.
-    :param max_crawl_delay: the largest ``Crawl-delay`` honoured (seconds); a larger one is capped to it;
-        default ``60.0``.
-    :param rate: global limit on request starts per second over all origins, ``None`` = none; default
-        ``10.0``.
-    :param connect_timeout: seconds to establish a connection; default ``5.0``.
-    :param read_timeout: seconds to wait for the status line or for any next piece of the body; default
-        ``15.0``.
-    :param max_time: seconds one request may take in total (a server trickling bytes below the read
-        timeout is cut off); default ``60.0``.
-    :param max_bytes: body bytes read per page before the fetch stops with ``"too-large"``; default
-        ``2 MiB``.
-    :param content_types: media types that are pages; default ``("text/html", "application/xhtml+xml")``.
-    :param max_redirects: redirect hops followed per fetch; default ``5``.
-    :param max_retries: further attempts after a 429/503 reply or a connection error; default ``2``.
-    :param backoff: seconds before the first retry when the reply gives no ``Retry-After``; doubles per
-        retry; default ``1.0``.
-    :param max_retry_after: cap (seconds) on a ``Retry-After`` wait and on the backoff; default ``60.0``.
-    :param allowed_hosts: host names (``"example.org"``) or ``host:port`` the crawl may fetch; empty =
-        any host; default ``()``.
-    :param allowed_domains: registrable domains whose hosts and sub-hosts may be fetched
-        (``"example.org"`` admits ``www.example.org``); empty = any; default ``()``. When both
-        ``allowed_hosts`` and ``allowed_domains`` are given, a URL in either is in scope.
-    :param allow_patterns: regular expressions (``re.search`` on the canonical URL); when given, a URL must
-        match one; default ``()``.
-    :param deny_patterns: regular expressions; a URL matching one is out of scope; default ``()``.
-    :param max_url_length: characters of the canonical URL; default ``2048``.
-    :param max_path_depth: non-empty path segments; default ``16``.
-    :param max_query_params: query parameters; default ``8``.
-    :param max_repeated_segments: times one path segment may occur in a path (``/a/b/a/b/a/``); default ``3``.
-    :param max_pages_per_pattern: pages fetched per origin whose URLs are equal once digit runs are
-        replaced and query values dropped (``/calendar/2026/11/`` and ``/calendar/2027/1/`` share one
-        pattern, and so do ``/p/1`` and ``/p/2`` of a site that numbers its pages — hence off by default);
-        ``None`` = no limit; default ``None``.
-    :param max_pages_per_host: page requests per origin (redirect hops count, retries do not); ``None`` =
-        no limit; default ``10000``.
-    :param robots_max_bytes: bytes of robots.txt read (Google reads 500 KiB); default ``512000``.
-    :param robots_ttl: seconds a robots.txt is reused before it is fetched again (Google caches it up to a
-        day); default ``86400.0``.
-    :param robots_retry: seconds after which an origin whose robots.txt was unreachable (429, 5xx, timeout,
-        connection error — everything disallowed meanwhile) is asked again; default ``600.0``.
-    """
-
-    user_agent: str | None = None
-    contact: str | None = None
-    obey_robots: bool = True
-    delay: float = 1.0
-    max_crawl_delay: float = 60.0
-    rate: float | None = 10.0
-    connect_timeout: float = 5.0
-    read_timeout: float = 15.0
-    max_time: float = 60.0
-    max_bytes: int = 2 * 1024 * 1024
-    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
-    max_redirects: int = 5
-    max_retries: int = 2
-    backoff: float = 1.0
-    max_retry_after: float = 60.0
-    allowed_hosts: tuple[str, ...] = ()
-    allowed_domains: tuple[str, ...] = ()
-    allow_patterns: tuple[str, ...] = ()
-    deny_patterns: tuple[str, ...] = ()
-    max_url_length: int = 2048
-    max_path_depth: int = 16
-    max_query_params: int = 8
-    max_repeated_segments: int = 3
-    max_pages_per_pattern: int | None = None
-    max_pages_per_host: int | None = 10000
-    robots_max_bytes: int = 512000
-    robots_ttl: float = 86400.0
-    robots_retry: float = 600.0
-
-    def __post_init__(self) -> None:
-        for name in ("allowed_hosts", "allowed_domains", "allow_patterns", "deny_patterns", "content_types"):
-            v = getattr(self, name)
-            if isinstance(v, str):
-                raise TypeError(f"FetchPolicy.{name} must be a sequence of strings, got the string {v!r}")
-            object.__setattr__(self, name, tuple(v))
-        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"FetchPolicy.{name} must be >= 0 seconds, got {getattr(self, name)!r}")
-        for name in ("connect_timeout", "read_timeout", "max_time"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"FetchPolicy.{name} must be > 0 seconds, got {getattr(self, name)!r}")
-        if self.rate is not None and not self.rate > 0:
-            raise ValueError(f"FetchPolicy.rate must be > 0 requests per second or None, got {self.rate!r}")
-        for name in ("max_bytes", "max_url_length", "max_path_depth", "robots_max_bytes",
-                     "max_repeated_segments"):
-            if not getattr(self, name) >= 1:
-                raise ValueError(f"FetchPolicy.{name} must be >= 1, got {getattr(self, name)!r}")
-        for name in ("max_redirects", "max_retries", "max_query_params"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"FetchPolicy.{name} must be >= 0, got {getattr(self, name)!r}")
-        for name in ("max_pages_per_pattern", "max_pages_per_host"):
-            v = getattr(self, name)
-            if v is not None and not v >= 1:
-                raise ValueError(f"FetchPolicy.{name} must be >= 1 or None, got {v!r}")
-        for name in ("allow_patterns", "deny_patterns"):
-            for p in getattr(self, name):
-                try:
-                    re.compile(p)
-                except re.error as e:
-                    raise ValueError(f"FetchPolicy.{name}: invalid regular expression {p!r}: {e}") from None
-
-    @property
-    def agent(self) -> str:
-        """The User-Agent header sent with every request."""
-        return self.user_agent or default_user_agent(self.contact)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The policy as JSON-ready values (tuples become lists); ``FetchPolicy(**d)`` rebuilds it."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FetchPolicy:
-        """The policy ``to_dict`` wrote; unknown keys are an error naming them."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown FetchPolicy fields {unknown}; known: {sorted(names)}")
-        return cls(**d)
-
-
-@dataclass
-class Exchange:
-    """One HTTP request and (when one arrived) its response, as sent and received.
-
-    ``purpose`` is ``"page"`` or ``"robots"``. ``status`` is ``None`` when no status line arrived (then
-    ``error`` says why). ``headers`` are the response headers as received (repeats kept, in order);
-    ``body`` the content-decoded body bytes read (possibly partial: ``truncated`` is ``"length"`` past
-    the byte cap, ``"time"`` on a timeout, ``"disconnect"`` when the connection broke, ``"unspecified"``
-    when reading stopped at a disallowed content type).
-    """
-
-    url: str
-    purpose: str
-    method: str
-    request_headers: list[tuple[str, str]]
-    started_at: str
-    status: int | None = None
-    reason: str = ""
-    http_version: str = "HTTP/1.1"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    body: bytes = b""
-    truncated: str | None = None
-    peer_ip: str | None = None
-    error: str | None = None
-
-    def header(self, name: str) -> str | None:
-        """The first response header called ``name`` (case-insensitive), or ``None``."""
-        name = name.lower()
-        return next((v for k, v in self.headers if k.lower() == name), None)
-
-
-@dataclass
-class FetchResult:
-    """The outcome of :meth:`PoliteFetcher.fetch`.
-
-    :param url: the URL as the caller passed it.
-    :param final_url: the canonical URL of the last request made (``None`` when the URL was refused before
-        any request). A fetch stopped at a redirect (loop, limit, a target refused by scope, traps or
-        robots.txt) ends at the redirecting URL, which is then also the last entry of ``redirects``.
-    :param status: HTTP status of the last response (``None`` when none arrived).
-    :param headers: response headers of the last response, ``[(name, value), ...]`` in order.
-    :param body: the page's bytes (content-decoded); empty unless ``error`` is ``None``.
-    :param content_type: media type of the last response, lowercased, without parameters (``None`` when
-        absent).
-    :param charset: the encoding the page declares: its byte-order mark, else the ``Content-Type``
-        header's charset, else a ``<meta charset>`` in the first 4 KiB (the label as written, lowercased;
-        ``None`` when undeclared). :attr:`text` decodes accordingly.
-    :param error: ``None`` for a page, else one of :data:`FETCH_ERRORS`.
-    :param redirects: the redirecting hops, ``[(url, status), ...]`` in order (the final URL and status
-        are ``final_url`` / ``status``).
-    :param fetched_at: UTC time the fetch started, ISO 8601 (``2026-11-25T14:38:36.123456Z``).
-    :param elapsed: seconds the fetch took, politeness waits included.
-    :param exchanges: every request/response of this fetch (redirect hops, retries, robots.txt), in order;
-        not part of equality and not stored in WARC metadata (the WARC holds them as records).
-    """
-
-    url: str
-    final_url: str | None
-    status: int | None
-    headers: list[tuple[str, str]]
-    body: bytes
-    content_type: str | None
-    charset: str | None
-    error: str | None
-    redirects: list[tuple[str, int]]
-    fetched_at: str
-    elapsed: float
-    exchanges: list[Exchange] = field(default_factory=list, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        """True for a page (no error)."""
-        return self.error is None
-
-    @property
-    def text(self) -> str:
-        """The body decoded by :func:`gym_crawl.corpus.html_extract.decode_html` with this response's
-        ``Content-Type`` — the decoding the WARC compiler applies to the same bytes (a byte-order mark, else
-        the header's charset, else a ``<meta charset>``, else UTF-8; browsers' label mapping)."""
-        from gym_crawl.corpus.html_extract import decode_html
-
-        ctype = next((v for k, v in self.headers if k.lower() == "content-type"), None)
-        return decode_html(self.body, ctype)
-
-    def to_metadata(self) -> dict[str, Any]:
-        """Every field but ``body`` and ``exchanges``, JSON-ready (the WARC metadata record of a fetch)."""
-        return {"url": self.url, "final_url": self.final_url, "status": self.status,
-                "headers": [list(h) for h in self.headers], "content_type": self.content_type,
-                "charset": self.charset, "error": self.error, "redirects": [list(r) for r in self.redirects],
-                "fetched_at": self.fetched_at, "elapsed": self.elapsed, "body_length": len(self.body)}
-
-    @classmethod
-    def from_metadata(cls, meta: dict[str, Any], body: bytes = b"") -> FetchResult:
-        """The result ``to_metadata`` described, with ``body``."""
-        return cls(url=meta["url"], final_url=meta["final_url"], status=meta["status"],
-                   headers=[(str(k), str(v)) for k, v in meta["headers"]], body=body,
-                   content_type=meta["content_type"], charset=meta["charset"], error=meta["error"],
-                   redirects=[(str(u), int(s)) for u, s in meta["redirects"]], fetched_at=meta["fetched_at"],
-                   elapsed=float(meta["elapsed"]))
-
-
-class Recorder(Protocol):
-    """What the fetcher hands its exchanges and results to (``WarcRecorder`` implements it)."""
-
-    def write_exchange(self, exchange: Exchange) -> None: ...
-
-    def write_result(self, result: FetchResult) -> None: ...
-
-    def flush(self) -> None: ...
-
-
-def parse_content_type(value: str | None) -> tuple[str | None, str | None]:
-    """``(media type lowercased, charset lowercased or None)`` of a ``Content-Type`` header value."""
-    if not value:
-        return None, None
-    parts = value.split(";")
-    mime = parts[0].strip().lower() or None
-    charset = None
-    for p in parts[1:]:
-        k, _, v = p.partition("=")
-        if k.strip().lower() == "charset":
-            charset = v.strip().strip("\"'").lower() or None
-    return mime, charset
-
-
-def sniff_charset(body: bytes) -> str | None:
-    """The encoding a byte-order mark or a ``<meta charset>`` in the first 4 KiB declares, or ``None``."""
-    if body.startswith(b"\xef\xbb\xbf"):
-        return "utf-8"
-    if body.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    m = _META_CHARSET.search(body[:4096])
-    return m.group(1).decode("ascii", "replace").lower() if m else None
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
@@ -380,13 +117,6 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
-
-
-def url_pattern(url: str) -> str:
-    """The URL with digit runs replaced by ``#`` and query values dropped (the trap-pattern key)."""
-    parts = urlsplit(url)
-    keys = "&".join(sorted(k for k, _ in parse_qsl(parts.query, keep_blank_values=True)))
-    return _DIGITS.sub("#", f"{parts.scheme}://{parts.netloc}{parts.path}") + (f"?{keys}" if keys else "")
 
 
 def _origin(url: str) -> str:
@@ -439,8 +169,6 @@ class PoliteFetcher:
         self._hosts_lock = threading.Lock()
         self._rate_lock = threading.Lock()
         self._next_global = float("-inf")
-        self._allow = [re.compile(p) for p in self.policy.allow_patterns]
-        self._deny = [re.compile(p) for p in self.policy.deny_patterns]
         self._closed = False
 
     # ------------------------------------------------------------------ public API
@@ -524,38 +252,10 @@ class PoliteFetcher:
         self.close()
 
     # ------------------------------------------------------------------ refusal checks
-    def _in_scope(self, canon: str) -> bool:
-        p = self.policy
-        parts = urlsplit(canon)
-        hostname = (parts.hostname or "").lower()
-        if p.allowed_hosts or p.allowed_domains:
-            netloc = parts.netloc.lower()
-            ok = hostname in p.allowed_hosts or netloc in p.allowed_hosts or any(
-                hostname == d or hostname.endswith("." + d) for d in p.allowed_domains)
-            if not ok:
-                return False
-        if self._allow and not any(r.search(canon) for r in self._allow):
-            return False
-        return not any(r.search(canon) for r in self._deny)
-
-    def _trap(self, canon: str) -> str | None:
-        p = self.policy
-        if len(canon) > p.max_url_length:
-            return "trap:url-length"
-        parts = urlsplit(canon)
-        segments = [s for s in parts.path.split("/") if s]
-        if len(segments) > p.max_path_depth:
-            return "trap:path-depth"
-        if len(parse_qsl(parts.query, keep_blank_values=True)) > p.max_query_params:
-            return "trap:query-params"
-        if segments and max(Counter(segments).values()) > p.max_repeated_segments:
-            return "trap:repeated-segment"
-        return None
-
     def _refusal(self, canon: str | None, exchanges: list[Exchange] | None = None) -> str | None:
-        if canon is None or not self._in_scope(canon):
+        if canon is None or not in_scope(self.policy, canon):
             return "out-of-scope"
-        trap = self._trap(canon)
+        trap = trap_reason(self.policy, canon)
         if trap is not None:
             return trap
         host = self._host(canon)
@@ -598,7 +298,7 @@ class PoliteFetcher:
                 nxt = canonical_url(location, base=url)
                 if nxt is None:
                     return True, False  # an unusable Location: as no robots.txt
-                if not self._in_scope(nxt):
+                if not in_scope(self.policy, nxt):
                     return False, False  # its rules live where the crawl may not go: disallow rather than guess
                 url = nxt
                 continue
@@ -691,13 +391,14 @@ class PoliteFetcher:
                                 preload_content=False, decode_content=True, assert_same_host=False,
                                 release_conn=False, pool_timeout=p.connect_timeout + p.max_time)
         except ConnectTimeoutError as e:  # NewConnectionError subclasses it in urllib3 2
-            ex.error = "connect" if isinstance(e, NewConnectionError) else "timeout"
+            ex.error, ex.detail = "connect" if isinstance(e, NewConnectionError) else "timeout", _detail(e)
+            ex.sent = False
             return ex
-        except ReadTimeoutError:
-            ex.error = "timeout"
+        except ReadTimeoutError as e:
+            ex.error, ex.detail = "timeout", _detail(e)
             return ex
-        except (urllib3.exceptions.HTTPError, OSError):
-            ex.error = "connect"
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            ex.error, ex.detail = "connect", _detail(e)
             return ex
         try:
             ex.status = int(resp.status)
@@ -722,10 +423,10 @@ class PoliteFetcher:
                     if self._clock() - start > p.max_time:
                         ex.truncated, ex.error = "time", "timeout"
                         break
-            except ReadTimeoutError:
-                ex.truncated, ex.error = "time", "timeout"
-            except (urllib3.exceptions.HTTPError, OSError):
-                ex.truncated, ex.error = "disconnect", "connect"
+            except ReadTimeoutError as e:
+                ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
             ex.body = bytes(body)
             if ex.truncated is not None:
                 resp.close()
@@ -772,14 +473,13 @@ class PoliteFetcher:
         return None
 
 
+def _detail(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
 def _peer_ip(resp: Any) -> str | None:
     try:
         sock = resp.connection.sock
         return str(sock.getpeername()[0])
     except (AttributeError, OSError, IndexError, TypeError):
         return None
-
-
-def policy_json(policy: FetchPolicy) -> str:
-    """The policy as one JSON line (sorted keys)."""
-    return json.dumps(policy.to_dict(), sort_keys=True)
