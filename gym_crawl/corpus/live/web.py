@@ -407,6 +407,11 @@ class LiveWeb(Corpus):
     def add_words(self, words: Iterable[str]) -> np.ndarray:
         """Word ids of ``words``, adding the unknown ones (in order of first appearance)."""
         v = self.vocab
+        words = words if isinstance(words, list) else list(words)
+        known = v._ids.get
+        ids = [known(w, -1) for w in words]
+        if -1 not in ids:  # the common case: every word known
+            return np.array(ids, np.int32)
         first = len(v)
         ids = []
         for w in words:
