@@ -66,6 +66,9 @@ class Agent:
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
     env_defaults: dict[str, Any] = {}
+    #: The agent's score of the action it chose last (its priority / Q-value), or ``None`` when it has none;
+    #: a live crawl records it with each decision.
+    last_score: float | None = None
 
     def __init__(self, **config: Any):
         self.config = dict(config)

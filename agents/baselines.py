@@ -65,7 +65,9 @@ class BestFirstAgent(Agent):
         ids = info["candidate_ids"]
         valid = np.flatnonzero(ids >= 0)
         scores = self.env.link_scores(ids[valid])
-        return int(valid[int(np.argmax(scores))])
+        j = int(np.argmax(scores))
+        self.last_score = float(scores[j])
+        return int(valid[j])
 
 
 class GreedyOracleAgent(Agent):

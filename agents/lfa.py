@@ -324,6 +324,7 @@ class LFAAgent(Agent):
         page, x = self.frontier.select(self, explore)
         self._x_sa = x
         self._q_sa = float(x @ self.w)
+        self.last_score = self._q_sa
         return page
 
     def _choose_next(self, q: np.ndarray) -> int:

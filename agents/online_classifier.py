@@ -255,8 +255,12 @@ class _RowLearner(Agent):
         eps = float(self.config.get("epsilon", 0.0))
         if eps > 0 and self.rng.random() < eps:
             page = int(F[self.rng.integers(len(F))])
+            self.last_score = None
         else:
-            page = int(F[int(np.argmax(self.frontier.scores(F, self.w, self.b)))])  # type: ignore[arg-type]
+            sc = self.frontier.scores(F, self.w, self.b)  # type: ignore[arg-type]
+            j = int(np.argmax(sc))
+            page = int(F[j])
+            self.last_score = float(sc[j])
         self._x, self._page = self.frontier.row(page), page
         return page
 

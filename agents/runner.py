@@ -49,8 +49,10 @@ class EpisodeResult:
 
 
 def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict | None = None,
-                on_step: Callable[[int, dict], None] | None = None) -> EpisodeResult:
-    """Reset ``env`` and let ``agent`` crawl until termination or truncation.
+                on_step: Callable[[int, dict], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> EpisodeResult:
+    """Reset ``env`` and let ``agent`` crawl until termination or truncation (or, after a step, until
+    ``should_stop()`` is true: a live crawl stopped by a signal ends cleanly, as a shorter episode).
 
     Every action goes through ``env.step`` of the env as given (wrappers included: ``TimeLimit``
     truncates, ``RecordEpisodeStatistics`` records). Build the env with
@@ -81,6 +83,8 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
         t += 1
         if on_step is not None:
             on_step(t, info)
+        if should_stop is not None and should_stop():
+            break
     t2 = time.perf_counter()
     agent.end_episode(info)
     return EpisodeResult(agent=agent.name, topic=info["topic"], steps=t, relevant_found=info["relevant_found"],

@@ -1,8 +1,10 @@
 """The ``gym-crawl`` command (also ``python -m gym_crawl``).
 
-Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve), ``download``
+Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve; ``--live URL ...``: one
+agent as a polite crawler of real sites, recorded to WARC), ``download``
 (fetch a real corpus into the cache), ``corpus info`` / ``corpus compile``, ``agents`` (list),
-``bench NAME`` (a benchmark of ``benchmarks/``) and ``train`` (Stable-Baselines3 training).
+``bench NAME`` (a benchmark of ``benchmarks/``), ``train`` (Stable-Baselines3 training) and ``serve`` (a
+corpus, folders of HTML or the misbehaving demo site as hosts on loopback).
 
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
@@ -46,6 +48,27 @@ def build_parser() -> argparse.ArgumentParser:
                         "table output; none with --json unless given)")
     c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
+    lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
+    lv.add_argument("--live", nargs="+", metavar="URL", default=None,
+                    help="crawl the live web from these seed URLs with one --agent (instead of --corpus)")
+    lv.add_argument("--max-pages", type=int, default=None, help="pages to fetch after the seeds (default: --steps)")
+    lv.add_argument("--warc", default=None, help="record every request and response (and the decisions) to this "
+                                                 "WARC file (.warc.gz)")
+    lv.add_argument("--resume", action="store_true",
+                    help="continue the crawl recorded in --warc: its fetches are replayed from the file, then "
+                         "the crawl goes on over the network (same --agent, --seed and seeds)")
+    lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
+                    help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
+                         "domains, or any")
+    lv.add_argument("--delay", type=float, default=None, help="minimum seconds between requests to one host "
+                                                               "(default 1; robots.txt crawl-delay is honoured)")
+    lv.add_argument("--user-agent-contact", default=None, metavar="URL",
+                    help="a contact URL put in the User-Agent, as polite crawlers do")
+    lv.add_argument("--text", default=None, metavar="CORPUS",
+                    help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
+                         "on); default: hashed vectors for every word")
+    lv.add_argument("--capacity", type=int, default=None,
+                    help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
     d = sub.add_parser("download", help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
     d.add_argument("name", help="wikispeedia | simplewiki")
@@ -68,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
+    from gym_crawl.corpus.live.serve import add_serve_arguments
+
+    add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
+                                                     "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
+
     t = sub.add_parser("train", help="train a Stable-Baselines3 agent, or Ray RLlib with --backend rllib "
                                      "(see `gym-crawl train --help`)", add_help=False)
     t.add_argument("args", nargs=argparse.REMAINDER)
@@ -85,23 +113,20 @@ def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_crawl(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
+    from gym_crawl.agents import make_env_for, run_episode
     from gym_crawl.corpus import load_corpus
 
     names = [n.strip() for n in args.agent.split(",") if n.strip()]
+    if args.live:
+        return _cmd_crawl_live(args, names)
+    if args.warc or args.resume or args.max_pages is not None:
+        raise SystemExit("--warc, --resume and --max-pages go with --live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise SystemExit("--load/--save need exactly one --agent")
     results = []
     corpus_cache: dict[str, Any] = {}
     for name in names:
-        if name.startswith("sb3:"):
-            from gym_crawl.agents.sb3_agent import load_sb3_agent
-
-            agent: Agent = load_sb3_agent(name.split(":", 1)[1])
-        elif args.load:
-            agent = Agent.load(args.load, expect=name)
-        else:
-            agent = make_agent(name)
+        agent = _load_agent(name, args.load)
         kw = _env_overrides(args)
         if isinstance(kw["corpus"], str):
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
@@ -123,6 +148,50 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         _plot_curves(results, Path(plot))
         if not args.json:
             print(f"curve written to {plot}")
+    return 0
+
+
+def _load_agent(name: str, load: str | None) -> Any:
+    from gym_crawl.agents import Agent, make_agent
+
+    if name.startswith("sb3:"):
+        from gym_crawl.agents.sb3_agent import load_sb3_agent
+
+        return load_sb3_agent(name.split(":", 1)[1])
+    if load:
+        return Agent.load(load, expect=name)
+    return make_agent(name)
+
+
+def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
+    """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`)."""
+    from gym_crawl.agents.live_crawl import crawl_live
+    from gym_crawl.corpus import load_corpus
+
+    if len(names) != 1:
+        raise SystemExit("--live runs exactly one --agent")
+    if args.corpus != "synthetic" or args.seeds or args.episodes != 1:
+        raise SystemExit("--live replaces --corpus and --seeds (the seed URLs) and runs one episode")
+    if not args.topic:
+        raise SystemExit("--live needs --topic WORDS (what the crawl looks for)")
+    if args.resume and not args.warc:
+        raise SystemExit("--resume needs --warc FILE (the crawl to continue)")
+    pages = args.max_pages if args.max_pages is not None else args.steps
+    agent = _load_agent(names[0], args.load)
+    text = load_corpus(args.text) if args.text else None
+    over = {k: v for k, v in _env_overrides(args).items()
+            if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
+                     scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
+                     resume=args.resume, capacity=args.capacity, env_overrides=over)
+    if args.save:
+        agent.save(args.save)
+    summary = res.summary()
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        for k, v in summary.items():
+            print(f"{k:>24}: {v}")
     return 0
 
 
@@ -171,17 +240,33 @@ def _cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warc_summary_line(w: dict) -> str:
+    """One paragraph of what a WARC compile kept and skipped (``corpus.meta["warc_summary"]``)."""
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(w.get("skipped", {}).items()) if v) or "none"
+    d, r = w.get("duplicates", {}), w.get("redirects", {})
+    bad = w.get("unreadable_files") or {}
+    return (f"\nWARC: {w.get('files')} file(s), {w.get('records')} records -> {w.get('fetched_pages')} pages "
+            f"(+{w.get('unfetched_pages', 0)} unfetched), {w.get('links')} links\n"
+            f"  skipped: {skipped}\n  duplicates merged: {d.get('url', 0)} by URL, {d.get('payload_digest', 0)} "
+            f"by payload digest; redirects: {r.get('records', 0)} records, {r.get('used', 0)} resolved"
+            + (f"\n  unreadable files: {', '.join(bad)}" if bad else ""))
+
+
 def _cmd_corpus(args: argparse.Namespace) -> int:
     from gym_crawl.corpus import load_corpus
 
     if args.corpus_cmd == "info":
-        info = load_corpus(args.spec).summary(top_labels=args.labels)
+        corpus = load_corpus(args.spec)
+        info = corpus.summary(top_labels=args.labels)
+        warc = corpus.meta.get("warc_summary")
         if args.json:
-            print(json.dumps(info, indent=2))
+            print(json.dumps({**info, **({"warc_summary": warc} if warc else {})}, indent=2))
             return 0
         topics, top = info.pop("topics"), info.pop("top_labels")
         for k, v in info.items():
             print(f"{k:>20}: {v}")
+        if warc:
+            print(_warc_summary_line(warc))
         print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
               "use a label below (--topic LABEL --seeds TITLE) or topic words")
         for name, t in topics.items():
@@ -244,7 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.cmd == "bench":
             return _cmd_bench(args)
-    except (ValueError, KeyError, FileNotFoundError) as e:
+        if args.cmd == "serve":
+            from gym_crawl.corpus.live.serve import serve_command
+
+            return serve_command(args)
+    except (ValueError, KeyError, FileNotFoundError, FileExistsError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"gym-crawl: error: {msg}", file=sys.stderr)
         return 2

@@ -195,7 +195,7 @@ def test_tres_clf_feature_is_the_best_parent_link_probability(tiny_corpus, text)
         assert X.min() >= 0 and X.max() <= 1
         for p in F[:10].tolist():
             bp = int(st_.best_parent[p])
-            a, b = st_.link_ptr[bp], st_.link_ptr[bp + 1]
+            a, b = st_.link_lo[bp], st_.link_hi[bp]
             link = a + int(np.flatnonzero(st_.link_dst[a:b] == p)[0])
             assert X[list(F).index(p), 5] == pytest.approx(clf.proba_links(tiny_corpus, np.array([link]))[0])
         obs, r, term, trunc, info = env.step(0)

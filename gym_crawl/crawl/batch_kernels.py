@@ -80,7 +80,7 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
     tilings), :data:`FEAT_TRES`, :data:`FEAT_COMBINED` (Han without its bias at column 0, TRES without its
     bias at ``tres_col0``, one bias column last) or :data:`FEAT_NONE`. Returns the first sub-env whose
     reward is not finite, or -1."""
-    (pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa, link_ptr, link_dst, page_domain) = tables
+    (pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa, link_lo, link_hi, link_dst, page_domain) = tables
     (rw_r, rw_rel, label) = rwt
     (status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
      n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl, min_par_dist,
@@ -118,7 +118,7 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
             ev = label[p] if eval_label else rel
             nn, nu, nr = K.fetch_page(
                 p, True, r, rel, ev, beta, cap, pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa,
-                link_ptr, link_dst, page_domain,
+                link_lo, link_hi, link_dst, page_domain,
                 status[i], fr_pages[i], fr_pos[i], dom_next[i], dom_prev[i], dom_head[i], fetched[i],
                 n_par[i], sum_par_rel[i], n_relpar[i], sum_relpar_rel[i], max_par_wrl[i], min_par_dist[i],
                 link_rel[i], link_cat[i], kw_url[i], kw_anchor[i], best_parent[i], best_link[i],

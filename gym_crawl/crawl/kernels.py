@@ -86,7 +86,7 @@ def block_over_cap(cap, dom_fetched, status, fr_pages, fr_pos, dom_next, dom_pre
 def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
                pt_rel, pt_cat, pt_tfidf,
                l_rel, l_cat, l_kwu, l_kwa,
-               link_ptr, link_dst, page_domain,
+               link_lo, link_hi, link_dst, page_domain,
                status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
                n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl, min_par_dist,
                link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
@@ -95,7 +95,8 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
                dom_fetched, dom_relevant, dom_eval_relevant,
                ctr, sums, tslot, t_best, t_link, t_kwu, t_kwa, out_new, out_upd, out_rem):
     """Fetch ``page`` (frontier or unseen; the caller checked). ``cap < 0``: no domain cap.
-    ``pt_*``: page-score tables by page id; ``l_*``: link-score tables by link id. Writes the new / updated /
+    ``pt_*``: page-score tables by page id; ``l_*``: link-score tables by link id;
+    ``link_lo[p]:link_hi[p]``: the links of page ``p``. Writes the new / updated /
     removed pages into ``out_*`` and returns their counts."""
     st = status[page]
     has_parents = st == FRONTIER and n_par[page] > 0
@@ -156,7 +157,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
         n_rem = _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out_rem, 0)
 
     # ---- expand: one entry per unvisited target, from its best (first most relevant) link
-    a, b = link_ptr[page], link_ptr[page + 1]
+    a, b = link_lo[page], link_hi[page]
     nt = 0
     for i in range(a, b):
         t = link_dst[i]

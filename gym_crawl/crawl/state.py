@@ -6,7 +6,8 @@ reset value) and reset from it in O(pages touched by the last episode). A fetch
 is one compiled call (:func:`gym_crawl.crawl.kernels.fetch_page`) costing
 O(out-degree × categories); page and link scores come from per-topic tables
 (:meth:`TopicScorer.page_table` / :meth:`TopicScorer.link_table`) filled once per
-topic (corpora up to ``EAGER_SCORING_LINKS`` links) or page by page as fetched.
+topic (corpora up to ``EAGER_SCORING_LINKS`` links) or page by page as fetched (larger corpora and
+every live web).
 Nothing here is O(frontier).
 
 The frontier is deduplicated by URL, as in every real crawler: one entry per
@@ -111,11 +112,14 @@ class CrawlState:
         self.n_categories = C = n_categories
         self.beta = float(beta)
         n = corpus.n_pages
-        self.link_ptr = np.asarray(corpus.link_ptr)
+        #: each page's link range ``link_lo[p]:link_hi[p]`` (views of a static corpus' CSR pointer; a live
+        #: web's arrays, filled as pages are fetched)
+        self.link_lo = np.asarray(corpus.link_lo)
+        self.link_hi = np.asarray(corpus.link_hi)
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
-        deg = int(np.diff(self.link_ptr).max()) if n else 0
-        n_dom = max(1, len(corpus.domains))
+        deg = corpus.max_out_degree()
+        n_dom = corpus.n_domain_slots
         if storage is None:
             own = allocate(n, n_dom, C)
         else:
@@ -200,7 +204,7 @@ class CrawlState:
             bind(scorer)
         self._pages = scorer.page_table()
         self._links = scorer.link_table()
-        if len(self.link_dst) <= EAGER_SCORING_LINKS:  # one pass per topic, at its first reset
+        if len(self.link_dst) <= EAGER_SCORING_LINKS and not self.corpus.live:  # one pass per topic, at its first reset
             self._pages.ensure_all()
             self._links.ensure_all()
         key = _reward_key(scheme)
@@ -221,7 +225,7 @@ class CrawlState:
         #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)
         self._kargs = (
             self._pages.rel, self._pages.cat, self._pages.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
-            self.link_ptr, self.link_dst, self.page_domain,
+            self.link_lo, self.link_hi, self.link_dst, self.page_domain,
             self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
             self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
             self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.best_parent, self.best_link,

@@ -95,6 +95,10 @@ class WikiCrawlVectorEnv(VectorEnv):
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
         corpus = load_corpus(kwargs.pop("corpus", None), **(kwargs.pop("corpus_kwargs", None) or {}))
+        if corpus.live:
+            raise ValueError(f"WikiCrawlVectorEnv steps N crawls of a static corpus in compiled batches; corpus "
+                             f"{corpus.name!r} is a live web: use single envs (or compile its WARC with "
+                             f"replay_corpus first)")
         text = kwargs.pop("text", None)
         text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
         self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]
@@ -150,9 +154,9 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._use_reducer = e0.observation_mode == "candidates"
         N, c = self.num_envs, e0.corpus
         n = c.n_pages
-        n_dom = max(1, len(c.domains))
+        n_dom = c.n_domain_slots
         C = e0.n_categories
-        deg = int(np.diff(np.asarray(c.link_ptr)).max()) if n else 0
+        deg = c.max_out_degree()
         self._stack = allocate(n, n_dom, C, n_envs=N)
         self._ctr = np.zeros((N, KN.N_COUNTERS), np.int64)
         self._sums = np.zeros((N, 1), np.float64)
@@ -169,7 +173,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._work = (s0._tslot, s0._t_best, s0._t_link, s0._t_kwu, s0._t_kwa)
         self._st = tuple(self._stack[k] for k in _ST_NAMES) + (self._ctr, self._sums)
         self._outs = (self._out_new, self._out_upd, self._out_rem, self._counts)
-        self._link_ptr = s0.link_ptr
+        self._link_lo, self._link_hi = s0.link_lo, s0.link_hi
         self._link_dst = s0.link_dst
         self._page_domain = s0.page_domain
         self._deg = deg
@@ -262,7 +266,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if self._uniform:
             pt, lt = s0._pages, s0._links
             self._tables = (pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
-                            self._link_ptr, self._link_dst, self._page_domain)
+                            self._link_lo, self._link_hi, self._link_dst, self._page_domain)
             self._rwt = (s0._rw[0], s0._rw[1], pt.label)
             self._done = (pt.done, lt.done, s0._rw[2])
 
@@ -350,12 +354,14 @@ class WikiCrawlVectorEnv(VectorEnv):
             ids[filled] = sel[filled]
         topic = np.empty(N, object)
         topic[:] = self._topics
+        fetch_error = np.empty(N, object)
+        fetch_error[:] = ""  # a static corpus: every chosen page is fetched
         vals = {"pages_fetched": nf, "relevant_found": rf, "harvest_rate": hr,
                 "relevant_domains": ctr[:, KN.C_RELEVANT_DOMAINS].copy(), "reward_sum": sums[:, 0].copy(),
                 "frontier_size": ctr[:, KN.C_FR_SIZE].copy(), "candidate_ids": ids,
                 "fetched_page": self._fetched_page.copy(), "relevant": self._relevant.copy(),
                 "invalid_action": self._invalid.copy(), "n_new_pages": self._n_new.copy(),
-                "steps": self._t.copy(), "topic": topic}
+                "steps": self._t.copy(), "topic": topic, "fetch_error": fetch_error}
         if self._slot:
             vals["action_mask"] = ids >= 0
         out: dict[str, Any] = {}

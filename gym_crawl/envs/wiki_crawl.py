@@ -68,6 +68,10 @@ Gymnasium's vector envs can stack them):
 ``n_new_pages``        pages added to the frontier by this step (ids: ``frontier_changes()``)
 ``steps``              env steps taken this episode
 ``topic``              topic name
+``fetch_error``        why the page this step chose could not be fetched (``""`` when it was,
+                       and always on a static corpus): a live web's robots.txt refusal, HTTP
+                       error, timeout, size cap, non-HTML answer... — the step is spent, the
+                       page counts as fetched with no text and no links
 =====================  =====================================================================
 
 Variable-length per-step data (the new, updated and domain-capped frontier pages) is not in
@@ -103,7 +107,7 @@ OBSERVATION_MODES = ("candidates", "state")
 #: Info keys present after every reset and step (``action_mask`` in slot mode only).
 INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domains", "reward_sum", "frontier_size",
              "candidate_ids", "action_mask", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps",
-             "topic")
+             "topic", "fetch_error")
 _TEXT_KEYS = ("idf_fraction", "dim", "seed", "vectors_path")
 _EMPTY = np.zeros(0, np.int32)
 _EMPTY.flags.writeable = False
@@ -277,10 +281,13 @@ class WikiCrawlEnv(gym.Env):
         self._last_page = -1
         self._changes: tuple[np.ndarray, np.ndarray, np.ndarray] = (_EMPTY, _EMPTY, _EMPTY)
         self._log_pages = math.log1p(max(2, self.corpus.n_pages))
-        self._n_domains = max(1, len(self.corpus.domains))
+        self._n_domains = self.corpus.n_domain_slots
         self._budget: int | None = None
         self._budget_given = False
         self._budget_looked = False
+        #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
+        self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
+        self._fetch_error = ""
 
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
@@ -354,6 +361,8 @@ class WikiCrawlEnv(gym.Env):
         for p in seed_ids.tolist():
             if st.status[p] == VISITED:
                 continue
+            if self._materialize is not None:
+                self._materialize(p)
             res = st.fetch(p, count_step=False)
             self._check_reward(res)
             if self._uses_reducer:
@@ -428,6 +437,7 @@ class WikiCrawlEnv(gym.Env):
                              f"{res.page} ({self.corpus.titles[res.page]!r}); rewards must be finite")
 
     def _do_fetch(self, page: int, x: np.ndarray | None) -> tuple[Any, float, bool, bool, dict]:
+        self._fetch_error = "" if self._materialize is None else self._materialize(page)
         res: FetchResult = self.state.fetch(page)
         self._check_reward(res)
         self._t += 1
@@ -512,6 +522,7 @@ class WikiCrawlEnv(gym.Env):
             "reward_sum": float(st.reward_sum), "frontier_size": int(st.fr_size), "candidate_ids": ids,
             "fetched_page": int(page), "relevant": bool(relevant), "invalid_action": bool(invalid),
             "n_new_pages": int(n_new), "steps": int(self._t), "topic": self.topic.name,
+            "fetch_error": self._fetch_error if page >= 0 else "",
         }
         if self.action_mode == "slot":
             info["action_mask"] = ids >= 0
@@ -611,14 +622,14 @@ class WikiCrawlEnv(gym.Env):
         any other page — the text of unfetched pages is not observable."""
         p = self._require_fetched(page, "fetched_text")
         c = self.corpus
-        a, b = int(c.text_ptr[p]), int(c.text_ptr[p + 1])
+        a, b = int(c.text_lo[p]), int(c.text_hi[p])
         terms, counts = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b])
         return _ro(terms), _ro(counts)
 
     def fetched_outlinks(self, page: int) -> np.ndarray:
         """Link targets parsed from a *fetched* page (int32, in link order, read-only)."""
         p = self._require_fetched(page, "fetched_outlinks")
-        a, b = int(self.corpus.link_ptr[p]), int(self.corpus.link_ptr[p + 1])
+        a, b = int(self.corpus.link_lo[p]), int(self.corpus.link_hi[p])
         return _ro(np.asarray(self.corpus.link_dst[a:b]))
 
     def precompute_scores(self, persist: bool = False) -> None:

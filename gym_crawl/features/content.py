@@ -61,6 +61,7 @@ __all__ = [
     "HashedContentFeatures",
     "HashedTokens",
     "LinkVectorFeatures",
+    "LiveHashedTokens",
     "best_links",
     "hashed_tokens",
 ]
@@ -104,9 +105,9 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out
     bp = FeatureSet._parent(state, pages).astype(np.int64)
-    ptr, dst = state.link_ptr, state.link_dst
-    starts = ptr[bp]
-    lens = ptr[bp + 1] - starts
+    dst = state.link_dst
+    starts = state.link_lo[bp]
+    lens = state.link_hi[bp] - starts
     rp = np.repeat(np.arange(len(pages)), lens)
     off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     lid = np.repeat(starts, lens) + off
@@ -350,19 +351,117 @@ class HashedTokens:
         pc, pr = gather_csr(self.page_ptr, self.page_cols, dst)
         tc, tr = gather_csr(self.ptitle_ptr, self.ptitle_cols, src)
         same = np.flatnonzero(self.page_domain[src] == self.page_domain[dst])
-        rows = np.concatenate([lr, pr, tr, np.arange(nl), same])
-        cols = np.concatenate([lc, pc, tc, np.full(nl, self.bias_col, np.int32),
-                               np.full(len(same), self.same_domain_col, np.int32)])
-        order = np.lexsort((cols, rows))
-        rows, cols = rows[order], cols[order]
-        keep = np.ones(len(rows), bool)  # binary: a column counts once per row
-        keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-        rows, cols = rows[keep], cols[keep]
-        cnt = np.bincount(rows, minlength=nl)
-        indptr = np.zeros(nl + 1, np.int64)
-        np.cumsum(cnt, out=indptr[1:])
-        vals = (1.0 / np.sqrt(np.maximum(cnt, 1)))[rows].astype(np.float32)
-        return indptr, cols.astype(np.int32), vals
+        return _assemble(nl, lr, lc, pr, pc, tr, tc, same, self.bias_col, self.same_domain_col)
+
+
+class LiveHashedTokens:
+    """The :class:`HashedTokens` of a live web (``corpus.live``): the same columns, computed as pages and
+    words are discovered instead of precomputed over a vocabulary and titles that are not known in
+    advance. A word's column hash, a page's target tokens (URL words, URL character n-grams, host) and its
+    parent-title tokens are cached when first asked for (a page's URL and host never change)."""
+
+    def __init__(self, corpus: Corpus, bits: int):
+        self.bits = bits
+        self.corpus = corpus
+        self.mask = (1 << bits) - 1
+        self._wh = np.zeros(0, np.uint64)
+        self._dh: dict[int, int] = {}
+        self._page: dict[int, np.ndarray] = {}
+        self._ptitle: dict[int, np.ndarray] = {}
+        self.bias_col = int(_salted(np.array([0], np.uint64), FIELDS["bias"], self.mask)[0])
+        self.same_domain_col = int(_salted(np.array([0], np.uint64), FIELDS["same_domain"], self.mask)[0])
+
+    def _word_hashes(self, ids: np.ndarray) -> np.ndarray:
+        v = self.corpus.vocab
+        if len(ids) and int(ids.max()) >= len(self._wh):
+            new = np.fromiter((zlib.crc32(v[i].encode("utf-8")) for i in range(len(self._wh), len(v))), np.uint64,
+                              count=len(v) - len(self._wh))
+            self._wh = np.concatenate([self._wh, new])
+        return self._wh[ids]
+
+    def _title_words(self, p: int) -> np.ndarray:
+        c = self.corpus
+        return np.asarray(c.title_terms[c.title_ptr[p]:c.title_ptr[p + 1]], np.int64)
+
+    def _page_cols(self, p: int) -> np.ndarray:
+        cols = self._page.get(p)
+        if cols is None:
+            c, m = self.corpus, self.mask
+            d = int(c.page_domain[p])
+            if d not in self._dh:
+                self._dh[d] = zlib.crc32(c.domains[d].encode("utf-8"))
+            g = _ngram_hashes(c.titles[p])
+            cols = self._page[p] = np.unique(np.concatenate([
+                _salted(self._word_hashes(self._title_words(p)), FIELDS["url"], m),
+                _salted(g, FIELDS["ngram"], m), _salted(np.array([self._dh[d]], np.uint64), FIELDS["domain"], m)]))
+        return cols
+
+    def _ptitle_cols(self, p: int) -> np.ndarray:
+        cols = self._ptitle.get(p)
+        if cols is None:
+            cols = self._ptitle[p] = np.unique(_salted(self._word_hashes(self._title_words(p)), FIELDS["parent_title"],
+                                                       self.mask))
+        return cols
+
+    def rows(self, links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CSR ``(indptr, cols, values)`` of the binary, L2-normalized token rows of ``links``."""
+        c = self.corpus
+        links = np.asarray(links, np.int64)
+        nl = len(links)
+        src = np.asarray(c.link_source)[links].astype(np.int64)  # type: ignore[attr-defined]
+        dst = np.asarray(c.link_dst)[links].astype(np.int64)
+        at, ar = gather_csr(c.anchor_ptr, c.anchor_terms, links)
+        ct, cr = gather_csr(c.context_ptr, c.context_terms, links)
+        m = self.mask
+        lc = np.concatenate([_salted(self._word_hashes(at), FIELDS["anchor"], m),
+                             _salted(self._word_hashes(ct), FIELDS["context"], m)])
+        lr = np.concatenate([ar, cr])
+        pcs = [self._page_cols(int(d)) for d in dst.tolist()]
+        tcs = [self._ptitle_cols(int(s_)) for s_ in src.tolist()]
+        pc = np.concatenate(pcs) if pcs else np.zeros(0, np.int32)
+        pr = np.repeat(np.arange(nl), [len(x) for x in pcs])
+        tc = np.concatenate(tcs) if tcs else np.zeros(0, np.int32)
+        tr = np.repeat(np.arange(nl), [len(x) for x in tcs])
+        dom = np.asarray(c.page_domain)
+        same = np.flatnonzero(dom[src] == dom[dst])
+        return _assemble(nl, lr, lc, pr, pc, tr, tc, same, self.bias_col, self.same_domain_col)
+
+
+def _ngram_hashes(title: str) -> np.ndarray:
+    """The character n-gram hashes of one title, as :func:`_title_ngrams` computes them for a whole table."""
+    blob = np.frombuffer(title.encode("utf-8"), np.uint8).astype(np.uint64)
+    upper = (blob >= 65) & (blob <= 90)
+    blob[upper] += np.uint64(32)
+    blob[blob == ord("_")] = np.uint64(ord(" "))
+    out = []
+    for n in NGRAMS:
+        k = len(blob) - n + 1
+        if k <= 0:
+            continue
+        h = np.full(k, np.uint64(n))
+        for j in range(n):
+            h = (h * np.uint64(1000003) + blob[j:j + k]) & _M32
+        out.append(h)
+    return np.concatenate(out) if out else np.zeros(0, np.uint64)
+
+
+def _assemble(nl: int, lr: np.ndarray, lc: np.ndarray, pr: np.ndarray, pc: np.ndarray, tr: np.ndarray,
+          tc: np.ndarray, same: np.ndarray, bias_col: int, same_col: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR of binary, L2-normalized rows from (row, column) pairs of the link, target, parent-title,
+    bias and same-domain tokens."""
+    rows = np.concatenate([lr, pr, tr, np.arange(nl), same])
+    cols = np.concatenate([lc, pc, tc, np.full(nl, bias_col, np.int32),
+                           np.full(len(same), same_col, np.int32)])
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    keep = np.ones(len(rows), bool)  # binary: a column counts once per row
+    keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols = rows[keep], cols[keep]
+    cnt = np.bincount(rows, minlength=nl)
+    indptr = np.zeros(nl + 1, np.int64)
+    np.cumsum(cnt, out=indptr[1:])
+    vals = (1.0 / np.sqrt(np.maximum(cnt, 1)))[rows].astype(np.float32)
+    return indptr, cols.astype(np.int32), vals
 
 
 def _csr_unique(rows: np.ndarray, cols: np.ndarray, n_rows: int, D: int) -> tuple[np.ndarray, np.ndarray]:
@@ -376,12 +475,15 @@ def _csr_unique(rows: np.ndarray, cols: np.ndarray, n_rows: int, D: int) -> tupl
 
 def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     """(page, hash) of every character n-gram (n in NGRAMS) of the lowercased titles (URL text), from
-    the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n)."""
-    blob = np.asarray(corpus.titles.blob, np.uint8).astype(np.uint64)
+    the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n). A corpus with
+    its own URLs (``corpus.urls``: WARC archives, live-web snapshots) uses them instead: there the title is
+    the page's HTML ``<title>``, content a crawler does not know before it fetches the page."""
+    table = corpus.urls if getattr(corpus, "urls", None) is not None else corpus.titles
+    blob = np.asarray(table.blob, np.uint8).astype(np.uint64)
     upper = (blob >= 65) & (blob <= 90)
     blob[upper] += np.uint64(32)
     blob[blob == ord("_")] = np.uint64(ord(" "))
-    off = np.asarray(corpus.titles.offsets, np.int64)
+    off = np.asarray(table.offsets, np.int64)
     lens = np.diff(off)
     sid = np.repeat(np.arange(len(lens)), lens)
     end = np.repeat(off[1:], lens)
@@ -397,14 +499,15 @@ def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(rows), np.concatenate(hashes)
 
 
-_HASHED: weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens]] = weakref.WeakKeyDictionary()
+_HASHED: weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens | LiveHashedTokens]] = weakref.WeakKeyDictionary()
 
 
-def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens:
-    """The :class:`HashedTokens` of ``corpus`` with ``2**bits`` columns (built once per corpus object)."""
+def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens | LiveHashedTokens:
+    """The :class:`HashedTokens` of ``corpus`` with ``2**bits`` columns (built once per corpus object; a live
+    web's :class:`LiveHashedTokens`)."""
     memo = _HASHED.setdefault(corpus, {})
     if bits not in memo:
-        memo[bits] = HashedTokens(corpus, bits)
+        memo[bits] = LiveHashedTokens(corpus, bits) if corpus.live else HashedTokens(corpus, bits)
     return memo[bits]
 
 

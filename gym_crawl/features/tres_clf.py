@@ -123,9 +123,9 @@ class TresClfFeatures(FeatureSet):
         stale = cbp[pages] != bp
         if stale.any():
             sp_, sbp = pages[stale], bp[stale].astype(np.int64)
-            ptr, dst = state.link_ptr, state.link_dst
-            starts = ptr[sbp]
-            lens = ptr[sbp + 1] - starts
+            dst = state.link_dst
+            starts = state.link_lo[sbp]
+            lens = state.link_hi[sbp] - starts
             rp = np.repeat(np.arange(len(sp_)), lens)
             off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
             lid = np.repeat(starts, lens) + off

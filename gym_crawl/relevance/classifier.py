@@ -64,7 +64,7 @@ import scipy.sparse as sp
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.relevance.topic import Topic
-from gym_crawl.text.model import TextModel, gather_csr
+from gym_crawl.text.model import TextModel, gather_csr, gather_ranges
 
 __all__ = ["TextClassifier", "ClassifierReport", "train_topic_classifier", "split_pages", "bag_matrix",
            "link_bags", "page_bags", "KINDS", "ALL_KINDS", "evaluate", "classifier_train_mask", "heldout_view",
@@ -81,8 +81,8 @@ _TFIDF_KINDS = ("tfidf-lr", "tfidf+vec-lr", "svm")
 def page_bags(corpus: Corpus, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(terms, counts, rowpos)`` of the pages' texts (CSR rows of the corpus)."""
     pages = np.asarray(pages, np.int64)
-    t, rp = gather_csr(corpus.text_ptr, corpus.text_terms, pages)
-    c, _ = gather_csr(corpus.text_ptr, corpus.text_counts, pages)
+    t, rp = gather_ranges(corpus.text_lo, corpus.text_hi, corpus.text_terms, pages)
+    c, _ = gather_ranges(corpus.text_lo, corpus.text_hi, corpus.text_counts, pages)
     return t.astype(np.int64), c.astype(np.float64), rp
 
 

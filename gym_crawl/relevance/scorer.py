@@ -20,7 +20,7 @@ from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_di
                            replace_dir, save_npy)
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
-from gym_crawl.text.model import TextModel, gather_csr, weighted_row_sums
+from gym_crawl.text.model import TextModel, gather_ranges, weighted_row_sums
 
 __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer",
            "SCORE_TABLES_VERSION"]
@@ -128,8 +128,9 @@ class TopicScorer:
         pages = np.asarray(pages, dtype=np.int64)
         c = self.corpus
         cos = _cos(self.text.page_vectors(pages), self.queries)
-        t, rp = gather_csr(c.text_ptr, c.text_terms, pages)
-        cnt, _ = gather_csr(c.text_ptr, c.text_counts, pages)
+        lo, hi = c.text_lo, c.text_hi
+        t, rp = gather_ranges(lo, hi, c.text_terms, pages)
+        cnt, _ = gather_ranges(lo, hi, c.text_counts, pages)
         w = cnt * self.text.idf[t]
         sq = np.bincount(rp, weights=w * w, minlength=len(pages))
         dot = np.bincount(rp, weights=w * self._tfidf_query[t], minlength=len(pages))
@@ -338,8 +339,8 @@ class PageTable:
                                 where=norms[i:i + 1] > 0)
                 self.rel[a + i] = cos[0, 0]
                 self.cat[a + i] = cos[0, 1:]
-            t, rp = gather_csr(c.text_ptr, c.text_terms, pages)
-            cnt, _ = gather_csr(c.text_ptr, c.text_counts, pages)
+            t, rp = gather_ranges(c.text_lo, c.text_hi, c.text_terms, pages)
+            cnt, _ = gather_ranges(c.text_lo, c.text_hi, c.text_counts, pages)
             w = cnt * sc.text.idf[t]
             sq = np.bincount(rp, weights=w * w, minlength=len(pages))
             dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
@@ -353,7 +354,7 @@ class LinkTable:
     id), filled by source page: ``done[p]`` says page ``p``'s out-links are scored.
 
     The crawl step scores a fetched page's whole contiguous link range, so each entry must equal
-    ``score_links(np.arange(ptr[p], ptr[p+1]))``: ranges of two or more links are scored in
+    ``score_links(np.arange(link_lo[p], link_hi[p]))``: ranges of two or more links are scored in
     batches (a BLAS matrix product's rows do not depend on how many rows it has), single-link
     ranges one at a time (BLAS takes a single-row product by another kernel). Arrays are
     allocated zeroed (untouched memory costs nothing) and filled as pages are asked for.
@@ -363,7 +364,8 @@ class LinkTable:
         self.scorer = scorer
         c = scorer.corpus
         L = len(c.link_dst)
-        self.ptr = np.asarray(c.link_ptr, np.int64)
+        self.lo = np.asarray(c.link_lo, np.int64)
+        self.hi = np.asarray(c.link_hi, np.int64)
         #: memory-mapped from the :meth:`TopicScorer.save_tables` cache: ``rel``/``cat`` read-only (they do not
         #: depend on the keywords, so a rescoring after :meth:`TopicScorer.set_keywords` leaves them as they
         #: are), the keyword flags copy-on-write (private pages only where new keywords change them)
@@ -388,10 +390,10 @@ class LinkTable:
         if len(pages) == 0:
             return
         pages = np.unique(pages)
-        deg = self.ptr[pages + 1] - self.ptr[pages]
+        deg = self.hi[pages] - self.lo[pages]
         sc = self.scorer
         for p in pages[deg == 1].tolist():
-            a = int(self.ptr[p])
+            a = int(self.lo[p])
             self._put(np.arange(a, a + 1), sc.score_links(np.arange(a, a + 1)))
         multi = pages[deg > 1]
         if len(multi):
@@ -400,8 +402,8 @@ class LinkTable:
             while start < len(multi):
                 stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
                 grp = multi[start:stop]
-                links = np.concatenate([np.arange(self.ptr[p], self.ptr[p + 1]) for p in grp.tolist()]) \
-                    if stop - start > 1 else np.arange(self.ptr[grp[0]], self.ptr[grp[0] + 1])
+                links = np.concatenate([np.arange(self.lo[p], self.hi[p]) for p in grp.tolist()]) \
+                    if stop - start > 1 else np.arange(self.lo[grp[0]], self.hi[grp[0]])
                 self._put(links, sc.score_links(links))
                 start = stop
         self.done[pages] = True

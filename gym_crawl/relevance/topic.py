@@ -108,6 +108,8 @@ def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
             raise KeyError(f"label topic {key!r}: none of the words of {last!r} is in the corpus vocabulary")
         return Topic(name=last.lower(), words=words, label=key)
     words = tuple(tokenize(key.replace("_", " ")))
+    if corpus.live:  # an open vocabulary: every word is known
+        corpus.add_words(words)  # type: ignore[attr-defined]
     unknown = [w for w in words if corpus.word_id(w) < 0]
     if not words or unknown:
         raise KeyError(f"unknown topic {spec!r} for corpus {corpus.name!r}: "
@@ -119,8 +121,9 @@ def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
 
 
 def seed_pages(topic: Topic, corpus: Corpus, seeds: Sequence[str | int] | None = None) -> np.ndarray:
-    """Seed page ids: explicit titles/ids, else the topic's seeds, else the page titled like the topic."""
-    chosen = list(seeds) if seeds else list(topic.seeds)
+    """Seed page ids: explicit titles/ids, else the topic's seeds, else the corpus' default seeds
+    (``meta["default_seeds"]``: a live web's seed URLs), else the page titled like the topic."""
+    chosen = list(seeds) if seeds else list(topic.seeds) or list(corpus.meta.get("default_seeds") or ())
     if not chosen:
         for cand in (topic.name, topic.name.title(), " ".join(topic.words).title(), topic.name.capitalize()):
             if corpus.titles.get(cand) >= 0 or corpus.titles.get(cand.replace(" ", "_")) >= 0:

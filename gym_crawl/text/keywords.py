@@ -31,7 +31,7 @@ from typing import Any, Protocol, Sequence, TypeVar
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.text.model import TextModel, gather_csr
+from gym_crawl.text.model import TextModel, gather_ranges
 
 __all__ = ["KeywordExpansion", "expand_keywords", "expand_topic", "mean_keyword_count"]
 
@@ -109,7 +109,7 @@ def expand_keywords(text: TextModel, initial: Sequence[str], documents: np.ndarr
         if min_df > 1:
             raise ValueError("min_df needs documents")
     else:
-        terms, _ = gather_csr(corpus.text_ptr, corpus.text_terms, np.asarray(documents, np.int64))
+        terms, _ = gather_ranges(corpus.text_lo, corpus.text_hi, corpus.text_terms, np.asarray(documents, np.int64))
         df = np.bincount(terms, minlength=corpus.n_words)
         cand = np.flatnonzero(df >= max(1, min_df))
     norms = np.linalg.norm(W[cand], axis=1)
@@ -142,7 +142,7 @@ def mean_keyword_count(corpus: Corpus, words: Sequence[str], pages: np.ndarray) 
     pages = np.asarray(pages, np.int64)
     if len(pages) == 0 or len(ids) == 0:
         return 0.0
-    t, rp = gather_csr(corpus.text_ptr, corpus.text_terms, pages)
-    c, _ = gather_csr(corpus.text_ptr, corpus.text_counts, pages)
+    t, rp = gather_ranges(corpus.text_lo, corpus.text_hi, corpus.text_terms, pages)
+    c, _ = gather_ranges(corpus.text_lo, corpus.text_hi, corpus.text_counts, pages)
     hit = np.isin(t, ids)
     return float(c[hit].sum() / len(pages))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import sys
 import weakref
@@ -29,9 +30,11 @@ from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_di
                            save_npy)
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["TextModel", "TextModelError", "get_text_model", "gather_csr", "weighted_row_sums"]
+__all__ = ["OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges", "get_text_model", "open_text_model",
+           "weighted_row_sums"]
 
 TEXT_MODEL_VERSION = 3
 """3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
@@ -68,6 +71,30 @@ def gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.
     if total == 0:
         return vals[:0], np.zeros(0, np.int64)
     rowpos = np.repeat(np.arange(len(rows)), lens)
+    offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+    return vals[np.repeat(starts, lens) + offs], rowpos
+
+
+def gather_ranges(lo: np.ndarray, hi: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate the ranges ``vals[lo[r]:hi[r]]`` of ``rows``: returns ``(values, row_position)`` as
+    :func:`gather_csr` does, for per-row ranges that need not be stored in row order (a live web stores
+    pages' text and links in fetch order). Equal to ``gather_csr(ptr, vals, rows)`` when
+    ``lo, hi = ptr[:-1], ptr[1:]``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    n = len(rows)
+    if n == 1:
+        a, b = int(lo[rows[0]]), int(hi[rows[0]])
+        return vals[a:b], np.zeros(b - a, np.int64)
+    starts = lo[rows]
+    lens = hi[rows] - starts
+    if n and rows[-1] - rows[0] == n - 1 and np.all(rows[1:] > rows[:-1]) and np.array_equal(starts[1:], starts[:-1] + lens[:-1]):
+        # rows stored back to back (a static corpus' consecutive pages): a slice, no fancy gather
+        a = int(starts[0])
+        return vals[a:a + int(lens.sum())], np.repeat(np.arange(n), lens)
+    total = int(lens.sum())
+    if total == 0:
+        return vals[:0], np.zeros(0, np.int64)
+    rowpos = np.repeat(np.arange(n), lens)
     offs = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
     return vals[np.repeat(starts, lens) + offs], rowpos
 
@@ -175,8 +202,9 @@ class TextModel:
     def page_vectors(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) tf-idf-weighted sums of word vectors of the pages' texts (unnormalised)."""
         c = self.corpus
-        t, rp = gather_csr(c.text_ptr, c.text_terms, pages)
-        cnt, _ = gather_csr(c.text_ptr, c.text_counts, pages)
+        lo, hi = c.text_lo, c.text_hi
+        t, rp = gather_ranges(lo, hi, c.text_terms, pages)
+        cnt, _ = gather_ranges(lo, hi, c.text_counts, pages)
         return self._weighted_vectors(t, cnt * self.idf[t], rp, len(pages))
 
     def link_tokens(self, links: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -317,6 +345,9 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     memo = _MEMO.setdefault(corpus, {})
     if key in memo:
         return memo[key]
+    if corpus.live:  # a live web: its reference model's words, hashed vectors for the others
+        memo[key] = open_text_model(corpus, getattr(corpus, "reference_text", None), dim=dim)
+        return memo[key]
     fp = _corpus_fingerprint(corpus)
     path = None
     if fp is not None:
@@ -340,3 +371,67 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
                                                  f"({e.strerror or e}); keeping the text model in memory")
     memo[key] = tm
     return tm
+
+
+def open_text_model(web: Corpus, reference: Any = None, dim: int = 64) -> Any:
+    """The :class:`OpenTextModel` of live web ``web`` over ``reference`` (a ``TextModel``, a ``Corpus`` whose
+    default text model is used, or ``None``: pure hashing)."""
+    return OpenTextModel.create(web, reference, dim=dim)
+
+
+class OpenTextModel(TextModel):
+    """A :class:`TextModel` over a live web's growing vocabulary (:mod:`gym_crawl.text.open_vocab` says how
+    unseen words get vectors and IDF). ``idf`` and ``vectors`` have one row per word id up to the web's
+    capacity; the reference model's words keep their ids, IDF and vectors."""
+
+    @classmethod
+    def create(cls, web: Corpus, reference: Any = None, dim: int = 64) -> Any:
+        ref = reference
+        if ref is not None and not isinstance(ref, TextModel):
+            if isinstance(ref, Corpus):
+                ref = get_text_model(ref)
+            else:
+                raise TypeError(f"text must be a TextModel or a Corpus, got {type(ref).__name__}")
+        W = web.n_words
+        if ref is not None:
+            V0, k = ref.vectors.shape
+            if len(ref.corpus.vocab) != V0 or web.vocab.tolist()[:V0] != ref.corpus.vocab.tolist():
+                raise ValueError("the live web's first word ids must be its reference model's vocabulary: "
+                                 "build LiveWeb(..., text=<the same model or corpus>)")
+            n_idf = ref.meta.get("idf_pages")
+            oov_idf = float(math.log(int(n_idf) + 1.0) + 1.0) if n_idf else float(np.max(ref.idf))
+            norms = np.linalg.norm(np.asarray(ref.vectors[: min(V0, 10_000)], np.float64), axis=1)
+            scale = float(np.median(norms[norms > 0])) if np.any(norms > 0) else 1.0
+            meta = {"vectors": "reference+hashed", "reference": ref.corpus.name, "reference_words": int(V0),
+                    "oov_idf": oov_idf, "oov_scale": scale, "dim": int(k)}
+        else:
+            V0, k, oov_idf, scale = 0, int(dim), 1.0, 1.0
+            meta = {"vectors": "hashed", "reference": None, "reference_words": 0, "oov_idf": 1.0,
+                    "oov_scale": 1.0, "dim": int(k)}
+        idf = np.zeros(W, np.float32)
+        vec = np.zeros((W, k), np.float32)
+        if V0:
+            idf[:V0] = ref.idf
+            vec[:V0] = ref.vectors
+        m = cls(web, idf, vec, meta)
+        m._oov = (np.float32(oov_idf), float(scale))
+        m.reference = ref
+        n_now = len(web.vocab)
+        if n_now > V0:
+            m._add_words(V0, web.vocab.tolist()[V0:n_now])
+        web.add_vocab_listener(m._add_words)  # type: ignore[attr-defined]
+        return m
+
+    def _add_words(self, first: int, words: list[str]) -> None:
+        oov_idf, scale = self._oov
+        k = self.vectors.shape[1]
+        for j, w in enumerate(words):
+            self.idf[first + j] = oov_idf
+            self.vectors[first + j] = hashed_word_vector(w, k, scale)
+
+    def query_vector(self, words: list[str]) -> np.ndarray:
+        self.corpus.add_words(words)  # type: ignore[attr-defined]  # the open vocabulary knows every word
+        return super().query_vector(words)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("the text model of a live web cannot be pickled (its web cannot)")
