@@ -1745,8 +1745,10 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
                     and c.n_pages == int(n_pages) and c.meta.get("preset", "default") == preset
                     and (preset == "default" or c.meta.get("preset_version") == HARD_PRESET_VERSION)):
                 return c
-        except CorpusFormatError:
-            pass
+        except CorpusFormatError as e:
+            from gym_crawl.corpus.cache import warn_once
+
+            warn_once(f"damaged:{path}", f"synthetic corpus cache unusable ({e}); regenerating it")
     elif path.exists():
         shutil.rmtree(path, ignore_errors=True)
     corpus = generate_synthetic(n_pages, seed, n_domains, preset=preset)
