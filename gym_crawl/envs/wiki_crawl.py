@@ -325,29 +325,36 @@ class WikiCrawlEnv(gym.Env):
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode."""
-        super().reset(seed=seed)
+        """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode.
+
+        Every argument is checked before anything changes: a reset that raises on its arguments leaves the
+        env as it was (the previous crawl can go on). A reset that fails later (a seed page whose reward is
+        not finite, seeds with no out-links) leaves an env whose ``step`` refuses until a reset succeeds."""
         if not self._budget_given and not self._budget_looked:
             self._find_time_limit()
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict with 'topic' and/or 'seeds' (or None), "
+                             f"got {type(options).__name__} {options!r}")
         options = dict(options or {})
         unknown = sorted(set(options) - {"topic", "seeds"})
         if unknown:
             raise ValueError(f"reset options {unknown} unknown; expected 'topic' and/or 'seeds'")
         b = self.budget
         topic = resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None else self._default_topic
-        self._configure(topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
-        st = self.state
         if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:
             raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
                              f"(gym.make(..., max_episode_steps=N))")
+        super().reset(seed=seed)
+        self._started = False  # until this reset completes: a failure below leaves an env that refuses step
+        self._configure(topic)
+        st = self.state
         st.reset(self.scorer, self.scheme, self._cap_schedule[0] if self._cap_schedule else None)
         if self._uses_reducer:
             self.reducer.reset(st, self.features, self.np_random)
         self._t = 0
         self._over = None
-        self._started = True
         self._last_reward = 0.0
         self._last_page = -1
         new, upd = [], []
@@ -366,6 +373,7 @@ class WikiCrawlEnv(gym.Env):
         new_a = np.concatenate(new)
         self._changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
         self._observe()
+        self._started = True
         return self._obs_out(), self._info(-1, False, False, len(new_a))
 
     # ----------------------------------------------------------------- step
@@ -388,7 +396,13 @@ class WikiCrawlEnv(gym.Env):
             x = None
             if self._uses_reducer and self.reducer.needs_experience:  # the row of the chosen page: the reducer's sample
                 x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
-        return self._do_fetch(page, x)
+        n_before = self.state.n_fetched
+        try:  # a fetch refused (non-finite reward) changes nothing; anything failing after it ends the episode
+            return self._do_fetch(page, x)
+        except BaseException as e:
+            if self.state.n_fetched != n_before:
+                self._over = f"a step raised {type(e).__name__} after fetching page {page}"
+            raise
 
     def _check_action(self, action: Any) -> int:
         n = int(self.action_space.n)  # type: ignore[attr-defined]
@@ -416,6 +430,7 @@ class WikiCrawlEnv(gym.Env):
     def _spend_invalid(self) -> tuple[Any, float, bool, bool, dict]:
         self._t += 1
         r = self.invalid_action_penalty
+        self.state._sums[0] += r  # reward_sum is the sum of every reward of the episode, penalties included
         self._last_reward = r
         self._svec = self._state_vec()
         self._changes = (_EMPTY, _EMPTY, _EMPTY)
