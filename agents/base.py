@@ -66,6 +66,9 @@ class Agent:
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
     env_defaults: dict[str, Any] = {}
+    #: Agents whose ``__init__`` checks its own keyword options (unknown names are its error) set this; for the
+    #: others :func:`make_agent` refuses options that no ``__init__`` between the class and Agent names.
+    checks_own_config = False
 
     def __init__(self, **config: Any):
         self.config = dict(config)
@@ -135,17 +138,30 @@ class Agent:
         if any(n.endswith("data.pkl") for n in names):
             agent = _load_torch_agent(p)
         elif "__header__.npy" in names:
-            with np.load(p, allow_pickle=False) as z:
-                try:
-                    header = json.loads(bytes(z["__header__"]).decode())
-                    saved = str(header["agent"])
-                except (ValueError, KeyError, UnicodeDecodeError) as e:
-                    raise ValueError(f"{p}: damaged agent header ({e})") from None
-                state = {k: z[k].copy() for k in z.files if k != "__header__"}
+            try:
+                with np.load(p, allow_pickle=False) as z:
+                    try:
+                        header = json.loads(bytes(z["__header__"]).decode())
+                        saved = str(header["agent"])
+                    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+                        raise ValueError(f"{p}: damaged agent header ({e})") from None
+                    state = {k: z[k].copy() for k in z.files if k != "__header__"}
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # a damaged archive, an object array
+                raise ValueError(e.args[0] if str(e).startswith(str(p)) else f"{p}: damaged agent file "
+                                 f"({type(e).__name__}: {e})") from None
+            bad = sorted(k for k, a in state.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
+            if bad:
+                raise ValueError(f"{p}: non-finite weights in {bad} (a diverged or damaged agent); refusing to load it")
             if expect is not None and saved != expect:
                 raise ValueError(f"{p} holds agent {saved!r}, not {expect!r}: load it with --agent {saved}")
-            agent = make_agent(saved, **header.get("config", {}))
-            agent.load_state_dict(state)
+            config = header.get("config", {})
+            if not isinstance(config, dict):
+                raise ValueError(f"{p}: damaged agent header (config is {type(config).__name__}, not an object)")
+            try:
+                agent = make_agent(saved, **config)
+                agent.load_state_dict(state)
+            except (ValueError, TypeError, KeyError) as e:
+                raise ValueError(f"{p}: cannot rebuild agent {saved!r} from it ({e})") from None
             return agent
         else:
             raise ValueError(f"{p}: a zip/.npz archive without an agent header (not written by Agent.save); "
@@ -210,8 +226,38 @@ def agent_class(name: str) -> Callable[..., Agent]:
     return AGENTS.get(name)
 
 
+def config_keys(factory: Any) -> set[str] | None:
+    """The keyword options an Agent class takes: the named parameters of the ``__init__`` methods between it and
+    :class:`Agent` (none when it defines no ``__init__``). ``None`` — nothing to check here — for a factory that is
+    not an Agent class, or a class that checks its options itself (``checks_own_config``)."""
+    import inspect
+
+    if not (isinstance(factory, type) and issubclass(factory, Agent)) or factory.checks_own_config:
+        return None
+    keys: set[str] = set()
+    for k in factory.__mro__:
+        if k is Agent:
+            break
+        init = k.__dict__.get("__init__")
+        if init is None:
+            continue
+        keys |= {p.name for p in list(inspect.signature(init).parameters.values())[1:]
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return keys
+
+
 def make_agent(name: str, **config: Any) -> Agent:
-    """Instantiate the agent registered as ``name`` with keyword ``config``."""
+    """Instantiate the agent registered as ``name`` with keyword ``config``; an option the agent does not take
+    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored)."""
+    keys = config_keys(AGENTS.get(name))
+    unknown = sorted(set(config) - keys) if keys is not None else []
+    if unknown:
+        import difflib
+
+        hints = {u: difflib.get_close_matches(u, sorted(keys), n=1) for u in unknown}
+        close = "; ".join(f"{u!r}: did you mean {h[0]!r}?" for u, h in hints.items() if h)
+        raise ValueError(f"agent {name!r}: unknown option(s) {unknown}" + (f" ({close})" if close else "")
+                         + f"; its options: {sorted(keys) or 'none'}")
     return AGENTS.build(name, **config)
 
 

@@ -18,6 +18,41 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 
+def _int_at_least(low: int) -> Any:
+    """An argparse ``type``: an integer >= ``low`` (argparse reports anything else as a usage error)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+        return v
+    return parse
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """Refuse (``ValueError`` naming ``flag``) an output file that cannot be written, before the run starts:
+    a probe file is created and removed in its folder (an existing file must be writable itself)."""
+    import os
+    import tempfile
+
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder; give a file name")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path}: folder {folder} does not exist")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {path}: the file is not writable")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=folder)
+    except OSError as e:
+        raise ValueError(f"{flag} {path}: cannot write in {folder} ({e.strerror or e})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", default="synthetic", help="synthetic, synthetic-<N>, wikispeedia, simplewiki or a path")
     p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
@@ -25,7 +60,7 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels (default: han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
-    p.add_argument("--k", type=int, default=None, help="candidate slots K (default: the agent's choice, else 64)")
+    p.add_argument("--k", type=_int_at_least(1), default=None, help="candidate slots K (default: the agent's choice, else 64)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
@@ -37,9 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
     _add_env_args(c)
-    c.add_argument("--steps", type=int, default=1000, help="env steps per episode (page budget)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--episodes", type=int, default=1, help="episodes per agent; learners keep their weights")
+    c.add_argument("--steps", type=_int_at_least(1), default=1000, help="env steps per episode (page budget)")
+    c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
+    c.add_argument("--episodes", type=_int_at_least(1), default=1,
+                   help="episodes per agent; learners keep their weights")
     c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
     c.add_argument("--plot", default=None,
                    help="write a PNG of relevant pages per step to this file (default: crawl-curve.png for the "
@@ -57,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci = cs.add_parser("info", help="counts, degree statistics, topics and the most frequent labels with seeds")
     ci.add_argument("spec", nargs="?", default="synthetic")
     ci.add_argument("--json", action="store_true")
-    ci.add_argument("--labels", type=int, default=10, help="how many of the most frequent labels to list")
+    ci.add_argument("--labels", type=_int_at_least(0), default=10, help="how many of the most frequent labels to list")
     cc = cs.add_parser("compile", help="load any corpus source and save it as a compiled corpus directory")
     cc.add_argument("spec")
     cc.add_argument("out")
@@ -89,8 +125,14 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     from gym_crawl.corpus import load_corpus
 
     names = [n.strip() for n in args.agent.split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"--agent {args.agent!r}: no agent name given (see `gym-crawl agents`)")
     if (args.load or args.save) and len(names) != 1:
         raise SystemExit("--load/--save need exactly one --agent")
+    plot = args.plot if args.plot is not None else (None if args.json else "crawl-curve.png")
+    for flag, out in (("--save", args.save), ("--plot", plot)):
+        if out:
+            _check_writable(out, flag)
     results = []
     corpus_cache: dict[str, Any] = {}
     for name in names:
@@ -118,7 +160,6 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         env.close()
     if not args.json:
         _print_table(results)
-    plot = args.plot if args.plot is not None else (None if args.json else "crawl-curve.png")
     if plot:
         _plot_curves(results, Path(plot))
         if not args.json:

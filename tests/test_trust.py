@@ -30,7 +30,7 @@ def _same(a: dict, b: dict) -> bool:
 
 
 def _nan_on(pages):
-    bad = set(int(p) for p in pages)
+    bad = {int(p) for p in pages}
 
     def reward(s):
         r = np.asarray(s.rel, np.float64) * 10
@@ -43,11 +43,11 @@ def _nan_on(pages):
 # ------------------------------------------------------------------ item 3: non-finite reward
 def test_non_finite_reward_step_changes_nothing(tiny_corpus):
     env = make(tiny_corpus)
-    obs, info = env.reset(seed=0)
+    env.reset(seed=0)
     u = env.unwrapped
     target = int(u._cand[0])
     env = make(tiny_corpus, reward=_nan_on([target]))
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     u = env.unwrapped
     assert int(u._cand[0]) == target
     before = _snapshot(env)
@@ -55,7 +55,7 @@ def test_non_finite_reward_step_changes_nothing(tiny_corpus):
         env.step(0)
     assert _same(before, _snapshot(env))  # not fetched, reward_sum unchanged, still steppable
     assert np.isfinite(info["reward_sum"])
-    obs, r, term, trunc, info = env.step(1)
+    _, r, _, _, info = env.step(1)
     assert np.isfinite(r) and np.isfinite(info["reward_sum"]) and info["fetched_page"] != target
 
 
@@ -138,16 +138,193 @@ def test_reward_sum_counts_invalid_action_penalties(tiny_corpus, vector):
                            corpus=tiny_corpus, max_candidates=64, max_episode_steps=40)
     else:
         env = make(tiny_corpus, max_candidates=64, max_episode_steps=40)
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     total = np.array(info["reward_sum"], np.float64)
     rng = np.random.default_rng(0)
     n_invalid = 0
     for _ in range(30):
         a = rng.integers(64, size=2) if vector else int(rng.integers(64))
-        obs, r, term, trunc, info = env.step(a)
+        _, r, term, trunc, info = env.step(a)
         total = total + r
         n_invalid += int(np.sum(info["invalid_action"]))
         assert np.allclose(info["reward_sum"], total, rtol=0, atol=1e-9)
         if np.any(term) or np.any(trunc):
             break
     assert n_invalid > 0
+
+
+# ------------------------------------------------------------------ item 5: state observation + slot actions
+def test_state_observation_with_slot_actions_is_refused(tiny_corpus):
+    with pytest.raises(ValueError, match=r"observation='state'.*action='page'"):
+        make(tiny_corpus, observation="state", action="slot")
+    env = make(tiny_corpus, observation="state", action="page")
+    env.reset(seed=0)
+    page = int(env.unwrapped.frontier_pages()[0])
+    assert env.step(page)[4]["fetched_page"] == page
+
+
+# ------------------------------------------------------------------ item 7: label topics, task names
+def _labelled_corpus():
+    from gym_crawl.corpus import CorpusBuilder
+
+    b = CorpusBuilder(name="labels")
+    for i, lab in enumerate(["x.Math", "x.Mathematics", "x.Math.Algebra", "y.Math", "x.Physics"] * 4):
+        b.add_page(f"P{i}", f"math algebra physics words page {i}", labels=[lab])
+    for i in range(19):
+        b.add_link(i, i + 1)
+    return b.build()
+
+
+def test_label_topics_match_whole_components():
+    from gym_crawl.relevance.topic import resolve_topic
+
+    c = _labelled_corpus()
+    t = resolve_topic("x.Math", c)
+    got = {c.page_labels(int(p))[0] for p in np.flatnonzero(t.label_mask(c))}
+    assert got == {"x.Math", "x.Math.Algebra"}  # not x.Mathematics, not y.Math
+    with pytest.raises(KeyError, match=r"no label 'x.Mat'.*close matches: \['x.Math'"):
+        resolve_topic("x.Mat", c)
+    with pytest.raises(KeyError, match="no label 'z.Math'"):
+        resolve_topic("z.Math", c)
+
+
+def test_suite_task_names_are_unique_per_label():
+    from benchmarks.suite import Task
+
+    a = Task("s", "x.A", ("Seed",), 100, 30, "train")
+    b = Task("s", "y.A", ("Seed",), 100, 30, "train")
+    assert a.name != b.name and a.name.startswith("x.A/")
+
+
+# ------------------------------------------------------------------ item 8: fleet page ids
+def test_fleet_refuses_non_integer_page_ids():
+    pytest.importorskip("pettingzoo")
+    from gym_crawl.corpus.changing import make_changing_web
+    from gym_crawl.envs.fleet import ForagerFleetEnv
+
+    env = ForagerFleetEnv(make_changing_web(200, 24.0, seed=0, state_dim=4), step_hours=1.0,
+                          n_initial=np.int64(2))
+    obs, _ = env.reset(seed=0)
+    good = int(np.flatnonzero(obs["forager_1"]["action_mask"])[0])
+    for bad in (np.float32(0.7), "31", True, 3.0, None):
+        with pytest.raises(ValueError, match=r"forager_0 must be an integer page id"):
+            env.step({"forager_0": bad, "forager_1": good})
+    env.step({"forager_0": np.int64(good), "forager_1": np.array(good)})
+
+
+# ------------------------------------------------------------------ item 9: agents
+def test_unknown_agent_options_are_refused_with_a_close_match():
+    from gym_crawl.agents import make_agent
+
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['epsilom'\].*did you mean 'epsilon'"):
+        make_agent("lfa-sync", epsilom=0.9)
+    with pytest.raises(ValueError, match=r"'random'.*unknown option"):
+        make_agent("random", epsilon=0.5)
+    assert make_agent("lfa-sync", epsilon=0.9).config["epsilon"] == 0.9
+
+
+def test_agent_load_refuses_nan_weights_and_names_the_file(tmp_path, tiny_corpus):
+    import io
+    import json
+
+    from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
+
+    agent = make_agent("lfa-async")
+    run_episode(make_env_for(agent, corpus=tiny_corpus, max_episode_steps=20), agent, seed=0)
+    good = agent.save(tmp_path / "a.npz")
+    state = agent.state_dict()
+    k = next(iter(state))
+    state[k] = np.full_like(state[k], np.nan)
+    buf = io.BytesIO()
+    np.savez(buf, __header__=np.frombuffer(json.dumps({"agent": "lfa-async", "config": agent.config}).encode(),
+                                           np.uint8), **state)
+    (tmp_path / "nan.npz").write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match=r"nan\.npz: non-finite weights"):
+        Agent.load(tmp_path / "nan.npz")
+    buf = io.BytesIO()  # a list header
+    np.savez(buf, __header__=np.frombuffer(b'["lfa-async"]', np.uint8))
+    (tmp_path / "list.npz").write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match=r"list\.npz: damaged agent header"):
+        Agent.load(tmp_path / "list.npz")
+    data = bytearray(good.read_bytes())  # a flipped byte inside the archive
+    data[len(data) // 2] ^= 0xFF
+    (tmp_path / "flip.npz").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"flip\.npz"):
+        Agent.load(tmp_path / "flip.npz")
+    buf = io.BytesIO()  # an object array (needs pickle)
+    np.savez(buf, __header__=np.frombuffer(b'{"agent": "lfa-async"}', np.uint8), w=np.array([{}, 1], object))
+    (tmp_path / "obj.npz").write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match=r"obj\.npz"):
+        Agent.load(tmp_path / "obj.npz")
+
+
+# ------------------------------------------------------------------ item 10: smaller
+def test_sizes_that_cannot_fit_are_refused_with_the_estimate(tiny_corpus):
+    from gym_crawl.corpus import load_corpus
+
+    with pytest.raises(ValueError, match=r"synthetic corpus of 100,000,000 pages would need about .* GB"):
+        load_corpus("synthetic-100000000")
+    with pytest.raises(ValueError, match=r"n_categories=10000000 .* would need about"):
+        make(tiny_corpus, n_categories=10**7)
+    with pytest.raises(ValueError, match=r"text=\{'dim': 1000000000\} .* would need about"):
+        make(tiny_corpus, text={"dim": 10**9})
+    with pytest.raises(ValueError, match=r"num_envs=5000000 .* would need about"):
+        gym.make_vec("WikiCrawl-v1", num_envs=5_000_000, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+
+
+def test_empty_corpus_name_and_numpy_integers(tiny_corpus):
+    from gym_crawl.corpus import load_corpus
+
+    with pytest.raises(ValueError, match="corpus '' is empty"):
+        load_corpus("")
+    with pytest.raises(ValueError, match="corpus '  ' is empty"):
+        make("  ")
+    v = gym.make_vec("WikiCrawl-v1", num_envs=np.int64(2), vectorization_mode="vector_entry_point",
+                     corpus=tiny_corpus)
+    assert v.num_envs == 2
+
+
+def test_negative_ids_do_not_wrap_around(tiny_corpus):
+    env = make(tiny_corpus)
+    env.reset(seed=0)
+    u = env.unwrapped
+    for call, arg in ((u.link_scores, [-1]), (u.is_frontier, -1), (u.word, -1), (u.is_frontier, u.n_pages),
+                      (u.word, True), (u.link_scores, [0.5])):
+        with pytest.raises(ValueError, match="ids must"):
+            call(arg)
+    f = int(u.frontier_pages()[0])
+    assert u.is_frontier(f) is True and u.is_frontier(np.array([f]))[0]
+    assert u.word(np.int64(0)) == u.word(0)
+
+
+# ------------------------------------------------------------------ item 11: CLI
+@pytest.mark.parametrize("argv, message", [
+    (["--steps", "-1"], "argument --steps: must be >= 1"),
+    (["--episodes", "0"], "argument --episodes: must be >= 1"),
+    (["--seed", "-1"], "argument --seed: must be >= 0"),
+    (["--k", "0"], "argument --k: must be >= 1"),
+    (["--steps", "ten"], "argument --steps: expected an integer"),
+])
+def test_cli_refuses_bad_numbers_before_the_run(argv, message, capsys):
+    from gym_crawl.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["crawl", *argv])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--agent", ""], "no agent name given"),
+    (["--save", "/proc/self/agent.npz"], "--save /proc/self/agent.npz: cannot write in /proc/self"),
+    (["--save", "/no/such/folder/a.npz"], "folder /no/such/folder does not exist"),
+    (["--plot", "/proc/self/c.png"], "--plot /proc/self/c.png: cannot write"),
+])
+def test_cli_checks_agent_and_outputs_before_the_run(argv, message, capsys, monkeypatch):
+    import gym_crawl.agents as agents_mod
+    from gym_crawl.cli import main
+
+    def no_run(*a, **k):
+        raise AssertionError("the run started")
+    monkeypatch.setattr(agents_mod, "run_episode", no_run)
+    assert main(["crawl", "--corpus", "synthetic-500", "--steps", "5", *argv]) == 2
+    assert message in capsys.readouterr().err

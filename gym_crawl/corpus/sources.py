@@ -242,6 +242,9 @@ def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
         raise TypeError(f"corpus must be a name ({_known_names()}), a path, a networkx graph or a Corpus, "
                         f"got {type(spec).__name__}")
     name = spec.strip()
+    if not name:
+        raise ValueError(f"corpus {spec!r} is empty: pass a registered name ({_known_names()}), a path, or None "
+                         f"for the default")
     named = parse_corpus_name(name)
     if named is not None:
         base, kw = named

@@ -36,6 +36,7 @@ saying which sub-envs set it (every sub-env sets every key).
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -43,10 +44,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from gym_crawl._limits import check_fits
 from gym_crawl.corpus import load_corpus
 from gym_crawl.crawl import batch_kernels as BK
 from gym_crawl.crawl import kernels as KN
-from gym_crawl.crawl.fields import allocate, env_rows
+from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
 from gym_crawl.crawl.state import FRONTIER, CrawlState
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures
@@ -90,11 +92,18 @@ class WikiCrawlVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, max_episode_steps: int | None = 1000, **kwargs: Any):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = int(num_envs)
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
         corpus = load_corpus(kwargs.pop("corpus", None), **(kwargs.pop("corpus_kwargs", None) or {}))
+        C = kwargs.get("n_categories", 4)
+        if isinstance(C, numbers.Integral) and not isinstance(C, bool) and C >= 0:  # else the env names the error
+            n = corpus.n_pages
+            check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
+                       num_envs * (crawl_bytes(n, max(1, len(corpus.domains)), int(C)) + n * 14),
+                       "each crawl's own columns")
         text = kwargs.pop("text", None)
         text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
         self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]

@@ -85,7 +85,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import TimeLimit
 
+from gym_crawl._limits import check_fits
 from gym_crawl.corpus import Corpus, load_corpus
+from gym_crawl.crawl.fields import crawl_bytes
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
@@ -153,6 +155,19 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return v
 
 
+def _check_sizes(corpus: Corpus, n_categories: int, text: Any) -> None:
+    """Refuse category slots or word-vector dimensions whose arrays cannot fit in memory, with the estimate."""
+    n, L, V = corpus.n_pages, corpus.n_links, corpus.n_words
+    per_cat = (n + L) * 4 * 2  # the crawl's and the score tables' (pages + links) × C float32 columns
+    check_fits(f"n_categories={n_categories} on corpus {corpus.name!r} ({n:,} pages, {L:,} links)",
+               crawl_bytes(n, max(1, len(corpus.domains)), 0) + per_cat * n_categories,
+               "4 bytes per page and link per category slot, in the crawl state and the score tables")
+    if isinstance(text, dict) and "dim" in text:
+        dim = int(text["dim"])
+        check_fits(f"text={{'dim': {dim}}} on corpus {corpus.name!r} ({V:,} words)", (V + min(n, 20_000)) * dim * 8,
+                   "word vectors and their training matrix, 8 bytes per word or training page per dimension")
+
+
 def _check_seeds(seeds: Any) -> list[str | int] | None:
     if seeds is None:
         return None
@@ -187,7 +202,8 @@ class WikiCrawlEnv(gym.Env):
         max_candidates: K, the number of candidate slots (1 ≤ K ≤ n_pages).
         n_categories: category slots C shared by all topics of this env (≥ 0).
         action: ``"slot"`` (``Discrete(K)``) or ``"page"`` (``Discrete(n_pages)``); see the module docstring.
-        observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only).
+        observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only; needs
+            ``action="page"``).
         invalid_action_penalty: reward of a masked-slot / non-frontier-page step (default ``-0.1 × max reward``).
         text: keyword arguments for :func:`gym_crawl.text.get_text_model` (``idf_fraction``, ``dim``,
             ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
@@ -214,6 +230,9 @@ class WikiCrawlEnv(gym.Env):
             raise ValueError(f"action {action!r}: expected one of {ACTION_MODES}")
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"observation {observation!r}: expected one of {OBSERVATION_MODES}")
+        if observation == "state" and action == "slot":
+            raise ValueError("observation='state' proposes no candidate slots, so a slot action could never fetch a "
+                             "page: use action='page' with it (or observation='candidates' with slot actions)")
         n_categories = _check_int("n_categories", n_categories, 0)
         K = _check_int("max_candidates", max_candidates, 1)
         if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0.0 <= float(beta) <= 1.0:
@@ -238,6 +257,7 @@ class WikiCrawlEnv(gym.Env):
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
         if K > self.corpus.n_pages:
             raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
+        _check_sizes(self.corpus, n_categories, text)
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
         self.n_categories = n_categories
         self.features: FeatureSet = get_feature_set(features, n_categories)
@@ -607,9 +627,22 @@ class WikiCrawlEnv(gym.Env):
         """New / updated / domain-capped frontier pages of the last ``reset`` or ``step`` (read-only views)."""
         return FrontierChanges(*(_ro_i32(a) for a in self._changes))
 
+    def _ids(self, ids: Any, what: str, n: int) -> np.ndarray:
+        """``ids`` as int64 ids in ``[0, n)``; ``ValueError`` naming ``what`` otherwise (no wrap-around)."""
+        a = np.asarray(ids)
+        if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(f"{what}: ids must be integers in [0, {n}), got {ids!r}")
+        a = a.astype(np.int64, copy=False)
+        if a.size and (int(a.min()) < 0 or int(a.max()) >= n):
+            raise ValueError(f"{what}: ids must lie in [0, {n}), got values in [{int(a.min())}, {int(a.max())}]")
+        return a
+
     def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
-        """Whether page(s) are currently in the frontier (discovered, unfetched)."""
-        return self.state.status[pages] == FRONTIER
+        """Whether page(s) are currently in the frontier (discovered, unfetched); ``ValueError`` for an id
+        outside ``[0, n_pages)``."""
+        a = self._ids(pages, "is_frontier", self.corpus.n_pages)
+        out = self.state.status[a] == FRONTIER
+        return bool(out) if a.ndim == 0 else out
 
     def fetched_pages(self) -> np.ndarray:
         """(n_fetched,) int32 pages fetched this episode, in fetch order, seeds first (a copy)."""
@@ -687,7 +720,7 @@ class WikiCrawlEnv(gym.Env):
 
     def word(self, word_id: int) -> str:
         """The word with id ``word_id``."""
-        return self.corpus.vocab[int(word_id)]
+        return self.corpus.vocab[int(self._ids(word_id, "word", self.corpus.n_words))]
 
     def idf(self) -> np.ndarray:
         """(n_words,) read-only IDF of the text model (estimated on a held-out sample of pages)."""
@@ -718,7 +751,7 @@ class WikiCrawlEnv(gym.Env):
 
     def link_scores(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages),) topic relevance of the best discovering link's text (the no-learning priority)."""
-        return self.state.link_rel[np.asarray(pages, dtype=np.int64)].copy()
+        return self.state.link_rel[self._ids(pages, "link_scores", self.corpus.n_pages)].copy()
 
     def argmax_frontier(self, w: np.ndarray) -> int:
         """Frontier page maximizing ``w · x(s, a)`` over the *whole* frontier (ties: lowest slot).
