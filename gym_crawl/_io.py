@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest", "check_file",
            "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock", "seal", "seal_problem",
-           "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError"]
+           "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask"]
 
 SAMPLE_BLOCKS = 32
 SAMPLE_BLOCK = 4096
@@ -203,12 +203,28 @@ def verify_files(folder: str | os.PathLike, files: dict[str, dict[str, Any]], *,
     return hashed
 
 
+def current_umask() -> int:
+    """The process' file-mode creation mask (read from ``/proc/self/status`` where it is, without changing it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder + ``os.replace``."""
+    """Write ``data`` to ``path`` via a temp file in the same folder + ``os.replace``. The file gets the mode a
+    plain ``open(path, "w")`` would give (``0o666`` less the umask), not the temp file's private ``0o600``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -189,7 +189,7 @@ def test_label_topics_match_whole_components():
 
 
 def test_suite_task_names_are_unique_per_label():
-    from benchmarks.suite import Task
+    from gym_crawl.benchmarks.suite import Task
 
     a = Task("s", "x.A", ("Seed",), 100, 30, "train")
     b = Task("s", "y.A", ("Seed",), 100, 30, "train")
@@ -328,3 +328,28 @@ def test_cli_checks_agent_and_outputs_before_the_run(argv, message, capsys, monk
     monkeypatch.setattr(agents_mod, "run_episode", no_run)
     assert main(["crawl", "--corpus", "synthetic-500", "--steps", "5", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ item 16: the user's umask
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_files_are_created_with_the_users_umask(tmp_path, umask):
+    import os
+    import stat
+
+    from conftest import make_tiny_corpus
+
+    from gym_crawl._io import atomic_write_json, current_umask
+    from gym_crawl.agents import make_agent
+
+    old = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        make_tiny_corpus(200).save(tmp_path / "c")
+        atomic_write_json(tmp_path / "r.json", {"a": 1})
+        make_agent("lfa-async").save(tmp_path / "agent.npz")
+    finally:
+        os.umask(old)
+    want = 0o666 & ~umask
+    for f in (tmp_path / "c" / "manifest.json", tmp_path / "c" / ".verified.json", tmp_path / "c" / "link_dst.npy",
+              tmp_path / "r.json", tmp_path / "agent.npz"):
+        assert stat.S_IMODE(f.stat().st_mode) == want, f
