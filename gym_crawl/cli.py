@@ -18,6 +18,17 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except ``None`` (left to the agent or the corpus) and where the help
+    already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 or "default" in text or not text:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _int_at_least(low: int) -> Any:
     """An argparse ``type``: an integer >= ``low`` (argparse reports anything else as a usage error)."""
     def parse(text: str) -> int:
@@ -57,7 +68,8 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", default="synthetic", help="synthetic, synthetic-<N>, wikispeedia, simplewiki or a path")
     p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
     p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
-    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels (default: han2018)")
+    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels | classifier (default: the "
+                                                  "agent's choice, else labels for a topic with a label, else han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
     p.add_argument("--k", type=_int_at_least(1), default=None, help="candidate slots K (default: the agent's choice, else 64)")
@@ -65,10 +77,15 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.")
+    from gym_crawl import __version__
+
+    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
+                                 formatter_class=_HelpFormatter)
+    ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    c = sub.add_parser("crawl", help="run one or more agents and report relevant pages found")
+    fmt = {"formatter_class": _HelpFormatter}
+    c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
     _add_env_args(c)
@@ -83,24 +100,26 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
 
-    d = sub.add_parser("download", help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
+    d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
     d.add_argument("name", help="wikispeedia | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
 
-    co = sub.add_parser("corpus", help="inspect or compile corpora")
+    co = sub.add_parser("corpus", **fmt, help="inspect or compile corpora")
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
-    ci = cs.add_parser("info", help="counts, degree statistics, topics and the most frequent labels with seeds")
+    ci = cs.add_parser("info", **fmt,
+                       help="counts, degree statistics, topics and the most frequent labels with seeds")
     ci.add_argument("spec", nargs="?", default="synthetic")
     ci.add_argument("--json", action="store_true")
     ci.add_argument("--labels", type=_int_at_least(0), default=10, help="how many of the most frequent labels to list")
-    cc = cs.add_parser("compile", help="load any corpus source and save it as a compiled corpus directory")
+    cc = cs.add_parser("compile", **fmt, help="load any corpus source and save it as a compiled corpus directory")
     cc.add_argument("spec")
     cc.add_argument("out")
 
-    sub.add_parser("agents", help="list registered agents with one-line descriptions")
+    sub.add_parser("agents", **fmt, help="list registered agents with one-line descriptions")
 
-    b = sub.add_parser("bench", help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
+    b = sub.add_parser("bench", **fmt,
+                       help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
@@ -253,7 +272,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         import gym_crawl.benchmarks
 
         known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__) if not m.name.startswith("_"))
-        raise SystemExit(f"unknown benchmark {args.name!r}; available: {known}") from None
+        import difflib
+
+        close = difflib.get_close_matches(args.name.replace("-", "_"), known, n=3)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        raise SystemExit(f"unknown benchmark {args.name!r}{hint}; available: {known}") from None
     return int(mod.main(args.args) or 0)
 
 

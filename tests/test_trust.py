@@ -353,3 +353,21 @@ def test_files_are_created_with_the_users_umask(tmp_path, umask):
     for f in (tmp_path / "c" / "manifest.json", tmp_path / "c" / ".verified.json", tmp_path / "c" / "link_dst.npy",
               tmp_path / "r.json", tmp_path / "agent.npz"):
         assert stat.S_IMODE(f.stat().st_mode) == want, f
+
+
+# ------------------------------------------------------------------ item 18: CLI conventions
+def test_cli_version_defaults_and_did_you_mean(capsys):
+    from gym_crawl import __version__
+    from gym_crawl.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"gym-crawl {__version__}"
+    with pytest.raises(SystemExit):
+        main(["crawl", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: 1000)" in out and "(default: best-first)" in out and "(default: None)" not in out
+    assert main(["crawl", "--agent", "best-frst", "--steps", "3", "--corpus", "synthetic-500"]) == 2
+    assert "did you mean 'best-first'" in capsys.readouterr().err
+    assert main(["corpus", "info", "wikispedia"]) == 2
+    assert "did you mean 'wikispeedia'" in capsys.readouterr().err

@@ -251,9 +251,13 @@ def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
         return CORPORA.build(base, **kw, **kwargs)
     path = Path(name).expanduser()
     if not path.exists():
+        import difflib
+
+        close = difflib.get_close_matches(name.lower(), CORPORA.names(), n=3)
         raise FileNotFoundError(
             f"corpus {name!r}: no such file or folder, and not a registered corpus name "
-            f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")
+            + (f"(did you mean {' or '.join(repr(c) for c in close)}?) " if close else "")
+            + f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")
     kind = CORPUS_KINDS.detect(path)
     if kind is None:
         raise CorpusFormatError(f"corpus {name!r}: cannot tell what kind of corpus {path} is; "
