@@ -216,14 +216,53 @@ for _name, _target, _doc in [
     AGENTS.register(_name, _target, _doc)
 
 
+ENTRY_POINT_GROUP = "gym_crawl.agents"
+"""Entry-point group of plug-in agents: an installed package that declares
+``[project.entry-points."gym_crawl.agents"] my-agent = "my_pkg.agents:MyAgent"`` makes ``my-agent`` an agent name
+(``make_agent``, ``gym-crawl crawl --agent my-agent``)."""
+
+_PLUGINS_LOADED = False
+
+
+def _load_plugins() -> None:
+    """Register the installed packages' :data:`ENTRY_POINT_GROUP` agents (lazily: imported when asked for), once;
+    a built-in or explicitly registered name is never replaced."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in AGENTS and ep.value.count(":") == 1:
+            dist = getattr(getattr(ep, "dist", None), "name", None)
+            AGENTS.register(ep.name, ep.value, f"plug-in agent {ep.value}" + (f" (package {dist})" if dist else ""))
+
+
+def _resolve(name: str) -> str:
+    """``name`` made known to :data:`AGENTS`: plug-ins are registered, and an unregistered ``"module:Class"``
+    (``gym-crawl crawl --agent my_pkg.agents:MyAgent``) is registered under that spec, imported on use."""
+    _load_plugins()
+    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and not name.startswith("sb3:"):
+        mod, attr = name.split(":")
+        if mod and attr:
+            AGENTS.register(name, name, f"agent class {name}")
+    return name
+
+
 def register_agent(name: str, factory: str | Callable[..., Agent], description: str = "") -> None:
     """Register an agent under ``name``: a class/factory, or a lazy ``"module:attribute"`` string."""
     AGENTS.register(name, factory, description)
 
 
 def agent_class(name: str) -> Callable[..., Agent]:
-    """The class (factory) registered as ``name``; clear errors for unknown or unavailable agents."""
-    return AGENTS.get(name)
+    """The class (factory) registered as ``name`` — a registered name, an installed plug-in's entry point, or
+    ``"module:Class"``; clear errors for unknown or unavailable agents."""
+    factory = AGENTS.get(_resolve(name))
+    if ":" in name and not (isinstance(factory, type) and issubclass(factory, Agent)):
+        AGENTS.unregister(name)
+        raise ValueError(f"agent {name!r} is {factory!r}, not a subclass of gym_crawl.agents.Agent")
+    return factory
 
 
 def config_keys(factory: Any) -> set[str] | None:
@@ -249,7 +288,7 @@ def config_keys(factory: Any) -> set[str] | None:
 def make_agent(name: str, **config: Any) -> Agent:
     """Instantiate the agent registered as ``name`` with keyword ``config``; an option the agent does not take
     raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored)."""
-    keys = config_keys(AGENTS.get(name))
+    keys = config_keys(agent_class(name))
     unknown = sorted(set(config) - keys) if keys is not None else []
     if unknown:
         import difflib
@@ -262,5 +301,6 @@ def make_agent(name: str, **config: Any) -> Agent:
 
 
 def agent_names() -> list[str]:
-    """Registered agent names (some may need optional dependencies)."""
+    """Registered agent names, installed plug-ins included (some may need optional dependencies)."""
+    _load_plugins()
     return AGENTS.names()

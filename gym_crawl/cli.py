@@ -300,8 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "corpus":
             return _cmd_corpus(args)
         if args.cmd == "agents":
-            from gym_crawl.agents import AGENTS
+            from gym_crawl.agents import AGENTS, agent_names
 
+            agent_names()  # installed plug-ins' entry points included
             desc = AGENTS.describe()
             w = max(map(len, desc))
             print("\n".join(f"{n.ljust(w)}  {d}" for n, d in desc.items()))

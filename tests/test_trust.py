@@ -371,3 +371,75 @@ def test_cli_version_defaults_and_did_you_mean(capsys):
     assert "did you mean 'best-first'" in capsys.readouterr().err
     assert main(["corpus", "info", "wikispedia"]) == 2
     assert "did you mean 'wikispeedia'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ item 13: plug in your own agent
+_PLUGIN = '''
+import numpy as np
+from gym_crawl.agents import Agent
+
+
+class LongestAnchorAgent(Agent):
+    name, action_kind = "longest-anchor", "page"
+
+    def act(self, obs, info):
+        F = self.env.frontier_pages()
+        return int(F[np.argmax([len(self.env.link_words(int(p))["anchor"]) for p in F])])
+
+
+NOT_AN_AGENT = 3
+'''
+
+
+@pytest.fixture()
+def plugin_dir(tmp_path, monkeypatch):
+    """A module on sys.path and an installed-package record (dist-info) declaring it as an entry point."""
+    import sys
+
+    import gym_crawl.agents.base as base
+
+    (tmp_path / "trust_plugin_agents.py").write_text(_PLUGIN)
+    di = tmp_path / "trust_plugin-0.1.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: trust-plugin\nVersion: 0.1\n")
+    (di / "entry_points.txt").write_text("[gym_crawl.agents]\nlongest-anchor = trust_plugin_agents:LongestAnchorAgent\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(base, "_PLUGINS_LOADED", False)
+    yield tmp_path
+    for n in ("longest-anchor", "trust_plugin_agents:LongestAnchorAgent", "trust_plugin_agents:NOT_AN_AGENT"):
+        base.AGENTS.unregister(n)
+    sys.modules.pop("trust_plugin_agents", None)
+
+
+def test_agent_by_module_and_class_and_by_entry_point(plugin_dir, tiny_corpus, capsys):
+    from gym_crawl.agents import agent_names, make_agent, make_env_for, run_episode
+    from gym_crawl.cli import main
+
+    a = make_agent("trust_plugin_agents:LongestAnchorAgent")
+    res = run_episode(make_env_for(a, corpus=tiny_corpus, max_episode_steps=15), a, seed=0)
+    assert res.summary()["steps"] == 15
+    assert "longest-anchor" in agent_names()  # the entry point of the installed package
+    b = make_agent("longest-anchor")
+    assert type(b).__name__ == "LongestAnchorAgent"
+    with pytest.raises(ValueError, match="not a subclass of gym_crawl.agents.Agent"):
+        make_agent("trust_plugin_agents:NOT_AN_AGENT")
+    with pytest.raises(ValueError, match="no_such_module"):
+        make_agent("no_such_module:Agent")
+    assert main(["crawl", "--agent", "longest-anchor,trust_plugin_agents:LongestAnchorAgent", "--corpus",
+                 "synthetic-500", "--steps", "5", "--json"]) == 0
+    assert capsys.readouterr().out.count('"agent": "longest-anchor"') == 2
+
+
+def test_link_words_are_the_discovering_links_words(tiny_corpus):
+    env = make(tiny_corpus)
+    env.reset(seed=0)
+    u = env.unwrapped
+    p = int(u.frontier_pages()[0])
+    w = u.link_words(p)
+    c = tiny_corpus
+    e = int(u.state.best_link[p])
+    assert int(c.link_dst[e]) == p and w["anchor"] == [c.vocab[int(t)] for t in
+                                                       c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]]
+    assert w["url"] and all(isinstance(x, str) for x in w["url"])
+    with pytest.raises(ValueError, match="not in the frontier"):
+        u.link_words(int(u.fetched_pages()[0]))

@@ -41,7 +41,7 @@ Observation (``observation=``):
 **Read-only accessors for agents** (documented; agents never touch private attributes, ``state``,
 ``corpus`` or ``text``): :meth:`frontier_pages`, :meth:`is_frontier`, :meth:`features_of`,
 :attr:`feature_names`, :attr:`feature_dim`, :attr:`features_local`, :meth:`link_scores`,
-:meth:`argmax_frontier`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
+:meth:`argmax_frontier`, :meth:`link_words`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
 :meth:`fetched_text`, :meth:`fetched_outlinks`, :meth:`idf`, :meth:`word_id`, :meth:`word`,
 :attr:`n_words`, :attr:`n_pages`, :attr:`max_reward`, :attr:`reward_name`, :attr:`current_topic`,
 :attr:`max_candidates`, :meth:`check_topic`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
@@ -748,6 +748,18 @@ class WikiCrawlEnv(gym.Env):
         if len(pages) and not np.all(self.state.status[pages] == FRONTIER):
             raise ValueError("features_of: all pages must be frontier pages")
         return self.features.compute(self.state, pages)
+
+    def link_words(self, page: int) -> dict[str, list[str]]:
+        """Words of the link that discovered frontier ``page`` (the most topic-relevant one when several did), as
+        the crawler saw them: ``{"anchor": [...], "url": [...]}`` — its anchor text and its URL's words (the
+        target's title tokens; none on domains with opaque URLs). ``ValueError`` for a page not in the frontier."""
+        p = int(self._ids(page, "link_words", self.corpus.n_pages))
+        if self.state.status[p] != FRONTIER:
+            raise ValueError(f"link_words({page}): page {p} is not in the frontier")
+        c, e = self.corpus, int(self.state.best_link[p])
+        vocab = c.vocab
+        return {"anchor": [vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]],
+                "url": [vocab[int(t)] for t in c.title_terms[c.title_ptr[p]:c.title_ptr[p + 1]]]}
 
     def link_scores(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages),) topic relevance of the best discovering link's text (the no-learning priority)."""
