@@ -396,7 +396,7 @@ def plugin_dir(tmp_path, monkeypatch):
     """A module on sys.path and an installed-package record (dist-info) declaring it as an entry point."""
     import sys
 
-    import gym_crawl.agents.base as base
+    from gym_crawl.agents import base
 
     (tmp_path / "trust_plugin_agents.py").write_text(_PLUGIN)
     di = tmp_path / "trust_plugin-0.1.dist-info"
