@@ -171,9 +171,10 @@ def verify_files(folder: str | os.PathLike, files: dict[str, dict[str, Any]], *,
     checked as it is now (same :func:`file_identity`, same manifest ``key``); ``force=True`` checks them all.
 
     Raises :class:`FileCheckError` for the first file at fault; else records the stamp and returns how many
-    files it hashed (0: every file was known as checked). The
-    first open of a cache on a host reads every byte once (sha256 runs at ~1 GB/s); later opens cost one
-    ``stat`` per file, and any later write to a file changes its identity, so it is checked again."""
+    files it hashed (0: every file was known as checked). The first open of a cache on a host reads every
+    byte once (sha256 runs at ~1 GB/s); later opens cost one ``stat`` per file, and any later write to a
+    file changes its identity, so it is checked again. A read-only folder keeps no stamp: each process
+    then checks its files once."""
     folder = Path(folder)
     stamp = {} if force else _read_stamp(folder, key)
     hashed = 0
