@@ -29,6 +29,29 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _benchmarks() -> dict[str, str]:
+    """Name → first docstring sentence of every benchmark module (read from the source, nothing imported; modules
+    whose name starts with ``_`` are internal and not listed)."""
+    import ast
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec("gym_crawl.benchmarks")
+    out: dict[str, str] = {}
+    for m in sorted(pkgutil.iter_modules(list(spec.submodule_search_locations or [])) if spec else [],
+                    key=lambda m: m.name):
+        if m.name.startswith("_") or m.ispkg:
+            continue
+        path = Path(m.module_finder.path) / f"{m.name}.py"  # type: ignore[union-attr]
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        except (OSError, SyntaxError, ValueError):
+            doc = ""
+        first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+        out[m.name] = first if len(first) <= 100 else first[:99].rsplit(" ", 1)[0] + " …"
+    return out
+
+
 def _int_at_least(low: int) -> Any:
     """An argparse ``type``: an integer >= ``low`` (argparse reports anything else as a usage error)."""
     def parse(text: str) -> int:
@@ -95,8 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="episodes per agent; learners keep their weights")
     c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
     c.add_argument("--plot", default=None,
-                   help="write a PNG of relevant pages per step to this file (default: crawl-curve.png for the "
-                        "table output; none with --json unless given)")
+                   help="write a PNG of relevant pages per step to this file (default: no plot)")
     c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
 
@@ -118,8 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("agents", **fmt, help="list registered agents with one-line descriptions")
 
-    b = sub.add_parser("bench", **fmt,
-                       help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
+    b = sub.add_parser("bench", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)",
+                       description="benchmarks (`gym-crawl bench NAME --help` for each one's options):\n"
+                                   + "\n".join(f"  {n:<20} {d}" for n, d in _benchmarks().items()))
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
@@ -148,7 +172,7 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         raise ValueError(f"--agent {args.agent!r}: no agent name given (see `gym-crawl agents`)")
     if (args.load or args.save) and len(names) != 1:
         raise SystemExit("--load/--save need exactly one --agent")
-    plot = args.plot if args.plot is not None else (None if args.json else "crawl-curve.png")
+    plot = args.plot
     for flag, out in (("--save", args.save), ("--plot", plot)):
         if out:
             _check_writable(out, flag)

@@ -443,3 +443,24 @@ def test_link_words_are_the_discovering_links_words(tiny_corpus):
     assert w["url"] and all(isinstance(x, str) for x in w["url"])
     with pytest.raises(ValueError, match="not in the frontier"):
         u.link_words(int(u.fetched_pages()[0]))
+
+
+# ------------------------------------------------------------------ item 16: a plot only when asked
+def test_cli_writes_a_plot_only_when_asked(tmp_path, monkeypatch, capsys):
+    from gym_crawl.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5"]) == 0
+    assert list(tmp_path.iterdir()) == [] and "curve written" not in capsys.readouterr().out
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--plot", "c.png"]) == 0
+    assert (tmp_path / "c.png").is_file() and "curve written to c.png" in capsys.readouterr().out
+
+
+def test_bench_help_lists_every_benchmark_with_one_line(capsys):
+    from gym_crawl.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert "fuzz_env             Random-action fuzz of the env API" in out and "han2018" in out
+    assert "_plotting" not in out  # internal modules are not listed
