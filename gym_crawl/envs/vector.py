@@ -471,7 +471,8 @@ class WikiCrawlVectorEnv(VectorEnv):
 
     def _step_python(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step the sub-envs one by one (configurations the compiled step does not cover). Every action and
-        every reward about to be collected is checked first, so a refused batch steps no sub-env."""
+        every reward about to be collected is checked first, so a refused batch steps no sub-env (a reward
+        scheme whose values are not cached per page — a custom callable — is then called twice for the page)."""
         self._sync_envs()
         self._check_actions(actions, ~self._autoreset)
         for i, e in enumerate(self.envs):
