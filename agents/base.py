@@ -69,6 +69,9 @@ class Agent:
     #: The agent's score of the action it chose last (its priority / Q-value), or ``None`` when it has none;
     #: a live crawl records it with each decision.
     last_score: float | None = None
+    #: Agents whose ``__init__`` checks its own keyword options (unknown names are its error) set this; for the
+    #: others :func:`make_agent` refuses options that no ``__init__`` between the class and Agent names.
+    checks_own_config = False
 
     def __init__(self, **config: Any):
         self.config = dict(config)
@@ -138,17 +141,30 @@ class Agent:
         if any(n.endswith("data.pkl") for n in names):
             agent = _load_torch_agent(p)
         elif "__header__.npy" in names:
-            with np.load(p, allow_pickle=False) as z:
-                try:
-                    header = json.loads(bytes(z["__header__"]).decode())
-                    saved = str(header["agent"])
-                except (ValueError, KeyError, UnicodeDecodeError) as e:
-                    raise ValueError(f"{p}: damaged agent header ({e})") from None
-                state = {k: z[k].copy() for k in z.files if k != "__header__"}
+            try:
+                with np.load(p, allow_pickle=False) as z:
+                    try:
+                        header = json.loads(bytes(z["__header__"]).decode())
+                        saved = str(header["agent"])
+                    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+                        raise ValueError(f"{p}: damaged agent header ({e})") from None
+                    state = {k: z[k].copy() for k in z.files if k != "__header__"}
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # a damaged archive, an object array
+                raise ValueError(e.args[0] if str(e).startswith(str(p)) else f"{p}: damaged agent file "
+                                 f"({type(e).__name__}: {e})") from None
+            bad = sorted(k for k, a in state.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
+            if bad:
+                raise ValueError(f"{p}: non-finite weights in {bad} (a diverged or damaged agent); refusing to load it")
             if expect is not None and saved != expect:
                 raise ValueError(f"{p} holds agent {saved!r}, not {expect!r}: load it with --agent {saved}")
-            agent = make_agent(saved, **header.get("config", {}))
-            agent.load_state_dict(state)
+            config = header.get("config", {})
+            if not isinstance(config, dict):
+                raise ValueError(f"{p}: damaged agent header (config is {type(config).__name__}, not an object)")
+            try:
+                agent = make_agent(saved, **config)
+                agent.load_state_dict(state)
+            except (ValueError, TypeError, KeyError) as e:
+                raise ValueError(f"{p}: cannot rebuild agent {saved!r} from it ({e})") from None
             return agent
         else:
             raise ValueError(f"{p}: a zip/.npz archive without an agent header (not written by Agent.save); "
@@ -203,21 +219,91 @@ for _name, _target, _doc in [
     AGENTS.register(_name, _target, _doc)
 
 
+ENTRY_POINT_GROUP = "gym_crawl.agents"
+"""Entry-point group of plug-in agents: an installed package that declares
+``[project.entry-points."gym_crawl.agents"] my-agent = "my_pkg.agents:MyAgent"`` makes ``my-agent`` an agent name
+(``make_agent``, ``gym-crawl crawl --agent my-agent``)."""
+
+_PLUGINS_LOADED = False
+
+
+def _load_plugins() -> None:
+    """Register the installed packages' :data:`ENTRY_POINT_GROUP` agents (lazily: imported when asked for), once;
+    a built-in or explicitly registered name is never replaced."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in AGENTS and ep.value.count(":") == 1:
+            dist = getattr(getattr(ep, "dist", None), "name", None)
+            AGENTS.register(ep.name, ep.value, f"plug-in agent {ep.value}" + (f" (package {dist})" if dist else ""))
+
+
+def _resolve(name: str) -> str:
+    """``name`` made known to :data:`AGENTS`: plug-ins are registered, and an unregistered ``"module:Class"``
+    (``gym-crawl crawl --agent my_pkg.agents:MyAgent``) is registered under that spec, imported on use."""
+    _load_plugins()
+    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and not name.startswith("sb3:"):
+        mod, attr = name.split(":")
+        if mod and attr:
+            AGENTS.register(name, name, f"agent class {name}")
+    return name
+
+
 def register_agent(name: str, factory: str | Callable[..., Agent], description: str = "") -> None:
     """Register an agent under ``name``: a class/factory, or a lazy ``"module:attribute"`` string."""
     AGENTS.register(name, factory, description)
 
 
 def agent_class(name: str) -> Callable[..., Agent]:
-    """The class (factory) registered as ``name``; clear errors for unknown or unavailable agents."""
-    return AGENTS.get(name)
+    """The class (factory) registered as ``name`` — a registered name, an installed plug-in's entry point, or
+    ``"module:Class"``; clear errors for unknown or unavailable agents."""
+    factory = AGENTS.get(_resolve(name))
+    if ":" in name and not (isinstance(factory, type) and issubclass(factory, Agent)):
+        AGENTS.unregister(name)
+        raise ValueError(f"agent {name!r} is {factory!r}, not a subclass of gym_crawl.agents.Agent")
+    return factory
+
+
+def config_keys(factory: Any) -> set[str] | None:
+    """The keyword options an Agent class takes: the named parameters of the ``__init__`` methods between it and
+    :class:`Agent` (none when it defines no ``__init__``). ``None`` — nothing to check here — for a factory that is
+    not an Agent class, or a class that checks its options itself (``checks_own_config``)."""
+    import inspect
+
+    if not (isinstance(factory, type) and issubclass(factory, Agent)) or factory.checks_own_config:
+        return None
+    keys: set[str] = set()
+    for k in factory.__mro__:
+        if k is Agent:
+            break
+        init = k.__dict__.get("__init__")
+        if init is None:
+            continue
+        keys |= {p.name for p in list(inspect.signature(init).parameters.values())[1:]
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return keys
 
 
 def make_agent(name: str, **config: Any) -> Agent:
-    """Instantiate the agent registered as ``name`` with keyword ``config``."""
+    """Instantiate the agent registered as ``name`` with keyword ``config``; an option the agent does not take
+    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored)."""
+    keys = config_keys(agent_class(name))
+    unknown = sorted(set(config) - keys) if keys is not None else []
+    if unknown:
+        import difflib
+
+        hints = {u: difflib.get_close_matches(u, sorted(keys), n=1) for u in unknown}
+        close = "; ".join(f"{u!r}: did you mean {h[0]!r}?" for u, h in hints.items() if h)
+        raise ValueError(f"agent {name!r}: unknown option(s) {unknown}" + (f" ({close})" if close else "")
+                         + f"; its options: {sorted(keys) or 'none'}")
     return AGENTS.build(name, **config)
 
 
 def agent_names() -> list[str]:
-    """Registered agent names (some may need optional dependencies)."""
+    """Registered agent names, installed plug-ins included (some may need optional dependencies)."""
+    _load_plugins()
     return AGENTS.names()

@@ -88,6 +88,7 @@ class _DDQNBase(Agent):
     """Shared DDQN machinery (network, replay, target, schedules, persistence)."""
 
     env_defaults = {"features": "tres", "reward": "binary"}
+    checks_own_config = True  # DDQNConfig.from_options refuses unknown names
 
     def __init__(self, config: DDQNConfig | None = None, **options: Any):
         """``options``: any :class:`DDQNConfig` field as a keyword (validated; unknown names are an

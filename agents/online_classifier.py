@@ -196,6 +196,7 @@ class _RowLearner(Agent):
     needs_observation = False
     env_defaults: ClassVar[dict[str, Any]] = {"features": "hashed-transferable"}
     DEFAULTS: ClassVar[dict[str, Any]] = {}
+    checks_own_config = True  # __init__ refuses options outside DEFAULTS
 
     def __init__(self, **config: Any):
         cfg = {**self.DEFAULTS, **config}

@@ -232,6 +232,7 @@ class ThesisDQNAgent(Agent):
     action_kind = "page"
     needs_observation = False
     env_defaults = {"features": "thesis", "reward": "thesis"}
+    checks_own_config = True  # __init__ refuses options outside DEFAULTS
 
     def __init__(self, **config: Any):
         unknown = sorted(set(config) - set(DEFAULTS))

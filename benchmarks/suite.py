@@ -152,7 +152,9 @@ class Task:
 
     @property
     def name(self) -> str:
-        return f"{self.label.split('.', 1)[-1]}/{self.seeds[0]}@{self.budget}"
+        """``<label>/<seed title>@<budget>``: the whole label, so tasks of labels that share their last
+        components (``x.A``, ``y.A``) never merge in the score tables."""
+        return f"{self.label}/{self.seeds[0]}@{self.budget}"
 
 
 @dataclass
@@ -170,7 +172,7 @@ def is_test_topic(label: str) -> bool:
 
 def labelled_tasks(corpus: Any, min_pages: int = 25) -> list[tuple[str, np.ndarray]]:
     """``(label, member page ids)`` of every label carried by >= ``min_pages`` pages (exact label),
-    sorted by label; member ids are the pages whose label starts with it (the topic's label mask)."""
+    sorted by label; member ids are the pages carrying it or a sub-label (the topic's label mask)."""
     from gym_crawl.relevance.topic import Topic
 
     counts = np.bincount(np.asarray(corpus.label_ids), minlength=len(corpus.labels))

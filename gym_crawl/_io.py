@@ -24,7 +24,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest", "check_file",
-           "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock"]
+           "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock", "seal", "seal_problem",
+           "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask"]
 
 SAMPLE_BLOCKS = 32
 SAMPLE_BLOCK = 4096
@@ -79,12 +80,152 @@ def check_file(path: Path, spec: dict[str, Any], *, verify: bool) -> str | None:
     return None
 
 
+SEAL_KEY = "seal_sha256"
+"""Key of a manifest's own checksum (see :func:`seal`)."""
+
+
+def _canonical(obj: dict[str, Any]) -> bytes:
+    body = {k: v for k, v in obj.items() if k != SEAL_KEY}
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def seal(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with ``"seal_sha256"``: the sha256 of its canonical JSON (sorted keys, no whitespace) without
+    that key. A manifest written with its seal and read back either parses to the sealed content or fails
+    :func:`seal_problem` — a damaged byte of a JSON file whose values the readers trust (page counts, topic
+    seeds, file checksums) is detected instead of read as a different value."""
+    return {**{k: v for k, v in obj.items() if k != SEAL_KEY},
+            SEAL_KEY: hashlib.sha256(_canonical(obj)).hexdigest()}
+
+
+def seal_problem(obj: Any, known_keys: set[str] | frozenset[str]) -> str | None:
+    """What is wrong with a parsed manifest ``obj`` against its seal (``None`` when nothing is).
+
+    A manifest without a seal (written by an older gym_crawl) is accepted when every top-level key is one
+    of ``known_keys`` — so a damaged byte in the seal's own key name is not read as "no seal"."""
+    if not isinstance(obj, dict):
+        return f"not a JSON object ({type(obj).__name__})"
+    unknown = sorted(set(obj) - set(known_keys) - {SEAL_KEY})
+    if unknown:
+        return f"unknown field(s) {unknown} (damaged manifest)"
+    if SEAL_KEY not in obj:
+        return None
+    if obj[SEAL_KEY] != hashlib.sha256(_canonical(obj)).hexdigest():
+        return "its content differs from its seal_sha256 (damaged or edited manifest)"
+    return None
+
+
+STAMP_NAME = ".verified.json"
+"""Name of the stamp file :func:`verify_files` keeps beside a manifest."""
+
+_VERIFIED: dict[tuple[str, str], tuple[int, ...]] = {}
+"""Files whose full sha256 this process checked: (absolute path, sha256) → :func:`file_identity` then."""
+
+
+def file_identity(path: str | os.PathLike) -> tuple[int, ...]:
+    """``(size, mtime_ns, ctime_ns, inode, device)`` of a file. Writing to the file in place, replacing it,
+    or resetting its mtime (``touch -d``: the ctime still moves, and no user call sets a ctime) all change it."""
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _read_stamp(folder: Path, key: str) -> dict[str, Any]:
+    try:
+        stamp = json.loads((folder / STAMP_NAME).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(stamp, dict) or stamp.get("key") != key or not isinstance(stamp.get("files"), dict):
+        return {}
+    return stamp["files"]
+
+
+def write_stamp(folder: str | os.PathLike, key: str, files: dict[str, dict[str, Any]],
+                idents: dict[str, tuple[int, ...]] | None = None) -> None:
+    """Record that the listed files of ``folder`` (name → manifest spec with ``sha256``) hold the content their
+    manifest (identified by ``key``) lists, as each file is now (:func:`file_identity`; ``idents``: as taken
+    before the check). Best effort: a read-only folder keeps no stamp (each process then checks the files once)."""
+    folder = Path(folder)
+    entries = {}
+    for name, spec in files.items():
+        ident = (idents or {}).get(name) or file_identity(folder / name)
+        entries[name] = {"sha256": spec["sha256"], "id": list(ident)}
+        _VERIFIED[(str((folder / name).resolve()), spec["sha256"])] = ident
+    try:
+        atomic_write_json(folder / STAMP_NAME, {"key": key, "files": entries})
+    except OSError:
+        pass
+
+
+class FileCheckError(ValueError):
+    """A file of a cache folder differs from its manifest (``.file``: its name; ``.problem``: what differs)."""
+
+    def __init__(self, file: str, problem: str):
+        super().__init__(f"{file}: {problem}")
+        self.file, self.problem = file, problem
+
+
+def verify_files(folder: str | os.PathLike, files: dict[str, dict[str, Any]], *, key: str,
+                 force: bool = False) -> int:
+    """Check every file of ``folder`` listed in ``files`` (name → manifest spec with ``size`` and ``sha256``)
+    against its full sha256, except a file this process or the folder's stamp (:data:`STAMP_NAME`) already
+    checked as it is now (same :func:`file_identity`, same manifest ``key``); ``force=True`` checks them all.
+
+    Raises :class:`FileCheckError` for the first file at fault; else records the stamp and returns how many
+    files it hashed (0: every file was known as checked). The first open of a cache on a host reads every
+    byte once (sha256 runs at ~1 GB/s); later opens cost one ``stat`` per file, and any later write to a
+    file changes its identity, so it is checked again. A read-only folder keeps no stamp: each process
+    then checks its files once."""
+    folder = Path(folder)
+    stamp = {} if force else _read_stamp(folder, key)
+    hashed = 0
+    idents: dict[str, tuple[int, ...]] = {}
+    for name, spec in files.items():
+        fp = folder / name
+        if not fp.is_file():
+            raise FileCheckError(name, "missing file listed in the manifest")
+        if not isinstance(spec, dict) or not isinstance(spec.get("sha256"), str):
+            raise FileCheckError(name, "no sha256 in the manifest")
+        ident = idents[name] = file_identity(fp)
+        if "size" in spec and ident[0] != spec["size"]:
+            raise FileCheckError(name, f"size {ident[0]} bytes, manifest says {spec['size']} (truncated or "
+                                       f"replaced file)")
+        if not force:
+            if _VERIFIED.get((str(fp.resolve()), spec["sha256"])) == ident:
+                continue
+            st = stamp.get(name)
+            if isinstance(st, dict) and st.get("sha256") == spec["sha256"] and st.get("id") == list(ident):
+                _VERIFIED[(str(fp.resolve()), spec["sha256"])] = ident
+                continue
+        if sha256_file(fp) != spec["sha256"]:
+            raise FileCheckError(name, "sha256 differs from the manifest (file corrupted or modified)")
+        hashed += 1
+    if hashed:
+        write_stamp(folder, key, files, idents)
+    return hashed
+
+
+def current_umask() -> int:
+    """The process' file-mode creation mask (read from ``/proc/self/status`` where it is, without changing it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder + ``os.replace``."""
+    """Write ``data`` to ``path`` via a temp file in the same folder + ``os.replace``. The file gets the mode a
+    plain ``open(path, "w")`` would give (``0o666`` less the umask), not the temp file's private ``0o600``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

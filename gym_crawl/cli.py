@@ -20,32 +20,107 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except ``None`` (left to the agent or the corpus) and where the help
+    already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 or "default" in text or not text:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _benchmarks() -> dict[str, str]:
+    """Name → first docstring sentence of every benchmark module (read from the source, nothing imported; modules
+    whose name starts with ``_`` are internal and not listed)."""
+    import ast
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec("gym_crawl.benchmarks")
+    out: dict[str, str] = {}
+    for m in sorted(pkgutil.iter_modules(list(spec.submodule_search_locations or [])) if spec else [],
+                    key=lambda m: m.name):
+        if m.name.startswith("_") or m.ispkg:
+            continue
+        path = Path(m.module_finder.path) / f"{m.name}.py"  # type: ignore[union-attr]
+        try:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        except (OSError, SyntaxError, ValueError):
+            doc = ""
+        first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+        out[m.name] = first if len(first) <= 100 else first[:99].rsplit(" ", 1)[0] + " …"
+    return out
+
+
+def _int_at_least(low: int) -> Any:
+    """An argparse ``type``: an integer >= ``low`` (argparse reports anything else as a usage error)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+        return v
+    return parse
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """Refuse (``ValueError`` naming ``flag``) an output file that cannot be written, before the run starts:
+    a probe file is created and removed in its folder (an existing file must be writable itself)."""
+    import os
+    import tempfile
+
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder; give a file name")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path}: folder {folder} does not exist")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {path}: the file is not writable")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=folder)
+    except OSError as e:
+        raise ValueError(f"{flag} {path}: cannot write in {folder} ({e.strerror or e})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", default="synthetic", help="synthetic, synthetic-<N>, wikispeedia, simplewiki or a path")
     p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
     p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
-    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels (default: han2018)")
+    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels | classifier (default: the "
+                                                  "agent's choice, else labels for a topic with a label, else han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
-    p.add_argument("--k", type=int, default=None, help="candidate slots K (default: the agent's choice, else 64)")
+    p.add_argument("--k", type=_int_at_least(1), default=None, help="candidate slots K (default: the agent's choice, else 64)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.")
+    from gym_crawl import __version__
+
+    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
+                                 formatter_class=_HelpFormatter)
+    ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    c = sub.add_parser("crawl", help="run one or more agents and report relevant pages found")
+    fmt = {"formatter_class": _HelpFormatter}
+    c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
     _add_env_args(c)
-    c.add_argument("--steps", type=int, default=1000, help="env steps per episode (page budget)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--episodes", type=int, default=1, help="episodes per agent; learners keep their weights")
+    c.add_argument("--steps", type=_int_at_least(1), default=1000, help="env steps per episode (page budget)")
+    c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
+    c.add_argument("--episodes", type=_int_at_least(1), default=1,
+                   help="episodes per agent; learners keep their weights")
     c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
     c.add_argument("--plot", default=None,
-                   help="write a PNG of relevant pages per step to this file (default: crawl-curve.png for the "
-                        "table output; none with --json unless given)")
+                   help="write a PNG of relevant pages per step to this file (default: no plot)")
     c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
     lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
@@ -70,24 +145,28 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--capacity", type=int, default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
-    d = sub.add_parser("download", help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
+    d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
     d.add_argument("name", help="wikispeedia | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
 
-    co = sub.add_parser("corpus", help="inspect or compile corpora")
+    co = sub.add_parser("corpus", **fmt, help="inspect or compile corpora")
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
-    ci = cs.add_parser("info", help="counts, degree statistics, topics and the most frequent labels with seeds")
+    ci = cs.add_parser("info", **fmt,
+                       help="counts, degree statistics, topics and the most frequent labels with seeds")
     ci.add_argument("spec", nargs="?", default="synthetic")
     ci.add_argument("--json", action="store_true")
-    ci.add_argument("--labels", type=int, default=10, help="how many of the most frequent labels to list")
-    cc = cs.add_parser("compile", help="load any corpus source and save it as a compiled corpus directory")
+    ci.add_argument("--labels", type=_int_at_least(0), default=10, help="how many of the most frequent labels to list")
+    cc = cs.add_parser("compile", **fmt, help="load any corpus source and save it as a compiled corpus directory")
     cc.add_argument("spec")
     cc.add_argument("out")
 
-    sub.add_parser("agents", help="list registered agents with one-line descriptions")
+    sub.add_parser("agents", **fmt, help="list registered agents with one-line descriptions")
 
-    b = sub.add_parser("bench", help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
+    b = sub.add_parser("bench", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)",
+                       description="benchmarks (`gym-crawl bench NAME --help` for each one's options):\n"
+                                   + "\n".join(f"  {n:<20} {d}" for n, d in _benchmarks().items()))
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
@@ -117,12 +196,18 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     from gym_crawl.corpus import load_corpus
 
     names = [n.strip() for n in args.agent.split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"--agent {args.agent!r}: no agent name given (see `gym-crawl agents`)")
     if args.live:
         return _cmd_crawl_live(args, names)
     if args.warc or args.resume or args.max_pages is not None:
         raise SystemExit("--warc, --resume and --max-pages go with --live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise SystemExit("--load/--save need exactly one --agent")
+    plot = args.plot
+    for flag, out in (("--save", args.save), ("--plot", plot)):
+        if out:
+            _check_writable(out, flag)
     results = []
     corpus_cache: dict[str, Any] = {}
     for name in names:
@@ -143,7 +228,6 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         env.close()
     if not args.json:
         _print_table(results)
-    plot = args.plot if args.plot is not None else (None if args.json else "crawl-curve.png")
     if plot:
         _plot_curves(results, Path(plot))
         if not args.json:
@@ -297,7 +381,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         import gym_crawl.benchmarks
 
         known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__) if not m.name.startswith("_"))
-        raise SystemExit(f"unknown benchmark {args.name!r}; available: {known}") from None
+        import difflib
+
+        close = difflib.get_close_matches(args.name.replace("-", "_"), known, n=3)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        raise SystemExit(f"unknown benchmark {args.name!r}{hint}; available: {known}") from None
     return int(mod.main(args.args) or 0)
 
 
@@ -321,8 +409,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "corpus":
             return _cmd_corpus(args)
         if args.cmd == "agents":
-            from gym_crawl.agents import AGENTS
+            from gym_crawl.agents import AGENTS, agent_names
 
+            agent_names()  # installed plug-ins' entry points included
             desc = AGENTS.describe()
             w = max(map(len, desc))
             print("\n".join(f"{n.ljust(w)}  {d}" for n, d in desc.items()))

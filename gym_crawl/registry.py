@@ -19,6 +19,7 @@ module is the lowest layer: it imports nothing of the package.
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
@@ -100,7 +101,9 @@ class Registry(Generic[T]):
             e = self._entries[name]
         except (KeyError, TypeError):
             alt = f" or {self.alternative}" if self.alternative else ""
-            raise ValueError(f"unknown {self.kind} {name!r}; registered: {', '.join(self.names())}{alt}") from None
+            close = difflib.get_close_matches(name, self.names(), n=3) if isinstance(name, str) else []
+            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+            raise ValueError(f"unknown {self.kind} {name!r}{hint}; registered: {', '.join(self.names())}{alt}") from None
         if isinstance(e.target, str):
             mod, attr = e.target.split(":")
             try:

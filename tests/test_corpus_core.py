@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gym_crawl.corpus import Corpus, CorpusBuilder, CorpusFormatError, load_corpus
+from gym_crawl._io import seal
 
 
 def test_round_trip_is_exact_and_memory_mapped(tiny_corpus, tmp_path):
@@ -62,8 +63,8 @@ def test_checksum_verification_detects_corruption(tiny_corpus, tmp_path):
     data = bytearray(f.read_bytes())
     data[-1] ^= 0xFF
     f.write_bytes(bytes(data))
-    # shapes are still fine, but the cheap check on open (size + sampled sha256) catches it (issue 13.7)
-    with pytest.raises(CorpusFormatError, match=r"text_counts\.npy: sampled sha256 differs"):
+    # shapes are still fine, but the full sha256 on the first open of the changed file catches it
+    with pytest.raises(CorpusFormatError, match=r"text_counts\.npy: sha256 differs"):
         Corpus.load(path)
     with pytest.raises(CorpusFormatError, match=r"text_counts\.npy"):
         Corpus.load(path, verify=True)
@@ -74,7 +75,7 @@ def test_manifest_version_mismatch(tiny_corpus, tmp_path):
     tiny_corpus.save(path)
     m = json.loads((path / "manifest.json").read_text())
     m["format_version"] = 999
-    (path / "manifest.json").write_text(json.dumps(m))
+    (path / "manifest.json").write_text(json.dumps(seal(m)))
     with pytest.raises(CorpusFormatError, match="format_version"):
         Corpus.load(path)
 

@@ -4,6 +4,7 @@ A manifest whose ranges are out of bounds or malformed is refused; ``verify=True
 without ranges scan the arrays as before."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -12,6 +13,7 @@ from conftest import make_tiny_corpus
 
 from gym_crawl.corpus import Corpus, CorpusFormatError
 from gym_crawl.corpus.core import _ARRAY_SPEC, _ID_BOUNDS, _PTR_NAMES
+from gym_crawl._io import seal, write_stamp
 
 
 @pytest.fixture()
@@ -21,11 +23,15 @@ def saved_dir(tmp_path):
     return tmp_path / "c", c
 
 
-def _edit_manifest(d, fn) -> None:
+def _edit_manifest(d, fn, stamp: bool = True) -> None:
+    """Edit the manifest (sealed again); ``stamp``: and mark its files as checked, so the next open validates
+    from the edited stored ranges instead of scanning the arrays (a first open scans and compares them)."""
     mf = d / "manifest.json"
     m = json.loads(mf.read_text())
     fn(m)
-    mf.write_text(json.dumps(m))
+    mf.write_text(json.dumps(seal(m)))
+    if stamp:
+        write_stamp(d, hashlib.sha256(mf.read_bytes()).hexdigest(), m["files"])
 
 
 def test_save_records_ranges_and_load_round_trips(saved_dir):
@@ -73,9 +79,12 @@ def test_stored_range_for_another_length_is_refused(saved_dir):
 
 def test_verify_and_manifests_without_ranges_scan_the_arrays(saved_dir):
     d, c = saved_dir
-    # stale ranges claiming an impossible id: the scan (verify=True) ignores them and finds the arrays fine
+    # stale ranges claiming an impossible id: the scan (verify=True, or a first open) compares them with the arrays
     _edit_manifest(d, lambda m: m["ranges"]["link_dst"].update(max=10**9))
-    assert Corpus.load(d, share=False, verify=True).n_links == c.n_links
+    with pytest.raises(CorpusFormatError, match=r"'ranges' differs from the arrays for \['link_dst'\]"):
+        Corpus.load(d, share=False, verify=True)
+    _edit_manifest(d, lambda m: m["ranges"]["link_dst"].update(max=int(c.link_dst.max())), stamp=False)
+    assert Corpus.load(d, share=False).n_links == c.n_links  # first open of this manifest: scanned, consistent
     _edit_manifest(d, lambda m: m.pop("ranges"))  # written before ranges were recorded
     assert Corpus.load(d, share=False).n_links == c.n_links
 

@@ -14,13 +14,14 @@ import weakref
 import numpy as np
 import pytest
 from conftest import make_tiny_corpus
-from test_shared_scorer import _make, _trajectory
+from test_shared_scorer import _make, _same, _trajectory
 
 import gym_crawl  # noqa: F401
 import gym_crawl.crawl.state as state_mod
 import gym_crawl.relevance.scorer as scorer_mod
 from gym_crawl.corpus import Corpus
 from gym_crawl.corpus.core import _is_mmapped
+from gym_crawl._io import seal
 
 
 @pytest.fixture()
@@ -103,7 +104,7 @@ def test_half_written_or_foreign_cache_is_refused(saved, damage):
     elif damage == "foreign-key":
         m = json.loads((path / "manifest.json").read_text())
         m["key"] = "0" * 32
-        (path / "manifest.json").write_text(json.dumps(m))
+        (path / "manifest.json").write_text(json.dumps(seal(m)))
     else:  # only a .partial directory of a writer that died: the final name does not exist
         path.rename(path.with_name(f".{path.name}.999999-deadbeef.partial"))
     _, sc2 = _fresh_scorer(saved)
@@ -197,3 +198,32 @@ def test_precompute_scores_persist_stores_the_tables(saved):
     assert (sc.tables_path() / "manifest.json").exists()
     _, sc2 = _fresh_scorer(saved)
     assert sc2 is not sc and _is_mmapped(sc2.link_table().rel) and sc2.link_table().complete
+
+
+@pytest.mark.parametrize("sealed_digest", [False, True])
+def test_nan_written_into_stored_tables_is_refused_and_recomputed(saved, sealed_digest):
+    """NaN in ``link_rel.npy`` after ``precompute_scores(persist=True)``: every later process used to accept it
+    (relevant_found 116 → 35). Now the full sha256 sees the change; and a manifest whose digests match the NaN
+    file (tables that went bad before they were stored) is refused by the finiteness check."""
+    from gym_crawl._io import file_digest
+
+    e, sc = _fresh_scorer(saved)
+    want = _trajectory(e, 40)
+    path = sc.save_tables()
+    f = path / "link_rel.npy"
+    a = np.load(f)
+    a[::3] = np.nan
+    np.save(f, a)
+    if sealed_digest:
+        m = json.loads((path / "manifest.json").read_text())
+        m["files"]["link_rel.npy"] = {**file_digest(f), "shape": list(a.shape), "dtype": str(a.dtype)}
+        (path / "manifest.json").write_text(json.dumps(seal(m)))
+    import gym_crawl.corpus.cache as cache_mod
+
+    cache_mod._WARNED.clear()
+    match = r"link_rel\.npy: non-finite" if sealed_digest else r"link_rel\.npy: sha256 differs"
+    with pytest.warns(cache_mod.CacheWarning, match=match):
+        e2, sc2 = _fresh_scorer(saved)
+    assert not sc2.link_table().mapped and not path.exists()  # removed; the scorer fills its own tables
+    assert _same(_trajectory(e2, 40), want)
+    assert np.isfinite(sc2.link_table().rel).all()

@@ -17,6 +17,7 @@ from gym_crawl.corpus import cache as cache_mod
 from gym_crawl.corpus.core import _is_mmapped
 from gym_crawl.text import model as tm_mod
 from gym_crawl.text.model import TextModel, TextModelError, get_text_model
+from gym_crawl._io import seal
 
 
 @pytest.fixture()
@@ -46,7 +47,7 @@ def test_nan_vectors_in_the_cache_are_detected_and_rebuilt(saved, tmp_path):
 
     meta = json.loads((d / "meta.json").read_text())
     meta["files"]["vectors.npy"] = file_digest(f)
-    (d / "meta.json").write_text(json.dumps(meta))
+    (d / "meta.json").write_text(json.dumps(seal(meta)))
     with pytest.raises(TextModelError, match=r"vectors\.npy: non-finite"):
         TextModel.load(saved, d)
     other = Corpus.load(saved.path, share=False)  # a new corpus object: no in-process memo
@@ -66,7 +67,7 @@ def test_text_model_files_are_checksummed(saved, tmp_path):
     data = bytearray(f.read_bytes())
     data[-2] ^= 0x01  # a tiny change of a weight: still finite and positive
     f.write_bytes(bytes(data))
-    with pytest.raises(TextModelError, match=r"idf\.npy: sampled sha256"):
+    with pytest.raises(TextModelError, match=r"idf\.npy: sha256 differs"):
         TextModel.load(saved, d)
 
 
@@ -74,11 +75,12 @@ def test_verify_true_recomputes_the_full_digest(saved, tmp_path):
     get_text_model(saved, dim=8)
     d = _cache_dir(tmp_path)
     meta = json.loads((d / "meta.json").read_text())
+    TextModel.load(saved, d)  # stamped as checked by the save: nothing hashed
     meta["files"]["vectors.npy"]["sha256"] = "0" * 64
-    (d / "meta.json").write_text(json.dumps(meta))
-    TextModel.load(saved, d)  # cheap checks pass
-    with pytest.raises(TextModelError, match=r"vectors\.npy: sha256 differs"):
-        TextModel.load(saved, d, verify=True)
+    (d / "meta.json").write_text(json.dumps(seal(meta)))
+    for verify in (False, True):  # another manifest: its files are checked again
+        with pytest.raises(TextModelError, match=r"vectors\.npy: sha256 differs"):
+            TextModel.load(saved, d, verify=verify)
 
 
 def test_cached_text_model_pickles_by_reference(saved):

@@ -270,15 +270,22 @@ def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
         raise TypeError(f"corpus must be a name ({_known_names()}), a path, a networkx graph or a Corpus, "
                         f"got {type(spec).__name__}")
     name = spec.strip()
+    if not name:
+        raise ValueError(f"corpus {spec!r} is empty: pass a registered name ({_known_names()}), a path, or None "
+                         f"for the default")
     named = parse_corpus_name(name)
     if named is not None:
         base, kw = named
         return CORPORA.build(base, **kw, **kwargs)
     path = Path(name).expanduser()
     if not path.exists() and not (_GLOB_CHARS & set(name) and glob.glob(str(path), recursive=True)):
+        import difflib
+
+        close = difflib.get_close_matches(name.lower(), CORPORA.names(), n=3)
         raise FileNotFoundError(
             f"corpus {name!r}: no such file or folder, and not a registered corpus name "
-            f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")
+            + (f"(did you mean {' or '.join(repr(c) for c in close)}?) " if close else "")
+            + f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")
     kind = CORPUS_KINDS.detect(path)
     if kind is None:
         raise CorpusFormatError(f"corpus {name!r}: cannot tell what kind of corpus {path} is; "

@@ -1702,6 +1702,10 @@ def generate_synthetic(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: i
 # Cache
 # =============================================================================
 
+BYTES_PER_PAGE = 2_760
+"""Stored size of the synthetic web per page (891 MB for 323,000 pages), for refusing sizes that cannot fit."""
+
+
 def synthetic_cache_path(n_pages: int = DEFAULT_PAGES, seed: int = 0, n_domains: int | None = None,
                          preset: str = "default") -> Path:
     """Where :func:`synthetic_corpus` keeps ``(n_pages, seed[, n_domains], preset)``:
@@ -1735,6 +1739,11 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
         raise TypeError(f"synthetic_corpus: unexpected keyword argument(s) {sorted(kw)}; "
                         f"accepted: n_pages, seed, cache, preset, n_domains, mmap, verify")
     preset = _check_preset(preset)
+    if isinstance(n_pages, int) and n_pages > 0:
+        from gym_crawl._limits import check_fits
+
+        check_fits(f"synthetic corpus of {n_pages:,} pages", n_pages * BYTES_PER_PAGE,
+                   f"{BYTES_PER_PAGE:,} bytes per page stored, more while generating")
     if not cache:
         return generate_synthetic(n_pages, seed, n_domains, preset=preset)
     path = synthetic_cache_path(n_pages, seed, n_domains, preset=preset)
@@ -1745,8 +1754,10 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
                     and c.n_pages == int(n_pages) and c.meta.get("preset", "default") == preset
                     and (preset == "default" or c.meta.get("preset_version") == HARD_PRESET_VERSION)):
                 return c
-        except CorpusFormatError:
-            pass
+        except CorpusFormatError as e:
+            from gym_crawl.corpus.cache import warn_once
+
+            warn_once(f"damaged:{path}", f"synthetic corpus cache unusable ({e}); regenerating it")
     elif path.exists():
         shutil.rmtree(path, ignore_errors=True)
     corpus = generate_synthetic(n_pages, seed, n_domains, preset=preset)

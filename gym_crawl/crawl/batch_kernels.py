@@ -103,6 +103,7 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
         terminated = False
         if p < 0:  # masked slot / non-frontier page: the step is spent, nothing fetched
             r = penalty[i]
+            sums[i, 0] += r  # reward_sum counts every reward of the episode, penalties included
             counts[i, 0] = 0
             counts[i, 1] = 0
             counts[i, 2] = 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate",
+__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate", "crawl_bytes",
            "env_rows", "reset_pages", "reset_domains"]
 
 
@@ -113,6 +113,17 @@ def allocate(n_pages: int, n_domains: int, n_categories: int, n_envs: int | None
     for name, dt in SLOT_ARRAYS:
         out[name] = np.zeros(lead + (n_pages,), dt)
     return out
+
+
+def crawl_bytes(n_pages: int, n_domains: int, n_categories: int) -> int:
+    """Bytes :func:`allocate` takes for one crawl (computed from the shapes, nothing allocated)."""
+    total = 0
+    for f in FIELDS:
+        size = 1
+        for d in f.shape(n_pages, n_domains, n_categories):
+            size *= int(d)
+        total += size * np.dtype(f.dtype).itemsize
+    return total + sum(int(n_pages) * np.dtype(dt).itemsize for _, dt in SLOT_ARRAYS)
 
 
 def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:

@@ -43,6 +43,7 @@ never reaches a column, a feature or an observation.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -283,11 +284,27 @@ class CrawlState:
         eval_rel = bool(self._pages.label[page]) if self._eval_label else relevant
         return r, relevant, eval_rel
 
+    def page_reward(self, page: int) -> tuple[float, bool, bool]:
+        """Reward, relevant flag and ground-truth relevance that fetching ``page`` would give, without
+        fetching it (its score-table entries are filled). Raises ``ValueError`` naming the reward scheme and
+        the page when the reward is not finite — before anything of the crawl changed."""
+        assert self.scorer is not None and self.scheme is not None, "reset() first"
+        if not self._pages.done[page]:
+            self._pages.ensure(page)
+        if not self._links.done[page]:
+            self._links.ensure(np.array([page]))
+        r, relevant, eval_rel = self._page_reward(page)
+        if not math.isfinite(r):
+            raise ValueError(f"reward {self.scheme.name!r} returned a non-finite value {r!r} for page {page} "
+                             f"({self.corpus.titles[page]!r}); rewards must be finite")
+        return r, relevant, eval_rel
+
     def fetch(self, page: int, count_step: bool = True) -> FetchResult:
         """Fetch ``page`` (a frontier page, or an unseen page when seeding): score it, reward it,
         update statistics, and add its unvisited out-links to the frontier.
 
-        Raises ``ValueError`` if the page was already fetched.
+        Raises ``ValueError`` — leaving the crawl as it was — if the page was already fetched, is blocked
+        or its reward is not finite.
         """
         assert self.scorer is not None and self.scheme is not None, "reset() first"
         page = int(page)
@@ -296,12 +313,7 @@ class CrawlState:
             raise ValueError(f"page {page} was already fetched")
         if st == BLOCKED:
             raise ValueError(f"page {page} is blocked: its domain reached the cap of {self.domain_cap} pages")
-        pt = self._pages
-        if not pt.done[page]:
-            pt.ensure(page)
-        if not self._links.done[page]:
-            self._links.ensure(np.array([page]))
-        r, relevant, eval_rel = self._page_reward(page)
+        r, relevant, eval_rel = self.page_reward(page)
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
         nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, *self._kargs)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),

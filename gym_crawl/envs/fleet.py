@@ -106,6 +106,8 @@ Deterministic under ``reset(seed=...)``: the only randomness of the env is the R
 """
 from __future__ import annotations
 
+import numbers
+
 from typing import Any, ClassVar
 
 import numpy as np
@@ -294,7 +296,9 @@ class ForagerFleetEnv(ParallelEnv):
         if P["min_foragers"] > P["max_foragers"]:
             raise ValueError(f"min_foragers ({P['min_foragers']}) > max_foragers ({P['max_foragers']})")
         n_initial = int(P["min_foragers"]) if n_initial is None else n_initial
-        if not isinstance(n_initial, int) or not 1 <= n_initial <= P["max_foragers"]:
+        if isinstance(n_initial, numbers.Integral) and not isinstance(n_initial, (bool, np.bool_)):
+            n_initial = int(n_initial)
+        if not isinstance(n_initial, int) or isinstance(n_initial, bool) or not 1 <= n_initial <= P["max_foragers"]:
             raise ValueError(f"n_initial must be an integer in [1, {P['max_foragers']}], got {n_initial!r}")
         if not isinstance(max_names, int) or max_names < n_initial:
             raise ValueError(f"max_names must be an integer >= n_initial ({n_initial}), got {max_names!r}")
@@ -459,12 +463,13 @@ class ForagerFleetEnv(ParallelEnv):
         """Forager ``a`` fetches page ``act`` at time ``t`` (Alg. 11/12). Returns its per-step record, its
         submissions (ids, versions, ages; None for an invalid action) and the URLs new to the fleet."""
         f = self._f[a]
-        try:
-            page = int(act)
-        except (TypeError, ValueError):
-            raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}") from None
-        if not 0 <= page < self.n_pages or (isinstance(act, float) and act != page):
-            raise ValueError(f"action of {a} must be a page id in [0, {self.n_pages}), got {act!r}")
+        if isinstance(act, np.ndarray) and act.shape in ((), (1,)):
+            act = act.reshape(())[()]
+        if isinstance(act, (bool, np.bool_)) or not isinstance(act, numbers.Integral) \
+                or not 0 <= int(act) < self.n_pages:
+            raise ValueError(f"action of {a} must be an integer page id in [0, {self.n_pages}), got {act!r} "
+                             f"({type(act).__name__})")
+        page = int(act)
         start = self._path_start(f)
         valid = (f.known[page] and self._birth[page] <= t) if start else bool(f.frontier[page])
         if not valid:

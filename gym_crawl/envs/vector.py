@@ -36,6 +36,7 @@ saying which sub-envs set it (every sub-env sets every key).
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -43,10 +44,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from gym_crawl._limits import check_fits
 from gym_crawl.corpus import load_corpus
 from gym_crawl.crawl import batch_kernels as BK
 from gym_crawl.crawl import kernels as KN
-from gym_crawl.crawl.fields import allocate, env_rows
+from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
 from gym_crawl.crawl.state import FRONTIER, CrawlState
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures
@@ -90,8 +92,9 @@ class WikiCrawlVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, max_episode_steps: int | None = 1000, **kwargs: Any):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = int(num_envs)
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
         corpus = load_corpus(kwargs.pop("corpus", None), **(kwargs.pop("corpus_kwargs", None) or {}))
@@ -99,6 +102,12 @@ class WikiCrawlVectorEnv(VectorEnv):
             raise ValueError(f"WikiCrawlVectorEnv steps N crawls of a static corpus in compiled batches; corpus "
                              f"{corpus.name!r} is a live web: use single envs (or compile its WARC with "
                              f"replay_corpus first)")
+        C = kwargs.get("n_categories", 4)
+        if isinstance(C, numbers.Integral) and not isinstance(C, bool) and C >= 0:  # else the env names the error
+            n = corpus.n_pages
+            check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
+                       num_envs * (crawl_bytes(n, max(1, len(corpus.domains)), int(C)) + n * 14),
+                       "each crawl's own columns")
         text = kwargs.pop("text", None)
         text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
         self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]
@@ -415,18 +424,23 @@ class WikiCrawlVectorEnv(VectorEnv):
         auto = self._autoreset
         act = ~auto
         self._check_actions(actions, act)
+        e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
         pt_done, l_done, rw_done = self._done
         nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._stack["status"], pt_done, l_done,
                             rw_done, self._pages, self._miss)
         if nm:
             self._fill_missing(self._miss[:nm])
+        fetching = self._pages[act & (self._pages >= 0)]
+        if len(fetching) and not np.isfinite(self._rwt[0][fetching]).all():  # refuse before any sub-env steps
+            p = int(fetching[int(np.argmin(np.isfinite(self._rwt[0][fetching])))])
+            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {float(self._rwt[0][p])!r} for "
+                             f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
         if self._use_reducer:
             need = int(self._hsize.max()) + self._deg + self._K + 2
             if need > self._hk.shape[1]:
                 self._grow_heaps(need)
         lay = self._layout
-        e0 = self.envs[0]
         b = e0.budget
         cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
         topk = (self._cur, self._has, self._mark, self._hk, self._hp, self._hsize, self._sel_p, self._sel_k,
@@ -455,22 +469,32 @@ class WikiCrawlVectorEnv(VectorEnv):
                 self._infos())
 
     def _fill_missing(self, pages: np.ndarray) -> None:
-        """Fill the shared per-topic score tables and reward cache for pages about to be fetched."""
-        e0 = self.envs[0]
-        st = e0.state
+        """Fill the shared per-topic score tables and reward cache for pages about to be fetched (raises
+        ``ValueError`` for a non-finite reward before any sub-env stepped)."""
+        st = self.envs[0].state
         for p in pages.tolist():
-            if not st._pages.done[p]:
-                st._pages.ensure(p)
-            if not st._links.done[p]:
-                st._links.ensure(np.array([p]))
-            r, _, _ = st._page_reward(p)
-            if not np.isfinite(r):
-                raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {r!r} for page {p} "
-                                 f"({e0.corpus.titles[p]!r}); rewards must be finite")
+            st.page_reward(p)
 
     def _step_python(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step the sub-envs one by one (configurations the compiled step does not cover)."""
+        """Step the sub-envs one by one (configurations the compiled step does not cover). Every action and
+        every reward about to be collected is checked first, so a refused batch steps no sub-env (a reward
+        scheme whose values are not cached per page — a custom callable — is then called twice for the page)."""
         self._sync_envs()
+        self._check_actions(actions, ~self._autoreset)
+        for i, e in enumerate(self.envs):
+            if self._autoreset[i]:
+                continue
+            if not e._started or e._over is not None:
+                raise RuntimeError(f"sub-env {i} cannot step ({e._over or 'not reset'}): call reset()")
+            a = int(actions[i])
+            page = -1
+            if e.action_mode == "slot":
+                if a < len(e._cand):
+                    page = int(e._cand[a])
+            elif e.state.status[a] == FRONTIER:
+                page = a
+            if page >= 0:
+                e.state.page_reward(page)
         for i, e in enumerate(self.envs):
             if self._autoreset[i]:
                 obs, info = e.reset()

@@ -41,7 +41,7 @@ Observation (``observation=``):
 **Read-only accessors for agents** (documented; agents never touch private attributes, ``state``,
 ``corpus`` or ``text``): :meth:`frontier_pages`, :meth:`is_frontier`, :meth:`features_of`,
 :attr:`feature_names`, :attr:`feature_dim`, :attr:`features_local`, :meth:`link_scores`,
-:meth:`argmax_frontier`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
+:meth:`argmax_frontier`, :meth:`link_words`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
 :meth:`fetched_text`, :meth:`fetched_outlinks`, :meth:`idf`, :meth:`word_id`, :meth:`word`,
 :attr:`n_words`, :attr:`n_pages`, :attr:`max_reward`, :attr:`reward_name`, :attr:`current_topic`,
 :attr:`max_candidates`, :meth:`check_topic`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
@@ -89,7 +89,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import TimeLimit
 
+from gym_crawl._limits import check_fits
 from gym_crawl.corpus import Corpus, load_corpus
+from gym_crawl.crawl.fields import crawl_bytes
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
@@ -157,6 +159,19 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return v
 
 
+def _check_sizes(corpus: Corpus, n_categories: int, text: Any) -> None:
+    """Refuse category slots or word-vector dimensions whose arrays cannot fit in memory, with the estimate."""
+    n, L, V = corpus.n_pages, corpus.n_links, corpus.n_words
+    per_cat = (n + L) * 4 * 2  # the crawl's and the score tables' (pages + links) × C float32 columns
+    check_fits(f"n_categories={n_categories} on corpus {corpus.name!r} ({n:,} pages, {L:,} links)",
+               crawl_bytes(n, max(1, len(corpus.domains)), 0) + per_cat * n_categories,
+               "4 bytes per page and link per category slot, in the crawl state and the score tables")
+    if isinstance(text, dict) and "dim" in text:
+        dim = int(text["dim"])
+        check_fits(f"text={{'dim': {dim}}} on corpus {corpus.name!r} ({V:,} words)", (V + min(n, 20_000)) * dim * 8,
+                   "word vectors and their training matrix, 8 bytes per word or training page per dimension")
+
+
 def _check_seeds(seeds: Any) -> list[str | int] | None:
     if seeds is None:
         return None
@@ -191,7 +206,8 @@ class WikiCrawlEnv(gym.Env):
         max_candidates: K, the number of candidate slots (1 ≤ K ≤ n_pages).
         n_categories: category slots C shared by all topics of this env (≥ 0).
         action: ``"slot"`` (``Discrete(K)``) or ``"page"`` (``Discrete(n_pages)``); see the module docstring.
-        observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only).
+        observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only; needs
+            ``action="page"``).
         invalid_action_penalty: reward of a masked-slot / non-frontier-page step (default ``-0.1 × max reward``).
         text: keyword arguments for :func:`gym_crawl.text.get_text_model` (``idf_fraction``, ``dim``,
             ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
@@ -218,6 +234,9 @@ class WikiCrawlEnv(gym.Env):
             raise ValueError(f"action {action!r}: expected one of {ACTION_MODES}")
         if observation not in OBSERVATION_MODES:
             raise ValueError(f"observation {observation!r}: expected one of {OBSERVATION_MODES}")
+        if observation == "state" and action == "slot":
+            raise ValueError("observation='state' proposes no candidate slots, so a slot action could never fetch a "
+                             "page: use action='page' with it (or observation='candidates' with slot actions)")
         n_categories = _check_int("n_categories", n_categories, 0)
         K = _check_int("max_candidates", max_candidates, 1)
         if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0.0 <= float(beta) <= 1.0:
@@ -242,6 +261,7 @@ class WikiCrawlEnv(gym.Env):
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
         if K > self.corpus.n_pages:
             raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
+        _check_sizes(self.corpus, n_categories, text)
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
         self.n_categories = n_categories
         self.features: FeatureSet = get_feature_set(features, n_categories)
@@ -332,29 +352,36 @@ class WikiCrawlEnv(gym.Env):
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode."""
-        super().reset(seed=seed)
+        """Start a crawl. ``options`` may hold ``topic`` and ``seeds`` for this episode.
+
+        Every argument is checked before anything changes: a reset that raises on its arguments leaves the
+        env as it was (the previous crawl can go on). A reset that fails later (a seed page whose reward is
+        not finite, seeds with no out-links) leaves an env whose ``step`` refuses until a reset succeeds."""
         if not self._budget_given and not self._budget_looked:
             self._find_time_limit()
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict with 'topic' and/or 'seeds' (or None), "
+                             f"got {type(options).__name__} {options!r}")
         options = dict(options or {})
         unknown = sorted(set(options) - {"topic", "seeds"})
         if unknown:
             raise ValueError(f"reset options {unknown} unknown; expected 'topic' and/or 'seeds'")
         b = self.budget
         topic = resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None else self._default_topic
-        self._configure(topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
-        st = self.state
         if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:
             raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
                              f"(gym.make(..., max_episode_steps=N))")
+        super().reset(seed=seed)
+        self._started = False  # until this reset completes: a failure below leaves an env that refuses step
+        self._configure(topic)
+        st = self.state
         st.reset(self.scorer, self.scheme, self._cap_schedule[0] if self._cap_schedule else None)
         if self._uses_reducer:
             self.reducer.reset(st, self.features, self.np_random)
         self._t = 0
         self._over = None
-        self._started = True
         self._last_reward = 0.0
         self._last_page = -1
         new, upd = [], []
@@ -375,6 +402,7 @@ class WikiCrawlEnv(gym.Env):
         new_a = np.concatenate(new)
         self._changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
         self._observe()
+        self._started = True
         return self._obs_out(), self._info(-1, False, False, len(new_a))
 
     # ----------------------------------------------------------------- step
@@ -397,7 +425,13 @@ class WikiCrawlEnv(gym.Env):
             x = None
             if self._uses_reducer and self.reducer.needs_experience:  # the row of the chosen page: the reducer's sample
                 x = np.clip(self.features.compute(self.state, np.array([page]))[0], -1.0, 1.0)
-        return self._do_fetch(page, x)
+        n_before = self.state.n_fetched
+        try:  # a fetch refused (non-finite reward) changes nothing; anything failing after it ends the episode
+            return self._do_fetch(page, x)
+        except BaseException as e:
+            if self.state.n_fetched != n_before:
+                self._over = f"a step raised {type(e).__name__} after fetching page {page}"
+            raise
 
     def _check_action(self, action: Any) -> int:
         n = int(self.action_space.n)  # type: ignore[attr-defined]
@@ -425,6 +459,7 @@ class WikiCrawlEnv(gym.Env):
     def _spend_invalid(self) -> tuple[Any, float, bool, bool, dict]:
         self._t += 1
         r = self.invalid_action_penalty
+        self.state._sums[0] += r  # reward_sum is the sum of every reward of the episode, penalties included
         self._last_reward = r
         self._svec = self._state_vec()
         self._changes = (_EMPTY, _EMPTY, _EMPTY)
@@ -603,9 +638,22 @@ class WikiCrawlEnv(gym.Env):
         """New / updated / domain-capped frontier pages of the last ``reset`` or ``step`` (read-only views)."""
         return FrontierChanges(*(_ro_i32(a) for a in self._changes))
 
+    def _ids(self, ids: Any, what: str, n: int) -> np.ndarray:
+        """``ids`` as int64 ids in ``[0, n)``; ``ValueError`` naming ``what`` otherwise (no wrap-around)."""
+        a = np.asarray(ids)
+        if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(f"{what}: ids must be integers in [0, {n}), got {ids!r}")
+        a = a.astype(np.int64, copy=False)
+        if a.size and (int(a.min()) < 0 or int(a.max()) >= n):
+            raise ValueError(f"{what}: ids must lie in [0, {n}), got values in [{int(a.min())}, {int(a.max())}]")
+        return a
+
     def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
-        """Whether page(s) are currently in the frontier (discovered, unfetched)."""
-        return self.state.status[pages] == FRONTIER
+        """Whether page(s) are currently in the frontier (discovered, unfetched); ``ValueError`` for an id
+        outside ``[0, n_pages)``."""
+        a = self._ids(pages, "is_frontier", self.corpus.n_pages)
+        out = self.state.status[a] == FRONTIER
+        return bool(out) if a.ndim == 0 else out
 
     def fetched_pages(self) -> np.ndarray:
         """(n_fetched,) int32 pages fetched this episode, in fetch order, seeds first (a copy)."""
@@ -683,7 +731,7 @@ class WikiCrawlEnv(gym.Env):
 
     def word(self, word_id: int) -> str:
         """The word with id ``word_id``."""
-        return self.corpus.vocab[int(word_id)]
+        return self.corpus.vocab[int(self._ids(word_id, "word", self.corpus.n_words))]
 
     def idf(self) -> np.ndarray:
         """(n_words,) read-only IDF of the text model (estimated on a held-out sample of pages)."""
@@ -712,9 +760,21 @@ class WikiCrawlEnv(gym.Env):
             raise ValueError("features_of: all pages must be frontier pages")
         return self.features.compute(self.state, pages)
 
+    def link_words(self, page: int) -> dict[str, list[str]]:
+        """Words of the link that discovered frontier ``page`` (the most topic-relevant one when several did), as
+        the crawler saw them: ``{"anchor": [...], "url": [...]}`` — its anchor text and its URL's words (the
+        target's title tokens; none on domains with opaque URLs). ``ValueError`` for a page not in the frontier."""
+        p = int(self._ids(page, "link_words", self.corpus.n_pages))
+        if self.state.status[p] != FRONTIER:
+            raise ValueError(f"link_words({page}): page {p} is not in the frontier")
+        c, e = self.corpus, int(self.state.best_link[p])
+        vocab = c.vocab
+        return {"anchor": [vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]],
+                "url": [vocab[int(t)] for t in c.title_terms[c.title_ptr[p]:c.title_ptr[p + 1]]]}
+
     def link_scores(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages),) topic relevance of the best discovering link's text (the no-learning priority)."""
-        return self.state.link_rel[np.asarray(pages, dtype=np.int64)].copy()
+        return self.state.link_rel[self._ids(pages, "link_scores", self.corpus.n_pages)].copy()
 
     def argmax_frontier(self, w: np.ndarray) -> int:
         """Frontier page maximizing ``w · x(s, a)`` over the *whole* frontier (ties: lowest slot).

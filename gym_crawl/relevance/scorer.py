@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_digest, load_npy, partial_dir,
-                           replace_dir, save_npy)
+from gym_crawl._io import (FileCheckError, atomic_write_json, clean_orphans, file_digest, load_npy, partial_dir,
+                           replace_dir, save_npy, seal, seal_problem, verify_files, write_stamp)
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_ranges, weighted_row_sums
@@ -30,6 +30,21 @@ SCORE_TABLES_VERSION = 1
 _TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
                 "link_rel": ("links", "rel"), "link_cat": ("links", "cat"), "link_kw_url": ("links", "kw_url"),
                 "link_kw_anchor": ("links", "kw_anchor")}
+_TABLES_MANIFEST_KEYS = frozenset({"format", "version", "key", "corpus", "topic", "files"})
+#: largest magnitude a stored cosine may have (float32 rounding of a unit-vector dot product stays far below)
+_COSINE_BOUND = 1.0 + 1e-3
+
+
+def _table_problem(fname: str, a: np.ndarray) -> str | None:
+    """What is wrong with the values of stored table ``fname`` (``None``: finite and in range)."""
+    if a.dtype == np.bool_:
+        return None if not a.size or int(a.view(np.uint8).max()) <= 1 else "bytes other than 0/1 in a bool table"
+    if not np.all(np.isfinite(a)):
+        return "non-finite scores"
+    lo = 0.0 if fname == "page_tfidf" else -_COSINE_BOUND
+    if a.size and (float(a.min()) < lo or float(a.max()) > _COSINE_BOUND):
+        return f"scores outside [{lo:g}, 1] (they are cosines)"
+    return None
 
 
 @dataclass
@@ -226,12 +241,16 @@ class TopicScorer:
             files = {}
             for fname, (which, attr) in _TABLE_FILES.items():
                 arr = np.ascontiguousarray(getattr(pt if which == "pages" else lt, attr))
+                bad = _table_problem(fname, arr)
+                if bad is not None:
+                    raise ValueError(f"score table {fname} of topic {self.topic.name!r}: {bad}; not storing it")
                 save_npy(tmp / f"{fname}.npy", arr)
                 files[f"{fname}.npy"] = {**file_digest(tmp / f"{fname}.npy"), "shape": list(arr.shape),
                                          "dtype": str(arr.dtype)}
-            atomic_write_json(tmp / "manifest.json", {
+            atomic_write_json(tmp / "manifest.json", seal({
                 "format": "gym_crawl-score-tables", "version": SCORE_TABLES_VERSION, "key": key,
-                "corpus": self.corpus.name, "topic": self.topic.name, "files": files})
+                "corpus": self.corpus.name, "topic": self.topic.name, "files": files}))
+            write_stamp(tmp, hashlib.sha256((tmp / "manifest.json").read_bytes()).hexdigest(), files)
             replace_dir(tmp, path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -241,43 +260,69 @@ class TopicScorer:
     def load_tables(self, path: str | Path | None = None, verify: bool = False) -> bool:
         """Memory-map the tables :meth:`save_tables` stored (read-only; the keyword flags copy-on-write,
         since :meth:`set_keywords` rewrites them) and use them as this scorer's complete tables. Returns
-        ``False`` (and leaves the scorer as it was) when there is no cache, or it belongs to other inputs
-        (key), or any file is missing, truncated or altered against the manifest (size, sampled sha256;
-        ``verify=True``: full sha256)."""
+        ``False`` (and leaves the scorer as it was) when there is no cache or it belongs to other inputs
+        (key). A damaged cache — manifest not matching its seal, a file missing, truncated or altered
+        against its full sha256 (checked on the first open of each file as it is now and stamped, as
+        :meth:`Corpus.load` does; ``verify=True``: every time), a score that is not finite or not in its
+        range — is reported in one warning naming the file, removed, and ``False`` returned: the scorer
+        then fills its tables itself."""
         key = self.tables_key()
         path = Path(path) if path is not None else self.tables_path()
         if key is None or path is None or not (path / "manifest.json").is_file():
             return False
+        mf = path / "manifest.json"
         try:
-            m = json.loads((path / "manifest.json").read_text("utf-8"))
-        except (OSError, ValueError):
+            raw = mf.read_bytes()
+            m = json.loads(raw.decode("utf-8"))
+        except (OSError, ValueError) as e:
+            return self._damaged_tables(path, f"{mf}: unreadable ({e})")
+        problem = seal_problem(m, _TABLES_MANIFEST_KEYS)
+        if problem is not None:
+            return self._damaged_tables(path, f"{mf}: {problem}")
+        if (m.get("format") != "gym_crawl-score-tables" or m.get("version") != SCORE_TABLES_VERSION
+                or m.get("key") != key):
             return False
-        if (not isinstance(m, dict) or m.get("format") != "gym_crawl-score-tables"
-                or m.get("version") != SCORE_TABLES_VERSION or m.get("key") != key
-                or not isinstance(m.get("files"), dict) or set(m["files"]) != {f"{f}.npy" for f in _TABLE_FILES}):
-            return False
+        if not isinstance(m.get("files"), dict) or set(m["files"]) != {f"{f}.npy" for f in _TABLE_FILES}:
+            return self._damaged_tables(path, f"{mf}: field 'files' does not list the {len(_TABLE_FILES)} tables")
+        try:
+            hashed = verify_files(path, m["files"], key=hashlib.sha256(raw).hexdigest(), force=verify)
+        except FileCheckError as e:
+            return self._damaged_tables(path, f"{path / e.file}: {e.problem}")
         n, L, C = self.corpus.n_pages, self.corpus.n_links, self.n_categories
         want = {"page_rel": [n], "page_cat": [n, C], "page_tfidf": [n], "link_rel": [L], "link_cat": [L, C],
                 "link_kw_url": [L], "link_kw_anchor": [L]}
         arrays = {}
-        try:
-            for fname in _TABLE_FILES:
-                fp, spec = path / f"{fname}.npy", m["files"][f"{fname}.npy"]
-                if not fp.is_file() or check_file(fp, spec, verify=verify) is not None:
-                    return False
+        for fname in _TABLE_FILES:
+            fp, spec = path / f"{fname}.npy", m["files"][f"{fname}.npy"]
+            try:
                 if fname.startswith("link_kw"):
                     a = np.load(fp, mmap_mode="c", allow_pickle=False)
                 else:
                     a = load_npy(fp, mmap=True)
-                if list(a.shape) != want[fname] or list(a.shape) != spec.get("shape") or str(a.dtype) != spec.get("dtype"):
-                    return False
-                arrays[fname] = a if fname.startswith("link_kw") else np.asarray(a)
-        except (OSError, ValueError, EOFError, KeyError, TypeError):
-            return False
+            except (OSError, ValueError, EOFError) as e:
+                return self._damaged_tables(path, f"{fp}: unreadable .npy ({e})")
+            if list(a.shape) != want[fname] or list(a.shape) != spec.get("shape") or str(a.dtype) != spec.get("dtype"):
+                return self._damaged_tables(path, f"{fp}: shape/dtype {list(a.shape)}/{a.dtype}, expected "
+                                                  f"{want[fname]} as the manifest's {spec.get('shape')}/{spec.get('dtype')}")
+            if hashed or verify:  # values scanned with the hash (first open of these files), trusted after
+                bad = _table_problem(fname, np.asarray(a))
+                if bad is not None:
+                    return self._damaged_tables(path, f"{fp}: {bad}")
+            arrays[fname] = a if fname.startswith("link_kw") else np.asarray(a)
         pt, lt = PageTable(self, arrays=arrays), LinkTable(self, arrays=arrays)
         self._tables["pages"], self._tables["links"] = pt, lt
         self._tables["tried-disk"] = True
         return True
+
+    def _damaged_tables(self, path: Path, problem: str) -> bool:
+        """Report a damaged score-table cache once, remove it (the next :meth:`save_tables` rewrites it) and
+        return ``False``."""
+        from gym_crawl.corpus.cache import warn_once
+
+        warn_once(f"damaged:{path}", f"score-table cache unusable ({problem}); removing it, the scores are "
+                                     f"computed again")
+        shutil.rmtree(path, ignore_errors=True)
+        return False
 
     def all_page_scores(self, chunk: int = 50_000) -> PageScores:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""

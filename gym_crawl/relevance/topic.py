@@ -1,6 +1,7 @@
 """What the crawler looks for: :class:`Topic` and how a user names one."""
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -34,8 +35,9 @@ class Topic:
             ``n_categories`` slots.
         keywords: words whose presence in a link's URL/anchor TRES features test
             (default: ``words``).
-        label: optional label prefix; when set, pages whose label starts with it are the
-            ground-truth relevant pages (``reward="labels"``, ``relevant_found``).
+        label: optional label; when set, pages carrying it or one of its sub-labels (whole dot-separated
+            components: ``a.b`` matches ``a.b`` and ``a.b.c``, not ``a.bc``) are the ground-truth relevant
+            pages (``reward="labels"``, ``relevant_found``).
         seeds: default seed page titles (the topic's main page, as in the papers).
     """
 
@@ -53,16 +55,31 @@ class Topic:
             object.__setattr__(self, "keywords", tuple(self.words))
 
     def label_mask(self, corpus: Corpus) -> np.ndarray:
-        """(n_pages,) bool: pages carrying a label that starts with ``self.label`` (all False if no label)."""
+        """(n_pages,) bool: pages carrying ``self.label`` or one of its sub-labels (all False if no label).
+        Raises ``KeyError`` with close matches when the corpus has no such label."""
         n = corpus.n_pages
         if not self.label:
             return np.zeros(n, bool)
-        hits = np.fromiter((s.startswith(self.label) for s in corpus.labels), bool, count=len(corpus.labels))
+        hits = label_hits(self.label, corpus)
         if not hits.any():
-            raise KeyError(f"topic {self.name!r}: no label of corpus {corpus.name!r} starts with {self.label!r}")
+            raise KeyError(f"topic {self.name!r}: {unknown_label(self.label, corpus)}")
         owner = np.repeat(np.arange(n), np.diff(corpus.label_ptr))
         counts = np.bincount(owner[hits[corpus.label_ids]], minlength=n)
         return counts > 0
+
+
+def label_hits(label: str, corpus: Corpus) -> np.ndarray:
+    """(n_labels,) bool: the corpus' labels equal to ``label`` or below it (whole dot-separated components)."""
+    want = label.rstrip(".")
+    below = want + "."
+    return np.fromiter((s == want or s.startswith(below) for s in corpus.labels), bool, count=len(corpus.labels))
+
+
+def unknown_label(label: str, corpus: Corpus) -> str:
+    """The error message for a label the corpus does not have, with its closest labels."""
+    close = difflib.get_close_matches(label, corpus.labels.tolist(), n=5, cutoff=0.5)
+    return (f"corpus {corpus.name!r} has no label {label!r} (labels match whole dot-separated components)"
+            + (f"; close matches: {close}" if close else ""))
 
 
 def _from_meta(key: str, d: dict[str, Any]) -> Topic:
@@ -76,8 +93,9 @@ def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
 
     * a :class:`Topic` — returned as is;
     * a key of ``corpus.meta["topics"]`` (``"geology"``) — the corpus' own topic table;
-    * a label prefix (``"subject.Science.Chemistry"``) — ground-truth topic whose words
-      are the tokens of the last label component and whose seed is the best-matching title;
+    * a label (``"subject.Science.Chemistry"``, or a parent ``"subject.Science"``; any spec with a dot) —
+      ground-truth topic of the pages carrying it or a sub-label, whose words are the tokens of the last
+      label component; an unknown label raises ``KeyError`` with close matches;
     * topic words (``"machine learning"``) — word topic, Han's category table if known;
     * a dict with Topic fields.
     ``None`` gives ``corpus.meta["default_topic"]``, else the corpus' first listed topic.
@@ -101,8 +119,11 @@ def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
     for k, d in topics.items():
         if k.lower() == low or k.lower() == key.lower():
             return _from_meta(k, d)
-    if any(l.startswith(key) for l in corpus.labels):
-        last = key.rstrip(".").split(".")[-1]
+    if "." in key:  # a label (topic words never hold a dot)
+        if not label_hits(key, corpus).any():
+            raise KeyError(f"unknown topic {spec!r}: {unknown_label(key, corpus)}; known topics: {sorted(topics)}")
+        key = key.rstrip(".")
+        last = key.split(".")[-1]
         words = tuple(w for w in tokenize(last.replace("_", " ")) if corpus.word_id(w) >= 0)
         if not words:
             raise KeyError(f"label topic {key!r}: none of the words of {last!r} is in the corpus vocabulary")

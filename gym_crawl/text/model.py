@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gym_crawl._io import (atomic_write_json, check_file, clean_orphans, file_digest, partial_dir, replace_dir,
-                           save_npy)
+from gym_crawl._io import (FileCheckError, atomic_write_json, clean_orphans, file_digest, partial_dir, replace_dir,
+                           save_npy, seal, seal_problem, verify_files, write_stamp)
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.open_vocab import hashed_word_vector
@@ -38,6 +38,7 @@ __all__ = ["OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather
 
 TEXT_MODEL_VERSION = 3
 """3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
+_META_KEYS = frozenset({"version", "idf_fraction", "idf_pages", "dim", "seed", "max_train_pages", "vectors", "files"})
 
 
 class TextModelError(ValueError):
@@ -255,7 +256,8 @@ class TextModel:
     # ------------------------------------------------------------ caching
     def save(self, path: Path) -> None:
         """Write ``idf.npy``, ``vectors.npy`` and ``meta.json`` (with each file's size, sha256 and
-        sampled sha256) into directory ``path``, atomically; orphans of killed writers are removed."""
+        sampled sha256, sealed with its own sha256) into directory ``path``, atomically, stamped as checked
+        (see :meth:`load`); orphans of killed writers are removed."""
         path = Path(path)
         clean_orphans(path)
         tmp = partial_dir(path)
@@ -265,7 +267,8 @@ class TextModel:
                 save_npy(tmp / name, arr)
                 files[name] = file_digest(tmp / name)
             # written last: its presence marks completeness
-            atomic_write_json(tmp / "meta.json", {**self.meta, "files": files})
+            atomic_write_json(tmp / "meta.json", seal({**self.meta, "files": files}))
+            write_stamp(tmp, hashlib.sha256((tmp / "meta.json").read_bytes()).hexdigest(), files)
             replace_dir(tmp, path)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -275,31 +278,38 @@ class TextModel:
     def load(cls, corpus: Corpus, path: Path, *, verify: bool = False) -> "TextModel":
         """Open a saved model memory-mapped (processes share the word vectors).
 
-        Every open checks each file's size and sampled sha256 against ``meta.json``, that the arrays fit
-        the corpus, that the IDF weights are finite and positive and that the vectors are finite with
-        norms ≤ 1; ``verify=True`` also recomputes the full sha256. Raises :class:`TextModelError`
-        naming the file at fault.
+        Every open checks ``meta.json`` against its seal, each file against its full sha256 the first
+        time it is opened as it is now (stamped beside ``meta.json``, as :meth:`Corpus.load` does;
+        ``verify=True``: every time), that the arrays fit the corpus, that the IDF weights are finite and
+        positive and that the vectors are finite with norms ≤ 1. Raises :class:`TextModelError` naming
+        the file at fault.
         """
         path = Path(path)
         mf = path / "meta.json"
         if not mf.is_file():
             raise TextModelError(f"{path}: incomplete text model (no meta.json)")
         try:
-            meta = json.loads(mf.read_text(encoding="utf-8"))
+            raw = mf.read_bytes()
+            meta = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise TextModelError(f"{mf}: unreadable ({e})") from None
+        problem = seal_problem(meta, _META_KEYS)
+        if problem is not None:
+            raise TextModelError(f"{mf}: {problem}")
+        meta.pop("seal_sha256", None)
         files = meta.pop("files", None)
         if meta.get("version") != TEXT_MODEL_VERSION or not isinstance(files, dict):
             raise TextModelError(f"{mf}: text model version {meta.get('version')!r}, this gym_crawl reads "
                                  f"{TEXT_MODEL_VERSION} (with per-file checksums): rebuild it")
+        if set(files) != {"idf.npy", "vectors.npy"}:
+            raise TextModelError(f"{mf}: lists files {sorted(files)}, expected idf.npy and vectors.npy")
+        try:
+            verify_files(path, files, key=hashlib.sha256(raw).hexdigest(), force=verify)
+        except FileCheckError as e:
+            raise TextModelError(f"{path / e.file}: {e.problem}") from None
         arrays = {}
         for name in ("idf.npy", "vectors.npy"):
             fp = path / name
-            if not fp.is_file() or name not in files:
-                raise TextModelError(f"{fp}: missing")
-            problem = check_file(fp, files[name], verify=verify)
-            if problem is not None:
-                raise TextModelError(f"{fp}: {problem}")
             try:
                 arrays[name] = np.asarray(np.load(fp, mmap_mode="r", allow_pickle=False))
             except (ValueError, OSError, EOFError) as e:
