@@ -24,6 +24,7 @@ JSON and a PNG bar chart into ``benchmarks/results/warc_compile/`` (``--out``)::
 from __future__ import annotations
 
 import argparse
+import gc
 import glob
 import io
 import json
@@ -181,6 +182,7 @@ def bench_parsers(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     texts = [decode_html(b) for _, b in pages]
     size = sum(len(b) for _, b in pages)
     sizes = [len(b) for _, b in pages]
+    utf8_parser = lxml.html.HTMLParser(encoding="utf-8")
 
     def sel(s: str) -> list:
         return [(a.attributes.get("href"), a.text()) for a in LexborHTMLParser(s).css("a[href]")]
@@ -189,9 +191,9 @@ def bench_parsers(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
         return [(a.getattr("href"), a.text) for a in HTMLTree.parse(s).body.query_selector_all("a[href]")]
 
     def lx(s: str) -> list:
-        try:
-            doc = lxml.html.document_fromstring(s)
-        except Exception:  # noqa: BLE001 - lxml refuses empty documents and some encodings declarations
+        try:  # bytes: lxml refuses a str that carries an XML encoding declaration
+            doc = lxml.html.document_fromstring(s.encode("utf-8"), parser=utf8_parser)
+        except Exception:  # noqa: BLE001 - lxml refuses empty documents
             return []
         return [(a.get("href"), a.text_content()) for a in doc.iter("a") if a.get("href") is not None]
 
@@ -350,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             results["reading"]["real (Debian docs)"] = bench_readers(tmp / "real.warc.gz")
         print("reading", json.dumps(results["reading"]), flush=True)
         results["parsing"] = {k: bench_parsers(v) for k, v in samples.items()}
+        gc.collect()  # drop Resiliparse trees here: they must not be freed on the Dask client's thread later
         print("parsing done", flush=True)
         results["main_text"] = {k: bench_main_text(v[:500]) for k, v in samples.items()}
         print("main text done", flush=True)
