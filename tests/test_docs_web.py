@@ -1,0 +1,184 @@
+"""The ``docs-web`` builder (Debian documentation sites → live crawl → WARC → corpus → tasks): its section
+label rules on fake documentation trees, the fixed site split, the task set, the skip message when the
+packages are absent, and a bounded loopback end-to-end run on two tiny fake sites."""
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gym_crawl.benchmarks import docs_web as dw
+from gym_crawl.benchmarks import suite
+from gym_crawl.corpus import CorpusBuilder
+
+
+def _tree(root: Path, files: list[str]) -> None:
+    for rel in files:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"<html><head><title>{rel}</title></head><body><p>{rel}</p></body></html>")
+
+
+PYTHON_FILES = ["index.html", "genindex.html", "library/os.html", "library/index.html", "c-api/list.html",
+                "tutorial/index.html", "howto/logging.html", "whatsnew/3.11.html"]
+DJANGO_FILES = ["index.html", "ref/models/fields.html", "ref/contrib/admin/index.html", "ref/contrib/gis/db-api.html",
+                "topics/db/queries.html", "topics/http/urls.html", "releases/3.2.html", "_modules/django/db.html",
+                "ref/settings.html"]
+
+
+@pytest.mark.parametrize("site,files,expected", [
+    ("python", PYTHON_FILES, {"index.html": "python", "genindex.html": "python", "library/os.html": "python.library",
+                              "library/index.html": "python.library", "c-api/list.html": "python.c_api",
+                              "tutorial/index.html": "python.tutorial", "howto/logging.html": "python.howto",
+                              "whatsnew/3.11.html": "python.whatsnew"}),
+    ("django", DJANGO_FILES, {"index.html": "django", "ref/models/fields.html": "django.ref",
+                              "ref/contrib/admin/index.html": "django.ref.contrib",
+                              "ref/contrib/gis/db-api.html": "django.ref.contrib.gis",
+                              "topics/db/queries.html": "django.topics", "topics/http/urls.html": "django.topics",
+                              "releases/3.2.html": "django.releases", "_modules/django/db.html": "django.module_code",
+                              "ref/settings.html": "django.ref"}),
+])
+def test_label_rules_on_a_fake_doc_tree(tmp_path, site, files, expected):
+    """Every file of a tree laid out as the site's package lays it out gets its section label by the
+    longest URL prefix, whatever host and port the site is served at."""
+    _tree(tmp_path, files)
+    for base in ("http://127.0.0.2:8080/", "http://127.0.0.9:41234/"):
+        rules = dw.label_rules(dw.site_of(site), base)
+        got = {p.relative_to(tmp_path).as_posix(): dw.label_of(rules, base + p.relative_to(tmp_path).as_posix())
+               for p in tmp_path.rglob("*.html")}
+        assert got == expected
+        assert dw.label_of(rules, "http://127.0.0.3:8080/index.html") is None  # another host: no rule
+
+
+def test_label_rules_of_flat_sites():
+    """Sites without section folders label by file-name prefix (PostgreSQL chapters, git commands/guides,
+    SciPy subpackages) with the longest prefix winning."""
+    b = "http://h/"
+    pg = dw.label_rules(dw.site_of("postgresql"), b)
+    assert dw.label_of(pg, b + "sql-select.html") == "postgresql.sql_commands"
+    assert dw.label_of(pg, b + "infoschema-tables.html") == "postgresql.information_schema"
+    assert dw.label_of(pg, b + "index.html") == "postgresql"
+    git = dw.label_rules(dw.site_of("git"), b)
+    assert dw.label_of(git, b + "git-commit.html") == "git.commands"
+    assert dw.label_of(git, b + "gitglossary.html") == "git.guides"
+    assert dw.label_of(git, b + "user-manual.html") == "git"
+    sp = dw.label_rules(dw.site_of("scipy"), b)
+    assert dw.label_of(sp, b + "reference/generated/scipy.stats.norm.html") == "scipy.stats"
+    assert dw.label_of(sp, b + "reference/generated/scipy.stats.mstats.gmean.html") == "scipy.stats.mstats"
+    assert dw.label_of(sp, b + "reference/stats.mstats.html") == "scipy.stats.mstats"
+    assert dw.label_of(sp, b + "reference/generated/scipy.fftpack.fft.html") == "scipy.legacy_fftpack"
+    assert dw.label_of(sp, b + "reference/index.html") == "scipy"  # not scipy.io
+    rust = dw.label_rules(dw.site_of("rust"), b)
+    assert dw.label_of(rust, b + "std/collections/struct.HashMap.html") == "rust.std.collections"
+    assert dw.label_of(rust, b + "std/primitive.i32.html") == "rust.std"
+    assert dw.label_of(rust, b + "rust-by-example/index.html") == "rust.by_example"
+    with pytest.raises(ValueError, match="end with '/'"):
+        dw.label_rules(dw.site_of("git"), "http://h")
+
+
+def test_no_label_is_a_bare_string_prefix_of_another():
+    """A label topic covers every label that starts with it, so a label may prefix another only at a
+    component boundary (``scipy.fft`` must not cover ``scipy.fftpack``)."""
+    labels = {lab for s in dw.SITES for _, lab in dw.label_rules(s, "http://h/")}
+    assert len(labels) > 100
+    for a, b in itertools.permutations(labels, 2):
+        if b.startswith(a):
+            assert b.startswith(a + "."), (a, b)
+    for s in dw.SITES:
+        for _, lab in dw.label_rules(s, "http://h/"):
+            assert dw.site_label(lab) == s.name and all(part for part in lab.split("."))
+
+
+def test_site_split_is_fixed_and_disjoint():
+    """The split holds whole sites out, by a hash of the site name: fixed, and no site on both sides."""
+    labels = [lab for s in dw.SITES for _, lab in dw.label_rules(s, "http://h/")]
+    a = {lab: dw.split_of(lab) for lab in labels}
+    assert a == {lab: dw.split_of(lab) for lab in reversed(labels)}
+    by_site: dict[str, set[str]] = {}
+    for lab, side in a.items():
+        by_site.setdefault(dw.site_label(lab), set()).add(side)
+    assert all(len(v) == 1 for v in by_site.values())
+    test_sites = {s for s, v in by_site.items() if v == {"test"}}
+    assert test_sites == {s.name for s in dw.SITES if suite.is_test_topic(s.name)}
+    assert {"python", "django", "scipy"} <= test_sites and {"rust", "postgresql"}.isdisjoint(test_sites)
+
+
+def _fake_docs_corpus():
+    """Two sites, two sections each (30 pages), a home page per site linking into every section."""
+    rng = np.random.default_rng(0)
+    words = {"library": "library module function import", "tutorial": "tutorial lesson example learn",
+             "ref": "ref reference field model", "topics": "topics guide overview concept"}
+    b = CorpusBuilder(name="fake-docs")
+    pages: dict[str, list[int]] = {}
+    for site, secs in (("python", ("library", "tutorial")), ("rust", ("ref", "topics"))):
+        home = b.add_page(f"{site} home", f"{site} documentation index", domain=site, labels=[site])
+        pages[site] = [home]
+        for sec in secs:
+            ids = [b.add_page(f"{site} {sec} {i}", f"{words[sec]} page {i}", domain=site, labels=[f"{site}.{sec}"])
+                   for i in range(30)]
+            pages[f"{site}.{sec}"] = ids
+            b.add_link(home, ids[0], anchor=sec)
+            for i in ids:
+                for j in rng.choice(ids, 4, replace=False).tolist():
+                    if i != j:
+                        b.add_link(i, j, anchor=words[sec].split()[0])
+                b.add_link(i, home, anchor="home")
+    return b.build(), pages
+
+
+def test_tasks_near_and_far_within_the_site():
+    corpus, pages = _fake_docs_corpus()
+    tasks = dw.docs_web_tasks(corpus, min_pages=25, near_budget=40, far_budget=60)
+    assert {t.label for t in tasks} == {"python.library", "python.tutorial", "rust.ref", "rust.topics"}
+    assert len(tasks) == 8
+    for t in tasks:
+        seed = corpus.page_id(t.seeds[0])
+        members = pages[t.label]
+        assert t.n_members == 30 and t.split == dw.split_of(t.label)
+        if t.budget == 40:
+            assert seed in members
+        else:
+            assert t.budget == 60 and seed == pages[dw.site_label(t.label)][0]  # the site's home page
+    assert {t.split for t in tasks if t.label.startswith("python.")} == {"test"}
+    assert {t.split for t in tasks if t.label.startswith("rust.")} == {"train"}
+
+
+def test_suite_skips_docs_web_when_not_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    sets, _ = suite.build_task_sets(["docs-web"], wikispeedia="unused")
+    assert sets[0].tasks == [] and "gym-crawl bench docs-web" in sets[0].note and "skipped" in sets[0].note
+
+
+def test_suite_builds_docs_web_from_the_compiled_corpus(tmp_path, monkeypatch):
+    corpus, _ = _fake_docs_corpus()
+    corpus.save(tmp_path / dw.CORPUS_DIRNAME)
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    sets, corpora = suite.build_task_sets(["docs-web"], wikispeedia="unused")
+    assert len(sets[0].tasks) == 8 and "docs-web" in corpora
+    assert sets[0].note == "split by site: test sites python"
+
+
+def test_builder_skips_with_the_missing_packages(tmp_path, capsys):
+    """Without --install, absent packages are named and the build stops with what to install."""
+    fake = dw.Site("nosuch", ("gym-crawl-no-such-doc-package",), r"^/nowhere/index\.html$")
+    found, missing = dw.find_sites([fake])
+    assert found == [] and "gym-crawl-no-such-doc-package" in missing["nosuch"] or "dpkg-query" in missing["nosuch"]
+    with pytest.raises(SystemExit, match="--install.*gym-crawl-no-such-doc-package"):
+        dw.build(data=tmp_path, sites=[fake], progress=False)
+    assert "skipping site nosuch" in capsys.readouterr().err
+    assert not (tmp_path / dw.WARC_NAME).exists()
+
+
+@pytest.mark.skipif(shutil.which("dpkg-query") is None, reason="not a Debian-based system")
+def test_find_sites_names_the_package_and_root():
+    """On this machine: every SITES entry is either found (an existing root holding its start page) or
+    missing with a reason naming its package."""
+    found, missing = dw.find_sites()
+    assert {r.site.name for r in found} | set(missing) == {s.name for s in dw.SITES}
+    for r in found:
+        assert (r.root / r.start).is_file()
+    for name, why in missing.items():
+        assert dw.site_of(name).packages[0] in why
