@@ -2,7 +2,8 @@
 
 Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve), ``download``
 (fetch a real corpus into the cache), ``corpus info`` / ``corpus compile``, ``agents`` (list),
-``bench NAME`` (a benchmark of ``benchmarks/``) and ``train`` (Stable-Baselines3 training).
+``bench NAME`` (a benchmark of ``benchmarks/``), ``train`` (Stable-Baselines3 training) and ``serve`` (a
+corpus, folders of HTML or the misbehaving demo site as hosts on loopback).
 
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
@@ -67,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, sb3)")
     b.add_argument("name")
     b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
+
+    from gym_crawl.corpus.live.serve import add_serve_arguments
+
+    add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
+                                                     "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
 
     t = sub.add_parser("train", help="train a Stable-Baselines3 agent, or Ray RLlib with --backend rllib "
                                      "(see `gym-crawl train --help`)", add_help=False)
@@ -244,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.cmd == "bench":
             return _cmd_bench(args)
+        if args.cmd == "serve":
+            from gym_crawl.corpus.live.serve import serve_command
+
+            return serve_command(args)
     except (ValueError, KeyError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"gym-crawl: error: {msg}", file=sys.stderr)

@@ -25,6 +25,8 @@ if "numpy" not in sys.modules and _has_avx2():
     os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 import dataclasses  # noqa: E402
+import ipaddress  # noqa: E402
+import socket  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -80,6 +82,82 @@ def tiny_corpus() -> Corpus:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep every test's downloads/compiled corpora out of the user's cache."""
     monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path_factory.getbasetemp() / "gym_crawl_data"))
+
+
+class NetworkGuardError(RuntimeError):
+    """A test tried to resolve or connect to something outside loopback."""
+
+
+def _is_loopback(host: object) -> bool:
+    if host is None:
+        return True  # getaddrinfo(None, port): the local wildcard/loopback address
+    if isinstance(host, (bytes, bytearray)):
+        host = bytes(host).decode("ascii", "replace")
+    name = str(host).strip("[]").split("%", 1)[0].lower().rstrip(".")
+    if name in ("", "localhost", "localhost.localdomain", "ip6-localhost") or name.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or ip.is_unspecified or bool(mapped is not None and mapped.is_loopback)
+
+
+class _NetworkGuard:
+    """Fails any connection or name lookup outside 127.0.0.0/8, ::1 and localhost (tests run offline)."""
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+
+    def check(self, what: str, host: object) -> None:
+        if not _is_loopback(host):
+            msg = (f"network guard: a test tried to {what} {host!r}; tests may only talk to servers they start "
+                   "on loopback (127.0.0.0/8, ::1, localhost)")
+            self.violations.append(msg)
+            raise NetworkGuardError(msg)
+
+
+@pytest.fixture(autouse=True)
+def network_guard(monkeypatch: pytest.MonkeyPatch):
+    """Guard every test: ``socket.socket.connect``/``connect_ex``, ``socket.getaddrinfo``, ``gethostbyname``
+    and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test fails
+    even when the code under test swallows that error. Yields the guard (``.violations``)."""
+    guard = _NetworkGuard()
+    inet = (socket.AF_INET, socket.AF_INET6)
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+    getaddrinfo, gethostbyname, create_connection = socket.getaddrinfo, socket.gethostbyname, socket.create_connection
+
+    def guarded_connect(self, address):
+        if self.family in inet:
+            guard.check("connect to", address[0])
+        return connect(self, address)
+
+    def guarded_connect_ex(self, address):
+        if self.family in inet:
+            guard.check("connect to", address[0])
+        return connect_ex(self, address)
+
+    def guarded_getaddrinfo(host, *args, **kwargs):
+        guard.check("resolve", host)
+        return getaddrinfo(host, *args, **kwargs)
+
+    def guarded_gethostbyname(host):
+        guard.check("resolve", host)
+        return gethostbyname(host)
+
+    def guarded_create_connection(address, *args, **kwargs):
+        guard.check("connect to", address[0])
+        return create_connection(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    monkeypatch.setattr(socket, "gethostbyname", guarded_gethostbyname)
+    monkeypatch.setattr(socket, "create_connection", guarded_create_connection)
+    yield guard
+    if guard.violations:
+        pytest.fail("\n".join(guard.violations), pytrace=False)
 
 
 def shared_data(sub: str) -> Path:

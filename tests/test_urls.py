@@ -1,0 +1,86 @@
+"""Canonical URLs, hosts and URL words of the web corpora (gym_crawl.corpus.urls)."""
+from __future__ import annotations
+
+import pytest
+
+from gym_crawl.corpus.urls import canonical_url, url_host, url_text
+
+CASES = [
+    # (url, base, canonical)
+    ("HTTP://Example.COM:80/a/./b/../c?b=2&a=1#frag", None, "http://example.com/a/c?a=1&b=2"),
+    ("https://example.com:443", None, "https://example.com/"),
+    ("https://example.com", None, "https://example.com/"),
+    ("HTTPS://A.org:8443", None, "https://a.org:8443/"),
+    ("http://a.org:443/x", None, "http://a.org:443/x"),  # 443 is not http's default
+    ("http://bücher.de/ä ö?q=a b", None, "http://xn--bcher-kva.de/%C3%A4%20%C3%B6?q=a+b"),
+    ("http://example.com/%7ejoe/%7Efoo", None, "http://example.com/~joe/~foo"),
+    ("http://example.com/%e4%b8%ad", None, "http://example.com/%E4%B8%AD"),
+    ("http://example.com/a%2fb", None, "http://example.com/a%2Fb"),  # an encoded slash stays encoded
+    ("http://example.com/a/../../b", None, "http://example.com/b"),
+    ("http://example.com/?", None, "http://example.com/"),
+    ("http://example.com/p?a=1&a=0&b", None, "http://example.com/p?a=0&a=1&b="),
+    ("http://user:pw@Ex.com./x", None, "http://ex.com/x"),
+    ("http://[::1]:80/x", None, "http://[::1]/x"),
+    (" \thttp://a.org/p\n ", None, "http://a.org/p"),
+    ("http://a.org/p\n/q", None, "http://a.org/p/q"),
+    ("../x y.html#f", "http://h.org/a/b/c.html", "http://h.org/a/x%20y.html"),
+    ("//cdn.org/x", "https://a.org/", "https://cdn.org/x"),
+    ("?q=1", "http://a.org/p/", "http://a.org/p/?q=1"),
+    ("#top", "http://a.org/p", "http://a.org/p"),
+    ("", "http://a.org/p#x", "http://a.org/p"),
+    ("/abs", "http://a.org/deep/er/", "http://a.org/abs"),
+    ("http://other.org/", "http://a.org/", "http://other.org/"),
+    # not http(s) / not absolute / not valid → None
+    ("mailto:a@b.org", None, None),
+    ("javascript:void(0)", "http://a.org/", None),
+    ("data:text/html,hi", None, None),
+    ("ftp://a.org/", None, None),
+    ("tel:+123", "http://a.org/", None),
+    ("x.html", None, None),
+    ("http:///x", None, None),
+    ("http://a.org:99999/", None, None),
+    ("http://a.org:port/", None, None),
+    ("http://[::1/", None, None),
+]
+
+
+@pytest.mark.parametrize("url,base,expected", CASES)
+def test_canonical_url_table(url: str, base: str | None, expected: str | None) -> None:
+    assert canonical_url(url, base) == expected
+    if expected is not None:
+        assert canonical_url(expected) == expected  # idempotent
+
+
+def test_query_parameters_are_sorted_so_orders_meet() -> None:
+    assert canonical_url("http://a.org/s?z=1&y=2&x=3") == canonical_url("http://a.org/s?x=3&z=1&y=2")
+
+
+def test_canonical_url_rejects_non_strings() -> None:
+    with pytest.raises(TypeError, match="url must be a str"):
+        canonical_url(b"http://a.org/")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("url,host", [
+    ("http://example.com/a", "example.com"),
+    ("https://Example.com:8443/a", "example.com:8443"),
+    ("https://example.com:443/a", "example.com"),
+    ("http://127.0.0.1:8000/", "127.0.0.1:8000"),
+    ("http://[::1]:81/", "[::1]:81"),
+])
+def test_url_host(url: str, host: str) -> None:
+    assert url_host(url) == host
+
+
+def test_url_host_without_host_is_an_error_naming_the_url() -> None:
+    with pytest.raises(ValueError, match="'/relative' has no host"):
+        url_host("/relative")
+
+
+@pytest.mark.parametrize("url,words", [
+    ("https://www.example.org/wiki/Plate_tectonics.html", "example org wiki Plate tectonics"),
+    ("http://a.org/docs/my-page/index.htm?x=secret#frag", "a org docs my page"),
+    ("http://xn--bcher-kva.de/%C3%A4%20b", "bücher de ä b"),
+    ("http://127.0.0.1:8000/", "127 0 0 1"),
+])
+def test_url_text(url: str, words: str) -> None:
+    assert url_text(url) == words
