@@ -36,8 +36,10 @@ carries the bare site label, e.g. ``python``). The rules follow each site's own 
   ``functions*`` → ``postgresql.functions``, ``app-*`` → ``postgresql.applications`` … (the section name
   is the chapter's title word where the prefix is an abbreviation, so the label names the topic in words
   its pages use);
-* **apache** (apache2-doc, the English manual ``manual/en``): its folders — ``mod/`` → ``apache.modules``,
-  ``programs/``, ``howto/``, ``rewrite/``, ``vhosts/``, ``ssl/``, ``developer/``, ``misc/``, ``platform/``;
+* **apache** (apache2-doc, served from ``manual/``, crawled from ``en/index.html``; the other languages'
+  folders, which every page links to, are left out of the crawl): the folders of the English manual —
+  ``en/mod/`` → ``apache.modules``, ``en/programs/``, ``en/howto/``, ``en/rewrite/``, ``en/vhosts/``,
+  ``en/ssl/``, ``en/developer/``, ``en/misc/``, ``en/platform/``;
 * **debian_reference**, **debian_handbook** (en-US), **r_manuals** (r-doc-html): no section folders (one file per
   chapter or manual): the bare site label only — part of the web, no task;
 * **rust** (rust-doc): the books (``book/`` → ``rust.book``, ``reference/``, ``rust-by-example/`` →
@@ -81,9 +83,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CORPUS_DIRNAME", "FAR_BUDGET", "NEAR_BUDGET", "SITES", "Site", "SiteRoot", "build", "corpus_path",
-           "crawl", "docs_web_tasks", "find_sites", "label_of", "label_rules", "load_docs_web", "main", "page_sites",
-           "site_label", "site_of", "split_of"]
+__all__ = [
+    "CORPUS_DIRNAME",
+    "FAR_BUDGET",
+    "NEAR_BUDGET",
+    "SITES",
+    "Site",
+    "SiteRoot",
+    "build",
+    "corpus_path",
+    "crawl",
+    "docs_web_tasks",
+    "find_sites",
+    "hrefs",
+    "label_of",
+    "label_rules",
+    "load_docs_web",
+    "main",
+    "page_sites",
+    "report",
+    "site_label",
+    "site_of",
+    "split_of",
+    "task_kind",
+]
 
 CORPUS_DIRNAME = "docs-web"
 """Folder of the compiled corpus under :func:`gym_crawl.corpus.data_dir`."""
@@ -103,6 +126,8 @@ class Site:
         ``<name>.<section>`` of the longest prefix its path starts with, else ``<name>``.
     :param exclude: path prefixes below the root that are not crawled.
     :param install: the package ``--install`` installs (default: the first of ``packages``).
+    :param start: the start page's path below the root, when the root is above the start page's folder
+        (default: the start page's file name; the root is then its folder).
     """
 
     name: str
@@ -111,6 +136,7 @@ class Site:
     sections: tuple[tuple[str, str], ...] = ()
     exclude: tuple[str, ...] = ()
     install: str | None = None
+    start: str | None = None
 
     @property
     def install_name(self) -> str:
@@ -130,6 +156,7 @@ _SCIPY_SUBSECTIONS = ("linalg.lapack", "linalg.blas", "sparse.linalg", "sparse.c
 #: ``scipy.fft`` would be a string prefix of ``scipy.fftpack`` (a label topic is every label starting with
 #: it), so the legacy package is named as its documentation title calls it
 _SCIPY_LABEL = {"fftpack": "legacy_fftpack"}
+_APACHE_OTHER_LANGUAGES = ("da/", "de/", "es/", "fr/", "ja/", "ko/", "pt-br/", "ru/", "tr/", "zh-cn/")
 _RUST_STD = ("collections", "env", "fmt", "fs", "intrinsics", "io", "iter", "mem", "net", "ops", "os", "ptr",
              "simd", "slice", "str", "sync", "thread")
 
@@ -144,8 +171,9 @@ SITES: tuple[Site, ...] = (
           ("libpq", "libpq"), ("runtime", "runtime"), ("datatype", "datatype"), ("ddl", "ddl"),
           ("plpgsql", "plpgsql"), ("protocol", "protocol")), install="postgresql-doc"),
     Site("apache", ("apache2-doc",), r"^/usr/share/doc/apache2-doc/manual/en/index\.html$",
-         (("mod/", "modules"),) + _sub(["programs/", "howto/", "rewrite/", "vhosts/", "ssl/", "developer/",
-                                         "misc/", "platform/"])),
+         tuple((f"en/{p}", lab) for p, lab in (("mod/", "modules"),) + _sub(
+             ["programs/", "howto/", "rewrite/", "vhosts/", "ssl/", "developer/", "misc/", "platform/"])),
+         exclude=_APACHE_OTHER_LANGUAGES, start="en/index.html"),
     Site("debian_reference", ("debian-reference-en",), r"^/usr/share/debian-reference/index\.en\.html$"),
     Site("debian_handbook", ("debian-handbook",), r"^/usr/share/doc/debian-handbook/html/en-US/index\.html$"),
     Site("rust", ("rust-doc",), r"^/usr/share/doc/rust-doc/html/index\.html$",
@@ -268,7 +296,9 @@ def find_sites(sites: Sequence[Site] = SITES) -> tuple[list[SiteRoot], dict[str,
         if index is None or not index.is_file():
             missing[s.name] = f"package {pkgs[0]} is installed but has no file matching {s.index}"
             continue
-        found.append(SiteRoot(s, pkg, index.parent, index.name))
+        start = s.start or index.name
+        root = Path(index.as_posix()[: -len(start)])
+        found.append(SiteRoot(s, pkg, root, start))
     return found, missing
 
 
@@ -307,6 +337,27 @@ def crawl_policy(base_urls: dict[str, str], roots: Sequence[SiteRoot]) -> Any:
     return FetchPolicy(allowed_hosts=hosts, deny_patterns=deny, **CRAWL_POLICY)
 
 
+def hrefs(body: bytes, url: str, content_type: str | None = None) -> list[str]:
+    """Canonical absolute URLs of every ``<a href>`` of an HTML page, in document order (``None``-free;
+    ``<base href>`` honoured; non-http(s) targets dropped). Lexbor's parser (selectolax), as the compiler's."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from gym_crawl.corpus.html_extract import decode_html
+    from gym_crawl.corpus.urls import canonical_url
+
+    doc = LexborHTMLParser(decode_html(body, content_type))
+    base = url
+    node = doc.css_first("base[href]")
+    if node is not None:
+        base = canonical_url(node.attributes.get("href") or "", url) or url
+    out = []
+    for a in doc.css("a[href]"):
+        u = canonical_url((a.attributes.get("href") or "").strip(), base)
+        if u is not None:
+            out.append(u)
+    return out
+
+
 @dataclass
 class CrawlStats:
     """What a crawl did: fetched pages and errors per site, seconds."""
@@ -320,14 +371,14 @@ class CrawlStats:
 def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: bool = True) -> CrawlStats:
     """Breadth-first crawl from ``seeds`` with ``fetcher`` until the frontier is empty.
 
-    Links come from :func:`gym_crawl.corpus.html_extract.extract_page` (the compiler's own extractor, so
-    every link the corpus will have is followed); a link is queued once, when the fetcher's scope, trap and
-    robots checks accept it. ``site_of_url(url) -> site name`` groups the counts."""
+    The crawler follows every ``<a href>`` of a page (resolved against its ``<base href>`` or its URL and
+    canonicalised as the compiler does: a superset of the links the compiled corpus keeps); a link is queued
+    once, when the fetcher's scope, trap and robots checks accept it. ``site_of_url(url) -> site name``
+    groups the counts."""
     from collections import deque
 
     from tqdm.auto import tqdm
 
-    from gym_crawl.corpus.html_extract import extract_page
     from gym_crawl.corpus.urls import canonical_url
 
     stats = CrawlStats()
@@ -349,8 +400,8 @@ def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: boo
         stats.pages[site] = stats.pages.get(site, 0) + 1
         stats.bytes += len(res.body)
         seen.add(res.final_url)
-        for link in extract_page(res.body, res.final_url, res.content_type).links:
-            push(link.url)
+        for href in hrefs(res.body, res.final_url, res.content_type):
+            push(href)
 
     for s in seeds:
         push(canonical_url(s))
@@ -400,8 +451,9 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
                    far_budget: int = FAR_BUDGET, max_tasks: int | None = None) -> list[Any]:
     """The ``docs-web`` tasks of ``corpus``: for every *section* label (a label with a ``.``; the bare site
     labels are not topics) carried by >= ``min_pages`` pages, a **near** task (seed = the most in-linked
-    member with out-links; budget ``near_budget``) and a **far** task (seed = the most in-linked page of
-    the same site outside the section, with out-links — typically the site's home page; budget
+    member with out-links; budget ``near_budget``) and a **far** task (seed = the site's home page, the
+    start page of its crawl, named in ``corpus.meta["docs_web"]["home_pages"]``; on a corpus without that
+    entry, the most in-linked page of the same site outside the section with out-links; budget
     ``far_budget``). Ties: the lowest page id. Split by site (:func:`split_of`). ``max_tasks`` keeps the
     first half train / half test tasks in label order."""
     import numpy as np
@@ -412,6 +464,7 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
     indeg = corpus.in_degree()
     out_deg = corpus.out_degree()
     psite, names = page_sites(corpus)
+    homes = (corpus.meta.get("docs_web") or {}).get("home_pages") or {}
     tasks = []
     for lab, members in labelled_tasks(corpus, min_pages):
         if "." not in lab:
@@ -427,7 +480,10 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
         if len(cand) == 0 or len(outside) == 0:
             continue
         near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
-        far = int(outside[np.lexsort((outside, -indeg[outside]))[0]])
+        home = homes.get(site_label(lab))
+        far = corpus.page_id(home) if home is not None else int(outside[np.lexsort((outside, -indeg[outside]))[0]])
+        if inside[far] or out_deg[far] == 0:
+            continue
         for seed, budget in ((near, near_budget), (far, far_budget)):
             budget = max(1, min(budget, corpus.n_pages - 1))
             tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split_of(lab)))
@@ -436,6 +492,65 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
         te = [t for t in tasks if t.split == "test"][: max(1, max_tasks - len(tr))]
         tasks = tr + te
     return tasks
+
+
+def task_kind(corpus: Any, task: Any) -> str:
+    """``"near"`` when the task's seed page carries the task's label, else ``"far"``."""
+    from gym_crawl.relevance.topic import Topic
+
+    seed = corpus.page_id(task.seeds[0])
+    return "near" if Topic("t", ("x",), label=task.label).label_mask(corpus)[seed] else "far"
+
+
+def report(suite_json: str | os.PathLike, corpus: Any = None, reps: int = 2000) -> str:
+    """Markdown of a suite run on ``docs-web``: per agent the IQM [95 % CI] of the normalized score on the
+    test tasks, far-seed and near-seed tasks separately, and per-task wins/ties/losses against best-first
+    (the agent's mean relevant pages over the seeds vs best-first's)."""
+
+    from gym_crawl.benchmarks.suite import Task, iqm_ci, normalized_scores
+
+    js = json.loads(Path(suite_json).read_text())
+    corpus = corpus if corpus is not None else load_docs_web()
+    tasks = [Task(**t) for t in js["tasks"]["docs-web"]]
+    kind = {t.name: task_kind(corpus, t) for t in tasks}
+    runs = [r for r in js["runs"] if r["set"] == "docs-web"]
+    agents = list(js["meta"]["agents"])
+    seeds = list(range(int(js["meta"]["seeds"])))
+    lines = [("| agent | all: IQM [95 % CI] | far seed: IQM [95 % CI] | near seed: IQM [95 % CI] | "
+             "W/T/L vs best-first (far) | W/T/L vs best-first (near) |"), "|---|---|---|---|---|---|"]
+    found: dict[tuple[str, str], float] = {}
+    for r in runs:
+        if r["split"] == "test":
+            found.setdefault((r["agent"], r["task"]), 0.0)
+            found[(r["agent"], r["task"])] += r["found"] / len(seeds)
+    cols: dict[str, dict[str, str]] = {a: {} for a in agents}
+    order: dict[str, float] = {}
+    counts = {}
+    for part in ("all", "far", "near"):
+        sub = [r for r in runs if part == "all" or kind.get(r["task"]) == part]
+        scores, kept, dropped = normalized_scores(sub, agents, seeds, "test")
+        counts[part] = (len(kept), len(dropped))
+        for a, m in scores.items():
+            iqm, lo, hi = iqm_ci(m, reps=reps)
+            cols[a][part] = f"{iqm:.3f} [{lo:.3f}, {hi:.3f}]"
+            if part == "all":
+                order[a] = iqm
+    test_tasks = sorted({t for (_, t) in found})
+    for a in sorted(agents, key=lambda a: -order.get(a, float("inf"))):
+        wtl = {}
+        for part in ("far", "near"):
+            w = t_ = lo_ = 0
+            for t in test_tasks:
+                if kind[t] != part or (a, t) not in found or ("best-first", t) not in found:
+                    continue
+                d = found[(a, t)] - found[("best-first", t)]
+                w, t_, lo_ = w + (d > 0), t_ + (d == 0), lo_ + (d < 0)
+            wtl[part] = f"{w}/{t_}/{lo_}"
+        lines.append(f"| {a} | {cols[a].get('all', '—')} | {cols[a].get('far', '—')} | {cols[a].get('near', '—')} | "
+                     f"{wtl['far']} | {wtl['near']} |")
+    head = (f"Test tasks: {counts['all'][0]} kept ({counts['far'][0]} far-seed, {counts['near'][0]} near-seed), "
+            f"{counts['all'][1]} dropped (oracle <= random); seeds {len(seeds)}.")
+    return head + "\n\n" + "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------- build
@@ -507,12 +622,18 @@ def record_crawl(roots: Sequence[SiteRoot], warc: Path, *, progress: bool = True
 
 def compile_corpus(warc: Path, manifest: dict[str, Any], out: Path) -> Any:
     """Compile ``warc`` into a corpus with the manifest's label rules and save it at ``out``."""
+    from gym_crawl.corpus.urls import canonical_url
     from gym_crawl.corpus.warc import load_warc
 
     rules = [(p, lab) for p, lab in manifest["label_rules"]]
-    corpus = load_warc(warc, label_rules=rules)
+    corpus = load_warc(warc, label_rules=rules, name="docs-web")
+    homes = {}
+    for site, url in zip(manifest["base_urls"], manifest["start_urls"]):
+        home = canonical_url(url)
+        if home is not None and corpus.titles.get(home) >= 0:  # a page's title is its canonical URL
+            homes[site] = home
     corpus.meta["docs_web"] = {"base_urls": manifest["base_urls"], "packages": manifest["packages"],
-                               "label_rules": manifest["label_rules"]}
+                               "home_pages": homes, "label_rules": manifest["label_rules"]}
     from gym_crawl._io import partial_dir, replace_dir
 
     tmp = partial_dir(out)
@@ -600,7 +721,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="redo the crawl and the compile")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--json", help="also write the summary to this JSON file")
+    ap.add_argument("--report", metavar="SUITE_JSON",
+                    help="instead of building: the far/near-seed table of a suite run on docs-web (its suite.json)")
     args = ap.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return 0
     info = build(install=args.install, data=Path(args.data) if args.data else None, force=args.force,
                  progress=not args.no_progress)
     print(f"docs-web: {len(info['sites'])} sites, {info['pages']:,} pages, {info['links']:,} links, "
