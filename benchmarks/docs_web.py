@@ -15,7 +15,9 @@ evaluate crawlers on:
    process's own loopback threads; a crawl of a site one does not run keeps the 1 s default), a byte cap
    of 8 MiB per page — recording every request and response to ``docs-web.warc.gz``;
 4. **compile** the WARC into the ``docs-web`` corpus (``<data dir>/docs-web``) with the section labels of
-   :func:`label_rules` (longest URL-prefix match), and print sites, pages, links and labels.
+   :func:`label_rules` (longest URL-prefix match), and print sites, pages, links and labels;
+5. **score** every page and link for each task topic once and store the tables in the data dir
+   (:func:`warm_score_tables`), so the suite's workers memory-map them.
 
 Each step is skipped when its output exists (``--force`` redoes them), so an interrupted build resumes at
 the step it stopped in.
@@ -106,6 +108,7 @@ __all__ = [
     "site_of",
     "split_of",
     "task_kind",
+    "warm_score_tables",
 ]
 
 CORPUS_DIRNAME = "docs-web"
@@ -642,6 +645,31 @@ def compile_corpus(warc: Path, manifest: dict[str, Any], out: Path) -> Any:
     return load_docs_web(out)
 
 
+def warm_score_tables(corpus: Any, tasks: Sequence[Any], *, progress: bool = True) -> int:
+    """Score every page and link for each task topic, as the suite's envs do at ``reset``, and store the
+    tables on disk (``WikiCrawlEnv.precompute_scores(persist=True)``, under the data dir's
+    ``score_tables``), so every suite worker memory-maps them instead of scoring ~10^6 links per topic
+    itself. Topics already stored are only checked. Returns the number of topics."""
+    import gymnasium as gym
+    from tqdm.auto import tqdm
+
+    import gym_crawl  # noqa: F401  (registers the env)
+    from gym_crawl.benchmarks.suite import _topic
+
+    first = {}
+    for t in tasks:
+        first.setdefault(t.label, t)
+    if not first:
+        return 0
+    env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", topic=_topic(corpus, next(iter(first.values()))))
+    for t in tqdm(list(first.values()), desc="score tables", unit="topic", disable=not progress):
+        topic = _topic(corpus, t)
+        env.reset(seed=0, options={"topic": topic, "seeds": list(t.seeds)})
+        env.unwrapped.precompute_scores(persist=True)
+    env.close()
+    return len(first)
+
+
 def describe(corpus: Any, min_pages: int = 25) -> dict[str, Any]:
     """Sites, pages, links and labels of the compiled corpus (section labels with >= ``min_pages`` pages
     are the task labels)."""
@@ -709,6 +737,9 @@ def build(*, install: bool = False, data: Path | None = None, force: bool = Fals
         corpus = compile_corpus(warc, manifest, out)
         manifest["compile_seconds"] = round(time.perf_counter() - t0, 1)
     info = describe(corpus)
+    t0 = time.perf_counter()
+    n = warm_score_tables(corpus, docs_web_tasks(corpus), progress=progress)
+    _say(f"docs-web: score tables of {n} task topics ready ({time.perf_counter() - t0:.0f} s)")
     return {"warc": str(warc), "corpus": str(out), "crawl": {k: manifest.get(k) for k in
             ("base_urls", "packages", "pages", "errors", "bytes", "seconds", "missing")}, **info}
 
