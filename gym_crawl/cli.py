@@ -177,17 +177,33 @@ def _cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warc_summary_line(w: dict) -> str:
+    """One paragraph of what a WARC compile kept and skipped (``corpus.meta["warc_summary"]``)."""
+    skipped = ", ".join(f"{k} {v}" for k, v in w.get("skipped", {}).items() if v) or "none"
+    d, r = w.get("duplicates", {}), w.get("redirects", {})
+    bad = w.get("unreadable_files") or {}
+    return (f"\nWARC: {w.get('files')} file(s), {w.get('records')} records -> {w.get('fetched_pages')} pages "
+            f"(+{w.get('unfetched_pages', 0)} unfetched), {w.get('links')} links\n"
+            f"  skipped: {skipped}\n  duplicates merged: {d.get('url', 0)} by URL, {d.get('payload_digest', 0)} "
+            f"by payload digest; redirects: {r.get('records', 0)} records, {r.get('used', 0)} resolved"
+            + (f"\n  unreadable files: {', '.join(bad)}" if bad else ""))
+
+
 def _cmd_corpus(args: argparse.Namespace) -> int:
     from gym_crawl.corpus import load_corpus
 
     if args.corpus_cmd == "info":
-        info = load_corpus(args.spec).summary(top_labels=args.labels)
+        corpus = load_corpus(args.spec)
+        info = corpus.summary(top_labels=args.labels)
+        warc = corpus.meta.get("warc_summary")
         if args.json:
-            print(json.dumps(info, indent=2))
+            print(json.dumps({**info, **({"warc_summary": warc} if warc else {})}, indent=2))
             return 0
         topics, top = info.pop("topics"), info.pop("top_labels")
         for k, v in info.items():
             print(f"{k:>20}: {v}")
+        if warc:
+            print(_warc_summary_line(warc))
         print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
               "use a label below (--topic LABEL --seeds TITLE) or topic words")
         for name, t in topics.items():

@@ -18,7 +18,7 @@ from gym_crawl.registry import Registry
 
 
 def test_every_registered_kind_has_an_example():
-    assert CORPUS_KINDS.kinds() == ["compiled", "thesis-layout", "wikispeedia", "mediawiki", "html-folder"]
+    assert CORPUS_KINDS.kinds() == ["compiled", "thesis-layout", "wikispeedia", "mediawiki", "warc", "html-folder"]
     for kind in CORPUS_KINDS.kinds():
         assert CORPUS_KINDS._example.get(kind), f"register an example writer for corpus kind {kind!r}"
 

@@ -9,7 +9,8 @@
   demand into the cache), ``"simplewiki"`` — the Simple English Wikipedia dump (downloaded on demand);
 * a path of one of the :data:`CORPUS_KINDS` (tried in order): a compiled corpus directory (has
   ``manifest.json``), the thesis' ``xml/ + index.txt + links.txt`` layout, a Wikispeedia folder or
-  archive, a MediaWiki ``*.xml[.bz2]`` dump, or a folder of HTML files;
+  archive, a MediaWiki ``*.xml[.bz2]`` dump, WARC web archives (``*.warc[.gz]``, a folder of them or a
+  glob), or a folder of HTML files;
 * a ``networkx`` graph, or a :class:`Corpus` (returned as is).
 """
 from __future__ import annotations

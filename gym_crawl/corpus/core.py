@@ -28,7 +28,8 @@ name                          dtype       meaning
 
 String tables (UTF-8 blob + offsets): ``titles`` (n), ``vocab`` (V), ``domains``,
 ``labels``; optionally ``texts`` (n, the cleaned plain text, kept by loaders
-that have it, used only for inspection and tests — never by the env).
+that have it, used only for inspection and tests — never by the env) and ``urls`` (n, the pages'
+canonical URLs, kept by the web loaders such as WARC archives).
 """
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ _ARRAY_SPEC: dict[str, Any] = {
     "label_ptr": np.int64, "label_ids": np.int32,
 }
 _TABLES = ("titles", "vocab", "domains", "labels")
-_OPTIONAL_TABLES = ("texts",)
+_OPTIONAL_TABLES = ("texts", "urls")
 #: the id arrays whose value ranges and the pointer arrays whose monotonicity :meth:`Corpus.validate` checks
 _ID_BOUNDS = ("link_dst", "text_terms", "title_terms", "anchor_terms", "context_terms", "page_domain", "label_ids")
 _PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", "label_ptr")
@@ -193,6 +194,8 @@ class Corpus:
     checksum: str | None = field(default=None, repr=False)
     """sha256 of the saved directory's ``manifest.json`` (which lists every file's sha256): the identity
     of the saved content, set by :meth:`save` / :meth:`load`; ``None`` for an unsaved corpus."""
+    urls: StringTable | None = None
+    """the pages' canonical URLs (web corpora: WARC archives, the live web), else ``None``"""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -249,9 +252,12 @@ class Corpus:
         return np.repeat(np.arange(self.n_pages, dtype=np.int32), np.diff(self.link_ptr))
 
     def url(self, page: int) -> str:
-        """A URL for ``page``: ``https://<domain>/wiki/<title>``, or ``https://<domain>/p/<id>`` on the
+        """A URL for ``page``: its own (``urls``) on web corpora (WARC archives), else
+        ``https://<domain>/wiki/<title>``, or ``https://<domain>/p/<id>`` on the
         domains whose URLs carry no title words (``meta["opaque_url_domains"]``, the hard synthetic preset),
         so a displayed URL never shows words the crawler's URL tokens do not have."""
+        if self.urls is not None:
+            return self.urls[page]
         domain = self.domains[int(self.page_domain[page])]
         if domain in (self.meta.get("opaque_url_domains") or ()):
             return f"https://{domain}/p/{int(page)}"
@@ -261,7 +267,7 @@ class Corpus:
         return [self.labels[int(i)] for i in self.label_ids[self.label_ptr[page]:self.label_ptr[page + 1]]]
 
     def page_id(self, title: str) -> int:
-        """Page id of ``title`` (underscores and spaces are interchangeable).
+        """Page id of ``title`` (underscores and spaces are interchangeable), or of a URL on web corpora.
 
         Raises ``KeyError`` with close matches when the title is unknown.
         """
@@ -269,6 +275,8 @@ class Corpus:
             i = self.titles.get(cand)
             if i >= 0:
                 return i
+        if self.urls is not None and self.urls.get(title) >= 0:
+            return self.urls.index(title)
         low = title.lower().replace("_", " ")
         close = [t for t in self.titles if low in t.lower().replace("_", " ")][:5]
         raise KeyError(f"unknown page title {title!r} in corpus {self.name!r}"
@@ -335,6 +343,8 @@ class Corpus:
             raise CorpusFormatError(f"titles{where}: {len(self.titles)} strings, expected {n}")
         if self.texts is not None and len(self.texts) != n:
             raise CorpusFormatError(f"texts{where}: {len(self.texts)} strings, expected {n}")
+        if self.urls is not None and len(self.urls) != n:
+            raise CorpusFormatError(f"urls{where}: {len(self.urls)} strings, expected {n}")
         bounds = {"link_dst": n, "text_terms": len(self.vocab), "title_terms": len(self.vocab),
                   "anchor_terms": len(self.vocab), "context_terms": len(self.vocab),
                   "page_domain": len(self.domains), "label_ids": len(self.labels)}
@@ -508,6 +518,14 @@ class Corpus:
             return hit
         _LOADED[key] = c
         return c
+
+    # ------------------------------------------------------------------ WARC
+    @classmethod
+    def from_warc(cls, path: Any, **kwargs: Any) -> Corpus:
+        """Compile WARC web archives (a file, folder, glob or list); see :func:`gym_crawl.corpus.warc.load_warc`."""
+        from gym_crawl.corpus.warc import load_warc
+
+        return load_warc(path, **kwargs)
 
     # -------------------------------------------------------------- networkx
     @classmethod

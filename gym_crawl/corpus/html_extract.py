@@ -76,13 +76,6 @@ class ExtractedPage:
     text: str
     links: tuple[ExtractedLink, ...]
 
-    @property
-    def full_text(self) -> str:
-        """The text a corpus keeps for the page (its bag of words and ``texts`` entry): the title, a blank
-        line, then the main text (just the main text when the title is empty, just the title when the
-        text is)."""
-        return "\n\n".join(s for s in (self.title, self.text) if s)
-
 
 # ----------------------------------------------------------------------------------------- decoding
 

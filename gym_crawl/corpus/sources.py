@@ -6,7 +6,7 @@
   ``100k`` or ``1m``) → its loader gets ``n_pages=N``.
 * :data:`CORPUS_KINDS` — the kinds of path a corpus can be read from, each with a detector, tried in
   registration order (first match wins): a compiled corpus directory, the thesis' layout, Wikispeedia
-  data, a MediaWiki dump, a folder of HTML files.
+  data, a MediaWiki dump, WARC archives (a file, a folder of them or a glob), a folder of HTML files.
 * a ``networkx`` graph (converted with :meth:`Corpus.from_networkx`) or a :class:`Corpus` (as is).
 
 A new named corpus or a new kind of path is one call::
@@ -21,6 +21,7 @@ and :func:`load_corpus`, ``gym-crawl corpus info`` and the conformance tests (wh
 """
 from __future__ import annotations
 
+import glob
 import importlib
 import os
 import re
@@ -31,8 +32,17 @@ from typing import Any
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 from gym_crawl.registry import Registry
 
-__all__ = ["CORPORA", "CORPUS_KINDS", "CorpusKindRegistry", "DEFAULT_SYNTHETIC_PAGES", "SIZED_CORPORA",
-           "load_corpus", "parse_corpus_name", "register_corpus", "synthetic_hard_corpus"]
+__all__ = [
+    "CORPORA",
+    "CORPUS_KINDS",
+    "DEFAULT_SYNTHETIC_PAGES",
+    "SIZED_CORPORA",
+    "CorpusKindRegistry",
+    "load_corpus",
+    "parse_corpus_name",
+    "register_corpus",
+    "synthetic_hard_corpus",
+]
 
 DEFAULT_SYNTHETIC_PAGES = 20_000
 
@@ -199,6 +209,20 @@ def _is_wikispeedia(p: Path) -> bool:
             or (p / "plaintext_articles").exists() or (p / "plaintext_articles.tar.xz").exists())
 
 
+_WARC_SUFFIXES = (".warc", ".warc.gz")
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _is_warc(p: Path) -> bool:
+    """A ``*.warc`` / ``*.warc.gz`` file, a folder holding one (at any depth), or a glob matching one."""
+    s = str(p)
+    if _GLOB_CHARS & set(s):
+        return any(m.lower().endswith(_WARC_SUFFIXES) for m in glob.iglob(s, recursive=True))
+    if p.is_dir():
+        return any(f.name.lower().endswith(_WARC_SUFFIXES) for f in p.rglob("*.warc*"))
+    return p.is_file() and p.name.lower().endswith(_WARC_SUFFIXES)
+
+
 CORPUS_KINDS.register_kind(
     "compiled", lambda p: p.is_dir() and (p / "manifest.json").exists(), Corpus.load,
     "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)",
@@ -215,6 +239,10 @@ CORPUS_KINDS.register_kind(
     "mediawiki", lambda p: p.suffix in (".xml", ".bz2") or p.name.endswith(".xml.bz2"),
     "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2",
     example="gym_crawl.corpus.examples:write_mediawiki_dump")
+CORPUS_KINDS.register_kind(
+    "warc", _is_warc, "gym_crawl.corpus.warc:load_warc",
+    "WARC web archives: a *.warc / *.warc.gz file, a folder holding them, or a glob",
+    example="gym_crawl.corpus.warc:write_example_warc")
 CORPUS_KINDS.register_kind(
     "html-folder", lambda p: p.is_dir(), "gym_crawl.corpus.html_folder:load_html_folder",
     "any other folder: its *.html / *.htm files and the links between them",
@@ -247,7 +275,7 @@ def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
         base, kw = named
         return CORPORA.build(base, **kw, **kwargs)
     path = Path(name).expanduser()
-    if not path.exists():
+    if not path.exists() and not (_GLOB_CHARS & set(name) and glob.glob(str(path), recursive=True)):
         raise FileNotFoundError(
             f"corpus {name!r}: no such file or folder, and not a registered corpus name "
             f"(registered: {_known_names()}); a path may be: {CORPUS_KINDS.describe_kinds()}")

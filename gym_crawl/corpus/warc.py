@@ -1,0 +1,928 @@
+"""Compile WARC web archives (``.warc``, ``.warc.gz``) into a :class:`~gym_crawl.corpus.core.Corpus`.
+
+``load_warc("crawl.warc.gz")``, a folder of WARC files or a glob (``"crawl/*.warc.gz"``); also
+``load_corpus(path)`` and :meth:`Corpus.from_warc`. What becomes of each record:
+
+* **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
+  ``application/xhtml+xml``; ``html_types=`` to change) go through
+  :func:`~gym_crawl.corpus.html_extract.extract_page` (the same extractor as the live crawler):
+
+  - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
+    (:func:`~gym_crawl.corpus.urls.canonical_url`); ``corpus.page_id(url)`` finds the page, so seeds may be
+    URLs;
+  - **title** is the HTML ``<title>`` (white space collapsed; the URL when there is none); a title that
+    several pages share gets their URL appended (``"Index (https://a.org/x/)"``) so titles stay unique;
+  - **title/URL tokens** (``title_terms``) are the words of the URL
+    (:func:`~gym_crawl.corpus.urls.url_text`) — what a crawler knows of a page before fetching it, never
+    its content;
+  - **text** (bag of words and the kept ``texts`` entry) is the main text (boilerplate removed);
+  - **domain** is :func:`~gym_crawl.corpus.urls.url_host` (``host`` or ``host:port``);
+  - **links** keep the extractor's anchor text and 150-character surrounding text; a link counts once per
+    (source, target) pair (the first), links to the page itself are dropped.
+
+* **redirects** — a 3xx ``response`` with a ``Location`` header maps its URL to the target, so a link to the
+  redirecting URL points to the final page (chains followed up to :data:`MAX_REDIRECT_HOPS`; loops and
+  chains ending outside the archive leave the link unresolved).
+* **duplicates** — the first record of a URL wins (files in sorted path order, records in file order); a
+  page whose payload digest (``WARC-Payload-Digest``, else the SHA-1 of the payload) equals an earlier
+  page's is merged into it: its URL becomes an alias of the first page.
+* **skipped** and counted in ``corpus.meta["warc_summary"]["skipped"]`` (printed by ``gym-crawl corpus
+  info``): ``request``, ``metadata``, ``warcinfo``, ``resource``, other record types; ``revisit`` records;
+  ``non_html`` content; ``http_error`` (status ≥ 400 or 1xx); ``redirect_without_location``;
+  ``truncated`` records (``WARC-Truncated`` header, or a block shorter than its ``Content-Length``);
+  ``broken`` records (no target URI, unparseable HTTP headers or URL); ``too_large`` records (over
+  ``max_record_bytes``); ``empty`` payloads; ``unreadable`` — the rest of a file after a record that
+  cannot be parsed (the records before it are kept; the file is listed in ``unreadable_files``).
+* **links to URLs not in the archive** are dropped, unless ``include_unfetched=True``: each such URL then
+  becomes a text-less page (ids after every fetched page, in order of first link;
+  ``meta["unfetched_pages"] = {"first": id, "count": n}``).
+* **labels** — ``labels=`` a JSON file ``{url: label | [labels]}`` or a CSV file ``url,label[,label…]``
+  (or a dict); ``label_rules=`` URL-prefix rules, a list of ``(prefix, label)`` or a JSON file (a list of
+  pairs or ``{prefix: label}``), the longest matching prefix wins. URLs and prefixes are canonicalised.
+  Without labels, a topic is given by words (``topic="plate tectonics"``) and seed URLs.
+
+How it runs: each WARC file is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
+shard chunks of at most ``chunk_pages`` pages (``.npz``, written atomically, with a local vocabulary), so
+no process ever holds a whole file; files are parsed in parallel over ``workers`` processes
+(``engine="process"``) or on a Dask cluster (``engine="dask"``, the same function through
+``Client.map``). The global join — which record is the page of a URL, digest duplicates, redirects, each
+link's target id — is computed from sorted arrays of 64-bit URL hashes (``engine="process"``) or by Dask
+DataFrame merges over the URL hashes (``engine="dask"``); both give the same corpus. The assembly then reads
+the chunks once more, one at a time, into the corpus arrays.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import glob as _glob
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
+from gym_crawl.corpus.html_extract import LINK_POSITIONS, extract_page
+from gym_crawl.corpus.urls import canonical_url, url_host, url_text
+from gym_crawl.tokenize import tokenize
+
+__all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
+           "parse_warc_file", "warc_files", "write_example_warc"]
+
+WARC_SUFFIXES = (".warc", ".warc.gz")
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+"""Content types compiled into pages by default."""
+MAX_REDIRECT_HOPS = 10
+"""Redirect chains longer than this (and loops) leave a link unresolved."""
+SKIP_REASONS = ("request", "metadata", "warcinfo", "resource", "other_record", "revisit", "non_html",
+                "http_error", "redirect_without_location", "truncated", "broken", "too_large", "empty",
+                "unreadable")
+"""Every reason a record is not compiled into a page (the keys of ``warc_summary["skipped"]``)."""
+
+
+@dataclass(frozen=True)
+class WarcOptions:
+    """What :func:`parse_warc_file` needs besides the file.
+
+    :param html_types: content types (without parameters, lowercase) compiled into pages
+    :param max_record_bytes: records with a larger block are skipped (``too_large``) without being read
+    :param chunk_pages: pages buffered before a shard chunk is written (bounds a worker's memory)
+    """
+
+    html_types: tuple[str, ...] = HTML_TYPES
+    max_record_bytes: int = 20 << 20
+    chunk_pages: int = 2000
+
+
+# ------------------------------------------------------------------------------------------ inputs
+
+def _is_warc_name(p: Path) -> bool:
+    return p.name.lower().endswith(WARC_SUFFIXES)
+
+
+def warc_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
+    """The WARC files named by ``spec``: a file, a folder (its ``*.warc`` / ``*.warc.gz`` files at any
+    depth), a glob, or a list of these — sorted by path, duplicates removed. Raises ``FileNotFoundError``
+    naming the spec when nothing matches."""
+    specs = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    if not specs:
+        raise ValueError("no WARC path given")
+    out: set[Path] = set()
+    for s in specs:
+        p = Path(os.fspath(s)).expanduser()
+        if any(c in str(p) for c in "*?["):
+            found = [Path(m) for m in _glob.glob(str(p), recursive=True) if _is_warc_name(Path(m))]
+        elif p.is_dir():
+            found = [f for f in p.rglob("*") if f.is_file() and _is_warc_name(f)]
+        elif p.is_file():
+            found = [p]
+        else:
+            raise FileNotFoundError(f"WARC path {os.fspath(s)!r}: no such file or folder")
+        if not found:
+            raise FileNotFoundError(f"WARC path {os.fspath(s)!r}: no .warc or .warc.gz file found")
+        out.update(f.resolve() for f in found)
+    return sorted(out)
+
+
+# ----------------------------------------------------------------------------------- parse one file
+
+def _hash64(s: str) -> int:
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
+
+
+def _sha1_digest(payload: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
+
+
+def _strings(prefix: str, values: list[str]) -> dict[str, np.ndarray]:
+    t = StringTable.from_strings(values)
+    return {f"{prefix}_blob": t.blob, f"{prefix}_off": t.offsets}
+
+
+def _table(z: Mapping[str, np.ndarray], prefix: str) -> StringTable:
+    return StringTable(np.asarray(z[f"{prefix}_blob"]), np.asarray(z[f"{prefix}_off"]))
+
+
+def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    if rows:
+        ptr[1:] = np.cumsum([len(r) for r in rows])
+    vals = np.fromiter((v for r in rows for v in r), np.int32, count=int(ptr[-1]))
+    return ptr, vals
+
+
+class _ChunkWriter:
+    """Buffers the pages and redirects of one WARC file and writes them as ``.npz`` chunks."""
+
+    def __init__(self, out_dir: Path, stem: str, chunk_pages: int) -> None:
+        self.out_dir, self.stem, self.chunk_pages = out_dir, stem, chunk_pages
+        self.chunks: list[dict[str, Any]] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.words: dict[str, int] = {}
+        self.urls: list[str] = []
+        self.titles: list[str] = []
+        self.url_hash: list[int] = []
+        self.digest_hash: list[int] = []
+        self.texts: list[str] = []
+        self.bags: list[Counter] = []
+        self.url_toks: list[list[int]] = []
+        self.link_n: list[int] = []
+        self.link_urls: list[str] = []
+        self.link_hash: list[int] = []
+        self.anchor: list[list[int]] = []
+        self.context: list[list[int]] = []
+        self.position: list[int] = []
+        self.redirects: list[tuple[int, int]] = []
+
+    def _ids(self, text: str) -> list[int]:
+        w = self.words
+        out = []
+        for t in tokenize(text):
+            i = w.get(t)
+            if i is None:
+                i = w[t] = len(w)
+            out.append(i)
+        return out
+
+    def add_page(self, url: str, digest: str, page: Any) -> None:
+        self.urls.append(url)
+        self.titles.append(page.title)
+        self.url_hash.append(_hash64(url))
+        self.digest_hash.append(_hash64(digest))
+        self.texts.append(page.text)
+        self.bags.append(Counter(self._ids(page.text)))
+        self.url_toks.append(self._ids(url_text(url)))
+        self.link_n.append(len(page.links))
+        for link in page.links:
+            self.link_urls.append(link.url)
+            self.link_hash.append(_hash64(link.url))
+            self.anchor.append(self._ids(link.anchor))
+            self.context.append(self._ids(link.context))
+            self.position.append(LINK_POSITIONS.index(link.position))
+        if len(self.urls) >= self.chunk_pages:
+            self.flush()
+
+    def add_redirect(self, src: str, dst: str) -> None:
+        self.redirects.append((_hash64(src), _hash64(dst)))
+
+    def flush(self) -> None:
+        if not self.urls and not self.redirects:
+            return
+        n = len(self.urls)
+        text_ptr = np.zeros(n + 1, np.int64)
+        terms: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        for i, bag in enumerate(self.bags):
+            k = np.fromiter(bag.keys(), np.int32, count=len(bag))
+            v = np.fromiter(bag.values(), np.int32, count=len(bag))
+            terms.append(k)
+            counts.append(v)
+            text_ptr[i + 1] = text_ptr[i] + len(k)
+        url_ptr, url_terms = _csr(self.url_toks)
+        anchor_ptr, anchor_terms = _csr(self.anchor)
+        context_ptr, context_terms = _csr(self.context)
+        link_ptr = np.zeros(n + 1, np.int64)
+        link_ptr[1:] = np.cumsum(self.link_n, dtype=np.int64)
+        vocab = sorted(self.words, key=self.words.__getitem__)
+        red = np.asarray(self.redirects, np.int64).reshape(-1, 2)
+        arrays = {
+            "url_hash": np.asarray(self.url_hash, np.int64), "digest_hash": np.asarray(self.digest_hash, np.int64),
+            "text_ptr": text_ptr,
+            "text_terms": np.concatenate(terms) if terms else np.zeros(0, np.int32),
+            "text_counts": np.concatenate(counts) if counts else np.zeros(0, np.int32),
+            "url_ptr": url_ptr, "url_terms": url_terms, "link_ptr": link_ptr,
+            "link_hash": np.asarray(self.link_hash, np.int64), "anchor_ptr": anchor_ptr, "anchor_terms": anchor_terms,
+            "context_ptr": context_ptr, "context_terms": context_terms,
+            "position": np.asarray(self.position, np.int8),
+            "redirect_from": red[:, 0].copy(), "redirect_to": red[:, 1].copy(),
+            **_strings("urls", self.urls), **_strings("titles", self.titles), **_strings("texts", self.texts), **_strings("link_urls", self.link_urls),
+            **_strings("vocab", vocab),
+        }
+        path = self.out_dir / f"{self.stem}.{len(self.chunks):05d}.npz"
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+        self.chunks.append({"path": str(path), "pages": n, "links": len(self.link_hash),
+                            "redirects": len(self.redirects)})
+        self._reset()
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: int = 0,
+                    options: WarcOptions | None = None) -> dict[str, Any]:
+    """Read one WARC file record by record and write its pages as shard chunks into ``out_dir``.
+
+    Returns ``{"file", "index", "chunks": [{"path", "pages", "links", "redirects"}], "skipped": {reason:
+    count}, "records", "unreadable"}`` (JSON-serialisable). ``index`` orders this file among the others (its
+    chunks are named after it). Memory: one record plus at most ``options.chunk_pages`` extracted pages.
+    """
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    opts = options or WarcOptions()
+    path = Path(path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = _ChunkWriter(out, f"{index:06d}", opts.chunk_pages)
+    skipped: Counter = Counter()
+    records = 0
+    unreadable: str | None = None
+    names = {int(WarcRecordType.request): "request", int(WarcRecordType.metadata): "metadata",
+             int(WarcRecordType.warcinfo): "warcinfo", int(WarcRecordType.resource): "resource",
+             int(WarcRecordType.revisit): "revisit"}
+    response = int(WarcRecordType.response)
+    it = iter(ArchiveIterator(str(path), parse_http=False))
+    while True:
+        try:
+            rec = next(it)
+        except StopIteration:
+            break
+        except (OSError, ValueError, RuntimeError) as e:
+            unreadable = f"{type(e).__name__}: {e}"
+            skipped["unreadable"] += 1
+            break
+        records += 1
+        rtype = int(rec.record_type)
+        if rtype != response:
+            skipped[names.get(rtype, "other_record")] += 1
+            continue
+        reason = _read_response(rec, opts, writer)
+        if reason is not None:
+            skipped[reason] += 1
+    writer.flush()
+    return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
+            "records": records, "unreadable": unreadable}
+
+
+def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | None:
+    """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used."""
+    h = rec.headers
+    uri = (h.get("WARC-Target-URI") or "").strip().strip("<>")
+    declared = h.get("Content-Length")
+    if not uri or declared is None or not declared.strip().isdigit():
+        return "broken"
+    if int(declared) > opts.max_record_bytes:
+        return "too_large"
+    if h.get("WARC-Truncated"):
+        return "truncated"
+    rec.freeze()
+    if rec.content_length < int(declared):
+        return "truncated"
+    url = canonical_url(uri)
+    if url is None:
+        return "broken"
+    try:
+        rec.parse_http()
+    except (OSError, ValueError):
+        return "broken"
+    if not rec.is_http_parsed or rec.http_headers is None:
+        return "broken"
+    status = rec.http_headers.status_code or 0
+    if 300 <= status < 400:
+        loc = rec.http_headers.get("Location")
+        if not loc:
+            return "redirect_without_location"
+        target = canonical_url(loc, url)
+        if target is None:
+            return "broken"
+        if target != url:
+            writer.add_redirect(url, target)
+        return None
+    if not 200 <= status < 300:
+        return "http_error"
+    ctype = rec.http_headers.get("Content-Type")
+    if _media_type(ctype) not in opts.html_types:
+        return "non_html"
+    payload = rec.reader.read()
+    if not payload.strip():
+        return "empty"
+    digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
+    writer.add_page(url, digest, extract_page(payload, url, ctype))
+    return None
+
+
+# ---------------------------------------------------------------------------------------- the join
+
+@dataclass
+class _Join:
+    """The global join: which rows of the concatenated page table are pages (in id order), and each link's
+    target page id (-1: not in the archive)."""
+
+    page_rows: np.ndarray
+    link_dst: np.ndarray
+    url_duplicates: int
+    digest_duplicates: int
+    redirects_used: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _load_keys(chunks: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The hash columns of every chunk, concatenated in chunk order."""
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("url_hash", "digest_hash", "link_hash", "link_n",
+                                                         "redirect_from", "redirect_to")}
+    for c in chunks:
+        with np.load(c["path"], allow_pickle=False) as z:
+            for k in ("url_hash", "digest_hash", "link_hash", "redirect_from", "redirect_to"):
+                cols[k].append(np.asarray(z[k]))
+            cols["link_n"].append(np.diff(np.asarray(z["link_ptr"])))
+    return {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in cols.items()}
+
+
+def _lookup(keys_sorted: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``values`` of ``q`` in the sorted ``keys_sorted`` (-1 where absent)."""
+    if len(keys_sorted) == 0:
+        return np.full(len(q), -1, np.int64)
+    i = np.searchsorted(keys_sorted, q)
+    i = np.minimum(i, len(keys_sorted) - 1)
+    return np.where(keys_sorted[i] == q, values[i], -1)
+
+
+def _join_numpy(k: dict[str, np.ndarray]) -> _Join:
+    """The join from sorted arrays of URL hashes (see the module docstring for the rules)."""
+    h, d = k["url_hash"], k["digest_hash"]
+    _, first = np.unique(h, return_index=True)
+    rows = np.sort(first)  # first record of each URL, in record order
+    _, dfirst, dinv = np.unique(d[rows], return_index=True, return_inverse=True)
+    canon = rows[dfirst][dinv.reshape(-1)]
+    is_page = canon == rows
+    page_rows = rows[is_page]
+    ids = np.empty(len(h), np.int64)  # id of each page row
+    ids[page_rows] = np.arange(len(page_rows))
+    # hash → id: pages, then URLs merged by digest (their first record's row → its canonical page)
+    table_h = np.concatenate([h[page_rows], h[rows[~is_page]]])
+    table_id = np.concatenate([np.arange(len(page_rows)), ids[canon[~is_page]]])
+    # redirects: the first redirect of each URL that has no page record of its own
+    rf, rt = k["redirect_from"], k["redirect_to"]
+    _, rfirst = np.unique(rf, return_index=True)
+    rfirst = np.sort(rfirst)
+    keep = ~np.isin(rf[rfirst], h)
+    rf, rt = rf[rfirst[keep]], rt[rfirst[keep]]
+    resolved = np.full(len(rf), -1, np.int64)
+    for _ in range(MAX_REDIRECT_HOPS):
+        order = np.argsort(table_h, kind="stable")
+        hs, vs = table_h[order], table_id[order]
+        new = (resolved < 0) & (_lookup(hs, vs, rt) >= 0)
+        if not new.any():
+            break
+        resolved[new] = _lookup(hs, vs, rt[new])
+        table_h = np.concatenate([table_h, rf[new]])
+        table_id = np.concatenate([table_id, resolved[new]])
+    order = np.argsort(table_h, kind="stable")
+    link_dst = _lookup(table_h[order], table_id[order], k["link_hash"])
+    return _Join(page_rows=page_rows, link_dst=link_dst, url_duplicates=int(len(h) - len(rows)),
+                 digest_duplicates=int((~is_page).sum()), redirects_used=int((resolved >= 0).sum()))
+
+
+def _join_dask(chunks: list[dict[str, Any]], client: Any) -> _Join:
+    """The same join as :func:`_join_numpy`, computed by Dask DataFrame merges over the URL hashes."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    offsets = np.zeros(len(chunks) + 1, np.int64)
+    offsets[1:] = np.cumsum([c["pages"] for c in chunks])
+    loffsets = np.zeros(len(chunks) + 1, np.int64)
+    loffsets[1:] = np.cumsum([c["links"] for c in chunks])
+    roffsets = np.zeros(len(chunks) + 1, np.int64)
+    roffsets[1:] = np.cumsum([c["redirects"] for c in chunks])
+    parts = [(c["path"], int(offsets[i]), int(loffsets[i]), int(roffsets[i])) for i, c in enumerate(chunks)]
+    def empty(*cols: str) -> Any:
+        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in cols})
+
+    pages = dd.from_map(_pages_frame, parts, meta=empty("row", "h", "d"))
+    links = dd.from_map(_links_frame, parts, meta=empty("lrow", "h"))
+    redirects = dd.from_map(_redirects_frame, parts, meta=empty("rrow", "h", "to"))
+    # first record of each URL, then the first page of each payload digest
+    first = pages.groupby("h").row.min().rename("row").reset_index()
+    kept = pages.merge(first, on=["h", "row"])
+    canon = kept.groupby("d").row.min().rename("canon").reset_index()
+    kept = kept.merge(canon, on="d")
+    page_tab = kept[kept.row == kept.canon][["row", "h"]].compute().sort_values("row", kind="stable")
+    page_tab["id"] = np.arange(len(page_tab), dtype=np.int64)
+    ids = dd.from_pandas(page_tab, npartitions=max(1, min(len(chunks), 8)))
+    dups = kept[kept.row != kept.canon][["h", "canon"]].merge(
+        ids[["row", "id"]].rename(columns={"row": "canon"}), on="canon")[["h", "id"]]
+    table = dd.concat([ids[["h", "id"]], dups])
+    # redirects of URLs without a page record, the first per URL, resolved hop by hop
+    rfirst = redirects.groupby("h").rrow.min().rename("rrow").reset_index()
+    red = redirects.merge(rfirst, on=["h", "rrow"])
+    has_page = pages[["h"]].drop_duplicates().assign(page=True)
+    red = red.merge(has_page, on="h", how="left")
+    red = red[red.page.isna()][["h", "to"]]
+    n_used = 0
+    for _ in range(MAX_REDIRECT_HOPS):
+        known = table[["h"]].assign(known=True)
+        step = red.merge(table.rename(columns={"h": "to"}), on="to").merge(known, on="h", how="left")
+        new = client.compute(step[step.known.isna()][["h", "id"]]).result()
+        if len(new) == 0:
+            break
+        n_used += len(new)
+        table = dd.concat([table, dd.from_pandas(new, npartitions=1)])
+    resolved = links.merge(table, on="h", how="left").compute()
+    link_dst = np.full(int(loffsets[-1]), -1, np.int64)
+    got = resolved.dropna(subset=["id"])
+    link_dst[got.lrow.to_numpy(np.int64)] = got.id.to_numpy(np.int64)
+    n_rows = int(offsets[-1])
+    n_first = int(first.shape[0].compute())
+    return _Join(page_rows=page_tab.row.to_numpy(np.int64), link_dst=link_dst, url_duplicates=n_rows - n_first,
+                 digest_duplicates=n_first - len(page_tab), redirects_used=n_used)
+
+
+def _pages_frame(part: tuple[str, int, int, int]) -> Any:
+    import pandas as pd
+
+    path, off, _, _ = part
+    with np.load(path, allow_pickle=False) as z:
+        h, d = np.asarray(z["url_hash"]), np.asarray(z["digest_hash"])
+    return pd.DataFrame({"row": np.arange(off, off + len(h), dtype=np.int64), "h": h, "d": d})
+
+
+def _links_frame(part: tuple[str, int, int, int]) -> Any:
+    import pandas as pd
+
+    path, _, loff, _ = part
+    with np.load(path, allow_pickle=False) as z:
+        h = np.asarray(z["link_hash"])
+    return pd.DataFrame({"lrow": np.arange(loff, loff + len(h), dtype=np.int64), "h": h})
+
+
+def _redirects_frame(part: tuple[str, int, int, int]) -> Any:
+    import pandas as pd
+
+    path, _, _, roff = part
+    with np.load(path, allow_pickle=False) as z:
+        f, t = np.asarray(z["redirect_from"]), np.asarray(z["redirect_to"])
+    return pd.DataFrame({"rrow": np.arange(roff, roff + len(f), dtype=np.int64), "h": f, "to": t})
+
+
+# ------------------------------------------------------------------------------------------ labels
+
+def _read_label_map(labels: str | os.PathLike | Mapping[str, Any]) -> dict[str, list[str]]:
+    """URL → labels from a dict, a JSON file or a CSV file; URLs canonicalised."""
+    if isinstance(labels, Mapping):
+        raw: Iterable[tuple[str, Any]] = labels.items()
+        where = "labels"
+    else:
+        p = Path(labels).expanduser()
+        where = f"labels file {p}"
+        if not p.is_file():
+            raise FileNotFoundError(f"{where}: no such file")
+        if p.suffix.lower() == ".json":
+            try:
+                obj = json.loads(p.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ValueError(f"{where}: not valid JSON ({e})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: expected a JSON object {{url: label or [labels]}}, "
+                                 f"got {type(obj).__name__}")
+            raw = obj.items()
+        elif p.suffix.lower() == ".csv":
+            with open(p, newline="", encoding="utf-8") as f:
+                rows = [r for r in csv.reader(f) if r and r[0].strip()]
+            if rows and canonical_url(rows[0][0]) is None:
+                rows = rows[1:]  # a header row
+            raw = [(r[0], [c for c in r[1:] if c.strip()]) for r in rows]
+        else:
+            raise ValueError(f"{where}: expected a .json or .csv file")
+    out: dict[str, list[str]] = {}
+    for url, labs in raw:
+        c = canonical_url(str(url))
+        if c is None:
+            raise ValueError(f"{where}: {url!r} is not an absolute http(s) URL")
+        labs = [labs] if isinstance(labs, str) else list(labs)
+        if not all(isinstance(x, str) and x.strip() for x in labs):
+            raise ValueError(f"{where}: labels of {url!r} must be non-empty strings, got {labs!r}")
+        out.setdefault(c, [])
+        out[c].extend(x.strip() for x in labs if x.strip() not in out[c])
+    return out
+
+
+def _read_label_rules(rules: str | os.PathLike | Sequence[Sequence[str]] | Mapping[str, str]
+                      ) -> list[tuple[str, str]]:
+    """``(canonical prefix, label)`` pairs, longest prefix first."""
+    where = "label_rules"
+    obj: Any = rules
+    if isinstance(rules, (str, os.PathLike)):
+        p = Path(rules).expanduser()
+        where = f"label_rules file {p}"
+        if not p.is_file():
+            raise FileNotFoundError(f"{where}: no such file")
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{where}: not valid JSON ({e})") from None
+    pairs = list(obj.items()) if isinstance(obj, Mapping) else list(obj)
+    out = []
+    for item in pairs:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise ValueError(f"{where}: each rule must be a (prefix, label) pair of strings, got {item!r}")
+        prefix, label = item
+        c = canonical_url(prefix)
+        if c is None:
+            raise ValueError(f"{where}: prefix {prefix!r} is not an absolute http(s) URL")
+        if not prefix.rstrip().endswith("/") and c.endswith("/") and not prefix.rstrip().endswith(c.rstrip("/")):
+            c = c[:-1]
+        if not label.strip():
+            raise ValueError(f"{where}: empty label for prefix {prefix!r}")
+        out.append((c, label.strip()))
+    return sorted(out, key=lambda r: -len(r[0]))
+
+
+def _page_labels(urls: Sequence[str], label_map: dict[str, list[str]] | None,
+                 rules: list[tuple[str, str]] | None) -> list[list[str]]:
+    out: list[list[str]] = []
+    for u in urls:
+        labs = list(label_map.get(u, ())) if label_map else []
+        if rules:
+            for prefix, lab in rules:
+                if u.startswith(prefix):
+                    if lab not in labs:
+                        labs.append(lab)
+                    break
+        out.append(labs)
+    return out
+
+
+# -------------------------------------------------------------------------------------- assembling
+
+def _assemble(chunks: list[dict[str, Any]], join: _Join, *, include_unfetched: bool, name: str,
+              label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None,
+              meta: dict[str, Any]) -> Corpus:
+    """Read the chunks once more, one at a time, into the corpus arrays."""
+    # global vocabulary: the sorted union of the chunk vocabularies
+    words: set[str] = set()
+    for c in chunks:
+        with np.load(c["path"], allow_pickle=False) as z:
+            words.update(_table(z, "vocab"))
+    page_rows = join.page_rows
+    n_rows = sum(c["pages"] for c in chunks)
+    row_id = np.full(n_rows, -1, np.int64)
+    row_id[page_rows] = np.arange(len(page_rows))
+    link_dst = join.link_dst.copy()
+    # links to URLs not in the archive: new text-less pages (in order of first link), or dropped
+    unfetched_urls: list[str] = []
+    if include_unfetched and (link_dst < 0).any():
+        first_of: dict[int, int] = {}
+        row0 = loff = 0
+        for c in chunks:
+            with np.load(c["path"], allow_pickle=False) as z:
+                lh = np.asarray(z["link_hash"])
+                src_rows = row0 + np.repeat(np.arange(c["pages"]), np.diff(np.asarray(z["link_ptr"])))
+                miss = np.flatnonzero((link_dst[loff:loff + len(lh)] < 0) & (row_id[src_rows] >= 0))
+                if len(miss):
+                    lurls = _table(z, "link_urls")
+                    for j in miss.tolist():
+                        hj = int(lh[j])
+                        if hj not in first_of:
+                            first_of[hj] = len(page_rows) + len(unfetched_urls)
+                            unfetched_urls.append(lurls[j])
+                        link_dst[loff + j] = first_of[hj]
+            row0 += c["pages"]
+            loff += len(lh)
+    for u in unfetched_urls:
+        words.update(tokenize(url_text(u)))
+    vocab = sorted(words)
+    vocab_id = {w: i for i, w in enumerate(vocab)}
+    n_fetched = len(page_rows)
+    n = n_fetched + len(unfetched_urls)
+
+    # Page ids follow the rows, so each chunk's kept pages are the next ids: the columns are built chunk by
+    # chunk with vectorized gathers, holding one chunk plus the growing corpus columns.
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
+        "text_ptr", "text_terms", "text_counts", "url_ptr", "url_terms", "texts_off", "texts_blob",
+        "l_src", "l_dst", "l_row", "l_pos", "a_ptr", "a_terms", "c_ptr", "c_terms")}
+    titles: list[str] = []
+    urls: list[str] = []
+    row0 = loff = 0
+    for c in chunks:
+        with np.load(c["path"], allow_pickle=False) as z:
+            lv = _table(z, "vocab").tolist()
+            remap = np.asarray([vocab_id[w] for w in lv], np.int32) if lv else np.zeros(0, np.int32)
+            ids = row_id[row0:row0 + c["pages"]]
+            keep = np.flatnonzero(ids >= 0)
+            ptr, terms = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_terms"]), keep)
+            _, counts = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_counts"]), keep)
+            terms = remap[terms]
+            o = np.lexsort((terms, np.repeat(np.arange(len(keep)), np.diff(ptr))))  # words sorted within a page
+            cols["text_ptr"].append(ptr)
+            cols["text_terms"].append(terms[o])
+            cols["text_counts"].append(counts[o])
+            ptr, terms = _gather_csr(np.asarray(z["url_ptr"]), np.asarray(z["url_terms"]), keep)
+            cols["url_ptr"].append(ptr)
+            cols["url_terms"].append(remap[terms])
+            off, blob = _gather_csr(np.asarray(z["texts_off"]), np.asarray(z["texts_blob"]), keep)
+            cols["texts_off"].append(off)
+            cols["texts_blob"].append(blob)
+            t_tab, u_tab = _table(z, "titles"), _table(z, "urls")
+            titles.extend(t_tab[int(r)] for r in keep)
+            urls.extend(u_tab[int(r)] for r in keep)
+            lp = np.asarray(z["link_ptr"])
+            m = int(lp[-1])
+            src = ids[np.repeat(np.arange(c["pages"]), np.diff(lp))]
+            dst = link_dst[loff:loff + m]
+            sel = np.flatnonzero((src >= 0) & (dst >= 0) & (src != dst))
+            cols["l_src"].append(src[sel])
+            cols["l_dst"].append(dst[sel])
+            cols["l_row"].append(sel + loff)
+            cols["l_pos"].append(np.asarray(z["position"])[sel])
+            for k, col in (("a", "anchor"), ("c", "context")):
+                ptr, terms = _gather_csr(np.asarray(z[f"{col}_ptr"]), np.asarray(z[f"{col}_terms"]), sel)
+                cols[f"{k}_ptr"].append(ptr)
+                cols[f"{k}_terms"].append(remap[terms])
+        row0 += c["pages"]
+        loff += m
+    for u in unfetched_urls:  # text-less pages: only their URL words
+        toks = np.asarray([vocab_id[w] for w in tokenize(url_text(u))], np.int32)
+        cols["text_ptr"].append(np.zeros(2, np.int64))
+        cols["url_ptr"].append(np.asarray([0, len(toks)], np.int64))
+        cols["url_terms"].append(toks)
+        urls.append(u)
+        titles.append("")
+    text_ptr, text_terms = _cat_csr(list(zip(cols["text_ptr"], cols["text_terms"] + [np.zeros(0, np.int32)]
+                                             * len(unfetched_urls))))
+    text_counts = np.concatenate(cols["text_counts"]).astype(np.int32)
+    title_ptr, title_terms = _cat_csr(list(zip(cols["url_ptr"], cols["url_terms"])))
+    texts_off, texts_blob = _cat_csr(list(zip(cols["texts_off"], cols["texts_blob"])), np.uint8)
+    texts_off = np.concatenate([texts_off, np.full(len(unfetched_urls), texts_off[-1], np.int64)])
+
+    # links: sorted by source page, in the order they appear; a (source, target) pair counts once
+    src = np.concatenate(cols["l_src"])
+    dst = np.concatenate(cols["l_dst"])
+    lrow = np.concatenate(cols["l_row"])
+    pos = np.concatenate(cols["l_pos"])
+    a_ptr, a_terms = _cat_csr(list(zip(cols["a_ptr"], cols["a_terms"])))
+    c_ptr, c_terms = _cat_csr(list(zip(cols["c_ptr"], cols["c_terms"])))
+    del cols
+    _, first = np.unique(src * max(n, 1) + dst, return_index=True)
+    order = first[np.lexsort((lrow[first], src[first]))]
+    link_ptr = np.zeros(n + 1, np.int64)
+    link_ptr[1:] = np.cumsum(np.bincount(src[order], minlength=n))
+    anchor_ptr, anchor_terms = _gather_csr(a_ptr, a_terms, order)
+    context_ptr, context_terms = _gather_csr(c_ptr, c_terms, order)
+    pos_counts = np.bincount(pos[order].astype(np.int64), minlength=len(LINK_POSITIONS))
+    titles = [t or u for t, u in zip(titles, urls)]
+    seen = Counter(titles)
+    titles = [t if seen[t] == 1 or t == u else f"{t} ({u})" for t, u in zip(titles, urls)]
+    domains_of = [url_host(u) for u in urls]
+    dom_names = sorted(set(domains_of))
+    dom_id = {d: i for i, d in enumerate(dom_names)}
+    page_labels = _page_labels(urls, label_map, rules)
+    lab_names = sorted({lab for labs in page_labels for lab in labs})
+    lab_id = {lab: i for i, lab in enumerate(lab_names)}
+    label_ptr = np.zeros(n + 1, np.int64)
+    label_ptr[1:] = np.cumsum([len(x) for x in page_labels])
+    summary = meta["warc_summary"]
+    summary.update(pages=n, fetched_pages=n_fetched, unfetched_pages=len(unfetched_urls), links=len(order),
+                   link_positions={p: int(k) for p, k in zip(LINK_POSITIONS, pos_counts)},
+                   labelled_pages=int(sum(1 for x in page_labels if x)))
+    if unfetched_urls:
+        meta["unfetched_pages"] = {"first": n_fetched, "count": len(unfetched_urls)}
+    return Corpus(
+        text_ptr=text_ptr, text_terms=text_terms, text_counts=text_counts,
+        title_ptr=title_ptr, title_terms=title_terms,
+        link_ptr=link_ptr, link_dst=dst[order].astype(np.int32),
+        anchor_ptr=anchor_ptr, anchor_terms=anchor_terms, context_ptr=context_ptr, context_terms=context_terms,
+        page_domain=np.asarray([dom_id[d] for d in domains_of], np.int32),
+        label_ptr=label_ptr,
+        label_ids=np.asarray([lab_id[lab] for labs in page_labels for lab in sorted(labs)], np.int32),
+        titles=StringTable.from_strings(titles), urls=StringTable.from_strings(urls),
+        vocab=StringTable.from_strings(vocab),
+        domains=StringTable.from_strings(dom_names), labels=StringTable.from_strings(lab_names),
+        texts=StringTable(texts_blob, texts_off), meta={"name": name, **meta},
+    )
+
+
+def _cat_csr(parts: list[tuple[np.ndarray, np.ndarray]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate CSR blocks ``(ptr, values)`` row-wise."""
+    ptrs, vals, base = [np.zeros(1, np.int64)], [], 0
+    for p, v in parts:
+        ptrs.append(np.asarray(p[1:], np.int64) + base)
+        vals.append(v)
+        base += len(v)
+    return np.concatenate(ptrs), (np.concatenate(vals).astype(dtype) if vals else np.zeros(0, dtype))
+
+
+def _gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR rows ``rows`` of ``(ptr, vals)``, in that order (values keep their dtype)."""
+    rows = np.asarray(rows, np.int64)
+    lens = (ptr[1:] - ptr[:-1])[rows]
+    out_ptr = np.zeros(len(rows) + 1, np.int64)
+    out_ptr[1:] = np.cumsum(lens)
+    if not len(rows) or out_ptr[-1] == 0:
+        return out_ptr, vals[:0]
+    starts = np.repeat(ptr[:-1][rows], lens)
+    within = np.arange(int(out_ptr[-1])) - np.repeat(out_ptr[:-1], lens)
+    return out_ptr, vals[starts + within]
+
+
+# ---------------------------------------------------------------------------------------- load_warc
+
+def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
+              labels: str | os.PathLike | Mapping[str, Any] | None = None,
+              label_rules: str | os.PathLike | Sequence[Sequence[str]] | Mapping[str, str] | None = None,
+              workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
+              cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
+              html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
+              chunk_pages: int = 2000) -> Corpus:
+    """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
+
+    :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
+    :param labels: URL → label(s): a JSON (``{url: label | [labels]}``) or CSV (``url,label…``) file or a dict
+    :param label_rules: URL-prefix rules ``[(prefix, label), …]`` or a JSON file of them; longest prefix wins
+    :param workers: processes parsing files in parallel (``engine="process"``; default: one per file up to
+        the CPU count; ``1`` parses in this process)
+    :param include_unfetched: keep links to URLs not in the archive as text-less pages
+    :param engine: ``"process"`` (local processes; the join from sorted hash arrays) or ``"dask"`` (files
+        parsed by ``Client.map`` on a Dask cluster, the join by Dask DataFrame merges)
+    :param cluster: with ``engine="dask"``: a scheduler address or a ``distributed.Client``; ``None`` starts a
+        ``LocalCluster(n_workers=2, threads_per_worker=1)`` for the call. Remote workers must see ``path``
+        and ``work_dir`` at the same paths (a shared file system)
+    :param work_dir: folder for the shard chunks (default: a temporary folder removed afterwards)
+    :param name: corpus name (default ``"warc:<first file's name>"``)
+    :param html_types: content types compiled into pages
+    :param max_record_bytes: larger records are skipped (``too_large``)
+    :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
+    """
+    files = warc_files(path)
+    if engine not in ("process", "dask"):
+        raise ValueError(f"engine must be 'process' or 'dask', got {engine!r}")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive int or None, got {workers!r}")
+    if chunk_pages < 1:
+        raise ValueError(f"chunk_pages must be ≥ 1, got {chunk_pages!r}")
+    label_map = _read_label_map(labels) if labels is not None else None
+    rules = _read_label_rules(label_rules) if label_rules is not None else None
+    opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
+                       chunk_pages=int(chunk_pages))
+    own_dir = work_dir is None
+    wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir).expanduser()
+    wd.mkdir(parents=True, exist_ok=True)
+    try:
+        if engine == "dask":
+            results, join_fn = _run_dask(files, wd, opts, cluster)
+        else:
+            results = _run_processes(files, wd, opts, workers)
+            join_fn = None
+        chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
+        skipped: Counter = Counter()
+        for r in results:
+            skipped.update(r["skipped"])
+        if not any(c["pages"] for c in chunks):
+            raise CorpusFormatError(
+                f"WARC {os.fspath(path) if isinstance(path, (str, os.PathLike)) else files[0]}: no HTML page "
+                f"found in {len(files)} file(s) ({sum(r['records'] for r in results)} records; skipped: "
+                f"{dict(sorted(skipped.items())) or 'none'})")
+        join = join_fn(chunks) if join_fn is not None else _join_numpy(_load_keys(chunks))
+        summary: dict[str, Any] = {
+            "files": len(files), "records": sum(r["records"] for r in results),
+            "skipped": {k: int(skipped.get(k, 0)) for k in SKIP_REASONS},
+            "duplicates": {"url": join.url_duplicates, "payload_digest": join.digest_duplicates},
+            "redirects": {"records": sum(c["redirects"] for c in chunks), "used": join.redirects_used},
+            "unreadable_files": {r["file"]: r["unreadable"] for r in results if r["unreadable"]},
+            "engine": engine,
+        }
+        meta = {
+            "source": "WARC " + ", ".join(str(f) for f in files[:5]) + (f" … ({len(files)} files)"
+                                                                          if len(files) > 5 else ""),
+            "warc_summary": summary,
+            "title_definition": "the HTML <title> (the URL when missing; '<title> (<url>)' when several pages "
+                                "share it); title tokens are the words of the page's canonical URL (host and "
+                                "path parts), what a crawler knows before fetching it; corpus.urls holds the URLs",
+            "text_definition": "the main text (boilerplate removed by Resiliparse's main-content extractor)",
+            "domain_definition": "the URL's host (host:port for a non-default port)",
+            "anchor_definition": "the link's text (or the alt text of an image inside the link)",
+            "context_definition": "150 characters each side of the anchor in the page's visible text",
+        }
+        if rules is not None:
+            meta["label_definition"] = "URL-prefix rules (longest prefix wins)" + (" and a URL map"
+                                                                                  if label_map else "")
+        elif label_map is not None:
+            meta["label_definition"] = "a URL → label map"
+        return _assemble(chunks, join, include_unfetched=include_unfetched,
+                         name=name or f"warc:{files[0].name.split('.warc')[0]}", label_map=label_map,
+                         rules=rules, meta=meta)
+    finally:
+        if own_dir:
+            shutil.rmtree(wd, ignore_errors=True)
+
+
+def _run_processes(files: list[Path], wd: Path, opts: WarcOptions, workers: int | None) -> list[dict[str, Any]]:
+    n = workers if workers is not None else min(len(files), os.cpu_count() or 1)
+    if n <= 1 or len(files) == 1:
+        return [parse_warc_file(f, wd, i, opts) for i, f in enumerate(files)]
+    with ProcessPoolExecutor(max_workers=min(n, len(files))) as ex:
+        futures = [ex.submit(parse_warc_file, f, wd, i, opts) for i, f in enumerate(files)]
+        return [fu.result() for fu in futures]
+
+
+def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> tuple[list[dict[str, Any]], Any]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("engine='dask' needs Dask: pip install 'gym-crawl[cluster]'") from None
+    own: list[Any] = []
+    if cluster is None:
+        lc = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(lc)
+        own = [client, lc]
+    elif isinstance(cluster, Client):
+        client = cluster
+    else:
+        client = Client(cluster)
+        own = [client]
+    try:
+        futures = client.map(parse_warc_file, [str(f) for f in files], [str(wd)] * len(files), range(len(files)),
+                             [opts] * len(files), pure=False)
+        results = client.gather(futures)
+        chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
+        join = _join_dask(chunks, client) if any(c["pages"] for c in chunks) else None
+    finally:
+        for o in own:
+            o.close()
+    return results, (lambda _chunks: join)
+
+
+# ------------------------------------------------------------------------------------------ example
+
+def write_example_warc(folder: str | os.PathLike) -> Path:
+    """The example web (:mod:`gym_crawl.corpus.examples`) as a gzipped WARC of a crawl: each page a
+    ``request`` + ``response`` pair rendered by :func:`~gym_crawl.corpus.html_extract.render_page` at
+    ``https://<subject>.example.org/wiki/<Title>``, plus a ``warcinfo`` record."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
+    from gym_crawl.corpus.html_extract import render_page
+
+    def url(t: str) -> str:
+        return f"https://{EXAMPLE_PAGES[t][0]}.example.org/wiki/{t}"
+
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / "example.warc.gz"
+    with open(out, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        w.write_record(w.create_warcinfo_record(out.name, {"software": "gym_crawl example"}))
+        for t, (_subj, text) in EXAMPLE_PAGES.items():
+            body = render_page(t, text, [(url(d), d) for s, d in EXAMPLE_LINKS if s == t])
+            req = StatusAndHeaders(f"GET /wiki/{t} HTTP/1.1", [("Host", f"{EXAMPLE_PAGES[t][0]}.example.org")],
+                                   is_http_request=True)
+            w.write_record(w.create_warc_record(url(t), "request", http_headers=req))
+            resp = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                               ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url(t), "response", payload=io.BytesIO(body), http_headers=resp))
+    return out
