@@ -182,3 +182,57 @@ def test_find_sites_names_the_package_and_root():
         assert (r.root / r.start).is_file()
     for name, why in missing.items():
         assert dw.site_of(name).packages[0] in why
+
+
+def _site_files(root: Path, name: str, sections: dict[str, int], extra: dict[str, str] | None = None) -> None:
+    """A tiny documentation site: a home page linking to each section's index, which links to its pages."""
+    root.mkdir(parents=True)
+    home = [f'<li><a href="{sec}/index.html">{sec} section</a></li>' for sec in sections]
+    (root / "index.html").write_text(f"<html><head><title>{name} docs</title></head><body><nav><ul>{''.join(home)}"
+                                     f'<li><a href="private/secret.html">secret</a></li></ul></nav>'
+                                     f"<main><p>Welcome to the {name} documentation.</p></main></body></html>")
+    for sec, n in sections.items():
+        d = root / sec
+        d.mkdir()
+        items = "".join(f'<li><a href="page{i}.html">{sec} page {i}</a></li>' for i in range(n))
+        (d / "index.html").write_text(f"<html><head><title>{name} {sec}</title></head><body><ul>{items}</ul>"
+                                      f'<a href="../index.html">home</a></body></html>')
+        for i in range(n):
+            (d / f"page{i}.html").write_text(
+                f"<html><head><title>{name} {sec} {i}</title></head><body><main><p>About {sec} number {i}: "
+                f'{sec} {sec} details.</p><a href="page{(i + 1) % n}.html">next {sec}</a> '
+                f'<a href="../index.html">home</a></main></body></html>')
+    (root / "private").mkdir()
+    (root / "private" / "secret.html").write_text("<html><head><title>secret</title></head><body>x</body></html>")
+    for rel, text in (extra or {}).items():
+        (root / rel).write_text(text)
+
+
+
+def test_end_to_end_two_fake_sites(tmp_path):
+    """Two fake doc sites → served on loopback → crawled politely into a WARC → compiled with the label
+    rules → tasks. robots.txt and the site's excluded folder are obeyed; the WARC reads back with warcio."""
+    alpha = dw.Site("alpha", ("fake-alpha-doc",), "", (("guide/", "guide"), ("api/", "api")), exclude=("private/",))
+    beta = dw.Site("beta", ("fake-beta-doc",), "", (("tutorial/", "tutorial"),))
+    _site_files(tmp_path / "a", "alpha", {"guide": 6, "api": 5})
+    _site_files(tmp_path / "b", "beta", {"tutorial": 7}, {"robots.txt": "User-agent: *\nDisallow: /private/\n"})
+    roots = [dw.SiteRoot(alpha, "fake-alpha-doc", tmp_path / "a", "index.html"),
+             dw.SiteRoot(beta, "fake-beta-doc", tmp_path / "b", "index.html")]
+    warc = tmp_path / "out" / dw.WARC_NAME
+    warc.parent.mkdir()
+    manifest = dw.record_crawl(roots, warc, progress=False)
+    assert manifest["pages"] == {"alpha": 1 + 1 + 6 + 1 + 5, "beta": 1 + 1 + 7}
+    corpus = dw.compile_corpus(warc, manifest, tmp_path / "out" / dw.CORPUS_DIRNAME)
+    info = dw.describe(corpus, min_pages=5)
+    assert info["pages"] == 23
+    assert info["labels"] == {"alpha": 1, "alpha.guide": 7, "alpha.api": 6, "beta": 1, "beta.tutorial": 8}
+    assert not any("secret" in t for t in corpus.titles.tolist())
+    tasks = dw.docs_web_tasks(corpus, min_pages=5, near_budget=5, far_budget=8)
+    assert {t.label for t in tasks} == {"alpha.guide", "alpha.api", "beta.tutorial"}
+    homes = {t.seeds[0] for t in tasks if t.budget == 8}
+    assert homes == {"alpha docs", "beta docs"}
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(warc, "rb") as f:
+        uris = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if r.rec_type == "response"]
+    assert not any("/private/" in u for u in uris) and any(u.endswith("/robots.txt") for u in uris)
