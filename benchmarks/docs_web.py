@@ -631,10 +631,11 @@ def compile_corpus(warc: Path, manifest: dict[str, Any], out: Path) -> Any:
     rules = [(p, lab) for p, lab in manifest["label_rules"]]
     corpus = load_warc(warc, label_rules=rules, name="docs-web")
     homes = {}
-    for site, url in zip(manifest["base_urls"], manifest["start_urls"]):
-        home = canonical_url(url)
-        if home is not None and corpus.titles.get(home) >= 0:  # a page's title is its canonical URL
-            homes[site] = home
+    site_of_url = _site_of_url(manifest["base_urls"])
+    for url in manifest["start_urls"]:
+        site, home = site_of_url(url), canonical_url(url)
+        if home is not None and corpus.urls is not None and corpus.urls.get(home) >= 0:
+            homes[site] = corpus.titles[corpus.urls.index(home)]
     corpus.meta["docs_web"] = {"base_urls": manifest["base_urls"], "packages": manifest["packages"],
                                "home_pages": homes, "label_rules": manifest["label_rules"]}
     from gym_crawl._io import partial_dir, replace_dir

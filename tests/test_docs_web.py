@@ -229,6 +229,7 @@ def test_end_to_end_two_fake_sites(tmp_path):
     assert not any("secret" in t for t in corpus.titles.tolist())
     tasks = dw.docs_web_tasks(corpus, min_pages=5, near_budget=5, far_budget=8)
     assert {t.label for t in tasks} == {"alpha.guide", "alpha.api", "beta.tutorial"}
+    assert corpus.meta["docs_web"]["home_pages"] == {"alpha": "alpha docs", "beta": "beta docs"}
     homes = {t.seeds[0] for t in tasks if t.budget == 8}
     assert homes == {"alpha docs", "beta docs"}
     from warcio.archiveiterator import ArchiveIterator
