@@ -736,7 +736,8 @@ def build(*, install: bool = False, data: Path | None = None, force: bool = Fals
     else:
         t0 = time.perf_counter()
         corpus = compile_corpus(warc, manifest, out)
-        manifest["compile_seconds"] = round(time.perf_counter() - t0, 1)
+        _say(f"docs-web: compiled {warc.name} ({warc.stat().st_size / 1e6:.0f} MB) in "
+             f"{time.perf_counter() - t0:.0f} s")
     info = describe(corpus)
     t0 = time.perf_counter()
     n = warm_score_tables(corpus, docs_web_tasks(corpus), progress=progress)
