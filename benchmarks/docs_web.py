@@ -553,7 +553,23 @@ def report(suite_json: str | os.PathLike, corpus: Any = None, reps: int = 2000) 
                      f"{wtl['far']} | {wtl['near']} |")
     head = (f"Test tasks: {counts['all'][0]} kept ({counts['far'][0]} far-seed, {counts['near'][0]} near-seed), "
             f"{counts['all'][1]} dropped (oracle <= random); seeds {len(seeds)}.")
-    return head + "\n\n" + "\n".join(lines) + "\n"
+    # the same IQM per held-out site (a stratum of the test tasks fixed before any run)
+    sites = sorted({site_label(t.label) for t in tasks if t.split == "test"})
+    per_site = ["| agent | " + " | ".join(f"{x} (tasks)" for x in sites) + " |", "|---|" + "---|" * len(sites)]
+    site_cols: dict[str, list[str]] = {a: [] for a in agents}
+    for x in sites:
+        names = {t.name for t in tasks if site_label(t.label) == x}
+        scores, kept, _ = normalized_scores([r for r in runs if r["task"] in names], agents, seeds, "test")
+        for a in agents:
+            if a in scores:
+                iqm, lo, hi = iqm_ci(scores[a], reps=reps)
+                site_cols[a].append(f"{iqm:.3f} [{lo:.3f}, {hi:.3f}] ({len(kept)})")
+            else:
+                site_cols[a].append("—")
+    for a in sorted(agents, key=lambda a: -order.get(a, float("inf"))):
+        per_site.append(f"| {a} | " + " | ".join(site_cols[a]) + " |")
+    return head + "\n\n" + "\n".join(lines) + "\n\nPer held-out site (IQM [95 % CI] (tasks)):\n\n" + \
+        "\n".join(per_site) + "\n"
 
 
 # ------------------------------------------------------------------------------------------- build
@@ -750,7 +766,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench docs-web", description=__doc__.split("\n")[0])
     ap.add_argument("--install", action="store_true",
                     help="install the missing Debian documentation packages with apt-get (needs root)")
-    ap.add_argument("--data", help="folder of the WARC, crawl manifest and corpus (default: the data cache)")
+    ap.add_argument("--data", help="folder of the WARC, crawl manifest and corpus (default: the data cache, which "
+                                   "is where the suite's docs-web set reads it; GYM_CRAWL_DATA moves both)")
     ap.add_argument("--force", action="store_true", help="redo the crawl and the compile")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--json", help="also write the summary to this JSON file")

@@ -237,3 +237,35 @@ def test_end_to_end_two_fake_sites(tmp_path):
     with open(warc, "rb") as f:
         uris = [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(f) if r.rec_type == "response"]
     assert not any("/private/" in u for u in uris) and any(u.endswith("/robots.txt") for u in uris)
+
+
+def test_report_separates_far_and_near_and_counts_wins(tmp_path):
+    """The RESULTS table: IQM on far-seed and near-seed test tasks separately, and per-task wins/ties/losses
+    of each agent against best-first, from a suite.json."""
+    import dataclasses
+    import json
+
+    corpus, _ = _fake_docs_corpus()
+    tasks = dw.docs_web_tasks(corpus, min_pages=25, near_budget=40, far_budget=60)
+    test = [t for t in tasks if t.split == "test"]
+    assert {dw.task_kind(corpus, t) for t in test} == {"near", "far"}
+    found = {"random": 0, "oracle": 30, "best-first": 10}
+    runs = []
+    for t in test:
+        near = dw.task_kind(corpus, t) == "near"
+        for s in (0, 1):
+            for a, f in found.items():
+                runs.append({"set": "docs-web", "agent": a, "task": t.name, "label": t.label, "split": "test",
+                             "seed": s, "found": f})
+            # x: equal to oracle on near tasks, 5 below best-first on far tasks
+            runs.append({"set": "docs-web", "agent": "x", "task": t.name, "label": t.label, "split": "test",
+                         "seed": s, "found": 30 if near else 5})
+    js = {"meta": {"agents": ["random", "oracle", "best-first", "x"], "seeds": 2},
+          "tasks": {"docs-web": [dataclasses.asdict(t) for t in tasks]}, "runs": runs}
+    (tmp_path / "suite.json").write_text(json.dumps(js))
+    md = dw.report(tmp_path / "suite.json", corpus, reps=50)
+    row = next(line for line in md.splitlines() if line.startswith("| x |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2].startswith("0.167") and cells[3].startswith("1.000")  # far: (5-0)/30, near: 1
+    assert cells[4] == "0/0/2" and cells[5] == "2/0/0"
+    assert "python (tasks)" in md and "2 far-seed, 2 near-seed" in md
