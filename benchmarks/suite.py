@@ -14,6 +14,11 @@ Task sets
                budget 100 — skipped with a note when the corpus kind is not available.
 ``hard-100k``  the same on ``synthetic-hard-100000`` (full run only; 10^6 pages is the same code with
                ``synthetic-hard-1000000`` but has not been run).
+``docs-web``   the ``docs-web`` corpus (Debian's documentation sites crawled live, built by
+               ``gym-crawl bench docs-web``): its section labels with >= 25 pages; a near task (most
+               in-linked member, budget 100) and a far task (the most in-linked page of the same site outside
+               the section, budget 200) per label; split by **site**, not by label (see
+               :func:`gym_crawl.benchmarks.docs_web.split_of`) — skipped with a note when not built.
 
 Agents and variants
 -------------------
@@ -232,11 +237,13 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 
     """The named task sets and the corpora they use (``{spec: Corpus}``); unavailable sets carry a note."""
     corpora: dict[str, Any] = {}
     sets: list[TaskSet] = []
-    kinds = {"ws-100": ("near",), "ws-size": ("size",), "ws-far": ("far",), "hard": ("near",), "hard-100k": ("near",)}
+    kinds = {"ws-100": ("near",), "ws-size": ("size",), "ws-far": ("far",), "hard": ("near",), "hard-100k": ("near",),
+             "docs-web": ("near", "far")}
     for name in names:
         if name not in kinds:
             raise ValueError(f"unknown task set {name!r}; known: {sorted(kinds)}")
-        spec = {"hard": "synthetic-hard", "hard-100k": "synthetic-hard-100000"}.get(name, str(wikispeedia))
+        spec = {"hard": "synthetic-hard", "hard-100k": "synthetic-hard-100000", "docs-web": "docs-web"}.get(
+            name, str(wikispeedia))
         try:
             if spec not in corpora:
                 corpora[spec] = _load_corpus(spec)
@@ -246,16 +253,30 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 
         c = corpora[spec]
         nb = quick_budget or 100
         fb = quick_budget or 200
-        tasks = _tasks_for(c, name, kinds[name], min_pages, near_budget=nb, far_budget=fb, max_tasks=max_tasks)
+        if name == "docs-web":
+            from gym_crawl.benchmarks import docs_web
+
+            tasks = docs_web.docs_web_tasks(c, name, min_pages=min_pages, near_budget=quick_budget or docs_web.NEAR_BUDGET,
+                                            far_budget=quick_budget or docs_web.FAR_BUDGET, max_tasks=max_tasks)
+        else:
+            tasks = _tasks_for(c, name, kinds[name], min_pages, near_budget=nb, far_budget=fb, max_tasks=max_tasks)
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
         note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
+        if name == "docs-web" and tasks:
+            note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
+                                                                    if t.split == "test"}))
         sets.append(TaskSet(name, spec, tasks, note))
     return sets, corpora
 
 
 def _load_corpus(spec: str) -> Any:
-    """``load_corpus(spec)`` (one place, so tests can hand in an in-memory corpus)."""
+    """``load_corpus(spec)`` (one place, so tests can hand in an in-memory corpus); ``"docs-web"`` is the
+    corpus ``gym-crawl bench docs-web`` compiles into the data cache."""
+    if spec == "docs-web":
+        from gym_crawl.benchmarks.docs_web import load_docs_web
+
+        return load_docs_web()
     from gym_crawl.corpus import load_corpus
 
     return load_corpus(spec)
