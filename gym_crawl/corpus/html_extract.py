@@ -33,7 +33,7 @@ The visible text skips ``<script>``, ``<style>``, ``<noscript>``, ``<template>``
 
 Both libraries parse with Lexbor, an HTML5 parser (the browsers' tree-building rules, so broken HTML parses as
 a browser shows it): selectolax's tree for the walk over the visible text and links (its C-level traversal
-visits a node ~5× faster than Resiliparse's Python DOM nodes), Resiliparse's for the main text. The choice
+visits a node ~50× faster than Resiliparse's Python DOM nodes), Resiliparse's for the main text. The choice
 against lxml, and of Resiliparse against trafilatura for the main text, is measured by
 ``gym-crawl bench warc_compile``.
 """
