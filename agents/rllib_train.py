@@ -279,7 +279,7 @@ def load_module(path: str | os.PathLike, max_candidates: int | None = None) -> A
     meta = json.loads(meta_path.read_text())
     K = int(max_candidates or meta["max_candidates"])
     d, s = int(meta["candidate_dim"]), int(meta["state_dim"])
-    obs_space = spaces.Dict({"candidates": spaces.Box(-1, 1, (K, d), np.float32), "mask": spaces.MultiBinary(K),
+    obs_space = spaces.Dict({"candidates": spaces.Box(-1, 1, (K, d), np.float32), "mask": spaces.Box(0, 1, (K,), bool),
                              "state": spaces.Box(-1, 1, (s,), np.float32)})
     module = CandidateScoringRLModule(observation_space=obs_space, action_space=spaces.Discrete(K),
                                       model_config=meta["model_config"])

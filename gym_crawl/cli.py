@@ -110,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = {"formatter_class": _HelpFormatter}
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
-                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
+                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
+                        "(agent.npz, a train output folder or a stock SB3 model.zip), rllib:<path> an RLlib one "
+                        "(a `train --backend rllib` output folder)")
     _add_env_args(c)
     c.add_argument("--steps", type=_int_at_least(1), default=1000, help="env steps per episode (page budget)")
     c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
@@ -183,6 +185,10 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
             from gym_crawl.agents.sb3_agent import load_sb3_agent
 
             agent: Agent = load_sb3_agent(name.split(":", 1)[1])
+        elif name.startswith("rllib:"):
+            from gym_crawl.agents.rllib_agent import load_rllib_agent
+
+            agent = load_rllib_agent(name.split(":", 1)[1])
         elif args.load:
             agent = Agent.load(args.load, expect=name)
         else:

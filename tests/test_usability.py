@@ -7,6 +7,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 import gym_crawl  # noqa: F401
 
@@ -48,3 +49,141 @@ def test_readme_ten_lines_run_as_written():
     ns: dict = {}
     exec(compile(code, "README.md", "exec"), ns)  # noqa: S102 - the README's own example
     assert ns["info"]["steps"] == 500 or ns["terminated"]
+
+
+# ---------------------------------------------------------------- models trained in Python run in the CLI
+def _stock_models(tiny_corpus, tmp_path):
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import DQN, PPO
+
+    from gym_crawl.wrappers import make_scoring_env
+
+    env = make_scoring_env(corpus=tiny_corpus, topic="cancer", max_candidates=8, max_episode_steps=20)
+    flat = make_scoring_env(corpus=tiny_corpus, topic="cancer", max_candidates=8, max_episode_steps=20,
+                            flatten=True)
+    models = {"ppo": PPO("MultiInputPolicy", env, n_steps=16, batch_size=8, n_epochs=1, seed=0),
+              "mppo": MaskablePPO("MultiInputPolicy", env, n_steps=16, batch_size=8, n_epochs=1, seed=0),
+              "dqn": DQN("MlpPolicy", flat, learning_starts=0, seed=0)}
+    for name, m in models.items():
+        m.learn(16)
+        m.save(tmp_path / f"{name}.zip")
+    return models, env
+
+
+def test_stock_sb3_model_zip_acts_like_the_model(tiny_corpus, tmp_path):
+    from gym_crawl.agents import make_env_for
+    from gym_crawl.agents.sb3_agent import load_sb3_agent
+    from gym_crawl.wrappers.discrete import flatten_observation
+
+    models, _ = _stock_models(tiny_corpus, tmp_path)
+    for name, model in models.items():
+        agent = load_sb3_agent(tmp_path / f"{name}.zip")  # no agent.npz beside it; nothing unpickled
+        assert agent.env_defaults["max_candidates"] == 8 and agent.flatten == (name == "dqn")
+        env = make_env_for(agent, corpus=tiny_corpus, topic="cancer", max_episode_steps=10)
+        obs, info = env.reset(seed=1)
+        agent.begin_episode(env, np.random.default_rng(0))
+        for _ in range(5):
+            x = flatten_observation(obs) if agent.flatten else obs
+            kw = {"action_masks": info["action_mask"]} if name == "mppo" else {}
+            want, _ = model.predict(x, deterministic=True, **kw)
+            assert agent.act(obs, info) == int(want), name
+            obs, _, term, trunc, info = env.step(agent.act(obs, info))
+            if term or trunc:
+                break
+
+
+def test_cli_runs_a_stock_model_zip_and_names_k_on_mismatch(tiny_corpus, tmp_path, capsys):
+    from gym_crawl.cli import main
+
+    _stock_models(tiny_corpus, tmp_path)
+    z = str(tmp_path / "ppo.zip")
+    assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5", "--json"]) == 0
+    assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5", "--k", "16"]) == 2
+    err = capsys.readouterr().err
+    assert "K=8" in err and "--k 8" in err and "max_candidates=8" in err
+    assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5",
+                 "--features", "han2018"]) == 2
+    assert "--features" in capsys.readouterr().err
+
+
+def test_export_sb3_model_round_trips(tiny_corpus, tmp_path):
+    from gym_crawl.agents import Agent
+    from gym_crawl.agents.sb3_agent import export_sb3_model, load_sb3_agent
+
+    models, _ = _stock_models(tiny_corpus, tmp_path)
+    path = export_sb3_model(models["mppo"], tmp_path / "agent.npz", reducer="topk")
+    a, b = Agent.load(path, expect="sb3"), load_sb3_agent(tmp_path / "mppo.zip")
+    assert a.config["algo"] == b.config["algo"] == "maskable-ppo"
+    assert a.env_defaults == {"reducer": "topk", "max_candidates": 8}
+    assert all(np.array_equal(a.state_dict()[k], v) for k, v in b.state_dict().items())
+
+
+def test_sb3_zip_with_pickled_policy_kwargs_is_refused_with_the_export(tiny_corpus, tmp_path):
+    import json
+    import zipfile
+
+    from gym_crawl.agents.sb3_agent import load_sb3_zip
+
+    _stock_models(tiny_corpus, tmp_path)
+    src, dst = tmp_path / "ppo.zip", tmp_path / "bad.zip"
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+        for n in zi.namelist():
+            raw = zi.read(n)
+            if n == "data":
+                d = json.loads(raw)
+                d["policy_kwargs"] = {"activation_fn": {":type:": "<class 'type'>", ":serialized:": "gAR="}}
+                raw = json.dumps(d).encode()
+            zo.writestr(n, raw)
+    with pytest.raises(ValueError, match="never unpickles.*export_sb3_model"):
+        load_sb3_zip(dst)
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="junk.zip"):
+        load_sb3_zip(tmp_path / "junk.zip")
+
+
+def _fake_rllib_run(tmp_path):
+    import json
+
+    torch = pytest.importorskip("torch")
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({}, run / "module.pt")
+    (run / "module.pt.json").write_text(json.dumps({"max_candidates": 8, "candidate_dim": 24, "state_dim": 6,
+                                                    "action_n": 8, "model_config": {}}))
+    (run / "config.json").write_text(json.dumps({"features": "combined", "reducer": "topk", "max_candidates": 8}))
+    return run
+
+
+def test_rllib_agent_without_ray_names_the_extra(tmp_path, capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed here: the missing-extra error cannot be shown")
+    from gym_crawl.cli import main
+
+    run = _fake_rllib_run(tmp_path)
+    assert main(["crawl", "--agent", f"rllib:{run}", "--steps", "5"]) == 2
+    assert "pip install 'gym-crawl[rllib]'" in capsys.readouterr().err
+    assert main(["crawl", "--agent", f"rllib:{tmp_path / 'nothing'}", "--steps", "5"]) == 2
+    assert "module.pt" in capsys.readouterr().err
+
+
+def test_rllib_agent_runs_a_saved_module(tiny_corpus, tmp_path):
+    pytest.importorskip("ray.rllib", reason="Ray RLlib is the optional extra 'rllib' (pip install 'gym-crawl[rllib]')")
+    from gymnasium import spaces
+
+    from gym_crawl.agents import make_env_for, run_episode
+    from gym_crawl.agents.rllib_agent import load_rllib_agent
+    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib_train import save_module
+
+    obs_space = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="cancer", max_candidates=8).observation_space
+    m = CandidateScoringRLModule(observation_space=obs_space, action_space=spaces.Discrete(8), model_config={})
+    run = tmp_path / "run"
+    run.mkdir()
+    save_module(m, run / "module.pt", obs_space, spaces.Discrete(8), {})
+    agent = load_rllib_agent(run)
+    env = make_env_for(agent, corpus=tiny_corpus, topic="cancer", max_episode_steps=10)
+    res = run_episode(env, agent, seed=0)
+    assert res.steps == 10
