@@ -38,7 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WIKISPEEDIA = ROOT.parent / "shared" / "data" / "wikispeedia"
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "bench_step"
+DEFAULT_OUT = Path("benchmarks") / "results" / "bench_step"  # under the current folder
 REDUCERS = ("topk", "outlinks", "random", "full", "tree")
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "memory"
+DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
 RSS_BUDGET_MB = 1024.0
 WORKER_BUDGET_MB = 100.0
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from gym_crawl.agents.train_common import parse_topics
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "rllib"
+DEFAULT_OUT = Path("benchmarks") / "results" / "rllib"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
 EVAL_TOPICS = ["sports", "fiction", "cameras"]
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "sb3"
+DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
 EVAL_TOPICS = ["sports", "fiction", "cameras"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "throughput"
+DEFAULT_OUT = Path("benchmarks") / "results" / "throughput"  # under the current folder
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 
 

@@ -1,4 +1,5 @@
-"""`gym-crawl bench throughput --quick` runs end to end and writes its JSON, Markdown and PNG."""
+"""`gym-crawl bench throughput --quick` runs end to end and writes its JSON, Markdown and PNG under the current
+folder (never into the installed package) when no ``--out`` is given."""
 from __future__ import annotations
 
 import json
@@ -6,8 +7,10 @@ import json
 from gym_crawl.benchmarks.throughput import main
 
 
-def test_quick_run_writes_outputs(tmp_path):
-    assert main(["--quick", "--steps", "60", "--out", str(tmp_path)]) == 0
+def test_quick_run_writes_outputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--quick", "--steps", "60"]) == 0
+    tmp_path = tmp_path / "benchmarks" / "results" / "throughput"
     data = json.loads((tmp_path / "throughput.json").read_text())
     cases = {r["case"] for r in data["rows"]}
     assert {"slot random, topk", "agent lfa-async", "agent tres (train_freq=1, paper)", "agent tres train_freq=4",

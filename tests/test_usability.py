@@ -187,3 +187,45 @@ def test_rllib_agent_runs_a_saved_module(tiny_corpus, tmp_path):
     env = make_env_for(agent, corpus=tiny_corpus, topic="cancer", max_episode_steps=10)
     res = run_episode(env, agent, seed=0)
     assert res.steps == 10
+
+
+# ---------------------------------------------------------------- outputs go where the user is
+def _names_from_file(tree) -> set[str]:
+    """Module-level names whose value is derived from ``__file__`` (directly or through another such name)."""
+    import ast
+
+    tainted: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                if "__file__" in used or used & tainted:
+                    for t in node.targets:
+                        if isinstance(t, ast.Name) and t.id not in tainted:
+                            tainted.add(t.id)
+                            changed = True
+    return tainted
+
+
+def test_no_benchmark_writes_into_the_installed_package():
+    import ast
+
+    checked = 0
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tainted = _names_from_file(tree) | {"__file__"}
+        for call in ast.walk(tree):
+            if not (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "add_argument"
+                    and call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value == "--out"):
+                continue
+            checked += 1
+            for kw in call.keywords:
+                if kw.arg == "default":
+                    used = {n.id for n in ast.walk(kw.value) if isinstance(n, ast.Name)}
+                    assert not used & tainted, f"{path.name}: --out default is derived from __file__"
+                    if isinstance(kw.value, ast.Constant) and kw.value.value is not None:
+                        assert not Path(kw.value.value).is_absolute(), path.name
+    assert checked >= 15
+
