@@ -178,7 +178,9 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     for flag, out in (("--save", args.save), ("--plot", plot)):
         if out:
             _check_writable(out, flag)
-    results = []
+    from gym_crawl import __version__
+
+    results, rows = [], []
     corpus_cache: dict[str, Any] = {}
     for name in names:
         if name.startswith("sb3:"):
@@ -197,55 +199,86 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         if isinstance(kw["corpus"], str):
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = make_env_for(agent, **kw)
+        base = env.unwrapped
+        about = {"agent": name, "agent_name": agent.name, "corpus": str(args.corpus),
+                 "reward": base.reward_name, "K": int(base.max_candidates), "features": base.feature_set_name,
+                 "reducer": base.reducer_name, "budget": args.steps, "gym_crawl_version": __version__}
+        if args.load:
+            about["loaded_from"] = str(args.load)
         for ep in range(args.episodes):
             bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
             res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
             bar.close()
+            row = {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
             results.append(res)
+            rows.append(row)
             if args.json:
-                print(json.dumps({**res.summary(), "episode": ep, "corpus": str(args.corpus)}), flush=True)
+                print(json.dumps(row), flush=True)
         if args.save:
             agent.save(args.save)
         env.close()
     if not args.json:
-        _print_table(results)
+        _print_table(rows)
     if plot:
-        _plot_curves(results, Path(plot))
+        _plot_curves(results, rows, Path(plot))
         if not args.json:
             print(f"curve written to {plot}")
     return 0
 
 
-def _print_table(results: Sequence[Any]) -> None:
-    cols = ["agent", "topic", "steps", "relevant_found", "harvest_rate", "relevant_domains", "seconds",
-            "steps_per_second"]
-    rows = [[str(r.summary()[c]) for c in cols] for r in results]
-    w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+def _print_table(rows: Sequence[dict[str, Any]]) -> None:
+    """The summary table: one line per episode; the agent column is the spec given to ``--agent``."""
+    cols = ["agent", "episode", "seed", "topic", "reward", "K", "steps", "relevant_found", "harvest_rate",
+            "relevant_domains", "seconds", "steps_per_second"]
+    cells = [[str(r[c]) for c in cols] for r in rows]
+    w = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
     print("  ".join("-" * w[i] for i in range(len(cols))))
-    for r in rows:
+    for r in cells:
         print("  ".join(v.ljust(w[i]) for i, v in enumerate(r)))
 
 
-def _plot_curves(results: Sequence[Any], path: Path) -> None:
+def _plot_label(row: dict[str, Any], n_episodes: int) -> str:
+    """A curve's label: the agent spec (a model's file name, not just ``sb3``), plus ``ep N`` (numbered per
+    agent) when that agent ran several episodes."""
+    spec = str(row["agent"])
+    if ":" in spec:
+        kind, path = spec.split(":", 1)
+        p = Path(path)
+        spec = f"{kind}:{p.parent.name + '/' if p.parent.name else ''}{p.name}"
+    if row.get("loaded_from"):
+        spec += f" ({Path(row['loaded_from']).name})"
+    return f"{spec} ep {row['episode'] + 1}" if n_episodes > 1 else spec
+
+
+def _plot_curves(results: Sequence[Any], rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """Relevant pages per step, one curve per episode: a colour per agent (stable across runs), later episodes of
+    a learner darker, the bounds (``random``, ``oracle``) dashed, the legend outside the axes."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from gym_crawl.benchmarks._plotting import BOUNDS, _plt, agent_colors, save_png
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for i, r in enumerate(results):
-        ax.plot(range(1, len(r.relevant_curve) + 1), r.relevant_curve, label=f"{r.agent} (ep {i})" if
-                sum(x.agent == r.agent for x in results) > 1 else r.agent)
+    plt = _plt()
+    n_eps = {r["agent"]: sum(x["agent"] == r["agent"] for x in rows) for r in rows}
+    colors = agent_colors(str(r["agent"]) for r in rows)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for res, row in zip(results, rows):
+        n = n_eps[row["agent"]]
+        alpha = 0.35 + 0.65 * (row["episode"] + 1) / n if n > 1 else 1.0
+        ax.plot(range(1, len(res.relevant_curve) + 1), res.relevant_curve, color=colors[str(row["agent"])],
+                alpha=alpha, ls="--" if row["agent"] in BOUNDS else "-", label=_plot_label(row, n))
     ax.set_xlabel("step (pages fetched after the seeds)")
     ax.set_ylabel("relevant pages found (accumulated)")
-    ax.set_title(f"topic: {results[0].topic}" if results else "")
+    topics = sorted({r["topic"] for r in rows})
+    same = [f"{k} {next(iter(v))}" for k, v in (("reward", {r["reward"] for r in rows}),
+                                                  ("K", {r["K"] for r in rows})) if len(v) == 1]
+    ax.set_title("; ".join([f"topic: {', '.join(topics)}", *same]) if rows else "")
     ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
+    if rows:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _cmd_download(args: argparse.Namespace) -> int:

@@ -19,3 +19,7 @@ def test_quick_run_writes_outputs(tmp_path, monkeypatch):
     for r in data["rows"]:  # the ratio uses the CartPole figure of the same row
         assert abs(r["cartpole_ratio"] * r["steps_per_cpu_second"] / r["cartpole_steps_per_cpu_second"] - 1) < 0.02
     assert (tmp_path / "throughput.md").exists() and (tmp_path / "throughput.png").exists()
+    # the report says what it is: version and arguments, a quick run marked illustrative, rows stamped
+    assert data["about"]["benchmark"] == "throughput" and data["about"]["status"] == "illustrative, not a result"
+    assert all(r["status"] == "illustrative, not a result" and r["gym_crawl_version"] for r in data["rows"])
+    assert (tmp_path / "throughput.md").read_text().startswith("> **illustrative, not a result**")

@@ -427,7 +427,9 @@ def test_agent_by_module_and_class_and_by_entry_point(plugin_dir, tiny_corpus, c
         make_agent("no_such_module:Agent")
     assert main(["crawl", "--agent", "longest-anchor,trust_plugin_agents:LongestAnchorAgent", "--corpus",
                  "synthetic-500", "--steps", "5", "--json"]) == 0
-    assert capsys.readouterr().out.count('"agent": "longest-anchor"') == 2
+    out = capsys.readouterr().out  # "agent": the spec as given; "agent_name": the class's registered name
+    assert out.count('"agent_name": "longest-anchor"') == 2
+    assert '"agent": "trust_plugin_agents:LongestAnchorAgent"' in out
 
 
 def test_link_words_are_the_discovering_links_words(tiny_corpus):

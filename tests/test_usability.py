@@ -229,3 +229,80 @@ def test_no_benchmark_writes_into_the_installed_package():
                         assert not Path(kw.value.value).is_absolute(), path.name
     assert checked >= 15
 
+
+
+# ---------------------------------------------------------------- reports say what they are
+def test_crawl_json_rows_carry_spec_seed_topic_reward_k_version(capsys):
+    import json
+
+    from gym_crawl import __version__
+    from gym_crawl.cli import main
+
+    assert main(["crawl", "--agent", "random,best-first", "--episodes", "2", "--corpus", "synthetic-2000",
+                 "--steps", "5", "--seed", "3", "--k", "16", "--reward", "binary", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["agent"], r["episode"], r["seed"]) for r in rows] == [
+        ("random", 0, 3), ("random", 1, 4), ("best-first", 0, 3), ("best-first", 1, 4)]
+    for r in rows:
+        assert r["topic"] and r["reward"] == "binary" and r["K"] == 16 and r["gym_crawl_version"] == __version__
+        assert r["corpus"] == "synthetic-2000" and r["budget"] == 5
+
+
+def test_colours_are_distinct_and_stable_across_processes():
+    import subprocess
+    import sys
+
+    from gym_crawl.benchmarks._plotting import agent_colors
+
+    names = ["random", "oracle", "best-first", "lfa-async"] + [f"sb3:runs/model{i}.zip" for i in range(40)]
+    cols = agent_colors(names)
+    assert len(set(cols.values())) == len(names)
+    code = ("import json; from gym_crawl.benchmarks._plotting import agent_colors; "
+            f"print(json.dumps(agent_colors({names!r})))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONHASHSEED": str(s)}).stdout for s in (1, 2)}
+    assert len(outs) == 1 and __import__("json").loads(outs.pop()) == cols
+
+
+def test_cli_plot_names_models_numbers_episodes_per_agent_dashes_bounds(tmp_path, monkeypatch):
+    from gym_crawl import cli
+    from gym_crawl.benchmarks import _plotting
+
+    figs = []
+    monkeypatch.setattr(_plotting, "save_png", lambda fig, path: figs.append(fig) or Path(path))
+    results, rows = [], []
+    for agent in ("random", "sb3:runs/ppo_geology/model.zip", "oracle"):
+        for ep in range(2):
+            results.append(type("R", (), {"relevant_curve": np.arange(5)})())
+            rows.append({"agent": agent, "episode": ep, "topic": "geology", "reward": "labels", "K": 8})
+    cli._plot_curves(results, rows, tmp_path / "p.png")
+    ax = figs[0].axes[0]
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert labels == ["random ep 1", "random ep 2", "sb3:ppo_geology/model.zip ep 1", "sb3:ppo_geology/model.zip ep 2",
+                      "oracle ep 1", "oracle ep 2"]
+    styles = {ln.get_label(): ln.get_linestyle() for ln in ax.get_lines()}
+    assert styles["random ep 1"] == styles["oracle ep 2"] == "--" and styles["sb3:ppo_geology/model.zip ep 1"] == "-"
+    colours = {ln.get_label().rsplit(" ep ", 1)[0]: ln.get_color() for ln in ax.get_lines()}
+    assert len(set(colours.values())) == 3
+    anchor = ax.get_legend().get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+    assert anchor.x0 > 1.0  # legend outside the axes, never over the curves
+
+
+def test_bench_report_stamps_rows_and_marks_quick_runs(tmp_path):
+    import argparse
+    import json
+
+    from gym_crawl import __version__
+    from gym_crawl.benchmarks._report import write_json_report
+
+    res = {"runs": [{"agent": "lfa-async", "topic": "cancer", "relevant_found": 3}, {"agent": "random"}],
+           "table": {"x": [{"agent": "oracle", "reward": "labels"}]}}
+    args = argparse.Namespace(quick=True, seed=7, reward="han2018", k=32, out=tmp_path)
+    data = json.loads(write_json_report(tmp_path / "r.json", res, "demo", args).read_text())
+    assert data["about"] == {"benchmark": "demo", "gym_crawl_version": __version__, "quick": True,
+                             "status": "illustrative, not a result",
+                             "arguments": {"quick": True, "seed": 7, "reward": "han2018", "k": 32, "out": str(tmp_path)}}
+    a, b = data["runs"]
+    assert a["topic"] == "cancer" and a["benchmark_seed"] == 7 and a["K"] == 32 and a["reward"] == "han2018"
+    assert b["gym_crawl_version"] == __version__ and "topic" not in b
+    assert data["table"]["x"][0]["reward"] == "labels"  # a row's own value wins
