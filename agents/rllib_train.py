@@ -177,9 +177,11 @@ def register() -> str:
     return ENV_NAME
 
 
-def _reward_scale(cfg: RLlibConfig) -> float:
+def _reward_scale(cfg: RLlibConfig) -> float | None:
     if cfg.reward_scale is not None:
         return float(cfg.reward_scale)
+    if cfg.reward is None:  # the env picks the scheme per topic: the wrapper scales by its max reward
+        return None
     from gym_crawl.relevance.rewards import get_reward_scheme
 
     return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
@@ -334,7 +336,8 @@ def _init_ray(cfg: RLlibConfig) -> bool:
 
     if ray.is_initialized():
         return False
-    env_vars = {"OMP_NUM_THREADS": str(cfg.torch_threads), "MKL_NUM_THREADS": str(cfg.torch_threads)}
+    threads = str(cfg.torch_threads or 1)
+    env_vars = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     for k in ("GYM_CRAWL_DATA", "NUMBA_CACHE_DIR"):
         if os.environ.get(k):
             env_vars[k] = os.environ[k]
@@ -377,7 +380,7 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
     from gym_crawl._io import atomic_write_json
 
     cfg.validate()
-    torch.set_num_threads(max(1, cfg.torch_threads))
+    torch.set_num_threads(max(1, cfg.torch_threads or 1))
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_path = resolve_corpus_path(cfg.corpus, out)
@@ -472,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"gym-crawl train --backend rllib: error: {e}")
         return 2
-    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads or 1))
     res = train(cfg, progress=not a.quiet)
     s = res.summary()
     print(f"rllib ppo (scoring) on {cfg.corpus} with {cfg.num_env_runners} env runner(s): {res.timesteps} steps in "

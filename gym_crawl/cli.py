@@ -6,16 +6,66 @@ Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve), 
 
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
+
+Output: results (tables, JSON rows, paths written) go to stdout; diagnostics go to stderr through the
+``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
+Progress is a tqdm bar on a terminal or in a notebook, and otherwise (a log file, CI) one log line every
+few seconds.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["main", "build_parser"]
+
+log = logging.getLogger("gym_crawl")
+
+
+def _setup_logging(verbose: int = 0, quiet: int = 0) -> None:
+    """Send the ``gym_crawl`` logger to stderr at INFO (``-v``: DEBUG, ``-q``: WARNING, ``-qq``: ERROR)."""
+    level = min(logging.CRITICAL, max(logging.DEBUG, logging.INFO - 10 * verbose + 10 * quiet))
+    for h in [h for h in log.handlers if getattr(h, "_gym_crawl_cli", False)]:
+        log.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("gym-crawl: %(message)s"))
+    handler._gym_crawl_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+class _Progress:
+    """Progress of one episode's steps: a tqdm bar (``tqdm.auto``) when stderr is a terminal or in a Jupyter
+    kernel; otherwise an INFO log line every ``every`` seconds (and none when logging is above INFO)."""
+
+    def __init__(self, total: int, desc: str, every: float = 5.0):
+        self.total, self.desc, self.every, self.n = total, desc, every, 0
+        self._t0 = self._last = time.monotonic()
+        self.bar: Any = None
+        if log.isEnabledFor(logging.INFO) and (sys.stderr.isatty() or "ipykernel" in sys.modules):
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, leave=False)
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        if self.bar is not None:
+            self.bar.update(k)
+            return
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            log.info("%s: %d/%d steps, %.0f s", self.desc, self.n, self.total, now - self._t0)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -99,15 +149,24 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
+def _add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=default, help="more diagnostics on stderr (-vv: more)")
+    p.add_argument("-q", "--quiet", action="count", default=default,
+                   help="only warnings and errors on stderr (-qq: errors); results still go to stdout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from gym_crawl import __version__
 
     ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
                                  formatter_class=_HelpFormatter)
     ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
+    _add_verbosity(ap, 0)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _add_verbosity(common, argparse.SUPPRESS)  # also accepted after the sub-command
 
-    fmt = {"formatter_class": _HelpFormatter}
+    fmt = {"formatter_class": _HelpFormatter, "parents": [common]}
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
@@ -164,8 +223,6 @@ def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_crawl(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
     from gym_crawl.corpus import load_corpus
 
@@ -206,7 +263,7 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         if args.load:
             about["loaded_from"] = str(args.load)
         for ep in range(args.episodes):
-            bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
+            bar = _Progress(args.steps, f"{name} ep {ep + 1}/{args.episodes}")
             res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
             bar.close()
             row = {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
@@ -221,8 +278,7 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         _print_table(rows)
     if plot:
         _plot_curves(results, rows, Path(plot))
-        if not args.json:
-            print(f"curve written to {plot}")
+        log.info("curve written to %s", plot)
     return 0
 
 
@@ -345,7 +401,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "train":
+    lead = 0
+    while lead < len(argv) and argv[lead] in ("-v", "-vv", "--verbose", "-q", "-qq", "--quiet"):
+        lead += 1
+    if lead < len(argv) and argv[lead] == "train":
+        flags, argv = argv[:lead], argv[lead:]
+        _setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
+                       sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
         from gym_crawl.agents.rllib_train import main as rllib_main
         from gym_crawl.agents.rllib_train import requested_backend
 
@@ -355,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(train_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
+    _setup_logging(args.verbose, args.quiet)
     try:
         if args.cmd == "crawl":
             return _cmd_crawl(args)

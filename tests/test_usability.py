@@ -306,3 +306,79 @@ def test_bench_report_stamps_rows_and_marks_quick_runs(tmp_path):
     assert a["topic"] == "cancer" and a["benchmark_seed"] == 7 and a["K"] == 32 and a["reward"] == "han2018"
     assert b["gym_crawl_version"] == __version__ and "topic" not in b
     assert data["table"]["x"][0]["reward"] == "labels"  # a row's own value wins
+
+
+# ---------------------------------------------------------------- CLI conventions
+def test_diagnostics_go_to_stderr_via_logging_and_quiet_silences_them(tmp_path, capsys):
+    from gym_crawl.cli import main
+
+    png = str(tmp_path / "c.png")
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--plot", png]) == 0
+    out, err = capsys.readouterr()
+    assert "curve written to" in err and "curve written" not in out and out.startswith("agent")
+    for argv in (["-q", "crawl"], ["crawl", "-q"]):
+        assert main([*argv, "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--plot", png]) == 0
+        out, err = capsys.readouterr()
+        assert err == "" and out.startswith("agent")
+
+
+def test_progress_logs_a_line_every_few_seconds_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    import sys
+
+    from gym_crawl import cli
+
+    cli._setup_logging()
+    p = cli._Progress(10, "random ep 1/1", every=0.0)
+    assert p.bar is None  # pytest's captured stderr is not a terminal
+    for _ in range(3):
+        p.update()
+    p.close()
+    err = capsys.readouterr().err
+    assert err.count("random ep 1/1: ") == 3 and "3/10 steps" in err
+    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # in a notebook kernel: a tqdm.auto bar
+    q = cli._Progress(10, "x")
+    assert q.bar is not None
+    q.close()
+    cli._setup_logging(quiet=1)
+    assert cli._Progress(10, "x", every=0.0).bar is None
+    cli._Progress(10, "quiet", every=0.0).update()
+    assert "quiet" not in capsys.readouterr().err
+
+
+def test_train_uses_the_default_reward_of_crawl_and_gym_make(tiny_corpus):
+    from gym_crawl.agents.rllib_train import RLlibConfig
+    from gym_crawl.agents.sb3_train import TrainConfig, _env_spec, build_parser
+    from gym_crawl.wrappers import make_scoring_env
+
+    assert TrainConfig().reward is None and RLlibConfig().reward is None
+    assert build_parser().parse_args([]).reward is None
+    spec = _env_spec(TrainConfig(), ["cancer"], "random", corpus=tiny_corpus)
+    assert spec["reward"] is None and spec["reward_scale"] is None
+    env = make_scoring_env(**spec)
+    plain = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="cancer")
+    env.reset(seed=0)
+    assert env.unwrapped.reward_name == plain.unwrapped.reward_name == "labels"
+    _, r, *_ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    assert abs(r) <= 1.0 + 1e-9  # scaled by 1 / |max reward| of the scheme the env picked
+
+
+def test_train_picks_dummy_vec_env_beyond_the_cores_and_sets_torch_threads(monkeypatch):
+    from gym_crawl.agents import train_common
+    from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
+
+    assert use_subprocesses(2, "auto", cores=2) and not use_subprocesses(3, "auto", cores=2)
+    assert not use_subprocesses(1, "auto", cores=8) and use_subprocesses(4, "subproc", cores=1)
+    assert not use_subprocesses(2, "dummy", cores=8)
+    assert resolve_torch_threads(None, 2, True, cores=8) == 6 and resolve_torch_threads(None, 2, True, cores=2) == 1
+    assert resolve_torch_threads(None, 4, False, cores=8) == 8 and resolve_torch_threads(3, 2, True, cores=2) == 3
+    with pytest.raises(ValueError, match="--torch-threads"):
+        resolve_torch_threads(0, 1, False)
+    pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from gym_crawl.agents.sb3_train import TrainConfig, make_vec_env
+
+    monkeypatch.setattr(train_common, "available_cores", lambda: 1)
+    v = make_vec_env(TrainConfig(corpus="synthetic-500", max_episode_steps=5), ["geology"], 2, 0)
+    assert isinstance(v, DummyVecEnv)
+    v.close()
