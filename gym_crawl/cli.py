@@ -187,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("name", help="wikispeedia | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
+    d.add_argument("--from", dest="from_path", default=None, metavar="PATH",
+                   help="no download: register this local folder or archive (checked by loading it) as the "
+                        "dataset, so --corpus NAME and `corpus info NAME` use it (env var: GYM_CRAWL_<NAME>)")
 
     co = sub.add_parser("corpus", **fmt, help="inspect or compile corpora")
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
@@ -338,6 +341,22 @@ def _plot_curves(results: Sequence[Any], rows: Sequence[dict[str, Any]], path: P
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
+    if args.from_path:
+        from gym_crawl.corpus import load_corpus
+        from gym_crawl.corpus.download import register_local_copy
+
+        def check(p: Path) -> Any:  # load (and compile into the cache) with the dataset's own loader
+            if args.name == "wikispeedia":
+                from gym_crawl.corpus.wikispeedia import load_wikispeedia
+
+                return load_wikispeedia(p)
+            return load_corpus(p)
+
+        path = register_local_copy(args.name, args.from_path, check=check)
+        print(path)
+        log.info("%s: using the local copy %s (--corpus %s, `corpus info %s`)", args.name, path, args.name,
+                 args.name)
+        return 0
     dest = Path(args.dest) if args.dest else None
     if args.name == "simplewiki":
         from gym_crawl.corpus.mediawiki import download_simplewiki

@@ -382,3 +382,63 @@ def test_train_picks_dummy_vec_env_beyond_the_cores_and_sets_torch_threads(monke
     v = make_vec_env(TrainConfig(corpus="synthetic-500", max_episode_steps=5), ["geology"], 2, 0)
     assert isinstance(v, DummyVecEnv)
     v.close()
+
+
+# ---------------------------------------------------------------- named datasets offline with a local copy
+def _no_network(monkeypatch):
+    from gym_crawl.corpus import download as dl
+
+    def refuse(url, *a, **k):
+        raise dl.DownloadError(url, "the test forbids the network")
+
+    monkeypatch.setattr(dl, "fetch", refuse)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the fake Wikispeedia's fingerprint differs by design
+def test_download_from_registers_a_local_copy_used_by_corpus_and_info(tmp_path, monkeypatch, capsys):
+    import json
+
+    from test_wikispeedia import make_fake
+
+    from gym_crawl.cli import main
+    from gym_crawl.corpus import load_corpus
+
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "cache"))
+    monkeypatch.delenv("GYM_CRAWL_WIKISPEEDIA", raising=False)
+    _no_network(monkeypatch)
+    fake = make_fake(tmp_path / "my-wikispeedia", "snap-archives")
+    assert main(["download", "wikispeedia", "--from", str(fake)]) == 0
+    assert capsys.readouterr().out.strip() == str(fake.resolve())
+    assert load_corpus("wikispeedia").n_pages == 4
+    assert main(["corpus", "info", "wikispeedia", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pages"] == 4
+    assert main(["crawl", "--corpus", "wikispeedia", "--agent", "bfs", "--topic",
+                 "subject.Geography.Geology_and_geophysics", "--seeds", "Rock", "--steps", "2", "--k", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["corpus"] == "wikispeedia"
+    # a folder that is not the dataset is refused and not registered
+    (tmp_path / "empty").mkdir()
+    assert main(["download", "wikispeedia", "--from", str(tmp_path / "empty")]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert json.loads((tmp_path / "cache" / "local_copies.json").read_text()) == {"wikispeedia": str(fake.resolve())}
+    # the environment variable wins; a registered path that vanished is an error naming it, never a download
+    monkeypatch.setenv("GYM_CRAWL_WIKISPEEDIA", str(tmp_path / "gone"))
+    with pytest.raises(FileNotFoundError, match="GYM_CRAWL_WIKISPEEDIA"):
+        load_corpus("wikispeedia")
+
+
+def test_failed_download_leaves_no_empty_folders(tmp_path, monkeypatch):
+    from gym_crawl.corpus.download import DownloadError, download
+    from gym_crawl.corpus.mediawiki_download import download_simplewiki
+
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "cache"))
+    monkeypatch.delenv("GYM_CRAWL_WIKISPEEDIA", raising=False)
+    _no_network(monkeypatch)
+    with pytest.raises(DownloadError, match="--from"):
+        download("wikispeedia")
+    assert not (tmp_path / "cache" / "wikispeedia").exists()
+    with pytest.raises(DownloadError):
+        download("wikispeedia", tmp_path / "a" / "b" / "c")
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(DownloadError, match="--from"):
+        download_simplewiki("20240101", progress=False)
+    assert not (tmp_path / "cache" / "simplewiki").exists()
