@@ -442,3 +442,45 @@ def test_failed_download_leaves_no_empty_folders(tmp_path, monkeypatch):
     with pytest.raises(DownloadError, match="--from"):
         download_simplewiki("20240101", progress=False)
     assert not (tmp_path / "cache" / "simplewiki").exists()
+
+
+# ---------------------------------------------------------------- RLlib extra (what runs without Ray)
+def test_rllib_progress_lines_never_print_nan():
+    from gym_crawl.agents.rllib_train import progress_line
+
+    nan = float("nan")
+    first = {"iteration": 1, "env_steps": 400.0, "seconds": 3.2, "episode_return_mean": nan,
+             "relevant_found_mean": nan}
+    line = progress_line(first)
+    assert "nan" not in line and "no episode finished yet" in line and "env steps     400" in line
+    later = {**first, "iteration": 2, "episode_return_mean": 0.8125, "relevant_found_mean": 12.0}
+    assert "return 0.812" in progress_line(later) and "relevant/ep 12.0" in progress_line(later)
+    assert "nan" not in progress_line({**first, "env_steps": nan})
+
+
+def test_rllib_curve_goes_to_tensorboard_with_the_sb3_tags(tmp_path):
+    pytest.importorskip("tensorboard", reason="TensorBoard is in the 'sb3' and 'dev' extras")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from gym_crawl.agents.rllib_train import log_curve_row, open_tensorboard
+
+    w = open_tensorboard(tmp_path / "tb")
+    nan = float("nan")
+    log_curve_row(w, {"iteration": 1, "env_steps": 400.0, "seconds": 4.0, "episode_return_mean": nan,
+                      "relevant_found_mean": nan, "harvest_rate_mean": nan, "reward_sum_mean": nan})
+    log_curve_row(w, {"iteration": 2, "env_steps": 800.0, "seconds": 8.0, "episode_return_mean": 0.5,
+                      "relevant_found_mean": 12.0, "harvest_rate_mean": 0.3, "reward_sum_mean": 40.0})
+    w.close()
+    ea = EventAccumulator(str(tmp_path / "tb"))
+    ea.Reload()
+    tags = set(ea.Tags()["scalars"])
+    assert {"rollout/ep_rew_mean", "crawl/relevant_found", "crawl/harvest_rate", "crawl/reward_sum",
+            "time/fps"} <= tags
+    assert [(e.step, e.value) for e in ea.Scalars("crawl/relevant_found")] == [(800, 12.0)]  # the nan row skipped
+    assert [e.value for e in ea.Scalars("time/fps")] == [100.0, 100.0]
+
+
+def test_docs_rllib_install_the_cpu_wheel_first():
+    text = (ROOT / "docs" / "rllib.md").read_text()
+    install = text[text.index("## Install"):text.index("## One machine")]
+    assert install.index("download.pytorch.org/whl/cpu") < install.index('pip install "gym-crawl[rllib]"')
