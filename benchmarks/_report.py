@@ -2,7 +2,8 @@
 
 :func:`write_json_report` adds an ``"about"`` object to a benchmark's result — the package version, the
 benchmark, its arguments, and for a ``--quick`` run ``"status": "illustrative, not a result"`` — and stamps
-every row (a JSON object with an ``"agent"`` key, or an item of a list of objects, at any depth) with what it needs to be read alone:
+every row (a JSON object with an ``"agent"`` key, or an item of a ``"rows"`` / ``"runs"`` list, at any depth)
+with what it needs to be read alone:
 ``gym_crawl_version``, ``benchmark_seed`` (the ``--seed`` argument: a row that aggregates several seeds
 is not mislabelled with one), and ``topic`` / ``reward`` / ``K`` from the benchmark's arguments when the row
 does not carry them already (a row's own value always wins). :func:`markdown_banner` is the line a
@@ -38,20 +39,26 @@ def about(benchmark: str, args: argparse.Namespace | dict | None = None, quick: 
     return out
 
 
-def stamp_rows(obj: Any, defaults: dict[str, Any], _in_list: bool = False) -> int:
-    """Add ``defaults``' keys to every row inside ``obj`` — a dict with an ``"agent"`` key, or a dict that is an
-    item of a list (a table row) — in place, keeping the row's own keys; returns how many rows were stamped."""
+#: Lists whose items are result rows even without an ``"agent"`` key (a throughput case, a scale point).
+ROW_LISTS = ("rows", "runs")
+
+
+def stamp_rows(obj: Any, defaults: dict[str, Any], _row: bool = False) -> int:
+    """Add ``defaults``' keys to every row inside ``obj`` — a dict with an ``"agent"`` key, or an item of a list
+    under a key of :data:`ROW_LISTS` — in place, keeping the row's own keys; returns how many rows were stamped.
+    Other dicts (task definitions, configurations) are left as they are, so they still load."""
     n = 0
     if isinstance(obj, dict):
-        if "agent" in obj or _in_list:
+        if "agent" in obj or _row:
             for k, v in defaults.items():
                 obj.setdefault(k, v)
             n += 1
-        for v in obj.values():
-            n += stamp_rows(v, defaults)
+        for k, v in obj.items():
+            n += stamp_rows(v, defaults, _row=False) if not isinstance(v, list) else \
+                sum(stamp_rows(x, defaults, _row=k in ROW_LISTS) for x in v)
     elif isinstance(obj, list):
         for v in obj:
-            n += stamp_rows(v, defaults, True)
+            n += stamp_rows(v, defaults, _row=_row)
     return n
 
 
@@ -68,7 +75,7 @@ def write_json_report(path: str | Path, result: Any, benchmark: str, args: argpa
             if ab["arguments"].get(n) is not None:
                 defaults[key] = ab["arguments"][n]
                 break
-    stamp_rows(result, defaults)
+    stamp_rows({"rows": result} if isinstance(result, list) else result, defaults)
     obj = {"about": ab, **result} if isinstance(result, dict) else {"about": ab, "rows": result}
     atomic_write_json(Path(path), obj)
     return Path(path)

@@ -455,7 +455,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "bench":
             return _cmd_bench(args)
     except (ValueError, KeyError, FileNotFoundError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        msg = str(e.args[0] if isinstance(e, KeyError) and e.args else e)
+        if args.cmd == "crawl" and "max_candidates" in msg and "--k" not in msg:
+            msg += " (K: set it with --k)"  # the env's keyword is max_candidates; the CLI's flag is --k
         print(f"gym-crawl: error: {msg}", file=sys.stderr)
         return 2
     return 0

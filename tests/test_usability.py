@@ -484,3 +484,16 @@ def test_docs_rllib_install_the_cpu_wheel_first():
     text = (ROOT / "docs" / "rllib.md").read_text()
     install = text[text.index("## Install"):text.index("## One machine")]
     assert install.index("download.pytorch.org/whl/cpu") < install.index('pip install "gym-crawl[rllib]"')
+
+
+def test_cli_errors_about_k_name_the_flag_and_help_states_the_reward_default(capsys):
+    from gym_crawl.agents.sb3_train import build_parser as train_parser
+    from gym_crawl.cli import build_parser, main
+
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--k", "600"]) == 2
+    assert "--k" in capsys.readouterr().err
+    crawl = next(a for a in build_parser()._subparsers._group_actions[0].choices["crawl"]._actions
+                 if a.dest == "reward")
+    assert "labels for a topic with a label, else han2018" in crawl.help
+    train = next(a for a in train_parser()._actions if a.dest == "reward")
+    assert train.default is None and "labels for a topic with a ground-truth label, else han2018" in train.help
