@@ -7,8 +7,8 @@ Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve), 
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
 
-Output: results (tables, JSON rows, paths written) go to stdout; diagnostics go to stderr through the
-``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
+Output: results (tables, JSON rows, the paths ``download`` and ``corpus compile`` produce) go to stdout;
+diagnostics (such as where ``--plot`` wrote its curve) go to stderr through the ``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
 Progress is a tqdm bar on a terminal or in a notebook, and otherwise (a log file, CI) one log line every
 few seconds.
 """
