@@ -136,8 +136,8 @@ class Agent:
         with zipfile.ZipFile(p) as zf:
             names = zf.namelist()
         if {"data", "policy.pth"} <= set(names):
-            raise ValueError(f"{p}: this is Stable-Baselines3's model.zip; gym_crawl runs the pickle-free "
-                             f"agent.npz written beside it: --agent sb3:{p.parent}")
+            raise ValueError(f"{p}: this is Stable-Baselines3's model.zip; run it with --agent sb3:{p} (read "
+                             f"without unpickling; gym_crawl.agents.sb3_agent.load_sb3_zip in Python)")
         if any(n.endswith("data.pkl") for n in names):
             agent = _load_torch_agent(p)
         elif "__header__.npy" in names:

@@ -6,7 +6,7 @@ action logits in ``_forward_inference`` / ``_forward_exploration`` / ``_forward_
 does the same on ``WikiCrawl-v1``'s own ``Dict`` observation, with the network of
 :mod:`gym_crawl.agents.sb3_policies` (one shared network scores every candidate row)::
 
-    {"candidates": (K, d) float32, "mask": (K,) int8, "state": (6,) float32}
+    {"candidates": (K, d) float32, "mask": (K,) bool, "state": (6,) float32}
 
     h_i   = φ([x_i, state])                 row encoder, MLP ``hidden`` (shared by all rows)
     c     = [mean_i h_i, max_i h_i]         masked pooling over valid rows (permutation-invariant)

@@ -24,7 +24,11 @@ runners that *path*, never a ``Corpus`` object: each worker memory-maps the same
 shared by all workers of a node), nothing large is serialized through Ray's object store.
 
 Throughput and learning are logged per training iteration (``curve.json``: env steps, wall seconds,
-training episode return, relevant pages found per training episode). Outputs in ``--out``:
+training episode return, relevant pages found per training episode), to TensorBoard under ``--out/tb``
+with the SB3 path's tags (``rollout/ep_rew_mean``, ``crawl/relevant_found``, ``crawl/harvest_rate``,
+``crawl/reward_sum``, ``time/fps``; x = env steps; ``--no-tensorboard`` to skip), and as one progress line per
+iteration on stderr that leaves out what no finished episode has measured yet (never ``nan``). Outputs in
+``--out``:
 ``config.json``, ``curve.json``, ``module.pt`` (the RLModule's weights, ``torch.load(...,
 weights_only=True)``; :func:`load_module` rebuilds the module), ``results.json`` (greedy evaluation
 of the final module on the held-out and the training topics, like ``agents/sb3_train.py``).
@@ -36,7 +40,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -52,6 +58,7 @@ __all__ = [
     "ENV_NAME",
     "RLlibConfig",
     "RLlibResult",
+    "TB_TAGS",
     "build_algo_config",
     "build_parser",
     "config_from_args",
@@ -59,7 +66,10 @@ __all__ = [
     "evaluate_module",
     "greedy_actions",
     "load_module",
+    "log_curve_row",
     "main",
+    "open_tensorboard",
+    "progress_line",
     "register",
     "requested_backend",
     "resolve_corpus_path",
@@ -99,6 +109,7 @@ class RLlibConfig(CrawlTrainingConfig):
     num_envs_per_env_runner: int = 1
     address: str | None = None
     num_cpus: int | None = None
+    tensorboard: bool = True
 
     def validate(self) -> None:
         self.validate_common()
@@ -177,9 +188,11 @@ def register() -> str:
     return ENV_NAME
 
 
-def _reward_scale(cfg: RLlibConfig) -> float:
+def _reward_scale(cfg: RLlibConfig) -> float | None:
     if cfg.reward_scale is not None:
         return float(cfg.reward_scale)
+    if cfg.reward is None:  # the env picks the scheme per topic: the wrapper scales by its max reward
+        return None
     from gym_crawl.relevance.rewards import get_reward_scheme
 
     return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
@@ -279,7 +292,7 @@ def load_module(path: str | os.PathLike, max_candidates: int | None = None) -> A
     meta = json.loads(meta_path.read_text())
     K = int(max_candidates or meta["max_candidates"])
     d, s = int(meta["candidate_dim"]), int(meta["state_dim"])
-    obs_space = spaces.Dict({"candidates": spaces.Box(-1, 1, (K, d), np.float32), "mask": spaces.MultiBinary(K),
+    obs_space = spaces.Dict({"candidates": spaces.Box(-1, 1, (K, d), np.float32), "mask": spaces.Box(0, 1, (K,), bool),
                              "state": spaces.Box(-1, 1, (s,), np.float32)})
     module = CandidateScoringRLModule(observation_space=obs_space, action_space=spaces.Discrete(K),
                                       model_config=meta["model_config"])
@@ -334,7 +347,8 @@ def _init_ray(cfg: RLlibConfig) -> bool:
 
     if ray.is_initialized():
         return False
-    env_vars = {"OMP_NUM_THREADS": str(cfg.torch_threads), "MKL_NUM_THREADS": str(cfg.torch_threads)}
+    threads = str(cfg.torch_threads or 1)
+    env_vars = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     for k in ("GYM_CRAWL_DATA", "NUMBA_CACHE_DIR"):
         if os.environ.get(k):
             env_vars[k] = os.environ[k]
@@ -368,6 +382,57 @@ def _iteration_row(result: dict[str, Any], seconds: float, iteration: int) -> di
             "episodes_lifetime": num(er.get("num_episodes_lifetime"))}
 
 
+#: TensorBoard tag of each curve column, as the Stable-Baselines3 path names them.
+TB_TAGS = {"episode_return_mean": "rollout/ep_rew_mean", "relevant_found_mean": "crawl/relevant_found",
+           "harvest_rate_mean": "crawl/harvest_rate", "reward_sum_mean": "crawl/reward_sum"}
+
+
+def progress_line(row: dict[str, float]) -> str:
+    """One iteration's progress line; a value no finished episode has measured yet is left out (not ``nan``)."""
+    def ok(k: str) -> bool:
+        return isinstance(row.get(k), (int, float)) and np.isfinite(row[k])
+
+    parts = [f"iter {int(row['iteration']):3d}"]
+    if ok("env_steps"):
+        parts.append(f"env steps {int(row['env_steps']):7d}")
+    parts.append(f"{row['seconds']:7.1f} s")
+    if ok("episode_return_mean"):
+        parts.append(f"return {row['episode_return_mean']:.3f}")
+    if ok("relevant_found_mean"):
+        parts.append(f"relevant/ep {row['relevant_found_mean']:.1f}")
+    if not (ok("episode_return_mean") or ok("relevant_found_mean")):
+        parts.append("(no episode finished yet)")
+    return "  ".join(parts)
+
+
+def open_tensorboard(folder: Path) -> Any:
+    """A TensorBoard ``SummaryWriter`` into ``folder`` (torch's, else tensorboardX's), or ``None`` with a
+    warning when neither ``tensorboard`` nor ``tensorboardX`` is installed."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        try:
+            from tensorboardX import SummaryWriter  # type: ignore[no-redef]
+        except ImportError:
+            logging.getLogger("gym_crawl").warning("no TensorBoard logs: install tensorboard (pip install "
+                                                   "tensorboard) or pass --no-tensorboard")
+            return None
+    return SummaryWriter(log_dir=str(folder))
+
+
+def log_curve_row(writer: Any, row: dict[str, float]) -> None:
+    """Write one curve row to TensorBoard at x = env steps (:data:`TB_TAGS`, ``time/fps``); non-finite values
+    are skipped."""
+    step = int(row["env_steps"]) if np.isfinite(row.get("env_steps", np.nan)) else int(row["iteration"])
+    for key, tag in TB_TAGS.items():
+        v = row.get(key)
+        if isinstance(v, (int, float)) and np.isfinite(v):
+            writer.add_scalar(tag, float(v), step)
+    if row.get("seconds", 0) > 0 and np.isfinite(row.get("env_steps", np.nan)):
+        writer.add_scalar("time/fps", row["env_steps"] / row["seconds"], step)
+    writer.add_scalar("time/iterations", float(row["iteration"]), step)
+
+
 def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
     """Train PPO on RLlib for ``cfg.timesteps`` env steps (whole training iterations), save the module, evaluate
     greedily on the training and held-out topics. See the module docstring for outputs."""
@@ -377,13 +442,14 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
     from gym_crawl._io import atomic_write_json
 
     cfg.validate()
-    torch.set_num_threads(max(1, cfg.torch_threads))
+    torch.set_num_threads(max(1, cfg.torch_threads or 1))
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_path = resolve_corpus_path(cfg.corpus, out)
     atomic_write_json(out / "config.json", {**asdict(cfg), "corpus_path": corpus_path})
     started = _init_ray(cfg)
     algo = None
+    writer = open_tensorboard(out / "tb" / "rllib_ppo") if cfg.tensorboard else None
     try:
         algo = build_algo_config(cfg, corpus_path).build_algo()
         curve: list[dict[str, float]] = []
@@ -395,15 +461,17 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
             row = _iteration_row(result, time.perf_counter() - t0, it)
             curve.append(row)
             steps = int(row["env_steps"]) if np.isfinite(row["env_steps"]) else steps + 1
+            if writer is not None:
+                log_curve_row(writer, row)
             if progress:
-                print(f"  iter {it:3d}  env steps {steps:7d}  {row['seconds']:7.1f} s  "
-                      f"return {row['episode_return_mean']:.3f}  relevant/ep {row['relevant_found_mean']:.1f}",
-                      flush=True)
+                logging.getLogger("gym_crawl").info("  %s", progress_line(row))
         seconds = time.perf_counter() - t0
         module = algo.get_module()
         obs_space, act_space = module.observation_space, module.action_space
         state = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
     finally:
+        if writer is not None:
+            writer.close()
         if algo is not None:
             algo.stop()
         if started:
@@ -443,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Ray cluster address ('auto' on a cluster node, or ray://host:10001); default: a local Ray")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: this machine's)")
     p.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
+    p.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs under --out/tb")
     return p
 
 
@@ -453,26 +522,31 @@ def config_from_args(a: argparse.Namespace) -> RLlibConfig:
                        max_candidates=a.max_candidates, reducer=a.reducer, features=a.features, reward=a.reward,
                        max_episode_steps=a.max_episode_steps, reward_scale=a.reward_scale, hidden=a.hidden,
                        hyper=a.hyper, eval_episodes=a.eval_episodes, address=a.address, num_cpus=a.num_cpus,
-                       torch_threads=a.torch_threads)
+                       torch_threads=a.torch_threads, tensorboard=not a.no_tensorboard)
 
 
 def main(argv: list[str] | None = None) -> int:
     """``gym-crawl train --backend rllib``: train on Ray RLlib, save, evaluate and print a summary."""
     a = build_parser().parse_args(argv)
+    log = logging.getLogger("gym_crawl")
+    if not log.handlers:  # run directly (not through `gym-crawl train`): progress lines to stderr
+        log.addHandler(logging.StreamHandler())
+        log.setLevel(logging.INFO)
     try:
         import ray  # noqa: F401
         from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
     except ImportError as e:
         print(f"gym-crawl train --backend rllib: error: Ray RLlib is not installed ({e}); "
-              "pip install 'gym-crawl[rllib]'")
+              "pip install 'gym-crawl[rllib]' (CPU-only machine: install the CPU torch wheel first, "
+              "docs/rllib.md)", file=sys.stderr)
         return 2
     try:
         cfg = config_from_args(a)
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train --backend rllib: error: {e}")
+        print(f"gym-crawl train --backend rllib: error: {e}", file=sys.stderr)
         return 2
-    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads or 1))
     res = train(cfg, progress=not a.quiet)
     s = res.summary()
     print(f"rllib ppo (scoring) on {cfg.corpus} with {cfg.num_env_runners} env runner(s): {res.timesteps} steps in "

@@ -10,6 +10,16 @@ like every other agent (the runner hands it the env's ``Dict`` observation):
   a page-mode env, as ``LinearScoringWrapper`` does) ``argmax w·x`` over the candidate slots or,
   when the env's reducer is ``"full"``, over the whole frontier via ``env.argmax_frontier(w)``.
 
+A model trained in Python with stock SB3 on :func:`gym_crawl.wrappers.make_scoring_env` runs in the CLI
+either way:
+
+* export it: ``export_sb3_model(model, "agent.npz", features="combined")`` (the env keywords it was
+  trained with) writes the pickle-free ``agent.npz``; ``gym-crawl crawl --agent sb3:agent.npz``;
+* or pass SB3's ``model.zip`` itself: :func:`load_sb3_zip` reads it without unpickling anything — the
+  policy class from the archive's JSON (``data``), the weights with ``torch.load(weights_only=True)``, K
+  and the feature dimension from the recorded spaces — and refuses, saying what to do, a policy whose
+  keyword arguments are pickled objects.
+
 Persistence is pickle-free (:meth:`Agent.save`): an ``.npz`` of the policy's tensors plus
 a JSON header naming the algorithm, the policy class (an SB3 alias such as
 ``"MultiInputPolicy"`` or a class of :mod:`agents.sb3_policies`), JSON policy kwargs and
@@ -33,7 +43,8 @@ from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
 
-__all__ = ["ALGO_CLASSES", "SB3Agent", "algo_class", "load_sb3_agent", "policy_class"]
+__all__ = ["ALGO_CLASSES", "SB3Agent", "algo_class", "export_sb3_model", "identify_policy", "load_sb3_agent",
+           "load_sb3_zip", "policy_class"]
 
 ALGO_CLASSES: dict[str, str] = {
     "dqn": "stable_baselines3:DQN", "ppo": "stable_baselines3:PPO", "a2c": "stable_baselines3:A2C",
@@ -42,6 +53,8 @@ ALGO_CLASSES: dict[str, str] = {
 """Algorithm name (CLI ``--algo``) → ``"module:class"``."""
 
 _OWN_POLICIES = ("CandidateScoringPolicy", "MaskableCandidateScoringPolicy", "CandidateScoringDQNPolicy")
+_OWN_ALGO = {"CandidateScoringPolicy": "ppo", "MaskableCandidateScoringPolicy": "maskable-ppo",
+             "CandidateScoringDQNPolicy": "dqn"}
 
 
 def algo_class(algo: str) -> Any:
@@ -65,6 +78,80 @@ def policy_class(algo: str, policy: str) -> Any:
         return getattr(sb3_policies, policy)
     raise ValueError(f"unknown policy {policy!r} for {algo}: expected one of "
                      f"{sorted(cls.policy_aliases) + list(_OWN_POLICIES)}")
+
+
+def identify_policy(module: str, name: str | None = None, doc: str | None = None) -> tuple[str, str]:
+    """``(algo, policy)`` — names :func:`policy_class` resolves — of the SB3 policy class defined in ``module``
+    with class name ``name`` (or, when the name is unknown, docstring ``doc``). PPO and A2C share their
+    policy classes (same ``predict``): ``"ppo"`` is returned for both. ``ValueError`` for any other class."""
+    seen = []
+    for algo in ALGO_CLASSES:
+        try:
+            cls = algo_class(algo)
+        except ImportError:  # sb3-contrib is optional
+            continue
+        for alias, pcls in cls.policy_aliases.items():
+            seen.append(f"{pcls.__module__}.{pcls.__name__}")
+            if pcls.__module__ == module and (pcls.__name__ == name if name else pcls.__doc__ == doc):
+                return algo, alias
+    if module == "gym_crawl.agents.sb3_policies":
+        from gym_crawl.agents import sb3_policies
+
+        for own in _OWN_POLICIES:
+            if own == name or (not name and getattr(sb3_policies, own).__doc__ == doc):
+                return _OWN_ALGO[own], own
+    raise ValueError(f"policy class {module}.{name or '?'} is not one this agent can rebuild; known: "
+                     f"{sorted(set(seen)) + [f'gym_crawl.agents.sb3_policies.{n}' for n in _OWN_POLICIES]}")
+
+
+def _wrapper_options(obs_dict: bool, obs_dim: int, cand_shape: tuple[int, int] | None, action_n: int | None,
+                     action_dim: int | None) -> dict[str, Any]:
+    """SB3Agent options (wrapper, flatten, top_rows) and the training K / feature dim, from the spaces the
+    model was trained on (a scoring wrapper's: Dict or flat Box observation, Discrete(K) or Box(d) action)."""
+    s = len(STATE_NAMES)
+    if action_n is not None:  # DiscreteScoringWrapper
+        K = int(action_n)
+        if obs_dict:
+            if cand_shape is None:
+                raise ValueError("a Dict observation without a 'candidates' entry is not a scoring wrapper's")
+            return {"wrapper": "discrete", "flatten": False, "K": K, "d": int(cand_shape[1])}
+        d, rem = divmod(obs_dim - K - s, K)
+        if rem or d <= 0:
+            raise ValueError(f"a flat observation of {obs_dim} values does not fit K={K} candidate rows")
+        return {"wrapper": "discrete", "flatten": True, "K": K, "d": d}
+    if action_dim is None or obs_dict:
+        raise ValueError("expected a Discrete(K) or Box(d) action space (DiscreteScoringWrapper / "
+                         "LinearScoringWrapper)")
+    rows, rem = divmod(obs_dim - s, int(action_dim))
+    if rem or rows < 2:
+        raise ValueError(f"a summary observation of {obs_dim} values does not fit weights of dimension {action_dim}")
+    return {"wrapper": "continuous", "top_rows": rows - 2, "K": None, "d": int(action_dim)}
+
+
+def export_sb3_model(model: Any, path: str | Path, info: dict | None = None, **env_kwargs: Any) -> Path:
+    """Write a trained stock SB3 ``model`` as the pickle-free ``agent.npz`` the CLI runs
+    (``gym-crawl crawl --agent sb3:<path>``). The algorithm and policy are read from the model, the wrapper
+    options and K from its spaces; ``env_kwargs`` are the ``WikiCrawl-v1`` keywords it was trained with
+    (``features``, ``reducer``, ``reward`` …; ``max_candidates`` defaults to the trained K)."""
+    pcls = type(model.policy)
+    algo, policy = identify_policy(pcls.__module__, pcls.__name__)
+    if algo == "ppo" and type(model).__name__ == "A2C":
+        algo = "a2c"
+    obs_sp, act_sp = model.observation_space, model.action_space
+    is_dict = isinstance(obs_sp, spaces.Dict)
+    opts = _wrapper_options(is_dict, 0 if is_dict else int(np.prod(obs_sp.shape)),
+                            tuple(obs_sp["candidates"].shape) if is_dict and "candidates" in obs_sp.spaces else None,
+                            int(act_sp.n) if isinstance(act_sp, spaces.Discrete) else None,
+                            int(np.prod(act_sp.shape)) if isinstance(act_sp, spaces.Box) else None)
+    kw = dict(env_kwargs)
+    if opts["K"] is not None:
+        kw.setdefault("max_candidates", opts["K"])
+    pkw = dict(getattr(model, "policy_kwargs", {}) or {})
+    agent = SB3Agent.from_model(model, algo=algo, policy=policy, policy_kwargs=pkw, wrapper=opts["wrapper"],
+                                flatten=opts.get("flatten", False), top_rows=opts.get("top_rows", 4),
+                                info={"exported_from": type(model).__name__, "feature_dim": opts["d"],
+                                      **(info or {})}, env_kwargs=kw)
+    return agent.save(path)
 
 
 class SB3Agent(Agent):
@@ -147,13 +234,30 @@ class SB3Agent(Agent):
             bad = sorted(k for k in own if k not in self._state or tuple(own[k].shape) != self._state[k].shape)
             extra = sorted(set(self._state) - set(own))
             if bad or extra:
-                raise ValueError(
-                    f"saved {self.config['policy']} weights do not fit this env's spaces "
-                    f"(obs {obs_space}, actions {act_space}): mismatched {bad[:3] + extra[:3]}. Only the "
-                    f"candidate-scoring policies run with another K; stock MLP policies need the training K.")
+                raise ValueError(self._mismatch(env, bad[:3] + extra[:3]))
             policy.load_state_dict({k: th.as_tensor(v) for k, v in self._state.items()})
         policy.set_training_mode(False)
         self.policy, self._spaces = policy, (obs_space, act_space)
+
+    def _mismatch(self, env: Any, keys: list[str]) -> str:
+        """Why the saved weights do not fit ``env``, naming the CLI flags (``--k``, ``--features``) and keywords
+        (``max_candidates=``, ``features=``) that set what the policy was trained with."""
+        base = env.unwrapped
+        want_k = self.env_defaults.get("max_candidates")
+        want_d = self.config["info"].get("feature_dim")
+        hints = []
+        if want_k is not None and int(want_k) != base.max_candidates:
+            hints.append(f"it was trained with K={want_k} candidate slots, this env has K={base.max_candidates} "
+                         f"(CLI: --k {want_k}; Python: max_candidates={want_k})")
+        if want_d is not None and int(want_d) != base.feature_dim:
+            hints.append(f"it was trained on a feature set of dimension {want_d}, this env's "
+                         f"{getattr(base, 'feature_set_name', 'features')!s} has {base.feature_dim} "
+                         f"(CLI: --features NAME; Python: features=NAME, the set it was trained with)")
+        if not hints:
+            hints.append(f"this env gives observations {self.spaces_for(env)[0]} and actions "
+                         f"{self.spaces_for(env)[1]} (CLI: --k / --features; Python: max_candidates= / features=)")
+        return (f"saved {self.config['policy']} weights do not fit this env (mismatched {keys}): "
+                + "; ".join(hints) + ". Only the candidate-scoring policies run with another K.")
 
     # -------------------------------------------------------------- acting
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
@@ -202,13 +306,90 @@ class SB3Agent(Agent):
         self.policy, self._spaces = None, None
 
 
+def _zip_spaces(data: dict, path: Path) -> dict[str, Any]:
+    """Wrapper options from the JSON descriptions SB3 writes beside the pickled spaces (nothing unpickled)."""
+    import ast
+    import re
+
+    obs, act = data.get("observation_space", {}), data.get("action_space", {})
+    obs_t, act_t = str(obs.get(":type:", "")), str(act.get(":type:", ""))
+    try:
+        cand = None
+        if "spaces.dict.Dict" in obs_t:
+            m = re.search(r"'candidates': Box\([^()]*\((\d+), (\d+)\)", str(obs.get("spaces", "")))
+            cand = (int(m.group(1)), int(m.group(2))) if m else None
+            obs_dim = 0
+        else:
+            obs_dim = int(np.prod(ast.literal_eval(str(obs.get("_shape")))))
+        act_n = int(act["n"]) if "discrete.Discrete" in act_t else None
+        act_d = int(np.prod(ast.literal_eval(str(act.get("_shape"))))) if "box.Box" in act_t else None
+    except (KeyError, ValueError, SyntaxError, TypeError) as e:
+        raise ValueError(f"{path}: cannot read the observation/action spaces recorded in its 'data' ({e}); "
+                         f"export the model instead: {_EXPORT_HINT}") from None
+    try:
+        return _wrapper_options("spaces.dict.Dict" in obs_t, obs_dim, cand, act_n, act_d)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}; it was not trained on a gym_crawl scoring wrapper (make_scoring_env)") from None
+
+
+_EXPORT_HINT = ("in Python, gym_crawl.agents.sb3_agent.export_sb3_model(model, 'agent.npz', **env_kwargs), "
+                "then --agent sb3:agent.npz")
+
+
+def load_sb3_zip(path: str | Path, **env_kwargs: Any) -> SB3Agent:
+    """An :class:`SB3Agent` from a stock SB3 ``model.zip`` trained on :func:`gym_crawl.wrappers.make_scoring_env`,
+    read without unpickling: the policy class from the archive's JSON ``data``, the weights from ``policy.pth``
+    with ``torch.load(weights_only=True)``, K and the feature dimension from the recorded spaces (K becomes the
+    env default ``max_candidates``). ``env_kwargs`` are further ``WikiCrawl-v1`` keywords it was trained with.
+    ``ValueError`` naming the file and what to do for anything else (pickled policy kwargs, other policies)."""
+    import io
+    import json
+    import zipfile
+
+    p = Path(path)
+    try:
+        with zipfile.ZipFile(p) as z:
+            names = set(z.namelist())
+            if "data" not in names or "policy.pth" not in names:
+                raise ValueError(f"{p}: not a Stable-Baselines3 model archive (no 'data' / 'policy.pth' inside)")
+            data = json.loads(z.read("data").decode("utf-8"))
+            raw = z.read("policy.pth")
+    except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{p}: not a readable Stable-Baselines3 model.zip ({e})") from None
+    pc = data.get("policy_class", {})
+    init = str(pc.get("__init__", ""))
+    name = init.split()[1].split(".")[0] if init.startswith("<function ") else None
+    algo, policy = identify_policy(str(pc.get("__module__", "")), name, pc.get("__doc__"))
+    pkw = data.get("policy_kwargs", {})
+    if not isinstance(pkw, dict) or ":serialized:" in pkw or any(
+            isinstance(v, dict) and ":serialized:" in v for v in pkw.values()):
+        raise ValueError(f"{p}: its policy_kwargs hold pickled Python objects, which this loader never "
+                         f"unpickles; {_EXPORT_HINT}")
+    opts = _zip_spaces(data, p)
+    try:
+        state = th.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many types for a bad or unsafe file
+        raise ValueError(f"{p}: policy.pth is not a plain tensor state dict ({type(e).__name__}: {e})") from None
+    kw = dict(env_kwargs)
+    if opts["K"] is not None:
+        kw.setdefault("max_candidates", opts["K"])
+    agent = SB3Agent(algo=algo, policy=policy, policy_kwargs=pkw, wrapper=opts["wrapper"],
+                     flatten=opts.get("flatten", False), top_rows=opts.get("top_rows", 4),
+                     info={"source": str(p), "feature_dim": opts["d"]}, env_kwargs=kw)
+    agent.load_state_dict({k: v.numpy() for k, v in state.items()})
+    return agent
+
+
 def load_sb3_agent(path: str | Path) -> SB3Agent:
-    """Load an :class:`SB3Agent` from its ``.npz`` or from a training output folder (``<dir>/agent.npz``)."""
+    """Load an :class:`SB3Agent` from its ``.npz``, a training output folder (``<dir>/agent.npz``) or a stock SB3
+    ``model.zip`` (the ``agent.npz`` beside it when there is one, else :func:`load_sb3_zip`)."""
     p = Path(path)
     if p.is_dir():
         p = p / "agent.npz"
     elif p.suffix == ".zip" and (p.parent / "agent.npz").exists():
-        p = p.parent / "agent.npz"  # SB3's model.zip (pickled): use the pickle-free agent.npz written beside it
+        p = p.parent / "agent.npz"  # the pickle-free agent.npz `gym-crawl train` writes beside model.zip
+    elif p.suffix == ".zip" and p.exists():
+        return load_sb3_zip(p)
     if not p.exists():
         raise FileNotFoundError(f"{path}: no SB3 agent file (expected a `gym-crawl train` output folder or the "
                                 f"agent.npz it writes)")

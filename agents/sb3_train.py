@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
+import sys
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -47,7 +49,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
+from gym_crawl.agents.train_common import (
+    CrawlTrainingConfig,
+    add_common_arguments,
+    available_cores,
+    resolve_torch_threads,
+    use_subprocesses,
+)
 
 __all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
            "make_env", "make_vec_env", "build_model", "policy_spec", "train", "evaluate", "worker_memory",
@@ -150,9 +158,11 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
             "features": cfg.features, "reward": cfg.reward}
 
 
-def _reward_scale(cfg: TrainConfig) -> float:
+def _reward_scale(cfg: TrainConfig) -> float | None:
     if cfg.reward_scale is not None:
         return float(cfg.reward_scale)
+    if cfg.reward is None:  # the env picks the scheme per topic: the wrapper scales by its max reward
+        return None
     from gym_crawl.relevance.rewards import get_reward_scheme
 
     return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
@@ -189,7 +199,10 @@ def make_vec_env(cfg: TrainConfig, topics: Sequence[str], n_envs: int, seed: int
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     vec = vec or cfg.vec
-    use_subproc = vec == "subproc" or (vec == "auto" and n_envs > 1)
+    use_subproc = use_subprocesses(n_envs, vec)
+    if vec == "auto" and n_envs > 1 and not use_subproc:
+        logging.getLogger("gym_crawl").info("%d envs > %d cores: stepping them in this process (DummyVecEnv)",
+                                            n_envs, available_cores())
     spec = _env_spec(cfg, topics, topic_mode)
     fn = functools.partial(_make_unmonitored, spec)
     return sb3_make_vec_env(fn, n_envs=n_envs, seed=seed, vec_env_cls=SubprocVecEnv if use_subproc else DummyVecEnv)
@@ -333,7 +346,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     from gym_crawl.text.model import get_text_model
 
     cfg.validate()
-    th.set_num_threads(max(1, cfg.torch_threads))
+    th.set_num_threads(resolve_torch_threads(cfg.torch_threads, cfg.n_envs, use_subprocesses(cfg.n_envs, cfg.vec)))
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "config.json", asdict(cfg))
@@ -429,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_from_args(a)
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train: error: {e}")
+        print(f"gym-crawl train: error: {e}", file=sys.stderr)
         return 2
     if cfg.progress_bar:
         try:
@@ -438,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("note: SB3's progress bar needs tqdm and rich (pip install rich); continuing without it")
             cfg.progress_bar = False
-    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
+                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
     res = train(cfg)
     s = res.summary()
     print(f"{cfg.algo} ({cfg.wrapper}, {cfg.policy}) on {cfg.corpus}: {res.timesteps} steps "

@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CrawlTrainingConfig", "add_common_arguments", "parse_topics"]
+__all__ = ["CrawlTrainingConfig", "add_common_arguments", "available_cores", "parse_topics", "resolve_torch_threads",
+           "use_subprocesses"]
 
 
 @dataclass
@@ -24,13 +25,13 @@ class CrawlTrainingConfig:
     max_candidates: int = 32
     reducer: str = "topk"
     features: str = "combined"
-    reward: str = "han2018"
+    reward: str | None = None  # None: the env's default (labels for a labelled topic, else han2018)
     max_episode_steps: int = 1000
     reward_scale: float | None = None
     hidden: list[int] = field(default_factory=lambda: [64, 64])
     hyper: dict[str, Any] = field(default_factory=dict)
     eval_episodes: int = 1
-    torch_threads: int = 1
+    torch_threads: int | None = None  # None: resolve_torch_threads
 
     def validate_common(self) -> None:
         """Errors naming the command-line flag for the fields both backends share."""
@@ -46,6 +47,36 @@ class CrawlTrainingConfig:
             raise ValueError(f"--hidden must be positive layer sizes, got {self.hidden}")
         if self.eval_episodes < 0:
             raise ValueError(f"--eval-episodes must be >= 0, got {self.eval_episodes}")
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def use_subprocesses(n_envs: int, vec: str = "auto", cores: int | None = None) -> bool:
+    """Whether ``n_envs`` envs run in worker processes (``SubprocVecEnv``) or in this one (``DummyVecEnv``):
+    ``vec="subproc"`` / ``"dummy"`` decide; ``"auto"`` uses workers only when there are several envs and no more
+    of them than cores (more workers than cores only adds process switches and memory)."""
+    if vec != "auto":
+        return vec == "subproc"
+    return 1 < n_envs <= (cores or available_cores())
+
+
+def resolve_torch_threads(threads: int | None, n_envs: int, subproc: bool, cores: int | None = None) -> int:
+    """The learner's PyTorch threads: ``threads`` if given, else the cores the env workers leave free (all cores
+    when the envs step in this process), at least 1."""
+    if threads is not None:
+        if int(threads) < 1:
+            raise ValueError(f"--torch-threads must be >= 1, got {threads}")
+        return int(threads)
+    c = cores or available_cores()
+    return max(1, c - n_envs) if subproc else c
 
 
 def parse_topics(s: str) -> list[str]:
@@ -65,11 +96,15 @@ def add_common_arguments(p: argparse.ArgumentParser, d: CrawlTrainingConfig, *, 
     p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
     p.add_argument("--reducer", default=d.reducer)
     p.add_argument("--features", default=d.features)
-    p.add_argument("--reward", default=d.reward)
+    p.add_argument("--reward", default=d.reward,
+                   help="reward scheme (default: as `crawl` and gym.make — labels for a topic with a ground-truth "
+                        "label, else han2018)")
     p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
-    p.add_argument("--reward-scale", type=float, default=None, help="default 1 / max reward")
+    p.add_argument("--reward-scale", type=float, default=None,
+                   help="default 1 / |max reward| of the episode's reward scheme")
     p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,
                    help="layer sizes, e.g. 64,64")
     p.add_argument("--hyper", type=json.loads, default={}, help=hyper_help)
     p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
-    p.add_argument("--torch-threads", type=int, default=d.torch_threads)
+    p.add_argument("--torch-threads", type=int, default=d.torch_threads,
+                   help="PyTorch threads of the learner (default: the cores left over by the env workers, at least 1)")

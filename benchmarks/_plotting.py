@@ -1,19 +1,27 @@
-"""Shared matplotlib helpers for the paper reproductions (headless, Agg backend; PNG out).
+"""Shared matplotlib helpers for the paper reproductions and the CLI (headless, Agg backend; PNG out).
 
-Every function takes plain numpy data and writes one PNG atomically; none of them touch
-the env. Colours are fixed per agent name so figures of different benchmarks read alike.
+Every function takes plain numpy data and writes one PNG atomically; none of them touch the env.
+
+Colours: the papers' agents keep fixed colours so figures of different benchmarks read alike; any other
+name (a model path, a plug-in agent) gets a colour picked by a SHA-256 of the name from a 60-colour
+palette (matplotlib's tab20, tab20b, tab20c without the fixed ones) — the same in every run and process
+(Python's ``hash`` is salted per process, so it is not used). :func:`agent_colors` gives the agents of one
+figure distinct colours: a name whose colour is taken moves to the next free palette entry. The lower and
+upper bounds (``random``, ``oracle``) are drawn dashed, and legends sit outside the axes, never over data.
 """
 from __future__ import annotations
 
+import hashlib
 import io
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from gym_crawl._io import atomic_write_bytes
 
-__all__ = ["agent_color", "curves_figure", "bars_figure", "learning_curves_figure", "line_figure", "save_png"]
+__all__ = ["BOUNDS", "agent_color", "agent_colors", "bars_figure", "curves_figure", "learning_curves_figure",
+           "line_figure", "save_png"]
 
 _COLORS = {
     "lfa-sync": "#1f77b4", "lfa-async": "#ff7f0e", "lfa-moderated": "#2ca02c", "thesis-lfa": "#9467bd",
@@ -21,14 +29,64 @@ _COLORS = {
     "oracle": "#17becf", "basic": "#d62728",
 }
 
+#: Agents drawn dashed: the no-skill lower bound and the hidden-information upper bound.
+BOUNDS = ("oracle", "random")
+
+
+def _palette() -> list[str]:
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    fixed = set(_COLORS.values())
+    out: list[str] = []
+    for cmap in ("tab20", "tab20b", "tab20c"):
+        for c in matplotlib.colormaps[cmap].colors:  # type: ignore[attr-defined]
+            h = to_hex(c)
+            if h not in fixed and h not in out:
+                out.append(h)
+    return out
+
+
+def _base(name: str) -> str:
+    """The agent name a label stands for (``"lfa-async ep 2"`` → ``"lfa-async"``)."""
+    return name.split(" ep ", 1)[0].split(" (", 1)[0]
+
 
 def agent_color(name: str) -> str:
-    """A stable colour per agent name (unknown names get a hash-picked tab10 colour)."""
-    if name in _COLORS:
-        return _COLORS[name]
-    import matplotlib
+    """The colour of ``name`` alone: fixed for the papers' agents, else SHA-256-picked from the palette (the
+    same in every run). Use :func:`agent_colors` for several agents in one figure (no repeats)."""
+    return agent_colors([name])[name]
 
-    return matplotlib.colormaps["tab10"](abs(hash(name)) % 10)
+
+def agent_colors(names: Iterable[str]) -> dict[str, str]:
+    """Distinct, run-stable colours for the agents of one figure (see module docstring)."""
+    pal = _palette()
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    names = list(dict.fromkeys(names))
+    for n in names:  # fixed colours first, so a hashed name never takes one
+        if _base(n) in _COLORS and _COLORS[_base(n)] not in taken:
+            out[n] = _COLORS[_base(n)]
+            taken.add(out[n])
+    for n in names:
+        if n in out:
+            continue
+        i = int.from_bytes(hashlib.sha256(_base(n).encode("utf-8")).digest()[:8], "big") % len(pal)
+        for j in range(len(pal)):
+            c = pal[(i + j) % len(pal)]
+            if c not in taken:
+                break
+        else:
+            c = pal[i]  # more agents than colours: repeats are unavoidable
+        out[n] = c
+        taken.add(c)
+    return out
+
+
+def _legend_outside(ax, fontsize: int = 8) -> None:
+    """The legend to the right of the axes (never over the data)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def _plt():
@@ -56,7 +114,7 @@ def _grid(n: int) -> tuple[int, int]:
 
 def curves_figure(panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray]]], path: str | Path, *,
                   title: str, xlabel: str = "step", ylabel: str = "relevant pages (accumulated)",
-                  dashed: Sequence[str] = ("oracle",)) -> Path:
+                  dashed: Sequence[str] = BOUNDS) -> Path:
     """One subplot per panel (topic); per agent a mean curve with a ±1 std band.
 
     ``panels[panel][agent] = (mean (T,), std (T,))``.
@@ -64,10 +122,11 @@ def curves_figure(panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray
     plt = _plt()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.2 * c, 3.8 * r), squeeze=False)
+    colors = agent_colors(n for agents in panels.values() for n in agents)
     for ax, (panel, agents) in zip(axes.flat, panels.items()):
         for name, (mean, std) in agents.items():
             x = np.arange(1, len(mean) + 1)
-            col = agent_color(name)
+            col = colors[name]
             ax.plot(x, mean, color=col, lw=1.6, ls="--" if name in dashed else "-", label=name)
             if np.any(std > 0):
                 ax.fill_between(x, mean - std, mean + std, color=col, alpha=0.15, lw=0)
@@ -77,7 +136,7 @@ def curves_figure(panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=8, loc="upper left")
+    _legend_outside(list(axes.flat)[min(len(panels), c) - 1])
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return save_png(fig, path)
@@ -89,12 +148,13 @@ def bars_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path
     plt = _plt()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.6 * c, 3.6 * r), squeeze=False)
+    colors = agent_colors(n for agents in panels.values() for n in agents)
     for ax, (panel, agents) in zip(axes.flat, panels.items()):
         k = max(1, len(agents))
         width = 0.8 / k
         x = np.arange(len(labels))
         for i, (name, vals) in enumerate(agents.items()):
-            ax.bar(x + (i - (k - 1) / 2) * width, vals, width, color=agent_color(name), label=name)
+            ax.bar(x + (i - (k - 1) / 2) * width, vals, width, color=colors[name], label=name)
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=45, fontsize=7)
         ax.set_title(panel)
@@ -110,11 +170,12 @@ def learning_curves_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path:
     plt = _plt()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.2 * c, 3.6 * r), squeeze=False)
+    colors = agent_colors(n for agents in panels.values() for n in agents)
     for ax, (panel, agents) in zip(axes.flat, panels.items()):
         for name, vals in agents.items():
             vals = np.asarray(vals, float)
-            ax.plot(np.arange(1, len(vals) + 1), vals, marker="o", ms=3, color=agent_color(name),
-                    ls="--" if name == "oracle" else "-", label=name)
+            ax.plot(np.arange(1, len(vals) + 1), vals, marker="o", ms=3, color=colors[name],
+                    ls="--" if _base(name) in BOUNDS else "-", label=name)
         ax.set_title(panel)
         ax.set_xlabel("task (weights kept)")
         ax.set_ylabel(ylabel)
@@ -127,15 +188,16 @@ def line_figure(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], p
     """Simple x/y lines, one per named series."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
+    colors = agent_colors(series)
     for name, (x, y) in series.items():
-        ax.plot(x, y, marker="o", color=agent_color(name), label=name)
+        ax.plot(x, y, marker="o", color=colors[name], ls="--" if _base(name) in BOUNDS else "-", label=name)
     if logy:
         ax.set_yscale("log")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend_outside(ax)
     return save_png(fig, path)
 
 
@@ -143,7 +205,7 @@ def _finish_panels(fig, axes, n_panels: int, title: str, path: str | Path) -> Pa
     """Hide unused subplots, add the legend and title, save the PNG."""
     for ax in list(axes.flat)[n_panels:]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
+    _legend_outside(list(axes.flat)[min(n_panels, axes.shape[1]) - 1], fontsize=7)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     return save_png(fig, path)

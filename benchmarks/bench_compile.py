@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-samples", action="store_true")
     ap.add_argument("--workdir", default=None, help="where the synthetic corpus is saved (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the saved synthetic corpus")
-    ap.add_argument("--out", default=str(HERE / "results" / "compile.json"))
+    ap.add_argument("--out", default="benchmarks/results/compile.json",
+                    help="output JSON file (relative paths: under the current folder)")
     ap.add_argument("--generate", type=int, default=None, help=argparse.SUPPRESS)  # child modes
     ap.add_argument("--dest", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--reader", default=None, help=argparse.SUPPRESS)

@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WIKISPEEDIA = ROOT.parent / "shared" / "data" / "wikispeedia"
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "bench_step"
+DEFAULT_OUT = Path("benchmarks") / "results" / "bench_step"  # under the current folder
 REDUCERS = ("topk", "outlinks", "random", "full", "tree")
 
 
@@ -252,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                         preset.corpora, preset.reducers)
     if preset.steps < 1 or preset.warmup < 0:
         raise SystemExit(f"--steps must be >= 1 and --warmup >= 0, got {preset.steps}, {preset.warmup}")
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
     args.out.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"preset": "quick" if args.quick else "full", "steps": preset.steps, "warmup": preset.warmup,
@@ -274,8 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                     out["startup"].append({"code": label, "corpus": corpus, **s})
                     print(f"  [{label}] start-up {corpus}: cold {s['cold']['first_make_reset_step_s']:.2f} s, "
                           f"warm {s['warm']['first_make_reset_step_s']:.2f} s", flush=True)
-    atomic_write_json(args.out / "bench_step.json", out)
-    atomic_write_bytes(args.out / "bench_step.md", _markdown(out).encode())
+    write_json_report(args.out / "bench_step.json", out, "bench_step", args)
+    atomic_write_bytes(args.out / "bench_step.md", (markdown_banner(args.quick) + _markdown(out)).encode())
     _plot(out, args.out / "bench_step.png")
     print(f"wrote {args.out / 'bench_step.json'}, .md, .png")
     return 0

@@ -40,7 +40,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl._io import atomic_write_bytes
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
 from gym_crawl.tokenize import tokenize
@@ -461,16 +462,18 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.random_seeds < 1 or any(b < 1 for b in cfg.budgets) or cfg.pages < 500:
         ap.error("--random-seeds and --budget must be >= 1 and --pages >= 500")
     res = run(cfg, Path(args.data))
-    print(write_outputs(res, Path(args.out)))
+    print(write_outputs(res, Path(args.out), args))
     return 0
 
 
-def write_outputs(res: dict[str, Any], out: Path) -> str:
-    """Write ``calibrate_synthetic.json`` / ``.md`` / ``.png`` into ``out``; returns the Markdown."""
+def write_outputs(res: dict[str, Any], out: Path, args: argparse.Namespace | None = None) -> str:
+    """Write ``calibrate_synthetic.json`` / ``.md`` / ``.png`` into ``out`` (``args``: the command's, recorded in
+    the JSON's ``"about"``; a ``--quick`` run is marked illustrative); returns the Markdown."""
+    quick = bool(getattr(args, "quick", False))
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "calibrate_synthetic.json", _finite(res))
+    write_json_report(out / "calibrate_synthetic.json", _finite(res), "calibrate_synthetic", args, quick=quick)
     md = _markdown(res)
-    atomic_write_bytes(out / "calibrate_synthetic.md", md.encode("utf-8"))
+    atomic_write_bytes(out / "calibrate_synthetic.md", (markdown_banner(quick) + md).encode("utf-8"))
     _plot(res, out / "calibrate_synthetic.png")
     return md
 

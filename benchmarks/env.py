@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 TOPICS = ("geology", "cancer", "poetry", "sports")
 AGENTS = ("random", "bfs", "best-first", "oracle")
@@ -219,10 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             res["topics"] = topic_table(c, p.topic_steps, p.seeds)
     if len(jobs) == 1:
         res["note"] = f"Wikispeedia not found at {args.wikispeedia}: topic table skipped"
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
-    atomic_write_json(out / "env.json", res)
-    atomic_write_bytes(out / "env.md", _markdown(res).encode())
+    write_json_report(out / "env.json", res, "env", args)
+    atomic_write_bytes(out / "env.md", (markdown_banner(args.quick) + _markdown(res)).encode())
     _plot(res, out / "env_topics.png")
     print(_markdown(res))
     return 0

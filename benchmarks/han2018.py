@@ -37,6 +37,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 ALL_AGENTS = ["lfa-sync", "lfa-async", "lfa-moderated", "thesis-lfa", "td-lambda", "random", "bfs", "best-first",
               "oracle"]
@@ -611,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
     args = build_parser().parse_args(argv)
     if args.paper_scale:
@@ -637,8 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     res["figures"] = figures(runs, out)
     res["targets"] = targets(res)
     res["wall_seconds"] = time.perf_counter() - t_start
-    atomic_write_json(out / "han2018.json", res)
-    atomic_write_bytes(out / "han2018.md", markdown(res).encode())
+    write_json_report(out / "han2018.json", res, "han2018", args)
+    atomic_write_bytes(out / "han2018.md", (markdown_banner(args.quick) + markdown(res)).encode())
     print(f"wrote {out / 'han2018.json'}, {out / 'han2018.md'} and {len(res['figures'])} figures")
     for line in res["targets"]:
         print(" -", line)
@@ -1366,7 +1368,7 @@ def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
 
     from tqdm.auto import tqdm
 
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
     if args.jobs != 1:
         raise SystemExit(f"--jobs: the paper-scale run is sequential (tasks of a chain depend on each other); "
@@ -1418,8 +1420,8 @@ def paper_main(args: argparse.Namespace, argv: list[str] | None) -> int:
         "topic_sizes": topic_sizes(p, runner.cache)}
     res["figures"] = [] if args.no_figures else paper_figures(p, dict(summ, _kept=kept), out)
     res["wall_seconds"] = time.perf_counter() - t0
-    atomic_write_json(out / "han2018_paper.json", res)
-    atomic_write_bytes(out / "han2018_paper.md", paper_markdown(res).encode())
+    write_json_report(out / "han2018_paper.json", res, "han2018-paper", args)
+    atomic_write_bytes(out / "han2018_paper.md", (markdown_banner(args.quick) + paper_markdown(res)).encode())
     print(f"wrote {out / 'han2018_paper.json'}, {out / 'han2018_paper.md'} and {len(res['figures'])} figures; "
           f"{res['tasks_kept']}/{res['tasks_planned']} tasks kept, {runner.computed} computed now")
     return 0

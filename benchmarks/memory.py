@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "memory"
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
+DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
 RSS_BUDGET_MB = 1024.0
 WORKER_BUDGET_MB = 100.0
 
@@ -363,14 +365,15 @@ def main(argv: list[str] | None = None) -> int:
     bar.close()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
-    atomic_write_json(out / "memory.json", {"pages": pages, "steps": steps, "one_env": one, "workers": workers,
+    write_json_report(out / "memory.json", {"pages": pages, "steps": steps, "one_env": one, "workers": workers,
                                             "vector_env": vector, "score_tables": tables,
                                             "budgets_mb": {"rss": RSS_BUDGET_MB, "per_worker": WORKER_BUDGET_MB},
-                                            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                                            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                      "memory", a)
     md = _markdown(one, workers, vector)
-    atomic_write_bytes(out / "memory.md", md.encode())
+    atomic_write_bytes(out / "memory.md", (markdown_banner(a.quick) + md).encode())
     _plot(one, workers, vector, out / "memory.png")
     print(md)
     return 0

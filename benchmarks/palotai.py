@@ -51,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
 KINDS = ("wl", "rl", "wlrl")
 GRAPHS = ("sfsw", "rewired")
 LABEL = {"wl": "WL", "rl": "RL", "wlrl": "WLRL"}
@@ -399,7 +401,7 @@ def figures(results: list[dict[str, Any]], table: dict, out: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
     from gym_crawl.corpus.news_site import graph_statistics
 
     args = build_parser().parse_args(argv)
@@ -467,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     res["figures"] = figures(results, table, out)
     res["wall_seconds"] = time.perf_counter() - t0
-    atomic_write_json(out / "palotai.json", res)
-    atomic_write_bytes(out / "palotai.md", _md(res).encode())
+    write_json_report(out / "palotai.json", res, "palotai", args)
+    atomic_write_bytes(out / "palotai.md", (markdown_banner(args.quick) + _md(res)).encode())
     print(f"wrote {out / 'palotai.json'}, {out / 'palotai.md'} and {len(res['figures'])} figures")
     for g, cells in table.items():
         for k, c in cells.items():

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.train_common import parse_topics
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "rllib"
+DEFAULT_OUT = Path("benchmarks") / "results" / "rllib"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
 EVAL_TOPICS = ["sports", "fiction", "cameras"]
 
@@ -271,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     import gymnasium
     import torch
 
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
     from gym_crawl.agents.rllib_train import RLlibConfig, _init_ray, resolve_corpus_path
 
     p = QUICK if args.quick else FULL
@@ -297,8 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                          "train_batch": p.batch, "sample_steps": p.sample_steps},
               "versions": {"ray": ray.__version__, "gymnasium": gymnasium.__version__, "torch": torch.__version__},
               "machine": machine, "throughput": tp, "learning": runs}
-    atomic_write_json(out / "rllib.json", result)
-    atomic_write_bytes(out / "rllib.md", markdown(result).encode())
+    write_json_report(out / "rllib.json", result, "rllib", args)
+    atomic_write_bytes(out / "rllib.md", (markdown_banner(args.quick) + markdown(result)).encode())
     plot(result, out / "rllib.png")
     print(markdown(result))
     print(f"wrote {out / 'rllib.json'}, {out / 'rllib.md'}, {out / 'rllib.png'}")

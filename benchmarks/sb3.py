@@ -40,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "sb3"
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
+DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
 EVAL_TOPICS = ["sports", "fiction", "cameras"]
 
@@ -330,8 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see module docstring); returns 0."""
+    from gym_crawl._io import atomic_write_bytes
     from gym_crawl.agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
     from gym_crawl.corpus import load_corpus
 
     args = build_parser().parse_args(argv)
@@ -375,8 +377,8 @@ def main(argv: list[str] | None = None) -> int:
            "quick": q, "seed": args.seed, "agents": agents, "throughput": throughput, "notes": notes,
            "sb3_agents_beating_best_first_on_held_out": beats, "seconds": round(time.perf_counter() - t0, 1)}
     slug = _slug(args.corpus)
-    atomic_write_json(out / f"sb3_{slug}.json", res)
-    atomic_write_bytes(out / f"sb3_{slug}.md", _markdown(res).encode())
+    write_json_report(out / f"sb3_{slug}.json", res, "sb3", args)
+    atomic_write_bytes(out / f"sb3_{slug}.md", (markdown_banner(args.quick) + _markdown(res)).encode())
     _figures(res, out, slug)
     print(_markdown(res))
     print(f"[sb3] wrote {out}/sb3_{slug}.{{json,md,png}} in {res['seconds']} s")

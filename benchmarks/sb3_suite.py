@@ -49,8 +49,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks import suite
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 __all__ = ["FULL", "QUICK", "Preset", "TaskSampler", "evaluate_agent", "main", "make_train_env", "train_seed"]
 
@@ -490,8 +491,8 @@ def _meta(args: argparse.Namespace, seeds: int, timesteps: int, eval_every: int,
 
 def _write(res: dict[str, Any], out: Path, meta: dict[str, Any]) -> None:
     res["meta"] = meta
-    atomic_write_json(out / "sb3_suite.json", res)
-    atomic_write_bytes(out / "sb3_suite.md", _markdown(res).encode())
+    write_json_report(out / "sb3_suite.json", res, "sb3_suite", meta, quick=bool(meta.get("quick")))
+    atomic_write_bytes(out / "sb3_suite.md", (markdown_banner(bool(meta.get("quick"))) + _markdown(res)).encode())
     _figure(res, out)
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
 CHILD = r"""
 import json, sys, time, resource
 def rss():
@@ -143,11 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         rows[-1]["wall_seconds"] = round(time.perf_counter() - t, 1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
-    atomic_write_json(out / "scale.json", rows)
+    write_json_report(out / "scale.json", rows, "scale", args)
     md = _markdown(rows)
-    atomic_write_bytes(out / "scale.md", md.encode())
+    atomic_write_bytes(out / "scale.md", (markdown_banner(args.quick) + md).encode())
     _plot(rows, out / "scale.png")
     print(md)
     return 0

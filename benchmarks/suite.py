@@ -70,7 +70,8 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl._io import atomic_write_bytes
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 __all__ = [
     "FULL",
@@ -612,9 +613,9 @@ def _write(out: Path, runs: list[dict[str, Any]], sets: list[TaskSet], all_agent
     js = {"meta": meta,
           "sets": {n: {k: v for k, v in e.items() if k != "_scores"} for n, e in summary["sets"].items()},
           "tasks": {ts.name: [dataclasses.asdict(t) for t in ts.tasks] for ts in sets}, "runs": runs}
-    atomic_write_json(out / "suite.json", js)
+    write_json_report(out / "suite.json", js, "suite", meta.get("config") or {}, quick=bool(meta.get("quick")))
     md = _markdown(summary, meta)
-    atomic_write_bytes(out / "leaderboard.md", md.encode())
+    atomic_write_bytes(out / "leaderboard.md", (markdown_banner(bool(meta.get("quick"))) + md).encode())
     _plots(summary, out)
     return md
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.benchmarks.han2018 import DEFAULT_WIKISPEEDIA, RunResult, figures, load_corpus_cached, run_tasks
 
 THESIS_TABLE_4_3 = {"cameras": (80, 104), "cancer": (538, 648), "fiction": (850, 1590), "geology": (597, 823),
@@ -127,7 +128,7 @@ def _md(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
     from gym_crawl.benchmarks._plotting import line_figure
 
     args = build_parser().parse_args(argv)
@@ -155,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                 path, title="Table 4.2 — relevant pages vs γ (topic fiction)", xlabel="γ", ylabel="relevant pages")
     res["figures"] = [*figs, path.name]
     res["wall_seconds"] = time.perf_counter() - t0
-    atomic_write_json(out / "thesis2021.json", res)
-    atomic_write_bytes(out / "thesis2021.md", _md(res).encode())
+    write_json_report(out / "thesis2021.json", res, "thesis2021", args)
+    atomic_write_bytes(out / "thesis2021.md", (markdown_banner(args.quick) + _md(res)).encode())
     print(f"wrote {out / 'thesis2021.json'}, {out / 'thesis2021.md'} and {len(res['figures'])} figures")
     for r in table:
         print(f" - {r['corpus']}/{r['topic']}: basic {r['basic_han']:.0f} → LFA {r['lfa_han_mean']:.1f} "

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents import AGENTS, register_agent
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
     register_agent("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
@@ -456,8 +457,8 @@ def main(argv: list[str] | None = None) -> int:
             atomic_write_json(hc, res["head_cost"])
     res["figures"] = figures(rows, out) if rows else []
     res["wall_seconds"] = time.perf_counter() - t0
-    atomic_write_json(out / "thesis_dqn.json", res)
-    atomic_write_bytes(out / "thesis_dqn.md", _md(res).encode())
+    write_json_report(out / "thesis_dqn.json", res, "thesis_dqn", args)
+    atomic_write_bytes(out / "thesis_dqn.md", (markdown_banner(args.quick) + _md(res)).encode())
     print(f"wrote {out / 'thesis_dqn.json'}, {out / 'thesis_dqn.md'} and {len(res['figures'])} figures")
     for q in res["ratios"]:
         print(f" - {q['corpus']} {q['agent']}: basic / DQN = {q['basic_over_dqn']:.2f}× (thesis ≈ {THESIS_RATIO:.0f}×)")

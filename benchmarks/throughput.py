@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "throughput"
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+
+DEFAULT_OUT = Path("benchmarks") / "results" / "throughput"  # under the current folder
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 
 
@@ -130,17 +132,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[throughput] {name:12s} {label:22s} {sps:10,.0f} steps per CPU-second", flush=True)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    from gym_crawl._io import atomic_write_json
+    from gym_crawl._io import atomic_write_bytes
 
-    atomic_write_json(out / "throughput.json", {"cartpole_steps_per_cpu_second": round(cart, 1), "steps": steps,
-                                                "rows": rows})
+    write_json_report(out / "throughput.json", {"cartpole_steps_per_cpu_second": round(cart, 1), "steps": steps,
+                                                "rows": rows}, "throughput", a)
     lines = ["# Env steps per CPU-second", "", (f"CartPole-v1 in the same process at the start: {cart:,.0f} steps per "
                                                 "CPU-second; the ratio column uses CartPole measured again right after "
                                                 "each case (same load)."),
              "", "| corpus | case | steps / CPU-s | CartPole steps / CPU-s | CartPole ÷ this |", "|---|---|---|---|---|"]
     lines += [f"| {r['corpus']} | {r['case']} | {r['steps_per_cpu_second']:,.0f} | "
               f"{r['cartpole_steps_per_cpu_second']:,.0f} | {r['cartpole_ratio']} |" for r in rows]
-    (out / "throughput.md").write_text("\n".join(lines) + "\n")
+    atomic_write_bytes(out / "throughput.md", (markdown_banner(a.quick) + "\n".join(lines) + "\n").encode())
     import matplotlib
 
     matplotlib.use("Agg")

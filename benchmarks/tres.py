@@ -88,6 +88,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 AGENTS = ("random", "tree-random", "best-first", "lfa-async", "tres-async", "tres")
@@ -891,10 +892,10 @@ def main(argv: list[str] | None = None) -> int:
     if "cost" in parts:
         res["cost"] = cost_part(p, args.seed)
         plot_cost(res["cost"], out / "tres_cost.png")
-    atomic_write_json(out / "tres.json", res)
+    write_json_report(out / "tres.json", res, "tres", args)
     (out / "tres.partial.json").unlink(missing_ok=True)
     md = markdown(res)
-    atomic_write_bytes(out / "tres.md", md.encode("utf-8"))
+    atomic_write_bytes(out / "tres.md", (markdown_banner(args.quick) + md).encode("utf-8"))
     print(md)
     return 0
 
@@ -904,9 +905,8 @@ def prepare_settings(p: Preset, args: argparse.Namespace, res: dict[str, Any]) -
     from tqdm.auto import tqdm
 
     from gym_crawl.corpus import load_corpus
-    from gym_crawl.text.model import TextModel, get_text_model
-
     from gym_crawl.relevance.classifier import heldout_view
+    from gym_crawl.text.model import TextModel, get_text_model
 
     clf_kw: dict[str, Any] = {"seed": args.seed, **dict(p.classifier)}
     settings: list[Setting] = []

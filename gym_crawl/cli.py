@@ -8,16 +8,66 @@ corpus, folders of HTML or the misbehaving demo site as hosts on loopback).
 
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
+
+Output: results (tables, JSON rows, the paths ``download`` and ``corpus compile`` produce) go to stdout;
+diagnostics (such as where ``--plot`` wrote its curve) go to stderr through the ``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
+Progress is a tqdm bar on a terminal or in a notebook, and otherwise (a log file, CI) one log line every
+few seconds.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["main", "build_parser"]
+
+log = logging.getLogger("gym_crawl")
+
+
+def _setup_logging(verbose: int = 0, quiet: int = 0) -> None:
+    """Send the ``gym_crawl`` logger to stderr at INFO (``-v``: DEBUG, ``-q``: WARNING, ``-qq``: ERROR)."""
+    level = min(logging.CRITICAL, max(logging.DEBUG, logging.INFO - 10 * verbose + 10 * quiet))
+    for h in [h for h in log.handlers if getattr(h, "_gym_crawl_cli", False)]:
+        log.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("gym-crawl: %(message)s"))
+    handler._gym_crawl_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+class _Progress:
+    """Progress of one episode's steps: a tqdm bar (``tqdm.auto``) when stderr is a terminal or in a Jupyter
+    kernel; otherwise an INFO log line every ``every`` seconds (and none when logging is above INFO)."""
+
+    def __init__(self, total: int, desc: str, every: float = 5.0):
+        self.total, self.desc, self.every, self.n = total, desc, every, 0
+        self._t0 = self._last = time.monotonic()
+        self.bar: Any = None
+        if log.isEnabledFor(logging.INFO) and (sys.stderr.isatty() or "ipykernel" in sys.modules):
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, leave=False)
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+        if self.bar is not None:
+            self.bar.update(k)
+            return
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            log.info("%s: %d/%d steps, %.0f s", self.desc, self.n, self.total, now - self._t0)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -101,18 +151,29 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
+def _add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=default, help="more diagnostics on stderr (-vv: more)")
+    p.add_argument("-q", "--quiet", action="count", default=default,
+                   help="only warnings and errors on stderr (-qq: errors); results still go to stdout")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from gym_crawl import __version__
 
     ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
                                  formatter_class=_HelpFormatter)
     ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
+    _add_verbosity(ap, 0)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _add_verbosity(common, argparse.SUPPRESS)  # also accepted after the sub-command
 
-    fmt = {"formatter_class": _HelpFormatter}
+    fmt = {"formatter_class": _HelpFormatter, "parents": [common]}
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
-                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
+                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
+                        "(agent.npz, a train output folder or a stock SB3 model.zip), rllib:<path> an RLlib one "
+                        "(a `train --backend rllib` output folder)")
     _add_env_args(c)
     c.add_argument("--steps", type=_int_at_least(1), default=1000, help="env steps per episode (page budget)")
     c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
@@ -149,6 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("name", help="wikispeedia | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
+    d.add_argument("--from", dest="from_path", default=None, metavar="PATH",
+                   help="no download: register this local folder or archive (checked by loading it) as the "
+                        "dataset, so --corpus NAME and `corpus info NAME` use it (env var: GYM_CRAWL_<NAME>)")
 
     co = sub.add_parser("corpus", **fmt, help="inspect or compile corpora")
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
@@ -190,8 +254,6 @@ def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_crawl(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from gym_crawl.agents import make_env_for, run_episode
     from gym_crawl.corpus import load_corpus
 
@@ -208,7 +270,9 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
     for flag, out in (("--save", args.save), ("--plot", plot)):
         if out:
             _check_writable(out, flag)
-    results = []
+    from gym_crawl import __version__
+
+    results, rows = [], []
     corpus_cache: dict[str, Any] = {}
     for name in names:
         agent = _load_agent(name, args.load)
@@ -216,22 +280,29 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         if isinstance(kw["corpus"], str):
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = make_env_for(agent, **kw)
+        base = env.unwrapped
+        about = {"agent": name, "agent_name": agent.name, "corpus": str(args.corpus),
+                 "reward": base.reward_name, "K": int(base.max_candidates), "features": base.feature_set_name,
+                 "reducer": base.reducer_name, "budget": args.steps, "gym_crawl_version": __version__}
+        if args.load:
+            about["loaded_from"] = str(args.load)
         for ep in range(args.episodes):
-            bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
-            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
+            bar = _Progress(args.steps, f"{name} ep {ep + 1}/{args.episodes}")
+            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info, bar=bar: bar.update(1))
             bar.close()
+            row = {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
             results.append(res)
+            rows.append(row)
             if args.json:
-                print(json.dumps({**res.summary(), "episode": ep, "corpus": str(args.corpus)}), flush=True)
+                print(json.dumps(row), flush=True)
         if args.save:
             agent.save(args.save)
         env.close()
     if not args.json:
-        _print_table(results)
+        _print_table(rows)
     if plot:
-        _plot_curves(results, Path(plot))
-        if not args.json:
-            print(f"curve written to {plot}")
+        _plot_curves(results, rows, Path(plot))
+        log.info("curve written to %s", plot)
     return 0
 
 
@@ -242,6 +313,10 @@ def _load_agent(name: str, load: str | None) -> Any:
         from gym_crawl.agents.sb3_agent import load_sb3_agent
 
         return load_sb3_agent(name.split(":", 1)[1])
+    if name.startswith("rllib:"):
+        from gym_crawl.agents.rllib_agent import load_rllib_agent
+
+        return load_rllib_agent(name.split(":", 1)[1])
     if load:
         return Agent.load(load, expect=name)
     return make_agent(name)
@@ -279,39 +354,78 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     return 0
 
 
-def _print_table(results: Sequence[Any]) -> None:
-    cols = ["agent", "topic", "steps", "relevant_found", "harvest_rate", "relevant_domains", "seconds",
-            "steps_per_second"]
-    rows = [[str(r.summary()[c]) for c in cols] for r in results]
-    w = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+def _print_table(rows: Sequence[dict[str, Any]]) -> None:
+    """The summary table: one line per episode; the agent column is the spec given to ``--agent``."""
+    cols = ["agent", "episode", "seed", "topic", "reward", "K", "steps", "relevant_found", "harvest_rate",
+            "relevant_domains", "seconds", "steps_per_second"]
+    cells = [[str(r[c]) for c in cols] for r in rows]
+    w = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
     print("  ".join("-" * w[i] for i in range(len(cols))))
-    for r in rows:
+    for r in cells:
         print("  ".join(v.ljust(w[i]) for i, v in enumerate(r)))
 
 
-def _plot_curves(results: Sequence[Any], path: Path) -> None:
+def _plot_label(row: dict[str, Any], n_episodes: int) -> str:
+    """A curve's label: the agent spec (a model's file name, not just ``sb3``), plus ``ep N`` (numbered per
+    agent) when that agent ran several episodes."""
+    spec = str(row["agent"])
+    if ":" in spec:
+        kind, path = spec.split(":", 1)
+        p = Path(path)
+        spec = f"{kind}:{p.parent.name + '/' if p.parent.name else ''}{p.name}"
+    if row.get("loaded_from"):
+        spec += f" ({Path(row['loaded_from']).name})"
+    return f"{spec} ep {row['episode'] + 1}" if n_episodes > 1 else spec
+
+
+def _plot_curves(results: Sequence[Any], rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """Relevant pages per step, one curve per episode: a colour per agent (stable across runs), later episodes of
+    a learner darker, the bounds (``random``, ``oracle``) dashed, the legend outside the axes."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from gym_crawl.benchmarks._plotting import BOUNDS, _plt, agent_colors, save_png
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for i, r in enumerate(results):
-        ax.plot(range(1, len(r.relevant_curve) + 1), r.relevant_curve, label=f"{r.agent} (ep {i})" if
-                sum(x.agent == r.agent for x in results) > 1 else r.agent)
+    plt = _plt()
+    n_eps = {r["agent"]: sum(x["agent"] == r["agent"] for x in rows) for r in rows}
+    colors = agent_colors(str(r["agent"]) for r in rows)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for res, row in zip(results, rows):
+        n = n_eps[row["agent"]]
+        alpha = 0.35 + 0.65 * (row["episode"] + 1) / n if n > 1 else 1.0
+        ax.plot(range(1, len(res.relevant_curve) + 1), res.relevant_curve, color=colors[str(row["agent"])],
+                alpha=alpha, ls="--" if row["agent"] in BOUNDS else "-", label=_plot_label(row, n))
     ax.set_xlabel("step (pages fetched after the seeds)")
     ax.set_ylabel("relevant pages found (accumulated)")
-    ax.set_title(f"topic: {results[0].topic}" if results else "")
+    topics = sorted({r["topic"] for r in rows})
+    same = [f"{k} {next(iter(v))}" for k, v in (("reward", {r["reward"] for r in rows}),
+                                                  ("K", {r["K"] for r in rows})) if len(v) == 1]
+    ax.set_title("; ".join([f"topic: {', '.join(topics)}", *same]) if rows else "")
     ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
+    if rows:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
+    if args.from_path:
+        from gym_crawl.corpus import load_corpus
+        from gym_crawl.corpus.download import register_local_copy
+
+        def check(p: Path) -> Any:  # load (and compile into the cache) with the dataset's own loader
+            if args.name == "wikispeedia":
+                from gym_crawl.corpus.wikispeedia import load_wikispeedia
+
+                return load_wikispeedia(p)
+            return load_corpus(p)
+
+        path = register_local_copy(args.name, args.from_path, check=check)
+        print(path)
+        log.info("%s: using the local copy %s (--corpus %s, `corpus info %s`)", args.name, path, args.name,
+                 args.name)
+        return 0
     dest = Path(args.dest) if args.dest else None
     if args.name == "simplewiki":
         from gym_crawl.corpus.mediawiki import download_simplewiki
@@ -391,7 +505,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "train":
+    lead = 0
+    while lead < len(argv) and argv[lead] in ("-v", "-vv", "--verbose", "-q", "-qq", "--quiet"):
+        lead += 1
+    if lead < len(argv) and argv[lead] == "train":
+        flags, argv = argv[:lead], argv[lead:]
+        _setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
+                       sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
         from gym_crawl.agents.rllib_train import main as rllib_main
         from gym_crawl.agents.rllib_train import requested_backend
 
@@ -401,6 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(train_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
+    _setup_logging(args.verbose, args.quiet)
     try:
         if args.cmd == "crawl":
             return _cmd_crawl(args)
@@ -423,7 +544,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return serve_command(args)
     except (ValueError, KeyError, FileNotFoundError, FileExistsError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        msg = str(e.args[0] if isinstance(e, KeyError) and e.args else e)
+        if args.cmd == "crawl" and "max_candidates" in msg and "--k" not in msg:
+            msg += " (K: set it with --k)"  # the env's keyword is max_candidates; the CLI's flag is --k
         print(f"gym-crawl: error: {msg}", file=sys.stderr)
         return 2
     return 0

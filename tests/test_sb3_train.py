@@ -138,7 +138,7 @@ def test_cli_train_and_errors(corpus_dir, tmp_path, capsys):
     assert res["algo"] == "a2c" and res["policy"] == "scoring" and res["evaluation"]["eval"]["episodes"] == 1
     assert main(["--algo", "sac", "--wrapper", "discrete", "--out", str(tmp_path)]) == 2
     assert main(["--algo", "td3", "--wrapper", "continuous", "--policy", "scoring", "--out", str(tmp_path)]) == 2
-    assert "does not fit" in capsys.readouterr().out
+    assert "does not fit" in capsys.readouterr().err  # errors go to stderr
 
 
 def test_bench_sb3_quick(corpus_dir, tmp_path):

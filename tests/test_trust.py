@@ -427,7 +427,9 @@ def test_agent_by_module_and_class_and_by_entry_point(plugin_dir, tiny_corpus, c
         make_agent("no_such_module:Agent")
     assert main(["crawl", "--agent", "longest-anchor,trust_plugin_agents:LongestAnchorAgent", "--corpus",
                  "synthetic-500", "--steps", "5", "--json"]) == 0
-    assert capsys.readouterr().out.count('"agent": "longest-anchor"') == 2
+    out = capsys.readouterr().out  # "agent": the spec as given; "agent_name": the class's registered name
+    assert out.count('"agent_name": "longest-anchor"') == 2
+    assert '"agent": "trust_plugin_agents:LongestAnchorAgent"' in out
 
 
 def test_link_words_are_the_discovering_links_words(tiny_corpus):
@@ -451,9 +453,10 @@ def test_cli_writes_a_plot_only_when_asked(tmp_path, monkeypatch, capsys):
 
     monkeypatch.chdir(tmp_path)
     assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5"]) == 0
-    assert list(tmp_path.iterdir()) == [] and "curve written" not in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert list(tmp_path.iterdir()) == [] and "curve written" not in out + err
     assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--plot", "c.png"]) == 0
-    assert (tmp_path / "c.png").is_file() and "curve written to c.png" in capsys.readouterr().out
+    assert (tmp_path / "c.png").is_file() and "curve written to c.png" in capsys.readouterr().err  # a diagnostic
 
 
 def test_bench_help_lists_every_benchmark_with_one_line(capsys):

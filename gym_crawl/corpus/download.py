@@ -29,6 +29,20 @@ register their own entries (e.g. the Simple English Wikipedia dump)::
 
     register_dataset("simplewiki", [RemoteFile(url, "simplewiki.xml.bz2", sha256=None, size=None)])
     folder = download("simplewiki")          # -> data_dir() / "simplewiki"
+
+**Offline, with a local copy.** :func:`register_local_copy` (``gym-crawl download wikispeedia --from PATH``)
+records a folder or archive you already have in ``<cache root>/local_copies.json``; the environment variable
+``GYM_CRAWL_<NAME>`` (e.g. ``GYM_CRAWL_WIKISPEEDIA=/data/wikispeedia``) does the same for one process and
+wins over the record. :func:`download` then returns that path without touching the network, so
+``load_corpus("wikispeedia")``, ``--corpus wikispeedia`` and ``gym-crawl corpus info wikispeedia`` use it.
+A download that fails leaves no empty folders behind (a partial ``.part`` file, kept for resuming, keeps its
+folder).
+
+**Why not pooch.** pooch fetches files with known hashes into a cache, which is half of this module. The
+other half it does not do: SNAP publishes no digest for the Wikispeedia archives (they are checked by the
+content fingerprint of their extracted articles, :func:`verify_wikispeedia`), and a multi-hundred-MB dump
+must resume from its ``.part`` with HTTP ``Range`` after a dropped connection, which pooch restarts from
+zero. A dependency for the remaining part (a cache folder and a digest check) would not pay for itself.
 """
 from __future__ import annotations
 
@@ -50,6 +64,7 @@ from typing import Callable, Iterable, Sequence
 __all__ = [
     "fetch", "ChecksumError", "DownloadError", "RemoteFile", "DATASETS", "register_dataset", "download",
     "content_fingerprint", "WIKISPEEDIA_FINGERPRINT", "WIKISPEEDIA_TSV_SHA256", "verify_wikispeedia",
+    "local_copy", "register_local_copy",
 ]
 
 CHUNK = 1 << 20
@@ -307,8 +322,87 @@ def register_dataset(name: str, files: Sequence[RemoteFile], *,
 
 def offline_hint(name: str) -> str:
     """What works without the network for dataset ``name``: a local folder or archive path."""
-    return (f"no network? a local copy of {name} works instead: pass its folder or archive path "
-            f"(load_corpus('/path/to/{name}') or --corpus /path/to/{name})")
+    return (f"no network? a local copy of {name} works instead: register it once with "
+            f"`gym-crawl download {name} --from /path/to/{name}` (or set {_env_var(name)}), or pass its folder or "
+            f"archive path (load_corpus('/path/to/{name}') or --corpus /path/to/{name})")
+
+
+def _local_copies_file() -> Path:
+    from gym_crawl.corpus.cache import data_dir
+
+    return data_dir() / "local_copies.json"
+
+
+#: Named corpora downloaded by their own module (not through :data:`DATASETS`) that take a local copy too.
+LOCAL_ONLY_NAMES = ("simplewiki",)
+
+
+def _env_var(name: str) -> str:
+    return "GYM_CRAWL_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def local_copy(name: str) -> Path | None:
+    """The local copy registered for dataset ``name`` — ``$GYM_CRAWL_<NAME>`` first, then the record written by
+    :func:`register_local_copy` — or ``None``. A registered path that no longer exists is an error naming it
+    (never a silent download)."""
+    env = os.environ.get(_env_var(name))
+    if env:
+        p, where = Path(env).expanduser(), f"${_env_var(name)}"
+    else:
+        try:
+            rec = json.loads(_local_copies_file().read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(rec, dict) or not isinstance(rec.get(name), str):
+            return None
+        p, where = Path(rec[name]), f"the local copy registered in {_local_copies_file()}"
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: {where} for dataset {name!r} does not exist; register another with "
+                                f"`gym-crawl download {name} --from PATH`")
+    return p
+
+
+def register_local_copy(name: str, path: str | os.PathLike, check: Callable[[Path], object] | None = None) -> Path:
+    """Record ``path`` (a folder or archive of dataset ``name``) as its local copy, after ``check(path)`` (e.g.
+    loading it) succeeds; returns the absolute path. ``ValueError`` for an unknown name, ``FileNotFoundError``
+    for a missing path."""
+    known = sorted(set(DATASETS) | set(LOCAL_ONLY_NAMES))
+    if name not in known:
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(known)}")
+    p = Path(path).expanduser().resolve()
+    if not p.exists():
+        raise FileNotFoundError(f"--from {path}: no such file or folder")
+    if check is not None:
+        check(p)
+    from gym_crawl._io import atomic_write_json
+
+    f = _local_copies_file()
+    try:
+        rec = json.loads(f.read_text(encoding="utf-8"))
+        rec = rec if isinstance(rec, dict) else {}
+    except (OSError, ValueError):
+        rec = {}
+    rec[name] = str(p)
+    atomic_write_json(f, rec)
+    return p
+
+
+def _created_dirs(folder: Path) -> list[Path]:
+    """The folders ``folder.mkdir(parents=True)`` would create, deepest first."""
+    out = []
+    p = folder.absolute()
+    while not p.exists() and p != p.parent:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _remove_empty(dirs: Sequence[Path]) -> None:
+    for d in dirs:  # deepest first; a folder holding a .part (resumable) is kept
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _stamp(folder: Path, files: Iterable[RemoteFile]) -> dict[str, list[int]]:
@@ -328,31 +422,43 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
     matching are not downloaded again. ``verify=False`` skips the dataset's
     content verification step (not the per-file digests).
 
+    Without ``dest_dir``, a local copy (:func:`local_copy`) is returned as it is, with no network access.
+
     Raises ``ValueError`` listing the known names when ``name`` is unknown, and
     :class:`DownloadError` (one line: the URL, the reason, and that a local folder or archive path
-    works instead) when a file cannot be fetched.
+    works instead) when a file cannot be fetched; the folders the call created are removed again
+    when they stay empty.
     """
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS)) or '(none)'}")
     if dest_dir is None:
+        mine = local_copy(name)
+        if mine is not None:
+            return mine
         from gym_crawl.corpus.cache import data_dir
 
         dest_dir = data_dir() / name
     folder = Path(dest_dir)
     files = DATASETS[name]
+    created = _created_dirs(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # e.g. a read-only GYM_CRAWL_DATA
+        _remove_empty(created)
         raise DownloadError(files[0].url, f"cannot create the download folder {folder} ({e.strerror or e}); "
                                           f"set GYM_CRAWL_DATA to a writable folder", offline_hint(name)) from None
-    for rf in files:
-        try:
-            fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
-                  retries=retries)
-        except DownloadError as e:
-            raise e.with_hint(offline_hint(name)) from None
-        except urllib.error.HTTPError as e:
-            raise DownloadError(rf.url, _reason(e), offline_hint(name)) from None
+    try:
+        for rf in files:
+            try:
+                fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
+                      retries=retries)
+            except DownloadError as e:
+                raise e.with_hint(offline_hint(name)) from None
+            except urllib.error.HTTPError as e:
+                raise DownloadError(rf.url, _reason(e), offline_hint(name)) from None
+    except BaseException:
+        _remove_empty(created)
+        raise
     check = _VERIFIERS.get(name)
     if verify and check is not None:
         marker = folder / ".verified.json"

@@ -287,9 +287,19 @@ def load_mediawiki_dump(path: str | os.PathLike, *, namespaces: Sequence[int] = 
 def load_simplewiki(date: str = "latest", **kw: Any) -> Corpus:
     """The Simple English Wikipedia (the papers' corpus): download (verified) if needed, then compile/cache.
 
-    ``kw`` go to :func:`load_mediawiki_dump` (``dest_dir`` to :func:`download_simplewiki`).
+    ``kw`` go to :func:`load_mediawiki_dump` (``dest_dir`` to :func:`download_simplewiki`). A local copy
+    registered with ``gym-crawl download simplewiki --from PATH`` (or ``$GYM_CRAWL_SIMPLEWIKI``) is used instead
+    of the latest dump, with no network access.
     """
     dest_dir = kw.pop("dest_dir", None)
+    if dest_dir is None and date == "latest":
+        from gym_crawl.corpus.download import local_copy
+
+        mine = local_copy("simplewiki")
+        if mine is not None:
+            from gym_crawl.corpus import load_corpus
+
+            return load_corpus(mine, **kw)
     files = download_simplewiki(date, dest_dir, progress=kw.get("progress", True))
     return load_mediawiki_dump(files["dump"], index=files["index"], **kw)
 

@@ -100,16 +100,28 @@ def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None
         raise DownloadError(e.url or SIMPLEWIKI_BASE, _reason(e), _OFFLINE_HINT) from None
 
 
-_OFFLINE_HINT = ("no network? a local dump works instead: pass the path of a pages-articles*.xml.bz2 file "
-                 "(load_corpus('/path/to/simplewiki-…-pages-articles-multistream.xml.bz2') or --corpus PATH)")
+_OFFLINE_HINT = ("no network? a local dump works instead: register it once with `gym-crawl download simplewiki "
+                 "--from /path/to/simplewiki-…-pages-articles-multistream.xml.bz2` (or set GYM_CRAWL_SIMPLEWIKI), "
+                 "or pass its path (load_corpus(PATH) or --corpus PATH)")
 
 
 def _download_simplewiki(date: str, dest_dir: str | os.PathLike | None, progress: bool) -> dict[str, Path]:
     from gym_crawl.corpus.cache import data_dir
+    from gym_crawl.corpus.download import _created_dirs, _remove_empty
+
+    dest = Path(dest_dir) if dest_dir is not None else data_dir() / "simplewiki" / date
+    created = _created_dirs(dest)
+    try:
+        return _download_simplewiki_into(date, dest, progress)
+    except BaseException:
+        _remove_empty(created)  # no empty folders left behind (a resumable .part keeps its folder)
+        raise
+
+
+def _download_simplewiki_into(date: str, dest: Path, progress: bool) -> dict[str, Path]:
     from gym_crawl.corpus.download import RemoteFile, fetch, register_dataset
 
     urls = simplewiki_urls(date)
-    dest = Path(dest_dir) if dest_dir is not None else data_dir() / "simplewiki" / date
     dest.mkdir(parents=True, exist_ok=True)
     sums_path = _fetch_checksums(urls["sha1sums"], dest, refresh=date == "latest", progress=progress)
     sums = sums_path.read_text(encoding="utf-8")

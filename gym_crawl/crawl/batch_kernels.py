@@ -213,7 +213,7 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
                         f[fj, c] = x
             m = mask[i]
             for j in range(kk):
-                m[j] = 1 if j < n else 0
+                m[j] = j < n
         last_reward[i] = r
         rewards[i] = r
         truncated = (not terminated) and budget > 0 and t[i] >= budget

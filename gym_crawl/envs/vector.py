@@ -210,7 +210,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if self._dict_obs:
             self._obs_k = (self._obs["candidates"], self._obs["mask"], self._obs["state"], self._ncand)
         else:
-            self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), np.int8), self._obs, self._ncand)
+            self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool), self._obs, self._ncand)
         d = self._obs_k[0].shape[2]
         self._rowc = (np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros((K, d), np.float32),
                       np.zeros(K + 1, np.int32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32),

@@ -32,8 +32,12 @@ Observation (``observation=``):
 * ``"candidates"`` (default)::
 
       {"candidates": Box(-1, 1, (K, d), float32),  # x(s, a) of each slot, zero rows when masked
-       "mask":       MultiBinary(K),                 # 1 = slot holds a candidate
+       "mask":       Box(0, 1, (K,), bool),           # True = slot holds a candidate
        "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see STATE_NAMES
+
+  Every mask of the env is bool — ``obs["mask"]``, ``info["action_mask"]``, ``action_masks()`` — so
+  ``ids[mask]`` selects and ``~mask`` negates. Gymnasium's ``Discrete.sample(mask=...)`` wants int8:
+  ``env.action_space.sample(mask=mask.astype(np.int8))``.
 
 * ``"state"``: only the ``Box(-1, 1, (6,))`` crawl summary — for page-mode agents that read the
   frontier through the accessors below (the env then skips building the K candidate rows).
@@ -281,7 +285,7 @@ class WikiCrawlEnv(gym.Env):
         if observation == "candidates":
             self.observation_space: spaces.Space = spaces.Dict({
                 "candidates": spaces.Box(-1.0, 1.0, (self.K, d), np.float32),
-                "mask": spaces.MultiBinary(self.K),
+                "mask": spaces.Box(0, 1, (self.K,), bool),
                 "state": state_space,
             })
         else:
@@ -292,7 +296,7 @@ class WikiCrawlEnv(gym.Env):
         self._cand = _EMPTY
         self._all_cand = _EMPTY
         self._feats = np.zeros((self.K, d), np.float32)
-        self._mask = np.zeros(self.K, np.int8)
+        self._mask = np.zeros(self.K, bool)
         self._svec = np.zeros(len(STATE_NAMES), np.float32)
         self._started = False
         self._over: str | None = None
@@ -526,8 +530,8 @@ class WikiCrawlEnv(gym.Env):
             rows = feats[:n]
             rows[:] = self.features.compute(self.state, cand)
             np.clip(rows, -1.0, 1.0, out=rows)
-        mask = np.zeros(self.K, np.int8)
-        mask[:n] = 1
+        mask = np.zeros(self.K, bool)
+        mask[:n] = True
         self._feats, self._mask = feats, mask
 
     def _state_vec(self) -> np.ndarray:

@@ -13,7 +13,12 @@ from gymnasium.utils import RecordConstructorArgs
 
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 
-__all__ = ["crawl_env_of", "TopicSampler"]
+__all__ = ["TopicSampler", "auto_reward_scale", "crawl_env_of"]
+
+
+def auto_reward_scale(base: WikiCrawlEnv) -> float:
+    """``1 / |max reward|`` of the env's current reward scheme (the scoring wrappers' ``reward_scale=None``)."""
+    return 1.0 / max(abs(float(base.max_reward)), 1e-9)
 
 
 def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:

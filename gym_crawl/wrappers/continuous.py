@@ -44,7 +44,7 @@ from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
-from gym_crawl.wrappers.common import crawl_env_of
+from gym_crawl.wrappers.common import auto_reward_scale, crawl_env_of
 
 __all__ = ["LinearScoringWrapper", "summarize_candidates"]
 
@@ -77,10 +77,11 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
             ``observation="candidates"``; its reducer decides the candidate set (``"full"``: exact
             over the whole frontier).
         top_rows: m, candidate rows included in the observation.
-        reward_scale: multiply rewards by this (``info["reward_sum"]`` stays unscaled).
+        reward_scale: multiply rewards by this; ``None``: ``1 / |max reward|`` of each episode's reward
+            scheme (read at every reset); ``info["reward_sum"]`` stays unscaled.
     """
 
-    def __init__(self, env: gym.Env, top_rows: int = 4, reward_scale: float = 1.0):
+    def __init__(self, env: gym.Env, top_rows: int = 4, reward_scale: float | None = 1.0):
         RecordConstructorArgs.__init__(self, top_rows=top_rows, reward_scale=reward_scale)
         gym.Wrapper.__init__(self, env)
         base = crawl_env_of(env)
@@ -91,7 +92,8 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         if isinstance(top_rows, bool) or not isinstance(top_rows, int) or top_rows < 0:
             raise ValueError(f"top_rows must be an integer >= 0, got {top_rows!r}")
         self.top_rows = int(top_rows)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = None if reward_scale is None else float(reward_scale)
+        self._scale = auto_reward_scale(base) if reward_scale is None else float(reward_scale)
         self.candidate_dim = d = base.feature_dim
         self.state_dim = s = len(STATE_NAMES)
         self.exact = base.reducer_name == "full"
@@ -102,6 +104,8 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
+        if self.reward_scale is None:
+            self._scale = auto_reward_scale(crawl_env_of(self.env))
         self._remember(obs, info)
         info["chosen_slot"] = -1
         return summarize_candidates(obs, self.top_rows), info
@@ -135,4 +139,4 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         obs, r, term, trunc, info = self.env.step(page)
         self._remember(obs, info)
         info["chosen_slot"] = slot
-        return summarize_candidates(obs, self.top_rows), float(r) * self.reward_scale, term, trunc, info
+        return summarize_candidates(obs, self.top_rows), float(r) * self._scale, term, trunc, info

@@ -46,7 +46,7 @@ from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
-from gym_crawl.wrappers.common import crawl_env_of
+from gym_crawl.wrappers.common import auto_reward_scale, crawl_env_of
 
 __all__ = ["DiscreteScoringWrapper", "flatten_observation"]
 
@@ -65,10 +65,12 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         env: a (wrapped) WikiCrawl-v1 env; its reducer, K and feature set are used as built.
         flatten: give one ``Box((K·d + K + 6,))`` observation instead of the ``Dict``.
         reward_scale: multiply rewards by this (e.g. ``1 / max_reward`` so Han's 30/-1 rewards
-            become ≈1/-0.03 for value-based learners); ``info["reward_sum"]`` stays unscaled.
+            become ≈1/-0.03 for value-based learners); ``None``: ``1 / |max reward|`` of each episode's
+            reward scheme (read at every reset: a topic sampler may change the scheme); ``info["reward_sum"]``
+            stays unscaled.
     """
 
-    def __init__(self, env: gym.Env, flatten: bool = False, reward_scale: float = 1.0):
+    def __init__(self, env: gym.Env, flatten: bool = False, reward_scale: float | None = 1.0):
         RecordConstructorArgs.__init__(self, flatten=flatten, reward_scale=reward_scale)
         gym.Wrapper.__init__(self, env)
         base = crawl_env_of(env)
@@ -77,7 +79,8 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
                              f"observation='candidates', got action={base.action_mode!r}, "
                              f"observation={base.observation_mode!r}")
         self.flatten = bool(flatten)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = None if reward_scale is None else float(reward_scale)
+        self._scale = auto_reward_scale(base) if reward_scale is None else float(reward_scale)
         self.K = base.max_candidates
         self.candidate_dim = base.feature_dim
         self.state_dim = len(STATE_NAMES)
@@ -95,11 +98,13 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
+        if self.reward_scale is None:
+            self._scale = auto_reward_scale(crawl_env_of(self.env))
         return self._obs(obs), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, r, term, trunc, info = self.env.step(action)
-        return self._obs(obs), float(r) * self.reward_scale, term, trunc, info
+        return self._obs(obs), float(r) * self._scale, term, trunc, info
 
     def action_masks(self) -> np.ndarray:
         """(K,) bool: True for slots holding a candidate (sb3-contrib ``MaskablePPO`` convention)."""

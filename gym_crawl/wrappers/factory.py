@@ -13,7 +13,7 @@ __all__ = ["make_scoring_env"]
 
 
 def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
-                     max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float = 1.0,
+                     max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float | None = 1.0,
                      top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
     """Build ``gym.make("WikiCrawl-v1", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
 
@@ -25,7 +25,8 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
         max_episode_steps: the page budget (env steps per episode), enforced by Gymnasium's
             ``TimeLimit`` inside the scoring wrapper, so it sees every step.
         flatten: discrete only — flat ``Box`` observation.
-        reward_scale: multiply rewards (see :class:`DiscreteScoringWrapper`).
+        reward_scale: multiply rewards (``None``: by ``1 / |max reward|`` of each episode's scheme; see
+            :class:`DiscreteScoringWrapper`).
         top_rows: continuous only — candidate rows in the summary observation.
         env_kwargs: :class:`WikiCrawlEnv` arguments (``corpus``, ``reducer``, ``max_candidates``,
             ``features``, ``reward``, …).
