@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "live_env"
+DEFAULT_OUT = Path("benchmarks") / "results" / "live_env"  # under the current folder
 N_HOSTS = 8
 DEGREE = 20
 TOPIC = ["geology", "rock", "mineral", "basalt", "granite", "volcano", "fossil", "sediment", "crust", "tectonic"]

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "live_fetch"
+DEFAULT_OUT = Path("benchmarks") / "results" / "live_fetch"  # under the current folder
 WARMUP = 50
 
 

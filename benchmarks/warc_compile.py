@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_OUT = HERE / "results" / "warc_compile"
+DEFAULT_OUT = Path("benchmarks") / "results" / "warc_compile"  # under the current folder
 
 
 # ------------------------------------------------------------------------------------ inputs
