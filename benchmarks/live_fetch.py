@@ -28,7 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_fetch"  # under the current folder
 WARMUP = 50
 
