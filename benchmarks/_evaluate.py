@@ -76,8 +76,8 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
 def format_table(res: dict[str, Any]) -> str:
     """The result as a Markdown table, best IQM first, best-first's IQM in the header."""
     bf = res["agents"]["best-first"]["iqm"]
-    lines = [f"{res['set']} ({res['corpus']}): {res['tasks']['train']} train / {res['tasks']['test']} test tasks, "
-             f"{res['seeds']} seeds, normalized score on the test tasks (random 0, oracle 1; best-first {bf:.3f})",
+    lines = [(f"{res['set']} ({res['corpus']}): {res['tasks']['train']} train / {res['tasks']['test']} test tasks, "
+              f"{res['seeds']} seeds, normalized score on the test tasks (random 0, oracle 1; best-first {bf:.3f})"),
              "", "| agent | IQM | 95 % CI | mean | mean found | tasks above / below best-first |",
              "| --- | ---: | --- | ---: | ---: | ---: |"]
     n = res["n_test_tasks"]

@@ -410,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if requested_backend(argv[1:]) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
             return int(rllib_main(argv[1:]) or 0)
-        from gym_crawl.agents.sb3_train import main as train_main
+        from gym_crawl.benchmarks._train_report import main as train_main
 
         return int(train_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)
