@@ -35,13 +35,14 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
     Args:
         env: a (wrapped) WikiCrawl-v1 env.
         topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
-            label prefixes, …); validated here.
+            label prefixes, …), or tasks ``{"topic": spec, "seeds": [title, ...]}`` (a topic crawled
+            from its own seed pages, as the task sets' tasks); validated here.
         mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
             ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
             restarting at the first topic when a seed is given.
     """
 
-    def __init__(self, env: gym.Env, topics: Sequence[str], mode: str = "random"):
+    def __init__(self, env: gym.Env, topics: Sequence[Any], mode: str = "random"):
         RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode)
         gym.Wrapper.__init__(self, env)
         if not topics:
@@ -50,7 +51,12 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
             raise ValueError(f"mode must be 'random' or 'cycle', got {mode!r}")
         base = crawl_env_of(env)
         for t in topics:
-            base.check_topic(t)  # raises with the corpus' known topics
+            if isinstance(t, dict):
+                if "topic" not in t or set(t) - {"topic", "seeds"}:
+                    raise ValueError(f"a task must be {{'topic': spec, 'seeds': [...]}}, got {t!r}")
+                base.check_topic(t["topic"])
+            else:
+                base.check_topic(t)  # raises with the corpus' known topics
         self.topics = list(topics)
         self.mode = mode
         self._rng = np.random.default_rng()
@@ -68,6 +74,12 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
                 self._next += 1
             else:
                 i = int(self._rng.integers(len(self.topics)))
-            options["topic"] = self.topics[i]
+            item = self.topics[i]
+            if isinstance(item, dict):
+                options["topic"] = item["topic"]
+                if item.get("seeds") and options.get("seeds") is None:
+                    options["seeds"] = list(item["seeds"])
+            else:
+                options["topic"] = item
         self.last_topic = options["topic"]
         return self.env.reset(seed=seed, options=options)
