@@ -51,6 +51,7 @@ import numpy as np
 
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
 from gym_crawl.benchmarks import suite
+from gym_crawl.tasks import topic_of
 
 __all__ = ["FULL", "QUICK", "Preset", "TaskSampler", "evaluate_agent", "main", "make_train_env", "train_seed"]
 
@@ -87,7 +88,7 @@ class TaskSampler(gym.Wrapper):
 
     Args:
         env: a (wrapped) ``WikiCrawl-v1`` env.
-        tasks: ``(label, topic, seed titles)`` triples (``topic`` as :func:`suite._topic` builds it).
+        tasks: ``(label, topic, seed titles)`` triples (``topic`` as :func:`gym_crawl.tasks.topic_of` builds it).
 
     The draw is uniform, from the wrapper's own generator, reseeded by ``reset(seed=s)`` (same seed → same
     task sequence). :attr:`counts` records how often each label was drawn.
@@ -130,7 +131,7 @@ def make_train_env(corpus: Any, tasks: Sequence[suite.Task], *, budget: int, n_e
     bad = [t.label for t in tasks if t.split != "train"]
     if bad:
         raise ValueError(f"training tasks must all be train-split tasks; got test topics {bad}")
-    triples = [(t.label, suite._topic(corpus, t), list(t.seeds)) for t in tasks]
+    triples = [(t.label, topic_of(corpus, t), list(t.seeds)) for t in tasks]
 
     def one() -> gym.Env:
         env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", max_episode_steps=budget, action="slot",
@@ -176,7 +177,7 @@ def evaluate_agent(agent: Any, envs: _EvalEnvs, tasks: Sequence[suite.Task], see
     for t in tasks:
         if t.split != "test":
             raise ValueError(f"evaluation runs on test tasks only; {t.label!r} is a {t.split} task")
-        topic = suite._topic(envs.corpus, t)
+        topic = topic_of(envs.corpus, t)
         t0 = time.perf_counter()
         r = run_episode(envs.get(agent, t.budget), agent, seed=seed, options={"topic": topic, "seeds": list(t.seeds)})
         out.append({"agent": AGENT, "task": t.name, "label": t.label, "split": t.split, "seed": seed,
