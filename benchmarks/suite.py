@@ -11,7 +11,7 @@ is skipped with a note.
 
 Agents and variants
 -------------------
-``--agents`` takes registered agent names and the suite's named **variants** (:data:`VARIANTS`): a
+``--agents`` takes registered agent names, the **variants** (:mod:`gym_crawl.agents.variants`) included: a
 registered agent with its own options, env overrides and evaluation options, so a paper learner can run
 on a content-bearing feature set without changing its paper-faithful defaults — e.g.
 ``lfa-sync+content`` is Han's synchronous LFA (α = 0.01) on ``features="transferable"``, evaluated
@@ -58,6 +58,7 @@ import numpy as np
 
 from gym_crawl import tasks as tasks_lib
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
 from gym_crawl.tasks import Task, TaskSet, is_test_topic, labelled_tasks, topic_of
 
 __all__ = [
@@ -84,52 +85,21 @@ BASELINES = ("random", "oracle")
 #: agents whose crawl does not depend on the seed (tests/test_suite.py checks it): run once per task and
 #: recorded for every seed
 SEED_INDEPENDENT = ("oracle", "best-first", "bfs")
-#: evaluation-time config of agents that explore while training
-EVAL_OVERRIDES: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A named suite entry: a registered agent with its own config and env overrides (e.g. a paper
-    learner on a content-bearing feature set, its paper-faithful defaults left untouched)."""
-
-    agent: str
-    config: dict[str, Any] = dataclasses.field(default_factory=dict)
-    env: dict[str, Any] = dataclasses.field(default_factory=dict)
-    eval_config: dict[str, Any] = dataclasses.field(default_factory=dict)
-    doc: str = ""
-
-
-#: suite name -> :class:`Variant` (a plain registered agent name needs no entry). The paper learners on
-#: the ``transferable`` feature set (topic-relative columns: Han's relevance tiles and values, TRES's local
-#: path/keyword columns, link-text and parent vectors times the topic vector), so weights learned on the
-#: train topics apply to the test topics; α = 0.01 (Han's 0.001 barely moves w in 46 training episodes
-#: of 100 steps with a 0/1 reward); greedy (ε = 0) evaluation. Measured in /work/notes/L1.md.
-VARIANTS: dict[str, Variant] = {
-    "lfa-sync+content": Variant("lfa-sync", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
-                                "Han 2018 synchronous LFA over the transferable content features"),
-    "lfa-async+content": Variant("lfa-async", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
-                                 "Han 2018 asynchronous LFA over the transferable content features"),
-    "td-lambda+content": Variant("td-lambda", {"inputs": "content"}, {}, {"epsilon": 0.0},
-                                 "Grigoriadis TD(λ) page-value crawler over topic-relative page content "
-                                 "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
-    "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
-                            "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
-}
+#: evaluation-time options of plain agents that explore while training (:data:`gym_crawl.agents.variants.EVAL_CONFIG`)
+EVAL_OVERRIDES = EVAL_CONFIG
 
 
 def resolve_agent(name: str) -> Variant:
-    """The :class:`Variant` a suite agent name stands for (a registered name: itself, no overrides)."""
-    if name in VARIANTS:
-        return VARIANTS[name]
-    return Variant(name, {}, {}, EVAL_OVERRIDES.get(name, {}))
+    """The :class:`~gym_crawl.agents.variants.Variant` a suite agent name stands for (a registered name:
+    itself, no overrides)."""
+    return resolve_variant(name)
 
 
 def suite_agent_names() -> list[str]:
-    """Registered agent names plus the suite's named variants."""
+    """Registered agent names (the variants of :data:`VARIANTS` included)."""
     from gym_crawl.agents import agent_names
 
-    return sorted(set(agent_names()) | set(VARIANTS))
+    return sorted(agent_names())
 
 
 def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 25, quick_budget: int | None = None,
