@@ -34,8 +34,8 @@ a₁, a₂, … on the agent's own crawl tree (the page each page was reached fr
 trace of an agent that walked that path (up to re-evaluating old gradients), then
 ``θ ← θ + α δ e``.
 
-Content inputs (``inputs="content"``, issue 10)
-------------------------------------------------
+Content inputs (``inputs="content"``)
+-------------------------------------
 The keyword attributes are picked from the *first* episode's topic and seeds and kept with the weights,
 so a network trained on some topics reads another topic's keywords on a new one. ``inputs="content"``
 replaces them with a topic-relative description of the fetched page's content: ``sqrt(k) · (v ⊙ t)``

@@ -1,4 +1,4 @@
-"""Ray RLlib backend (issue 11.4): env steps/s with 1 and 2 env runners, and PPO's learning curve.
+"""Ray RLlib backend: env steps/s with 1 and 2 env runners, and PPO's learning curve.
 
 ``gym-crawl bench rllib [--quick] [--out DIR] [--corpus C] [--seeds N] [--timesteps T]``
 

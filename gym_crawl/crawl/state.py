@@ -36,7 +36,7 @@ fetched pages its frontier pages are dropped (status ``BLOCKED``, reported in
 Frontier pages are chained per domain (array-backed doubly linked lists, kept
 only while a cap is active), so dropping a domain costs O(its frontier pages).
 
-The score tables are internal precomputation (DESIGN.md §5): the state copies a
+The score tables are internal precomputation: the state copies a
 page's own scores into its columns only when it fetches the page, and a link's
 text scores only when the link is discovered; the relevance of an unfetched page
 never reaches a column, a feature or an observation.

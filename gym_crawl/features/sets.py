@@ -239,7 +239,7 @@ FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
 FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
-# content-bearing feature sets (issue 10): link-text / parent page / topic vectors and hashed link tokens
+# content-bearing feature sets: link-text / parent page / topic vectors and hashed link tokens
 for _name, _attr, _doc in [
     ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),
     ("link-vector", "LinkVectorFeatures", "unit link-text word vector of the best discovering link (k+1)"),

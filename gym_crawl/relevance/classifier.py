@@ -36,7 +36,7 @@ Fairness: labels are read for the training split only, once, before any crawl �
 as TRES's offline training set. The crawl itself never sees labels; the classifier sees the text a
 crawler would see (fetched pages' text, discovered links' anchor/URL text).
 
-**Held-out split (issue 10.4).** TRES trains its classifier on DMOZ pages and crawls the live web:
+**Held-out split.** TRES trains its classifier on DMOZ pages and crawls the live web:
 the pages it was fitted on are not the pages its crawl is scored on. On one corpus the same
 separation is a *URL-hash split*: :func:`classifier_train_mask` puts a page in the classifier-train
 split when ``crc32(salt ‖ title) < fraction · 2³²`` — it depends on the URL only, never on labels or
@@ -437,7 +437,7 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
     return ClassifierReport(clf, train, test, metrics, {k: v[0] for k, v in best_cfg.items()})
 
 
-# ------------------------------------------------------------------ held-out split (issue 10.4)
+# ------------------------------------------------------------------ held-out split
 #: label prefix that marks a classifier-train page's labels in a :func:`heldout_view`
 TRAIN_LABEL_PREFIX = "clf-train:"
 DEFAULT_SPLIT_SALT = "gym-crawl-classifier-split"

@@ -7,7 +7,7 @@ name           reward of a fetched page
                word-vector cosine > 0.5, 20 if > 0.4; else -1 (Han et al. 2018, §4)
 ``thesis``     30 if the page contains a topic word; else 30 if cosine > 0.6, 20 if > 0.5;
                else -1 — the tiers of the thesis' published ``reward()`` code (Pertejo 2021,
-               appendix). DESIGN.md summarised it as 30/20/10/-1; the code is the source, and
+               appendix; the code, not the thesis' prose summary 30/20/10/-1, is the source), and
                ``ThresholdReward`` builds any other tiering.
 ``binary``     1 if relevant, else 0 (TRES); relevant = label match when the topic has a
                label, else contains a topic word
@@ -113,7 +113,7 @@ class ClassifierReward(RewardScheme):
     verdict. It is noisy — the classifier errs both ways — while ``relevant_found`` keeps counting
     ground-truth labels, so reward and metric disagree exactly where the classifier is wrong.
 
-    **No leak (issue 10.4).** The classifier is fitted by
+    **No leak.** The classifier is fitted by
     :func:`~gym_crawl.relevance.classifier.train_heldout_classifier` on the URL-hash
     *classifier-train* split of the corpus only (``fraction`` of the pages, ``salt``); no label of
     another page shapes it. Crawl the corpus' :func:`~gym_crawl.relevance.classifier.heldout_view`

@@ -167,7 +167,7 @@ class TopicScorer:
     # ------------------------------------------------------------------ precomputed tables
     def page_table(self) -> "PageTable":
         """Scores of pages, filled on demand (``PageTable.ensure``) and cached per topic: internal
-        precomputation for the crawl step (DESIGN.md §5) — a crawl reads a page's entry only when it
+        precomputation for the crawl step — a crawl reads a page's entry only when it
         fetches the page. Entries equal ``score_pages([p])`` bit for bit. When :meth:`save_tables`
         stored this topic's complete tables on disk, they are memory-mapped read-only instead."""
         return self._table("pages", PageTable)  # type: ignore[return-value]
