@@ -6,8 +6,8 @@ the env. Colours are fixed per agent name so figures of different benchmarks rea
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 

@@ -330,8 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see module docstring); returns 0."""
-    from gym_crawl.agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
+    from gym_crawl.agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
     from gym_crawl.corpus import load_corpus
 
     args = build_parser().parse_args(argv)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["main", "build_parser"]
 
@@ -97,7 +98,8 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
                                                   "agent's choice, else labels for a topic with a label, else han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
-    p.add_argument("--k", type=_int_at_least(1), default=None, help="candidate slots K (default: the agent's choice, else 64)")
+    p.add_argument("--k", type=_int_at_least(1), default=None,
+                   help="candidate slots K (default: the agent's choice, else 64)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
@@ -109,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
 
-    fmt = {"formatter_class": _HelpFormatter}
+    fmt: dict[str, Any] = {"formatter_class": _HelpFormatter}
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy")
@@ -168,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="benchmarks (`gym-crawl bench NAME --help` for each one's options):\n"
                                    + "\n".join(f"  {n:<20} {d}" for n, d in _benchmarks().items()))
     b.add_argument("name")
-    b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
+    b.add_argument("args", nargs=argparse.REMAINDER,
+                   help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
     from gym_crawl.corpus.live.serve import add_serve_arguments
 
@@ -217,8 +220,9 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = make_env_for(agent, **kw)
         for ep in range(args.episodes):
-            bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False, disable=None if not args.json else True)
-            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info: bar.update(1))
+            bar = tqdm(total=args.steps, desc=f"{name} ep{ep + 1}", leave=False,
+                       disable=None if not args.json else True)
+            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info, bar=bar: bar.update(1))
             bar.close()
             results.append(res)
             if args.json:
@@ -380,7 +384,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         import gym_crawl.benchmarks
 
-        known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__) if not m.name.startswith("_"))
+        known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__)
+                       if not m.name.startswith("_"))
         import difflib
 
         close = difflib.get_close_matches(args.name.replace("-", "_"), known, n=3)

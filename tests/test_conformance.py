@@ -117,7 +117,7 @@ def test_make_vec_random_actions_cross_autoreset(tiny_corpus, tmp_path_factory, 
         obs, infos = venv.reset(seed=[0, 1, 2])
         rng = np.random.default_rng(0)
         resets = 0
-        for t in range(20):
+        for _t in range(20):
             if action == "slot":
                 acts = np.array([rng.integers(8) for _ in range(3)])  # masked slots included
             else:

@@ -72,7 +72,8 @@ rather quite already always never sometimes often still yet soon ago far near ac
 towards despite throughout whether either neither less least better worse second third fourth final
 """.split()
 
-ANCHOR_WORDS = "see article link page read details website source reference information related external official list".split()
+ANCHOR_WORDS = ("see article link page read details website source reference information related external official "
+                "list").split()
 
 #: Person-name words of the ``"hard"`` preset's entity titles ("Ada Lovelace"-like): topic-neutral words
 #: that occur in every subject, as most real article titles name a person, place or thing rather than
@@ -582,14 +583,14 @@ def _taxonomy(extended: bool = False) -> _Taxonomy:
         curated[idx[a]].append(idx[b])
         curated[idx[b]].append(idx[a])
     related = np.zeros((C, 3), dtype=np.int32)
-    for c in range(C):
-        same = [x for x in range(C) if subj[x] == subj[c] and x != c]
-        other = [x for x in range(n_topical) if subj[x] != subj[c]]
-        cur = curated[c]
-        r0 = same[int(rng.integers(len(same)))] if same else c
+    for ci in range(C):
+        same = [x for x in range(C) if subj[x] == subj[ci] and x != ci]
+        other = [x for x in range(n_topical) if subj[x] != subj[ci]]
+        cur = curated[ci]
+        r0 = same[int(rng.integers(len(same)))] if same else ci
         r1 = cur[0] if cur else other[int(rng.integers(len(other)))]
         r2 = cur[1] if len(cur) > 1 else other[int(rng.integers(len(other)))]
-        related[c] = (r0, r1, r2)
+        related[ci] = (r0, r1, r2)
     return _Taxonomy(subjects=subjects, subcat_names=names, subcat_subject=subcat_subject,
                      subcat_words=[ids(w) for w in raw_words], subject_shared=[ids(w) for w in shared_raw],
                      general=ids(general), anchor=ids(anchor), vocab=vocab, word_id=wid, related=related,

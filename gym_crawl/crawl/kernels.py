@@ -376,10 +376,7 @@ def tree_route(X, left, right, feat, thr, out):
     for i in range(X.shape[0]):
         n = 0
         while left[n] >= 0:
-            if np.float64(X[i, feat[n]]) >= thr[n]:
-                n = right[n]
-            else:
-                n = left[n]
+            n = right[n] if np.float64(X[i, feat[n]]) >= thr[n] else left[n]
         out[i] = n
 
 

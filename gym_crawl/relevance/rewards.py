@@ -26,7 +26,8 @@ topic word, tf-idf relevance > 0), for the other schemes reward > 0.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ class CallableReward(RewardScheme):
         return r, r > 0
 
 
-_CLF_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_CLF_MEMO: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 #: corpora up to this many pages get every page's classifier decision at bind time (one batch)
 _EAGER_PAGES = 200_000
 
@@ -212,7 +213,8 @@ REWARDS.register("thesis", lambda labelled=False: ThresholdReward("thesis", tier
                  "Pertejo 2021 code: topic word -> 30, cosine > 0.6 -> 30, > 0.5 -> 20, else -1")
 REWARDS.register("binary", lambda labelled=False: BinaryReward(labelled=labelled),
                  "TRES: 1 if the page is relevant, else 0")
-REWARDS.register("labels", lambda labelled=False: LabelReward(), "ground truth: 1 if the page carries the topic's label")
+REWARDS.register("labels", lambda labelled=False: LabelReward(),
+                 "ground truth: 1 if the page carries the topic's label")
 REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
                  "TRES: 1 if an offline text classifier (fitted on the URL-hash classifier-train split only) "
                  "calls the page relevant; crawl heldout_view(corpus) to count evaluation pages only")
@@ -220,7 +222,7 @@ REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
 REWARD_SCHEMES = ("han2018", "thesis", "binary", "labels")
 
 
-def get_reward_scheme(spec: "str | RewardScheme | Callable", *, labelled: bool = False) -> RewardScheme:
+def get_reward_scheme(spec: str | RewardScheme | Callable, *, labelled: bool = False) -> RewardScheme:
     """Resolve a registered reward name (see module docstring), a :class:`RewardScheme` or a callable."""
     if isinstance(spec, RewardScheme):
         return spec
