@@ -73,6 +73,13 @@ class Agent:
     #: Agents whose ``__init__`` checks its own keyword options (unknown names are its error) set this; for the
     #: others :func:`make_agent` refuses options that no ``__init__`` between the class and Agent names.
     checks_own_config = False
+    #: The registered variant name (:mod:`gym_crawl.agents.variants`) when this agent is one, else ``None``.
+    variant: str | None = None
+
+    @property
+    def registered_name(self) -> str:
+        """The name that rebuilds this agent with :func:`make_agent`: its variant's name, else :attr:`name`."""
+        return self.variant or self.name
 
     def __init__(self, **config: Any):
         self.config = dict(config)
@@ -111,7 +118,7 @@ class Agent:
 
         path = Path(path)
         buf = io.BytesIO()
-        header = json.dumps({"agent": self.name, "config": self.config}, default=str).encode()
+        header = json.dumps({"agent": self.registered_name, "config": self.config}, default=str).encode()
         np.savez(buf, __header__=np.frombuffer(header, np.uint8), **self.state_dict())
         atomic_write_bytes(path, buf.getvalue())
         return path
@@ -170,8 +177,9 @@ class Agent:
         else:
             raise ValueError(f"{p}: a zip/.npz archive without an agent header (not written by Agent.save); "
                              f"expected an agent .npz or a PyTorch agent checkpoint")
-        if expect is not None and agent.name != expect:
-            raise ValueError(f"{p} holds agent {agent.name!r}, not {expect!r}: load it with --agent {agent.name}")
+        if expect is not None and agent.registered_name != expect:
+            raise ValueError(f"{p} holds agent {agent.registered_name!r}, not {expect!r}: "
+                             f"load it with --agent {agent.registered_name}")
         return agent
 
 

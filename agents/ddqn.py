@@ -349,7 +349,7 @@ class _DDQNBase(Agent):
         from gym_crawl._io import atomic_write_bytes
 
         path = Path(path)
-        blob: dict[str, Any] = {"format": "gym_crawl.ddqn/1", "agent": self.name,
+        blob: dict[str, Any] = {"format": "gym_crawl.ddqn/1", "agent": self.registered_name,
                                 "config": json.dumps(self.cfg.to_dict()), "steps": self.steps, "updates": self.updates,
                                 "dim": -1 if self.dim is None else self.dim}
         if self.online is not None:

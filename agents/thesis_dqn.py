@@ -598,7 +598,7 @@ class ThesisDQNAgent(Agent):
         from gym_crawl._io import atomic_write_bytes
 
         path = Path(path)
-        blob: dict[str, Any] = {"format": "gym_crawl.thesis_dqn/1", "agent": self.name,
+        blob: dict[str, Any] = {"format": "gym_crawl.thesis_dqn/1", "agent": self.registered_name,
                                 "config": json.dumps(self.config), "steps": self.steps, "updates": self.updates,
                                 "in_dim": -1 if self.in_dim is None else self.in_dim,
                                 "n_actions": -1 if self.n_actions is None else self.n_actions}

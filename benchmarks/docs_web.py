@@ -85,6 +85,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gym_crawl.tasks.docs_web import (
+    CORPUS_DIRNAME,
+    FAR_BUDGET,
+    NEAR_BUDGET,
+    corpus_path,
+    docs_web_tasks,
+    load_docs_web,
+    page_sites,
+    site_label,
+    split_of,
+)
+
 __all__ = [
     "CORPUS_DIRNAME",
     "FAR_BUDGET",
@@ -111,8 +123,6 @@ __all__ = [
     "warm_score_tables",
 ]
 
-CORPUS_DIRNAME = "docs-web"
-"""Folder of the compiled corpus under :func:`gym_crawl.corpus.data_dir`."""
 
 
 @dataclass(frozen=True)
@@ -202,11 +212,6 @@ SITES: tuple[Site, ...] = (
     Site("r_manuals", ("r-doc-html",), r"^/usr/share/doc/r-doc-html/manual/R-intro\.html$"),
 )
 """The sites of the ``docs-web`` corpus, in host order."""
-
-
-def site_label(label: str) -> str:
-    """The site a label belongs to: its first component (``"django.ref.contrib"`` → ``"django"``)."""
-    return label.split(".", 1)[0]
 
 
 def site_of(name: str) -> Site:
@@ -423,81 +428,6 @@ def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: boo
 
 
 # ------------------------------------------------------------------------------------------- tasks
-NEAR_BUDGET = 100
-FAR_BUDGET = 200
-
-
-def split_of(label: str) -> str:
-    """The fixed split of the ``docs-web`` task set: whole **sites** are held out — a label is a test topic
-    when its site is (``sha256(site) mod 3 == 0``, the suite's rule applied to the site name), so every
-    test task is on a site no learner trained on."""
-    from gym_crawl.benchmarks.suite import is_test_topic
-
-    return "test" if is_test_topic(site_label(label)) else "train"
-
-
-def page_sites(corpus: Any) -> Any:
-    """``(n_pages,)`` int array: index into ``sorted(sites)`` of each page's site (the first component of
-    its first label), -1 for an unlabelled page; and the site names."""
-    import numpy as np
-
-    names = sorted({site_label(x) for x in corpus.labels.tolist()})
-    idx = {n: i for i, n in enumerate(names)}
-    lab_site = np.array([idx[site_label(x)] for x in corpus.labels.tolist()], dtype=np.int64)
-    ptr = np.asarray(corpus.label_ptr)
-    out = np.full(corpus.n_pages, -1, dtype=np.int64)
-    has = np.diff(ptr) > 0
-    out[has] = lab_site[np.asarray(corpus.label_ids)[ptr[:-1][has]]]
-    return out, names
-
-
-def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 25, near_budget: int = NEAR_BUDGET,
-                   far_budget: int = FAR_BUDGET, max_tasks: int | None = None) -> list[Any]:
-    """The ``docs-web`` tasks of ``corpus``: for every *section* label (a label with a ``.``; the bare site
-    labels are not topics) carried by >= ``min_pages`` pages, a **near** task (seed = the most in-linked
-    member with out-links; budget ``near_budget``) and a **far** task (seed = the site's home page, the
-    start page of its crawl, named in ``corpus.meta["docs_web"]["home_pages"]``; on a corpus without that
-    entry, the most in-linked page of the same site outside the section with out-links; budget
-    ``far_budget``). Ties: the lowest page id. Split by site (:func:`split_of`). ``max_tasks`` keeps the
-    first half train / half test tasks in label order."""
-    import numpy as np
-
-    from gym_crawl.benchmarks.suite import Task, labelled_tasks
-    from gym_crawl.relevance.topic import resolve_topic
-
-    indeg = corpus.in_degree()
-    out_deg = corpus.out_degree()
-    psite, names = page_sites(corpus)
-    homes = (corpus.meta.get("docs_web") or {}).get("home_pages") or {}
-    tasks = []
-    for lab, members in labelled_tasks(corpus, min_pages):
-        if "." not in lab:
-            continue
-        try:
-            resolve_topic(lab, corpus)
-        except KeyError:  # no word of the label's last component is in the vocabulary: no topic vector
-            continue
-        cand = members[out_deg[members] > 0]
-        inside = np.zeros(corpus.n_pages, bool)
-        inside[members] = True
-        outside = np.flatnonzero(~inside & (out_deg > 0) & (psite == names.index(site_label(lab))))
-        if len(cand) == 0 or len(outside) == 0:
-            continue
-        near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
-        home = homes.get(site_label(lab))
-        far = corpus.page_id(home) if home is not None else int(outside[np.lexsort((outside, -indeg[outside]))[0]])
-        if inside[far] or out_deg[far] == 0:
-            continue
-        for seed, budget in ((near, near_budget), (far, far_budget)):
-            budget = max(1, min(budget, corpus.n_pages - 1))
-            tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split_of(lab)))
-    if max_tasks is not None:
-        tr = [t for t in tasks if t.split == "train"][: max(1, max_tasks // 2)]
-        te = [t for t in tasks if t.split == "test"][: max(1, max_tasks - len(tr))]
-        tasks = tr + te
-    return tasks
-
-
 def task_kind(corpus: Any, task: Any) -> str:
     """``"near"`` when the task's seed page carries the task's label, else ``"far"``."""
     from gym_crawl.relevance.topic import Topic
@@ -578,25 +508,6 @@ WARC_NAME = "docs-web.warc.gz"
 MANIFEST_NAME = "docs-web.crawl.json"
 
 
-def corpus_path(data: str | os.PathLike | None = None) -> Path:
-    """Where the compiled ``docs-web`` corpus lives: ``<data dir>/docs-web``."""
-    from gym_crawl.corpus import data_dir
-
-    return Path(data) if data is not None else data_dir() / CORPUS_DIRNAME
-
-
-def load_docs_web(path: str | os.PathLike | None = None) -> Any:
-    """The compiled ``docs-web`` corpus (memory-mapped); ``FileNotFoundError`` saying how to build it when
-    it is not there."""
-    from gym_crawl.corpus.core import Corpus
-
-    p = corpus_path(path)
-    if not (p / "manifest.json").is_file():
-        raise FileNotFoundError(f"the docs-web corpus is not built at {p}: run `gym-crawl bench docs-web` "
-                                "(add --install to install the Debian documentation packages)")
-    return Corpus.load(p)
-
-
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -672,16 +583,16 @@ def warm_score_tables(corpus: Any, tasks: Sequence[Any], *, progress: bool = Tru
     from tqdm.auto import tqdm
 
     import gym_crawl  # noqa: F401  (registers the env)
-    from gym_crawl.benchmarks.suite import _topic
+    from gym_crawl.tasks import topic_of
 
     first = {}
     for t in tasks:
         first.setdefault(t.label, t)
     if not first:
         return 0
-    env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", topic=_topic(corpus, next(iter(first.values()))))
+    env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", topic=topic_of(corpus, next(iter(first.values()))))
     for t in tqdm(list(first.values()), desc="score tables", unit="topic", disable=not progress):
-        topic = _topic(corpus, t)
+        topic = topic_of(corpus, t)
         env.reset(seed=0, options={"topic": topic, "seeds": list(t.seeds)})
         env.unwrapped.precompute_scores(persist=True)
     env.close()

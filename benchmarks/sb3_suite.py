@@ -51,6 +51,8 @@ import numpy as np
 
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
 from gym_crawl.benchmarks import suite
+from gym_crawl.tasks import topic_of
+from gym_crawl.wrappers import TopicSampler
 
 __all__ = ["FULL", "QUICK", "Preset", "TaskSampler", "evaluate_agent", "main", "make_train_env", "train_seed"]
 
@@ -82,34 +84,14 @@ for a shared 2-core machine (~60 env steps per wall second there, ~200 per CPU-s
 
 
 # ------------------------------------------------------------------------------------- environments
-class TaskSampler(gym.Wrapper):
-    """Draw each episode's task — topic and seed pages — from ``tasks`` when ``reset`` names no topic.
-
-    Args:
-        env: a (wrapped) ``WikiCrawl-v1`` env.
-        tasks: ``(label, topic, seed titles)`` triples (``topic`` as :func:`suite._topic` builds it).
-
-    The draw is uniform, from the wrapper's own generator, reseeded by ``reset(seed=s)`` (same seed → same
-    task sequence). :attr:`counts` records how often each label was drawn.
-    """
-
-    def __init__(self, env: gym.Env, tasks: Sequence[tuple[str, Any, Sequence[str]]]):
-        super().__init__(env)
-        if not tasks:
-            raise ValueError("TaskSampler needs at least one task")
-        self.tasks = [(str(lab), topic, list(seeds)) for lab, topic, seeds in tasks]
-        self._rng = np.random.default_rng()
-        self.counts: Counter[str] = Counter()
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        if seed is not None:
-            self._rng = np.random.default_rng([int(seed), 0x5B3])
-        options = dict(options or {})
-        if options.get("topic") is None:
-            lab, topic, seeds = self.tasks[int(self._rng.integers(len(self.tasks)))]
-            options["topic"], options["seeds"] = topic, seeds
-            self.counts[lab] += 1
-        return self.env.reset(seed=seed, options=options)
+def TaskSampler(env: gym.Env, tasks: Sequence[tuple[str, Any, Sequence[str]]]) -> TopicSampler:
+    """A :class:`~gym_crawl.wrappers.TopicSampler` that draws each episode's task — topic and seed pages —
+    uniformly from ``(label, topic, seed titles)`` triples (``topic`` as :func:`gym_crawl.tasks.topic_of`
+    builds it); its ``counts`` are per label. Its own generator is reseeded by ``reset(seed=s)``."""
+    if not tasks:
+        raise ValueError("TaskSampler needs at least one task")
+    return TopicSampler(env, [t for _, t, _ in tasks], seeds=[list(s) for _, _, s in tasks],
+                        names=[str(lab) for lab, _, _ in tasks], salt=0x5B3)
 
 
 def env_kwargs(features: str, max_candidates: int) -> dict[str, Any]:
@@ -130,7 +112,7 @@ def make_train_env(corpus: Any, tasks: Sequence[suite.Task], *, budget: int, n_e
     bad = [t.label for t in tasks if t.split != "train"]
     if bad:
         raise ValueError(f"training tasks must all be train-split tasks; got test topics {bad}")
-    triples = [(t.label, suite._topic(corpus, t), list(t.seeds)) for t in tasks]
+    triples = [(t.label, topic_of(corpus, t), list(t.seeds)) for t in tasks]
 
     def one() -> gym.Env:
         env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", max_episode_steps=budget, action="slot",
@@ -145,7 +127,7 @@ def sampled_labels(vec_env: Any) -> Counter[str]:
     out: Counter[str] = Counter()
     for e in vec_env.envs:
         w = e
-        while not isinstance(w, TaskSampler):
+        while not isinstance(w, TopicSampler):
             w = w.env
         out.update(w.counts)
     return out
@@ -176,7 +158,7 @@ def evaluate_agent(agent: Any, envs: _EvalEnvs, tasks: Sequence[suite.Task], see
     for t in tasks:
         if t.split != "test":
             raise ValueError(f"evaluation runs on test tasks only; {t.label!r} is a {t.split} task")
-        topic = suite._topic(envs.corpus, t)
+        topic = topic_of(envs.corpus, t)
         t0 = time.perf_counter()
         r = run_episode(envs.get(agent, t.budget), agent, seed=seed, options={"topic": topic, "seeds": list(t.seeds)})
         out.append({"agent": AGENT, "task": t.name, "label": t.label, "split": t.split, "seed": seed,

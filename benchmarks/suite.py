@@ -5,24 +5,13 @@ with ``reward="labels"`` (reward and metric aligned: the reward is what ``releva
 
 Task sets
 ---------
-``ws-100``     Wikispeedia categories with >= 25 labelled pages; seed = the category's most in-linked
-               member; budget 100.
-``ws-size``    the same categories and seeds; budget = the category's size.
-``ws-far``     the same categories; seed = the most in-linked page *outside* the category; budget 200.
-``hard``       the ``synthetic-hard`` corpus (uninformative link text, see
-               :mod:`gym_crawl.corpus.synthetic`): its labels with >= 25 pages, most in-linked member,
-               budget 100 — skipped with a note when the corpus kind is not available.
-``hard-100k``  the same on ``synthetic-hard-100000`` (full run only; 10^6 pages is the same code with
-               ``synthetic-hard-1000000`` but has not been run).
-``docs-web``   the ``docs-web`` corpus (Debian's documentation sites crawled live, built by
-               ``gym-crawl bench docs-web``): its section labels with >= 25 pages; a near task (most
-               in-linked member, budget 100) and a far task (the most in-linked page of the same site outside
-               the section, budget 200) per label; split by **site**, not by label (see
-               :func:`gym_crawl.benchmarks.docs_web.split_of`) — skipped with a note when not built.
+The task sets (``ws-100``, ``ws-size``, ``ws-far``, ``hard``, ``hard-100k``, ``docs-web``) and their fixed
+train/test splits are library objects: :mod:`gym_crawl.tasks`. A set whose corpus is not available here
+is skipped with a note.
 
 Agents and variants
 -------------------
-``--agents`` takes registered agent names and the suite's named **variants** (:data:`VARIANTS`): a
+``--agents`` takes registered agent names, the **variants** (:mod:`gym_crawl.agents.variants`) included: a
 registered agent with its own options, env overrides and evaluation options, so a paper learner can run
 on a content-bearing feature set without changing its paper-faithful defaults — e.g.
 ``lfa-sync+content`` is Han's synchronous LFA (α = 0.01) on ``features="transferable"``, evaluated
@@ -31,9 +20,7 @@ after the other on a shared machine) into one leaderboard.
 
 Protocol
 --------
-* **Split**: a task's topic is a *test* topic when ``sha256(label) mod 3 == 0``, else a *train*
-  topic — fixed, independent of the agents and of the run (if one side would be empty, the
-  task with the smallest hash moves there).
+* **Split**: the task set's fixed split (:mod:`gym_crawl.tasks`).
 * **Learners** (agents that implement ``observe``) are trained on the train tasks of the set
   (``--epochs`` passes, task order shuffled per seed, one agent object: weights kept across
   episodes), then evaluated on every *test* task starting from the trained weights (a fresh copy
@@ -59,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -70,7 +56,10 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl import tasks as tasks_lib
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
+from gym_crawl.tasks import Task, TaskSet, is_test_topic, labelled_tasks, topic_of
 
 __all__ = [
     "FULL",
@@ -96,202 +85,38 @@ BASELINES = ("random", "oracle")
 #: agents whose crawl does not depend on the seed (tests/test_suite.py checks it): run once per task and
 #: recorded for every seed
 SEED_INDEPENDENT = ("oracle", "best-first", "bfs")
-#: evaluation-time config of agents that explore while training
-EVAL_OVERRIDES: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A named suite entry: a registered agent with its own config and env overrides (e.g. a paper
-    learner on a content-bearing feature set, its paper-faithful defaults left untouched)."""
-
-    agent: str
-    config: dict[str, Any] = dataclasses.field(default_factory=dict)
-    env: dict[str, Any] = dataclasses.field(default_factory=dict)
-    eval_config: dict[str, Any] = dataclasses.field(default_factory=dict)
-    doc: str = ""
-
-
-#: suite name -> :class:`Variant` (a plain registered agent name needs no entry). The paper learners on
-#: the ``transferable`` feature set (topic-relative columns: Han's relevance tiles and values, TRES's local
-#: path/keyword columns, link-text and parent vectors times the topic vector), so weights learned on the
-#: train topics apply to the test topics; α = 0.01 (Han's 0.001 barely moves w in 46 training episodes
-#: of 100 steps with a 0/1 reward); greedy (ε = 0) evaluation. Measured in /work/notes/L1.md.
-VARIANTS: dict[str, Variant] = {
-    "lfa-sync+content": Variant("lfa-sync", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
-                                "Han 2018 synchronous LFA over the transferable content features"),
-    "lfa-async+content": Variant("lfa-async", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
-                                 "Han 2018 asynchronous LFA over the transferable content features"),
-    "td-lambda+content": Variant("td-lambda", {"inputs": "content"}, {}, {"epsilon": 0.0},
-                                 "Grigoriadis TD(λ) page-value crawler over topic-relative page content "
-                                 "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
-    "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
-                            "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
-}
+#: evaluation-time options of plain agents that explore while training (:data:`gym_crawl.agents.variants.EVAL_CONFIG`)
+EVAL_OVERRIDES = EVAL_CONFIG
 
 
 def resolve_agent(name: str) -> Variant:
-    """The :class:`Variant` a suite agent name stands for (a registered name: itself, no overrides)."""
-    if name in VARIANTS:
-        return VARIANTS[name]
-    return Variant(name, {}, {}, EVAL_OVERRIDES.get(name, {}))
+    """The :class:`~gym_crawl.agents.variants.Variant` a suite agent name stands for (a registered name:
+    itself, no overrides)."""
+    return resolve_variant(name)
 
 
 def suite_agent_names() -> list[str]:
-    """Registered agent names plus the suite's named variants."""
+    """Registered agent names (the variants of :data:`VARIANTS` included)."""
     from gym_crawl.agents import agent_names
 
-    return sorted(set(agent_names()) | set(VARIANTS))
-
-
-@dataclass(frozen=True)
-class Task:
-    """One crawl task: a label topic of a corpus, seed pages and a page budget."""
-
-    set_name: str
-    label: str
-    seeds: tuple[str, ...]
-    budget: int
-    n_members: int
-    split: str  # "train" | "test"
-
-    @property
-    def name(self) -> str:
-        """``<label>/<seed title>@<budget>``: the whole label, so tasks of labels that share their last
-        components (``x.A``, ``y.A``) never merge in the score tables."""
-        return f"{self.label}/{self.seeds[0]}@{self.budget}"
-
-
-@dataclass
-class TaskSet:
-    name: str
-    corpus_spec: str
-    tasks: list[Task]
-    note: str = ""
-
-
-def is_test_topic(label: str) -> bool:
-    """The fixed split: a topic is held out for testing when sha256(label) mod 3 == 0."""
-    return int(hashlib.sha256(label.encode("utf-8")).hexdigest(), 16) % 3 == 0
-
-
-def labelled_tasks(corpus: Any, min_pages: int = 25) -> list[tuple[str, np.ndarray]]:
-    """``(label, member page ids)`` of every label carried by >= ``min_pages`` pages (exact label),
-    sorted by label; member ids are the pages carrying it or a sub-label (the topic's label mask)."""
-    from gym_crawl.relevance.topic import Topic
-
-    counts = np.bincount(np.asarray(corpus.label_ids), minlength=len(corpus.labels))
-    out = []
-    for i, lab in enumerate(corpus.labels.tolist()):
-        if counts[i] >= min_pages:
-            mask = Topic(name="t", words=("x",), label=lab).label_mask(corpus)
-            out.append((lab, np.flatnonzero(mask)))
-    return sorted(out, key=lambda t: t[0])
-
-
-def _split(labels: Sequence[str]) -> dict[str, str]:
-    split = {lab: "test" if is_test_topic(lab) else "train" for lab in labels}
-    for side in ("train", "test"):
-        if len(labels) >= 2 and side not in split.values():
-            lab = min(labels, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
-            split[lab] = side
-    return split
-
-
-def _tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int, near_budget: int = 100,
-               far_budget: int = 200, max_tasks: int | None = None) -> list[Task]:
-    indeg = corpus.in_degree()
-    out_deg = corpus.out_degree()
-    cats = labelled_tasks(corpus, min_pages)
-    split = _split([lab for lab, _ in cats])
-    tasks: list[Task] = []
-    from gym_crawl.relevance.topic import resolve_topic
-
-    for lab, members in cats:
-        try:
-            resolve_topic(lab, corpus)
-        except KeyError:  # no word of the label's last component is in the vocabulary: no topic vector
-            continue
-        # the most in-linked member with out-links (ties: lowest id)
-        cand = members[out_deg[members] > 0]
-        if len(cand) == 0:
-            continue
-        near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
-        inside = np.zeros(corpus.n_pages, bool)
-        inside[members] = True
-        outside = np.flatnonzero(~inside & (out_deg > 0))
-        far = int(outside[np.lexsort((outside, -indeg[outside]))[0]])
-        for kind in kinds:
-            seed, budget = {"near": (near, near_budget), "size": (near, len(members)), "far": (far, far_budget)}[kind]
-            budget = max(1, min(budget, corpus.n_pages - 1))
-            tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split[lab]))
-    if max_tasks is not None:
-        tr = [t for t in tasks if t.split == "train"][: max(1, max_tasks // 2)]
-        te = [t for t in tasks if t.split == "test"][: max(1, max_tasks - len(tr))]
-        tasks = tr + te
-    return tasks
+    return sorted(agent_names())
 
 
 def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 25, quick_budget: int | None = None,
                     max_tasks: int | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
-    """The named task sets and the corpora they use (``{spec: Corpus}``); unavailable sets carry a note."""
-    corpora: dict[str, Any] = {}
-    sets: list[TaskSet] = []
-    kinds = {"ws-100": ("near",), "ws-size": ("size",), "ws-far": ("far",), "hard": ("near",), "hard-100k": ("near",),
-             "docs-web": ("near", "far")}
-    for name in names:
-        if name not in kinds:
-            raise ValueError(f"unknown task set {name!r}; known: {sorted(kinds)}")
-        spec = {"hard": "synthetic-hard", "hard-100k": "synthetic-hard-100000", "docs-web": "docs-web"}.get(
-            name, str(wikispeedia))
-        try:
-            if spec not in corpora:
-                corpora[spec] = _load_corpus(spec)
-        except (ValueError, KeyError, FileNotFoundError, TypeError) as e:
-            sets.append(TaskSet(name, spec, [], note=f"skipped: corpus {spec!r} is not available here ({e})"))
-            continue
-        c = corpora[spec]
-        nb = quick_budget or 100
-        fb = quick_budget or 200
-        if name == "docs-web":
-            from gym_crawl.benchmarks import docs_web
-
-            tasks = docs_web.docs_web_tasks(c, name, min_pages=min_pages, near_budget=quick_budget or docs_web.NEAR_BUDGET,
-                                            far_budget=quick_budget or docs_web.FAR_BUDGET, max_tasks=max_tasks)
-        else:
-            tasks = _tasks_for(c, name, kinds[name], min_pages, near_budget=nb, far_budget=fb, max_tasks=max_tasks)
-        if quick_budget is not None:
-            tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
-        note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
-        if name == "docs-web" and tasks:
-            note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
-                                                                    if t.split == "test"}))
-        sets.append(TaskSet(name, spec, tasks, note))
-    return sets, corpora
+    """:func:`gym_crawl.tasks.build_task_sets` with the suite's corpus loader (:func:`_load_corpus`)."""
+    return tasks_lib.build_task_sets(names, wikispeedia=wikispeedia, min_pages=min_pages, quick_budget=quick_budget,
+                                     max_tasks=max_tasks, load=lambda spec: _load_corpus(spec))
 
 
 def _load_corpus(spec: str) -> Any:
-    """``load_corpus(spec)`` (one place, so tests can hand in an in-memory corpus); ``"docs-web"`` is the
-    corpus ``gym-crawl bench docs-web`` compiles into the data cache."""
-    if spec == "docs-web":
-        from gym_crawl.benchmarks.docs_web import load_docs_web
-
-        return load_docs_web()
-    from gym_crawl.corpus import load_corpus
-
-    return load_corpus(spec)
+    """The suite's corpus loader, one place so tests can hand in an in-memory corpus."""
+    return tasks_lib.load_task_corpus(spec)
 
 
 # ------------------------------------------------------------------------------------------- running
 _CORPORA: dict[str, Any] = {}
 _ENVS: dict[str, _Envs] = {}
-
-
-def _topic(corpus: Any, task: Task) -> Any:
-    from gym_crawl.relevance.topic import resolve_topic
-
-    t = resolve_topic(task.label, corpus)
-    return dataclasses.replace(t, name=task.label.split(".", 1)[-1], seeds=task.seeds)
 
 
 def _is_learner(name: str) -> bool:
@@ -323,7 +148,7 @@ class _Envs:
 def _episode(envs: _Envs, agent: Any, task: Task, seed: int, env_overrides: dict[str, Any] | None = None) -> int:
     from gym_crawl.agents import run_episode
 
-    topic = _topic(envs.corpus, task)
+    topic = topic_of(envs.corpus, task)
     env = envs.get(agent, task, topic, env_overrides)
     r = run_episode(env, agent, seed=seed, options={"topic": topic, "seeds": list(task.seeds)})
     return int(r.relevant_found)

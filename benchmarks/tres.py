@@ -79,15 +79,14 @@ import argparse
 import dataclasses
 import io
 import json
-import math
 import time
-import zlib
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
+from gym_crawl.corpus.url_sites import url_hash_domains
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 AGENTS = ("random", "tree-random", "best-first", "lfa-async", "tres-async", "tres")
@@ -126,24 +125,6 @@ MARKERS = {"inf": "o", "100": "s", "10": "^", "5": "D", "5-2": "*"}
 
 
 # ============================================================================ corpora
-def url_hash_domains(corpus: Any, pages_per_domain: int = 5) -> Any:
-    """A copy of a single-site corpus split into URL-hash sites: ``crc32(title) mod n_sites``.
-
-    Fair by construction (the URL alone decides the site). Arrays are shared with ``corpus``."""
-    from gym_crawl.corpus.core import StringTable
-
-    n = corpus.n_pages
-    n_dom = max(1, math.ceil(n / max(1, pages_per_domain)))
-    base = corpus.domains[0] if len(corpus.domains) else "site"
-    dom = np.fromiter((zlib.crc32(t.encode("utf-8")) % n_dom for t in corpus.titles), np.int32, count=n)
-    meta = dict(corpus.meta)
-    meta["name"] = f"{corpus.name}-urlhash{pages_per_domain}"
-    meta["domain_definition"] = (f"URL-hash sites: page domain = crc32(title) mod {n_dom} (~{pages_per_domain} pages "
-                                 f"per site, named h<k>.{base}); depends on the URL only")
-    return dataclasses.replace(corpus, page_domain=dom, domains=StringTable.from_strings(
-        [f"h{k:05d}.{base}" for k in range(n_dom)]), meta=meta, path=None)
-
-
 @dataclasses.dataclass
 class Setting:
     """One corpus/topic combination the crawls run on."""

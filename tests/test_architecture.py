@@ -2,7 +2,7 @@
 benchmarks and wrappers use the env's documented accessors rather than its internals.
 
 Layer order (DESIGN.md §3): corpus → text → relevance → crawl → features → reducers → envs → wrappers
-→ agents → benchmarks/cli. A module may import its own layer and the layers below it, never above.
+→ agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it, never above.
 Modules outside the layers (``registry``, ``_io``, ``_limits``, ``tokenize``, the package ``__init__``) are the
 lowest level: they import nothing of the package but each other.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["corpus", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers", "agents",
+LAYERS = ["corpus", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers", "agents", "tasks",
           "benchmarks", "cli"]
 BASE = {"registry", "_io", "_limits", "tokenize", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)

@@ -6,10 +6,12 @@ import zlib
 
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 import gym_crawl  # noqa: F401
-from gym_crawl.benchmarks.tres import AGENTS, decision_cost, main, url_hash_domains
+from gym_crawl.benchmarks.tres import AGENTS, decision_cost, main
+from gym_crawl.corpus.url_sites import url_hash_domains
 
 torch.set_num_threads(1)
 
@@ -90,3 +92,9 @@ def test_presets_and_flag_overrides():
                                              "--wiki-topics", "cancer,poetry"]))
     assert p.caps == ("inf", "10") and p.cost_sizes == (1000, 5000) and p.wiki_topics == ("cancer", "poetry")
     assert p.synthetic_steps == tres.QUICK.synthetic_steps and p.classifier == tres.QUICK.classifier
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_url_hash_domains_refuses_a_bad_site_size(tiny_corpus, bad):
+    with pytest.raises(ValueError, match="pages_per_domain must be an int >= 1"):
+        url_hash_domains(tiny_corpus, pages_per_domain=bad)

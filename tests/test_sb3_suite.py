@@ -13,12 +13,13 @@ pytest.importorskip("sb3_contrib")
 
 from gym_crawl.agents.base import Agent
 from gym_crawl.benchmarks import sb3_suite, suite
+from gym_crawl.tasks import tasks_for, topic_of
 
 
 @pytest.fixture(scope="module")
 def tiny_tasks(tiny_corpus):
     c = tiny_corpus
-    tasks = suite._tasks_for(c, "tiny", ("near",), min_pages=25, near_budget=15)
+    tasks = tasks_for(c, "tiny", ("near",), min_pages=25, near_budget=15)
     train = [t for t in tasks if t.split == "train"]
     test = [t for t in tasks if t.split == "test"]
     assert train and test
@@ -57,7 +58,7 @@ def test_task_sampler_is_seeded(tiny_tasks):
     c, train, _ = tiny_tasks
     import gymnasium as gym
 
-    triples = [(t.label, suite._topic(c, t), list(t.seeds)) for t in train]
+    triples = [(t.label, topic_of(c, t), list(t.seeds)) for t in train]
 
     def topics(seed):
         env = sb3_suite.TaskSampler(gym.make("WikiCrawl-v1", corpus=c, reward="labels", max_episode_steps=5), triples)

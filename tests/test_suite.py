@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from gym_crawl.benchmarks import suite
+from gym_crawl.tasks import split_labels, tasks_for
 
 
 def test_split_is_fixed_by_the_name():
@@ -17,17 +18,17 @@ def test_split_is_fixed_by_the_name():
     assert a == [suite.is_test_topic(x) for x in labels]
     assert 10 < sum(a) < 30  # about a third held out
     # the split of a label never depends on the others
-    assert suite._split(labels)["subject.topic7"] == ("test" if suite.is_test_topic("subject.topic7") else "train")
+    assert split_labels(labels)["subject.topic7"] == ("test" if suite.is_test_topic("subject.topic7") else "train")
 
 
 def test_split_never_leaves_a_side_empty():
     for labels in (["a", "b"], ["x.y", "x.z", "w"]):
-        sp = suite._split(labels)
+        sp = split_labels(labels)
         assert set(sp.values()) == {"train", "test"}
 
 
 def test_tasks_near_size_far(tiny_corpus):
-    tasks = suite._tasks_for(tiny_corpus, "t", ("near", "size", "far"), min_pages=25, near_budget=50, far_budget=70)
+    tasks = tasks_for(tiny_corpus, "t", ("near", "size", "far"), min_pages=25, near_budget=50, far_budget=70)
     labs = {t.label for t in tasks}
     assert labs == {"subject.geo", "subject.med", "subject.art", "subject.gen"}
     indeg = tiny_corpus.in_degree()

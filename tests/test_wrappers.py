@@ -132,6 +132,26 @@ def test_topic_sampler_seeded_and_overridable(tiny_corpus):
         TopicSampler(gym.make("WikiCrawl-v1", corpus=tiny_corpus), ["no-such-topic-xyz"])
 
 
+def test_topic_sampler_draws_seed_pages_with_the_topic_and_counts(tiny_corpus):
+    base = gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_episode_steps=5)
+    seeds = [[tiny_corpus.titles[3]], [tiny_corpus.titles[7]]]
+    env = TopicSampler(base, ["geology", "poetry"], seeds=seeds, names=["g", "p"], salt=7)
+    from gym_crawl.crawl.state import VISITED
+
+    for i in range(12):
+        _, info = env.reset(seed=i)
+        k = ["geology", "poetry"].index(env.last_topic)
+        assert env.unwrapped.state.status[tiny_corpus.page_id(seeds[k][0])] == VISITED
+    assert sum(env.counts.values()) == 12 and set(env.counts) == {"g", "p"}
+    again = TopicSampler(gym.make("WikiCrawl-v1", corpus=tiny_corpus, max_episode_steps=5), ["geology", "poetry"],
+                         seeds=seeds, names=["g", "p"], salt=7)
+    for i in range(12):
+        again.reset(seed=i)
+    assert again.counts == env.counts
+    with pytest.raises(ValueError, match="seeds must have one entry per topic"):
+        TopicSampler(base, ["geology", "poetry"], seeds=seeds[:1])
+
+
 def test_same_seed_same_trajectory(tiny_corpus):
     def run(kind, **kw):
         env = _env(tiny_corpus, kind, max_episode_steps=30, **kw)

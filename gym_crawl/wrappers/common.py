@@ -1,10 +1,12 @@
 """What every scoring wrapper shares: finding the crawl env under wrappers, and per-episode topics.
 
-:class:`TopicSampler` draws the episode's topic from a list at every ``reset`` that does not name
-one (``options={"topic": ...}`` still wins), so one vectorized env trains across topics.
+:class:`TopicSampler` draws the episode's topic (and optionally its seed pages) from a list at every
+``reset`` that does not name one (``options={"topic": ...}`` still wins), so one vectorized env trains
+across topics or tasks.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -25,36 +27,52 @@ def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
 
 
 class TopicSampler(gym.Wrapper, RecordConstructorArgs):
-    """Pick each episode's topic from ``topics`` when ``reset`` is not given one.
+    """Pick each episode's topic (and its seed pages) from ``topics`` when ``reset`` is not given one.
 
     Args:
         env: a (wrapped) WikiCrawl-v1 env.
         topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
-            label prefixes, …); validated here.
+            label prefixes, :class:`~gym_crawl.relevance.Topic` objects, …); validated here.
         mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
             ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
             restarting at the first topic when a seed is given.
+        seeds: per topic, the seed pages of its episodes (a list of titles/ids; default: the topic's own).
+        names: per topic, the name :attr:`counts` records (default: the topic spec, or its ``name``).
+        salt: mixed into the generator's seed (``default_rng([seed, salt])``), so two samplers seeded
+            alike can draw different sequences.
+
+    :attr:`counts` records how often each topic was drawn; :attr:`last_topic` is the last one.
     """
 
-    def __init__(self, env: gym.Env, topics: Sequence[str], mode: str = "random"):
-        RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode)
+    def __init__(self, env: gym.Env, topics: Sequence[Any], mode: str = "random", *,
+                 seeds: Sequence[Sequence[Any]] | None = None, names: Sequence[str] | None = None,
+                 salt: int = 0x70C1C):
+        RecordConstructorArgs.__init__(self, topics=list(topics), mode=mode, seeds=seeds, names=names, salt=salt)
         gym.Wrapper.__init__(self, env)
         if not topics:
             raise ValueError("TopicSampler needs at least one topic")
         if mode not in ("random", "cycle"):
             raise ValueError(f"mode must be 'random' or 'cycle', got {mode!r}")
+        for arg, val in (("seeds", seeds), ("names", names)):
+            if val is not None and len(val) != len(topics):
+                raise ValueError(f"{arg} must have one entry per topic ({len(topics)}), got {len(val)}")
         base = crawl_env_of(env)
         for t in topics:
             base.check_topic(t)  # raises with the corpus' known topics
         self.topics = list(topics)
+        self.seeds = None if seeds is None else [list(s) for s in seeds]
+        self.names = ([str(n) for n in names] if names is not None
+                      else [t if isinstance(t, str) else str(getattr(t, "name", t)) for t in self.topics])
         self.mode = mode
+        self.salt = int(salt)
         self._rng = np.random.default_rng()
         self._next = 0
-        self.last_topic: str | None = None
+        self.last_topic: Any = None
+        self.counts: Counter[str] = Counter()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         if seed is not None:
-            self._rng = np.random.default_rng([int(seed), 0x70C1C])
+            self._rng = np.random.default_rng([int(seed), self.salt])
             self._next = 0
         options = dict(options or {})
         if options.get("topic") is None:
@@ -64,5 +82,8 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
             else:
                 i = int(self._rng.integers(len(self.topics)))
             options["topic"] = self.topics[i]
+            if self.seeds is not None:
+                options["seeds"] = self.seeds[i]
+            self.counts[self.names[i]] += 1
         self.last_topic = options["topic"]
         return self.env.reset(seed=seed, options=options)

@@ -1,0 +1,103 @@
+"""Agent variants: a registered agent with its own option defaults, env defaults and evaluation options.
+
+A variant lets a paper learner run on a content-bearing feature set without changing its
+paper-faithful defaults. Every entry of :data:`VARIANTS` is a registered agent name::
+
+    agent = make_agent("lfa-sync+content")          # LFASyncAgent(alpha=0.01), variant "lfa-sync+content"
+    env = make_env_for(agent, corpus=...)           # features="transferable" from the variant
+    greedy = make_agent("lfa-sync+content", **eval_config_of("lfa-sync+content"))
+
+The variant's class is a subclass of its base agent's class that only changes ``env_defaults`` and the
+default options; its ``name`` stays the base agent's (some agents select their update rule by name),
+and :attr:`variant` holds the variant's name. A saved variant agent loads as its base agent with the
+same options.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EVAL_CONFIG", "VARIANTS", "Variant", "eval_config_of", "resolve_variant", "variant_class"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A registered agent with its own options.
+
+    :param agent: the base agent's registered name.
+    :param config: option defaults (the caller's options win).
+    :param env: env keyword defaults added to the base agent's ``env_defaults``.
+    :param eval_config: options of the copy that is evaluated after training (e.g. ``epsilon=0``).
+    :param doc: one line for listings.
+    """
+
+    agent: str
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    env: dict[str, Any] = dataclasses.field(default_factory=dict)
+    eval_config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    doc: str = ""
+
+
+#: variant name -> :class:`Variant`. The paper learners on the ``transferable`` feature set (topic-relative
+#: columns: Han's relevance tiles and values, TRES's local path/keyword columns, link-text and parent vectors
+#: times the topic vector), so weights learned on train topics apply to test topics; α = 0.01 (Han's 0.001
+#: barely moves w in 46 training episodes of 100 steps with a 0/1 reward); greedy (ε = 0) evaluation.
+VARIANTS: dict[str, Variant] = {
+    "lfa-sync+content": Variant("lfa-sync", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
+                                "Han 2018 synchronous LFA over the transferable content features"),
+    "lfa-async+content": Variant("lfa-async", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
+                                 "Han 2018 asynchronous LFA over the transferable content features"),
+    "td-lambda+content": Variant("td-lambda", {"inputs": "content"}, {}, {"epsilon": 0.0},
+                                 "Grigoriadis TD(λ) page-value crawler over topic-relative page content "
+                                 "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
+    "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
+                            "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
+}
+
+#: evaluation-time options of plain registered agents that explore while training
+EVAL_CONFIG: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
+
+
+def resolve_variant(name: str) -> Variant:
+    """The :class:`Variant` an agent name stands for (a plain registered name: itself, no overrides, its
+    :data:`EVAL_CONFIG`)."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    return Variant(name, {}, {}, EVAL_CONFIG.get(name, {}))
+
+
+def eval_config_of(name: str) -> dict[str, Any]:
+    """The options of the evaluated copy of agent ``name`` (see :attr:`Variant.eval_config`)."""
+    return dict(resolve_variant(name).eval_config)
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def variant_class(name: str) -> type:
+    """The Agent subclass registered as variant ``name`` (built on first use; ``KeyError`` listing the
+    variants when ``name`` is none)."""
+    if name not in VARIANTS:
+        raise KeyError(f"unknown agent variant {name!r}; known: {sorted(VARIANTS)}")
+    if name not in _CLASSES:
+        from gym_crawl.agents.base import agent_class
+
+        v = VARIANTS[name]
+        base = agent_class(v.agent)
+        defaults = dict(v.config)
+
+        def __init__(self: Any, **config: Any) -> None:
+            base.__init__(self, **{**defaults, **config})
+
+        _CLASSES[name] = type(base.__name__ + "Variant", (base,), {
+            "__init__": __init__, "__doc__": v.doc, "__module__": __name__, "variant": name,
+            "env_defaults": {**getattr(base, "env_defaults", {}), **v.env}})
+    return _CLASSES[name]
+
+
+def __getattr__(attr: str) -> Any:
+    """``gym_crawl.agents.variants:<variant name>`` — the lazy registry target of every variant."""
+    if attr in VARIANTS:
+        return variant_class(attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")

@@ -1,0 +1,177 @@
+"""Task sets: named lists of crawl tasks over a corpus, each task on a fixed side of a train/test split.
+
+A :class:`Task` is (label topic of a corpus, seed pages, page budget, split). A task set is built from
+its corpus by a builder registered in :data:`TASK_SETS`:
+
+``ws-100``     Wikispeedia categories with >= 25 labelled pages; seed = the category's most in-linked
+               member with out-links; budget 100.
+``ws-size``    the same categories and seeds; budget = the category's size.
+``ws-far``     the same categories; seed = the most in-linked page *outside* the category; budget 200.
+``hard``       the ``synthetic-hard`` corpus (uninformative link text): its labels with >= 25 pages,
+               most in-linked member, budget 100.
+``hard-100k``  the same on ``synthetic-hard-100000``.
+``docs-web``   the ``docs-web`` corpus (see :mod:`gym_crawl.tasks.docs_web`): a near and a far task per
+               section label, split by site.
+
+**Split**: a task's topic is a *test* topic when ``sha256(label) mod 3 == 0``, else a *train* topic —
+fixed, independent of agents and runs (if one side would be empty, the label with the smallest hash
+moves there). Ties between candidate seed pages go to the lowest page id.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.tasks import docs_web
+from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
+
+__all__ = ["TASK_SETS", "Task", "TaskSet", "TaskSetDef", "build_task_sets", "is_test_topic", "labelled_tasks",
+           "load_task_corpus", "split_labels", "tasks_for", "topic_of"]
+
+
+@dataclass(frozen=True)
+class TaskSetDef:
+    """How a task set is built.
+
+    :param corpus: the corpus spec (``None``: the caller's Wikispeedia spec).
+    :param build: ``build(corpus, set_name, min_pages=, near_budget=, far_budget=, max_tasks=)`` → tasks;
+        ``near_budget``/``far_budget`` are ``None`` for the set's own budgets.
+    :param doc: one line for listings.
+    """
+
+    corpus: str | None
+    build: Callable[..., list[Task]]
+    doc: str = ""
+
+
+def split_labels(labels: Sequence[str]) -> dict[str, str]:
+    """``{label: "train" | "test"}`` by :func:`is_test_topic`, with both sides non-empty when >= 2 labels."""
+    split = {lab: "test" if is_test_topic(lab) else "train" for lab in labels}
+    for side in ("train", "test"):
+        if len(labels) >= 2 and side not in split.values():
+            lab = min(labels, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
+            split[lab] = side
+    return split
+
+
+def tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int, near_budget: int = 100,
+              far_budget: int = 200, max_tasks: int | None = None) -> list[Task]:
+    """Tasks of every label of ``corpus`` with >= ``min_pages`` pages and a topic vector, one per ``kinds``
+    entry: ``"near"`` (most in-linked member, ``near_budget``), ``"size"`` (same seed, budget = label size),
+    ``"far"`` (most in-linked page outside the label, ``far_budget``). ``max_tasks`` keeps the first half
+    train / half test tasks in label order."""
+    from gym_crawl.relevance.topic import resolve_topic
+
+    indeg = corpus.in_degree()
+    out_deg = corpus.out_degree()
+    cats = labelled_tasks(corpus, min_pages)
+    split = split_labels([lab for lab, _ in cats])
+    tasks: list[Task] = []
+    for lab, members in cats:
+        try:
+            resolve_topic(lab, corpus)
+        except KeyError:  # no word of the label's last component is in the vocabulary: no topic vector
+            continue
+        cand = members[out_deg[members] > 0]
+        if len(cand) == 0:
+            continue
+        near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
+        inside = np.zeros(corpus.n_pages, bool)
+        inside[members] = True
+        outside = np.flatnonzero(~inside & (out_deg > 0))
+        far = int(outside[np.lexsort((outside, -indeg[outside]))[0]])
+        for kind in kinds:
+            seed, budget = {"near": (near, near_budget), "size": (near, len(members)), "far": (far, far_budget)}[kind]
+            budget = max(1, min(budget, corpus.n_pages - 1))
+            tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split[lab]))
+    return keep_first(tasks, max_tasks)
+
+
+def _label_sets(kinds: tuple[str, ...]) -> Callable[..., list[Task]]:
+    def build(corpus: Any, set_name: str, *, min_pages: int, near_budget: int | None, far_budget: int | None,
+              max_tasks: int | None) -> list[Task]:
+        return tasks_for(corpus, set_name, kinds, min_pages, near_budget=near_budget or 100,
+                         far_budget=far_budget or 200, max_tasks=max_tasks)
+
+    return build
+
+
+def _docs_web_set(corpus: Any, set_name: str, *, min_pages: int, near_budget: int | None, far_budget: int | None,
+                  max_tasks: int | None) -> list[Task]:
+    return docs_web.docs_web_tasks(corpus, set_name, min_pages=min_pages,
+                                   near_budget=near_budget or docs_web.NEAR_BUDGET,
+                                   far_budget=far_budget or docs_web.FAR_BUDGET, max_tasks=max_tasks)
+
+
+#: task set name -> :class:`TaskSetDef`; add a set with ``TASK_SETS[name] = TaskSetDef(...)``
+TASK_SETS: dict[str, TaskSetDef] = {
+    "ws-100": TaskSetDef(None, _label_sets(("near",)), "Wikispeedia categories, most in-linked member, budget 100"),
+    "ws-size": TaskSetDef(None, _label_sets(("size",)), "Wikispeedia categories, budget = category size"),
+    "ws-far": TaskSetDef(None, _label_sets(("far",)), "Wikispeedia categories, seed outside the category, budget 200"),
+    "hard": TaskSetDef("synthetic-hard", _label_sets(("near",)), "synthetic-hard labels, budget 100"),
+    "hard-100k": TaskSetDef("synthetic-hard-100000", _label_sets(("near",)),
+                            "synthetic-hard-100000 labels, budget 100"),
+    "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site"),
+}
+
+
+def load_task_corpus(spec: str) -> Any:
+    """``load_corpus(spec)``; ``"docs-web"`` is the compiled docs-web corpus (:func:`docs_web.load_docs_web`)."""
+    if spec == "docs-web":
+        from gym_crawl.tasks.docs_web import load_docs_web
+
+        return load_docs_web()
+    from gym_crawl.corpus import load_corpus
+
+    return load_corpus(spec)
+
+
+def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", min_pages: int = 25,
+                    quick_budget: int | None = None, max_tasks: int | None = None,
+                    load: Callable[[str], Any] = load_task_corpus) -> tuple[list[TaskSet], dict[str, Any]]:
+    """The named task sets and the corpora they use (``{spec: Corpus}``).
+
+    :param names: names of :data:`TASK_SETS`; an unknown name is a ``ValueError`` listing the known ones.
+    :param wikispeedia: the corpus spec of the ``ws-*`` sets.
+    :param min_pages: labels with fewer pages are no topic.
+    :param quick_budget: caps every task's budget (and replaces the near/far budgets).
+    :param max_tasks: keep at most this many tasks per set (half train, half test).
+    :param load: ``spec -> Corpus``. A set whose corpus does not load is returned empty, with a note.
+    """
+    corpora: dict[str, Any] = {}
+    sets: list[TaskSet] = []
+    for name in names:
+        if name not in TASK_SETS:
+            raise ValueError(f"unknown task set {name!r}; known: {sorted(TASK_SETS)}")
+        d = TASK_SETS[name]
+        spec = d.corpus if d.corpus is not None else str(wikispeedia)
+        try:
+            if spec not in corpora:
+                corpora[spec] = load(spec)
+        except (ValueError, KeyError, FileNotFoundError, TypeError) as e:
+            sets.append(TaskSet(name, spec, [], note=f"skipped: corpus {spec!r} is not available here ({e})"))
+            continue
+        tasks = d.build(corpora[spec], name, min_pages=min_pages, near_budget=quick_budget, far_budget=quick_budget,
+                        max_tasks=max_tasks)
+        if quick_budget is not None:
+            tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
+        note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
+        if name == "docs-web" and tasks:
+            note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
+                                                                    if t.split == "test"}))
+        sets.append(TaskSet(name, spec, tasks, note))
+    return sets, corpora
+
+
+def topic_of(corpus: Any, task: Task) -> Any:
+    """The task's :class:`~gym_crawl.relevance.topic.Topic`: its label's topic, named by the label's last
+    components, with the task's seed pages."""
+    from gym_crawl.relevance.topic import resolve_topic
+
+    t = resolve_topic(task.label, corpus)
+    return dataclasses.replace(t, name=task.label.split(".", 1)[-1], seeds=task.seeds)
