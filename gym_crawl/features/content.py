@@ -576,7 +576,7 @@ def tres_local(n_categories: int = 4) -> TresLocalFeatures:
 
 
 def hashed_transferable(n_categories: int = 4) -> HashedContentFeatures:
-    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the issue-10 learners use)."""
+    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use)."""
     return HashedContentFeatures(n_categories, dense=transferable(n_categories), name="hashed-transferable")
 
 
