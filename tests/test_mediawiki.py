@@ -465,7 +465,6 @@ def test_load_corpus_simplewiki_dispatch(monkeypatch):
 
 def test_simplewiki_download_offline_mirror(tmp_path, monkeypatch, multistream):
     """The whole download → verify → compile path against a file:// mirror (no network here)."""
-    pytest.importorskip("gym_crawl.corpus.download")
     date = "20990101"
     mirror = tmp_path / "mirror"
     dump, index = make_multistream(_need(LTG), mirror / date, date=date, wiki="simplewiki")
@@ -513,12 +512,10 @@ def test_wikitext_nesting_and_markup():
 # ---------------------------------------------------------------- the env
 
 def test_env_crawls_ltgwiki(tmp_path, monkeypatch):
-    gym = pytest.importorskip("gymnasium")
-    try:
-        import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
-        import gym_crawl.envs  # noqa: F401
-    except ImportError as e:
-        pytest.skip(f"gym_crawl.envs not available yet: {e}")
+    import gymnasium as gym
+
+    import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
+
     monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
     env = gym.make("WikiCrawl-v0", corpus=str(_need(LTG)), topic="latgola", seeds=["Latgola"],
                    max_episode_steps=150)
