@@ -1,7 +1,8 @@
 """Build a whole scoring stack in one call: :func:`make_scoring_env`."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 
