@@ -60,11 +60,12 @@ def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **over
     import gym_crawl  # noqa: F401  (registers the env ids)
 
     kwargs = env_kwargs_for(agent, **overrides)
-    if env_id == gym_crawl.ENV_ID_V0:
+    if env_id in (gym_crawl.ENV_ID_V0, gym_crawl.ENV_ID):
         # The paper reproductions pin the first release's id on purpose (its default reward is
-        # han2018 for every topic); Gymnasium's "out of date" warning would repeat at every make.
+        # han2018 for every topic), and every caller that names its corpus builds WikiCrawl-v1 (the
+        # default task WikiCrawl-v2 only changes defaults); Gymnasium's "out of date" warning would
+        # repeat at every make.
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=f".*{gym_crawl.ENV_ID_V0} is out of date",
-                                    category=DeprecationWarning)
+            warnings.filterwarnings("ignore", message=f".*{env_id} is out of date", category=DeprecationWarning)
             return gym.make(env_id, **kwargs)
     return gym.make(env_id, **kwargs)

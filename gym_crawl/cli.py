@@ -1,6 +1,7 @@
 """The ``gym-crawl`` command (also ``python -m gym_crawl``).
 
-Sub-commands: ``crawl`` (run agents, print a summary table, write a PNG curve; ``--live URL ...``: one
+Sub-commands: ``eval`` (agents × a task set × seeds → normalized scores on its test topics next to random,
+best-first and oracle), ``crawl`` (run agents, print a summary table, write a PNG curve; ``--live URL ...``: one
 agent as a polite crawler of real sites, recorded to WARC), ``download``
 (fetch a real corpus into the cache), ``corpus info`` / ``corpus compile``, ``agents`` (list),
 ``bench NAME`` (a benchmark of ``benchmarks/``), ``train`` (Stable-Baselines3 training) and ``serve`` (a
@@ -177,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
                                                      "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
+
+    e = sub.add_parser("eval", help="agents x a task set x seeds: normalized scores on its test topics next to "
+                                    "random, best-first and oracle (see `gym-crawl eval --help`)", add_help=False)
+    e.add_argument("args", nargs=argparse.REMAINDER)
 
     t = sub.add_parser("train", help="train a Stable-Baselines3 agent, or Ray RLlib with --backend rllib "
                                      "(see `gym-crawl train --help`)", add_help=False)
@@ -396,13 +401,21 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "eval":
+        from gym_crawl.benchmarks._evaluate import main as eval_main
+
+        try:
+            return int(eval_main(argv[1:]) or 0)
+        except (ValueError, KeyError, FileNotFoundError) as e:
+            print(f"gym-crawl eval: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
+            return 2
     if argv and argv[0] == "train":
         from gym_crawl.agents.rllib_train import main as rllib_main
         from gym_crawl.agents.rllib_train import requested_backend
 
         if requested_backend(argv[1:]) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
             return int(rllib_main(argv[1:]) or 0)
-        from gym_crawl.agents.sb3_train import main as train_main
+        from gym_crawl.benchmarks._train_report import main as train_main
 
         return int(train_main(argv[1:]) or 0)
     args = build_parser().parse_args(argv)

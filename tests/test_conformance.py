@@ -69,9 +69,10 @@ def _assert_info_keys(info: dict, action: str = "slot") -> None:
 
 @pytest.mark.parametrize("reducer,features,reward", COMBOS, ids=["-".join(c) for c in COMBOS])
 def test_env_conforms(tiny_corpus, reducer, features, reward):
+    checked = _make(tiny_corpus, reducer, features, reward).unwrapped  # built first: v2 is the newer default id
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(_make(tiny_corpus, reducer, features, reward).unwrapped, skip_render_check=True)
+        check_env(checked, skip_render_check=True)
     # passive checker (gym.make's default) over a rollout + documented info keys everywhere
     env = _make(tiny_corpus, reducer, features, reward)
     run_a = _rollout(env, seed=5)

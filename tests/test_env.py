@@ -29,17 +29,19 @@ def test_registered_both_ways(tiny_corpus):
 def test_gymnasium_check_env(tiny_corpus):
     from gymnasium.utils.env_checker import check_env
 
+    env = make(tiny_corpus).unwrapped  # built first: Gymnasium notes that WikiCrawl-v2 is the newer default
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(make(tiny_corpus).unwrapped, skip_render_check=False)
+        check_env(env, skip_render_check=False)
 
 
 def test_sb3_check_env(tiny_corpus):
     from stable_baselines3.common.env_checker import check_env
 
+    env = make(tiny_corpus).unwrapped  # built first: Gymnasium notes that WikiCrawl-v2 is the newer default
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_env(make(tiny_corpus).unwrapped, warn=True)
+        check_env(env, warn=True)
     # The one justified warning: "candidates" is (K, d) on purpose — rows are candidates that a
     # shared scoring network reads row by row (agents.sb3_policies); MultiInputPolicy flattens it.
     msgs = [str(w.message) for w in caught]

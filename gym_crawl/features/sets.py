@@ -240,6 +240,8 @@ FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
 FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
+FEATURE_SETS.register("crawler", "gym_crawl.features.crawler:CrawlerFeatures",
+                      "host (same host, fetched / relevant per host), depth and sibling statistics of a link")
 # content-bearing feature sets: link-text / parent page / topic vectors and hashed link tokens
 for _name, _attr, _doc in [
     ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),

@@ -27,13 +27,22 @@ def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
     return base
 
 
+def _topic_name(t: Any) -> str:
+    """The name :attr:`TopicSampler.counts` records for a topic spec, a task dict or a Topic."""
+    if isinstance(t, dict):
+        t = t["topic"]
+    return t if isinstance(t, str) else str(getattr(t, "name", t))
+
+
 class TopicSampler(gym.Wrapper, RecordConstructorArgs):
     """Pick each episode's topic (and its seed pages) from ``topics`` when ``reset`` is not given one.
 
     Args:
         env: a (wrapped) WikiCrawl-v1 env.
         topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
-            label prefixes, :class:`~gym_crawl.relevance.Topic` objects, …); validated here.
+            label prefixes, :class:`~gym_crawl.relevance.Topic` objects, …), or tasks ``{"topic": spec,
+            "seeds": [title, ...]}`` (a topic crawled from its own seed pages, as the task sets' tasks);
+            validated here.
         mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
             ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
             restarting at the first topic when a seed is given.
@@ -59,11 +68,16 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
                 raise ValueError(f"{arg} must have one entry per topic ({len(topics)}), got {len(val)}")
         base = crawl_env_of(env)
         for t in topics:
-            base.check_topic(t)  # raises with the corpus' known topics
+            if isinstance(t, dict):
+                if "topic" not in t or set(t) - {"topic", "seeds"}:
+                    raise ValueError(f"a task must be {{'topic': spec, 'seeds': [...]}}, got {t!r}")
+                base.check_topic(t["topic"])
+            else:
+                base.check_topic(t)  # raises with the corpus' known topics
         self.topics = list(topics)
         self.seeds = None if seeds is None else [list(s) for s in seeds]
         self.names = ([str(n) for n in names] if names is not None
-                      else [t if isinstance(t, str) else str(getattr(t, "name", t)) for t in self.topics])
+                      else [_topic_name(t) for t in self.topics])
         self.mode = mode
         self.salt = int(salt)
         self._rng = np.random.default_rng()
@@ -82,7 +96,13 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
                 self._next += 1
             else:
                 i = int(self._rng.integers(len(self.topics)))
-            options["topic"] = self.topics[i]
+            item = self.topics[i]
+            if isinstance(item, dict):
+                options["topic"] = item["topic"]
+                if item.get("seeds") and options.get("seeds") is None:
+                    options["seeds"] = list(item["seeds"])
+            else:
+                options["topic"] = item
             if self.seeds is not None:
                 options["seeds"] = self.seeds[i]
             self.counts[self.names[i]] += 1

@@ -1,6 +1,7 @@
 """Build a whole scoring stack in one call: :func:`make_scoring_env`."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +37,9 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     import gym_crawl  # noqa: F401  (registers WikiCrawl-v1)
 
     action = "slot" if kind == "discrete" else "page"
-    env: gym.Env = gym.make("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
+    with warnings.catch_warnings():  # v1 is this factory's env on purpose (the corpus is always named)
+        warnings.filterwarnings("ignore", message=".*WikiCrawl-v1 is out of date", category=DeprecationWarning)
+        env: gym.Env = gym.make("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
     if topics:
         env = TopicSampler(env, topics, mode=topic_mode)
     if kind == "discrete":

@@ -1,0 +1,163 @@
+"""``gym-crawl train`` (Stable-Baselines3 backend): train on a task set's train topics, report on its test topics.
+
+By default the run uses the default task's set (``hard``: the ``synthetic-hard`` web, labels as reward, each
+task's own seed page and budget): every training episode draws a *train* task, TensorBoard gets the held-out
+reward every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task
+(``--eval-episodes`` times) and is printed next to ``random``, ``best-first`` and ``oracle`` on the same tasks:
+pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI. The
+figures also go to ``<out>/report.json``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without
+``--task-set`` train as before (named topics from their main pages, no baseline table).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl._io import atomic_write_json
+
+__all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
+
+_TOPIC_FLAGS = ("--train-topics", "--eval-topics", "--corpus")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import gym_crawl
+    from gym_crawl.agents.sb3_train import build_parser as sb3_parser
+
+    p = sb3_parser()
+    p.description = __doc__.split("\n\n")[0]
+    g = p.add_argument_group("task set (the default unless --train-topics, --eval-topics or --corpus is given)")
+    g.add_argument("--task-set", default=None,
+                   help=f"train on this set's train tasks and report on its test tasks (default "
+                        f"{gym_crawl.V2_TASK_SET!r}, the default task WikiCrawl-v2's); 'none': named topics only")
+    g.add_argument("--max-tasks", type=int, default=None, help="at most this many tasks (half train, half test)")
+    g.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
+    g.add_argument("--baseline-seeds", type=int, default=3, help="seeds of the random baseline per test task")
+    return p
+
+
+def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispeedia: str | None = None,
+                   eval_freq_given: bool = False) -> list[Any]:
+    """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3_train.TrainConfig`) at task set ``name``: its corpus, label
+    reward, train tasks for training, test tasks for evaluation, the tasks' budget; returns the test tasks."""
+    from gym_crawl.benchmarks import suite
+
+    sets, _ = suite.build_task_sets([name], wikispeedia=wikispeedia or str(suite.DEFAULT_WIKISPEEDIA),
+                                    max_tasks=max_tasks)
+    ts = sets[0]
+    train = [t for t in ts.tasks if t.split == "train"]
+    test = [t for t in ts.tasks if t.split == "test"]
+    if not train or not test:
+        raise ValueError(f"--task-set {name!r} has no train or no test tasks here: {ts.note or 'too few labels'}")
+    budgets = {t.budget for t in ts.tasks}
+    if len(budgets) != 1:
+        raise ValueError(f"--task-set {name!r} mixes budgets {sorted(budgets)}; one training run needs one budget")
+    cfg.corpus = ts.corpus_spec
+    cfg.reward = "labels"
+    cfg.max_episode_steps = budgets.pop()
+    cfg.train_topics = [{"topic": t.label, "seeds": list(t.seeds)} for t in train]
+    cfg.eval_topics = [{"topic": t.label, "seeds": list(t.seeds)} for t in test]
+    if not eval_freq_given:
+        cfg.eval_freq = max(cfg.timesteps // 5, 1)
+    return test
+
+
+def baseline_runs(cfg: Any, tasks: list[Any], seeds: int) -> dict[str, np.ndarray]:
+    """Relevant pages found by ``random`` (``seeds`` seeds), ``best-first`` and ``oracle`` on each task:
+    ``{agent: (runs, tasks)}`` (the two seed-independent crawls run once)."""
+    from gym_crawl.agents import make_agent, make_env_for, run_episode
+    from gym_crawl.corpus import load_corpus
+
+    corpus = load_corpus(cfg.corpus)
+    out: dict[str, np.ndarray] = {}
+    for name, n in (("random", seeds), ("best-first", 1), ("oracle", 1)):
+        agent = make_agent(name)
+        env = make_env_for(agent, corpus=corpus, reward=cfg.reward, max_episode_steps=cfg.max_episode_steps,
+                           topic=tasks[0].label, seeds=list(tasks[0].seeds))
+        m = np.zeros((n, len(tasks)))
+        for j, t in enumerate(tasks):
+            for s in range(n):
+                m[s, j] = run_episode(env, agent, seed=s, options={"topic": t.label, "seeds": list(t.seeds)}
+                                      ).relevant_found
+        env.close()
+        out[name] = m
+    return out
+
+
+def report(found: dict[str, np.ndarray], reps: int = 2000) -> dict[str, dict[str, Any]]:
+    """Pages found ``{agent: (runs, tasks)}`` → per agent: mean found, normalized IQM, its 95 % CI and mean."""
+    from gym_crawl.benchmarks.suite import iqm_ci
+
+    lo, hi = found["random"].mean(axis=0), found["oracle"].mean(axis=0)
+    keep = hi > lo
+    out = {}
+    for a, m in found.items():
+        z = (m[:, keep] - lo[keep]) / (hi[keep] - lo[keep])
+        iqm, c0, c1 = iqm_ci(z, reps=reps)
+        out[a] = {"mean_found": float(m.mean()), "iqm": iqm, "ci": [c0, c1], "mean": float(z.mean()),
+                  "tasks": int(keep.sum())}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    import gym_crawl
+    from gym_crawl.agents import sb3_train
+
+    argv = list(argv or [])
+    a = build_parser().parse_args(argv)
+    named = any(arg.split("=")[0] in _TOPIC_FLAGS for arg in argv)
+    set_name = a.task_set if a.task_set is not None else (None if named else gym_crawl.V2_TASK_SET)
+    if set_name == "none":
+        set_name = None
+    try:
+        cfg = sb3_train.config_from_args(a)
+        test = []
+        if set_name:
+            test = apply_task_set(cfg, set_name, max_tasks=a.max_tasks, wikispeedia=a.wikispeedia,
+                                  eval_freq_given=any(arg.startswith("--eval-freq") for arg in argv))
+        cfg.validate()
+    except ValueError as e:
+        print(f"gym-crawl train: error: {e}")
+        return 2
+    if not set_name:
+        return sb3_train.main(argv)
+    if cfg.progress_bar:
+        try:
+            import rich  # noqa: F401
+            import tqdm  # noqa: F401
+        except ImportError:
+            cfg.progress_bar = False
+    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    print(f"task set {set_name} ({cfg.corpus}): {len(cfg.train_topics)} train tasks, {len(test)} test tasks, "
+          f"budget {cfg.max_episode_steps}")
+    res = sb3_train.train(cfg)
+    rows = res.evaluation["eval"]
+    n_ep = max(1, cfg.eval_episodes)
+    trained = np.zeros((n_ep, len(test)))
+    for i, r in enumerate(rows):  # the eval env cycles through the test tasks in order
+        trained[i // len(test), i % len(test)] = r["relevant_found"]
+    t0 = time.perf_counter()
+    found = {f"trained {cfg.algo}": trained, **baseline_runs(cfg, test, a.baseline_seeds)}
+    table = report(found)
+    name = f"trained {cfg.algo}"
+    print(f"{cfg.algo} ({cfg.policy}) trained {res.timesteps} steps in {res.train_seconds:.1f} s; "
+          f"test tasks ({table[name]['tasks']} with oracle > random), baselines in {time.perf_counter() - t0:.1f} s:")
+    print("| agent | mean found | normalized IQM | 95 % CI | mean |")
+    print("| --- | ---: | ---: | --- | ---: |")
+    for agent in (name, "best-first", "random", "oracle"):
+        v = table[agent]
+        print(f"| {agent} | {v['mean_found']:.1f} | {v['iqm']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | "
+              f"{v['mean']:.3f} |")
+    if trained.shape[0] == 1:
+        print("(one evaluation run of one training seed: its CI has no spread over runs; train with several --seed)")
+    atomic_write_json(Path(cfg.out) / "report.json",
+                      {"task_set": set_name, "test_tasks": [t.name for t in test], "agents": table,
+                       "found": {k: v.tolist() for k, v in found.items()}})
+    print(f"  saved {res.out / 'model.zip'}, {res.out / 'agent.npz'}, {res.out / 'report.json'}")
+    return 0

@@ -1,0 +1,65 @@
+"""``gym-crawl train`` on a task set: trains on its train tasks, evaluates on its test tasks and prints the
+trained policy next to random, best-first and oracle (SB3 backend, tiny budgets)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gym_crawl.benchmarks import _train_report
+from gym_crawl.cli import main
+
+FLAGS = ["--algo", "maskable-ppo", "--timesteps", "128", "--n-envs", "1", "-K", "8", "--hidden", "8",
+         "--no-progress", "--no-tensorboard", "--checkpoint-freq", "0", "--vec", "dummy",
+         "--hyper", '{"n_steps": 64, "batch_size": 64}']
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
+    p = tmp_path_factory.mktemp("corpus") / "tiny"
+    tiny_corpus.save(p)
+    return str(p)
+
+
+def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--out", str(out),
+               "--baseline-seeds", "2", *FLAGS])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "task set ws-100" in text
+    for row in ("| trained maskable-ppo |", "| best-first |", "| random |", "| oracle |"):
+        assert row in text
+    rep = json.loads((out / "report.json").read_text())
+    cfg = json.loads((out / "config.json").read_text())
+    # trained on the train tasks, evaluated on the test tasks (disjoint labels), labels as reward, tasks' budget
+    train_labels = {t["topic"] for t in cfg["train_topics"]}
+    test_labels = {n.split("/")[0] for n in rep["test_tasks"]}
+    assert train_labels and test_labels and not train_labels & test_labels
+    assert cfg["reward"] == "labels" and cfg["max_episode_steps"] == 100 and cfg["eval_freq"] == 128 // 5
+    assert all(t["seeds"] for t in cfg["train_topics"])
+    ag = rep["agents"]
+    assert ag["oracle"]["iqm"] == pytest.approx(1.0)
+    assert len(rep["found"]["random"]) == 2 and len(rep["found"]["trained maskable-ppo"][0]) == len(test_labels)
+    assert ag["best-first"]["ci"][0] <= ag["best-first"]["iqm"] <= ag["best-first"]["ci"][1]
+
+
+def test_named_topics_keep_the_plain_trainer_and_errors_name_the_flag(corpus_dir, tmp_path, capsys):
+    rc = main(["train", "--corpus", corpus_dir, "--train-topics", "geology", "--eval-topics", "poetry",
+               "--out", str(tmp_path / "plain"), "--max-episode-steps", "20", *FLAGS])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "relevant pages / episode" in text and "| best-first |" not in text
+    assert not (tmp_path / "plain" / "report.json").exists()
+    assert main(["train", "--task-set", "nope", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
+    assert "unknown task set 'nope'" in capsys.readouterr().out
+
+
+def test_report_normalizes_by_random_and_oracle():
+    import numpy as np
+
+    found = {"random": np.array([[1.0, 2.0], [3.0, 2.0]]), "oracle": np.array([[10.0, 2.0]]),
+             "best-first": np.array([[6.0, 2.0]])}
+    rep = _train_report.report(found, reps=50)
+    assert rep["best-first"]["tasks"] == 1  # the second task has oracle == random: dropped
+    assert rep["best-first"]["iqm"] == pytest.approx(0.5) and rep["oracle"]["iqm"] == pytest.approx(1.0)
