@@ -33,7 +33,9 @@ _VICTIM = textwrap.dedent(r'''
     import gym_crawl  # noqa: F401  (registers the env, compiles nothing yet)
 
     def episode():
-        env = gym.make("WikiCrawl-v1", corpus=CORPUS, max_episode_steps=STEPS)
+        with warnings.catch_warnings():  # Gymnasium's note that WikiCrawl-v2 is the newer default id
+            warnings.filterwarnings("ignore", message=".*WikiCrawl-v1 is out of date")
+            env = gym.make("WikiCrawl-v1", corpus=CORPUS, max_episode_steps=STEPS)
         obs, info = env.reset(seed=0)
         env.unwrapped.precompute_scores(persist=True)
         rng = np.random.default_rng(0)
