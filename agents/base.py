@@ -25,9 +25,10 @@ a third-party agent plugs in with :func:`register_agent`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -123,7 +124,7 @@ class Agent:
         return path
 
     @classmethod
-    def load(cls, path: str | Path, expect: str | None = None) -> "Agent":
+    def load(cls, path: str | Path, expect: str | None = None) -> Agent:
         """Rebuild an agent saved with :meth:`save` (its registered name picks the class).
 
         The format is detected from the file's content, never guessed by trial: an agent ``.npz``

@@ -254,7 +254,8 @@ class _DDQNBase(Agent):
                     has = np.isfinite(best)
                     boot[has] = best[has]
         # the same float32 operations as the torch expression r + γ·(1 − done)·boot, in numpy
-        y = np.asarray(r, np.float32) + np.float32(self.cfg.gamma) * (np.float32(1.0) - np.asarray(done, np.float32)) * boot
+        not_done = np.float32(1.0) - np.asarray(done, np.float32)
+        y = np.asarray(r, np.float32) + np.float32(self.cfg.gamma) * not_done * boot
         return torch.from_numpy(y)
 
     def _mse_grads(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -25,7 +25,7 @@ from gym_crawl.agents.base import Agent, agent_class
 __all__ = ["make_env_for", "env_kwargs_for"]
 
 
-def _agent_attrs(agent: "Agent | str | type") -> tuple[str, bool, dict[str, Any], str]:
+def _agent_attrs(agent: Agent | str | type) -> tuple[str, bool, dict[str, Any], str]:
     if isinstance(agent, str):
         agent = agent_class(agent)
     name = getattr(agent, "name", type(agent).__name__)
@@ -33,7 +33,7 @@ def _agent_attrs(agent: "Agent | str | type") -> tuple[str, bool, dict[str, Any]
             dict(getattr(agent, "env_defaults", {}) or {}), str(name))
 
 
-def env_kwargs_for(agent: "Agent | str | type", **overrides: Any) -> dict[str, Any]:
+def env_kwargs_for(agent: Agent | str | type, **overrides: Any) -> dict[str, Any]:
     """The ``gym.make("WikiCrawl-v1", **kwargs)`` keyword arguments :func:`make_env_for` would use."""
     kind, needs_obs, defaults, name = _agent_attrs(agent)
     kw: dict[str, Any] = dict(defaults)
@@ -49,7 +49,7 @@ def env_kwargs_for(agent: "Agent | str | type", **overrides: Any) -> dict[str, A
     return kw
 
 
-def make_env_for(agent: "Agent | str | type", env_id: str = "WikiCrawl-v1", **overrides: Any) -> gym.Env:
+def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **overrides: Any) -> gym.Env:
     """``gym.make(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
 
     ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any

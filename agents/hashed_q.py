@@ -16,8 +16,8 @@ TeamHG-Memex's deep-deep (``deepdeep/qlearning.py``, ``vectorizers.py``, ``spide
 
 Here the rows are the env's ``hashed-transferable`` feature set (:mod:`gym_crawl.features.content`:
 deep-deep's link text / URL / same-domain tokens plus surrounding text and parent title, and
-topic-relative dense columns that transfer across topics), read through the env's documented accessors; ``A_{t+1}`` = the rows of
-``frontier_changes().updated`` after the fetch (the fetched page's unvisited out-links); rewards are
+topic-relative dense columns that transfer across topics), read through the env's documented accessors; ``A_{t+1}`` =
+the rows of ``frontier_changes().updated`` after the fetch (the fetched page's unvisited out-links); rewards are
 divided by ``env.max_reward``. Defaults follow deep-deep (γ 0.4, switch every 100 steps, double
 learning) except: ε = 0.1 while training (the suite evaluates with ε = 0), replay sample 32 (deep-deep
 300: our episodes are 100-1000 steps, not 10^5) and memory 5,000 experiences, and the step: one
@@ -89,7 +89,8 @@ class ExperienceReplay:
         N = sp.vstack(nxt, format="csr") if nxt else sp.csr_matrix((0, 1), dtype=np.float32)
         return {"er_lens": lens, "er_cols": np.concatenate([c for c, *_ in self.items]).astype(np.int32) if n else
                 np.zeros(0, np.int32),
-                "er_vals": np.concatenate([it[1] for it in self.items]).astype(np.float32) if n else np.zeros(0, np.float32),
+                "er_vals": (np.concatenate([it[1] for it in self.items]).astype(np.float32) if n
+                            else np.zeros(0, np.float32)),
                 "er_nlen": nlen, "er_n_indptr": N.indptr.astype(np.int64), "er_n_cols": N.indices.astype(np.int32),
                 "er_n_vals": N.data.astype(np.float32), "er_r": np.array([it[3] for it in self.items]),
                 "er_done": np.array([it[4] for it in self.items], bool), "er_pos": np.array([self.pos])}
@@ -97,7 +98,8 @@ class ExperienceReplay:
     def load(self, s: dict[str, np.ndarray], dim: int) -> None:
         lens, nlen = s["er_lens"], s["er_nlen"]
         if len(lens) > self.capacity:
-            raise ValueError(f"replay memory of {len(lens)} experiences exceeds the configured capacity {self.capacity}")
+            raise ValueError(f"replay memory of {len(lens)} experiences exceeds the configured capacity "
+                             f"{self.capacity}")
         ptr = np.concatenate([[0], np.cumsum(lens)])
         nptr = np.concatenate([[0], np.cumsum(nlen)])
         N = sp.csr_matrix((s["er_n_vals"], s["er_n_cols"], s["er_n_indptr"]), shape=(int(nptr[-1]), dim))
@@ -150,7 +152,8 @@ class HashedQAgent(_RowLearner):
     """deep-deep linear Q-learning over hashed link features (experience replay, double learning)."""
 
     name = "hashed-q"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "gamma": 0.4, "lr": 0.5, "l2": 1e-6, "batch": 32, "memory": 5_000, "switch_every": 100,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "gamma": 0.4, "lr": 0.5, "l2": 1e-6,
+                                          "batch": 32, "memory": 5_000, "switch_every": 100,
                 "double": True, "epsilon": 0.1, "prior": 4.0, "max_next": 64}
 
     def __init__(self, **config: Any):
@@ -194,7 +197,8 @@ class HashedQAgent(_RowLearner):
     def state_dict(self) -> dict[str, np.ndarray]:
         if self.w is None:
             return {}
-        return {"w": self.w.copy(), "b": np.array([self.b]), "w_target": self.w_target.copy(),  # type: ignore[union-attr]
+        return {"w": self.w.copy(), "b": np.array([self.b]),
+                "w_target": self.w_target.copy(),  # type: ignore[union-attr]
                 "b_target": np.array([self.b_target]), "t": np.array([self.t]), **self.memory.state()}
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:

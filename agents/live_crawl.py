@@ -16,6 +16,7 @@ it stopped.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import signal
 import sys
@@ -152,10 +153,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             stop["by"] = signal.Signals(signum).name
 
         for s in (signal.SIGINT, signal.SIGTERM):
-            try:
+            with contextlib.suppress(ValueError):  # not the main thread: the caller handles signals
                 old[s] = signal.signal(s, _stop)
-            except ValueError:  # not the main thread: the caller handles signals
-                pass
     show = _Progress(web, progress, progress_every) if progress is not None else None
     rec_env = _DecisionRecorder(env, web, recorder, agent)
 

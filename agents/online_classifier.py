@@ -170,7 +170,8 @@ class SparseMemory:
         self.items = [(cols[indptr[i]:indptr[i + 1]].astype(np.int32), vals[indptr[i]:indptr[i + 1]].astype(np.float32),
                        float(y[i])) for i in range(len(y))]
         if len(self.items) > self.capacity:
-            raise ValueError(f"replay memory of {len(self.items)} items exceeds the configured capacity {self.capacity}")
+            raise ValueError(f"replay memory of {len(self.items)} items exceeds the configured capacity "
+                             f"{self.capacity}")
         self.pos = int(state[f"{prefix}pos"][0])
 
 
@@ -290,7 +291,8 @@ class OnlineClassifierAgent(_RowLearner):
     """ACHE-style online link classifier: logistic regression of 'the link leads to a relevant page'."""
 
     name = "online-classifier"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "lr": 0.5, "l2": 1e-5, "batch": 16, "memory": 20_000, "balanced": True, "prior": 4.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "lr": 0.5, "l2": 1e-5, "batch": 16,
+                                          "memory": 20_000, "balanced": True, "prior": 4.0,
                 "epsilon": 0.0}
 
     def __init__(self, **config: Any):

@@ -53,7 +53,7 @@ def _pair_hash(sid, aid):
 
 @njit(cache=True, nogil=True)
 def _rows_equal(M, r, v):
-    for j in range(len(v)):
+    for j in range(len(v)):  # noqa: SIM110  (numba compiles no generator expression inside all())
         if M[r, j] != v[j]:
             return False
     return True

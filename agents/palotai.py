@@ -62,7 +62,8 @@ class PalotaiForager:
     def __init__(self, kind: str, n_pages: int, state_dim: int, rng: np.random.Generator, *,
                  alpha: float = 0.1, gamma: float = 0.9, beta: float = 0.3, weblog_size: int = 100,
                  start_size: int = 10, normalize_td: bool = False, weights: np.ndarray | None = None,
-                 weblog: tuple[np.ndarray, np.ndarray] | None = None, store: tuple[np.ndarray, np.ndarray] | None = None):
+                 weblog: tuple[np.ndarray, np.ndarray] | None = None,
+                 store: tuple[np.ndarray, np.ndarray] | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         for name, v in (("alpha", alpha), ("gamma", gamma), ("beta", beta)):
@@ -182,7 +183,8 @@ class PalotaiForager:
         weights = self.weights.copy() if self.update_ordering else None
         return PalotaiForager(self.kind, self.n_pages, self.state_dim, rng, alpha=self.alpha, gamma=self.gamma,
                               beta=self.beta, weblog_size=self.weblog_size, start_size=self.start_size,
-                              normalize_td=self.normalize_td, weights=weights, weblog=child_wl, store=(self.S, self.known))
+                              normalize_td=self.normalize_td, weights=weights, weblog=child_wl,
+                              store=(self.S, self.known))
 
 
 def make_fleet_policy(kind: str, env: Any, agent: str, rng: np.random.Generator | int = 0,

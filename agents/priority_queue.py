@@ -32,7 +32,7 @@ call, not a Python loop per link.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from numba import njit

@@ -34,7 +34,8 @@ the flat layout ``[candidates (K·d) | mask (K) | state (s)]``), :class:`Candida
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch as th

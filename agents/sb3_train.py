@@ -43,9 +43,10 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -340,8 +341,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     import torch as th
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from gym_crawl.agents.sb3_agent import SB3Agent
     from gym_crawl._io import atomic_write_json
+    from gym_crawl.agents.sb3_agent import SB3Agent
     from gym_crawl.corpus import load_corpus
     from gym_crawl.text.model import get_text_model
 

@@ -34,8 +34,8 @@ a₁, a₂, … on the agent's own crawl tree (the page each page was reached fr
 trace of an agent that walked that path (up to re-evaluating old gradients), then
 ``θ ← θ + α δ e``.
 
-Content inputs (``inputs="content"``, issue 10)
-------------------------------------------------
+Content inputs (``inputs="content"``)
+-------------------------------------
 The keyword attributes are picked from the *first* episode's topic and seeds and kept with the weights,
 so a network trained on some topics reads another topic's keywords on a new one. ``inputs="content"``
 replaces them with a topic-relative description of the fetched page's content: ``sqrt(k) · (v ⊙ t)``
@@ -248,7 +248,8 @@ class TDLambdaAgent(Agent):
             self.keywords = choose_keywords(env, seeds, self.n_keywords)
         if self.net is None:
             self.net = ValueNet(len(self.keywords), self.hidden, np.random.default_rng(self.seed))
-        if self.inputs != "content" and self._kw_env is not env:  # keyword index of this env's vocabulary (built once per env)
+        # keyword index of this env's vocabulary (built once per env)
+        if self.inputs != "content" and self._kw_env is not env:
             idx = np.full(env.n_words, -1, np.int64)
             for i, w in enumerate(self.keywords):
                 wid = env.word_id(w)
@@ -363,7 +364,8 @@ class TDLambdaAgent(Agent):
         kw = [str(s) for s in np.asarray(state["keywords"]).tolist()]
         content = bool(kw) and kw[-1] == "cos_page_topic"
         if content != (self.inputs == "content"):
-            raise ValueError(f"td-lambda: these weights were trained with inputs={'content' if content else 'keywords'!r}, "
+            raise ValueError("td-lambda: these weights were trained with "
+                             f"inputs={'content' if content else 'keywords'!r}, "
                              f"this agent has inputs={self.inputs!r}")
         W = np.asarray(state["W"], np.float64)
         if W.shape[1] != len(kw) or W.shape[0] != len(state["b"]) or W.shape[0] != len(state["v"]):

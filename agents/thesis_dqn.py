@@ -257,7 +257,8 @@ class ThesisDQNAgent(Agent):
         if int(cfg["warmup"]) < 0:
             raise ValueError(f"warmup must be >= 0, got {cfg['warmup']}")
         if not float(cfg["target_update"]) > 0:
-            raise ValueError(f"target_update must be > 0 (soft tau < 1, or a hard period >= 1), got {cfg['target_update']}")
+            raise ValueError("target_update must be > 0 (soft tau < 1, or a hard period >= 1), got "
+                             f"{cfg['target_update']}")
         if cfg["activation"] not in ("tanh", "relu"):
             raise ValueError(f"activation {cfg['activation']!r}: expected 'tanh' or 'relu'")
         super().__init__(**cfg)
@@ -625,7 +626,8 @@ class ThesisDQNAgent(Agent):
             blob = torch.load(path, weights_only=True, map_location="cpu")
         except Exception as e:  # noqa: BLE001 - report what the file is, without torch's unsafe-loading advice
             first = str(e).strip().split("\n", 1)[0][:200]
-            raise ValueError(f"{path}: not a weights-only thesis-dqn checkpoint ({type(e).__name__}: {first})") from None
+            raise ValueError(f"{path}: not a weights-only thesis-dqn checkpoint "
+                             f"({type(e).__name__}: {first})") from None
         if not isinstance(blob, dict) or blob.get("format") != "gym_crawl.thesis_dqn/1":
             raise ValueError(f"{path}: not a gym_crawl thesis-dqn checkpoint")
         if expect is not None and blob["agent"] != expect:

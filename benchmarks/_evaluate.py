@@ -69,7 +69,8 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
                          "losses_vs_best_first": int((m.mean(axis=0) < bf_task - 1e-12).sum())}
     return {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
             "budget": budget, "n_test_tasks": len(kept), "dropped_tasks": dropped,
-            "tasks": {"train": sum(t.split == "train" for t in ts.tasks), "test": sum(t.split == "test" for t in ts.tasks)},
+            "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
+                      "test": sum(t.split == "test" for t in ts.tasks)},
             "agents": out_agents, "seconds": round(time.perf_counter() - t0, 1), "runs": runs}
 
 

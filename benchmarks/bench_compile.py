@@ -83,7 +83,8 @@ def bench_samples(repeat: int) -> dict:
         if not path.is_file():
             out[name] = {"skipped": f"not found at {path}"}
             continue
-        xml_mb = len(bz2.open(path).read()) / 1e6
+        with bz2.open(path) as fh:
+            xml_mb = len(fh.read()) / 1e6
         best, corpus = float("inf"), None
         for _ in range(repeat):
             t = time.perf_counter()

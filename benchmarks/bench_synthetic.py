@@ -40,7 +40,8 @@ def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "defa
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out: dict = {
         "preset": preset, "pages": c.n_pages, "links": c.n_links, "domains": len(c.domains), "words": c.n_words,
-        "build_seconds": round(build, 2), "build_cpu_seconds": round(cpu, 2), "peak_rss_mb": round(peak, 1), "rss_before_mb": round(rss0, 1),
+        "build_seconds": round(build, 2), "build_cpu_seconds": round(cpu, 2), "peak_rss_mb": round(peak, 1),
+        "rss_before_mb": round(rss0, 1),
     }
     arrays = [getattr(c, k) for k in ("text_ptr", "text_terms", "text_counts", "title_ptr", "title_terms",
                                       "link_ptr", "link_dst", "anchor_ptr", "anchor_terms", "context_ptr",

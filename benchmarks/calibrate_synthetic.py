@@ -34,9 +34,10 @@ import bz2
 import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -140,8 +141,8 @@ def corpus_anchor_pairs(corpus: Corpus, sample: int, seed: int = 0) -> tuple[lis
     vocab = corpus.vocab.tolist()
     dst = np.asarray(corpus.link_dst)[links]
     pairs = []
-    for l, d in zip(links.tolist(), dst.tolist()):
-        a = [vocab[int(t)] for t in corpus.anchor_terms[corpus.anchor_ptr[l]:corpus.anchor_ptr[l + 1]]]
+    for k, d in zip(links.tolist(), dst.tolist()):
+        a = [vocab[int(t)] for t in corpus.anchor_terms[corpus.anchor_ptr[k]:corpus.anchor_ptr[k + 1]]]
         pairs.append((a, tokenize(corpus.titles[d].replace("_", " "))))
     url_words = float((np.diff(corpus.title_ptr)[dst] > 0).mean())
     return pairs, url_words
@@ -384,7 +385,8 @@ def _plot(res: dict[str, Any], path: Path) -> None:
 
 # -------------------------------------------------------------------------------- main
 
-def run(cfg: Config, data: Path = SHARED_DATA, progress: bool = True, reference: Corpus | None = None) -> dict[str, Any]:
+def run(cfg: Config, data: Path = SHARED_DATA, progress: bool = True,
+        reference: Corpus | None = None) -> dict[str, Any]:
     """Measure everything; returns the JSON-able result (see the module docstring).
 
     ``reference``: the labelled real corpus to calibrate against (default: Wikispeedia from

@@ -204,7 +204,8 @@ SITES: tuple[Site, ...] = (
          _sub(["usage/", "extdev/", "development/", "tutorial/", "man/", "internals/"])
          + (("_modules/", "module_code"),)),
     Site("scipy", ("python-scipy-doc",), r"^/usr/share/doc/python-scipy-doc/html/index\.html$",
-         tuple((f"reference/generated/scipy.{s}.", _SCIPY_LABEL.get(s, s)) for s in _SCIPY_SUBPACKAGES + _SCIPY_SUBSECTIONS)
+         tuple((f"reference/generated/scipy.{s}.", _SCIPY_LABEL.get(s, s))
+               for s in _SCIPY_SUBPACKAGES + _SCIPY_SUBSECTIONS)
          + tuple((f"reference/{s}.", _SCIPY_LABEL.get(s, s)) for s in _SCIPY_SUBPACKAGES + _SCIPY_SUBSECTIONS)
          + (("tutorial/", "tutorial"), ("tutorial/stats/", "tutorial.stats"), ("release", "releases"),
             ("dev/", "dev"))),

@@ -139,7 +139,8 @@ def _markdown(res: dict[str, Any]) -> str:
            "|---|---|---|---|---|---|---|"]
     for t in res["throughput"]:
         out.append(f"| {t['corpus']} | {t['pages']} | {t['K']} | {t['slot_steps_per_second']} / "
-                   f"{t['slot_steps_per_cpu_second']} | {t['page_steps_per_second']} / {t['page_steps_per_cpu_second']} | "
+                   f"{t['slot_steps_per_cpu_second']} | {t['page_steps_per_second']} / "
+                   f"{t['page_steps_per_cpu_second']} | "
                    f"{t['first_reset_seconds']} | {t['warm_reset_seconds']} |")
     if res.get("wikispeedia_rss_mb") is not None:
         out += ["", f"RSS of the process holding a Wikispeedia env: {res['wikispeedia_rss_mb']:.0f} MB"]
@@ -167,7 +168,8 @@ def _plot(res: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4))
     w = 0.8 / len(AGENTS)
     for i, a in enumerate(AGENTS):
-        vals = [next((r["relevant_found_mean"] for r in rows if r["topic"] == t and r["agent"] == a), 0) for t in TOPICS]
+        vals = [next((r["relevant_found_mean"] for r in rows if r["topic"] == t and r["agent"] == a),
+                     0) for t in TOPICS]
         errs = [next((r["relevant_found_std"] for r in rows if r["topic"] == t and r["agent"] == a), 0) for t in TOPICS]
         ax.bar(np.arange(len(TOPICS)) + i * w, vals, w, yerr=errs, label=a)
     ax.set_xticks(np.arange(len(TOPICS)) + 0.4 - w / 2, TOPICS)

@@ -31,9 +31,10 @@ import dataclasses
 import functools
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -657,7 +658,7 @@ def main_grid(cplans: list[CorpusPlan], agents: list[str], tasks: int, seed: int
     with tqdm(total=total, desc="han2018 crawls", unit="step", mininterval=1.0) as bar:
         for p in cplans:
             corpus = load_corpus_cached(p.spec, cache)
-            topics = p.topics or list((corpus.meta.get("topics") or {}))[:4]
+            topics = p.topics or list(corpus.meta.get("topics") or {})[:4]
             for rw in p.rewards:
                 for t in topics:
                     for a in agents:
@@ -839,7 +840,8 @@ def chain_config(p: PaperPreset, c: Chain, seed: int) -> dict[str, Any]:
 
 
 def chain_dir(root: Path, cfg: dict[str, Any]) -> Path:
-    name = f"{cfg['agent']}__{cfg['features']}__C{cfg['n_categories']}__{cfg['reward']}__n{cfg['steps']}__s{cfg['seed']}"
+    name = (f"{cfg['agent']}__{cfg['features']}__C{cfg['n_categories']}__{cfg['reward']}"
+            f"__n{cfg['steps']}__s{cfg['seed']}")
     if "alpha" in cfg:
         name += f"__a{cfg['alpha']}_e{cfg['epsilon']}_g{cfg['gamma']}"
     return root / cfg["corpus"].replace("/", "_") / cfg["topic"] / f"{name}__trial{cfg['trial']}"
@@ -1283,7 +1285,8 @@ def paper_markdown(res: dict[str, Any]) -> str:
         out += [f"| {r['topic']} | {r['pages']:,} | {r['label_pages']:,} | {r['han_pages']:,} |"
                 for r in res["topic_sizes"]] + [""]
     out += [f"## Fig. 1 — relevant pages at {p['steps']:,} steps, trial 0 (mean ± sd over its tasks)", "",
-            "| topic | agent | features | α | tasks | han mean ± sd | label mean ± sd |", "|---|---|---|---|---|---|---|"]
+            "| topic | agent | features | α | tasks | han mean ± sd | label mean ± sd |",
+            "|---|---|---|---|---|---|---|"]
     for r in (r for r in res["fig1"] if r["tasks"]):
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r.get('alpha', '-')} | {r['tasks']} | "
                    f"{r['han_mean']:.0f} ± {r['han_sd']:.0f} | {r['label_mean']:.0f} ± {r['label_sd']:.0f} |")
@@ -1295,7 +1298,8 @@ def paper_markdown(res: dict[str, Any]) -> str:
     for r in (r for r in res["fig3"] if r["trials"]):
         w = r.get("window", [0, 0])
         out.append(f"| {r['topic']} | {r['agent']} | {r['features']} | {r['trials']} | "
-                   f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {w[0]}–{w[1] - 1} | {r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
+                   f"{','.join(map(str, r['tasks_per_trial'])) or '-'} | {w[0]}–{w[1] - 1} | "
+                   f"{r['han_mean']:.0f} ± {r['han_sd']:.0f} | "
                    f"{r['ratio_han_mean']:.2f} ± {r['ratio_han_sd']:.2f} | {r['label_mean']:.0f} ± "
                    f"{r['label_sd']:.0f} | {r['ratio_label_mean']:.2f} ± {r['ratio_label_sd']:.2f} | "
                    f"{r['baseline_han']:.0f} ({r['baseline_tasks']}) |")
@@ -1309,7 +1313,8 @@ def paper_markdown(res: dict[str, Any]) -> str:
                        f"{r['cpu_sd']:.2f} | {r['wall_mean']:.1f} |")
     if res.get("missing"):
         left = res["tasks_planned"] - res["tasks_kept"]
-        head = f"## Not run yet: {left:,} tasks of {len(res['missing'])} chains (the same command continues from `runs/`)"
+        head = (f"## Not run yet: {left:,} tasks of {len(res['missing'])} chains "
+                "(the same command continues from `runs/`)")
         out += ["", head, ""]
         out += [f"- {m}" for m in res["missing"][:20]] + (["- …"] if len(res["missing"]) > 20 else [])
     out += ["", "Figures: " + ", ".join(f"`{x}`" for x in res["figures"]), ""]

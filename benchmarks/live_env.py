@@ -32,7 +32,9 @@ DEFAULT_OUT = Path("benchmarks") / "results" / "live_env"  # under the current f
 N_HOSTS = 8
 DEGREE = 20
 TOPIC = ["geology", "rock", "mineral", "basalt", "granite", "volcano", "fossil", "sediment", "crust", "tectonic"]
-FILLER = ["city", "year", "people", "country", "history", "river", "war", "king", "music", "market", "bridge", "village", "road", "school", "church", "team", "season", "league", "song", "album", "film", "novel", "painter"]
+FILLER = ["city", "year", "people", "country", "history", "river", "war", "king", "music", "market", "bridge",
+          "village", "road", "school", "church", "team", "season", "league", "song", "album", "film", "novel",
+          "painter"]
 
 
 def _h(i: int, salt: int) -> int:
@@ -154,7 +156,8 @@ def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
         out[str(target)] = {
             "frontier_at_start": int(target), "frontier_at_end": int(info["frontier_size"]),
             "pages_fetched": int(info["pages_fetched"]), "steps_timed": steps,
-            "step_ms_median": round(1e3 * float(np.median(s)), 3), "fetch_ms_median": round(1e3 * float(np.median(f)), 3),
+            "step_ms_median": round(1e3 * float(np.median(s)), 3),
+            "fetch_ms_median": round(1e3 * float(np.median(f)), 3),
             "overhead_ms_median": round(1e3 * float(np.median(over)), 3),
             "overhead_ms_mean": round(1e3 * float(over.mean()), 3),
             "overhead_ms_p90": round(1e3 * float(np.quantile(over, 0.9)), 3)}

@@ -10,7 +10,7 @@ share of the corpus is the pages its crawl has read (shared and evictable page c
 
 * **one env**: a process builds ``gym.make("WikiCrawl-v1", corpus=synthetic-N, topic="geology")``, resets
   and takes ``--steps`` random valid steps; its RSS (and USS = private memory, PSS) after load, after
-  ``reset`` and after the crawl, and the peak RSS. Budget (issue 11): ≤ 1 GB RSS;
+  ``reset`` and after the crawl, and the peak RSS. Budget: ≤ 1 GB RSS;
 * **vector env**: the batched ``WikiCrawlVectorEnv`` with N = 1 and each worker count in one process (the N
   crawls share corpus, text model and per-topic score tables; each adds its crawl state): the USS each
   extra env adds;
@@ -250,7 +250,8 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[d
             m = v["memory"]
             extra = (f"{(m['uss_mb'] - base['uss_mb']) / (v['envs'] - vector[0]['envs']):.1f}"
                      if v["envs"] > vector[0]["envs"] else "–")
-            lines.append(f"| {v['envs']} | {m['rss_mb']} | {m['uss_mb']} | {m['pss_mb']} | {v['peak_rss_mb']} | {extra} |")
+            lines.append(f"| {v['envs']} | {m['rss_mb']} | {m['uss_mb']} | {m['pss_mb']} | {v['peak_rss_mb']} | "
+                         f"{extra} |")
     return "\n".join(lines) + "\n"
 
 
@@ -303,9 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=None, help="crawl steps (full: 2,000)")
     ap.add_argument("--workers", default=None, help="comma-separated worker counts (full: 1,2,4)")
     ap.add_argument("--modes", default=None,
-                    help="worker modes (full: all three; --quick: default,shared): default (workers fill their own score tables), shared (fork from a "
-                         "parent that precomputed them), cached (spawned workers memory-map the topic's "
-                         "tables stored on disk by TopicScorer.save_tables)")
+                    help="worker modes (full: all three; --quick: default,shared): default (workers fill their own "
+                         "score tables), shared (fork from a parent that precomputed them), cached (spawned "
+                         "workers memory-map the topic's tables stored on disk by TopicScorer.save_tables)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
     if a.modes is None:

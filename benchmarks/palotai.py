@@ -267,7 +267,7 @@ def _md(res: dict[str, Any]) -> str:
          + (f"clock `download`: {cfg['download_seconds']:g} s per downloaded page, foragers in "
             f"{cfg['slice_hours']:g} h time slices one after another; " if cfg.get("clock") == "download" else
             f"clock `step`: {cfg['step_hours']:g} h per fleet step ({cfg['steps']:,} steps); ")
-         + 
+         +
          f"{cfg['runs']} runs per cell (mean ± sd; the paper: 3). TD step: {cfg['td_step']}."), "",
          "## The two graphs (graph_statistics)", "",
          "| graph | clustering | paper | mean path (\"diameter\") | paper | γ_out | γ_in | leaf fraction |",
@@ -294,7 +294,8 @@ def _md(res: dict[str, Any]) -> str:
             f"{cells[k]['steps_per_cpu_second']:,.0f}" for k in kinds) + " |" + (" | |" if g == "sfsw" else ""))
     o += ["", "## Fetch profile (where the fetches went; rates are the generator's, unseen by the foragers)", "",
           "| graph | kind | distinct pages / fetches | index-page share of fetches | median rate of fetched pages (/h) "
-          "| median rate of accepted documents (/h) | index share of accepted documents |", "|---|---|---|---|---|---|---|"]
+          "| median rate of accepted documents (/h) | index share of accepted documents |",
+          "|---|---|---|---|---|---|---|"]
     for g, cells in res["table"].items():
         for k in (k for k in KINDS if k in cells and "profile_index_share" in cells[k]):
             c = cells[k]

@@ -1,12 +1,12 @@
-"""Ray RLlib backend (issue 11.4): env steps/s with 1 and 2 env runners, and PPO's learning curve.
+"""Ray RLlib backend: env steps/s with 1 and 2 env runners, and PPO's learning curve.
 
 ``gym-crawl bench rllib [--quick] [--out DIR] [--corpus C] [--seeds N] [--timesteps T]``
 
 1. **Throughput.** For each ``--runners`` count (default 1 and 2) one PPO algorithm of
    :func:`agents.rllib_train.build_algo_config` (the candidate-scoring RLModule, the discrete scoring env
    on the memory-mapped corpus path) on a local Ray: (a) *sampling*: every env runner collects
-   the preset's ``sample_steps`` env steps in all at once with the current module (``EnvRunner.sample``, run in parallel on the
-   runners) after a warm-up that resets every env once on every training topic (a topic's first reset fills
+   the preset's ``sample_steps`` env steps in all at once with the current module (``EnvRunner.sample``, run in parallel
+   on the runners) after a warm-up that resets every env once on every training topic (a topic's first reset fills
    its score tables) and one untimed sampling call; (b) *training*: env steps per wall second
    of ``Algorithm.train()`` iterations (sampling + PPO update in the driver), the first iteration excluded.
    CPU seconds (of the runners while sampling; of the driver plus the runners while training) and the
@@ -220,7 +220,8 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [f"# Ray RLlib backend ({c['preset']} preset)", "",
              f"Ray {result['versions']['ray']}, gymnasium {result['versions']['gymnasium']}, "
              f"torch {result['versions']['torch']}; corpus `{c['corpus']}` (memory-mapped from `{c['corpus_path']}`), "
-             f"K = {c['max_candidates']}, {c['episode_steps']}-step episodes; machine: {result['machine']['cpus']} CPUs, "
+             f"K = {c['max_candidates']}, {c['episode_steps']}-step episodes; machine: {result['machine']['cpus']} "
+             "CPUs, "
              f"load average {result['machine']['load_average']} at the start (shared machine: wall times are noisy).",
              "", "## Throughput (env steps / s, wall)", "",
              "| env runners | sampling only | per runner CPU-second | training (sample + PPO update) "
@@ -280,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus_path = resolve_corpus_path(args.corpus, out)
-    machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2), "python": platform.python_version()}
+    machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2),
+               "python": platform.python_version()}
     started = _init_ray(RLlibConfig(num_env_runners=max(args.runners)))
     try:
         tp = []

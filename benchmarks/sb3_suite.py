@@ -1,6 +1,6 @@
 """A stock SB3 agent on the benchmark suite's held-out topics: ``gym-crawl bench sb3_suite [--quick]``.
 
-Issue 10.2(d): sb3-contrib ``MaskablePPO`` with the candidate-scoring policy
+sb3-contrib ``MaskablePPO`` with the candidate-scoring policy
 (:class:`gym_crawl.agents.sb3_policies.MaskableCandidateScoringPolicy` — one shared network scores every
 candidate row, so nothing in it is tied to a topic or to a slot) is trained across the **train** topics
 of a suite task set (:mod:`gym_crawl.benchmarks.suite`: same tasks, same seed pages and budgets, same
@@ -8,8 +8,8 @@ fixed split) and evaluated greedily on the held-out **test** topics with the sui
 
 Protocol
 --------
-* **Tasks**: ``suite.build_task_sets`` (``ws-100`` and ``hard`` in the full run, ``ws-100`` with --quick). Training sees only
-  tasks whose ``split == "train"``; evaluation only ``split == "test"`` (checked, and the labels drawn in
+* **Tasks**: ``suite.build_task_sets`` (``ws-100`` and ``hard`` in the full run, ``ws-100`` with --quick). Training
+  sees only tasks whose ``split == "train"``; evaluation only ``split == "test"`` (checked, and the labels drawn in
   training are recorded in the JSON).
 * **Env**: ``WikiCrawl-v1`` with ``reward="labels"`` (the reward is what ``relevant_found`` counts),
   ``reducer="topk"`` (K candidates with the most topic-relevant link text — best-first's own ranking, so
@@ -345,7 +345,8 @@ def _figure(res: dict[str, Any], out: Path) -> None:
         items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
         for i, (a, v) in enumerate(items):
             ax1.barh(i, v["iqm"], color=AGENT_COLOR if a == AGENT else agent_color(a))
-            ax1.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]], fmt="none",
+            ax1.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
+                         fmt="none",
                          ecolor="k", capsize=3)
         ax1.set_yticks(range(len(items)), [a for a, _ in items])
         ax1.axvline(0, color="grey", lw=0.5)

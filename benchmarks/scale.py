@@ -86,7 +86,8 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['pages']:,} | {r['links']:,} | {r['corpus_load_seconds']} | {r['rss_after_load_mb']} | "
-                   f"{r['env_make_seconds']} | {r['first_reset_seconds']} | {r['warm_reset_seconds']} | {r['peak_rss_mb']} |")
+                   f"{r['env_make_seconds']} | {r['first_reset_seconds']} | {r['warm_reset_seconds']} | "
+                   f"{r['peak_rss_mb']} |")
     out += ["", "| pages | agent | steps | seconds | steps/s | CPU s | relevant | frontier | RSS MB |",
             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -94,7 +95,8 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
             if "skipped" in c:
                 out.append(f"| {r['pages']:,} | {c['agent']} | skipped: {c['skipped']} ||||||")
             else:
-                out.append(f"| {r['pages']:,} | {c['agent']} | {c['steps']} | {c['seconds']} | {c['steps_per_second']} | "
+                out.append(f"| {r['pages']:,} | {c['agent']} | {c['steps']} | {c['seconds']} | {c['steps_per_second']} "
+                           "| "
                            f"{c['cpu_seconds']} | {c['relevant_found']} | {c['frontier_size']} | {c['rss_mb']} |")
     return "\n".join(out) + "\n"
 

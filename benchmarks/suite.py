@@ -1,4 +1,4 @@
-"""The benchmark suite with headroom (issue 10.3): ``gym-crawl bench suite [--quick]``.
+"""The benchmark suite with headroom: ``gym-crawl bench suite [--quick]``.
 
 A *task* is (corpus, topic with a ground-truth label, seed pages, page budget); every task is run
 with ``reward="labels"`` (reward and metric aligned: the reward is what ``relevant_found`` counts).
@@ -411,7 +411,8 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         items = sorted(e["agents"].items(), key=lambda kv: kv[1]["iqm"])
         y = np.arange(len(items))
         for i, (a, v) in enumerate(items):
-            ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]], fmt="o",
+            ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
+                        fmt="o",
                         color=_color(a), capsize=3)
         ax.set_yticks(y, [a for a, _ in items])
         ax.axvline(0, color="grey", lw=0.5)

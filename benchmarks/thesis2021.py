@@ -62,7 +62,8 @@ QUICK = Preset("quick", corpus="synthetic-3000", small_corpus="synthetic-3000", 
 #: The reproduction: the 100,000-page synthetic web (5 topics), the full γ sweep, Wikispeedia, 3 tasks.
 FULL = Preset("full", corpus="synthetic-100000", small_corpus="synthetic-20000", steps=5000, tasks=3,
               topics=("cameras", "cancer", "fiction", "geology", "poetry"),
-              gammas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9), fig_topics=("cancer", "fiction", "geology", "poetry"),
+              gammas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+              fig_topics=("cancer", "fiction", "geology", "poetry"),
               wikispeedia=True, wiki_steps=500, small_steps=3000)
 PRESETS = {p.name: p for p in (QUICK, FULL)}
 

@@ -274,7 +274,8 @@ def _md(res: dict[str, Any]) -> str:
          f"Thesis: {THESIS_CORPUS}; DQN trained 5,000 steps then tested 5,000; topic geology; the basic crawler "
          f"finds ≈ {THESIS_RATIO:.0f}× the DQN's relevant pages. Here: topic `{res['topic']}`, "
          f"{res['n_seeds']} seeds (mean ± sd), train {res['train_steps']} + test {res['test_steps']} steps on the "
-         f"synthetic corpus" + (f", {res['wiki_steps']} + {res['wiki_steps']} on Wikispeedia" if res["wiki_steps"] else "")
+         "synthetic corpus"
+         + (f", {res['wiki_steps']} + {res['wiki_steps']} on Wikispeedia" if res["wiki_steps"] else "")
          + ". **thesis** relevance = the page "
          "contains the topic word (the thesis' definition); **label** = the topic's ground-truth label.", "",
          "## Relevant pages at the end of the episode", "",
@@ -291,7 +292,8 @@ def _md(res: dict[str, Any]) -> str:
           "|---|---|---|---|---|---|"]
     for q in res["ratios"]:
         dr = f"{q['dqn_over_random']:.2f}" if q["dqn_over_random"] is not None else "-"
-        o.append(f"| {q['corpus']} | {q['agent']} | {q['dqn_seeds']} | {q['basic_over_dqn']:.2f}× | {q['basic_over_dqn_label']:.2f}× | "
+        o.append(f"| {q['corpus']} | {q['agent']} | {q['dqn_seeds']} | {q['basic_over_dqn']:.2f}× | "
+                 f"{q['basic_over_dqn_label']:.2f}× | "
                  f"{dr} |")
     if res["head_cost"]:
         o += ["", "## Cost of a per-page head (one Keras-RL update: batch 32, double + dueling, Adam, soft target)", "",
@@ -302,7 +304,8 @@ def _md(res: dict[str, Any]) -> str:
                      f"{h['forward_ms']:.2f} | {h['train_5000_steps_min']:.1f} min |")
         o.append("\nOne torch thread, on a shared machine: read the ratios, not the absolute figures.")
     if res.get("missing_runs"):
-        o += ["", f"Not run (time): {len(res['missing_runs'])} runs — " + ", ".join(f"`{m}`" for m in res["missing_runs"])]
+        o += ["",
+              f"Not run (time): {len(res['missing_runs'])} runs — " + ", ".join(f"`{m}`" for m in res["missing_runs"])]
     o += ["", "Figures: " + ", ".join(f"`{p}`" for p in res["figures"]), ""]
     return "\n".join(o)
 
@@ -350,7 +353,7 @@ def figures(rows: list[dict[str, Any]], out: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ main
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901  (known debt, docs/architecture.md)
     from gym_crawl._io import atomic_write_bytes, atomic_write_json
 
     args = build_parser().parse_args(argv)

@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                  ("agent best-first", lambda c=corpus: agent_run(c, "best-first", steps)),
                  ("agent lfa-async", lambda c=corpus: agent_run(c, "lfa-async", steps)),
                  ("agent tres (train_freq=1, paper)", lambda c=corpus, te=tres_env: agent_run(c, "tres", steps, te)),
-                 ("agent tres train_freq=4", lambda c=corpus, te=tres_env: agent_run(c, "tres", steps, te, train_freq=4)),
+                 ("agent tres train_freq=4",
+                  lambda c=corpus, te=tres_env: agent_run(c, "tres", steps, te, train_freq=4)),
                  ("vector env N=8", lambda c=corpus: vector(c, 8, max(40, steps // 4))),
                  ("vector env N=64", lambda c=corpus: vector(c, 64, max(20, steps // 20)))]
         for label, fn in cases:
@@ -139,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["# Env steps per CPU-second", "", (f"CartPole-v1 in the same process at the start: {cart:,.0f} steps per "
                                                 "CPU-second; the ratio column uses CartPole measured again right after "
                                                 "each case (same load)."),
-             "", "| corpus | case | steps / CPU-s | CartPole steps / CPU-s | CartPole ÷ this |", "|---|---|---|---|---|"]
+             "", "| corpus | case | steps / CPU-s | CartPole steps / CPU-s | CartPole ÷ this |",
+             "|---|---|---|---|---|"]
     lines += [f"| {r['corpus']} | {r['case']} | {r['steps_per_cpu_second']:,.0f} | "
               f"{r['cartpole_steps_per_cpu_second']:,.0f} | {r['cartpole_ratio']} |" for r in rows]
     atomic_write_bytes(out / "throughput.md", (markdown_banner(a.quick) + "\n".join(lines) + "\n").encode())

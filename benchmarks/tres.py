@@ -55,7 +55,7 @@ hold everything):
 
 Setup of the crawls (documented choices):
 
-* **no classifier leak (issue 10.4)**: every crawl runs on the corpus'
+* **no classifier leak**: every crawl runs on the corpus'
   :func:`~gym_crawl.relevance.classifier.heldout_view` — a URL-hash split puts ``--clf-fraction``
   (0.3) of the pages in the *classifier-train* split, whose labels the view renames, so
   ``relevant_found``/harvest rate count **evaluation pages only**; the classifiers (Table 1) are
@@ -80,8 +80,9 @@ import dataclasses
 import io
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -623,8 +624,9 @@ def markdown(res: dict[str, Any]) -> str:
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in res["classifier"]:
             for r in c["rows"]:
-                L.append(f"| {c['corpus']} | {c['topic']} | {c['train_pages']} ({c['train_relevant']}) | {r['model']} | "
-                         f"{r['precision']} | {r['recall']} | {r['f_macro']} | {r['auc']} | {'✔' if r['selected'] else ''} |")
+                L.append(f"| {c['corpus']} | {c['topic']} | {c['train_pages']} ({c['train_relevant']}) | "
+                         f"{r['model']} | {r['precision']} | {r['recall']} | {r['f_macro']} | {r['auc']} | "
+                         f"{'✔' if r['selected'] else ''} |")
         L.append("")
     if res.get("keywords"):
         L += ["## Table 2 analogue — keyword expansion (mean keyword count per test page)", "",
@@ -815,7 +817,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clf-fraction", type=float, default=0.3,
                     help="share of pages (URL hash) in the classifier-train split; crawls count the rest")
-    ap.add_argument("--table4-corpora", default=None, help="comma-separated: wikispeedia, synthetic (full: wikispeedia)")
+    ap.add_argument("--table4-corpora", default=None,
+                    help="comma-separated: wikispeedia, synthetic (full: wikispeedia)")
     ap.add_argument("--table4-steps", type=int, default=None, help="budget of the Table 4 crawls (full 250)")
     ap.add_argument("--table4-runs", type=int, default=None, help="runs (seeds) per Table 4 cell (full 5)")
     ap.add_argument("--table4-first-run", type=int, default=0,
@@ -913,7 +916,7 @@ def prepare_settings(p: Preset, args: argparse.Namespace, res: dict[str, Any]) -
         res["notes"].append(f"Wikispeedia not found at {wpath}: its part of the table is skipped")
     if settings:
         sp_ = settings[0].corpus.meta["classifier_split"]
-        res["notes"].append(f"Held-out classifier split (issue 10.4): {100 * frac:.0f} % of each corpus' pages (URL hash, "
+        res["notes"].append(f"Held-out classifier split: {100 * frac:.0f} % of each corpus' pages (URL hash, "
                             f"salt {sp_['salt']!r}) train the classifiers; crawls count evaluation pages only "
                             f"(relevant pages in the corpus = evaluation pages)")
     return settings

@@ -150,10 +150,8 @@ def write_stamp(folder: str | os.PathLike, key: str, files: dict[str, dict[str, 
         ident = (idents or {}).get(name) or file_identity(folder / name)
         entries[name] = {"sha256": spec["sha256"], "id": list(ident)}
         _VERIFIED[(str((folder / name).resolve()), spec["sha256"])] = ident
-    try:
+    with contextlib.suppress(OSError):
         atomic_write_json(folder / STAMP_NAME, {"key": key, "files": entries})
-    except OSError:
-        pass
 
 
 class FileCheckError(ValueError):

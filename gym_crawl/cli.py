@@ -11,7 +11,8 @@ This module is the application layer: it sits above ``agents`` and ``benchmarks`
 them lazily, so ``import gym_crawl`` never pulls them in.
 
 Output: results (tables, JSON rows, the paths ``download`` and ``corpus compile`` produce) go to stdout;
-diagnostics (such as where ``--plot`` wrote its curve) go to stderr through the ``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
+diagnostics (such as where ``--plot`` wrote its curve) go to stderr through the ``gym_crawl`` logger —
+``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
 Progress is a tqdm bar on a terminal or in a notebook, and otherwise (a log file, CI) one log line every
 few seconds.
 """
@@ -22,8 +23,9 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["main", "build_parser"]
 
@@ -148,7 +150,8 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
                                                   "agent's choice, else labels for a topic with a label, else han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
-    p.add_argument("--k", type=_int_at_least(1), default=None, help="candidate slots K (default: the agent's choice, else 64)")
+    p.add_argument("--k", type=_int_at_least(1), default=None,
+                   help="candidate slots K (default: the agent's choice, else 64)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
@@ -169,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     _add_verbosity(common, argparse.SUPPRESS)  # also accepted after the sub-command
 
-    fmt = {"formatter_class": _HelpFormatter, "parents": [common]}
+    fmt: dict[str, Any] = {"formatter_class": _HelpFormatter, "parents": [common]}
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
@@ -233,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="benchmarks (`gym-crawl bench NAME --help` for each one's options):\n"
                                    + "\n".join(f"  {n:<20} {d}" for n, d in _benchmarks().items()))
     b.add_argument("name")
-    b.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
+    b.add_argument("args", nargs=argparse.REMAINDER,
+                   help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
     from gym_crawl.corpus.live.serve import add_serve_arguments
 
@@ -499,7 +503,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         import gym_crawl.benchmarks
 
-        known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__) if not m.name.startswith("_"))
+        known = sorted(m.name for m in pkgutil.iter_modules(gym_crawl.benchmarks.__path__)
+                       if not m.name.startswith("_"))
         import difflib
 
         close = difflib.get_close_matches(args.name.replace("-", "_"), known, n=3)

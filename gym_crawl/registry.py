@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["Registry", "RegistryEntry"]
 
@@ -58,7 +59,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, RegistryEntry] = {}
 
     # ------------------------------------------------------------ writing
-    def register(self, name: str, target: "Callable[..., T] | str", description: str = "", *,
+    def register(self, name: str, target: Callable[..., T] | str, description: str = "", *,
                  overwrite: bool = True) -> None:
         """Register ``target`` (a factory, or ``"module:attribute"`` imported on first use) as ``name``."""
         if not isinstance(name, str) or not name:
@@ -66,7 +67,8 @@ class Registry(Generic[T]):
         if isinstance(target, str) and target.count(":") != 1:
             raise ValueError(f"{self.kind} {name!r}: a lazy entry must be 'module:attribute', got {target!r}")
         if not isinstance(target, str) and not callable(target):
-            raise TypeError(f"{self.kind} {name!r}: expected a callable or 'module:attribute', got {type(target).__name__}")
+            raise TypeError(f"{self.kind} {name!r}: expected a callable or 'module:attribute', got "
+                            f"{type(target).__name__}")
         if not overwrite and name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is already registered")
         if not description and not isinstance(target, str):
@@ -91,7 +93,7 @@ class Registry(Generic[T]):
         """Registered names, sorted (some may need optional dependencies)."""
         return sorted(self._entries)
 
-    def get(self, name: str) -> "Callable[..., T]":
+    def get(self, name: str) -> Callable[..., T]:
         """The factory registered as ``name``, importing a lazy entry once.
 
         Raises ``ValueError`` naming the kind, the unknown name and every registered name, or — for a
@@ -103,7 +105,8 @@ class Registry(Generic[T]):
             alt = f" or {self.alternative}" if self.alternative else ""
             close = difflib.get_close_matches(name, self.names(), n=3) if isinstance(name, str) else []
             hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-            raise ValueError(f"unknown {self.kind} {name!r}{hint}; registered: {', '.join(self.names())}{alt}") from None
+            raise ValueError(f"unknown {self.kind} {name!r}{hint}; "
+                             f"registered: {', '.join(self.names())}{alt}") from None
         if isinstance(e.target, str):
             mod, attr = e.target.split(":")
             try:

@@ -7,7 +7,7 @@ apostrophes/hyphens dropped), English stop words removed, tokens of length
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["tokenize", "STOPWORDS", "TOKEN_RE"]
 

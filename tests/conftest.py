@@ -65,10 +65,12 @@ def make_tiny_corpus(n: int = 600, seed: int = 0) -> Corpus:
             b.add_link(i, 3)  # hub
     c = b.build()
     c.meta["topics"] = {
-        "geology": {"seeds": ["Geology"], "label": "subject.geo", "words": ["geology"], "categories": ["earth", "science"]},
+        "geology": {"seeds": ["Geology"], "label": "subject.geo", "words": ["geology"],
+                    "categories": ["earth", "science"]},
         "cancer": {"seeds": ["Cancer"], "label": "subject.med", "words": ["cancer"],
                    "categories": ["disease", "medicine", "oncology", "health"]},
-        "poetry": {"seeds": ["Poetry"], "label": "subject.art", "words": ["poetry"], "categories": ["literature", "arts"]},
+        "poetry": {"seeds": ["Poetry"], "label": "subject.art", "words": ["poetry"],
+                   "categories": ["literature", "arts"]},
     }
     return c
 
@@ -121,8 +123,8 @@ class _NetworkGuard:
 @pytest.fixture(autouse=True)
 def network_guard(monkeypatch: pytest.MonkeyPatch):
     """Guard every test: ``socket.socket.connect``/``connect_ex``/``sendto``, ``socket.getaddrinfo``,
-    ``gethostbyname`` and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test fails
-    even when the code under test swallows that error. Yields the guard (``.violations``)."""
+    ``gethostbyname`` and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test
+    fails even when the code under test swallows that error. Yields the guard (``.violations``)."""
     guard = _NetworkGuard()
     inet = (socket.AF_INET, socket.AF_INET6)
     connect, connect_ex, sendto = socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto
@@ -189,8 +191,8 @@ def tamper_unfetched(c: Corpus, pages: np.ndarray) -> Corpus:
     ptr = np.zeros(c.n_pages + 1, np.int64)
     ptr[1:] = np.cumsum([len(t) for t, _ in bags])
     lptr = np.zeros(c.n_pages + 1, np.int64)
-    lptr[1:] = np.cumsum([len(l) for l in labs])
+    lptr[1:] = np.cumsum([len(lab) for lab in labs])
     return dataclasses.replace(
         c, text_ptr=ptr, text_terms=np.concatenate([t for t, _ in bags]).astype(np.int32),
         text_counts=np.concatenate([k for _, k in bags]).astype(np.int32),
-        label_ptr=lptr, label_ids=np.asarray([x for l in labs for x in l], np.int32), path=None)
+        label_ptr=lptr, label_ids=np.asarray([x for lab in labs for x in lab], np.int32), path=None)

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import shared_data
 
 ALL = {"lfa-sync", "lfa-async", "lfa-moderated", "thesis-lfa", "td-lambda", "random", "bfs", "best-first", "oracle"}

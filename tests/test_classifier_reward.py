@@ -10,8 +10,13 @@ import pytest
 import gym_crawl  # noqa: F401
 from gym_crawl.corpus.core import StringTable
 from gym_crawl.relevance import resolve_topic
-from gym_crawl.relevance.classifier import (TRAIN_LABEL_PREFIX, classifier_train_mask, heldout_view,
-                                            train_heldout_classifier, true_label_mask)
+from gym_crawl.relevance.classifier import (
+    TRAIN_LABEL_PREFIX,
+    classifier_train_mask,
+    heldout_view,
+    train_heldout_classifier,
+    true_label_mask,
+)
 from gym_crawl.relevance.rewards import ClassifierReward, get_reward_scheme
 from gym_crawl.relevance.scorer import TopicScorer
 from gym_crawl.text.model import TextModel, get_text_model

@@ -25,7 +25,7 @@ def test_crawl_json_lines(tiny_path, tmp_path, capsys):
     code = main(["crawl", "--agent", "random,bfs,best-first", "--corpus", tiny_path, "--topic", "cancer",
                  "--steps", "40", "--json", "--plot", str(png)])
     assert code == 0
-    rows = [json.loads(l) for l in capsys.readouterr().out.strip().splitlines()]
+    rows = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [r["agent"] for r in rows] == ["random", "bfs", "best-first"]
     for r in rows:
         for k in ("agent", "topic", "steps", "relevant_found", "harvest_rate", "relevant_domains", "seconds",
@@ -114,7 +114,8 @@ def test_text_model_is_deterministic_and_uses_a_sample(tiny_corpus):
     assert a.meta["idf_pages"] == 60
     assert get_text_model(tiny_corpus) is get_text_model(tiny_corpus)  # memoized per corpus
     # words of one topic are closer to each other than to another topic's words
-    v = lambda w: a.vectors[tiny_corpus.word_id(w)]
+    def v(w):
+        return a.vectors[tiny_corpus.word_id(w)]
     assert v("volcano") @ v("basalt") > v("volcano") @ v("sonnet")
 
 
@@ -143,7 +144,7 @@ def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path
     for (k1, v1), (k2, v2) in zip(agent.online.state_dict().items(), loaded.online.state_dict().items()):
         assert k1 == k2 and bool((v1 == v2).all())
     (tmp_path / "junk.npz").write_bytes(b"not a checkpoint")
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="not an agent file"):
         Agent.load(tmp_path / "junk.npz")
 
 

@@ -85,6 +85,35 @@ def test_env_conforms(tiny_corpus, reducer, features, reward):
     assert data_equivalence(run_a, run_b), "same seed, different trajectory"
 
 
+#: every env id this package registers (a new registration is tested the day it is added)
+ENV_IDS = sorted(k for k, spec in gym.registry.items() if str(spec.entry_point).startswith("gym_crawl."))
+
+
+def test_env_ids_are_found():
+    assert {"WikiCrawl-v0", "WikiCrawl-v1"} <= set(ENV_IDS)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_registered_env_id_conforms(tiny_corpus, env_id):
+    """Each registered id builds with its registered defaults, passes check_env, the passive checker over a
+    rollout and the documented info keys, and repeats its trajectory under the same seed."""
+    def make():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*is out of date")  # v0 stays registered on purpose
+            return gym.make(env_id, corpus=tiny_corpus, max_candidates=8, max_episode_steps=40)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(make().unwrapped, skip_render_check=True)
+    env = make()
+    run_a = _rollout(env, seed=3)
+    assert len(run_a) > 1
+    for rec in run_a:
+        _assert_info_keys(rec[-1])
+        assert env.observation_space.contains(rec[0])
+    assert data_equivalence(run_a, _rollout(make(), seed=3)), "same seed, different trajectory"
+
+
 @pytest.mark.parametrize("reducer", REDUCERS.names())
 @pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
 def test_pickle_and_deepcopy_mid_episode(tiny_corpus, reducer, clone):
@@ -118,7 +147,7 @@ def test_make_vec_random_actions_cross_autoreset(tiny_corpus, tmp_path_factory, 
         obs, infos = venv.reset(seed=[0, 1, 2])
         rng = np.random.default_rng(0)
         resets = 0
-        for t in range(20):
+        for _t in range(20):
             if action == "slot":
                 acts = np.array([rng.integers(8) for _ in range(3)])  # masked slots included
             else:

@@ -116,7 +116,8 @@ def test_hashed_columns_by_hand(tiny_corpus):
     def col(word: str, field: str) -> int:
         return int(_salted(np.array([zlib.crc32(word.encode())], np.uint64), FIELDS[field], mask)[0])
 
-    words = lambda ptr, terms, i: [c.vocab[int(t)] for t in terms[ptr[i]:ptr[i + 1]]]
+    def words(ptr, terms, i):
+        return [c.vocab[int(t)] for t in terms[ptr[i]:ptr[i + 1]]]
     want = {col(w, "context") for w in words(c.context_ptr, c.context_terms, link)}
     want |= {col(w, "anchor") for w in words(c.anchor_ptr, c.anchor_terms, link)}
     want |= {col(w, "url") for w in words(c.title_ptr, c.title_terms, dst)}

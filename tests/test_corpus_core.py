@@ -7,8 +7,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from gym_crawl.corpus import Corpus, CorpusBuilder, CorpusFormatError, load_corpus
 from gym_crawl._io import seal
+from gym_crawl.corpus import Corpus, CorpusBuilder, CorpusFormatError, load_corpus
 
 
 def test_round_trip_is_exact_and_memory_mapped(tiny_corpus, tmp_path):

@@ -19,9 +19,8 @@ import pytest
 from conftest import make_tiny_corpus
 
 from gym_crawl import _io
-from gym_crawl.corpus import Corpus, CorpusFormatError, load_corpus
+from gym_crawl.corpus import Corpus, CorpusFormatError, core, load_corpus
 from gym_crawl.corpus import cache as cache_mod
-from gym_crawl.corpus import core
 from gym_crawl.corpus import download as dl
 from gym_crawl.corpus.core import _ARRAY_SPEC, _is_mmapped
 
@@ -115,7 +114,7 @@ def test_vector_worker_gets_a_reference(saved):
 def _swap_many(root: str, n: int, barrier, q) -> None:
     fails = 0
     tmps = []
-    for i in range(n):
+    for _i in range(n):
         t = _io.partial_dir(Path(root) / "c")
         for j in range(10):
             (t / f"f{j}").write_bytes(os.urandom(200))
@@ -280,10 +279,10 @@ def test_offline_download_is_one_line_naming_the_url(tmp_path, monkeypatch):
     assert "\n" not in msg and url in msg and "local copy" in msg and "folder or archive path" in msg
     assert isinstance(ei.value, OSError) and ei.value.url == url
     assert pickle.loads(pickle.dumps(ei.value)).args == ei.value.args  # crosses process boundaries
-    from gym_crawl.cli import main
-
     import contextlib
     import io
+
+    from gym_crawl.cli import main
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err):

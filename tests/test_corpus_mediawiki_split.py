@@ -18,18 +18,28 @@ SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mediawiki_s
 
 RECORDED = {
     'ltgwiki-20170901-pages-articles.xml.bz2': {
-        'text_ptr': '44c4894c104b3faf', 'text_terms': 'c33dad44b570aac3', 'text_counts': 'b277628a3173b681', 'title_ptr': 'cc438153fb40cebb',
-        'title_terms': 'bf350c9b789fac94', 'link_ptr': '26aea0d1e3c04283', 'link_dst': '7f038011ef7e078d', 'anchor_ptr': '942191b897af5461',
-        'anchor_terms': 'ccf34d1fc40e2951', 'context_ptr': '78022923e0fce9da', 'context_terms': 'b401df918d99a1f1', 'page_domain': '657fbd8a524f9f2c',
-        'label_ptr': 'a3f3d44e5b91d034', 'label_ids': '1eac8a5e647038d2', 'titles': '92beffcc051c87ae', 'vocab': '6a33134db43ca8fd',
-        'domains': 'fae3407d44496bbe', 'labels': 'c229705ce0e47a37', 'texts': '356d87891cb0610e', 'meta': '46514c3138a9d0ac',
+        'text_ptr': '44c4894c104b3faf', 'text_terms': 'c33dad44b570aac3', 'text_counts': 'b277628a3173b681',
+        'title_ptr': 'cc438153fb40cebb',
+        'title_terms': 'bf350c9b789fac94', 'link_ptr': '26aea0d1e3c04283', 'link_dst': '7f038011ef7e078d',
+        'anchor_ptr': '942191b897af5461',
+        'anchor_terms': 'ccf34d1fc40e2951', 'context_ptr': '78022923e0fce9da', 'context_terms': 'b401df918d99a1f1',
+        'page_domain': '657fbd8a524f9f2c',
+        'label_ptr': 'a3f3d44e5b91d034', 'label_ids': '1eac8a5e647038d2', 'titles': '92beffcc051c87ae',
+        'vocab': '6a33134db43ca8fd',
+        'domains': 'fae3407d44496bbe', 'labels': 'c229705ce0e47a37', 'texts': '356d87891cb0610e',
+        'meta': '46514c3138a9d0ac',
     },
     'enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2': {
-        'text_ptr': '27d3a710f6ddaf01', 'text_terms': '8c3cbbddfd62c2ce', 'text_counts': 'e12df2abe67735cd', 'title_ptr': '6aece394271c8393',
-        'title_terms': '1d6e973301c99640', 'link_ptr': '040acd7041be464b', 'link_dst': 'ea5479e6d757a451', 'anchor_ptr': '191fef21778b20f6',
-        'anchor_terms': 'fc4220598b796f41', 'context_ptr': '9a15baf1f5486875', 'context_terms': 'a430cd70ee934fcf', 'page_domain': 'e6a4dd1cc11fe045',
-        'label_ptr': 'e36e3f18d561fca2', 'label_ids': '1bdf49b3c5fec6e1', 'titles': '96aa756a11305114', 'vocab': 'c50a8e0fb2216910',
-        'domains': '0c5c2b011b26b045', 'labels': '9e063c9b2f12721d', 'texts': '2d649be3172ab403', 'meta': '0ff1adb7f7ba5b2b',
+        'text_ptr': '27d3a710f6ddaf01', 'text_terms': '8c3cbbddfd62c2ce', 'text_counts': 'e12df2abe67735cd',
+        'title_ptr': '6aece394271c8393',
+        'title_terms': '1d6e973301c99640', 'link_ptr': '040acd7041be464b', 'link_dst': 'ea5479e6d757a451',
+        'anchor_ptr': '191fef21778b20f6',
+        'anchor_terms': 'fc4220598b796f41', 'context_ptr': '9a15baf1f5486875', 'context_terms': 'a430cd70ee934fcf',
+        'page_domain': 'e6a4dd1cc11fe045',
+        'label_ptr': 'e36e3f18d561fca2', 'label_ids': '1bdf49b3c5fec6e1', 'titles': '96aa756a11305114',
+        'vocab': 'c50a8e0fb2216910',
+        'domains': '0c5c2b011b26b045', 'labels': '9e063c9b2f12721d', 'texts': '2d649be3172ab403',
+        'meta': '0ff1adb7f7ba5b2b',
     },
 }
 

@@ -56,7 +56,8 @@ def test_every_kind_runs_an_env_episode(kind, tmp_path):
         rewards = []
         for _ in range(6):
             mask = obs["mask"] if isinstance(obs, dict) and "mask" in obs else None
-            a = env.action_space.sample(mask=np.asarray(mask, np.int8)) if mask is not None else env.action_space.sample()
+            a = (env.action_space.sample(mask=np.asarray(mask, np.int8)) if mask is not None
+                 else env.action_space.sample())
             obs, r, term, trunc, info = env.step(a)
             rewards.append(float(r))
             if term or trunc:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import make_tiny_corpus
 
+from gym_crawl._io import seal, write_stamp
 from gym_crawl.corpus import Corpus, CorpusFormatError
 from gym_crawl.corpus.core import _ARRAY_SPEC, _ID_BOUNDS, _PTR_NAMES
-from gym_crawl._io import seal, write_stamp
 
 
 @pytest.fixture()

@@ -287,7 +287,8 @@ def test_td_update_and_greedy_url_ordering():
 def _trace(web, kind, seed, env=None):
     env = env or ForagerFleetEnv(web, step_hours=0.5, max_score=110.0)  # births (Alg. 6 draws) within 96 steps
     steps = []
-    run = run_fleet(env, kind, seed, on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
+    run = run_fleet(env, kind, seed,
+                    on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
     weights = {a: p.weights.copy() for a, p in run.policies.items()}
     weblogs = {a: (p.wl_urls.copy(), p.wl_vals.copy()) for a, p in run.policies.items()}
     return steps, env.run_log(), env.found_documents(), weights, weblogs, (run.births, run.deaths)
@@ -528,7 +529,8 @@ def test_download_clock_advances_by_the_downloads():
         obs, _, term, trunc, _ = env2.step({b: int(np.flatnonzero(obs[b]["action_mask"])[0]) for b in env2.agents})
         n += 1
     # forager_0 fetches page 0 (3 pages: 4.5 h), forager_1 page 0 (9 h), forager_0 page 1 (10.5 h >= horizon 10)
-    assert n == 3 and env2.time == pytest.approx(10.5) and all(trunc.values()) and not any(term.values()) and a == "forager_0"
+    assert n == 3 and env2.time == pytest.approx(10.5) and a == "forager_0"
+    assert all(trunc.values()) and not any(term.values())
 
 
 def test_download_clock_ra_rewards_the_earliest_submitter_in_time():
@@ -561,7 +563,8 @@ def test_download_clock_ra_rewards_the_earliest_submitter_in_time():
 def _download_trace(web, kind, seed):
     env = ForagerFleetEnv(web, clock="download", download_hours=0.01, slice_hours=0.05, max_score=110.0)
     steps = []
-    run = run_fleet(env, kind, seed, on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
+    run = run_fleet(env, kind, seed,
+                    on_step=lambda t, r, i: steps.append((dict(r), {a: dict(v) for a, v in i.items()})))
     weights = {a: p.weights.copy() for a, p in run.policies.items()}
     return steps, env.run_log(), env.found_documents(), weights, (run.births, run.deaths), env.time
 

@@ -53,7 +53,7 @@ def test_every_index_is_the_hot_column_of_the_han2018_tiling(tiny_corpus):
         if len(F) == 0:
             break
         X, H = base.features_of(F), han.compute(base.state, F)
-        assert np.all(X == np.round(X)) and X.min() >= 0
+        assert np.all(np.round(X) == X) and X.min() >= 0
         for j, cols in enumerate(groups):
             assert len(cols) in (5, 6, 10) and np.all(H[:, cols].sum(1) == 1)
             np.testing.assert_array_equal(np.argmax(H[:, cols], 1), X[:, j].astype(int), err_msg=f.names[j])

@@ -13,7 +13,8 @@ PAGE = "http://site.org/dir/page.html"
 
 LAYOUT = b"""<!DOCTYPE html><html><head><title>  Plate   tectonics </title></head><body>
 <header><a href="/">Home</a> <a href="/about">About us</a></header>
-<nav role="navigation"><ul><li><a href="geology.html">Geology</a></li><li><a href="rock.html#top">Rock</a></li></ul></nav>
+<nav role="navigation"><ul><li><a href="geology.html">Geology</a></li><li><a
+href="rock.html#top">Rock</a></li></ul></nav>
 <main><article><h1>Plate tectonics</h1>
 <p>Plate tectonics describes how the lithosphere moves over the mantle, driven by convection and slab pull over
 millions of years. Continents drift and oceans open along <a href="http://other.org/Rift" rel="nofollow">rift
@@ -133,7 +134,9 @@ def test_boilerplate_removed_from_a_typical_template() -> None:
     assert "Sitemap" not in p.text and "Pricing" not in p.text
 
 
-_WORDS = st.sampled_from(["the", "rock", "mineral", "geology", "copyright", "menu", "login", "share", "footer", "navigation", "cookie", "privacy", "home", "search", "next", "previous", "comment", "reply", "2020", "©", "|", "-", "•", "about", "contact", "é", "ß", "日本", "<b>", "&", '"q"'])
+_WORDS = st.sampled_from(["the", "rock", "mineral", "geology", "copyright", "menu", "login", "share", "footer",
+                          "navigation", "cookie", "privacy", "home", "search", "next", "previous", "comment", "reply",
+                          "2020", "©", "|", "-", "•", "about", "contact", "é", "ß", "日本", "<b>", "&", '"q"'])
 _LINE = st.lists(_WORDS, max_size=12).map(" ".join)
 _URLS = st.builds(lambda h, p: f"http://h{h}.org/p{p}", st.integers(0, 5), st.integers(0, 9))
 

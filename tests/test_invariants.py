@@ -37,11 +37,9 @@ def test_random_valid_actions_keep_invariants(tiny_corpus, seed, reducer, cap, c
     env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, reducer=reducer, domain_cap=cap).unwrapped
     env.set_budget(len(choices))  # stepped unwrapped: the budget an adaptive cap falls over
     _, info = env.reset(seed=seed)
-    steps = 0
-    for c in choices:
+    for steps, c in enumerate(choices, 1):
         valid = np.flatnonzero(info["action_mask"])
         _, _, term, trunc, info = env.step(int(valid[c % len(valid)]))
-        steps += 1
         if steps % 25 == 0:
             check_invariants(env)
         assert info["pages_fetched"] == env.state.n_fetched

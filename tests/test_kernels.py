@@ -13,10 +13,8 @@ import pytest
 import gym_crawl  # noqa: F401
 from gym_crawl.crawl import FRONTIER, VISITED
 from gym_crawl.crawl.state import DIST_CAP
-from gym_crawl.features.sets import (CombinedFeatures, Han2018Features, TresFeatures, bucket5, bucket6,
-                                     change_bucket)
-from gym_crawl.features.thesis import (ThesisFeatures, disc_change, disc_change_code, disc_distance,
-                                       disc_relevance)
+from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures, bucket5, bucket6, change_bucket
+from gym_crawl.features.thesis import ThesisFeatures, disc_change, disc_change_code, disc_distance, disc_relevance
 from gym_crawl.reducers.base import TopK, link_text_score
 
 
@@ -106,7 +104,8 @@ def test_feature_rows_equal_the_numpy_reference(tiny_corpus, seed, cap):
     for bins in ("text", "code"):
         for norm in (False, True):
             f = ThesisFeatures(4, change_bins=bins, normalize=norm)
-            np.testing.assert_array_equal(f.compute(s, pages), _thesis_ref(f, s, pages), err_msg=f"thesis {bins} {norm}")
+            np.testing.assert_array_equal(f.compute(s, pages), _thesis_ref(f, s, pages),
+                                          err_msg=f"thesis {bins} {norm}")
     comb = CombinedFeatures([Han2018Features(4, discretize=False), TresFeatures()])
     ref = np.concatenate([_han_ref(comb.parts[0], s, pages)[:, :-1], _tres_ref(s, pages)], axis=1)
     np.testing.assert_array_equal(comb.compute(s, pages), ref)
@@ -139,7 +138,7 @@ def test_compiled_topk_equals_the_python_heap(tiny_corpus, cap):
         _, ia = a.reset(seed=seed)
         _, ib = b.reset(seed=seed)
         rng = np.random.default_rng(seed)
-        for t in range(150):
+        for _t in range(150):
             np.testing.assert_array_equal(ia["candidate_ids"], ib["candidate_ids"])
             valid = np.flatnonzero(ia["action_mask"])
             act = int(rng.choice(valid))

@@ -9,8 +9,7 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.features.tres_clf import TresClfFeatures
-from gym_crawl.relevance.classifier import (TextClassifier, evaluate, split_pages,
-                                            train_topic_classifier)
+from gym_crawl.relevance.classifier import TextClassifier, evaluate, split_pages, train_topic_classifier
 from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.text.keywords import expand_keywords, expand_topic, mean_keyword_count
 from gym_crawl.text.model import TextModel, get_text_model
@@ -162,13 +161,15 @@ def test_svm_is_a_linear_hinge_model_on_the_tfidf_view(tiny_corpus, text):
     X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
     keep = clf.idf > 0
     ref = LinearSVC(C=clf.meta["C"], loss="hinge", dual=True, max_iter=5000, random_state=0,
-                    class_weight="balanced" if clf.meta["balanced"] else None).fit(X[:, keep], topic.label_mask(tiny_corpus)[tr])
+                    class_weight="balanced" if clf.meta["balanced"] else None)
+    ref.fit(X[:, keep], topic.label_mask(tiny_corpus)[tr])
     pages = np.arange(50)
     Mt = bag_matrix(*page_bags(tiny_corpus, pages), 50, tiny_corpus.n_words)
     Xt = np.asarray(Mt @ np.diag(clf.idf.astype(np.float64)))
     Xt = Xt / np.maximum(np.linalg.norm(Xt, axis=1, keepdims=True), 1e-300)
     np.testing.assert_allclose(clf.decision_matrix(Mt), ref.decision_function(Xt[:, keep]), atol=1e-4)
-    np.testing.assert_allclose(clf.proba_pages(tiny_corpus, pages), 1 / (1 + np.exp(-ref.decision_function(Xt[:, keep]))),
+    np.testing.assert_allclose(clf.proba_pages(tiny_corpus, pages),
+                               1 / (1 + np.exp(-ref.decision_function(Xt[:, keep]))),
                                atol=1e-4)
     with pytest.raises(ValueError, match="unknown classifier kind"):
         train_topic_classifier(tiny_corpus, topic, text, kinds=("bilstm",))

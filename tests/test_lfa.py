@@ -107,7 +107,7 @@ def test_sync_picks_the_exact_argmax_of_the_current_w(tiny_corpus) -> None:
         q_page = float(base.features_of(np.array([page]))[0] @ agent.w.astype(np.float32))
         env_best = base.argmax_frontier(agent.w)
         assert q_page == pytest.approx(float(q_all.max()), rel=1e-5, abs=1e-5)
-        assert q_page == pytest.approx(float(q_all[np.flatnonzero(F == env_best)[0]]), rel=1e-5, abs=1e-5)
+        assert q_page == pytest.approx(float(q_all[np.flatnonzero(env_best == F)[0]]), rel=1e-5, abs=1e-5)
         obs2, r, term, trunc, info2 = env.step(page)
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
         obs, info = obs2, info2
@@ -304,7 +304,7 @@ def test_thesis_features_on_the_env(tiny_corpus) -> None:
     base = env.unwrapped
     F = np.array(base.frontier_pages())
     X = base.features_of(F)
-    assert np.all(X == np.round(X)) and X.min() >= 0 and X[:, [0, 1, 2, 5, 9]].max() <= 9
+    assert np.all(np.round(X) == X) and X.min() >= 0 and X[:, [0, 1, 2, 5, 9]].max() <= 9
     st = base.state
     s = st.best_parent[F]
     np.testing.assert_array_equal(X[:, 0], disc_relevance(st.rel[s]))

@@ -275,7 +275,8 @@ def test_the_warc_compiler_reads_a_live_crawl_as_the_replay_does(small, site, tm
         p = c.page_id(url)
         bag = {c.vocab[int(t)]: int(k) for t, k in zip(c.text_terms[c.text_ptr[p]:c.text_ptr[p + 1]],
                                                        c.text_counts[c.text_ptr[p]:c.text_ptr[p + 1]])}
-        links = [(c.urls[int(c.link_dst[e])], [c.vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]])
+        links = [(c.urls[int(c.link_dst[e])],
+                  [c.vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]])
                  for e in range(c.link_ptr[p], c.link_ptr[p + 1])]
         return c.titles[p], bag, [x for x in links if x[0] in set(fetched)]
 

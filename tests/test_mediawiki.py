@@ -45,7 +45,8 @@ def _outlinks(c, title):
 
 
 def _raw_page_text(path: Path, title: str) -> str:
-    xml = bz2.open(path).read().decode("utf-8")
+    with bz2.open(path) as fh:
+        xml = fh.read().decode("utf-8")
     i = xml.index(f"<title>{title}</title>")
     m = re.search(r"<text[^>]*>(.*?)</text>", xml[i:], flags=re.S)
     import html
@@ -98,7 +99,7 @@ def test_ltgwiki_categories_disambiguation_and_text(ltg):
     # {{Zeimeibu škiršona}} emits __DISAMBIG__ (found in the template namespace of the dump)
     assert "Zeimeibu škiršona" in ltg.meta["disambiguation_templates"]
     assert "disambiguation" in ltg.page_labels(ltg.page_id("Rēzne (zeimeibu škiršona)"))
-    assert sum(l.startswith("category.") for l in ltg.labels) > 100
+    assert sum(lab.startswith("category.") for lab in ltg.labels) > 100
     _assert_clean(ltg.texts)
 
 
@@ -150,7 +151,8 @@ def test_enwiki_corpus_links_and_labels(enwiki):
 def test_enwiki_redirect_accessiblecomputing(tmp_path):
     """AccessibleComputing → Computer accessibility: the target is not in the shortened sample,
     so add it (and a page linking to the redirect) to the real redirect page."""
-    xml = bz2.open(_need(ENWIKI)).read().decode("utf-8")
+    with bz2.open(_need(ENWIKI)) as fh:
+        xml = fh.read().decode("utf-8")
     head = xml[: xml.index("<page>")]
     i = xml.index("<title>AccessibleComputing</title>")
     redirect_page = xml[xml.rindex("<page>", 0, i): xml.index("</page>", i) + len("</page>")]
@@ -313,7 +315,8 @@ def make_multistream(src: Path, dest_dir: Path, per_stream: int = 100, date: str
                      wiki: str = "ltgwiki") -> tuple[Path, Path]:
     """Re-pack a dump as a multistream dump: a header stream, then one bz2 stream per
     ``per_stream`` pages, then a closing stream; plus the ``offset:page_id:title`` index."""
-    xml = bz2.open(src).read().decode("utf-8")
+    with bz2.open(src) as fh:
+        xml = fh.read().decode("utf-8")
     head_end = xml.index("</siteinfo>") + len("</siteinfo>\n")
     body = xml[head_end:]
     pages = re.findall(r"  <page>.*?</page>\n", body, flags=re.S)
@@ -462,7 +465,6 @@ def test_load_corpus_simplewiki_dispatch(monkeypatch):
 
 def test_simplewiki_download_offline_mirror(tmp_path, monkeypatch, multistream):
     """The whole download → verify → compile path against a file:// mirror (no network here)."""
-    pytest.importorskip("gym_crawl.corpus.download")
     date = "20990101"
     mirror = tmp_path / "mirror"
     dump, index = make_multistream(_need(LTG), mirror / date, date=date, wiki="simplewiki")
@@ -510,12 +512,10 @@ def test_wikitext_nesting_and_markup():
 # ---------------------------------------------------------------- the env
 
 def test_env_crawls_ltgwiki(tmp_path, monkeypatch):
-    gym = pytest.importorskip("gymnasium")
-    try:
-        import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
-        import gym_crawl.envs  # noqa: F401
-    except ImportError as e:
-        pytest.skip(f"gym_crawl.envs not available yet: {e}")
+    import gymnasium as gym
+
+    import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
+
     monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
     env = gym.make("WikiCrawl-v0", corpus=str(_need(LTG)), topic="latgola", seeds=["Latgola"],
                    max_episode_steps=150)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gym_crawl.features import Han2018Features, TresFeatures, bucket5, bucket6, change_bucket, get_feature_set
-from gym_crawl.relevance import PageScores, Topic, TopicScorer, get_reward_scheme, resolve_topic
+from gym_crawl.relevance import PageScores, TopicScorer, get_reward_scheme, resolve_topic
 from gym_crawl.text import get_text_model
 
 

@@ -7,8 +7,14 @@ import torch as th
 from gymnasium import spaces
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 
-from gym_crawl.agents.sb3_policies import (MASKED_LOGIT, CandidateScoringDQNPolicy, CandidateScoringPolicy,
-                                 MaskableCandidateScoringPolicy, split_flat, transfer_policy)
+from gym_crawl.agents.sb3_policies import (
+    MASKED_LOGIT,
+    CandidateScoringDQNPolicy,
+    CandidateScoringPolicy,
+    MaskableCandidateScoringPolicy,
+    split_flat,
+    transfer_policy,
+)
 
 D, S = 5, 6
 

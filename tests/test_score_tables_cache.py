@@ -19,9 +19,9 @@ from test_shared_scorer import _make, _same, _trajectory
 import gym_crawl  # noqa: F401
 import gym_crawl.crawl.state as state_mod
 import gym_crawl.relevance.scorer as scorer_mod
+from gym_crawl._io import seal
 from gym_crawl.corpus import Corpus
 from gym_crawl.corpus.core import _is_mmapped
-from gym_crawl._io import seal
 
 
 @pytest.fixture()
@@ -147,7 +147,9 @@ def test_processes_share_the_mapped_pages(saved, tmp_path):
         float(np.asarray(lt.cat).sum())
         shared = private = 0
         cur = None
-        for line in open("/proc/self/smaps"):
+        with open("/proc/self/smaps") as fh:
+            lines = fh.readlines()
+        for line in lines:
             parts = line.split()
             if not parts[0].endswith(":"):
                 cur = parts[5] if len(parts) >= 6 else None

@@ -15,9 +15,18 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import (GENERAL_SUBCATS, GENERAL_WORDS, GENERATOR_VERSION, HARD_PRESET_VERSION,
-                                        PRESETS, TAXONOMY, TOPICS, generate_synthetic, synthetic_cache_path,
-                                        synthetic_corpus)
+from gym_crawl.corpus.synthetic import (
+    GENERAL_SUBCATS,
+    GENERAL_WORDS,
+    GENERATOR_VERSION,
+    HARD_PRESET_VERSION,
+    PRESETS,
+    TAXONOMY,
+    TOPICS,
+    generate_synthetic,
+    synthetic_cache_path,
+    synthetic_corpus,
+)
 from gym_crawl.tokenize import tokenize
 
 N = 20_000
@@ -44,7 +53,7 @@ def graph(big):
 
 def label_mask(c: Corpus, prefix: str) -> np.ndarray:
     """(n,) bool: pages carrying a label that starts with ``prefix``."""
-    ids = [i for i, l in enumerate(c.labels.tolist()) if l == prefix or l.startswith(prefix + ".")]
+    ids = [i for i, lab in enumerate(c.labels.tolist()) if lab == prefix or lab.startswith(prefix + ".")]
     page = np.repeat(np.arange(c.n_pages), np.diff(c.label_ptr))
     m = np.zeros(c.n_pages, bool)
     m[page[np.isin(c.label_ids, ids)]] = True
@@ -199,19 +208,19 @@ def test_in_degree_power_law_with_offtopic_hubs(big):
     assert -2.5 < slope < -0.5
     # hubs are generic, off-topic pages
     for i in top[:10]:
-        assert all(l.startswith("subject.General.") for l in big.page_labels(int(i))), big.titles[int(i)]
+        assert all(lab.startswith("subject.General.") for lab in big.page_labels(int(i))), big.titles[int(i)]
 
 
 # ----------------------------------------------------------------- topicality
 def test_taxonomy_labels(big):
     labels = big.labels.tolist()
-    subjects = {l.split(".")[1] for l in labels}
+    subjects = {lab.split(".")[1] for lab in labels}
     assert 15 <= len(subjects) <= 20
     for name in ("Science.Geology", "Health.Cancer", "Literature.Poetry", "Sports.Olympic_Games",
                  "Literature.Fiction", "Arts.Cameras", "Music", "History", "Science.Chemistry", "Science.Physics",
                  "Science.Biology", "Geography", "Computing", "Religion", "Economics", "Politics", "Film",
                  "Architecture", "Science.Astronomy", "Science.Mathematics"):
-        assert any(l.startswith("subject." + name) for l in labels), name
+        assert any(lab.startswith("subject." + name) for lab in labels), name
 
 
 def test_topical_locality_matches_wikispeedia(big):
@@ -244,7 +253,7 @@ def test_relevance_decays_with_link_distance(big, graph):
         base = m.mean()
         srcs = rng.choice(np.flatnonzero(m), 25, replace=False)
         D = shortest_path(graph, indices=srcs, unweighted=True)
-        frac = [((D == d) & m).sum() / max((D == d).sum(), 1) for d in (1, 2, 3, 4)]
+        frac = [((d == D) & m).sum() / max((d == D).sum(), 1) for d in (1, 2, 3, 4)]
         assert frac[0] > frac[1] > frac[2] > frac[3], (topic, frac)
         assert frac[0] > 8 * base, (topic, frac, base)
         assert frac[1] > 2 * base, (topic, frac, base)
@@ -327,7 +336,7 @@ def test_main_pages(big):
 # ----------------------------------------------------------------- domains
 def test_domains(big):
     D = len(big.domains)
-    assert D >= 2 and D == max(20, big.n_pages // 500)
+    assert D >= 2 and max(20, big.n_pages // 500) == D
     for d in big.domains.tolist():
         assert re.fullmatch(r"[a-z0-9-]+\.(org|com|net|info|edu)", d), d
     assert len(set(big.domains.tolist())) == D
@@ -359,7 +368,7 @@ def test_meta_topics_resolve(big):
         assert set(spec) >= {"seeds", "label", "words", "categories"}
         for s in spec["seeds"]:
             i = big.page_id(s)
-            assert any(l.startswith(spec["label"]) for l in big.page_labels(i)), (key, s)
+            assert any(lab.startswith(spec["label"]) for lab in big.page_labels(i)), (key, s)
         for w in spec["words"] + spec["categories"]:
             assert big.word_id(w) >= 0, (key, w)
         rate = label_mask(big, spec["label"]).mean()

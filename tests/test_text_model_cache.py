@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from conftest import make_tiny_corpus
 
+from gym_crawl._io import seal
 from gym_crawl.corpus import Corpus, CorpusBuilder, load_corpus
 from gym_crawl.corpus import cache as cache_mod
 from gym_crawl.corpus.core import _is_mmapped
 from gym_crawl.text import model as tm_mod
 from gym_crawl.text.model import TextModel, TextModelError, get_text_model
-from gym_crawl._io import seal
 
 
 @pytest.fixture()

@@ -151,8 +151,9 @@ def test_dqn_update_on_a_hand_computed_example():
     R_term = agent.targets(np.array([1.0], np.float32), np.array([[1.0]], np.float32), np.array([1.0], np.float32))
     assert R_term.item() == pytest.approx(1.0)
     # vanilla DQN bootstraps with max_a Q⁻(s', a) = 3 t1 instead
-    assert _hand_agent(double=False).targets(np.array([1.0], np.float32), np.array([[1.0]], np.float32),
-                                             np.array([0.0], np.float32)).item() == pytest.approx(1 + 1.5 * t1, abs=1e-6)
+    R_vanilla = _hand_agent(double=False).targets(np.array([1.0], np.float32), np.array([[1.0]], np.float32),
+                                                  np.array([0.0], np.float32))
+    assert R_vanilla.item() == pytest.approx(1 + 1.5 * t1, abs=1e-6)
     # loss on (s=0.5, a=2): ½ (R − Q(s)[2])², Q(s)[2] = −t0
     y = 1 + 0.5 * t1
     loss = agent.loss_on(np.array([[0.5]], np.float32), np.array([2]), R)

@@ -89,9 +89,9 @@ def test_partition(tmp_path):
 
     c = compile_mediawiki_dump(LTG, progress=False)
     out = write_thesis_layout(c, tmp_path / "p", normalized=True, partition=0.1, seed=3)
-    ids = [int(l.split("\t")[0]) for l in (out / "index.txt").read_text(encoding="utf-8").splitlines()]
+    ids = [int(line.split("\t")[0]) for line in (out / "index.txt").read_text(encoding="utf-8").splitlines()]
     assert ids == list(range(round(0.1 * c.n_pages)))
-    titles = [l.split("\t", 1)[1] for l in (out / "index.txt").read_text(encoding="utf-8").splitlines()]
+    titles = [line.split("\t", 1)[1] for line in (out / "index.txt").read_text(encoding="utf-8").splitlines()]
     assert [c.page_id(t) for t in titles] == sorted(c.page_id(t) for t in titles)  # corpus order kept
     links = np.loadtxt(out / "links.txt", dtype=np.int64, ndmin=2)
     assert links.min() >= 0 and links.max() < len(ids) and not np.any(links[:, 0] == links[:, 1])

@@ -360,7 +360,7 @@ def test_tree_with_tres_clf_never_observes_unfetched_content(tiny_corpus):
         text_terms=np.concatenate([tiny_corpus.text_terms[a:b] for a, b in bags]).astype(np.int32),
         text_counts=np.concatenate([tiny_corpus.text_counts[a:b] for a, b in bags]).astype(np.int32),
         label_ptr=np.concatenate([[0], np.cumsum([len(x) for x in labs])]).astype(np.int64),
-        label_ids=np.asarray([x for l in labs for x in l], np.int32))
+        label_ids=np.asarray([x for lab in labs for x in lab], np.int32))
     assert not np.array_equal(tampered.text_terms, tiny_corpus.text_terms)
     rec_b, _, base_b = run(tampered, TextModel(tampered, tm.idf, tm.vectors, tm.meta), actions)
     for (oa, ra, ia), (ob, rb, ib) in zip(rec_a, rec_b):

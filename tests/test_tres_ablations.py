@@ -84,7 +84,8 @@ def test_registered_classifier_reward_on_a_heldout_view(tiny_corpus):
     v = scheme.classifier.proba_pages(view, np.arange(view.n_pages)) >= 0.5
     for p, r, _ in run:
         assert r == float(v[p])
-    run2 = _crawl(gym.make("WikiCrawl-v1", corpus=view, reward="classifier", max_candidates=8, max_episode_steps=25), 25)
+    run2 = _crawl(gym.make("WikiCrawl-v1", corpus=view, reward="classifier", max_candidates=8, max_episode_steps=25),
+                  25)
     assert [(p, r) for p, r, _ in run] == [(p, r) for p, r, _ in run2]
 
 

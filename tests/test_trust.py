@@ -402,7 +402,8 @@ def plugin_dir(tmp_path, monkeypatch):
     di = tmp_path / "trust_plugin-0.1.dist-info"
     di.mkdir()
     (di / "METADATA").write_text("Metadata-Version: 2.1\nName: trust-plugin\nVersion: 0.1\n")
-    (di / "entry_points.txt").write_text("[gym_crawl.agents]\nlongest-anchor = trust_plugin_agents:LongestAnchorAgent\n")
+    (di / "entry_points.txt").write_text("[gym_crawl.agents]\nlongest-anchor = "
+                                         "trust_plugin_agents:LongestAnchorAgent\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(base, "_PLUGINS_LOADED", False)
     yield tmp_path

@@ -301,9 +301,11 @@ def test_bench_report_stamps_rows_and_marks_quick_runs(tmp_path):
     data = json.loads(write_json_report(tmp_path / "r.json", res, "demo", args).read_text())
     assert data["about"] == {"benchmark": "demo", "gym_crawl_version": __version__, "quick": True,
                              "status": "illustrative, not a result",
-                             "arguments": {"quick": True, "seed": 7, "reward": "han2018", "k": 32, "out": str(tmp_path)}}
+                             "arguments": {"quick": True, "seed": 7, "reward": "han2018", "k": 32,
+                                           "out": str(tmp_path)}}
     a, b = data["runs"]
-    assert a["topic"] == "cancer" and a["benchmark_seed"] == 7 and a["K"] == 32 and a["reward"] == "han2018"
+    assert a["topic"] == "cancer" and a["benchmark_seed"] == 7
+    assert a["K"] == 32 and a["reward"] == "han2018"
     assert b["gym_crawl_version"] == __version__ and "topic" not in b
     assert data["table"]["x"][0]["reward"] == "labels"  # a row's own value wins
 
@@ -413,7 +415,8 @@ def test_download_from_registers_a_local_copy_used_by_corpus_and_info(tmp_path, 
     assert main(["corpus", "info", "wikispeedia", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pages"] == 4
     assert main(["crawl", "--corpus", "wikispeedia", "--agent", "bfs", "--topic",
-                 "subject.Geography.Geology_and_geophysics", "--seeds", "Rock", "--steps", "2", "--k", "2", "--json"]) == 0
+                 "subject.Geography.Geology_and_geophysics", "--seeds", "Rock", "--steps", "2", "--k", "2",
+                 "--json"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["corpus"] == "wikispeedia"
     # a folder that is not the dataset is refused and not registered
     (tmp_path / "empty").mkdir()

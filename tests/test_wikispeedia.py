@@ -87,7 +87,7 @@ def test_labels(real):
     assert unlabeled == {"Directdebit", "Donation", "Friend_Directdebit", "Sponsorship_Directdebit",
                          "Pikachu", "Wowpurchase"}
     assert len(c.labels) == 129
-    assert all(l.startswith("subject.") for l in c.labels)
+    assert all(lab.startswith("subject.") for lab in c.labels)
     assert "subject.Science.Biology.Health_and_medicine" in c.page_labels(c.page_id("Cancer"))
 
 
@@ -223,7 +223,8 @@ def test_fake_layouts(tmp_path, layout):
     assert c.n_links == 4
     rock = c.page_id("Rock")
     assert c.texts[rock] == FAKE["Rock"]
-    assert sorted(c.page_labels(c.page_id("Mineral"))) == ["subject.Geography.Geology_and_geophysics", "subject.Science.Chemistry"]
+    want = ["subject.Geography.Geology_and_geophysics", "subject.Science.Chemistry"]
+    assert sorted(c.page_labels(c.page_id("Mineral"))) == want
     assert c.page_labels(c.page_id("Ocean")) == []
     a, b = c.outlinks(rock)
     assert [c.titles[int(d)] for d in c.link_dst[a:b]] == ["Mineral", "Ocean"]

@@ -7,8 +7,14 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from gym_crawl.wrappers import (DiscreteScoringWrapper, LinearScoringWrapper, TopicSampler, flatten_observation,
-                                make_scoring_env, summarize_candidates)
+from gym_crawl.wrappers import (
+    DiscreteScoringWrapper,
+    LinearScoringWrapper,
+    TopicSampler,
+    flatten_observation,
+    make_scoring_env,
+    summarize_candidates,
+)
 
 TOPICS = ["geology", "cancer", "poetry"]
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus, CorpusBuilder, CorpusFormatError, StringTable
-from gym_crawl.corpus.sources import (CORPORA, CORPUS_KINDS, DEFAULT_SYNTHETIC_PAGES, load_corpus,
-                                      register_corpus)
+from gym_crawl.corpus.sources import CORPORA, CORPUS_KINDS, DEFAULT_SYNTHETIC_PAGES, load_corpus, register_corpus
 
 __all__ = ["CORPORA", "CORPUS_KINDS", "DEFAULT_SYNTHETIC_PAGES", "Corpus", "CorpusBuilder", "CorpusFormatError",
            "StringTable", "data_dir", "load_corpus", "register_corpus"]

@@ -10,6 +10,7 @@ cache folder says so. An empty (0-page) corpus is refused, never cached.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
@@ -43,10 +44,8 @@ def data_dir() -> Path:
     """The cache directory (created on first use when possible; a read-only location is returned as
     is — reads of an existing cache still work and writes fall back, see :func:`store_cached`)."""
     d = Path(os.environ.get("GYM_CRAWL_DATA") or Path.home() / ".cache" / "gym_crawl")
-    try:
+    with contextlib.suppress(OSError):
         d.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass
     return d
 
 

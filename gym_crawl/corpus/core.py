@@ -40,14 +40,27 @@ import os
 import shutil
 import weakref
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from gym_crawl._io import (FileCheckError, atomic_write_json, clean_orphans, file_digest, load_npy, partial_dir,
-                           replace_dir, save_npy, seal, seal_problem, verify_files, write_stamp)
+from gym_crawl._io import (
+    FileCheckError,
+    atomic_write_json,
+    clean_orphans,
+    file_digest,
+    load_npy,
+    partial_dir,
+    replace_dir,
+    save_npy,
+    seal,
+    seal_problem,
+    verify_files,
+    write_stamp,
+)
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "csr_from_lists"]
@@ -78,7 +91,7 @@ class StringTable:
         self._hash_order: np.ndarray | None = None
 
     @classmethod
-    def from_strings(cls, strings: Iterable[str]) -> "StringTable":
+    def from_strings(cls, strings: Iterable[str]) -> StringTable:
         encoded = [s.encode("utf-8") for s in strings]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         if encoded:
@@ -118,11 +131,13 @@ class StringTable:
             order = np.argsort(h, kind="stable")  # equal hashes keep their positions' order: first match = first
             self._hashes, self._hash_order = h[order], order
         key = s.encode("utf-8")
-        h = self._hash(key)
-        lo = int(np.searchsorted(self._hashes, h, "left"))
-        hi = int(np.searchsorted(self._hashes, h, "right"))
+        hk = self._hash(key)
+        hash_order = self._hash_order
+        assert hash_order is not None  # set with _hashes
+        lo = int(np.searchsorted(self._hashes, hk, "left"))
+        hi = int(np.searchsorted(self._hashes, hk, "right"))
         for j in range(lo, hi):
-            i = int(self._hash_order[j])
+            i = int(hash_order[j])
             if bytes(self.blob[self.offsets[i]:self.offsets[i + 1]]) == key:
                 return i
         raise KeyError(s)
@@ -218,7 +233,9 @@ class Corpus:
         """Whether every array and string table is still the memory-mapped one :meth:`load` opened (a
         ``dataclasses.replace`` copy or an edited field is not, and then pickles by value)."""
         loaded = self.__dict__.get("_loaded")
-        return bool(loaded) and _is_mmapped(self.link_ptr) and all(getattr(self, n) is a for n, a in loaded.items())
+        if not loaded:
+            return False
+        return _is_mmapped(self.link_ptr) and all(getattr(self, n) is a for n, a in loaded.items())
 
     @property
     def n_pages(self) -> int:
@@ -325,7 +342,7 @@ class Corpus:
         return self.vocab.get(word)
 
     # ------------------------------------------------------------- validation
-    def validate(self, stored: dict[str, Any] | None = None) -> None:
+    def validate(self, stored: dict[str, Any] | None = None) -> None:  # noqa: C901  (known debt, docs/architecture.md)
         """Check shapes, dtypes, pointer monotonicity and id ranges; raise :class:`CorpusFormatError`.
 
         ``stored``: the ``"ranges"`` a saved manifest recorded (each id array's min/max, each pointer
@@ -369,7 +386,8 @@ class Corpus:
 
         check_ptr("text_ptr", n, len(self.text_terms))
         if len(self.text_counts) != len(self.text_terms):
-            raise CorpusFormatError(f"text_counts{where}: length {len(self.text_counts)} != text_terms {len(self.text_terms)}")
+            raise CorpusFormatError(f"text_counts{where}: length {len(self.text_counts)} != text_terms "
+                                    f"{len(self.text_terms)}")
         check_ptr("title_ptr", n, len(self.title_terms))
         check_ptr("link_ptr", n, m)
         check_ptr("anchor_ptr", m, len(self.anchor_terms))
@@ -465,7 +483,8 @@ class Corpus:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike, mmap: bool = True, verify: bool = False, share: bool = True) -> "Corpus":
+    def load(cls, path: str | os.PathLike, mmap: bool = True, verify: bool = False,  # noqa: C901  (known debt, docs/architecture.md)
+             share: bool = True) -> Corpus:
         """Open a saved corpus directory.
 
         Arrays are memory-mapped read-only (``mmap=True``) so processes share
@@ -489,7 +508,8 @@ class Corpus:
         path = Path(path)
         mf = path / "manifest.json"
         if not mf.is_file():
-            raise CorpusFormatError(f"{path}: not a corpus directory (no manifest.json; an interrupted save leaves none)")
+            raise CorpusFormatError(f"{path}: not a corpus directory (no manifest.json; an interrupted save leaves "
+                                    "none)")
         try:
             raw = mf.read_bytes()
             manifest = json.loads(raw.decode("utf-8"))
@@ -510,7 +530,8 @@ class Corpus:
         try:
             hashed = verify_files(path, files, key=checksum, force=verify)
         except FileCheckError as e:
-            raise CorpusFormatError(f"{path / e.file}: {e.problem}; delete the corpus directory to rebuild it") from None
+            raise CorpusFormatError(f"{path / e.file}: {e.problem}; "
+                                    "delete the corpus directory to rebuild it") from None
 
         maps: list[_mmap.mmap] = []
 
@@ -592,7 +613,7 @@ class Corpus:
     @classmethod
     def from_networkx(cls, G: Any, *, text: str = "text", title: str = "title", domain: str = "domain",
                       labels: str = "labels", anchor: str = "anchor", context: str = "context",
-                      name: str = "networkx") -> "Corpus":
+                      name: str = "networkx") -> Corpus:
         """Build a corpus from a directed ``networkx`` graph.
 
         Node attributes (all optional): ``title`` (default ``str(node)``),
@@ -626,15 +647,17 @@ class Corpus:
         labs = self.labels.tolist()
         vocab = self.vocab.tolist()
         for i in range(self.n_pages):
+            lab_ids = self.label_ids[self.label_ptr[i]:self.label_ptr[i + 1]]
             attrs: dict[str, Any] = {"title": titles[i], "domain": doms[int(self.page_domain[i])],
-                                     "labels": [labs[int(j)] for j in self.label_ids[self.label_ptr[i]:self.label_ptr[i + 1]]]}
+                                     "labels": [labs[int(j)] for j in lab_ids]}
             if with_text and self.texts is not None:
                 attrs["text"] = self.texts[i]
             G.add_node(i, **attrs)
         src = self.link_src()
         for e in range(self.n_links):
             a, b = self.anchor_ptr[e], self.anchor_ptr[e + 1]
-            G.add_edge(int(src[e]), int(self.link_dst[e]), anchor=" ".join(vocab[int(t)] for t in self.anchor_terms[a:b]))
+            G.add_edge(int(src[e]), int(self.link_dst[e]),
+                       anchor=" ".join(vocab[int(t)] for t in self.anchor_terms[a:b]))
         return G
 
     def summary(self, top_labels: int = 10) -> dict[str, Any]:
@@ -699,12 +722,12 @@ def _is_mmapped(a: np.ndarray) -> bool:
     return isinstance(b, _mmap.mmap)
 
 
-_OPENED: "weakref.WeakValueDictionary[tuple[str, str], Corpus]" = weakref.WeakValueDictionary()
+_OPENED: weakref.WeakValueDictionary[tuple[str, str], Corpus] = weakref.WeakValueDictionary()
 """Memory-mapped corpora opened by reference in this process, so unpickling one corpus N times
 (N sub-envs in one worker) maps it once."""
 
 
-_PRISTINE_META: "weakref.WeakKeyDictionary[Corpus, str]" = weakref.WeakKeyDictionary()
+_PRISTINE_META: weakref.WeakKeyDictionary[Corpus, str] = weakref.WeakKeyDictionary()
 """The manifest meta of each corpus in :data:`_OPENED`, as loaded (later copies do not see edits of the first)."""
 
 
@@ -721,7 +744,7 @@ def _open_by_reference(path: str, checksum: str) -> Corpus:
         raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: {e}") from None
     if c.checksum != checksum:
         raise CorpusFormatError(f"cannot unpickle the corpus saved at {path}: the directory was rewritten since it "
-                                f"was pickled (manifest sha256 {c.checksum[:12]}…, pickled {checksum[:12]}…)")
+                                f"was pickled (manifest sha256 {(c.checksum or '')[:12]}…, pickled {checksum[:12]}…)")
     _OPENED[key] = c
     _PRISTINE_META[c] = json.dumps(c.meta)
     return c
@@ -791,7 +814,7 @@ class CorpusBuilder:
             self.texts.append(text)
         self.title_toks.append(self._ids(tokenize(title.replace("_", " "))))
         self.page_domain.append(self._intern(self._domain, domain))
-        self.page_labels.append(sorted({self._intern(self._label, l) for l in labels}))
+        self.page_labels.append(sorted({self._intern(self._label, lab) for lab in labels}))
         return len(self.titles) - 1
 
     def add_link(self, src: int, dst: int, anchor: str | None = None, context: str = "") -> None:
@@ -827,10 +850,10 @@ class CorpusBuilder:
         title_ptr, title_terms = csr_from_lists(self.title_toks)
         links = sorted(self.links, key=lambda x: x[0])
         link_ptr = np.zeros(n + 1, dtype=np.int64)
-        link_ptr[1:] = np.cumsum(np.bincount(np.asarray([l[0] for l in links], dtype=np.int64), minlength=n))
-        link_dst = np.asarray([l[1] for l in links], dtype=np.int32)
-        anchor_ptr, anchor_terms = csr_from_lists([l[2] for l in links])
-        context_ptr, context_terms = csr_from_lists([l[3] for l in links])
+        link_ptr[1:] = np.cumsum(np.bincount(np.asarray([lk[0] for lk in links], dtype=np.int64), minlength=n))
+        link_dst = np.asarray([lk[1] for lk in links], dtype=np.int32)
+        anchor_ptr, anchor_terms = csr_from_lists([lk[2] for lk in links])
+        context_ptr, context_terms = csr_from_lists([lk[3] for lk in links])
         label_ptr, label_ids = csr_from_lists(self.page_labels)
         words = [self._words[i] for i in order]
         return Corpus(
@@ -854,5 +877,5 @@ def _file_id(path: Path) -> tuple[int, int, int]:
 
 
 #: memory-mapped corpora opened in this process, by (directory, manifest checksum, files' size/mtime/inode)
-_LOADED: "weakref.WeakValueDictionary[tuple, Corpus]" = weakref.WeakValueDictionary()
+_LOADED: weakref.WeakValueDictionary[tuple, Corpus] = weakref.WeakValueDictionary()
 

@@ -51,15 +51,14 @@ import http.client
 import json
 import os
 import re
-import socket
 import sys
 import tarfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 __all__ = [
     "fetch", "ChecksumError", "DownloadError", "RemoteFile", "DATASETS", "register_dataset", "download",
@@ -105,7 +104,7 @@ class DownloadError(FileNotFoundError):
     def __reduce__(self) -> tuple:
         return (DownloadError, (self.url, self.reason, self.hint))
 
-    def with_hint(self, hint: str) -> "DownloadError":
+    def with_hint(self, hint: str) -> DownloadError:
         return DownloadError(self.url, self.reason, hint)
 
 
@@ -263,7 +262,7 @@ def fetch(url: str, dest: str | os.PathLike, sha256: str | None = None, *, md5: 
             # 4xx other than 408/429 will not get better by retrying
             if e.code < 500 and e.code not in (408, 429) or attempt >= retries:
                 raise
-        except (_Incomplete, urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as e:
+        except (TimeoutError, _Incomplete, urllib.error.URLError, http.client.HTTPException, OSError) as e:
             if attempt >= retries:
                 raise DownloadError(url, f"failed after {retries} retries ({_reason(e)})",
                                     f"the partial file {part.name} is kept and resumed next time") from None
@@ -514,8 +513,8 @@ def content_fingerprint(source: str | os.PathLike, top: str) -> str:
             raise ValueError(f"{source}: unreadable or truncated archive ({type(e).__name__}: {e})") from None
     entries.sort()
     h = hashlib.sha256()
-    for name, digest in entries:
-        h.update(digest.encode("ascii") + b"  " + name + b"\n")
+    for name_b, digest in entries:
+        h.update(digest.encode("ascii") + b"  " + name_b + b"\n")
     return h.hexdigest()
 
 

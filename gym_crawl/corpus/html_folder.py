@@ -238,7 +238,7 @@ def load_html_folder(path: str | os.PathLike, *, domain: str | None = None) -> C
         "anchor_definition": "the link's text (or the alt text of an image inside the link)",
         "context_definition": "150 characters each side of the anchor in the page's visible text",
     })
-    for (title_, text, _), r, t in zip(parsed, rels, titles):
+    for (_, text, _), r, t in zip(parsed, rels, titles):
         dom = domain or (r.split("/", 1)[0] if "/" in r else root.name)
         b.add_page(t, text, domain=dom)
     for src, ((_, text, links), r) in enumerate(zip(parsed, rels)):

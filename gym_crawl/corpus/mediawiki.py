@@ -93,10 +93,18 @@ from gym_crawl._io import sha256_file
 from gym_crawl.corpus.cache import open_cached, store_cached
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.mediawiki_assemble import assemble_corpus
-from gym_crawl.corpus.mediawiki_download import (SIMPLEWIKI_BASE, download_simplewiki, parse_checksums,
-                                                 simplewiki_urls)
-from gym_crawl.corpus.mediawiki_parse import (ChunkAccumulator, SiteInfo, _is_bz2, _Job, _parse_job, _plan_chunks,
-                                              find_multistream_index, read_multistream_index, read_siteinfo)
+from gym_crawl.corpus.mediawiki_download import SIMPLEWIKI_BASE, download_simplewiki, parse_checksums, simplewiki_urls
+from gym_crawl.corpus.mediawiki_parse import (
+    ChunkAccumulator,
+    SiteInfo,
+    _is_bz2,
+    _Job,
+    _parse_job,
+    _plan_chunks,
+    find_multistream_index,
+    read_multistream_index,
+    read_siteinfo,
+)
 
 __all__ = [
     "load_mediawiki_dump", "compile_mediawiki_dump", "read_siteinfo", "read_multistream_index",

@@ -309,13 +309,13 @@ def _page_labels(chunks: Sequence[ChunkAccumulator], pages: _Pages, dis_template
             if c.magic[j] or dis_templates.intersection(c.templates[j]) or c.titles[j].endswith("(disambiguation)"):
                 labs.append("disambiguation")
             label_names.append(labs)
-    stats["disambiguation_pages"] = sum("disambiguation" in l for l in label_names)
-    labels = sorted({l for ls in label_names for l in ls})
-    lab_id = {l: i for i, l in enumerate(labels)}
+    stats["disambiguation_pages"] = sum("disambiguation" in lab for lab in label_names)
+    labels = sorted({lab for ls in label_names for lab in ls})
+    lab_id = {lab: i for i, lab in enumerate(labels)}
     n = pages.n
     label_ptr = np.zeros(n + 1, dtype=np.int64)
     label_ptr[1:] = np.cumsum([len(set(ls)) for ls in label_names]) if n else []
-    label_ids = np.fromiter((i for ls in label_names for i in sorted({lab_id[l] for l in ls})), dtype=np.int32,
+    label_ids = np.fromiter((i for ls in label_names for i in sorted({lab_id[lab] for lab in ls})), dtype=np.int32,
                             count=int(label_ptr[-1]))
     return labels, label_ptr, label_ids
 

@@ -183,7 +183,7 @@ def _page_from_element(el: ET.Element) -> _RawPage:
 def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
                 ) -> Iterator[tuple[str, Any]]:
     """Yield ``("siteinfo", SiteInfo)`` and ``("page", _RawPage)`` events of a job's byte range."""
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: Any = ET.XMLPullParser(events=("start", "end"))  # its events are (event, Element) pairs
     depth = 0
     root = None
     last = "(before the first page)"
@@ -209,6 +209,7 @@ def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
                 yield "page", page
             elif t == "siteinfo":
                 yield "siteinfo", _siteinfo_from_element(el)
+            assert root is not None  # the first start event set it
             root.clear()
 
     def fail(e: ET.ParseError) -> CorpusFormatError:

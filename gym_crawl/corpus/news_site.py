@@ -98,8 +98,8 @@ class NewsSite:
     """A generated news-site link graph (CSR, ``indptr`` int64, ``indices`` int32 sorted per row).
 
     ``section[p]`` is the section (topic) of page ``p``; ``home`` is the page with the most
-    out-links, ties broken by in-links (the front page, a natural seed); ``repaired_links`` counts the target exchanges that
-    removed self-links and duplicates after stub matching (degrees are kept); ``dropped_links`` the
+    out-links, ties broken by in-links (the front page, a natural seed); ``repaired_links`` counts the target exchanges
+    that removed self-links and duplicates after stub matching (degrees are kept); ``dropped_links`` the
     links that could not be repaired and were dropped (0 except on tiny webs).
     """
 
@@ -441,7 +441,7 @@ def _rewire_kernel(n, src, dst, n_swaps, permute, seed):
         if i == j:
             continue
         a, b, c, d = src[i], dst[i], src[j], dst[j]
-        if a == d or c == b or b == d or a == c:
+        if a == d or c == b or b == d or a == c:  # noqa: SIM109  (numba kernel: scalar tests, no tuple)
             continue
         k1 = a * n + d
         k2 = c * n + b
@@ -520,7 +520,7 @@ def generate_news_site(n_pages: int = 20_000, *, gamma_out: float = 1.3, gamma_i
     if sizes.min() < 1:
         sizes = np.full(n_sections, n // n_sections, np.int64)
         sizes[: n % n_sections] += 1
-    section = np.repeat(np.arange(n_sections, dtype=np.int32), sizes)[rng.permutation(n)]
+    section = np.repeat(np.arange(n_sections, dtype=np.int32), np.asarray(sizes, np.int64))[rng.permutation(n)]
     order_pos = np.empty(n, np.float64)
     order_pos[rng.permutation(n)] = np.arange(n, dtype=np.float64)  # reading order (sections interleave)
     # positions within a section are compacted so that "close" means close inside the section

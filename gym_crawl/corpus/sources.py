@@ -46,7 +46,7 @@ __all__ = [
 
 DEFAULT_SYNTHETIC_PAGES = 20_000
 
-CORPORA: Registry[Callable[..., Corpus]] = Registry(
+CORPORA: Registry[Corpus] = Registry(
     "corpus", alternative="a path to a corpus (see CORPUS_KINDS), a networkx graph or a Corpus")
 """Named corpora: name → ``loader(**kwargs) -> Corpus``."""
 
@@ -64,7 +64,7 @@ def register_corpus(name: str, loader: Callable[..., Corpus] | str, description:
         SIZED_CORPORA.discard(name)
 
 
-class CorpusKindRegistry(Registry[Callable[..., Corpus]]):
+class CorpusKindRegistry(Registry[Corpus]):
     """The kinds of path a corpus can be read from: loaders (lazy ``"module:attr"`` entries, as in
     every :class:`Registry`) plus a detector each, tried in a fixed order."""
 

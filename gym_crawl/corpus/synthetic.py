@@ -8,127 +8,9 @@ embedded below, all randomness comes from ``np.random.default_rng`` seeded with
 ``seed`` (and a fixed stage/chunk index), so the same ``(n_pages, seed,
 n_domains)`` always gives byte-identical arrays.
 
-The realism model
------------------
-*Taxonomy.* 17 topical subjects with 5-7 subcategories each (94 in all) plus a
-``General`` subject of off-topic reference pages (countries, continents,
-languages, years, eras, towns). Labels are Wikispeedia-style paths,
-``subject.Science.Geology``; a subject's main page carries ``subject.Science``.
-About 12 % of pages carry a second label (a related subcategory), as 13 % of
-Wikispeedia's articles do. Subcategory sizes are lognormal, base rates
-``P(label)`` ≈ 0.5-3.5 %; the six topics of Han et al. (2018) are pinned:
-Olympic Games, Fiction, Cancer abundant (≈ 2-2.5 %), Geology, Poetry, Cameras
-sparse (≈ 0.6-0.9 %). Each subject and subcategory has a main page titled by its
-name ("Geology", "Olympic Games") that is heavily linked from its category and
-links back into it.
-
-*Sites.* ``n_domains`` (default ``max(20, n // 500)``) web sites, each with a
-home subject (and, past the first site of a subject, a home subcategory that
-names it), named like ``science-wiki.org`` or ``geology-encyclopedia.com``.
-A page lives on a site of its own subject (75 %), on a site named after its
-subcategory (20 %) or anywhere (5 %); generic pages live on reference sites
-(``world-almanac.org``). ~7 % of each subcategory's ordinary pages are *islands*
-hosted on one or two sites of an unrelated subject: no page outside that site
-links to them, so those relevant regions are reachable only through off-topic
-pages ("off-topic tunnels").
-
-*Links.* Each page draws an out-degree from a discrete lognormal (median 19.5,
-σ 0.82, clipped to [1, 300]; main pages and the top 60 hubs get 80-300), then
-splits it over link *kinds* (multinomial) and draws a target of each kind. For
-an ordinary page (the first two scaled by a per-subcategory cohesion factor in
-[0.5, 1.6], then renormalised):
-
-=============  =====  ==========================================================
-kind           p      target drawn (weighted by page fitness) from
-=============  =====  ==========================================================
-site-topic     0.15   same site and same subcategory
-topic          0.10   same subcategory, any site (islands excluded; the
-                      subcategory's main page gets 12 % of the mass)
-subject        0.07   same subject (its main page gets 8 % of the mass)
-site           0.41   same site, any subject (navigation links)
-hub            0.15   generic pages, Zipf over hub rank ``(r + 4)^-1.3``
-related        0.07   one of 3 related subcategories (e.g. Poetry → Opera)
-global         0.05   any page (islands excluded)
-=============  =====  ==========================================================
-
-Page fitness is lognormal (σ 1.5), which reproduces Wikispeedia's in-degree
-quantiles (median 8, 90 % 62, 99 % 285 at 26 links/page). Self links and
-duplicate ``(src, dst)`` pairs are removed (sources draw ~12 % extra slots so
-out-degrees keep their target), and each row keeps its links in random order.
-
-*Calibration targets* (Wikispeedia, 4,604 pages / 119,882 links, measured from
-the SNAP files): out-degree mean 26.0, median 19, max 294 (90 % 51, 99 % 129);
-in-degree: "United States" 1,551 (= n/3), 4 pages above n/5, 10 % of pages
-never linked; for subcategories of base rate 1-3.5 %, ``P(target ∈ L | source
-∈ L)`` is 0.1-0.4 (ratios 5-25×); from a page of L, the share of L among pages
-at BFS distance 1, 2, 3, 4 falls like 0.25, 0.05, 0.015, 0.007 for a 1.7 % base
-rate (relevance decays within ~3 links, as Menczer measured on the web).
-
-*Measured* (seed 0). At Wikispeedia's size (4,604 pages): out-degree quantiles
-10/25/50/75/90 % = 7/11/20/33/51, "United States" in-degree 1,690, subcategory
-``P(L | L)`` median 0.23, Geology share at distance 1-4: 0.16, 0.043, 0.010,
-0.005 (base 0.012). At 20k: out-degree mean 26.9 / median 20 / max 232,
-"United States" 6.1k (0.30 n), 3 hubs above n/5, in-degree 50/90/99 % = 9/60/243;
-``P(L | L)`` 0.15-0.46 over subcategories (median 0.25, 24× the base rate);
-Geology share at distance 1-4: 0.19, 0.049, 0.017, 0.007 (base 0.011); 59 % of
-links intra-site. Locality grows a little with n (median 0.27 and distance-3
-share ≈ 2.5× base at 100k; 51 % intra-site at 323k and 1M). Build time and peak
-RSS: 20k 0.6 s / 0.23 GB, 100k 2.9 s / 0.56 GB, 323k 10 s / 1.2 GB, 1M 45-65 s /
-3.4 GB (``benchmarks/bench_synthetic.py``; 2 shared cores).
-
-*Text.* Pages are bags of 100-600 tokens (lognormal, median 220) mixing general
-English words (Zipf over ~300 words), the page's subject vocabulary, its
-subcategory vocabulary (Zipf, the name word first: a Geology page says
-"geology" often), its second label's vocabulary and one digression
-subcategory; the title words occur 2-5 times. Titles are 2-3 words (a
-subcategory word, a subject word, sometimes a general word) made unique with
-a ``" (k)"`` suffix; page ids follow the titles' alphabetical order, as in
-Wikispeedia. Anchor texts are the target's title words (72 %), a synonym from
-the target's subcategory vocabulary (18 %) or a generic phrase ("see",
-"article", "link", 10 %). Context windows are 6-16 words: source-page words,
-target-subcategory and subject words (misleading for 10 % of links) and
-general words: informative but imperfect.
-
-The ``"hard"`` preset
----------------------
-``generate_synthetic(n, preset="hard")`` / ``synthetic_corpus(n, preset="hard")`` (corpus
-names ``synthetic-hard`` and ``synthetic-hard-<N>``) keep the taxonomy, sizes, sites, degrees
-and text model above but make the *link text* as uninformative as real link text, so that
-focused crawling has headroom: on the default preset best-first reaches 0.9-1.0 of the
-greedy oracle, on Wikispeedia a median 0.44 (interquartile range 0.29-0.63 over its 86
-categories of >= 25 pages, budget 100 from the most in-linked member). Each parameter (:class:`HardPreset`) is set from a
-statistic measured on real data by ``benchmarks/calibrate_synthetic.py``:
-
-* *Titles* name a person ("Clara Novak", 55 %), a place and a thing ("Ashfield basalt",
-  20 %) or a thing and a head noun ("Basalt formation", 25 %), things drawn uniformly from
-  the subcategory's words after its name word; person names (an added vocabulary of first
-  names and surnames) occur in every subject. Topic words appear in ~1.5 % of a topic's
-  titles (Wikispeedia: median 1.6 % over categories; default preset ~22 %). Main and hub
-  pages keep their names, so the topics' seeds are unchanged.
-* *Anchors*: the full title 57 %, one of its words 21 %, a related word of the target's
-  subcategory 6 %, a general word 15 %, a generic phrase ("click here", "read more") or a
-  number without tokens 1 %. Measured anchor == title: enwiki sample 0.675, ltgwiki 0.468
-  (hard: ≈ 0.57); anchor shares a title word 0.873 / 0.688 (hard ≈ 0.74); contentless or
-  generic anchors 0.8 % / 1.1 % (hard ≈ 1.2 %; default 10 %).
-* *URLs*: 30 % of the non-reference sites use opaque ids, so their pages' URL tokens
-  (``title_terms``) are empty (``meta["opaque_url_domains"]``); the title stays in the
-  page's text and in anchors. (Not measurable on the wiki samples, whose URLs are titles.)
-* *Contexts*: 60 % words of the source page, 4 % target subcategory, 4 % target subject,
-  32 % general words (default 30/32/10/28).
-* *Structure*: ordinary pages' link profile (site-topic, topic, subject, site, hub,
-  related, global) 0.08/0.05/0.07/0.42/0.18/0.10/0.10 and subcategory main pages'
-  0.04/0.08/0.08/0.34/0.20/0.12/0.14, and 30 % of each subcategory's ordinary pages are
-  islands on an unrelated subject's site, reachable only through that site's off-topic
-  pages. ``P(target in L | source in L)`` ≈ 0.19 (Wikispeedia median 0.18, default 0.28).
-
-Result (20k pages, seed 0, 8 topics; median [IQR]; ``gym-crawl bench calibrate_synthetic``):
-AUC of the best-first link score for links leaving L 0.78 [0.77-0.80] (Wikispeedia 0.70
-[0.61-0.77], default 0.98); best-first / oracle at budget 100 0.45 [0.35-0.49] (Wikispeedia
-0.44 [0.29-0.63], default 1.00), at budget 200 0.49 [0.40-0.59] (Wikispeedia 0.56
-[0.36-0.79], default 0.95); at 100k pages 0.57 / 0.51. Still more local than Wikispeedia:
-the share of L among pages 1 and 2 links from the seed is 12x / 2.3x its base rate
-(Wikispeedia 8.5x / 1.6x, default 44x / 5.3x). Build cost is the default's (100k: ~4 s,
-0.58 GB peak).
+The model (taxonomy, sites, link kinds, text) and the default and ``"hard"`` presets, with the
+real-data statistics each parameter is calibrated against and the measured build cost, are
+described in ``docs/synthetic.md``; :class:`HardPreset` holds the hard preset's parameters.
 """
 from __future__ import annotations
 
@@ -190,7 +72,8 @@ rather quite already always never sometimes often still yet soon ago far near ac
 towards despite throughout whether either neither less least better worse second third fourth final
 """.split()
 
-ANCHOR_WORDS = "see article link page read details website source reference information related external official list".split()
+ANCHOR_WORDS = ("see article link page read details website source reference information related external official "
+                "list").split()
 
 #: Person-name words of the ``"hard"`` preset's entity titles ("Ada Lovelace"-like): topic-neutral words
 #: that occur in every subject, as most real article titles name a person, place or thing rather than
@@ -700,14 +583,14 @@ def _taxonomy(extended: bool = False) -> _Taxonomy:
         curated[idx[a]].append(idx[b])
         curated[idx[b]].append(idx[a])
     related = np.zeros((C, 3), dtype=np.int32)
-    for c in range(C):
-        same = [x for x in range(C) if subj[x] == subj[c] and x != c]
-        other = [x for x in range(n_topical) if subj[x] != subj[c]]
-        cur = curated[c]
-        r0 = same[int(rng.integers(len(same)))] if same else c
+    for ci in range(C):
+        same = [x for x in range(C) if subj[x] == subj[ci] and x != ci]
+        other = [x for x in range(n_topical) if subj[x] != subj[ci]]
+        cur = curated[ci]
+        r0 = same[int(rng.integers(len(same)))] if same else ci
         r1 = cur[0] if cur else other[int(rng.integers(len(other)))]
         r2 = cur[1] if len(cur) > 1 else other[int(rng.integers(len(other)))]
-        related[c] = (r0, r1, r2)
+        related[ci] = (r0, r1, r2)
     return _Taxonomy(subjects=subjects, subcat_names=names, subcat_subject=subcat_subject,
                      subcat_words=[ids(w) for w in raw_words], subject_shared=[ids(w) for w in shared_raw],
                      general=ids(general), anchor=ids(anchor), vocab=vocab, word_id=wid, related=related,

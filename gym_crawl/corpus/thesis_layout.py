@@ -150,7 +150,7 @@ def _thesis_stats(n_pages: int, src: np.ndarray) -> dict[str, Any]:
 
 def _write_page(xml_dir: Path, i: int, title: str, text: str) -> str:
     body = (f"<page>\n  <id>{i}</id>\n  <title>{escape(title)}</title>\n"
-            f"  <text>{escape(_xml_safe(text))}</text>\n</page>\n").encode("utf-8")
+            f"  <text>{escape(_xml_safe(text))}</text>\n</page>\n").encode()
     for fname in (thesis_filename(title), _hashed_filename(title)):
         try:
             with open(xml_dir / fname, "xb") as f:
@@ -378,9 +378,9 @@ def _attach_labels(corpus: Corpus, page_labels: list[list[str]]) -> None:
     """Replace the corpus' labels by ``page_labels`` (from ``labels.txt``)."""
     from gym_crawl.corpus.core import StringTable
 
-    names = sorted({l for ls in page_labels for l in ls})
-    lid = {l: i for i, l in enumerate(names)}
-    rows = [sorted({lid[l] for l in ls}) for ls in page_labels]
+    names = sorted({lab for ls in page_labels for lab in ls})
+    lid = {lab: i for i, lab in enumerate(names)}
+    rows = [sorted({lid[lab] for lab in ls}) for ls in page_labels]
     ptr = np.zeros(len(rows) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(r) for r in rows]) if rows else []
     corpus.label_ptr = ptr

@@ -23,6 +23,7 @@ The path and query normalisation is :func:`w3lib.url.canonicalize_url` (Scrapy's
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from functools import lru_cache
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
@@ -101,7 +102,8 @@ def url_host(url: str) -> str:
 
 def url_text(url: str) -> str:
     """The words of a URL, as the title/URL tokens of its page: the host's labels and the percent-decoded
-    path segments (an internationalized host decoded from IDNA) split at every non-word character and underscore (``-_./`` and the rest), joined by
+    path segments (an internationalized host decoded from IDNA) split at every non-word character and underscore
+    (``-_./`` and the rest), joined by
     spaces. The scheme, port, query, ``www`` and the file extensions/names ``html``, ``htm``, ``php``,
     ``asp``, ``aspx``, ``jsp``, ``index`` are left out, so they carry no word of the page's topic.
 
@@ -112,10 +114,8 @@ def url_text(url: str) -> str:
         host = parts.hostname or ""
     except ValueError:
         host, parts = "", urlsplit("")
-    try:  # an internationalized host's own letters, not its xn-- form
+    with contextlib.suppress(UnicodeError):  # an internationalized host's own letters, not its xn-- form
         host = host.encode("ascii").decode("idna")
-    except UnicodeError:
-        pass
     words = [w for w in _URL_WORD_SPLIT.split(host + " " + unquote(parts.path))
              if w and w.lower() not in _DROPPED_WORDS]
     return " ".join(words)

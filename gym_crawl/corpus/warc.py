@@ -241,7 +241,8 @@ class _ChunkWriter:
             "context_ptr": context_ptr, "context_terms": context_terms,
             "position": np.asarray(self.position, np.int8),
             "redirect_from": red[:, 0].copy(), "redirect_to": red[:, 1].copy(),
-            **_strings("urls", self.urls), **_strings("titles", self.titles), **_strings("texts", self.texts), **_strings("link_urls", self.link_urls),
+            **_strings("urls", self.urls), **_strings("titles", self.titles), **_strings("texts", self.texts),
+            **_strings("link_urls", self.link_urls),
             **_strings("vocab", vocab),
         }
         path = self.out_dir / f"{self.stem}.{len(self.chunks):05d}.npz"
@@ -305,7 +306,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
 
 def _dechunk(data: bytes) -> bytes | None:
     """The body of a ``Transfer-Encoding: chunked`` payload, or ``None`` when it is malformed."""
-    out, i = [], 0
+    out: list[bytes] = []
+    i = 0
     while True:
         j = data.find(b"\r\n", i)
         if j < 0:
@@ -521,7 +523,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         if hit is not None:
             return hit
     own_dir = work_dir is None
-    wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir).expanduser()
+    wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir or ".").expanduser()
     wd.mkdir(parents=True, exist_ok=True)
     try:
         if engine == "dask":

@@ -63,9 +63,10 @@ import re
 import tarfile
 import warnings
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import unquote
 
 from gym_crawl.corpus.builder import CONTEXT_CHARS, CorpusBuilder, surrounding_window
@@ -252,7 +253,7 @@ class _Layout:
     articles_archive: Path | None = None
 
     @classmethod
-    def resolve(cls, path: Path) -> "_Layout":
+    def resolve(cls, path: Path) -> _Layout:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such Wikispeedia file or folder")
         root = path.parent if path.is_file() else path
@@ -290,12 +291,12 @@ class _Layout:
 
     def inputs(self) -> list[Path]:
         """Every file the compiled corpus depends on (for the cache key)."""
-        files = [self.tsv_dir / n for n in _TSVS] if self.tsv_dir else [self.tsv_archive]  # type: ignore[list-item]
+        files: list[Path | None] = [self.tsv_dir / n for n in _TSVS] if self.tsv_dir else [self.tsv_archive]
         if self.articles_dir is not None:
             files += sorted(self.articles_dir.glob("*.txt"))
         else:
-            files.append(self.articles_archive)  # type: ignore[arg-type]
-        return files
+            files.append(self.articles_archive)
+        return [f for f in files if f is not None]
 
     def read_tsvs(self) -> dict[str, tuple[str, str]]:
         """``name → (where, text)`` for the three TSVs; ``where`` names the file in error messages."""
@@ -393,7 +394,8 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
     for lineno, (name, cat) in _rows(where_c, text_c, 2):
         labels[lookup(where_c, lineno, name.strip())].append(cat.strip())
     where_l, text_l = tsvs["links.tsv"]
-    links = [(lookup(where_l, ln, s.strip()), lookup(where_l, ln, t.strip())) for ln, (s, t) in _rows(where_l, text_l, 2)]
+    links = [(lookup(where_l, ln, s.strip()), lookup(where_l, ln, t.strip()))
+             for ln, (s, t) in _rows(where_l, text_l, 2)]
 
     # article texts (streamed from the archive or read from the folder)
     texts: list[str | None] = [None] * len(names)
@@ -401,7 +403,7 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
     src = str(lay.articles_dir or lay.articles_archive)
     with _tqdm(progress, total=len(names), desc="wikispeedia: reading articles", unit="page") as bar:
         for enc, raw in lay.iter_articles():
-            fp_entries.append((f"{_ARTICLES_DIR}/{enc}.txt".encode("utf-8"), hashlib.sha256(raw).hexdigest()))
+            fp_entries.append((f"{_ARTICLES_DIR}/{enc}.txt".encode(), hashlib.sha256(raw).hexdigest()))
             i = index.get(enc)
             if i is None:
                 continue  # a file not listed in articles.tsv is ignored
@@ -421,7 +423,7 @@ def _compile(lay: _Layout, progress: bool) -> Corpus:
                       f"{WIKISPEEDIA_FINGERPRINT} (SOURCE.md); loading anyway", stacklevel=3)
 
     titles = [unquote(n) for n in names]
-    all_labels = {l for ls in labels for l in ls}
+    all_labels = {lab for ls in labels for lab in ls}
     known_titles = set(titles)
     topics = {}
     for tname, t in TOPICS.items():  # a topic whose label or seed is absent (a partial copy) is not listed

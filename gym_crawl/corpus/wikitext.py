@@ -367,10 +367,9 @@ class _LinkRenderer:
         if ns in (6, -2) and not visible:
             self.counts["file"] += 1
             return "", False
+        shown = target
         if pipe:
             shown = anchor if anchor.strip() else _PAREN_RE.sub("", rest if ns else target)  # pipe trick
-        else:
-            shown = target
         if ns not in self.site.link_namespaces:
             self.counts["other_namespace"] += 1
             return self._plain_anchor(shown) + trail, True

@@ -166,7 +166,7 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
                 if o >= 0 and not upd_mark[q]:
                     for c in range(d):
                         f[j, c] = prev[o, c]
-                    if feat_kind == FEAT_TRES or feat_kind == FEAT_COMBINED:
+                    if feat_kind == FEAT_TRES or feat_kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
                         dm = page_domain[q]
                         fd = dom_fetched[i, dm]
                         c0 = tres_col0 + 5

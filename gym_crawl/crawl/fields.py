@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate", "crawl_bytes",
+__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate",
+           "crawl_bytes",
            "env_rows", "reset_pages", "reset_domains"]
 
 
@@ -59,7 +60,8 @@ FIELDS: tuple[Field, ...] = (
     # ---- frontier store: structure
     Field("status", np.int8, _F, 0, doc="UNSEEN / FRONTIER / VISITED / BLOCKED"),
     Field("fr_pos", np.int32, _F, -1, doc="slot of a frontier page in fr_pages, -1 otherwise"),
-    Field("dom_next", np.int32, _F, -1, doc="next frontier page of the same domain (chains kept while a cap is active)"),
+    Field("dom_next", np.int32, _F, -1,
+          doc="next frontier page of the same domain (chains kept while a cap is active)"),
     Field("dom_prev", np.int32, _F, -1, doc="previous frontier page of the same domain"),
     # ---- frontier store: aggregates over the discovering links / fetched parents
     Field("n_par", np.int32, _F, doc="fetched parents"),
@@ -109,7 +111,8 @@ def allocate(n_pages: int, n_domains: int, n_categories: int, n_envs: int | None
     ``n_envs``: allocate N crawls' columns stacked, each array with a leading env axis (``(N, *shape)``),
     for the batched vector step; row ``i`` of every array is crawl ``i``'s column (see :func:`env_rows`)."""
     lead = () if n_envs is None else (int(n_envs),)
-    out = {f.name: np.full(lead + f.shape(n_pages, n_domains, n_categories), f.reset, f.dtype) for f in FIELDS}
+    out: dict[str, np.ndarray] = {f.name: np.full(lead + f.shape(n_pages, n_domains, n_categories), f.reset, f.dtype)
+                                  for f in FIELDS}
     for name, dt in SLOT_ARRAYS:
         out[name] = np.zeros(lead + (n_pages,), dt)
     return out

@@ -274,7 +274,7 @@ class CollectionFreshness:
         if not self._log_p:
             nan = np.full(edges.size - 1, np.nan)
             return {"edges": edges, "freshness": nan, "age": nan.copy(), "covered": np.zeros(edges.size - 1)}
-        f_int, a_int, cov = _integrate(*self._events(), edges)
+        f_int, a_int, cov = _integrate(*self._events(), edges)  # type: ignore[call-arg]  # numba dispatcher
         with np.errstate(invalid="ignore", divide="ignore"):
             fr = np.where(cov > 0, f_int / cov, np.nan)
             ag = np.where(cov > 0, a_int / cov, np.nan)

@@ -5,9 +5,9 @@ per-domain counters and cap, and the expansion of its out-links into the frontie
 aggregation of the discovering links, Han's parent aggregates, TRES's best parent). Scores are
 read from per-topic tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) that
 hold exactly what the one-page / one-range numpy calls computed, so trajectories are bit-identical
-to the numpy implementation this replaced.
+to those numpy calls.
 
-Arithmetic follows numpy's promotion rules of the code it replaced, written out: float32 array
+Arithmetic follows numpy's promotion rules, written out: float32 array
 updates stay float32 (``sum_par_rel += rel``), Python-float expressions are float64 and cast to
 float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float64.
 
@@ -376,10 +376,7 @@ def tree_route(X, left, right, feat, thr, out):
     for i in range(X.shape[0]):
         n = 0
         while left[n] >= 0:
-            if np.float64(X[i, feat[n]]) >= thr[n]:
-                n = right[n]
-            else:
-                n = left[n]
+            n = right[n] if np.float64(X[i, feat[n]]) >= thr[n] else left[n]
         out[i] = n
 
 

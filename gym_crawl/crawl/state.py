@@ -36,7 +36,7 @@ fetched pages its frontier pages are dropped (status ``BLOCKED``, reported in
 Frontier pages are chained per domain (array-backed doubly linked lists, kept
 only while a cap is active), so dropping a domain costs O(its frontier pages).
 
-The score tables are internal precomputation (DESIGN.md §5): the state copies a
+The score tables are internal precomputation: the state copies a
 page's own scores into its columns only when it fetches the page, and a link's
 text scores only when the link is discovered; the relevance of an unfetched page
 never reaches a column, a feature or an observation.
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -70,9 +71,10 @@ def _reward_key(scheme: RewardScheme) -> tuple | None:
     only; ``None``: call the scheme at every fetch)."""
     t = type(scheme)
     if t is ThresholdReward:
-        return ("threshold", scheme.tiers, scheme.word_reward, scheme.miss)
+        tr = cast(ThresholdReward, scheme)
+        return ("threshold", tr.tiers, tr.word_reward, tr.miss)
     if t is BinaryReward:
-        return ("binary", scheme._labelled)
+        return ("binary", cast(BinaryReward, scheme)._labelled)
     if t is LabelReward:
         return ("labels",)
     return None
@@ -106,6 +108,10 @@ class CrawlState:
             ``"out_upd"`` (max out-degree,) int32 and ``"out_rem"`` (n_pages,) int32. The arrays must be
             at their reset values (as :func:`allocate` returns them).
     """
+
+    if TYPE_CHECKING:
+        # the columns of :data:`~gym_crawl.crawl.fields.FIELDS` are set as attributes by ``__init__``
+        def __getattr__(self, name: str) -> np.ndarray: ...
 
     def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4,
                  storage: dict[str, np.ndarray] | None = None):

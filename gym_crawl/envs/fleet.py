@@ -1,5 +1,5 @@
 """``ForagerFleetEnv``: Palotai, Farkas & Lőrincz's forager fleet on a changing web, as a PettingZoo
-``ParallelEnv`` (the multi-crawler env of DESIGN.md §3).
+``ParallelEnv`` (the multi-crawler env).
 
 The world (Palotai et al., "Selection in scale-free small world", §3): a fleet of *foragers* crawls a
 changing news site (a :class:`gym_crawl.corpus.changing.ChangingWeb`) and sends the URLs of possibly new
@@ -59,8 +59,8 @@ leaves ``agents``; a newborn appears in that step's returned dicts (reward 0, a 
   not visited on it — Alg. 11/12). Revisits across paths are allowed (the news site changes).
 * At a path start (the first step, after ``max_step`` = MAX_STEP = 100 ordered steps, Alg. 11, or when the
   frontier is empty): any URL the forager may restart from — its seed list (the START_SIZE first URLs of
-  the weblog; by default the web's front page and the next 9 pages of a breadth-first crawl from it) or any URL it has visited itself
-  (a newborn inherits its parent's). The weblog that chooses among them lives in the agent.
+  the weblog; by default the web's front page and the next 9 pages of a breadth-first crawl from it) or any
+  URL it has visited itself (a newborn inherits its parent's). The weblog that chooses among them lives in the agent.
 * ``obs["action_mask"]`` marks the valid ids. An invalid id (as samplers of masked spaces produce when
   they ignore the mask) spends the step without a fetch, reward ``penalty`` (−1), ``info["invalid_action"]``;
   an id outside ``[0, n_pages)`` or a missing/extra agent in ``actions`` raises ``ValueError``.
@@ -88,15 +88,16 @@ relevant one. Under ``clock="step"`` the foragers of one step are handled one af
 order drawn from the env's ``np_random``, so of two foragers that send the same new document in the same
 step exactly one is rewarded; under ``clock="download"`` submissions are judged in the time order of
 their downloads (the earliest submitter is rewarded). The step's reward of a forager is the sum
-of its reinforcements. Then (Alg. 8; under ``clock="download"`` at the end of the forager's slice) a forager with score ≥ ``max_score`` = 200 multiplies
-if fewer than ``max_foragers`` = 16 live (both scores reset to ``init_score`` = 100); one with score ≤
-``min_score`` = 0 is deleted if more than ``min_foragers`` = 2 live. The weblog split and weight copy of
-Alg. 6 are the agents' business: ``info[parent]["child"]`` / ``info[child]["parent"]`` name the pair.
+of its reinforcements. Then (Alg. 8; under ``clock="download"`` at the end of the forager's slice) a
+forager with score ≥ ``max_score`` = 200 multiplies if fewer than ``max_foragers`` = 16 live (both scores
+reset to ``init_score`` = 100); one with score ≤ ``min_score`` = 0 is deleted if more than ``min_foragers``
+= 2 live. The weblog split and weight copy of Alg. 6 are the agents' business: ``info[parent]["child"]`` /
+``info[child]["parent"]`` name the pair.
 
 **Info keys** (every agent, every step and reset): ``time`` (the clock after the step), ``fetched_page``
 (−1: none), ``path_start`` (this step started a path), ``path_step``, ``downloaded``, ``sent``, ``relevant``,
-``score``, ``invalid_action``, ``acted`` (this agent's action was used in this step), ``parent``, ``child`` (``""`` when none), ``deleted``, ``births_exhausted``,
-``n_foragers``.
+``score``, ``invalid_action``, ``acted`` (this agent's action was used in this step), ``parent``,
+``child`` (``""`` when none), ``deleted``, ``births_exhausted``, ``n_foragers``.
 
 **Measurements** for the paper's Table 1/2 and Fig. 2: :meth:`ForagerFleetEnv.run_log` (per step counts)
 and :meth:`ForagerFleetEnv.found_documents` (every RA-rewarded document: page, version, time, forager).
@@ -107,7 +108,6 @@ Deterministic under ``reset(seed=...)``: the only randomness of the env is the R
 from __future__ import annotations
 
 import numbers
-
 from typing import Any, ClassVar
 
 import numpy as np
@@ -263,7 +263,8 @@ class ForagerFleetEnv(ParallelEnv):
             ``max_step``, ``start_size``, ``window``, ``send_window``).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"name": "forager_fleet_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"name": "forager_fleet_v0", "render_modes": ["ansi"],
+                                          "is_parallelizable": True}
 
     def __init__(self, web: Any, *, step_hours: float = 0.1, start_urls: Any = None, n_initial: int | None = None,
                  max_names: int = 256, render_mode: str | None = None, clock: str = "step",
@@ -562,7 +563,7 @@ class ForagerFleetEnv(ParallelEnv):
         obs, rewards, infos, terms, truncs = {}, {}, {}, {}, {}
         for b in live + list(parents):
             f = self._f[b]
-            if b == a or b in parents or b == nxt:
+            if b in (a, nxt) or b in parents:
                 self._obs[b] = self._observe(f)
             obs[b] = self._obs[b]
             rewards[b] = reward if b == a else 0.0

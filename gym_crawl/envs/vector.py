@@ -20,9 +20,9 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
   ``TimeLimit``), and tells each crawl its budget (``WikiCrawlEnv.set_budget``);
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
-**Compiled path** (``gym-crawl bench throughput``: ~65–80k aggregate steps per CPU-second at N = 64 on the
-default corpus and on Wikispeedia, vs ~10k for the Python loop it replaced). Used when the sub-envs propose candidates with the ``topk`` reducer (link-text
-priority) or observe the state only (``observation="state"``), with a built-in compiled feature set
+**Compiled path** (its throughput: ``gym-crawl bench throughput``, ``benchmarks/RESULTS.md``). Used when the
+sub-envs propose candidates with the ``topk`` reducer (link-text priority) or observe the state only
+(``observation="state"``), with a built-in compiled feature set
 (``combined``, ``han2018``, ``han2018-continuous``, ``tres``), a built-in reward (``han2018``,
 ``thesis``, ``binary``, ``labels``), no adaptive domain cap, and every sub-env on the same topic. Other
 configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs whose topics differ after
@@ -37,7 +37,8 @@ saying which sub-envs set it (every sub-env sets every key).
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

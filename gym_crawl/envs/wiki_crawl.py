@@ -86,7 +86,8 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -263,7 +264,7 @@ class WikiCrawlEnv(gym.Env):
         self.domain_cap_spec = domain_cap
         self._cap_schedule = _parse_domain_cap(domain_cap)
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
-        if K > self.corpus.n_pages:
+        if self.corpus.n_pages < K:
             raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
         _check_sizes(self.corpus, n_categories, text)
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
@@ -371,7 +372,8 @@ class WikiCrawlEnv(gym.Env):
         if unknown:
             raise ValueError(f"reset options {unknown} unknown; expected 'topic' and/or 'seeds'")
         b = self.budget
-        topic = resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None else self._default_topic
+        topic = (resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None
+                 else self._default_topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
         if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:

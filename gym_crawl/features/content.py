@@ -32,8 +32,8 @@ feature sets describe). Both change only when the page gains a parent, so the se
 returns the same rows densely (for the fixed-shape observation). Per corpus (memoized per corpus
 object) only small tables are precomputed — the column of every vocabulary word per field, and a CSR
 over pages of title words, title n-grams and domain — so a row costs O(its tokens) and a step
-O(out-degree × tokens), never O(corpus) (a CSR over all links was 25 s at 2.7 M links). Columns are salted 32-bit hashes (CRC-32 of each
-vocabulary word mixed with a field salt; a polynomial hash of title bytes for n-grams), identical
+O(out-degree × tokens), never O(corpus) (a CSR over all links was 25 s at 2.7 M links). Columns are salted 32-bit hashes
+(CRC-32 of each vocabulary word mixed with a field salt; a polynomial hash of title bytes for n-grams), identical
 across processes and corpora that share words.
 
 **No leak.** Everything is read from discovered links (anchor, URL = target title, surrounding
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import weakref
 import zlib
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -183,7 +184,8 @@ class ContentFeatures(FeatureSet):
         c = _dense_cache(state)
         if c.text.dim != self.k:
             raise ValueError(f"feature set {self.name!r} expects {self.k}-dim word vectors, the env's text model "
-                             f"has {c.text.dim}: build ContentFeatures(dim={c.text.dim}) or use text={{'dim': {self.k}}}")
+                             f"has {c.text.dim}: build ContentFeatures(dim={c.text.dim}) or use text={{'dim': "
+                             f"{self.k}}}")
         return c
 
     def link_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
@@ -287,7 +289,8 @@ def transferable(n_categories: int = 4, dim: int = 64) -> CombinedFeatures:
     """``han2018`` (tiles: a linear model gets a piecewise-constant function of each relevance) ⊕
     ``han2018-continuous`` ⊕ ``tres-local`` ⊕ ``content-x-topic``: every column is relative to the
     topic or to the crawl's own relevance statistics, so weights learned on one topic apply to another."""
-    return CombinedFeatures([Han2018Features(n_categories, discretize=True), Han2018Features(n_categories, discretize=False),
+    return CombinedFeatures([Han2018Features(n_categories, discretize=True),
+                             Han2018Features(n_categories, discretize=False),
                              TresLocalFeatures(), TopicInteractionFeatures(n_categories, dim=dim)], name="transferable")
 
 
@@ -478,7 +481,7 @@ def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n). A corpus with
     its own URLs (``corpus.urls``: WARC archives, live-web snapshots) uses them instead: there the title is
     the page's HTML ``<title>``, content a crawler does not know before it fetches the page."""
-    table = corpus.urls if getattr(corpus, "urls", None) is not None else corpus.titles
+    table = corpus.urls if corpus.urls is not None else corpus.titles
     blob = np.asarray(table.blob, np.uint8).astype(np.uint64)
     upper = (blob >= 65) & (blob <= 90)
     blob[upper] += np.uint64(32)
@@ -573,13 +576,13 @@ def tres_local(n_categories: int = 4) -> TresLocalFeatures:
 
 
 def hashed_transferable(n_categories: int = 4) -> HashedContentFeatures:
-    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the issue-10 learners use)."""
+    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use)."""
     return HashedContentFeatures(n_categories, dense=transferable(n_categories), name="hashed-transferable")
 
 
 #: name -> (module-level factory taking n_categories, description); the package registry lists them lazily
 #: as "gym_crawl.features.content:<factory>"
-CONTENT_FEATURE_SETS = {
+CONTENT_FEATURE_SETS: dict[str, tuple[Callable[..., FeatureSet], str]] = {
     "content": (ContentFeatures, "unit link-text, best-parent page and topic word vectors (3k+1)"),
     "link-vector": (LinkVectorFeatures, "unit link-text word vector of the best discovering link (k+1)"),
     "combined-content": (combined_content, "combined (Han 2018 continuous + TRES) + content vectors"),

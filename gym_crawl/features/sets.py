@@ -34,7 +34,7 @@ relevance of all / relevant parents of the target (updated as parents are fetche
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class FeatureSet:
     #: feature sets with a compiled row writer implement ``_fill(state, pages, out, col0, with_bias)``
     #: (writes the rows of int64 ``pages`` into ``out[:, col0:]``, the bias column only if
     #: ``with_bias``; ``out`` zeroed) so :class:`CombinedFeatures` can write parts in place
-    _fill = None
+    _fill: Callable[[CrawlState, np.ndarray, np.ndarray, int, bool], None] | None = None
 
     @staticmethod
     def _no_parent(pages: np.ndarray, bad: int) -> None:
@@ -208,6 +208,7 @@ class CombinedFeatures(FeatureSet):
             out = np.zeros((len(pages), self.dim), np.float32)
             j = 0
             for p in self.parts:
+                assert p._fill is not None  # _fast: every part has a compiled row writer
                 p._fill(state, pages, out, j, False)
                 j += p.dim - 1
             out[:, -1] = 1.0
@@ -241,7 +242,7 @@ FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeature
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
 FEATURE_SETS.register("crawler", "gym_crawl.features.crawler:CrawlerFeatures",
                       "host (same host, fetched / relevant per host), depth and sibling statistics of a link")
-# content-bearing feature sets (issue 10): link-text / parent page / topic vectors and hashed link tokens
+# content-bearing feature sets: link-text / parent page / topic vectors and hashed link tokens
 for _name, _attr, _doc in [
     ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),
     ("link-vector", "LinkVectorFeatures", "unit link-text word vector of the best discovering link (k+1)"),
@@ -256,7 +257,7 @@ for _name, _attr, _doc in [
     FEATURE_SETS.register(_name, f"gym_crawl.features.content:{_attr}", _doc)
 
 
-def register_feature_set(name: str, factory: "Callable[[int], FeatureSet] | str", description: str = "") -> None:
+def register_feature_set(name: str, factory: Callable[[int], FeatureSet] | str, description: str = "") -> None:
     """Make ``features=name`` build ``factory(n_categories)``; ``factory`` may be a lazy
     ``"module:attribute"`` string (for extensions and third parties)."""
     FEATURE_SETS.register(name, factory, description)
@@ -266,7 +267,7 @@ def feature_set_names() -> list[str]:
     return FEATURE_SETS.names()
 
 
-def get_feature_set(spec: "str | FeatureSet", n_categories: int = 4) -> FeatureSet:
+def get_feature_set(spec: str | FeatureSet, n_categories: int = 4) -> FeatureSet:
     """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
     if isinstance(spec, FeatureSet):
         return spec

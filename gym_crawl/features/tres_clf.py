@@ -47,7 +47,7 @@ from gym_crawl.relevance.topic import Topic
 
 __all__ = ["TresClfFeatures", "topic_classifier"]
 
-_MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[Corpus, dict] = weakref.WeakKeyDictionary()
 
 
 def topic_classifier(corpus: Corpus, topic: Topic, text: Any = None, **train_kwargs: Any) -> TextClassifier:
@@ -78,7 +78,7 @@ class TresClfFeatures(FeatureSet):
     #: the web-domain ("Hub") columns TRES_NH leaves out
     DOMAIN_COLUMNS = ("a.domain_relevant_ratio", "a.domain_known")
 
-    def __init__(self, n_categories: int = 4, classifiers: "TextClassifier | dict[str, TextClassifier] | None" = None,
+    def __init__(self, n_categories: int = 4, classifiers: TextClassifier | dict[str, TextClassifier] | None = None,
                  domain_features: bool = True, **train_kwargs: Any):
         if not isinstance(domain_features, bool):
             raise ValueError(f"tres-clf: domain_features must be True or False, got {domain_features!r}")

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
-from gym_crawl.registry import Registry
 from gym_crawl.features.sets import FeatureSet
+from gym_crawl.registry import Registry
 
 __all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer",
            "register_reducer", "reducer_names", "REDUCERS"]
@@ -92,7 +92,8 @@ class TopK(Reducer):
         super().reset(state, features, rng)
         if self._compiled:
             n = state.corpus.n_pages
-            if getattr(self, "_cur_a", None) is None or len(self._cur_a) != n:
+            cur: np.ndarray | None = getattr(self, "_cur_a", None)
+            if cur is None or len(cur) != n:
                 self._cur_a = np.zeros(n, np.float32)
                 self._has = np.zeros(n, bool)
                 self._mark = np.zeros(n, bool)
@@ -208,7 +209,7 @@ REDUCERS.register("random", RandomSubset, "K frontier pages drawn uniformly with
 REDUCERS.register("tree", "gym_crawl.reducers.tree:TreeFrontier", "TRES's Tree-Frontier leaf representatives")
 
 
-def register_reducer(name: str, factory: "Callable[[], Reducer] | str", description: str = "") -> None:
+def register_reducer(name: str, factory: Callable[[], Reducer] | str, description: str = "") -> None:
     """Make ``reducer=name`` build ``factory()`` (a callable or a lazy ``"module:attribute"``)."""
     REDUCERS.register(name, factory, description)
 
@@ -217,7 +218,7 @@ def reducer_names() -> list[str]:
     return REDUCERS.names()
 
 
-def get_reducer(spec: "str | Reducer") -> Reducer:
+def get_reducer(spec: str | Reducer) -> Reducer:
     """Resolve a reducer name or return a :class:`Reducer` instance as is."""
     if isinstance(spec, Reducer):
         return spec

@@ -424,6 +424,7 @@ class TreeFrontier(Reducer):
         if x is not None:
             self.add_experience(np.asarray(x, np.float32), float(result.reward))
         st = self.state
+        assert st is not None, "on_fetch before reset"
         pages = np.asarray(result.updated_pages if self.reroute_updated else result.new_pages, np.int64)
         if len(pages):
             pages = pages[(st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0)]
@@ -618,6 +619,7 @@ class TreeFrontier(Reducer):
         """Drop tree pages that are no longer in the crawl's frontier (O(tree frontier), only when
         a departure was not reported through ``FetchResult``)."""
         st = self.state
+        assert st is not None, "called before reset"
         used = np.flatnonzero(self._slot_page >= 0)
         pages = self._slot_page[used]
         bad = ~((st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0))

@@ -29,14 +29,15 @@ kind                 decision value of a bag of words ``c`` (term counts)
                      not calibrated
 ===================  ==============================================================================
 
-IDF and the tf-idf vocabulary (``min_df``, ``max_features``) come from the training split only. Probabilities are ``sigmoid(decision)``; the
+IDF and the tf-idf vocabulary (``min_df``, ``max_features``) come from the training split only. Probabilities are
+``sigmoid(decision)``; the
 classification threshold is 0.5.
 
 Fairness: labels are read for the training split only, once, before any crawl — the same footing
 as TRES's offline training set. The crawl itself never sees labels; the classifier sees the text a
 crawler would see (fetched pages' text, discovered links' anchor/URL text).
 
-**Held-out split (issue 10.4).** TRES trains its classifier on DMOZ pages and crawls the live web:
+**Held-out split.** TRES trains its classifier on DMOZ pages and crawls the live web:
 the pages it was fitted on are not the pages its crawl is scored on. On one corpus the same
 separation is a *URL-hash split*: :func:`classifier_train_mask` puts a page in the classifier-train
 split when ``crc32(salt ‖ title) < fraction · 2³²`` — it depends on the URL only, never on labels or
@@ -54,9 +55,10 @@ import dataclasses
 import io
 import json
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -182,15 +184,17 @@ class TextClassifier:
     def save(self, path: str | Path) -> None:
         """Write an ``.npz`` (no pickle; the word vectors are not stored — pass them to :meth:`load`)."""
         buf = io.BytesIO()
-        np.savez(buf, idf=self.idf, vec_idf=self.vec_idf, w_terms=self.w_terms, w_vec=self.w_vec, bias=np.asarray(self.bias),
+        np.savez(buf, idf=self.idf, vec_idf=self.vec_idf, w_terms=self.w_terms, w_vec=self.w_vec,
+                 bias=np.asarray(self.bias),
                  header=np.frombuffer(json.dumps({"kind": self.kind, "meta": self.meta}).encode(), np.uint8))
         atomic_write_bytes(path, buf.getvalue())
 
     @classmethod
-    def load(cls, path: str | Path, vectors: np.ndarray | None = None) -> "TextClassifier":
+    def load(cls, path: str | Path, vectors: np.ndarray | None = None) -> TextClassifier:
         with np.load(path, allow_pickle=False) as z:
             h = json.loads(bytes(z["header"]).decode())
-            clf = cls(h["kind"], z["idf"].copy(), z["vec_idf"].copy(), z["w_terms"].copy(), z["w_vec"].copy(), float(z["bias"]),
+            clf = cls(h["kind"], z["idf"].copy(), z["vec_idf"].copy(), z["w_terms"].copy(), z["w_vec"].copy(),
+                      float(z["bias"]),
                       vectors, h["meta"])
         if clf.kind in ("vec-lr", "tfidf+vec-lr") and vectors is None:
             raise ValueError(f"{path}: a {clf.kind!r} classifier needs the word vectors (vectors=...)")
@@ -281,7 +285,8 @@ def _fit(kind: str, views: _Views, rows: np.ndarray | slice, y: np.ndarray, hp: 
     if kind in _TFIDF_KINDS:
         w_terms[views.cols] = coef[:len(views.cols)]
     w_vec = coef[len(coef) - k:] if kind in ("vec-lr", "tfidf+vec-lr") else np.zeros(0)
-    return TextClassifier(kind, idf, vec_idf, w_terms.astype(np.float32), w_vec.astype(np.float32), float(lr.intercept_[0]),
+    return TextClassifier(kind, idf, vec_idf, w_terms.astype(np.float32), w_vec.astype(np.float32),
+                          float(lr.intercept_[0]),
                           views.vectors if kind in ("vec-lr", "tfidf+vec-lr") else None,
                           {"C": hp, "balanced": balanced})
 
@@ -424,7 +429,7 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
     Mt = bag_matrix(*page_bags(corpus, test), len(test), V)
     metrics: dict[str, dict[str, float]] = {}
     models: dict[str, TextClassifier] = {}
-    for kind, (s_, hp, bal) in best_cfg.items():
+    for kind, (_, hp, bal) in best_cfg.items():
         m = _fit(kind, views, slice(None), y, hp, bal)
         models[kind] = m
         metrics[kind] = evaluate(y_all[test], m.proba_matrix(Mt))
@@ -437,7 +442,7 @@ def train_topic_classifier(corpus: Corpus, topic: Topic, text: TextModel | None 
     return ClassifierReport(clf, train, test, metrics, {k: v[0] for k, v in best_cfg.items()})
 
 
-# ------------------------------------------------------------------ held-out split (issue 10.4)
+# ------------------------------------------------------------------ held-out split
 #: label prefix that marks a classifier-train page's labels in a :func:`heldout_view`
 TRAIN_LABEL_PREFIX = "clf-train:"
 DEFAULT_SPLIT_SALT = "gym-crawl-classifier-split"
@@ -452,7 +457,7 @@ def _check_fraction(fraction: float) -> float:
 
 def _hash_mask(corpus: Corpus, fraction: float, salt: str) -> np.ndarray:
     thr = int(_check_fraction(fraction) * 2 ** 32)
-    pre = f"{salt}\x00".encode("utf-8")
+    pre = f"{salt}\x00".encode()
     h = np.fromiter((zlib.crc32(t.encode("utf-8"), zlib.crc32(pre)) for t in corpus.titles), np.uint64,
                     count=corpus.n_pages)
     return h < thr
@@ -485,7 +490,8 @@ def heldout_view(corpus: Corpus, fraction: float = 0.3, salt: str = DEFAULT_SPLI
     mask = classifier_train_mask(corpus, fraction, salt)
     n_lab = len(corpus.labels)
     labels = StringTable.from_strings(list(corpus.labels) + [TRAIN_LABEL_PREFIX + lab for lab in corpus.labels])
-    owner = np.repeat(np.arange(corpus.n_pages), np.diff(np.asarray(corpus.label_ptr, np.int64)))
+    n_labels: np.ndarray = np.diff(np.asarray(corpus.label_ptr, np.int64))
+    owner = np.repeat(np.arange(corpus.n_pages), n_labels)
     ids = np.asarray(corpus.label_ids).astype(np.int64) + n_lab * mask[owner]
     meta = dict(corpus.meta)
     meta["classifier_split"] = {"fraction": float(fraction), "salt": str(salt), "n_train": int(mask.sum()),

@@ -7,7 +7,7 @@ name           reward of a fetched page
                word-vector cosine > 0.5, 20 if > 0.4; else -1 (Han et al. 2018, §4)
 ``thesis``     30 if the page contains a topic word; else 30 if cosine > 0.6, 20 if > 0.5;
                else -1 — the tiers of the thesis' published ``reward()`` code (Pertejo 2021,
-               appendix). DESIGN.md summarised it as 30/20/10/-1; the code is the source, and
+               appendix; the code, not the thesis' prose summary 30/20/10/-1, is the source), and
                ``ThresholdReward`` builds any other tiering.
 ``binary``     1 if relevant, else 0 (TRES); relevant = label match when the topic has a
                label, else contains a topic word
@@ -26,7 +26,8 @@ topic word, tf-idf relevance > 0), for the other schemes reward > 0.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ class CallableReward(RewardScheme):
         return r, r > 0
 
 
-_CLF_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_CLF_MEMO: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 #: corpora up to this many pages get every page's classifier decision at bind time (one batch)
 _EAGER_PAGES = 200_000
 
@@ -113,7 +114,7 @@ class ClassifierReward(RewardScheme):
     verdict. It is noisy — the classifier errs both ways — while ``relevant_found`` keeps counting
     ground-truth labels, so reward and metric disagree exactly where the classifier is wrong.
 
-    **No leak (issue 10.4).** The classifier is fitted by
+    **No leak.** The classifier is fitted by
     :func:`~gym_crawl.relevance.classifier.train_heldout_classifier` on the URL-hash
     *classifier-train* split of the corpus only (``fraction`` of the pages, ``salt``); no label of
     another page shapes it. Crawl the corpus' :func:`~gym_crawl.relevance.classifier.heldout_view`
@@ -212,7 +213,8 @@ REWARDS.register("thesis", lambda labelled=False: ThresholdReward("thesis", tier
                  "Pertejo 2021 code: topic word -> 30, cosine > 0.6 -> 30, > 0.5 -> 20, else -1")
 REWARDS.register("binary", lambda labelled=False: BinaryReward(labelled=labelled),
                  "TRES: 1 if the page is relevant, else 0")
-REWARDS.register("labels", lambda labelled=False: LabelReward(), "ground truth: 1 if the page carries the topic's label")
+REWARDS.register("labels", lambda labelled=False: LabelReward(),
+                 "ground truth: 1 if the page carries the topic's label")
 REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
                  "TRES: 1 if an offline text classifier (fitted on the URL-hash classifier-train split only) "
                  "calls the page relevant; crawl heldout_view(corpus) to count evaluation pages only")
@@ -220,7 +222,7 @@ REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
 REWARD_SCHEMES = ("han2018", "thesis", "binary", "labels")
 
 
-def get_reward_scheme(spec: "str | RewardScheme | Callable", *, labelled: bool = False) -> RewardScheme:
+def get_reward_scheme(spec: str | RewardScheme | Callable, *, labelled: bool = False) -> RewardScheme:
     """Resolve a registered reward name (see module docstring), a :class:`RewardScheme` or a callable."""
     if isinstance(spec, RewardScheme):
         return spec

@@ -13,11 +13,24 @@ import shutil
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from gym_crawl._io import (FileCheckError, atomic_write_json, clean_orphans, file_digest, load_npy, partial_dir,
-                           replace_dir, save_npy, seal, seal_problem, verify_files, write_stamp)
+from gym_crawl._io import (
+    FileCheckError,
+    atomic_write_json,
+    clean_orphans,
+    file_digest,
+    load_npy,
+    partial_dir,
+    replace_dir,
+    save_npy,
+    seal,
+    seal_problem,
+    verify_files,
+    write_stamp,
+)
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_ranges, weighted_row_sums
@@ -114,7 +127,7 @@ class TopicScorer:
         self.keyword_mask = np.zeros(V, bool)
         kid = [self.corpus.word_id(w) for w in topic.keywords]
         self.keyword_mask[[i for i in kid if i >= 0]] = True
-        self._tables: dict[str, object] = {}
+        self._tables: dict[Any, Any] = {}
         qidf = text.idf * self.topic_word_mask
         self._tfidf_query = qidf / max(float(np.linalg.norm(qidf)), 1e-12)
         self.label_mask = topic.label_mask(self.corpus)
@@ -135,8 +148,8 @@ class TopicScorer:
         self.keyword_mask[[i for i in ids if i >= 0]] = True
         links = self._tables.get("links")
         if links is not None:  # keyword flags of links change: rescore them on demand
-            links.done[:] = False  # type: ignore[attr-defined]
-            links.complete = False  # type: ignore[attr-defined]
+            links.done[:] = False
+            links.complete = False
 
     def score_pages(self, pages: np.ndarray) -> PageScores:
         """Scores of ``pages`` (int array). Cost O(Σ page terms × k)."""
@@ -165,14 +178,14 @@ class TopicScorer:
         return LinkScores(rel=cos[:, 0], cat=cos[:, 1:], kw_url=kw_url, kw_anchor=kw_anchor)
 
     # ------------------------------------------------------------------ precomputed tables
-    def page_table(self) -> "PageTable":
+    def page_table(self) -> PageTable:
         """Scores of pages, filled on demand (``PageTable.ensure``) and cached per topic: internal
-        precomputation for the crawl step (DESIGN.md §5) — a crawl reads a page's entry only when it
+        precomputation for the crawl step — a crawl reads a page's entry only when it
         fetches the page. Entries equal ``score_pages([p])`` bit for bit. When :meth:`save_tables`
         stored this topic's complete tables on disk, they are memory-mapped read-only instead."""
         return self._table("pages", PageTable)  # type: ignore[return-value]
 
-    def link_table(self) -> "LinkTable":
+    def link_table(self) -> LinkTable:
         """Scores of links, filled per source page on demand (``LinkTable.ensure``) and cached per
         topic; entries equal ``score_links(range of the page's links)`` bit for bit (or memory-mapped
         from :meth:`save_tables`' cache, as :meth:`page_table`)."""
@@ -303,7 +316,8 @@ class TopicScorer:
                 return self._damaged_tables(path, f"{fp}: unreadable .npy ({e})")
             if list(a.shape) != want[fname] or list(a.shape) != spec.get("shape") or str(a.dtype) != spec.get("dtype"):
                 return self._damaged_tables(path, f"{fp}: shape/dtype {list(a.shape)}/{a.dtype}, expected "
-                                                  f"{want[fname]} as the manifest's {spec.get('shape')}/{spec.get('dtype')}")
+                                                  f"{want[fname]} as the manifest's "
+                                                  f"{spec.get('shape')}/{spec.get('dtype')}")
             if hashed or verify:  # values scanned with the hash (first open of these files), trusted after
                 bad = _table_problem(fname, np.asarray(a))
                 if bad is not None:
@@ -328,8 +342,8 @@ class TopicScorer:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""
         parts = [self.score_pages(np.arange(a, min(a + chunk, self.corpus.n_pages)))
                  for a in range(0, self.corpus.n_pages, chunk)]
-        return PageScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("rel", "cat", "tfidf", "label")),
-                          pages=np.arange(self.corpus.n_pages, dtype=np.int64))
+        cols = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("rel", "cat", "tfidf", "label")}
+        return PageScores(**cols, pages=np.arange(self.corpus.n_pages, dtype=np.int64))
 
 
 class PageTable:
@@ -469,7 +483,7 @@ class LinkTable:
 
 #: corpus -> {(id(text model), topic, n_categories): TopicScorer}: the process-wide scorers of
 #: :func:`shared_scorer` (a scorer holds its text model, so the id stays that model's while it is cached)
-_SHARED: "weakref.WeakKeyDictionary[Corpus, dict[tuple[int, Topic, int], TopicScorer]]" = weakref.WeakKeyDictionary()
+_SHARED: weakref.WeakKeyDictionary[Corpus, dict[tuple[int, Topic, int], TopicScorer]] = weakref.WeakKeyDictionary()
 
 
 def shared_scorer(text: TextModel, topic: Topic, n_categories: int = 4) -> TopicScorer:

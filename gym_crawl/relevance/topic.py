@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def _from_meta(key: str, d: dict[str, Any]) -> Topic:
                  keywords=tuple(d.get("keywords", ())), label=d.get("label"), seeds=tuple(d.get("seeds", ())))
 
 
-def resolve_topic(spec: "Topic | str | dict | None", corpus: Corpus) -> Topic:
+def resolve_topic(spec: Topic | str | dict | None, corpus: Corpus) -> Topic:
     """Turn a user's topic spec into a :class:`Topic` for ``corpus``.
 
     * a :class:`Topic` — returned as is;

@@ -26,14 +26,26 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from gym_crawl._io import (FileCheckError, atomic_write_json, clean_orphans, file_digest, partial_dir, replace_dir,
-                           save_npy, seal, seal_problem, verify_files, write_stamp)
+from gym_crawl._io import (
+    FileCheckError,
+    atomic_write_json,
+    clean_orphans,
+    file_digest,
+    partial_dir,
+    replace_dir,
+    save_npy,
+    seal,
+    seal_problem,
+    verify_files,
+    write_stamp,
+)
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges", "get_text_model", "open_text_model",
+__all__ = ["OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges", "get_text_model",
+           "open_text_model",
            "weighted_row_sums"]
 
 TEXT_MODEL_VERSION = 3
@@ -88,7 +100,8 @@ def gather_ranges(lo: np.ndarray, hi: np.ndarray, vals: np.ndarray, rows: np.nda
         return vals[a:b], np.zeros(b - a, np.int64)
     starts = lo[rows]
     lens = hi[rows] - starts
-    if n and rows[-1] - rows[0] == n - 1 and np.all(rows[1:] > rows[:-1]) and np.array_equal(starts[1:], starts[:-1] + lens[:-1]):
+    if (n and rows[-1] - rows[0] == n - 1 and np.all(rows[1:] > rows[:-1])
+            and np.array_equal(starts[1:], starts[:-1] + lens[:-1])):
         # rows stored back to back (a static corpus' consecutive pages): a slice, no fancy gather
         a = int(starts[0])
         return vals[a:a + int(lens.sum())], np.repeat(np.arange(n), lens)
@@ -151,7 +164,7 @@ class TextModel:
     # ------------------------------------------------------------- building
     @classmethod
     def build(cls, corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, seed: int = 0,
-              max_train_pages: int = 20_000, vectors_path: str | None = None, progress: bool = True) -> "TextModel":
+              max_train_pages: int = 20_000, vectors_path: str | None = None, progress: bool = True) -> TextModel:
         """Estimate IDF on a random ``idf_fraction`` of pages and train (or load) word vectors.
 
         ``progress`` shows a tqdm bar over the stages on a terminal (first use of a large corpus
@@ -275,7 +288,7 @@ class TextModel:
             raise
 
     @classmethod
-    def load(cls, corpus: Corpus, path: Path, *, verify: bool = False) -> "TextModel":
+    def load(cls, corpus: Corpus, path: Path, *, verify: bool = False) -> TextModel:
         """Open a saved model memory-mapped (processes share the word vectors).
 
         Every open checks ``meta.json`` against its seal, each file against its full sha256 the first
@@ -332,7 +345,7 @@ def _load_by_reference(corpus: Corpus, path: str) -> TextModel:
     return TextModel.load(corpus, Path(path))
 
 
-_MEMO: "weakref.WeakKeyDictionary[Corpus, dict]" = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[Corpus, dict] = weakref.WeakKeyDictionary()
 
 
 def _corpus_fingerprint(corpus: Corpus) -> str | None:
@@ -393,6 +406,9 @@ class OpenTextModel(TextModel):
     """A :class:`TextModel` over a live web's growing vocabulary (:mod:`gym_crawl.text.open_vocab` says how
     unseen words get vectors and IDF). ``idf`` and ``vectors`` have one row per word id up to the web's
     capacity; the reference model's words keep their ids, IDF and vectors."""
+
+    _oov: tuple[np.float32, float]
+    reference: Any
 
     @classmethod
     def create(cls, web: Corpus, reference: Any = None, dim: int = 64) -> Any:

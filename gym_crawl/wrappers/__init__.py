@@ -1,4 +1,4 @@
-"""State-action scoring wrappers that give stock SB3 agents fixed spaces (DESIGN.md §4).
+"""State-action scoring wrappers that give stock SB3 agents fixed spaces.
 
 * :class:`DiscreteScoringWrapper` — ``Discrete(K)`` over reducer-proposed candidate slots,
   ``Dict`` or flat ``Box`` observation, ``action_masks()`` for ``MaskablePPO``;

@@ -7,7 +7,8 @@ across topics or tasks.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -32,9 +33,9 @@ def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
 
 
 def _topic_name(t: Any) -> str:
-    """The name :attr:`TopicSampler.counts` records for a topic spec or task dict."""
+    """The name :attr:`TopicSampler.counts` records for a topic spec, a task dict or a Topic."""
     if isinstance(t, dict):
-        t = t.get("topic")
+        t = t["topic"]
     return t if isinstance(t, str) else str(getattr(t, "name", t))
 
 
@@ -45,7 +46,8 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
         env: a (wrapped) WikiCrawl-v1 env.
         topics: topic specs valid for the env's corpus (names of ``corpus.meta["topics"]``,
             label prefixes, :class:`~gym_crawl.relevance.Topic` objects, …), or tasks ``{"topic": spec,
-            "seeds": [title, ...]}`` (a topic crawled from its own seed pages); validated here.
+            "seeds": [title, ...]}`` (a topic crawled from its own seed pages, as the task sets' tasks);
+            validated here.
         mode: ``"random"`` — uniform draw from the wrapper's own generator, reseeded by
             ``reset(seed=s)`` (same seed → same topic sequence); ``"cycle"`` — round robin,
             restarting at the first topic when a seed is given.

@@ -1,6 +1,6 @@
 """Continuous linear scoring: the action is a weight vector, the env fetches argmax_a wᵀx(s, a).
 
-:class:`LinearScoringWrapper` (DESIGN.md §4.3) lets stock continuous-action agents
+:class:`LinearScoringWrapper` lets stock continuous-action agents
 (SB3 ``PPO``, ``A2C``, ``SAC``, ``TD3``) act on the variable-size action set: the
 agent outputs ``w ∈ Box(-1, 1, (d,))`` and the step fetches the candidate whose
 feature row ``x(s, a)`` maximizes ``w·x`` — Han et al.'s linear scorer, with the

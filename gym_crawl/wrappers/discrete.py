@@ -1,7 +1,7 @@
 """Discrete candidate scoring for stock SB3 agents, and per-episode topic sampling.
 
 :class:`DiscreteScoringWrapper` gives ``WikiCrawl-v1`` the fixed spaces stock
-Stable-Baselines3 agents need (DESIGN.md §4.2). A reducer (``topk``, ``random``,
+Stable-Baselines3 agents need. A reducer (``topk``, ``random``,
 ``outlinks``, ``tree``, ``full``; chosen when the env is built) proposes K
 candidate pages each step; the agent picks a slot:
 

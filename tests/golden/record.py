@@ -20,9 +20,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import gymnasium as gym  # noqa: E402
+from conftest import make_tiny_corpus  # noqa: E402
 
 import gym_crawl  # noqa: E402,F401
-from conftest import make_tiny_corpus  # noqa: E402
 
 AGENT_RUNS = [  # (agent, env overrides, episodes, steps)
     ("random", {}, 1, 60), ("bfs", {}, 1, 60), ("best-first", {}, 1, 60), ("oracle", {}, 1, 60),

@@ -6,7 +6,8 @@ file name ends in ``.gz``):
 * a ``warcinfo`` record first (software, the :class:`~gym_crawl.corpus.live.policy.FetchPolicy` as JSON, the
   crawl's seeds; a resumed file gets one more, with ``resumed: true``);
 * per HTTP exchange (every redirect hop, retry and robots.txt fetch) a ``request`` record (unless no
-  connection could be made) and, when a status line arrived, a ``response`` record (``WARC-Concurrent-To`` the request; ``WARC-Truncated`` when the body
+  connection could be made) and, when a status line arrived, a ``response`` record (``WARC-Concurrent-To`` the request;
+  ``WARC-Truncated`` when the body
   was cut at the byte cap, a timeout or a disconnect). Bodies are stored content-decoded, so — as Common
   Crawl does — the response headers that described the encoded transfer are renamed
   (``Transfer-Encoding`` and ``Content-Encoding`` become ``X-Crawler-Transfer-Encoding`` /

@@ -57,7 +57,8 @@ from gym_crawl.tokenize import tokenize
 __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
 
 SCOPES = ("hosts", "domain", "any")
-#: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by :meth:`LiveWeb.from_warc`
+#: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by
+# :meth:`LiveWeb.from_warc`
 CONFIG_FIELD = "gym-crawl-liveweb"
 #: the ``type`` entry of that configuration
 LIVE_CONFIG_TYPE = "gym_crawl.liveweb"
@@ -213,7 +214,7 @@ class LiveWeb(Corpus):
             raise ValueError(f"max_links must be a positive integer, got {max_links!r}")
         ref_vocab = _reference_vocab(text)
         W = len(ref_vocab) + 1_000_000 if max_words is None else int(max_words)
-        if W < len(ref_vocab) + 1:
+        if len(ref_vocab) + 1 > W:
             raise ValueError(f"max_words={W} must exceed the reference vocabulary ({len(ref_vocab)} words)")
         self.seed_urls: tuple[str, ...] = tuple(canon)
         self.reference_text = text
@@ -636,7 +637,7 @@ class LiveWeb(Corpus):
             if kept >= self.max_links_per_page:
                 self.stats["links_dropped_per_page"] += 1
                 continue
-            if self._L >= self.max_links:
+            if self.max_links <= self._L:
                 self.stats["links_dropped"] += 1
                 continue
             u = ln.url
