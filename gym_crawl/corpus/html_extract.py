@@ -202,12 +202,7 @@ class _Walk:
         for node in body.traverse(include_text=True):
             parent_id = node.parent.mem_id if node.parent is not None else None
             while len(stack) > 1 and stack[-1][0] != parent_id:
-                _, tag, skipped, *_ = stack.pop()
-                if not skipped:
-                    if tag == "a":
-                        self.close_link()
-                    if tag in _BLOCK:
-                        self.newline()
+                self._end(stack.pop())
             _, _, skipped, landmark, in_list, in_main = stack[-1]
             tag = node.tag
             if tag == "-text":
@@ -237,12 +232,16 @@ class _Walk:
                 self.alt(attrs.get("alt") or "")
             stack.append((node.mem_id, tag, False, landmark, in_list, in_main))
         while len(stack) > 1:
-            _, tag, skipped, *_ = stack.pop()
-            if not skipped:
-                if tag == "a":
-                    self.close_link()
-                if tag in _BLOCK:
-                    self.newline()
+            self._end(stack.pop())
+
+    def _end(self, entry: tuple[int, str, bool, str | None, bool, bool]) -> None:
+        """Close the element ``entry`` of the walk's stack: its link, then its block break."""
+        _, tag, skipped, *_ = entry
+        if not skipped:
+            if tag == "a":
+                self.close_link()
+            if tag in _BLOCK:
+                self.newline()
 
     def result(self) -> tuple[str, list[tuple[str, int, int, str, str]]]:
         self.close_link()
