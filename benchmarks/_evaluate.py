@@ -207,7 +207,7 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
-                    help="task set: ws-100, ws-size, ws-far, hard, hard-100k or docs-web")
+                    help="task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web or docs-web-hard")
     ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
     ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
     ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
