@@ -96,6 +96,7 @@ from gym_crawl.tasks.docs_web import (
     site_label,
     split_of,
 )
+from gym_crawl.tasks.task import task_kind
 
 __all__ = [
     "CORPUS_DIRNAME",
@@ -428,14 +429,6 @@ def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: boo
 
 
 # ------------------------------------------------------------------------------------------- tasks
-def task_kind(corpus: Any, task: Any) -> str:
-    """``"near"`` when the task's seed page carries the task's label, else ``"far"``."""
-    from gym_crawl.relevance.topic import Topic
-
-    seed = corpus.page_id(task.seeds[0])
-    return "near" if Topic("t", ("x",), label=task.label).label_mask(corpus)[seed] else "far"
-
-
 def report(suite_json: str | os.PathLike, corpus: Any = None, reps: int = 2000) -> str:
     """Markdown of a suite run on ``docs-web``: per agent the IQM [95 % CI] of the normalized score on the
     test tasks, far-seed and near-seed tasks separately, and per-task wins/ties/losses against best-first
