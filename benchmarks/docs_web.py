@@ -67,7 +67,9 @@ carries the bare site label, e.g. ``python``). The rules follow each site's own 
   ``scipy.releases``, ``dev/`` → ``scipy.dev``.
 
 The suite's ``docs-web`` task set (:mod:`gym_crawl.benchmarks.suite`) makes a task of every section label
-with >= 25 pages; the site label itself is never a task.
+with >= 25 pages; the site label itself is never a task. ``docs-web-hard`` keeps the sections of a cross-site
+genre (:data:`gym_crawl.tasks.docs_web.GENRES`: release notes → "changelog", highlighted source →
+"implementation" …) whose genre word is in at most 20 % of their pages, and names each by that word.
 """
 from __future__ import annotations
 
