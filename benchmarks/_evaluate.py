@@ -8,7 +8,8 @@ agent. Aggregates, over all test tasks and over far-seed and near-seed tasks sep
 its seed page carries its label, else *far*): the interquartile mean over runs × tasks with a stratified
 bootstrap 95 % CI (rliable's IQM), the mean, and per-task wins/ties/losses against best-first (the agent's
 mean score over the seeds against best-first's). A PNG of the IQMs is written only with ``--plot FILE``;
-``--json FILE`` writes every run and the table; ``--report FILE`` prints the table of such a file again.
+``--json FILE`` writes every run and the table; ``--report FILE...`` prints the table of such a file again, or
+one table of several files' sets.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from gym_crawl._io import atomic_write_json
 
-__all__ = ["BASELINES", "evaluate", "format_table", "main", "plot"]
+__all__ = ["BASELINES", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
 
 BASELINES = ("random", "best-first", "oracle")
 
@@ -154,6 +155,26 @@ def format_table(res: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def format_sets(results: list[dict[str, Any]]) -> str:
+    """Several results (one per task set) as one Markdown table: per set, best-first and every other agent
+    but random and the oracle (0 and 1 by definition), best IQM first; ``*`` marks the set's best learner."""
+    lines = ["| set (train/test tasks; far/near scored) | agent | all: IQM [95 % CI] | far seed | near seed | "
+             "W/T/L vs best-first (far) | W/T/L vs best-first (near) |", "|---|---|---|---|---|---|---|"]
+    for res in results:
+        ag = res["agents"]
+        g = ag["best-first"]["groups"]
+        head = (f"{res['set']} ({res['tasks']['train']}/{res['tasks']['test']}; "
+                f"{g.get('far', {}).get('n_tasks', 0)}/{g.get('near', {}).get('n_tasks', 0)})")
+        for a, v in sorted(ag.items(), key=lambda kv: -kv[1]["iqm"]):
+            if a in ("random", "oracle"):
+                continue
+            gr = v["groups"]
+            star = "*" if a == res.get("best_learner") else ""
+            lines.append(f"| {head} | {a}{star} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
+                         f"{_cell(gr.get('near'))} | {_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
+    return "\n".join(lines) + "\n"
+
+
 def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
     """Re-aggregate a saved ``--json`` result (its runs and task kinds) into a result :func:`format_table`
     prints; a file without ``"runs"`` is a ``ValueError`` naming it."""
@@ -216,18 +237,24 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file")
-    ap.add_argument("--report", default=None, metavar="JSON",
-                    help="print the table of a saved --json result (no run; --plot still applies)")
+    ap.add_argument("--report", nargs="+", default=None, metavar="JSON",
+                    help="print the table of saved --json results (no run): one file's full table, or one "
+                         "table of several files' sets; --plot applies to one file")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.report:
-        res = report(a.report)
-        print(format_table(res), end="")
+        results = [report(p) for p in a.report]
+        if len(results) > 1:
+            if a.plot:
+                raise ValueError("--plot draws one result: give --report one file")
+            print(format_sets(results), end="")
+            return 0
+        print(format_table(results[0]), end="")
         if a.plot:
-            plot(res, a.plot)
+            plot(results[0], a.plot)
             print(f"plot written to {a.plot}")
         return 0
     res = evaluate(a.task_set, a.agents, seeds=a.seeds, epochs=a.epochs, budget=a.budget, max_tasks=a.max_tasks,

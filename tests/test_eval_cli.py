@@ -110,6 +110,12 @@ def test_eval_table_and_json_carry_far_near_and_report_reprints(tiny_sets, tmp_p
     assert main(["eval", "--report", str(js)]) == 0
     again = capsys.readouterr().out
     assert again.splitlines()[0] == out.splitlines()[0]
+    assert main(["eval", "--report", str(js), str(js)]) == 0  # several files: one table of their sets
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ws-far (")]
+    assert len(rows) == 4 and sum("| online-classifier* |" in r for r in rows) == 2
+    assert not any("| random |" in r or "| oracle |" in r for r in rows)
+    assert main(["eval", "--report", str(js), str(js), "--plot", str(tmp_path / "x.png")]) == 2
+    assert "one file" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     assert main(["eval", "--report", str(bad)]) == 2
