@@ -4,9 +4,12 @@ Each agent is run by the suite's protocol (:mod:`gym_crawl.benchmarks.suite`): l
 train tasks (``--epochs`` passes, one agent per seed) and are evaluated on its test tasks; other agents run on
 the test tasks. ``random``, ``best-first`` and ``oracle`` always run: a task's score is
 ``(found − random) / (oracle − random)``, so random is 0, the oracle 1 and best-first is printed next to every
-agent. Aggregates: the interquartile mean over runs × tasks with a stratified bootstrap 95 % CI (rliable's IQM),
-the mean, and the fraction of test tasks where the agent's mean over seeds beats best-first's. A PNG of the IQMs
-is written only with ``--plot FILE``; ``--json FILE`` writes every run and the table.
+agent. Aggregates, over all test tasks and over far-seed and near-seed tasks separately (a task is *near* when
+its seed page carries its label, else *far*): the interquartile mean over runs × tasks with a stratified
+bootstrap 95 % CI (rliable's IQM), the mean, and per-task wins/ties/losses against best-first (the agent's
+mean score over the seeds against best-first's). A PNG of the IQMs is written only with ``--plot FILE``;
+``--json FILE`` writes every run and the table; ``--report FILE...`` prints the table of such a file again, or
+one table of several files' sets.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import numpy as np
 
 from gym_crawl._io import atomic_write_json
 
-__all__ = ["BASELINES", "evaluate", "format_table", "main", "plot"]
+__all__ = ["BASELINES", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
 
 BASELINES = ("random", "best-first", "oracle")
 
@@ -29,11 +32,12 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
              max_tasks: int | None = None, min_pages: int = 25, wikispeedia: str | None = None, jobs: int = 1,
              config: dict[str, dict[str, Any]] | None = None, progress: bool = True,
              reps: int = 2000) -> dict[str, Any]:
-    """Run ``agents`` (plus :data:`BASELINES`) on ``task_set`` and return ``{"set", "corpus", "tasks", "agents",
-    "runs", ...}``; ``agents[name]`` holds ``iqm``, ``ci``, ``mean``, ``mean_found`` and ``wins_vs_best_first``
-    (test tasks where the agent's mean over seeds is above best-first's, of ``n_test_tasks``). ``budget`` sets
-    every task's page budget (default: the set's own)."""
+    """Run ``agents`` (plus :data:`BASELINES`) on ``task_set`` and return ``{"set", "corpus", "tasks", "kinds",
+    "agents", "best_learner", "runs", ...}`` (``agents[name]`` as :func:`summarize` makes it; ``kinds`` maps
+    each task to ``"near"`` — its seed page carries the label — or ``"far"``). ``budget`` sets every task's
+    page budget (default: the set's own)."""
     from gym_crawl.benchmarks import suite
+    from gym_crawl.tasks.task import task_kind
 
     if seeds < 1 or epochs < 0:
         raise ValueError(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
@@ -54,38 +58,143 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
     t0 = time.perf_counter()
     runs = suite.run_suite(sets, corpora, names, seeds=seeds, epochs=epochs, jobs=jobs, config=config or {},
                            progress=progress)
+    corpus = corpora[ts.corpus_spec]
+    kinds = {t.name: task_kind(corpus, t) for t in ts.tasks}
+    learners = [a for a in names if a not in BASELINES and suite._is_learner(a)]
+    res = {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
+           "budget": budget, "max_tasks": max_tasks,
+           "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
+                     "test": sum(t.split == "test" for t in ts.tasks)},
+           "kinds": kinds, "learners": learners, "seconds": round(time.perf_counter() - t0, 1), "runs": runs}
+    res.update(summarize(runs, kinds, names, seeds, learners=learners, reps=reps))
+    return res
+
+
+def _wtl(m: np.ndarray, bf: np.ndarray) -> tuple[int, int, int]:
+    """Tasks where the mean over seeds of ``m`` is above / equal to / below ``bf``'s."""
+    d = m.mean(axis=0) - bf.mean(axis=0)
+    return int((d > 1e-12).sum()), int((np.abs(d) <= 1e-12).sum()), int((d < -1e-12).sum())
+
+
+def summarize(runs: list[dict[str, Any]], kinds: dict[str, str], agents: list[str], seeds: int, *,
+              learners: list[str] | None = None, reps: int = 2000) -> dict[str, Any]:
+    """Aggregate the test-task runs: ``{"n_test_tasks", "dropped_tasks", "agents", "best_learner"}``.
+
+    ``agents[name]`` holds, over all test tasks, ``iqm``, ``ci``, ``mean``, ``mean_found`` and the per-task
+    ``wins_vs_best_first`` / ``ties_vs_best_first`` / ``losses_vs_best_first`` (the agent's mean score over the
+    seeds against best-first's), and ``groups`` with the same for ``"all"``, ``"far"`` and ``"near"`` tasks
+    (``kinds``) plus ``n_tasks`` and ``ci_above_best_first`` (the CI's lower end above best-first's upper end).
+    ``best_learner`` is the agent of ``learners`` with the highest IQM over all test tasks (``None`` without
+    learners). A task where the oracle finds no more than random is dropped (it cannot be normalized)."""
+    from gym_crawl.benchmarks import suite
+
     seed_list = list(range(seeds))
-    scores, kept, dropped = suite.normalized_scores(runs, names, seed_list, "test")
+    scores, kept, dropped = suite.normalized_scores(runs, agents, seed_list, "test")
     if "best-first" not in scores:
-        raise ValueError(f"no test task of {task_set!r} has oracle > random; nothing to normalize")
-    bf_task = scores["best-first"].mean(axis=0)
-    out_agents: dict[str, Any] = {}
-    for a in names:
+        raise ValueError("no test task has oracle > random and a best-first run; nothing to normalize")
+    unknown = sorted(set(kept) - set(kinds))
+    if unknown:
+        raise ValueError(f"tasks without a near/far kind: {unknown[:3]}")
+    cols = {g: np.array([g == "all" or kinds[t] == g for t in kept]) for g in ("all", "far", "near")}
+    out: dict[str, Any] = {}
+    for a in agents:
+        if a not in scores:
+            continue
         m = scores[a]
-        iqm, lo, hi = suite.iqm_ci(m, reps=reps)
         found = [r["found"] for r in runs if r["agent"] == a and r["split"] == "test"]
-        out_agents[a] = {"iqm": iqm, "ci": [lo, hi], "mean": float(m.mean()), "mean_found": float(np.mean(found)),
-                         "wins_vs_best_first": int((m.mean(axis=0) > bf_task + 1e-12).sum()),
-                         "losses_vs_best_first": int((m.mean(axis=0) < bf_task - 1e-12).sum())}
-    return {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
-            "budget": budget, "n_test_tasks": len(kept), "dropped_tasks": dropped,
-            "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
-                      "test": sum(t.split == "test" for t in ts.tasks)},
-            "agents": out_agents, "seconds": round(time.perf_counter() - t0, 1), "runs": runs}
+        groups = {}
+        for g, sel in cols.items():
+            if not sel.any():
+                continue
+            iqm, lo, hi = suite.iqm_ci(m[:, sel], reps=reps)
+            w, t, lo_n = _wtl(m[:, sel], scores["best-first"][:, sel])
+            groups[g] = {"n_tasks": int(sel.sum()), "iqm": iqm, "ci": [lo, hi], "mean": float(m[:, sel].mean()),
+                         "wins": w, "ties": t, "losses": lo_n}
+        a_all = groups["all"]
+        out[a] = {"iqm": a_all["iqm"], "ci": a_all["ci"], "mean": a_all["mean"], "mean_found": float(np.mean(found)),
+                  "wins_vs_best_first": a_all["wins"], "ties_vs_best_first": a_all["ties"],
+                  "losses_vs_best_first": a_all["losses"], "groups": groups}
+    for v in out.values():
+        for g, d in v["groups"].items():
+            d["ci_above_best_first"] = bool(d["ci"][0] > out["best-first"]["groups"][g]["ci"][1])
+    cand = [a for a in (learners or []) if a in out]
+    best = max(cand, key=lambda a: out[a]["iqm"]) if cand else None
+    return {"n_test_tasks": len(kept), "dropped_tasks": dropped, "agents": out, "best_learner": best}
+
+
+def _cell(g: dict[str, Any] | None) -> str:
+    return "—" if g is None else f"{g['iqm']:.3f} [{g['ci'][0]:.3f}, {g['ci'][1]:.3f}]"
+
+
+def _wtl_cell(g: dict[str, Any] | None) -> str:
+    return "—" if g is None else f"{g['wins']}/{g['ties']}/{g['losses']}"
 
 
 def format_table(res: dict[str, Any]) -> str:
-    """The result as a Markdown table, best IQM first, best-first's IQM in the header."""
-    bf = res["agents"]["best-first"]["iqm"]
-    lines = [(f"{res['set']} ({res['corpus']}): {res['tasks']['train']} train / {res['tasks']['test']} test tasks, "
-              f"{res['seeds']} seeds, normalized score on the test tasks (random 0, oracle 1; best-first {bf:.3f})"),
-             "", "| agent | IQM | 95 % CI | mean | mean found | tasks above / below best-first |",
-             "| --- | ---: | --- | ---: | ---: | ---: |"]
-    n = res["n_test_tasks"]
-    for a, v in sorted(res["agents"].items(), key=lambda kv: -kv[1]["iqm"]):
-        lines.append(f"| {a} | {v['iqm']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | {v['mean']:.3f} | "
-                     f"{v['mean_found']:.1f} | {v['wins_vs_best_first']} / {v['losses_vs_best_first']} of {n} |")
+    """The result as a Markdown table, best IQM first: IQM [95 % CI] over all, far-seed and near-seed test
+    tasks, and per-task wins/ties/losses against best-first on far-seed and near-seed tasks."""
+    ag = res["agents"]
+    bf = ag["best-first"]["iqm"]
+    n = {g: ag["best-first"]["groups"].get(g, {}).get("n_tasks", 0) for g in ("all", "far", "near")}
+    lines = [(f"{res['set']} ({res['corpus']}): {res['tasks']['train']} train / {res['tasks']['test']} test tasks "
+              f"({n['all']} scored: {n['far']} far-seed, {n['near']} near-seed), {res['seeds']} seeds, normalized "
+              f"score on the test tasks (random 0, oracle 1; best-first {bf:.3f})"),
+             "", "| agent | all: IQM [95 % CI] | far seed: IQM [95 % CI] | near seed: IQM [95 % CI] | mean | "
+                 "mean found | W/T/L vs best-first (far) | W/T/L vs best-first (near) |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for a, v in sorted(ag.items(), key=lambda kv: -kv[1]["iqm"]):
+        gr = v["groups"]
+        lines.append(f"| {a} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | {_cell(gr.get('near'))} | "
+                     f"{v['mean']:.3f} | {v['mean_found']:.1f} | {_wtl_cell(gr.get('far'))} | "
+                     f"{_wtl_cell(gr.get('near'))} |")
+    best = res.get("best_learner")
+    if best is not None:
+        b = ag[best]["groups"]
+        said = ", ".join(f"{g} {'above' if b[g]['ci_above_best_first'] else 'not above'}" for g in b)
+        lines += ["", f"Best learner: {best} (CI lower end vs best-first's CI: {said})"]
     return "\n".join(lines) + "\n"
+
+
+def format_sets(results: list[dict[str, Any]]) -> str:
+    """Several results (one per task set) as one Markdown table: per set, best-first and every other agent
+    but random and the oracle (0 and 1 by definition), best IQM first; ``*`` marks the set's best learner."""
+    lines = ["| set (train/test tasks; far/near scored) | agent | all: IQM [95 % CI] | far seed | near seed | "
+             "W/T/L vs best-first (far) | W/T/L vs best-first (near) |", "|---|---|---|---|---|---|---|"]
+    for res in results:
+        ag = res["agents"]
+        g = ag["best-first"]["groups"]
+        head = (f"{res['set']} ({res['tasks']['train']}/{res['tasks']['test']}; "
+                f"{g.get('far', {}).get('n_tasks', 0)}/{g.get('near', {}).get('n_tasks', 0)})")
+        for a, v in sorted(ag.items(), key=lambda kv: -kv[1]["iqm"]):
+            if a in ("random", "oracle"):
+                continue
+            gr = v["groups"]
+            star = "*" if a == res.get("best_learner") else ""
+            lines.append(f"| {head} | {a}{star} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
+                         f"{_cell(gr.get('near'))} | {_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
+    """Re-aggregate a saved ``--json`` result (its runs and task kinds) into a result :func:`format_table`
+    prints; a file without ``"runs"`` is a ``ValueError`` naming it."""
+    import json
+
+    from gym_crawl.benchmarks import suite
+
+    p = Path(path)
+    try:
+        res = json.loads(p.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--report {str(p)!r}: cannot read a JSON result ({e})") from None
+    if not isinstance(res, dict) or "runs" not in res or "kinds" not in res:
+        raise ValueError(f"--report {str(p)!r}: not a `gym-crawl eval --json` result (no runs / kinds)")
+    agents = list(dict.fromkeys(r["agent"] for r in res["runs"]))
+    learners = res.get("learners")
+    if learners is None:
+        learners = [a for a in agents if a not in BASELINES and suite._is_learner(a)]
+    res.update(summarize(res["runs"], res["kinds"], agents, int(res["seeds"]), learners=learners, reps=reps))
+    return res
 
 
 def plot(res: dict[str, Any], path: str | Path) -> Path:
@@ -119,7 +228,7 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
-                    help="task set: ws-100, ws-size, ws-far, hard, hard-100k or docs-web")
+                    help="task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web or docs-web-hard")
     ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
     ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
     ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
@@ -128,11 +237,26 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file")
+    ap.add_argument("--report", nargs="+", default=None, metavar="JSON",
+                    help="print the table of saved --json results (no run): one file's full table, or one "
+                         "table of several files' sets; --plot applies to one file")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.report:
+        results = [report(p) for p in a.report]
+        if len(results) > 1:
+            if a.plot:
+                raise ValueError("--plot draws one result: give --report one file")
+            print(format_sets(results), end="")
+            return 0
+        print(format_table(results[0]), end="")
+        if a.plot:
+            plot(results[0], a.plot)
+            print(f"plot written to {a.plot}")
+        return 0
     res = evaluate(a.task_set, a.agents, seeds=a.seeds, epochs=a.epochs, budget=a.budget, max_tasks=a.max_tasks,
                    wikispeedia=a.wikispeedia, jobs=a.jobs)
     print(format_table(res), end="")

@@ -67,7 +67,9 @@ carries the bare site label, e.g. ``python``). The rules follow each site's own 
   ``scipy.releases``, ``dev/`` → ``scipy.dev``.
 
 The suite's ``docs-web`` task set (:mod:`gym_crawl.benchmarks.suite`) makes a task of every section label
-with >= 25 pages; the site label itself is never a task.
+with >= 25 pages; the site label itself is never a task. ``docs-web-hard`` keeps the sections of a cross-site
+genre (:data:`gym_crawl.tasks.docs_web.GENRES`: release notes → "changelog", highlighted source →
+"implementation" …) whose genre word is in at most 20 % of their pages, and names each by that word.
 """
 from __future__ import annotations
 
@@ -96,6 +98,7 @@ from gym_crawl.tasks.docs_web import (
     site_label,
     split_of,
 )
+from gym_crawl.tasks.task import task_kind
 
 __all__ = [
     "CORPUS_DIRNAME",
@@ -428,14 +431,6 @@ def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: boo
 
 
 # ------------------------------------------------------------------------------------------- tasks
-def task_kind(corpus: Any, task: Any) -> str:
-    """``"near"`` when the task's seed page carries the task's label, else ``"far"``."""
-    from gym_crawl.relevance.topic import Topic
-
-    seed = corpus.page_id(task.seeds[0])
-    return "near" if Topic("t", ("x",), label=task.label).label_mask(corpus)[seed] else "far"
-
-
 def report(suite_json: str | os.PathLike, corpus: Any = None, reps: int = 2000) -> str:
     """Markdown of a suite run on ``docs-web``: per agent the IQM [95 % CI] of the normalized score on the
     test tasks, far-seed and near-seed tasks separately, and per-task wins/ties/losses against best-first

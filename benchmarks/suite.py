@@ -5,9 +5,9 @@ with ``reward="labels"`` (reward and metric aligned: the reward is what ``releva
 
 Task sets
 ---------
-The task sets (``ws-100``, ``ws-size``, ``ws-far``, ``hard``, ``hard-100k``, ``docs-web``) and their fixed
-train/test splits are library objects: :mod:`gym_crawl.tasks`. A set whose corpus is not available here
-is skipped with a note.
+The task sets (``ws-100``, ``ws-size``, ``ws-far``, ``hard``, ``hard-100k``, ``docs-web``,
+``docs-web-hard``) and their fixed train/test splits are library objects: :mod:`gym_crawl.tasks`. A set
+whose corpus is not available here is skipped with a note.
 
 Agents and variants
 -------------------

@@ -58,3 +58,65 @@ def test_eval_bad_arguments(tiny_sets, capsys):
     assert "unknown task set 'nope'" in capsys.readouterr().err
     assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--seeds", "0"]) == 2
     assert "--seeds" in capsys.readouterr().err
+
+
+def _runs(found: dict[str, dict[str, list[int]]]) -> list[dict]:
+    """Test-split runs from ``{agent: {task: [found per seed]}}``."""
+    return [{"agent": a, "task": t, "label": t, "split": "test", "seed": s, "found": f}
+            for a, by in found.items() for t, fs in by.items() for s, f in enumerate(fs)]
+
+
+def test_summarize_separates_far_and_near_and_counts_wins_ties_losses():
+    kinds = {"a": "far", "b": "far", "c": "near", "d": "near", "e": "near"}
+    found = {"random": {t: [0, 0] for t in kinds}, "oracle": {t: [10, 10] for t in kinds},
+             "best-first": {t: [5, 5] for t in kinds},
+             # x: above best-first on both far tasks; on near tasks one above, one tie, one below
+             "x": {"a": [9, 7], "b": [6, 6], "c": [10, 10], "d": [5, 5], "e": [0, 2]}}
+    out = _evaluate.summarize(_runs(found), kinds, list(found), 2, learners=["x"], reps=50)
+    x = out["agents"]["x"]
+    assert out["n_test_tasks"] == 5 and out["best_learner"] == "x"
+    assert (x["groups"]["far"]["wins"], x["groups"]["far"]["ties"], x["groups"]["far"]["losses"]) == (2, 0, 0)
+    assert (x["groups"]["near"]["wins"], x["groups"]["near"]["ties"], x["groups"]["near"]["losses"]) == (1, 1, 1)
+    assert (x["wins_vs_best_first"], x["ties_vs_best_first"], x["losses_vs_best_first"]) == (3, 1, 1)
+    assert x["groups"]["far"]["n_tasks"] == 2 and x["groups"]["near"]["n_tasks"] == 3
+    assert x["groups"]["far"]["mean"] == pytest.approx((0.9 + 0.7 + 0.6 + 0.6) / 4)
+    assert x["groups"]["far"]["ci_above_best_first"] and not x["groups"]["near"]["ci_above_best_first"]
+    bf = out["agents"]["best-first"]["groups"]
+    assert all(g["iqm"] == pytest.approx(0.5) and g["ties"] == g["n_tasks"] for g in bf.values())
+    with pytest.raises(ValueError, match="near/far"):
+        _evaluate.summarize(_runs(found), {"a": "far"}, list(found), 2)
+
+
+def test_summarize_drops_tasks_the_oracle_cannot_separate_from_random():
+    kinds = {"a": "far", "b": "near"}
+    found = {"random": {"a": [3, 3], "b": [0, 0]}, "oracle": {"a": [3, 3], "b": [4, 4]},
+             "best-first": {"a": [3, 3], "b": [2, 2]}}
+    out = _evaluate.summarize(_runs(found), kinds, list(found), 2, reps=20)
+    assert out["dropped_tasks"] == ["a"] and out["n_test_tasks"] == 1 and out["best_learner"] is None
+    assert set(out["agents"]["best-first"]["groups"]) == {"all", "near"}
+
+
+def test_eval_table_and_json_carry_far_near_and_report_reprints(tiny_sets, tmp_path, capsys):
+    js = tmp_path / "eval.json"
+    assert main(["eval", "--set", "ws-far", "--wikispeedia", "tiny", "--agents", "online-classifier", "--seeds", "2",
+                 "--budget", "12", "--json", str(js)]) == 0
+    out = capsys.readouterr().out
+    assert "far seed: IQM [95 % CI]" in out and "W/T/L vs best-first (far)" in out
+    res = json.loads(js.read_text())
+    assert set(res["kinds"].values()) == {"far"}  # ws-far seeds lie outside the category
+    g = res["agents"]["online-classifier"]["groups"]
+    assert set(g) == {"all", "far"} and g["far"]["wins"] + g["far"]["ties"] + g["far"]["losses"] == res["n_test_tasks"]
+    assert res["best_learner"] == "online-classifier"
+    assert main(["eval", "--report", str(js)]) == 0
+    again = capsys.readouterr().out
+    assert again.splitlines()[0] == out.splitlines()[0]
+    assert main(["eval", "--report", str(js), str(js)]) == 0  # several files: one table of their sets
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ws-far (")]
+    assert len(rows) == 4 and sum("| online-classifier* |" in r for r in rows) == 2
+    assert not any("| random |" in r or "| oracle |" in r for r in rows)
+    assert main(["eval", "--report", str(js), str(js), "--plot", str(tmp_path / "x.png")]) == 2
+    assert "one file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["eval", "--report", str(bad)]) == 2
+    assert "bad.json" in capsys.readouterr().err

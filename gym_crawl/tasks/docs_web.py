@@ -3,6 +3,18 @@
 The corpus is compiled by ``gym-crawl bench docs-web`` into ``<data dir>/docs-web``
 (:func:`load_docs_web`). Its labels are ``<site>`` and ``<site>.<section>...``; every section label is a
 topic, and whole sites are held out for testing (:func:`split_of`).
+
+Two task sets are built on it:
+
+``docs-web``       every section label, named by its own last component (``django.releases`` → "releases"):
+                   the name is in every member's URL, so the link text leads best-first there.
+``docs-web-hard``  sections named by their **cross-site genre** (:data:`GENRES`: ``releases`` and
+                   ``whatsnew`` → "changelog", ``module_code`` → "implementation" …), the words a reader
+                   uses for that kind of page on any documentation site. A section is a task only when the
+                   genre's words are in fewer than :data:`HARD_MAX_VISIBLE` of its member pages (title —
+                   the URL's words — or main text) and when no other section of its site has the same
+                   genre; so the target is not named by words visible in its pages, and the name is not
+                   ambiguous within the site. Seeds, budgets and the split are those of ``docs-web``.
 """
 from __future__ import annotations
 
@@ -10,8 +22,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CORPUS_DIRNAME", "FAR_BUDGET", "NEAR_BUDGET", "corpus_path", "docs_web_tasks", "load_docs_web",
-           "page_sites", "site_label", "split_of"]
+__all__ = ["CORPUS_DIRNAME", "FAR_BUDGET", "GENRES", "HARD_MAX_VISIBLE", "NEAR_BUDGET", "corpus_path",
+           "docs_web_hard_tasks", "docs_web_tasks", "genre_of", "load_docs_web", "page_sites", "site_label", "split_of",
+           "visible_fraction"]
 
 CORPUS_DIRNAME = "docs-web"
 """Folder of the compiled corpus under :func:`gym_crawl.corpus.data_dir`."""
@@ -59,15 +72,10 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
     entry, the most in-linked page of the same site outside the section with out-links; budget
     ``far_budget``). Ties: the lowest page id. Split by site (:func:`split_of`). ``max_tasks`` keeps the
     first half train / half test tasks in label order."""
-    import numpy as np
-
     from gym_crawl.relevance.topic import resolve_topic
-    from gym_crawl.tasks.task import Task, keep_first, labelled_tasks
+    from gym_crawl.tasks.task import keep_first, labelled_tasks
 
-    indeg = corpus.in_degree()
-    out_deg = corpus.out_degree()
-    psite, names = page_sites(corpus)
-    homes = (corpus.meta.get("docs_web") or {}).get("home_pages") or {}
+    seeds = _SeedFinder(corpus)
     tasks = []
     for lab, members in labelled_tasks(corpus, min_pages):
         if "." not in lab:
@@ -76,20 +84,112 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
             resolve_topic(lab, corpus)
         except KeyError:  # no word of the label's last component is in the vocabulary: no topic vector
             continue
+        tasks += seeds.tasks(set_name, lab, members, near_budget, far_budget)
+    return keep_first(tasks, max_tasks)
+
+
+class _SeedFinder:
+    """The near and far seeds of a section (see :func:`docs_web_tasks`)."""
+
+    def __init__(self, corpus: Any):
+        self.corpus = corpus
+        self.indeg = corpus.in_degree()
+        self.out_deg = corpus.out_degree()
+        self.psite, self.names = page_sites(corpus)
+        self.homes = (corpus.meta.get("docs_web") or {}).get("home_pages") or {}
+
+    def tasks(self, set_name: str, lab: str, members: Any, near_budget: int, far_budget: int,
+              words: tuple[str, ...] = ()) -> list[Any]:
+        """The near and far task of section ``lab`` (none when it has no seed of either kind)."""
+        import numpy as np
+
+        from gym_crawl.tasks.task import Task
+
+        c, indeg, out_deg = self.corpus, self.indeg, self.out_deg
         cand = members[out_deg[members] > 0]
-        inside = np.zeros(corpus.n_pages, bool)
+        inside = np.zeros(c.n_pages, bool)
         inside[members] = True
-        outside = np.flatnonzero(~inside & (out_deg > 0) & (psite == names.index(site_label(lab))))
+        outside = np.flatnonzero(~inside & (out_deg > 0) & (self.psite == self.names.index(site_label(lab))))
         if len(cand) == 0 or len(outside) == 0:
-            continue
+            return []
         near = int(cand[np.lexsort((cand, -indeg[cand]))[0]])
-        home = homes.get(site_label(lab))
-        far = corpus.page_id(home) if home is not None else int(outside[np.lexsort((outside, -indeg[outside]))[0]])
+        home = self.homes.get(site_label(lab))
+        far = c.page_id(home) if home is not None else int(outside[np.lexsort((outside, -indeg[outside]))[0]])
         if inside[far] or out_deg[far] == 0:
-            continue
+            return []
+        out = []
         for seed, budget in ((near, near_budget), (far, far_budget)):
-            budget = max(1, min(budget, corpus.n_pages - 1))
-            tasks.append(Task(set_name, lab, (corpus.titles[seed],), int(budget), len(members), split_of(lab)))
+            budget = max(1, min(budget, c.n_pages - 1))
+            out.append(Task(set_name, lab, (c.titles[seed],), int(budget), len(members), split_of(lab), words))
+        return out
+
+
+#: cross-site genre → the section names (last label component) of that genre on any site of the web
+GENRES: dict[str, tuple[str, ...]] = {
+    "changelog": ("releases", "whatsnew"),
+    "implementation": ("module_code",),
+    "internals": ("internals", "dev", "development", "extdev", "technical"),
+    "tutorial": ("tutorial", "intro", "book", "by_example"),
+    "recipes": ("howto",),
+    "guide": ("topics", "usage", "guides", "using"),
+    "reference": ("ref", "reference", "library", "c_api", "std", "alloc", "modules", "sql_commands"),
+    "commands": ("commands", "applications", "programs", "man", "rustc", "rustdoc"),
+}
+
+HARD_MAX_VISIBLE = 0.2
+"""A ``docs-web-hard`` section's genre words may be in at most this fraction of its member pages."""
+
+
+def genre_of(label: str) -> str | None:
+    """The :data:`GENRES` genre of a section label's last component (``"django.releases"`` → ``"changelog"``),
+    ``None`` when it has none."""
+    last = label.rsplit(".", 1)[-1]
+    return next((g for g, secs in GENRES.items() if last in secs), None)
+
+
+def visible_fraction(corpus: Any, members: Any, words: tuple[str, ...]) -> float:
+    """Fraction of the ``members`` pages whose title tokens (a web corpus' title is its URL's words) or main
+    text hold one of ``words``; words outside the vocabulary are in no page."""
+    import numpy as np
+
+    ids = np.array([corpus.word_id(w) for w in words], dtype=np.int64)
+    ids = ids[ids >= 0]
+    if len(members) == 0:
+        return 0.0
+    if len(ids) == 0:
+        return 0.0
+    seen = np.zeros(corpus.n_pages, bool)
+    for ptr, terms in ((corpus.title_ptr, corpus.title_terms), (corpus.text_ptr, corpus.text_terms)):
+        ptr, terms = np.asarray(ptr), np.asarray(terms)
+        owner = np.repeat(np.arange(corpus.n_pages), np.diff(ptr))
+        seen[owner[np.isin(terms, ids)]] = True
+    return float(seen[np.asarray(members)].mean())
+
+
+def docs_web_hard_tasks(corpus: Any, set_name: str = "docs-web-hard", *, min_pages: int = 25,
+                        near_budget: int = NEAR_BUDGET, far_budget: int = FAR_BUDGET,
+                        max_visible: float = HARD_MAX_VISIBLE, max_tasks: int | None = None) -> list[Any]:
+    """The ``docs-web-hard`` tasks of ``corpus``: every section label with >= ``min_pages`` pages (exact
+    label) that has a :data:`GENRES` genre, whose genre word is in the vocabulary and in at most
+    ``max_visible`` of its member pages (:func:`visible_fraction`), and that is the only such section of its
+    site with that genre; named by the genre word (``Task.words``), with the near and far seeds and budgets
+    of :func:`docs_web_tasks`. ``max_tasks`` keeps the first half train / half test tasks in label order."""
+    from gym_crawl.tasks.task import keep_first, labelled_tasks
+
+    picked: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+    for lab, members in labelled_tasks(corpus, min_pages):
+        g = genre_of(lab) if "." in lab else None
+        if g is not None:
+            picked.setdefault((site_label(lab), g), []).append((lab, members))
+    seeds = _SeedFinder(corpus)
+    tasks = []
+    for (_, g), secs in sorted(picked.items(), key=lambda kv: kv[1][0][0]):
+        if len(secs) != 1 or corpus.word_id(g) < 0:
+            continue
+        lab, members = secs[0]
+        if visible_fraction(corpus, members, (g,)) > max_visible:
+            continue
+        tasks += seeds.tasks(set_name, lab, members, near_budget, far_budget, (g,))
     return keep_first(tasks, max_tasks)
 
 

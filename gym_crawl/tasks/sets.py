@@ -12,6 +12,8 @@ its corpus by a builder registered in :data:`TASK_SETS`:
 ``hard-100k``  the same on ``synthetic-hard-100000``.
 ``docs-web``   the ``docs-web`` corpus (see :mod:`gym_crawl.tasks.docs_web`): a near and a far task per
                section label, split by site.
+``docs-web-hard``  the same corpus, seeds and split; sections named by a cross-site genre word that is not
+               in their pages (:func:`gym_crawl.tasks.docs_web.docs_web_hard_tasks`).
 
 **Split**: a task's topic is a *test* topic when ``sha256(label) mod 3 == 0``, else a *train* topic —
 fixed, independent of agents and runs (if one side would be empty, the label with the smallest hash
@@ -108,6 +110,13 @@ def _docs_web_set(corpus: Any, set_name: str, *, min_pages: int, near_budget: in
                                    far_budget=far_budget or docs_web.FAR_BUDGET, max_tasks=max_tasks)
 
 
+def _docs_web_hard_set(corpus: Any, set_name: str, *, min_pages: int, near_budget: int | None,
+                       far_budget: int | None, max_tasks: int | None) -> list[Task]:
+    return docs_web.docs_web_hard_tasks(corpus, set_name, min_pages=min_pages,
+                                        near_budget=near_budget or docs_web.NEAR_BUDGET,
+                                        far_budget=far_budget or docs_web.FAR_BUDGET, max_tasks=max_tasks)
+
+
 #: task set name -> :class:`TaskSetDef`; add a set with ``TASK_SETS[name] = TaskSetDef(...)``
 TASK_SETS: dict[str, TaskSetDef] = {
     "ws-100": TaskSetDef(None, _label_sets(("near",)), "Wikispeedia categories, most in-linked member, budget 100"),
@@ -117,6 +126,8 @@ TASK_SETS: dict[str, TaskSetDef] = {
     "hard-100k": TaskSetDef("synthetic-hard-100000", _label_sets(("near",)),
                             "synthetic-hard-100000 labels, budget 100"),
     "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site"),
+    "docs-web-hard": TaskSetDef("docs-web", _docs_web_hard_set,
+                                "docs-web sections named by a cross-site genre absent from their pages"),
 }
 
 
@@ -161,7 +172,7 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
         note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
-        if name == "docs-web" and tasks:
+        if spec == "docs-web" and tasks:
             note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
                                                                     if t.split == "test"}))
         sets.append(TaskSet(name, spec, tasks, note))
@@ -170,8 +181,14 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
 
 def topic_of(corpus: Any, task: Task) -> Any:
     """The task's :class:`~gym_crawl.relevance.topic.Topic`: its label's topic, named by the label's last
-    components, with the task's seed pages."""
-    from gym_crawl.relevance.topic import resolve_topic
+    components, with the task's seed pages; a task with ``words`` is named by them (topic words and name)
+    instead of by its label. A word outside the corpus vocabulary is a ``KeyError`` naming it."""
+    from gym_crawl.relevance.topic import Topic, resolve_topic
 
+    if task.words:
+        unknown = [w for w in task.words if corpus.word_id(w) < 0]
+        if unknown:
+            raise KeyError(f"task {task.name!r}: word(s) {unknown} not in the vocabulary of corpus {corpus.name!r}")
+        return Topic(name="_".join(task.words), words=tuple(task.words), label=task.label, seeds=tuple(task.seeds))
     t = resolve_topic(task.label, corpus)
     return dataclasses.replace(t, name=task.label.split(".", 1)[-1], seeds=task.seeds)

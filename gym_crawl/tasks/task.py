@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Task", "TaskSet", "is_test_topic", "keep_first", "labelled_tasks"]
+__all__ = ["Task", "TaskSet", "is_test_topic", "keep_first", "labelled_tasks", "task_kind"]
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,8 @@ class Task:
     :param budget: the page budget (env steps of the episode).
     :param n_members: pages carrying the label.
     :param split: ``"train"`` or ``"test"``.
+    :param words: the words the task names its target with; empty (the default): the tokens of the label's
+        last component. A set whose targets are not named by their label gives them here.
     """
 
     set_name: str
@@ -28,6 +30,7 @@ class Task:
     budget: int
     n_members: int
     split: str
+    words: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -72,3 +75,11 @@ def keep_first(tasks: list[Task], max_tasks: int | None) -> list[Task]:
     tr = [t for t in tasks if t.split == "train"][: max(1, max_tasks // 2)]
     te = [t for t in tasks if t.split == "test"][: max(1, max_tasks - len(tr))]
     return tr + te
+
+
+def task_kind(corpus: Any, task: Task) -> str:
+    """``"near"`` when the task's first seed page carries the task's label (or a sub-label), else ``"far"``."""
+    from gym_crawl.relevance.topic import Topic
+
+    seed = corpus.page_id(task.seeds[0])
+    return "near" if Topic("t", ("x",), label=task.label).label_mask(corpus)[seed] else "far"
