@@ -55,8 +55,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.html_extract import LINK_POSITIONS
+from gym_crawl.corpus.core import LINK_POSITIONS, Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import CombinedFeatures, FeatureSet
 from gym_crawl.text.model import TextModel
@@ -76,7 +75,7 @@ _CODE_TO_COLUMN = np.array([POSITION_COLUMNS.index(p if p not in ("header", "foo
 
 def link_positions(corpus: Corpus, links: np.ndarray) -> np.ndarray:
     """(len(links),) int8 position codes (indexes into
-    :data:`~gym_crawl.corpus.html_extract.LINK_POSITIONS`, -1 = unknown) of ``links``; all -1 on a corpus
+    :data:`~gym_crawl.corpus.core.LINK_POSITIONS`, -1 = unknown) of ``links``; all -1 on a corpus
     without a ``link_position`` column."""
     col = getattr(corpus, "link_position", None)
     links = np.asarray(links, np.int64)
