@@ -157,6 +157,20 @@ class _Episode:
         topic = state.scorer.topic
         self.topic_words = sorted({t for w in (*topic.words, *(topic.keywords or ())) for t in tokenize(str(w))})
 
+    def _unit_page_vectors(self, corpus: Corpus, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), k) float64 unit tf-idf page vectors (the text model's ``page_vectors``, normalized),
+        computed row by row (always, so a page's vector does not depend on how many pages one call sees): a
+        step fetches one page, and a direct sum beats building a sparse matrix."""
+        tm = self.text
+        X = np.zeros((len(pages), tm.dim), np.float64)
+        for i, p in enumerate(pages.tolist()):
+            a, b = int(corpus.text_lo[p]), int(corpus.text_hi[p])
+            t = np.asarray(corpus.text_terms[a:b], np.int64)
+            wgt = np.asarray(corpus.text_counts[a:b], np.float64) * tm.idf[t]
+            X[i] = wgt @ tm.vectors[t]
+        norms = np.linalg.norm(X, axis=1, keepdims=True)
+        return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+
     def extends(self, state: CrawlState) -> bool:
         n = state.n_fetched
         if self.scorer is not state.scorer or self.scheme is not state.scheme or n < self.n:
@@ -188,9 +202,7 @@ class _Episode:
         np.add.at(self.tok_f, toks[has], 1.0)
         np.add.at(self.tok_r, toks[has], np.broadcast_to(rel[:, None], toks.shape)[has].astype(np.float64))
         # page classifier: predict each page before learning from it (fetch order)
-        X = self.text.page_vectors(new).astype(np.float64)
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        X = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+        X = self._unit_page_vectors(state.corpus, new)
         w = self.w
         dom = np.asarray(state.page_domain)
         lo, hi, dst_all = state.link_lo, state.link_hi, state.link_dst
