@@ -246,6 +246,9 @@ FEATURE_SETS.register("site", "gym_crawl.features.site:SiteFeatures",
                       "URL depth / topic words / token rates, URL-directory and host statistics, link position, "
                       "online page-classifier probability of the parents")
 FEATURE_SETS.register("crawler+", "gym_crawl.features.site:crawler_plus", "crawler ⊕ site")
+FEATURE_SETS.register("hashed-site", "gym_crawl.features.site:hashed_site",
+                      "hashed-transferable ⊕ crawler ⊕ site (hashed link tokens with the host, directory, "
+                      "position and page-classifier columns)")
 # content-bearing feature sets: link-text / parent page / topic vectors and hashed link tokens
 for _name, _attr, _doc in [
     ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),

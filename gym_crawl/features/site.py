@@ -1,6 +1,7 @@
 """Site features real focused crawlers use: URL shape, URL-directory and host statistics, the link's
 position in its page, and a page classifier trained online on the crawl's fetched pages
-(``features="site"``; ``features="crawler+"`` is ``crawler`` ⊕ ``site``).
+(``features="site"``; ``features="crawler+"`` is ``crawler`` ⊕ ``site``; ``features="hashed-site"`` is
+``hashed-transferable`` ⊕ ``crawler`` ⊕ ``site``, for the hashed online learners).
 
 Every column reads only what a crawler has: the candidate's URL (known once a link to it is seen), the
 best discovering link (its position in the fetched parent's HTML), and the crawl's record — fetched pages in
@@ -61,7 +62,7 @@ from gym_crawl.features.sets import CombinedFeatures, FeatureSet
 from gym_crawl.text.model import TextModel
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["SiteFeatures", "POSITION_COLUMNS", "link_positions", "crawler_plus"]
+__all__ = ["SiteFeatures", "POSITION_COLUMNS", "link_positions", "crawler_plus", "hashed_site"]
 
 _LOG_DIR = float(np.log1p(100.0))
 _LOG_HOST = float(np.log1p(1000.0))
@@ -320,3 +321,15 @@ def crawler_plus(n_categories: int = 4) -> CombinedFeatures:
     from gym_crawl.features.crawler import CrawlerFeatures
 
     return CombinedFeatures([CrawlerFeatures(n_categories), SiteFeatures(n_categories)], name="crawler+")
+
+
+def hashed_site(n_categories: int = 4) -> FeatureSet:
+    """``hashed-transferable`` (hashed link tokens ⊕ the transferable columns) ⊕ ``crawler`` ⊕ ``site`` as dense
+    columns: what the hashed online learners use, plus the host, directory, position and page-classifier
+    columns. Not ``local`` (the crawler and site columns follow crawl-wide statistics)."""
+    from gym_crawl.features.content import HashedContentFeatures, transferable
+    from gym_crawl.features.crawler import CrawlerFeatures
+
+    dense = CombinedFeatures([transferable(n_categories), CrawlerFeatures(n_categories), SiteFeatures(n_categories)],
+                             name="transferable+crawler+site")
+    return HashedContentFeatures(n_categories, dense=dense, name="hashed-site")
