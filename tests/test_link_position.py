@@ -154,3 +154,33 @@ def test_site_features_one_hot_the_best_links_position(tmp_path):
         onehot = row[col0:col0 + len(POSITION_COLUMNS)]
         assert onehot.sum() == 1.0 and onehot[POSITION_COLUMNS.index(name)] == 1.0
     env.close()
+
+
+def test_site_features_on_a_live_web_read_positions_as_pages_are_fetched():
+    from gym_crawl.corpus.live.web import LiveWeb
+
+    base = "http://docs.test/"
+    site = {base + "index.html": PAGE.encode(), **{base + n: _leaf(n).encode() for n in WHERE}}
+
+    def fetch(url):
+        body = site.get(url)
+        return SimpleNamespace(url=url, final_url=url, status=200 if body else 404, body=body or b"",
+                               content_type="text/html", error=None if body else "http-404")
+
+    web = LiveWeb([base + "index.html"], fetch=fetch, max_pages=50)
+    env = gym.make("WikiCrawl-v1", corpus=web, topic="geology", features="crawler+", max_candidates=8,
+                   max_episode_steps=4)
+    _, info = env.reset(seed=0)
+    b = env.unwrapped
+    frontier = np.asarray(b.frontier_pages(), np.int64)
+    x = b.features_of(frontier)
+    col0 = b.feature_names.index("a.pos=nav")
+    for row, u in zip(x, frontier.tolist()):
+        pos = WHERE[web.url(u).rsplit("/", 1)[-1]]
+        name = "header/footer" if pos in ("header", "footer") else pos
+        assert row[col0 + POSITION_COLUMNS.index(name)] == 1.0
+        assert row[b.feature_names.index("a.url_depth")] == pytest.approx(0.1)  # one path segment
+    for _ in range(3):
+        _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert np.isfinite(b.features_of(np.asarray(b.frontier_pages(), np.int64))).all()
+    env.close()

@@ -94,7 +94,7 @@ class _UrlTable:
         self.done = np.zeros(n, bool)
         self.depth = np.zeros(n, np.int16)
         self.dir = np.zeros(n, np.int32)
-        self.toks = np.full((n, MAX_URL_TOKENS), -1, np.int32)
+        self._toks1 = np.zeros((n, MAX_URL_TOKENS), np.int32)  # token id + 1 (0: none), untouched rows cost no memory
         self.tok_ids: dict[str, int] = {}
         self.dir_ids: dict[str, int] = {}
 
@@ -109,8 +109,12 @@ class _UrlTable:
             d = parts.netloc.lower() + "/" + "/".join(segs[:-1])
             self.dir[p] = self.dir_ids.setdefault(d, len(self.dir_ids))
             words = list(dict.fromkeys(tokenize(" ".join(segs).replace("_", " "))))[:MAX_URL_TOKENS]
-            self.toks[p, :len(words)] = [self.tok_ids.setdefault(w, len(self.tok_ids)) for w in words]
+            self._toks1[p, :len(words)] = [self.tok_ids.setdefault(w, len(self.tok_ids)) + 1 for w in words]
             self.done[p] = True
+
+    def toks(self, pages: np.ndarray) -> np.ndarray:
+        """(len(pages), MAX_URL_TOKENS) int64 token ids of parsed ``pages``' URL path tokens, -1 padded."""
+        return self._toks1[pages].astype(np.int64) - 1
 
     def token_id(self, word: str) -> int:
         return self.tok_ids.get(word, -1)
@@ -196,7 +200,7 @@ class _Episode:
         self.dir_r = _grow(self.dir_r, len(urls.dir_ids))
         np.add.at(self.dir_f, dirs, 1.0)
         np.add.at(self.dir_r, dirs, rel.astype(np.float64))
-        toks = urls.toks[new]
+        toks = urls.toks(new)
         has = toks >= 0
         self.tok_f = _grow(self.tok_f, len(urls.tok_ids))
         self.tok_r = _grow(self.tok_r, len(urls.tok_ids))
@@ -284,7 +288,7 @@ class SiteFeatures(FeatureSet):
         urls = _url_table(state.corpus)
         urls.ensure(pages)
         out[:, 0] = np.minimum(urls.depth[pages] / 10.0, 1.0)
-        toks = urls.toks[pages]
+        toks = urls.toks(pages)
         has = toks >= 0
         n_tok = has.sum(axis=1)
         topic_ids = np.array([i for i in (urls.token_id(w) for w in ep.topic_words) if i >= 0], np.int64)
