@@ -71,6 +71,9 @@ def test_site_columns_match_an_independent_count(tiny_corpus):
     for row, u in zip(x, frontier.tolist()):
         depth, d, toks = facts[u]
         assert row[col["a.url_depth"]] == pytest.approx(min(depth / 10, 1.0))
+        bp = int(st.best_parent[u])
+        assert row[col["a.url_depth_delta"]] == pytest.approx(np.clip((depth - facts[bp][0]) / 5, -1, 1))
+        assert row[col["a.same_dir_as_parent"]] == float(d == facts[bp][1])
         assert row[col["a.url_topic_overlap"]] == pytest.approx(len(set(toks) & topic_words) / len(topic_words))
         rates = []
         for t in toks:
@@ -87,7 +90,6 @@ def test_site_columns_match_an_independent_count(tiny_corpus):
         pending = [v for v in discovered if dom[v] == dom[u] and v not in rel]
         assert row[col["a.host_pending"]] == pytest.approx(min(np.log1p(len(pending)) / np.log1p(1000), 1.0),
                                                            abs=1e-6)
-        bp = int(st.best_parent[u])
         assert row[col["s.parent_prob"]] == pytest.approx(prob[bp], abs=1e-5)
         parents = [p for p in fetched if u in {int(v) for v in base.fetched_outlinks(p)}]
         assert row[col["a.max_parent_prob"]] == pytest.approx(max(prob[p] for p in parents), abs=1e-5)
@@ -183,3 +185,48 @@ def test_site_rejects_bad_arguments():
         SiteFeatures(lr=0.0)
     with pytest.raises(ValueError, match="l2"):
         SiteFeatures(l2=-1.0)
+
+
+def test_url_columns_on_nested_urls_of_a_live_web():
+    """Depth change, same directory and directory counts from real URL paths."""
+    from types import SimpleNamespace
+
+    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.corpus.live.web import LiveWeb
+
+    h = "http://docs.test"
+    site = {
+        f"{h}/docs/index.html": render_page("Index", "geology index", [
+            (f"{h}/docs/a/b.html", "deeper geology"), (f"{h}/docs/c.html", "sibling geology"),
+            (f"{h}/top.html", "top")]),
+        f"{h}/docs/c.html": render_page("C", "geology rocks", [(f"{h}/docs/d.html", "d geology")]),
+        f"{h}/docs/a/b.html": render_page("B", "geology", []), f"{h}/top.html": render_page("Top", "sports", []),
+        f"{h}/docs/d.html": render_page("D", "geology", []),
+    }
+
+    def fetch(url):
+        body = site.get(url)
+        return SimpleNamespace(url=url, final_url=url, status=200 if body else 404, body=body or b"",
+                               content_type="text/html", error=None if body else "http-404")
+
+    web = LiveWeb([f"{h}/docs/index.html"], fetch=fetch, max_pages=20)
+    env = gym.make("WikiCrawl-v1", corpus=web, topic="geology", features="site", action="page", max_candidates=2,
+                   max_episode_steps=5)
+    env.reset(seed=0)
+    b = env.unwrapped
+    col = {n: i for i, n in enumerate(b.feature_names)}
+
+    def row(url):
+        return b.features_of(np.array([web.page_id(url)]))[0]
+
+    assert row(f"{h}/docs/a/b.html")[col["a.url_depth_delta"]] == pytest.approx(0.2)
+    assert row(f"{h}/docs/a/b.html")[col["a.same_dir_as_parent"]] == 0.0
+    assert row(f"{h}/docs/c.html")[[col["a.url_depth_delta"], col["a.same_dir_as_parent"]]].tolist() == [0.0, 1.0]
+    assert row(f"{h}/top.html")[col["a.url_depth_delta"]] == pytest.approx(-0.2)
+    assert row(f"{h}/docs/c.html")[col["a.dir_fetched"]] == pytest.approx(np.log1p(1) / np.log1p(100))
+    assert row(f"{h}/top.html")[col["a.dir_unseen"]] == 1.0
+    env.step(web.page_id(f"{h}/docs/c.html"))
+    assert row(f"{h}/docs/d.html")[col["a.dir_fetched"]] == pytest.approx(np.log1p(2) / np.log1p(100), abs=1e-6)
+    assert row(f"{h}/docs/d.html")[col["a.dir_relevant_ratio"]] == pytest.approx(
+        float(b.state.relevant[[web.page_id(f"{h}/docs/index.html"), web.page_id(f"{h}/docs/c.html")]].mean()))
+    env.close()

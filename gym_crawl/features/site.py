@@ -10,6 +10,9 @@ page's text, relevance or labels. The columns are:
 
 ==============================  ==================================================================
 ``a.url_depth``                 path segments of the candidate's URL / 10, capped at 1
+``a.url_depth_delta``           (the candidate's path segments − its best parent's) / 5, clipped to [-1, 1]:
+                                down into a section (> 0) or up towards the site's top (< 0)
+``a.same_dir_as_parent``        1 when the candidate's URL directory is its best parent's
 ``a.url_topic_overlap``         fraction of the topic's words (``words`` ∪ ``keywords``) among the URL's
                                 path tokens
 ``a.url_token_rate_mean``       mean over the URL's path tokens of the token's smoothed relevant rate
@@ -248,7 +251,8 @@ class SiteFeatures(FeatureSet):
         if not lr > 0 or not l2 >= 0:
             raise ValueError(f"site features: lr must be > 0 and l2 >= 0, got lr={lr!r}, l2={l2!r}")
         self.lr, self.l2 = float(lr), float(l2)
-        self.names = ["a.url_depth", "a.url_topic_overlap", "a.url_token_rate_mean", "a.url_token_rate_max",
+        self.names = ["a.url_depth", "a.url_depth_delta", "a.same_dir_as_parent", "a.url_topic_overlap",
+                      "a.url_token_rate_mean", "a.url_token_rate_max",
                       "a.dir_fetched", "a.dir_relevant_ratio", "a.dir_unseen", "a.host_pending",
                       "s.parent_prob", "a.max_parent_prob"] + [f"a.pos={p}" for p in POSITION_COLUMNS] + ["bias"]
         self._eps: weakref.WeakKeyDictionary[CrawlState, _Episode] = weakref.WeakKeyDictionary()
@@ -287,35 +291,38 @@ class SiteFeatures(FeatureSet):
         ep = self.episode(state)
         urls = _url_table(state.corpus)
         urls.ensure(pages)
+        urls.ensure(bp)  # fetched pages: parsed already, unless the memo was rebuilt
         out[:, 0] = np.minimum(urls.depth[pages] / 10.0, 1.0)
+        out[:, 1] = np.clip((urls.depth[pages].astype(np.float64) - urls.depth[bp]) / 5.0, -1.0, 1.0)
+        out[:, 2] = urls.dir[pages] == urls.dir[bp]
         toks = urls.toks(pages)
         has = toks >= 0
         n_tok = has.sum(axis=1)
         topic_ids = np.array([i for i in (urls.token_id(w) for w in ep.topic_words) if i >= 0], np.int64)
         if len(ep.topic_words):
-            out[:, 1] = (np.isin(toks, topic_ids) & has).sum(axis=1) / len(ep.topic_words)
+            out[:, 3] = (np.isin(toks, topic_ids) & has).sum(axis=1) / len(ep.topic_words)
         h = float(ep.rel[:ep.n].mean()) if ep.n else 0.0
         t = np.where(has, toks, 0)
         tf = _grow(ep.tok_f, len(urls.tok_ids))[t]
         tr = _grow(ep.tok_r, len(urls.tok_ids))[t]
         rate = np.where(has, (tr + h) / (tf + 1.0), 0.0)
-        out[:, 2] = np.divide(rate.sum(axis=1), n_tok, out=np.zeros(len(pages)), where=n_tok > 0)
-        out[:, 3] = rate.max(axis=1)
+        out[:, 4] = np.divide(rate.sum(axis=1), n_tok, out=np.zeros(len(pages)), where=n_tok > 0)
+        out[:, 5] = rate.max(axis=1)
         d = urls.dir[pages]
         dir_f = _grow(ep.dir_f, len(urls.dir_ids))[d]
         dir_r = _grow(ep.dir_r, len(urls.dir_ids))[d]
-        out[:, 4] = np.minimum(np.log1p(dir_f) / _LOG_DIR, 1.0)
-        out[:, 5] = np.divide(dir_r, dir_f, out=np.zeros(len(pages)), where=dir_f > 0)
-        out[:, 6] = dir_f == 0
+        out[:, 6] = np.minimum(np.log1p(dir_f) / _LOG_DIR, 1.0)
+        out[:, 7] = np.divide(dir_r, dir_f, out=np.zeros(len(pages)), where=dir_f > 0)
+        out[:, 8] = dir_f == 0
         dom = state.page_domain[pages]
         pending = np.maximum(ep.host_seen[dom] - state.dom_fetched[dom], 0)
-        out[:, 7] = np.minimum(np.log1p(pending) / _LOG_HOST, 1.0)
-        out[:, 8] = ep.prob[bp]
-        out[:, 9] = ep.max_par_prob[pages]
+        out[:, 9] = np.minimum(np.log1p(pending) / _LOG_HOST, 1.0)
+        out[:, 10] = ep.prob[bp]
+        out[:, 11] = ep.max_par_prob[pages]
         bl = np.asarray(state.best_link)[pages].astype(np.int64)
         code = link_positions(state.corpus, np.maximum(bl, 0)).astype(np.int64)
         code[bl < 0] = -1
-        out[np.arange(len(pages)), 10 + _CODE_TO_COLUMN[code]] = 1.0
+        out[np.arange(len(pages)), 12 + _CODE_TO_COLUMN[code]] = 1.0
         out[:, -1] = 1.0
         return out
 
