@@ -41,8 +41,8 @@ zero weights at every episode. Each page's probability is taken *before* the cla
 (prequential), so it is a prediction from the other pages, not its own label read back. A step costs
 O(out-degree + k): the classifier predicts and learns once per newly fetched page.
 
-**URLs** come from ``corpus.url(page)``: the pages' own URLs on web corpora (WARC archives, live webs,
-HTML folders); on corpora without URLs (Wikispeedia, synthetic webs) the synthesized
+**URLs** come from ``corpus.url(page)``: the pages' own URLs on web corpora (WARC archives, live webs); on
+corpora without URLs (Wikispeedia, synthetic webs, HTML folders) the synthesized
 ``https://<domain>/wiki/<title>`` — so the tokens are the title's words, the depth is constant, the directory is
 the domain (the ``dir`` columns then equal host statistics), and opaque-URL domains (``/p/<id>``) give no words.
 
