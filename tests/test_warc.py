@@ -164,7 +164,7 @@ def test_gzipped_and_plain_folder_and_glob_give_the_same_corpus(tmp_path: Path) 
     assert_same_corpus(a, b)
     assert_same_corpus(a, load_corpus(str(tmp_path / "gz")))
     assert_same_corpus(a, load_corpus(str(tmp_path / "gz" / "*.warc.gz")))
-    assert_same_corpus(a, Corpus.from_warc([tmp_path / "gz" / "s.warc.gz"]))
+    assert_same_corpus(a, load_warc([tmp_path / "gz" / "s.warc.gz"]))
     both = load_warc(str(tmp_path / "*" / "s.warc*"))  # the same records twice: every URL a duplicate
     assert both.n_pages == 3 and both.meta["warc_summary"]["duplicates"]["url"] == 3
 

@@ -632,17 +632,6 @@ class Corpus:
         _LOADED[key] = c
         return c
 
-    # ------------------------------------------------------------------ WARC
-    @classmethod
-    def from_warc(cls, path: Any, **kwargs: Any) -> Corpus:
-        """Compile WARC web archives (a file, folder, glob or list); see :func:`gym_crawl.corpus.warc.load_warc`.
-
-        The loader is resolved by name, as the corpus-kind registry resolves every loader, so this module
-        (which the WARC compiler builds on) does not import it."""
-        import importlib
-
-        return importlib.import_module("gym_crawl.corpus.warc").load_warc(path, **kwargs)
-
     # -------------------------------------------------------------- networkx
     @classmethod
     def from_networkx(cls, G: Any, *, text: str = "text", title: str = "title", domain: str = "domain",

@@ -1,7 +1,7 @@
 """Compile WARC web archives (``.warc``, ``.warc.gz``) into a :class:`~gym_crawl.corpus.core.Corpus`.
 
 ``load_warc("crawl.warc.gz")``, a folder of WARC files or a glob (``"crawl/*.warc.gz"``); also
-``load_corpus(path)`` and :meth:`Corpus.from_warc`. What becomes of each record:
+``load_corpus(path)`` and :func:`load_warc`. What becomes of each record:
 
 * **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
   ``application/xhtml+xml``; ``html_types=`` to change) go through
