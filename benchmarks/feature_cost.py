@@ -15,6 +15,7 @@ Writes ``feature_cost.json`` and ``feature_cost.md`` to ``--out`` (default
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,27 @@ DEFAULT_OUT = Path("benchmarks") / "results" / "feature_cost"
 DEFAULT_FEATURES = ("combined", "crawler", "site", "crawler+", "content")
 
 
+def _topic(corpus: Any) -> Any:
+    """``None`` (the env's default topic) when the corpus has one, else its largest label that resolves to a
+    topic, seeded at the label's most in-linked page."""
+    from gym_crawl.relevance import resolve_topic
+
+    try:
+        resolve_topic(None, corpus)
+        return None
+    except (KeyError, ValueError):
+        pass
+    for entry in corpus.label_seeds(top=None):
+        try:
+            return dataclasses.replace(resolve_topic(entry["label"], corpus), seeds=(entry["seed"],))
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
 def measure(corpus: Any, features: list[str], steps: int, budget: int, seed: int = 0) -> list[dict[str, Any]]:
-    """µs per step of each feature set on ``corpus`` over ``steps`` random valid steps."""
+    """µs per step of each feature set on ``corpus`` over ``steps`` random valid steps (topic: the corpus'
+    default, else its largest label that has a topic)."""
     import gymnasium as gym
 
     import gym_crawl  # noqa: F401  (registers the env ids)
@@ -36,7 +56,7 @@ def measure(corpus: Any, features: list[str], steps: int, budget: int, seed: int
 
     reward = "labels" if len(corpus.labels) else "han2018"
     env = gym.make("WikiCrawl-v1", corpus=corpus, features="combined", reward=reward, max_candidates=64,
-                   max_episode_steps=budget)
+                   max_episode_steps=budget, topic=_topic(corpus))
     base = env.unwrapped
     sets = {name: get_feature_set(name) for name in features}
     times: dict[str, dict[str, list[float]]] = {n: {"cand": [], "frontier": []} for n in features}
