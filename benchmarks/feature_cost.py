@@ -2,9 +2,10 @@
 
 ``gym-crawl bench feature_cost [--quick] [--corpus SPEC ...] [--features NAME ...] [--steps N] [--out DIR]``
 
-A random valid agent crawls (``WikiCrawl-v1``, K = 64 candidates, ``labels`` reward when the corpus has labels,
-episodes of ``--budget`` steps); after every step a separate instance of each feature set computes the rows of
-the step's K candidates (``cand``) and of the whole frontier (``frontier``, what a page-mode agent ranks) — so
+A crawl (:class:`~gym_crawl.crawl.state.CrawlState`, ``labels`` reward when the topic has a label, else
+``han2018``; episodes of ``--budget`` steps) fetches random frontier pages; after every fetch each feature set
+computes the rows of 64 random frontier pages (``cand``, an env's K = 64 candidates) and of the whole frontier
+(``frontier``, what a page-mode agent ranks) — so
 the incremental work of sets with per-crawl statistics (``site``: the URL tables, directory / host counts and
 the page classifier's update for the new fetch) is timed where it happens, once per step. Reported: the median
 and mean µs per step of each, and the mean frontier size. Figures only; nothing is asserted.
@@ -47,40 +48,47 @@ def _topic(corpus: Any) -> Any:
 
 
 def measure(corpus: Any, features: list[str], steps: int, budget: int, seed: int = 0) -> list[dict[str, Any]]:
-    """µs per step of each feature set on ``corpus`` over ``steps`` random valid steps (topic: the corpus'
+    """µs per step of each feature set on ``corpus`` over ``steps`` random steps of a crawl (topic: the corpus'
     default, else its largest label that has a topic)."""
-    import gymnasium as gym
-
-    import gym_crawl  # noqa: F401  (registers the env ids)
+    from gym_crawl.crawl.state import CrawlState
     from gym_crawl.features import get_feature_set
+    from gym_crawl.relevance import get_reward_scheme, resolve_topic
+    from gym_crawl.relevance.scorer import shared_scorer
+    from gym_crawl.relevance.topic import seed_pages
+    from gym_crawl.text.model import get_text_model
 
-    reward = "labels" if len(corpus.labels) else "han2018"
-    env = gym.make("WikiCrawl-v1", corpus=corpus, features="combined", reward=reward, max_candidates=64,
-                   max_episode_steps=budget, topic=_topic(corpus))
-    base = env.unwrapped
+    topic = _topic(corpus) or resolve_topic(None, corpus)
+    scorer = shared_scorer(get_text_model(corpus), topic)
+    scheme = get_reward_scheme("labels" if topic.label else "han2018", labelled=bool(topic.label))
+    seeds = seed_pages(topic, corpus)
+    state = CrawlState(corpus)
     sets = {name: get_feature_set(name) for name in features}
     times: dict[str, dict[str, list[float]]] = {n: {"cand": [], "frontier": []} for n in features}
     fsizes: list[int] = []
     rng = np.random.default_rng(seed)
-    _, info = env.reset(seed=seed)
+    done = budget
     for _ in range(steps):
-        valid = np.flatnonzero(info["action_mask"])
-        _, _, term, trunc, info = env.step(int(rng.choice(valid)))
-        if term or trunc:
-            _, info = env.reset(seed=int(rng.integers(1 << 30)))
+        if done >= budget or state.fr_size == 0:
+            state.reset(scorer, scheme)
+            for p in seeds:
+                state.fetch(int(p), count_step=False)
+            done = 0
+        frontier = np.asarray(state.frontier, np.int64)
+        state.fetch(int(rng.choice(frontier)))
+        done += 1
+        frontier = np.asarray(state.frontier, np.int64)
+        if not len(frontier):
             continue
-        cand = np.asarray(info["candidate_ids"])[np.asarray(info["action_mask"], bool)].astype(np.int64)
-        frontier = np.asarray(base.frontier_pages(), np.int64)
+        cand = rng.choice(frontier, size=min(64, len(frontier)), replace=False)
         fsizes.append(len(frontier))
         for name, fs in sets.items():
             t0 = time.perf_counter()
-            fs.compute(base.state, cand)
+            fs.compute(state, cand)
             t1 = time.perf_counter()
-            fs.compute(base.state, frontier)
+            fs.compute(state, frontier)
             t2 = time.perf_counter()
             times[name]["cand"].append((t1 - t0) * 1e6)
             times[name]["frontier"].append((t2 - t1) * 1e6)
-    env.close()
     rows = []
     for name in features:
         c, f = np.asarray(times[name]["cand"]), np.asarray(times[name]["frontier"])
