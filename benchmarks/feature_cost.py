@@ -5,10 +5,10 @@
 A crawl (:class:`~gym_crawl.crawl.state.CrawlState`, ``labels`` reward when the topic has a label, else
 ``han2018``; episodes of ``--budget`` steps) fetches random frontier pages; after every fetch each feature set
 computes the rows of 64 random frontier pages (``cand``, an env's K = 64 candidates) and of the whole frontier
-(``frontier``, what a page-mode agent ranks) — so
-the incremental work of sets with per-crawl statistics (``site``: the URL tables, directory / host counts and
-the page classifier's update for the new fetch) is timed where it happens, once per step. Reported: the median
-and mean µs per step of each, and the mean frontier size. Figures only; nothing is asserted.
+(``frontier``, what a page-mode agent ranks) — so the incremental work of sets with per-crawl statistics
+(``site``: the URL tables, directory / host counts and the page classifier's update for the new fetch) is timed
+where it happens, in ``cand``, once per step. Reported: the median and mean µs per step of each, and the mean
+frontier size. Figures only; nothing is asserted.
 
 Writes ``feature_cost.json`` and ``feature_cost.md`` to ``--out`` (default
 ``benchmarks/results/feature_cost``).
