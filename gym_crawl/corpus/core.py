@@ -30,6 +30,10 @@ String tables (UTF-8 blob + offsets): ``titles`` (n), ``vocab`` (V), ``domains``
 ``labels``; optionally ``texts`` (n, the cleaned plain text, kept by loaders
 that have it, used only for inspection and tests — never by the env) and ``urls`` (n, the pages'
 canonical URLs, kept by the web loaders such as WARC archives).
+
+Optional per-link column ``link_position`` (m,) int8: where each link sits in its source page's HTML, an index
+into :data:`LINK_POSITIONS` (``nav``, ``header``, ``footer``, ``aside``, ``list``, ``main``, ``other``) or -1
+(unknown), kept by the HTML loaders (WARC archives, live webs, HTML folders); ``None`` on corpora without HTML.
 """
 from __future__ import annotations
 
@@ -63,7 +67,8 @@ from gym_crawl._io import (
 )
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "csr_from_lists"]
+__all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "LINK_POSITIONS",
+           "csr_from_lists"]
 
 FORMAT_NAME = "gym_crawl.corpus"
 FORMAT_VERSION = 1
@@ -172,6 +177,10 @@ _ARRAY_SPEC: dict[str, Any] = {
 }
 _TABLES = ("titles", "vocab", "domains", "labels")
 _OPTIONAL_TABLES = ("texts", "urls")
+#: optional per-link arrays (saved when present; a saved corpus without the file loads them as ``None``)
+_OPTIONAL_ARRAYS: dict[str, Any] = {"link_position": np.int8}
+LINK_POSITIONS = ("nav", "header", "footer", "aside", "list", "main", "other")
+"""Where a link sits in its page (the ``link_position`` codes index this tuple; -1 = unknown)."""
 #: the id arrays whose value ranges and the pointer arrays whose monotonicity :meth:`Corpus.validate` checks
 _ID_BOUNDS = ("link_dst", "text_terms", "title_terms", "anchor_terms", "context_terms", "page_domain", "label_ids")
 _PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", "label_ptr")
@@ -212,6 +221,8 @@ class Corpus:
     of the saved content, set by :meth:`save` / :meth:`load`; ``None`` for an unsaved corpus."""
     urls: StringTable | None = None
     """the pages' canonical URLs (web corpora: WARC archives, the live web), else ``None``"""
+    link_position: np.ndarray | None = None
+    """(m,) int8 position code of each link in its page (:data:`LINK_POSITIONS` index, -1 unknown), else ``None``"""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -401,6 +412,19 @@ class Corpus:
             raise CorpusFormatError(f"texts{where}: {len(self.texts)} strings, expected {n}")
         if self.urls is not None and len(self.urls) != n:
             raise CorpusFormatError(f"urls{where}: {len(self.urls)} strings, expected {n}")
+        if self.link_position is not None:
+            lp = self.link_position
+            if not isinstance(lp, np.ndarray):
+                lp = self.link_position = np.asarray(lp, np.int8)
+            if lp.dtype != np.int8 or lp.ndim != 1 or len(lp) != m:
+                raise CorpusFormatError(f"link_position{where}: expected a 1-d int8 array of {m} link codes, got "
+                                        f"{lp.ndim}-d {lp.dtype} of length {len(lp)}")
+            r = (stored or {}).get("link_position")
+            lo, top = (int(r["min"]), int(r["max"])) if isinstance(r, dict) and r.get("len") == m else (
+                (int(lp.min()), int(lp.max())) if m else (0, -1))
+            if m and (lo < -1 or top >= len(LINK_POSITIONS)):
+                raise CorpusFormatError(f"link_position{where}: codes must lie in [-1, {len(LINK_POSITIONS)}) "
+                                        f"({LINK_POSITIONS}, -1 unknown), found [{lo}, {top}]")
         bounds = {"link_dst": n, "text_terms": len(self.vocab), "title_terms": len(self.vocab),
                   "anchor_terms": len(self.vocab), "context_terms": len(self.vocab),
                   "page_domain": len(self.domains), "label_ids": len(self.labels)}
@@ -428,6 +452,10 @@ class Corpus:
         for name in _PTR_NAMES:
             p = getattr(self, name)
             out[name] = {"nondecreasing": not (len(p) > 1 and bool(np.any(np.diff(p) < 0)))}
+        lp = self.link_position
+        if lp is not None:
+            out["link_position"] = {"len": len(lp), "min": int(lp.min()) if len(lp) else 0,
+                                    "max": int(lp.max()) if len(lp) else -1}
         return out
 
     # ------------------------------------------------------------ persistence
@@ -456,6 +484,9 @@ class Corpus:
 
             for name in _ARRAY_SPEC:
                 put(f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
+            for name in _OPTIONAL_ARRAYS:
+                if getattr(self, name) is not None:
+                    put(f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
             for name in _TABLES + _OPTIONAL_TABLES:
                 t = getattr(self, name)
                 if t is None:
@@ -559,6 +590,8 @@ class Corpus:
         for name in _OPTIONAL_TABLES:
             kw[name] = (StringTable(get(f"{name}.blob.npy"), get(f"{name}.offsets.npy"))
                         if f"{name}.blob.npy" in files else None)
+        for name in _OPTIONAL_ARRAYS:  # absent from corpora saved before the column existed: None
+            kw[name] = get(f"{name}.npy") if f"{name}.npy" in files else None
         # Files checked just now (first open, verify=True) or an older manifest without ranges: scan every id
         # and pointer array. Files stamped as checked: validate from the manifest's stored ranges (no scan of
         # the arrays: opening a memory-mapped corpus leaves its pages on disk until a crawl reads them).
@@ -575,7 +608,8 @@ class Corpus:
                                         f"directory to rebuild it")
         else:
             c.validate(stored=stored)
-        c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES)}
+        c.__dict__["_loaded"] = {n: getattr(c, n) for n in (*_ARRAY_SPEC, *_TABLES, *_OPTIONAL_TABLES,
+                                                             *_OPTIONAL_ARRAYS)}
         # A scan (verify=True, or an older manifest without ranges) read every page of the mapping: hand those
         # pages back to the page cache instead of keeping them all resident in this process; the crawl faults
         # in (cheaply, from the cache) only the pages it reads. Read-only file mappings: nothing is lost.
@@ -768,6 +802,7 @@ class CorpusBuilder:
         self.page_domain: list[int] = []
         self.page_labels: list[list[int]] = []
         self.links: list[tuple[int, int, list[int], list[int]]] = []
+        self.link_pos: list[int] = []  # position code of each link (-1 unknown), parallel to ``links``
 
     def _ids(self, tokens: Iterable[str]) -> list[int]:
         out = []
@@ -806,11 +841,17 @@ class CorpusBuilder:
         self.page_labels.append(sorted({self._intern(self._label, lab) for lab in labels}))
         return len(self.titles) - 1
 
-    def add_link(self, src: int, dst: int, anchor: str | None = None, context: str = "") -> None:
-        """Add a link ``src → dst`` with its anchor text (default: the target's title) and surrounding text."""
+    def add_link(self, src: int, dst: int, anchor: str | None = None, context: str = "",
+                 position: str | None = None) -> None:
+        """Add a link ``src → dst`` with its anchor text (default: the target's title), surrounding text and
+        position in the source page (one of :data:`LINK_POSITIONS`; ``None``: unknown). The corpus gets a
+        ``link_position`` column when some link has a position."""
         if anchor is None:
             anchor = self.titles[dst].replace("_", " ") if dst < len(self.titles) else ""
+        if position is not None and position not in LINK_POSITIONS:
+            raise ValueError(f"add_link: position must be one of {LINK_POSITIONS} or None, got {position!r}")
         self.links.append((src, dst, self._ids(tokenize(anchor)), self._ids(tokenize(context))))
+        self.link_pos.append(-1 if position is None else LINK_POSITIONS.index(position))
 
     def build(self) -> Corpus:
         """Validate and return the :class:`Corpus` (in memory; call ``save`` to persist)."""
@@ -837,7 +878,9 @@ class CorpusBuilder:
         text_terms = np.concatenate(terms_l).astype(np.int32) if terms_l else np.zeros(0, np.int32)
         text_counts = np.concatenate(counts_l).astype(np.int32) if counts_l else np.zeros(0, np.int32)
         title_ptr, title_terms = csr_from_lists(self.title_toks)
-        links = sorted(self.links, key=lambda x: x[0])
+        by_src = sorted(range(len(self.links)), key=lambda i: self.links[i][0])
+        links = [self.links[i] for i in by_src]
+        pos = np.asarray([self.link_pos[i] for i in by_src], np.int8)
         link_ptr = np.zeros(n + 1, dtype=np.int64)
         link_ptr[1:] = np.cumsum(np.bincount(np.asarray([lk[0] for lk in links], dtype=np.int64), minlength=n))
         link_dst = np.asarray([lk[1] for lk in links], dtype=np.int32)
@@ -858,6 +901,7 @@ class CorpusBuilder:
             labels=StringTable.from_strings(sorted(self._label, key=self._label.__getitem__)),
             texts=StringTable.from_strings(self.texts) if self.keep_text else None,
             meta={"name": self.name, **self.meta},
+            link_position=pos if (pos >= 0).any() else None,
         )
 
 def _file_id(path: Path) -> tuple[int, int, int]:

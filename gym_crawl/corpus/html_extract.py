@@ -46,12 +46,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from gym_crawl.corpus.builder import surrounding_window
+from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.corpus.urls import canonical_url
 
 __all__ = ["LINK_POSITIONS", "ExtractedLink", "ExtractedPage", "decode_html", "extract_page", "render_page"]
 
-LINK_POSITIONS = ("nav", "header", "footer", "aside", "list", "main", "other")
-"""The values of :attr:`ExtractedLink.position`."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ relative-path order, which gives the page ids) is a page:
   links from a page to itself are dropped, and repeated links from one page to
   the same target keep the first one;
 * **anchor**: the link's text (or the ``alt`` of an image inside it);
+* **position** (``corpus.link_position``): the link's innermost enclosing landmark — ``nav`` (``<nav>``,
+  ``role="navigation"``), ``header`` (``<header>``, ``role="banner"``), ``footer`` (``<footer>``,
+  ``role="contentinfo"``), ``aside`` (``<aside>``, ``role="complementary"``); else ``list`` inside
+  ``<ul>``/``<ol>``/``<dl>``/``<menu>``; else ``main`` inside ``<main>``/``<article>``/``role="main"``; else
+  ``other`` — the rules of :mod:`gym_crawl.corpus.html_extract`;
 * **surrounding text**: :func:`~gym_crawl.corpus.builder.surrounding_window`
   (150 characters each side) around the anchor in the page's visible text;
 * **domain**: ``domain`` when given; otherwise the first path component of the
@@ -48,6 +53,10 @@ _BLOCK = {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "
           "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre", "hr",
           "dd", "dt", "dl", "figure", "figcaption", "form", "caption", "title", "body", "html"}
 _WS = re.compile(r"\s+")
+_LANDMARK = {"nav": "nav", "header": "header", "footer": "footer", "aside": "aside"}
+_ROLE = {"navigation": "nav", "banner": "header", "contentinfo": "footer", "complementary": "aside", "main": "main"}
+_LISTS = frozenset({"ul", "ol", "dl", "menu"})
+_MAIN = frozenset({"main", "article"})
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -65,6 +74,10 @@ class _Page(HTMLParser):
         self.links: list[tuple[str, int, int, str]] = []
         # open link: href, start offset, its emitted text pieces, alt texts of images inside it
         self._open: tuple[str, int, list[str], list[str]] | None = None
+        #: position of each link in ``links`` (see the module docstring)
+        self.positions: list[str] = []
+        # open structural elements: (tag, landmark, in_list, in_main) after the element opened
+        self._struct: list[tuple[str, str | None, bool, bool]] = []
 
     # text assembly: single spaces, "\n" at block boundaries, offsets tracked in self.length
     def _emit(self, s: str) -> None:
@@ -101,11 +114,23 @@ class _Page(HTMLParser):
             return
         if tag in _BLOCK:
             self._newline()
+        role = _ROLE.get((dict(attrs).get("role") or "").strip().lower())
+        if tag in _LANDMARK or tag in _LISTS or tag in _MAIN or role is not None:
+            landmark, in_list, in_main = self._struct[-1][1:] if self._struct else (None, False, False)
+            if tag in _LANDMARK or (role is not None and role != "main"):
+                landmark = _LANDMARK.get(tag) or role
+            elif tag in _LISTS:
+                in_list = True
+            if tag in _MAIN or role == "main":
+                in_main = True
+            self._struct.append((tag, landmark, in_list, in_main))
         if tag == "a":
             self._close_link()
             href = dict(attrs).get("href")
             if href is not None:
                 self._open = (href, self.length, [], [])
+                landmark, in_list, in_main = self._struct[-1][1:] if self._struct else (None, False, False)
+                self.positions.append(landmark or ("list" if in_list else "main" if in_main else "other"))
         elif tag == "img" and self._open is not None:
             alt = dict(attrs).get("alt")
             if alt:
@@ -124,6 +149,10 @@ class _Page(HTMLParser):
             return
         if tag == "a":
             self._close_link()
+        for i in range(len(self._struct) - 1, -1, -1):  # close the innermost open element of this tag
+            if self._struct[i][0] == tag:
+                del self._struct[i:]
+                break
         if tag in _BLOCK:
             self._newline()
 
@@ -155,13 +184,18 @@ def parse_html(html: str) -> tuple[str, str, list[tuple[str, int, int, str]]]:
 
     ``start:end`` is the anchor's span in ``visible_text`` (empty for image-only links).
     """
+    return _parse(html)[:3]  # type: ignore[return-value]
+
+
+def _parse(html: str) -> tuple[str, str, list[tuple[str, int, int, str]], list[str]]:
+    """:func:`parse_html` plus each link's position (see the module docstring)."""
     p = _Page()
     p.feed(html)
     p.close()
     title, text, links = p.result()
     stripped = text.rstrip()  # a trailing break/space; spans are clamped to the stripped text
     links = [(h, min(s, len(stripped)), min(e, len(stripped)), a) for h, s, e, a in links]
-    return title, stripped, links
+    return title, stripped, links, p.positions
 
 
 def _decode(data: bytes) -> str:
@@ -223,8 +257,8 @@ def load_html_folder(path: str | os.PathLike, *, domain: str | None = None) -> C
             raw = (root / r).read_bytes()
         except OSError as e:
             raise CorpusFormatError(f"{root / r}: unreadable ({e})") from None
-        parsed.append(parse_html(_decode(raw)))
-    titles = [t or PurePosixPath(r).stem for (t, _, _), r in zip(parsed, rels)]
+        parsed.append(_parse(_decode(raw)))
+    titles = [t or PurePosixPath(r).stem for (t, _, _, _), r in zip(parsed, rels)]
     counts: dict[str, int] = {}
     for t in titles:
         counts[t] = counts.get(t, 0) + 1
@@ -238,16 +272,16 @@ def load_html_folder(path: str | os.PathLike, *, domain: str | None = None) -> C
         "anchor_definition": "the link's text (or the alt text of an image inside the link)",
         "context_definition": "150 characters each side of the anchor in the page's visible text",
     })
-    for (_, text, _), r, t in zip(parsed, rels, titles):
+    for (_, text, _, _), r, t in zip(parsed, rels, titles):
         dom = domain or (r.split("/", 1)[0] if "/" in r else root.name)
         b.add_page(t, text, domain=dom)
-    for src, ((_, text, links), r) in enumerate(zip(parsed, rels)):
+    for src, ((_, text, links, positions), r) in enumerate(zip(parsed, rels)):
         seen: set[int] = set()
         rel = PurePosixPath(r)
-        for href, start, end, anchor in links:
+        for (href, start, end, anchor), position in zip(links, positions):
             dst = _resolve(href, rel, pages)
             if dst is None or dst == src or dst in seen:
                 continue
             seen.add(dst)
-            b.add_link(src, dst, anchor=anchor, context=surrounding_window(text, start, end))
+            b.add_link(src, dst, anchor=anchor, context=surrounding_window(text, start, end), position=position)
     return b.build()

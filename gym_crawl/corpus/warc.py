@@ -578,8 +578,9 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 1
-"""Bumped when the compiled fields change meaning, so cached corpora of older code are not reused."""
+_COMPILER_VERSION = 2
+"""Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
+(2: the ``link_position`` column)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,

@@ -348,6 +348,7 @@ def assemble(chunks: list[dict[str, Any]], join: Join, *, include_unfetched: boo
         vocab=StringTable.from_strings(vocab),
         domains=StringTable.from_strings(dom_names), labels=StringTable.from_strings(lab_names),
         texts=StringTable(texts_blob, texts_off), meta={"name": name, **meta},
+        link_position=pos[order].astype(np.int8),
     )
 
 

@@ -242,6 +242,13 @@ FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeature
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
 FEATURE_SETS.register("crawler", "gym_crawl.features.crawler:CrawlerFeatures",
                       "host (same host, fetched / relevant per host), depth and sibling statistics of a link")
+FEATURE_SETS.register("site", "gym_crawl.features.site:SiteFeatures",
+                      "URL depth / topic words / token rates, URL-directory and host statistics, link position, "
+                      "online page-classifier probability of the parents")
+FEATURE_SETS.register("crawler+", "gym_crawl.features.site:crawler_plus", "crawler ⊕ site")
+FEATURE_SETS.register("hashed-site", "gym_crawl.features.site:hashed_site",
+                      "hashed-transferable ⊕ crawler ⊕ site (hashed link tokens with the host, directory, "
+                      "position and page-classifier columns)")
 # content-bearing feature sets: link-text / parent page / topic vectors and hashed link tokens
 for _name, _attr, _doc in [
     ("content", "ContentFeatures", "unit link-text, best-parent page and topic word vectors (3k+1)"),

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl.corpus.core import Corpus, StringTable
+from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, StringTable
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
@@ -172,7 +172,7 @@ class LiveWeb(Corpus):
         max_domains: host capacity (with ``scope="hosts"``: the number of seed hosts).
         max_words: vocabulary capacity (default: the reference vocabulary + 10^6).
         extract: ``extract(body, url, content_type) -> page`` with ``title``, ``text`` (the main text) and
-            ``links`` (``url``, ``anchor``, ``context``); default
+            ``links`` (``url``, ``anchor``, ``context``, optionally ``position``); default
             :func:`~gym_crawl.corpus.html_extract.extract_page`.
         name: the corpus name.
     """
@@ -229,6 +229,8 @@ class LiveWeb(Corpus):
         self._text_hi = np.zeros(n, np.int64)
         self.link_dst = np.zeros(L, np.int32)
         self.link_source = np.zeros(L, np.int32)
+        #: each link's position in its page (LINK_POSITIONS code; -1 when the extractor gives none)
+        self.link_position = np.full(L, -1, np.int8)
         self.anchor_ptr = np.zeros(L + 1, np.int64)
         self.context_ptr = np.zeros(L + 1, np.int64)
         self.title_ptr = np.zeros(n + 1, np.int64)
@@ -650,6 +652,8 @@ class LiveWeb(Corpus):
             e = self._L
             self.link_dst[e] = t
             self.link_source[e] = page
+            pos = getattr(ln, "position", None)
+            self.link_position[e] = LINK_POSITIONS.index(pos) if pos in LINK_POSITIONS else -1
             a = self._bufs["anchor_terms"]
             a.append(self.add_words(tokenize(ln.anchor or "")))
             self.anchor_ptr[e + 1] = a.n
@@ -716,7 +720,7 @@ class LiveWeb(Corpus):
             vocab=StringTable.from_strings(self.vocab.tolist()[:V]),
             domains=StringTable.from_strings(self.domains.tolist()), labels=StringTable.from_strings([]),
             texts=StringTable.from_strings([self._texts.get(i, "") for i in range(n)]),
-            urls=StringTable.from_strings(urls),
+            urls=StringTable.from_strings(urls), link_position=self.link_position[:L][order].copy(),
             meta={"name": name or f"{self.name}-snapshot", "seeds": list(self.seed_urls),
                   "fetched": [i for i in range(n) if self.page_state[i]],
                   "title_definition": "the HTML <title> of a fetched page (its URL when it has none or was not "
