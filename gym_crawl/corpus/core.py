@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -157,6 +157,25 @@ class StringTable:
         return isinstance(s, str) and self.get(s) >= 0
 
 
+class StringColumn(Protocol):
+    """The read interface of a corpus' string columns (titles, vocabulary, domains): a saved corpus'
+    immutable :class:`StringTable`, or a table a live web grows as it fetches."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> str: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def __contains__(self, s: object) -> bool: ...
+
+    def tolist(self) -> list[str]: ...
+
+    def index(self, s: str) -> int: ...
+
+    def get(self, s: str, default: int = -1) -> int: ...
+
+
 def csr_from_lists(rows: Sequence[Sequence[int]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
     """Build ``(ptr, values)`` CSR arrays from a list of integer lists."""
     ptr = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -209,9 +228,9 @@ class Corpus:
     page_domain: np.ndarray
     label_ptr: np.ndarray
     label_ids: np.ndarray
-    titles: StringTable
-    vocab: StringTable
-    domains: StringTable
+    titles: StringColumn
+    vocab: StringColumn
+    domains: StringColumn
     labels: StringTable
     texts: StringTable | None = None
     meta: dict[str, Any] = field(default_factory=dict)

@@ -259,8 +259,8 @@ class WikiCrawlEnv(gym.Env):
         elif text is not None and not isinstance(text, TextModel):
             raise ValueError(f"text must be a dict of options or a TextModel, got {type(text).__name__}")
         self.render_mode = render_mode
-        self.action_mode = action
-        self.observation_mode = observation
+        self.action_mode: str = action
+        self.observation_mode: str = observation
         self.domain_cap_spec = domain_cap
         self._cap_schedule = _parse_domain_cap(domain_cap)
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))

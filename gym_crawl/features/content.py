@@ -50,7 +50,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
 from gym_crawl.text.model import TextModel, gather_csr
@@ -481,7 +481,8 @@ def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     the titles' UTF-8 blob in one vectorized pass (a polynomial hash of the n bytes and n). A corpus with
     its own URLs (``corpus.urls``: WARC archives, live-web snapshots) uses them instead: there the title is
     the page's HTML ``<title>``, content a crawler does not know before it fetches the page."""
-    table = corpus.urls if corpus.urls is not None else corpus.titles
+    column = corpus.urls if corpus.urls is not None else corpus.titles
+    table = column if isinstance(column, StringTable) else StringTable.from_strings(column)
     blob = np.asarray(table.blob, np.uint8).astype(np.uint64)
     upper = (blob >= 65) & (blob <= 90)
     blob[upper] += np.uint64(32)

@@ -197,7 +197,8 @@ class PoliteFetcher:
         reason = self._refusal(canon, exchanges)
         if reason is not None:
             return self._finish(url, None, None, None, reason, chain, started, t0, exchanges)
-        current: str = canon  # type: ignore[assignment]
+        assert canon is not None  # _refusal refuses a URL without a canonical form
+        current: str = canon
         seen = {current}
         while True:
             host = self._host(current)
@@ -212,8 +213,9 @@ class PoliteFetcher:
                 chain.append((current, ex.status))
                 nxt = canonical_url(location, base=current)
                 if nxt is None:
-                    err = "out-of-scope"
-                elif nxt in seen:
+                    return self._finish(url, current, ex.status, ex, "out-of-scope", chain, started, t0, exchanges)
+                err: str | None
+                if nxt in seen:
                     err = "redirect-loop"
                 elif len(chain) > self.policy.max_redirects:
                     err = "redirect-limit"
@@ -221,8 +223,8 @@ class PoliteFetcher:
                     err = self._refusal(nxt, exchanges)
                 if err is not None:
                     return self._finish(url, current, ex.status, ex, err, chain, started, t0, exchanges)
-                seen.add(nxt)  # type: ignore[arg-type]
-                current = nxt  # type: ignore[assignment]
+                seen.add(nxt)
+                current = nxt
                 continue
             return self._finish(url, current, ex.status, ex, ex.error, chain, started, t0, exchanges)
 
@@ -333,6 +335,8 @@ class PoliteFetcher:
             import urllib3
 
             p = urlsplit(host.origin)
+            if p.hostname is None:
+                raise ValueError(f"origin {host.origin!r} has no host name")
             cls = urllib3.HTTPSConnectionPool if p.scheme == "https" else urllib3.HTTPConnectionPool
             host.pool = cls(p.hostname, p.port, maxsize=1, block=True, retries=False,
                             timeout=urllib3.Timeout(connect=self.policy.connect_timeout,

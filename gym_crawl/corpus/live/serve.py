@@ -104,7 +104,10 @@ def corpus_paths(corpus: Any) -> list[str]:
     paths: list[str] = []
     seen: set[str] = set()
     for i in range(corpus.n_pages):
-        p = urlsplit(canonical_url("http://h" + quote(urlsplit(corpus.url(i)).path, safe="/"))).path
+        url = canonical_url("http://h" + quote(urlsplit(corpus.url(i)).path, safe="/"))
+        if url is None:  # an http URL with a host is always canonical
+            raise ValueError(f"page {i}: URL {corpus.url(i)!r} has no canonical form")
+        p = urlsplit(url).path
         if p in seen:
             p = f"{p}~{i}"
         seen.add(p)
@@ -189,21 +192,21 @@ def _static_route(root: Path) -> Callable[[str], Response | None]:
         rel = posixpath.normpath(unquote(path)).lstrip("/")
         if rel.startswith("..") or "\x00" in rel:
             return None
-        target = root / rel if rel not in ("", ".") else root
-        if target.is_dir():
+        file = root / rel if rel not in ("", ".") else root
+        if file.is_dir():
             if not path.endswith("/"):
                 return redirect(quote(path) + "/", 301)
             for index in ("index.html", "index.htm"):
-                if (target / index).is_file():
-                    target = target / index
+                if (file / index).is_file():
+                    file = file / index
                     break
             else:
                 return None
-        if not target.is_file():
+        if not file.is_file():
             return None
-        ctype, enc = mimetypes.guess_type(target.name)
+        ctype, enc = mimetypes.guess_type(file.name)
         try:
-            body = target.read_bytes()
+            body = file.read_bytes()
         except OSError:
             return None
         headers = (("Content-Encoding", enc),) if enc == "gzip" else ()

@@ -106,6 +106,12 @@ class _Server(ThreadingHTTPServer):
         self.label = label
         super().__init__(addr, _Handler)
 
+    @property
+    def base_url(self) -> str:
+        """``http://<bound address>:<port>`` of this server."""
+        host, port = self.server_address[:2]
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client hanging up (reset, broken pipe, idle timeout) is normal for a crawler; the rest is printed."""
         import sys
@@ -258,7 +264,7 @@ class Site:
             raise OSError(f"cannot bind {len(labels)} hosts on loopback (bind={bind!r})")
         self._servers = servers
         self.base_urls: dict[str, str] = {
-            s.label: f"http://{s.server_address[0]}:{s.server_address[1]}" for s in servers}
+            s.label: s.base_url for s in servers}
         self._threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05},
                                           name=f"site-{s.label}", daemon=True) for s in servers]
         for t in self._threads:

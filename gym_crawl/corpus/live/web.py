@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ class StringList:
     def __getitem__(self, i: int) -> str:
         return self._items[int(i)]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(list(self._items))
 
     def tolist(self) -> list[str]:
@@ -176,6 +176,11 @@ class LiveWeb(Corpus):
             :func:`~gym_crawl.corpus.html_extract.extract_page`.
         name: the corpus name.
     """
+
+    # the string columns grow as pages are fetched
+    titles: StringList
+    vocab: StringList
+    domains: StringList
 
     live = True
 
@@ -277,19 +282,19 @@ class LiveWeb(Corpus):
 
     # ------------------------------------------------------------------ the Corpus interface
     @property
-    def link_lo(self) -> np.ndarray:  # type: ignore[override]
+    def link_lo(self) -> np.ndarray:
         return self._link_lo
 
     @property
-    def link_hi(self) -> np.ndarray:  # type: ignore[override]
+    def link_hi(self) -> np.ndarray:
         return self._link_hi
 
     @property
-    def text_lo(self) -> np.ndarray:  # type: ignore[override]
+    def text_lo(self) -> np.ndarray:
         return self._text_lo
 
     @property
-    def text_hi(self) -> np.ndarray:  # type: ignore[override]
+    def text_hi(self) -> np.ndarray:
         return self._text_hi
 
     @property
