@@ -15,12 +15,12 @@ flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium as gym
 
 from gym_crawl.agents.base import Agent, agent_class
+from gym_crawl.wrappers.factory import make_env
 
 __all__ = ["make_env_for", "env_kwargs_for"]
 
@@ -50,22 +50,13 @@ def env_kwargs_for(agent: Agent | str | type, **overrides: Any) -> dict[str, Any
 
 
 def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **overrides: Any) -> gym.Env:
-    """``gym.make(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
+    """``make_env(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
 
-    ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any
-    ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
-    ``max_episode_steps``. ``env_id="WikiCrawl-v0"`` (the first release's default reward, which
-    the paper reproductions pin) is built without Gymnasium's "out of date" warning.
+    ``agent`` is an agent instance, a registered name, or an Agent class. ``env_id`` is a registered
+    WikiCrawl id (``WikiCrawl-v0``: the first release's default reward, which the paper reproductions
+    pin). ``overrides`` are any ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``,
+    …) plus ``max_episode_steps``. Built by :func:`gym_crawl.wrappers.factory.make_env` (by the
+    registered spec: no "out of date" warning for the older ids the package supports).
     """
-    import gym_crawl  # noqa: F401  (registers the env ids)
-
     kwargs = env_kwargs_for(agent, **overrides)
-    if env_id in (gym_crawl.ENV_ID_V0, gym_crawl.ENV_ID):
-        # The paper reproductions pin the first release's id on purpose (its default reward is
-        # han2018 for every topic), and every caller that names its corpus builds WikiCrawl-v1 (the
-        # default task WikiCrawl-v2 only changes defaults); Gymnasium's "out of date" warning would
-        # repeat at every make.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=f".*{env_id} is out of date", category=DeprecationWarning)
-            return gym.make(env_id, **kwargs)
-    return gym.make(env_id, **kwargs)
+    return make_env(env_id, **kwargs)
