@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from gym_crawl.agents.base import Agent
 from gym_crawl.benchmarks import sb3_suite, suite
-from gym_crawl.tasks import tasks_for, topic_of
+from gym_crawl.tasks import tasks_for
 
 
 @pytest.fixture(scope="module")
