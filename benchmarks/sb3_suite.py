@@ -19,9 +19,8 @@ Protocol
   times the topic vector; every column is topic-relative, and only fetched pages and discovered links are
   read). The topic vector comes from the label's words (``resolve_topic``), as in the suite.
 * **Training**: :class:`~gym_crawl.wrappers.TopicSampler` draws a train task uniformly per episode (its own
-  generator, seeded
-  by the vector env's ``reset(seed)``), ``--n-envs`` in-process envs (``DummyVecEnv``: the per-topic reset
-  work is cached in each env and reused across seeds), ``--timesteps`` env steps per training seed,
+  generator, seeded by the vector env's ``reset(seed)``), ``--n-envs`` in-process envs (``DummyVecEnv``: the
+  per-topic reset work is cached in each env and reused across seeds), ``--timesteps`` env steps per training seed,
   ``--seeds`` independent seeds (>= 5 in the full run), one torch thread.
 * **Evaluation**: the *final* model of each seed (never the best checkpoint), greedy
   (``deterministic=True``), run through :class:`gym_crawl.agents.sb3_agent.SB3Agent` on every test task
