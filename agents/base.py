@@ -207,6 +207,8 @@ for _name, _target, _doc in [
     ("bfs", "gym_crawl.agents.baselines:BreadthFirstAgent", "baseline: breadth-first, in discovery order"),
     ("best-first", "gym_crawl.agents.baselines:BestFirstAgent",
      "the papers' no-learning crawler: the most topic-relevant link text first"),
+    ("best-first-page", "gym_crawl.agents.baselines:BestFirstPageAgent",
+     "best-first as a page agent over the whole frontier (the thesis' basic crawler)"),
     ("oracle", "gym_crawl.agents.baselines:GreedyOracleAgent",
      "upper bound reading hidden labels (not a crawler)"),
     ("lfa-sync", "gym_crawl.agents.lfa:LFASyncAgent", "Han 2018 linear SARSA, exact argmax over the whole frontier"),

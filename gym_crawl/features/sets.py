@@ -238,6 +238,10 @@ FEATURE_SETS.register("thesis", "gym_crawl.features.thesis:ThesisFeatures",
                               "Pertejo 2021 thesis discretization")
 FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
+FEATURE_SETS.register("tres-clf-nh", "gym_crawl.features.tres_clf:tres_clf_nh",
+                      "tres-clf without the two web-domain columns (TRES_NH)")
+FEATURE_SETS.register("tres-clf-svm", "gym_crawl.features.tres_clf:tres_clf_svm",
+                      "tres-clf with ACHE's linear SVM as the link-text classifier (TRES_SVM)")
 FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
 FEATURE_SETS.register("crawler", "gym_crawl.features.crawler:CrawlerFeatures",
