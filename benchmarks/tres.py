@@ -34,13 +34,15 @@ hold everything):
                    (``domain_features=False``) — §3.6.3; not a keyword ablation
   ``tres``         TRES with the ground-truth (``binary`` on labels) reward: a perfect classifier
   ``best-first``   the no-learning crawler
-  ``ache``         ACHE-like: the ``online-classifier`` agent (best-first over an online link
-                   classifier retrained from fetched pages) whose page labels come from ACHE's
-                   SVM page classifier (the ``classifier`` reward with the ``svm`` kind) — a
-                   configuration of the existing agent, not a new one
+  ``ache``         ACHE-like: the registered ``ache`` agent — ``online-classifier`` (best-first
+                   over an online link classifier retrained from fetched pages) whose page labels
+                   come from ACHE's SVM page classifier (here the setting's own SVM as reward)
   ``seedfinder``   SeedFinder-like: seed expansion by search-engine queries (below), then the
                    ACHE-like crawl from the expanded seeds
   ===============  ===========================================================================
+
+  Every row is a registered agent or variant (:mod:`gym_crawl.agents.variants`: ``tres-clf``, ``tres-svm``,
+  ``tres-nh``, ``ache``); the benchmark passes the setting's own classifiers, feature set and Tree-Frontier.
 
   Every crawl is scored on ground-truth labels of evaluation pages (the paper scores every crawl
   with its ground-truth BiLSTM). **SeedFinder-like** (Vieira et al. 2016, as TRES describes it:
@@ -99,9 +101,9 @@ TABLE4_AGENTS = ("tres-clf", "tres-svm", "tres-nh", "tres", "best-first", "ache"
 TABLE4_CELLS = (("tres-svm", "10"), ("tres-nh", "10"), ("tres-clf", "10"), ("tres", "10"), ("best-first", "10"),
                 ("ache", "10"), ("seedfinder", "10"), ("tres-svm", "5-2"), ("tres-clf", "5-2"),
                 ("best-first", "5-2"), ("ache", "inf"), ("seedfinder", "inf"))
-#: the registered agent each row runs
-BASE_AGENT = {"tres-clf": "tres", "tres-svm": "tres", "tres-nh": "tres", "ache": "online-classifier",
-              "seedfinder": "online-classifier"}
+#: the registered agent each row runs (every row is a registered agent or variant, see
+#: :mod:`gym_crawl.agents.variants`; SeedFinder-like crawls with the ACHE-like agent from its expanded seeds)
+ROW_AGENT = {"seedfinder": "ache"}
 #: TRES Table 4 and the ACHE/SeedFinder rows of Table 3 (harvest rate %, domains) per paper setting
 PAPER_TABLE4 = {
     "TRES_SVM_10": ((79.88, 1692), (87.65, 2094), (34.64, 1189)),
@@ -193,7 +195,7 @@ def _agent_available(name: str) -> str | None:
     from gym_crawl.agents.base import agent_class
 
     try:
-        agent_class(BASE_AGENT.get(name, name))
+        agent_class(ROW_AGENT.get(name, name))
         return None
     except ValueError as e:
         return str(e)
@@ -229,12 +231,12 @@ def make_env_steps(s: Setting, name: str, cap: str, k: int, steps: int) -> tuple
         tree = TreeFrontier()
         feats = TresClfFeatures(classifiers={s.topic.name: clf}, domain_features=name != "tres-nh")
         kw.update(reducer=tree, features=feats, max_candidates=k, reward=_clf_reward(clf))
-        return make_env_for("tres", env_id="WikiCrawl-v0", **kw), tree
+        return make_env_for(name, env_id="WikiCrawl-v0", **kw), tree
     if name in ("ache", "seedfinder"):
         if s.svm is None:
             raise ValueError(f"{name}: the setting has no SVM page classifier")
         kw.update(reducer="random", max_candidates=1, reward=_clf_reward(s.svm))
-        return make_env_for("online-classifier", env_id="WikiCrawl-v0", **kw), None
+        return make_env_for("ache", env_id="WikiCrawl-v0", **kw), None
     if name == "tres":
         tree = TreeFrontier()
         kw.update(reducer=tree, features=s.features, max_candidates=k)
@@ -340,6 +342,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
     """One crawl; returns its summary row and (optionally) a per-step trace
     ``[step, frontier, leaves, non-empty leaves, candidates]``."""
     from gym_crawl.agents import make_agent, run_episode
+    from gym_crawl.agents.variants import resolve_variant
 
     options = None
     n_search = 0
@@ -353,8 +356,9 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
         env, tree = make_env_steps(s, name, cap, k, max(1, s.steps - n_search))
     else:
         env, tree = make_env(s, name, cap, k)
-    base = BASE_AGENT.get(name, name)
-    agent = make_agent(base, seed=run) if base in ("tres", "tres-async") else make_agent(base)
+    row_agent = ROW_AGENT.get(name, name)
+    seeded = resolve_variant(row_agent).agent in ("tres", "tres-async")
+    agent = make_agent(row_agent, seed=run) if seeded else make_agent(row_agent)
     trace: list[list[float]] = []
 
     def on_step(t: int, info: dict) -> None:
