@@ -223,6 +223,8 @@ for _name, _target, _doc in [
     ("sb3", "gym_crawl.agents.sb3_agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
     ("online-classifier", "gym_crawl.agents.online_classifier:OnlineClassifierAgent",
      "ACHE-style online link classifier over hashed link features (non-RL)"),
+    ("seedfinder", "gym_crawl.agents.seedfinder:SeedFinderAgent",
+     "SeedFinder-like: seeds expanded by search-engine queries, then the ACHE-like crawl"),
     ("hashed-q", "gym_crawl.agents.hashed_q:HashedQAgent", "deep-deep linear Q-learning over hashed link features"),
     ("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
      "Pertejo 2021 DQN crawler: one Q output per corpus page (the thesis' negative result)"),

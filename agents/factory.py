@@ -56,7 +56,12 @@ def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **over
     WikiCrawl id (``WikiCrawl-v0``: the first release's default reward, which the paper reproductions
     pin). ``overrides`` are any ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``,
     …) plus ``max_episode_steps``. Built by :func:`gym_crawl.wrappers.factory.make_env` (by the
-    registered spec: no "out of date" warning for the older ids the package supports).
+    registered spec: no "out of date" warning for the older ids the package supports). An agent class
+    with a ``build_env(env_id, kwargs)`` classmethod builds its own env from these keywords through the
+    same ``make_env`` (``seedfinder`` wraps it in its seed search).
     """
     kwargs = env_kwargs_for(agent, **overrides)
+    build = getattr(agent_class(agent) if isinstance(agent, str) else agent, "build_env", None)
+    if build is not None:  # an agent that wraps its env (seedfinder): it builds through make_env too
+        return build(env_id, kwargs)
     return make_env(env_id, **kwargs)

@@ -26,7 +26,7 @@ from gym_crawl.wrappers.common import TopicSampler
 from gym_crawl.wrappers.continuous import LinearScoringWrapper
 from gym_crawl.wrappers.discrete import DiscreteScoringWrapper
 
-__all__ = ["env_ids", "make_env", "make_scoring_env", "make_vec_env"]
+__all__ = ["env_ids", "make_env", "make_scoring_env", "make_vec_env", "registered_kwargs"]
 
 
 def env_ids() -> list[str]:
@@ -42,6 +42,15 @@ def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
     if not isinstance(env_id, str) or not env_id.startswith("WikiCrawl-v") or env_id not in gym.registry:
         raise ValueError(f"env_id {env_id!r} is not a registered WikiCrawl env; registered: {env_ids()}")
     return gym.registry[env_id]
+
+
+def registered_kwargs(env_id: str) -> dict[str, Any]:
+    """The keywords ``env_id`` is registered with, ``max_episode_steps`` included (its default budget)."""
+    spec = _spec(env_id)
+    kw = dict(spec.kwargs)
+    if spec.max_episode_steps is not None:
+        kw.setdefault("max_episode_steps", spec.max_episode_steps)
+    return kw
 
 
 def make_env(env_id: str = "WikiCrawl-v1", **kwargs: Any) -> gym.Env:
