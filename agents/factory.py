@@ -10,8 +10,10 @@ the same way everywhere::
 Precedence, lowest first: the env's own defaults, the agent's ``env_defaults``, the action and
 observation modes the agent needs (``action_kind`` → ``action=``; ``needs_observation=False`` →
 ``observation="state"``), then the caller's ``overrides`` (``None`` values are ignored, so CLI
-flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.make``'s
-``TimeLimit``. An override that contradicts the agent's action mode is an error.
+flags left unset do not override anything). ``max_episode_steps`` is the env's episode budget (it owns its
+horizon; ``gym.make`` and the registered wrapper keep its ``TimeLimit`` in agreement, and the built env is
+checked with :func:`gym_crawl.envs.check_budget`). An override that contradicts the agent's action mode is
+an error.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from gym_crawl.agents.base import Agent, agent_class
+from gym_crawl.envs.budget import check_budget
 
 __all__ = ["make_env_for", "env_kwargs_for"]
 
@@ -67,5 +70,8 @@ def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **over
         # repeat at every make.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=f".*{env_id} is out of date", category=DeprecationWarning)
-            return gym.make(env_id, **kwargs)
-    return gym.make(env_id, **kwargs)
+            env = gym.make(env_id, **kwargs)
+    else:
+        env = gym.make(env_id, **kwargs)
+    check_budget(env)
+    return env

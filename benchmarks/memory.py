@@ -144,11 +144,10 @@ import json, sys, time
 import numpy as np
 from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
 n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-import gymnasium as gym, gym_crawl
+from gym_crawl.envs import make_vector_env
 from gym_crawl.corpus.synthetic import synthetic_corpus
 c = synthetic_corpus(n)
-v = gym.make_vec("WikiCrawl-v1", num_envs=w, vectorization_mode="vector_entry_point", corpus=c, topic="geology",
-                 max_episode_steps=steps + 1)
+v = make_vector_env("WikiCrawl-v1", num_envs=w, corpus=c, topic="geology", max_episode_steps=steps + 1)
 obs, _ = v.reset(seed=0)
 rng = np.random.default_rng(0)
 t = time.perf_counter()
@@ -243,7 +242,7 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[d
                        f"({ok} the {WORKER_BUDGET_MB:.0f} MB budget).")]
     if vector:
         base = vector[0]["memory"]
-        lines += ["", ("## Batched vector env (`make_vec(..., vectorization_mode=\"vector_entry_point\")`: N crawls "
+        lines += ["", ("## Batched vector env (`make_vector_env(...)`: N crawls "
                        "in one process sharing corpus, text model and score tables)"), "",
                   "| N | RSS MB | USS MB | PSS MB | peak RSS MB | USS per extra env MB |", "|---|---|---|---|---|---|"]
         for v in vector:

@@ -71,11 +71,10 @@ def agent_run(corpus: Any, name: str, steps: int, env_kwargs: dict | None = None
 
 
 def vector(corpus: Any, n_envs: int, steps: int) -> float:
-    """The batched vector env (``vectorization_mode="vector_entry_point"``), a random filled slot per sub-env."""
-    import gymnasium as gym
+    """The batched vector env (``make_vector_env``), a random filled slot per sub-env."""
+    from gym_crawl.envs import make_vector_env
 
-    v = gym.make_vec("WikiCrawl-v1", num_envs=n_envs, vectorization_mode="vector_entry_point", corpus=corpus,
-                     max_episode_steps=1000)
+    v = make_vector_env("WikiCrawl-v1", num_envs=n_envs, corpus=corpus, max_episode_steps=1000)
     obs, _ = v.reset(seed=0)
     rng = np.random.default_rng(0)
 

@@ -1,7 +1,10 @@
 """``WikiCrawlVectorEnv``: N crawls in one process, as Gymnasium's custom ``VectorEnv``.
 
-``gym.make_vec("WikiCrawl-v1", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
-it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
+:func:`make_vector_env` builds it for a registered id (``make_vector_env("WikiCrawl-v1", num_envs=N, **kwargs)``:
+the id's registered keyword arguments, budget included, updated with ``kwargs``). Gymnasium's ``make_vec``
+refuses a ``vector_entry_point`` on an id that registers an additional wrapper, and every ``WikiCrawl`` id
+registers one (:mod:`gym_crawl.envs.budget`), so ``make_vec`` builds ``SyncVectorEnv`` / ``AsyncVectorEnv``
+of single envs. Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers and score
   tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
@@ -16,8 +19,7 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
 * implements Gymnasium's **next-step autoreset** (``metadata["autoreset_mode"]``): the step after a
   sub-env terminated or truncated resets it and returns the reset observation, with reward 0 and
   ``terminated = truncated = False`` for that sub-env; the other sub-envs step normally;
-* owns truncation at ``max_episode_steps`` (``make_vec`` passes it; a vector entry point has no
-  ``TimeLimit``), and tells each crawl its budget (``WikiCrawlEnv.set_budget``);
+* gives every crawl the budget ``max_episode_steps``, at which each truncates itself (no ``TimeLimit``);
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
 **Compiled path** (its throughput: ``gym-crawl bench throughput``, ``benchmarks/RESULTS.md``). Used when the
@@ -29,7 +31,7 @@ configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs 
 ``reset(options={"topic": ...})`` and autoresets) step the sub-envs one by one in Python — same results,
 slower. Resets always run in Python (once per episode).
 
-Same seeds ⇒ the same trajectories as N single envs (``gym.make`` + ``TimeLimit``) seeded
+Same seeds ⇒ the same trajectories as N single envs (``gym.make``) seeded
 ``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths. ``info`` follows
 Gymnasium's vector convention: every key holds an array of N values, with a boolean ``_key`` array
 saying which sub-envs set it (every sub-env sets every key).
@@ -56,7 +58,7 @@ from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatu
 from gym_crawl.reducers.base import TopK
 from gym_crawl.text.model import TextModel, get_text_model
 
-__all__ = ["WikiCrawlVectorEnv"]
+__all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
 
 #: the crawl-state columns the batched kernel takes, in its order (``batch_step``'s ``st``)
 _ST_NAMES = ("status", "fr_pages", "fr_pos", "dom_next", "dom_prev", "dom_head", "fetched",
@@ -111,11 +113,10 @@ class WikiCrawlVectorEnv(VectorEnv):
                        "each crawl's own columns")
         text = kwargs.pop("text", None)
         text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
-        self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]
+        self.envs = [WikiCrawlEnv(corpus=corpus, text=text, max_episode_steps=max_episode_steps, **kwargs)
+                     for _ in range(num_envs)]
         for e in self.envs[1:]:
             e._scorers = self.envs[0]._scorers  # one scorer per topic, shared (read-only after build)
-        for e in self.envs:
-            e.set_budget(max_episode_steps)
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
         first = self.envs[0]
@@ -538,3 +539,22 @@ class WikiCrawlVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         for e in self.envs:
             e.close()
+
+
+def make_vector_env(env_id: str = "WikiCrawl-v1", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
+    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id: ``num_envs`` crawls built with
+    the id's registered keyword arguments (its budget ``max_episode_steps`` included) updated with ``kwargs``.
+    Its ``spec`` is the id's, with those keyword arguments."""
+    import copy
+
+    import gym_crawl  # noqa: F401  (registers the ids)
+
+    spec = gym.spec(env_id)
+    if spec.entry_point != "gym_crawl.envs.wiki_crawl:WikiCrawlEnv":
+        raise ValueError(f"env_id {env_id!r} is not a WikiCrawl env (entry point {spec.entry_point!r})")
+    kw = {**spec.kwargs, **kwargs}
+    env = WikiCrawlVectorEnv(num_envs=num_envs, **kw)
+    vspec = copy.deepcopy(spec)
+    vspec.kwargs = {**kw, "num_envs": num_envs}
+    env.spec = vspec
+    return env

@@ -2,15 +2,13 @@
 
 Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
 in the frontier; every step fetches one frontier page. The episode is *terminated* when the
-frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v1",
-max_episode_steps=N)``, default 1000 from the registration). The env also needs that budget — the
+frontier is empty and *truncated* by the env itself after ``max_episode_steps`` env steps (a
+constructor keyword; the registered ids carry it, e.g. 1000 for ``WikiCrawl-v1``, and
+``gym.make(id, max_episode_steps=N)`` sets it). The env owns that budget because it needs it — the
 observation's ``budget_used``, adaptive domain caps, and refusing a step after the episode ended
 (terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()``, so it never
-keeps crawling. Gymnasium's ``make`` does not pass ``max_episode_steps`` to the env it builds (and
-``make_vec``'s vector entry point forbids spec wrappers that could), so at ``reset`` the env finds
-the ``TimeLimit`` that is resetting it (it is on the call stack: ``TimeLimit.reset`` calls down the
-wrapper chain) and reads its limit; the batched vector env and anyone who wraps by hand can call
-:meth:`WikiCrawlEnv.set_budget` instead. See :attr:`WikiCrawlEnv.budget`.
+keeps crawling. How ``gym.make``'s ``TimeLimit`` and hand-added ones are kept in agreement with it:
+:mod:`gym_crawl.envs.budget`.
 
 **One action path.** Every agent acts through ``env.step`` of the (possibly wrapped) env, in one of
 two action modes chosen at construction (``action=``):
@@ -85,14 +83,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.wrappers import TimeLimit
 
 from gym_crawl._limits import check_fits
 from gym_crawl.corpus import Corpus, load_corpus
@@ -223,6 +219,8 @@ class WikiCrawlEnv(gym.Env):
             way terminates. How a corpus defines domains is in ``corpus.meta["domain_definition"]``.
         corpus_kwargs: extra keyword arguments for the corpus loader.
         render_mode: ``None`` or ``"ansi"``.
+        max_episode_steps: the episode budget: env steps after which the env truncates the episode (``None``:
+            no budget, nothing truncates and ``budget_used`` stays 0). See :mod:`gym_crawl.envs.budget`.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -232,7 +230,8 @@ class WikiCrawlEnv(gym.Env):
                  max_candidates: int = 64, n_categories: int = 4, action: str = "slot",
                  observation: str = "candidates", invalid_action_penalty: float | None = None,
                  text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
-                 render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None):
+                 render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None,
+                 max_episode_steps: int | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if action not in ACTION_MODES:
@@ -308,8 +307,7 @@ class WikiCrawlEnv(gym.Env):
         self._log_pages = math.log1p(max(2, self.corpus.n_pages))
         self._n_domains = self.corpus.n_domain_slots
         self._budget: int | None = None
-        self._budget_given = False
-        self._budget_looked = False
+        self.set_budget(max_episode_steps)
         #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
         self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
         self._fetch_error = ""
@@ -331,29 +329,14 @@ class WikiCrawlEnv(gym.Env):
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode: the ``max_episode_steps`` of the ``TimeLimit`` around this env (found at
-        ``reset``, see the module docstring) or given to :meth:`set_budget`; ``None`` when there is none
-        (then ``state[0]`` is 0 and nothing truncates)."""
+        """Env steps per episode (``max_episode_steps``), after which the env truncates; ``None`` when there is
+        none (then ``state[0]`` is 0 and nothing truncates)."""
         return self._budget
 
     def set_budget(self, budget: int | None) -> None:
-        """Declare the page budget (the wrapping ``TimeLimit``'s ``max_episode_steps``); it then takes
-        precedence over the one found at ``reset``."""
+        """Set the episode budget (``max_episode_steps``): how :class:`gym_crawl.envs.budget.BudgetFromTimeLimit`
+        hands the limit ``gym.make`` consumed to the env, and how a budget is changed between episodes."""
         self._budget = None if budget is None else _check_int("max_episode_steps", budget, 1)
-        self._budget_given = True
-
-    def _find_time_limit(self) -> None:
-        """Read the limit of the ``TimeLimit`` whose ``reset`` is running (once per env; a few frames up)."""
-        self._budget_looked = True
-        frame = sys._getframe(2)
-        for _ in range(16):
-            if frame is None:
-                break
-            obj = frame.f_locals.get("self")
-            if isinstance(obj, TimeLimit) and obj.unwrapped is self:
-                self._budget = int(obj._max_episode_steps)
-                return
-            frame = frame.f_back
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
@@ -362,8 +345,6 @@ class WikiCrawlEnv(gym.Env):
         Every argument is checked before anything changes: a reset that raises on its arguments leaves the
         env as it was (the previous crawl can go on). A reset that fails later (a seed page whose reward is
         not finite, seeds with no out-links) leaves an env whose ``step`` refuses until a reset succeeds."""
-        if not self._budget_given and not self._budget_looked:
-            self._find_time_limit()
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"reset options must be a dict with 'topic' and/or 'seeds' (or None), "
                              f"got {type(options).__name__} {options!r}")
@@ -378,7 +359,7 @@ class WikiCrawlEnv(gym.Env):
         seed_ids = seed_pages(topic, self.corpus, seeds)
         if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:
             raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
-                             f"(gym.make(..., max_episode_steps=N))")
+                             f"(max_episode_steps=N)")
         super().reset(seed=seed)
         self._started = False  # until this reset completes: a failure below leaves an env that refuses step
         self._configure(topic)
