@@ -19,9 +19,10 @@ def _snapshot(env) -> dict:
     u = env.unwrapped
     st = u.state
     snap = {f"state.{k}": np.array(a) for k, a in st.arrays.items()}
-    snap.update(ctr=st._ctr.copy(), sums=st._sums.copy(), t=u._t, over=u._over, started=u._started,
-                cand=np.array(u._cand), feats=u._feats.copy(), mask=u._mask.copy(), svec=u._svec.copy(),
-                topic=u.topic, last_reward=u._last_reward)
+    ep = u.episode
+    snap.update(ctr=st.counters.copy(), sums=st.sums.copy(), t=ep.t, over=ep.over, started=ep.started,
+                cand=np.array(ep.cand), feats=ep.feats.copy(), mask=ep.mask.copy(), svec=ep.svec.copy(),
+                topic=u.topic, last_reward=ep.last_reward)
     return snap
 
 
@@ -46,11 +47,11 @@ def test_non_finite_reward_step_changes_nothing(tiny_corpus):
     env = make(tiny_corpus)
     env.reset(seed=0)
     u = env.unwrapped
-    target = int(u._cand[0])
+    target = int(u.episode.cand[0])
     env = make(tiny_corpus, reward=_nan_on([target]))
     _obs, info = env.reset(seed=0)
     u = env.unwrapped
-    assert int(u._cand[0]) == target
+    assert int(u.episode.cand[0]) == target
     before = _snapshot(env)
     with pytest.raises(ValueError, match=rf"non-finite value nan for page {target}"):
         env.step(0)
@@ -64,12 +65,12 @@ def test_non_finite_reward_in_the_vector_env_steps_no_sub_env(tiny_corpus):
     # Python path (a custom reward): sub-env 1 would fetch the NaN page; sub-env 0 must not have stepped
     e = make(tiny_corpus)
     e.reset(seed=1)
-    target = int(e.unwrapped._cand[0])
+    target = int(e.unwrapped.episode.cand[0])
     v = make_vector_env("WikiCrawl-v1", num_envs=2, corpus=tiny_corpus,
                      reward=_nan_on([target]), max_episode_steps=50)
     v.reset(seed=0)
     u = v.unwrapped
-    assert int(u.envs[1]._cand[0]) == target and int(u.envs[0]._cand[1]) != target
+    assert int(u.envs[1].episode.cand[0]) == target and int(u.envs[0].episode.cand[1]) != target
     before = [_snapshot(x) for x in u.envs]
     with pytest.raises(ValueError, match="non-finite"):
         v.step(np.array([1, 0]))
