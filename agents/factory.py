@@ -10,8 +10,10 @@ the same way everywhere::
 Precedence, lowest first: the env's own defaults, the agent's ``env_defaults``, the action and
 observation modes the agent needs (``action_kind`` → ``action=``; ``needs_observation=False`` →
 ``observation="state"``), then the caller's ``overrides`` (``None`` values are ignored, so CLI
-flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.make``'s
-``TimeLimit``. An override that contradicts the agent's action mode is an error.
+flags left unset do not override anything). ``max_episode_steps`` is the env's episode budget (it owns its
+horizon; ``gym.make`` and the registered wrapper keep its ``TimeLimit`` in agreement, and the built env is
+checked with :func:`gym_crawl.envs.check_budget`). An override that contradicts the agent's action mode is
+an error.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import gymnasium as gym
 
 from gym_crawl.agents.base import Agent, agent_class
+from gym_crawl.envs.budget import check_budget
 from gym_crawl.wrappers.factory import make_env
 
 __all__ = ["make_env_for", "env_kwargs_for"]
@@ -62,6 +65,7 @@ def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **over
     """
     kwargs = env_kwargs_for(agent, **overrides)
     build = getattr(agent_class(agent) if isinstance(agent, str) else agent, "build_env", None)
-    if build is not None:  # an agent that wraps its env (seedfinder): it builds through make_env too
-        return build(env_id, kwargs)
-    return make_env(env_id, **kwargs)
+    # an agent that wraps its env (seedfinder) builds it through make_env too
+    env = build(env_id, kwargs) if build is not None else make_env(env_id, **kwargs)
+    check_budget(env)
+    return env

@@ -145,7 +145,6 @@ import json, sys, time
 import numpy as np
 from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
 n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-import gymnasium as gym, gym_crawl
 from gym_crawl.corpus.synthetic import synthetic_corpus
 from gym_crawl.wrappers.factory import make_vec_env
 c = synthetic_corpus(n)
@@ -243,8 +242,8 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[d
                        f"({ok} the {WORKER_BUDGET_MB:.0f} MB budget).")]
     if vector:
         base = vector[0]["memory"]
-        lines += ["", ("## Batched vector env (`make_vec(..., vectorization_mode=\"vector_entry_point\")`: N crawls "
-                       "in one process sharing corpus, text model and score tables)"), "",
+        lines += ["", ("## Batched vector env (`make_vec_env(..., vectorization_mode=\"vector_entry_point\")`: "
+                       "N crawls in one process sharing corpus, text model and score tables)"), "",
                   "| N | RSS MB | USS MB | PSS MB | peak RSS MB | USS per extra env MB |", "|---|---|---|---|---|---|"]
         for v in vector:
             m = v["memory"]

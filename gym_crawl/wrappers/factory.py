@@ -69,10 +69,16 @@ def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_m
 
     :param num_envs: number of crawls.
     :param vectorization_mode: ``"vector_entry_point"`` (the batched
-        :class:`~gym_crawl.envs.WikiCrawlVectorEnv`: one corpus and text model for all crawls), ``"sync"``
-        or ``"async"`` (Gymnasium's vector envs over single envs).
+        :class:`~gym_crawl.envs.WikiCrawlVectorEnv`: one corpus and text model for all crawls, built by
+        :func:`gym_crawl.envs.make_vector_env`), ``"sync"`` or ``"async"`` (Gymnasium's vector envs over
+        single envs).
     :param kwargs: env keywords, and ``max_episode_steps``.
     """
+    if vectorization_mode == "vector_entry_point":
+        from gym_crawl.envs import make_vector_env
+
+        _spec(env_id)  # a registered WikiCrawl id, or the ValueError listing them
+        return make_vector_env(env_id, num_envs=num_envs, **kwargs)
     return gym.make_vec(_spec(env_id), num_envs=num_envs, vectorization_mode=vectorization_mode, **kwargs)
 
 
