@@ -180,13 +180,15 @@ def test_no_leak_of_unfetched_pages(tiny_corpus, features, reducer):
     tm = get_text_model(tiny_corpus)  # pre-trained text model (the papers' GloVe): held fixed
 
     def feats():
-        if features != "tres-clf":
+        if not features.startswith("tres-clf"):
             return features
         # TRES's classifier is trained offline, before the crawl, like the text model: held fixed here.
-        # (That it is never evaluated on the pages it was fitted on is a separate, issue-10 property.)
+        # (That it is never evaluated on the pages it was fitted on is a separate property.)
         from gym_crawl.features.tres_clf import TresClfFeatures, topic_classifier
 
-        return TresClfFeatures(classifiers=topic_classifier(tiny_corpus, resolve_topic(None, tiny_corpus), tm))
+        kinds = {"kinds": ("svm",)} if features == "tres-clf-svm" else {}
+        clf = topic_classifier(tiny_corpus, resolve_topic(None, tiny_corpus), tm, **kinds)
+        return TresClfFeatures(classifiers=clf, domain_features=features != "tres-clf-nh")
 
     env_a = gym.make("WikiCrawl-v1", corpus=tiny_corpus, text=tm, features=feats(), reducer=reducer,
                      max_candidates=8, max_episode_steps=steps + 5)
