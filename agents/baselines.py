@@ -6,6 +6,9 @@
   between the topic vector and the word vector of the link's URL + anchor + surrounding text.
   Run it with ``reducer="topk"`` (the CLI default) to get the exact global best-first order;
   with another reducer it picks the best of the proposed candidates.
+* ``best-first-page`` — the same order as a ``page`` agent over the whole frontier (the thesis' basic
+  crawler, Algorithm 2: its own priority queue of frontier pages by link-text relevance), so that it runs
+  on the same page-mode env as the page-mode learners it is timed against.
 * ``oracle`` — an upper bound, not a crawler: it knows which frontier pages are relevant (hidden
   information) and fetches those first, else the best-first choice. Results read as "fraction
   of the attainable".
@@ -17,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl.agents.base import Agent
+from gym_crawl.agents.base import Agent, Transition
+from gym_crawl.agents.priority_queue import UpdatablePQ
 
-__all__ = ["RandomAgent", "BreadthFirstAgent", "BestFirstAgent", "GreedyOracleAgent"]
+__all__ = ["RandomAgent", "BreadthFirstAgent", "BestFirstAgent", "BestFirstPageAgent", "GreedyOracleAgent"]
 
 
 class RandomAgent(Agent):
@@ -68,6 +72,34 @@ class BestFirstAgent(Agent):
         j = int(np.argmax(scores))
         self.last_score = float(scores[j])
         return int(valid[j])
+
+
+class BestFirstPageAgent(Agent):
+    """Best-first as a ``page`` agent: a priority queue of frontier pages keyed by the topic relevance of
+    their link text (``link_scores``), updated with the pages whose best link changed each step; the
+    highest still in the frontier is fetched. Ties: the queue's order."""
+
+    name = "best-first-page"
+    action_kind = "page"
+    needs_observation = False
+
+    def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
+        super().begin_episode(env, rng)
+        self.pq = UpdatablePQ(env.n_pages)
+        F = np.array(env.frontier_pages(), dtype=np.int64)
+        self.pq.push_many(F, env.link_scores(F))
+
+    def act(self, obs: Any, info: dict) -> int:
+        while True:
+            page, score = self.pq.pop_max()
+            if self.env.is_frontier(page):
+                self.last_score = float(score)
+                return int(page)
+
+    def observe(self, transition: Transition) -> None:
+        upd = np.asarray(self.env.frontier_changes().updated, dtype=np.int64)
+        if len(upd):
+            self.pq.push_many(upd, self.env.link_scores(upd))
 
 
 class GreedyOracleAgent(Agent):

@@ -10,17 +10,20 @@ the same way everywhere::
 Precedence, lowest first: the env's own defaults, the agent's ``env_defaults``, the action and
 observation modes the agent needs (``action_kind`` → ``action=``; ``needs_observation=False`` →
 ``observation="state"``), then the caller's ``overrides`` (``None`` values are ignored, so CLI
-flags left unset do not override anything). ``max_episode_steps`` goes to ``gym.make``'s
-``TimeLimit``. An override that contradicts the agent's action mode is an error.
+flags left unset do not override anything). ``max_episode_steps`` is the env's episode budget (it owns its
+horizon; ``gym.make`` and the registered wrapper keep its ``TimeLimit`` in agreement, and the built env is
+checked with :func:`gym_crawl.envs.check_budget`). An override that contradicts the agent's action mode is
+an error.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium as gym
 
 from gym_crawl.agents.base import Agent, agent_class
+from gym_crawl.envs.budget import check_budget
+from gym_crawl.wrappers.factory import make_env
 
 __all__ = ["make_env_for", "env_kwargs_for"]
 
@@ -50,22 +53,19 @@ def env_kwargs_for(agent: Agent | str | type, **overrides: Any) -> dict[str, Any
 
 
 def make_env_for(agent: Agent | str | type, env_id: str = "WikiCrawl-v1", **overrides: Any) -> gym.Env:
-    """``gym.make(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
+    """``make_env(env_id, **env_kwargs_for(agent, **overrides))`` — the env ``agent`` runs on.
 
-    ``agent`` is an agent instance, a registered name, or an Agent class. ``overrides`` are any
-    ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``, …) plus ``gym.make``'s
-    ``max_episode_steps``. ``env_id="WikiCrawl-v0"`` (the first release's default reward, which
-    the paper reproductions pin) is built without Gymnasium's "out of date" warning.
+    ``agent`` is an agent instance, a registered name, or an Agent class. ``env_id`` is a registered
+    WikiCrawl id (``WikiCrawl-v0``: the first release's default reward, which the paper reproductions
+    pin). ``overrides`` are any ``WikiCrawl-v1`` keyword (``corpus``, ``topic``, ``reward``, ``reducer``,
+    …) plus ``max_episode_steps``. Built by :func:`gym_crawl.wrappers.factory.make_env` (by the
+    registered spec: no "out of date" warning for the older ids the package supports). An agent class
+    with a ``build_env(env_id, kwargs)`` classmethod builds its own env from these keywords through the
+    same ``make_env`` (``seedfinder`` wraps it in its seed search).
     """
-    import gym_crawl  # noqa: F401  (registers the env ids)
-
     kwargs = env_kwargs_for(agent, **overrides)
-    if env_id in (gym_crawl.ENV_ID_V0, gym_crawl.ENV_ID):
-        # The paper reproductions pin the first release's id on purpose (its default reward is
-        # han2018 for every topic), and every caller that names its corpus builds WikiCrawl-v1 (the
-        # default task WikiCrawl-v2 only changes defaults); Gymnasium's "out of date" warning would
-        # repeat at every make.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=f".*{env_id} is out of date", category=DeprecationWarning)
-            return gym.make(env_id, **kwargs)
-    return gym.make(env_id, **kwargs)
+    build = getattr(agent_class(agent) if isinstance(agent, str) else agent, "build_env", None)
+    # an agent that wraps its env (seedfinder) builds it through make_env too
+    env = build(env_id, kwargs) if build is not None else make_env(env_id, **kwargs)
+    check_budget(env)
+    return env

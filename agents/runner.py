@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition
+from gym_crawl.envs.budget import check_budget
 
 __all__ = ["EpisodeResult", "run_episode", "run_episodes"]
 
@@ -55,10 +56,12 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
     """Reset ``env`` and let ``agent`` crawl until termination or truncation (or, after a step, until
     ``should_stop()`` is true: a live crawl stopped by a signal ends cleanly, as a shorter episode).
 
-    Every action goes through ``env.step`` of the env as given (wrappers included: ``TimeLimit``
-    truncates, ``RecordEpisodeStatistics`` records). Build the env with
-    :func:`gym_crawl.agents.make_env_for` so its action mode is the agent's ``action_kind``.
+    Every action goes through ``env.step`` of the env as given (wrappers included:
+    ``RecordEpisodeStatistics`` records). Build the env with :func:`gym_crawl.agents.make_env_for` so its
+    action mode is the agent's ``action_kind``. A ``TimeLimit`` that disagrees with the env's own budget is
+    refused (:func:`gym_crawl.envs.check_budget`).
     """
+    check_budget(env)
     base = env.unwrapped
     mode = getattr(base, "action_mode", None)
     if mode is not None and mode != agent.action_kind:

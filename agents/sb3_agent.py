@@ -271,7 +271,7 @@ class SB3Agent(Agent):
         """The raw SB3 action for one env ``Dict`` observation (slot index, or weight vector ``w``)."""
         if not isinstance(obs, dict) or "candidates" not in obs:
             raise TypeError("SB3Agent acts on the plain WikiCrawl-v1 observation (a Dict with 'candidates'); "
-                            "run it on gym.make('WikiCrawl-v1', ...) rather than on a scoring wrapper")
+                            "run it on make_env_for(agent, ...) rather than on a scoring wrapper")
         if self.wrapper == "continuous":
             x: Any = summarize_candidates(obs, self.top_rows)
         else:

@@ -53,6 +53,22 @@ VARIANTS: dict[str, Variant] = {
                                  "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
     "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
                             "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
+    # TRES as published and its Table 4 ablations: the topic's offline classifier (fitted on the corpus'
+    # URL-hash classifier-train split; crawl heldout_view(corpus) so relevant_found counts only pages it never
+    # saw) is both a feature column and the reward
+    "tres-clf": Variant("tres", {}, {"features": "tres-clf", "reward": "classifier"}, {},
+                        "TRES as published: DDQN + Tree-Frontier, tres-clf features, classifier reward"),
+    "tres-svm": Variant("tres", {}, {"features": "tres-clf-svm", "reward": "classifier-svm"}, {},
+                        "TRES_SVM: tres-clf with ACHE's linear SVM as link-text classifier and reward"),
+    "tres-nh": Variant("tres", {}, {"features": "tres-clf-nh", "reward": "classifier"}, {},
+                       "TRES_NH: tres-clf without the two web-domain (Hub) columns"),
+    # ACHE's default crawler is two classifiers: a page classifier on fetched pages (here the reward: ACHE's
+    # linear SVM, 'classifier-svm') and an online link classifier retrained from the pages it fetched, whose
+    # score orders the frontier (best-first). The online-classifier agent is that link classifier and learns
+    # from reward > 0, so ACHE-like is online-classifier with the SVM page classifier as its reward. A caller
+    # that passes its own reward (the task sets' reward="labels") replaces the page classifier with it.
+    "ache": Variant("online-classifier", {}, {"reward": "classifier-svm"}, {},
+                    "ACHE-like: online link classifier (best-first) fed by an SVM page classifier on fetched pages"),
 }
 
 #: evaluation-time options of plain registered agents that explore while training

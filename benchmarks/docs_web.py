@@ -574,18 +574,17 @@ def warm_score_tables(corpus: Any, tasks: Sequence[Any], *, progress: bool = Tru
     tables on disk (``WikiCrawlEnv.precompute_scores(persist=True)``, under the data dir's
     ``score_tables``), so every suite worker memory-maps them instead of scoring ~10^6 links per topic
     itself. Topics already stored are only checked. Returns the number of topics."""
-    import gymnasium as gym
     from tqdm.auto import tqdm
 
-    import gym_crawl  # noqa: F401  (registers the env)
     from gym_crawl.tasks import topic_of
+    from gym_crawl.wrappers.factory import make_env
 
     first = {}
     for t in tasks:
         first.setdefault(t.label, t)
     if not first:
         return 0
-    env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", topic=topic_of(corpus, next(iter(first.values()))))
+    env = make_env("WikiCrawl-v1", corpus=corpus, reward="labels", topic=topic_of(corpus, next(iter(first.values()))))
     for t in tqdm(list(first.values()), desc="score tables", unit="topic", disable=not progress):
         topic = topic_of(corpus, t)
         env.reset(seed=0, options={"topic": topic, "seeds": list(t.seeds)})

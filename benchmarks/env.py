@@ -49,11 +49,9 @@ def _rss_mb() -> float:
 def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str, Any]:
     """Random valid actions through ``env.step`` in both action modes: slots of the Discrete(K) env, and
     frontier page ids of the page-mode (Discrete(n_pages)) env."""
-    import gymnasium as gym
+    from gym_crawl.wrappers.factory import make_env
 
-    import gym_crawl  # noqa: F401
-
-    env = gym.make("WikiCrawl-v0", corpus=corpus, max_candidates=k, max_episode_steps=steps + 1)
+    env = make_env("WikiCrawl-v0", corpus=corpus, max_candidates=k, max_episode_steps=steps + 1)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     first_reset = time.perf_counter() - t0
@@ -73,7 +71,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
             obs, info = env.reset(seed=seed + n)
     slot_sps = n / (time.perf_counter() - t0)
     slot_cpu_sps = n / max(time.process_time() - c0, 1e-9)
-    penv = gym.make("WikiCrawl-v0", corpus=corpus, action="page", observation="state", max_episode_steps=steps + 1)
+    penv = make_env("WikiCrawl-v0", corpus=corpus, action="page", observation="state", max_episode_steps=steps + 1)
     pbase = penv.unwrapped
     penv.reset(seed=seed)
     t0 = time.perf_counter()

@@ -150,9 +150,7 @@ def configurations() -> Iterator[dict[str, Any]]:
 def fuzz(corpus: Any, total_steps: int, seed: int = 0, max_episode_steps: int = 60, k: int = 16,
          configs: Sequence[dict[str, Any]] | None = None, progress: bool = True) -> dict[str, Any]:
     """Fuzz ``configs`` (default: :func:`configurations`) for ``total_steps`` steps in all; returns the summary."""
-    import gymnasium as gym
-
-    import gym_crawl  # noqa: F401
+    from gym_crawl.wrappers.factory import make_env
 
     configs = list(configurations() if configs is None else configs)
     per = max(1, math.ceil(total_steps / len(configs)))
@@ -164,7 +162,7 @@ def fuzz(corpus: Any, total_steps: int, seed: int = 0, max_episode_steps: int = 
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                env = gym.make("WikiCrawl-v1", corpus=corpus, max_episode_steps=max_episode_steps, max_candidates=k,
+                env = make_env("WikiCrawl-v1", corpus=corpus, max_episode_steps=max_episode_steps, max_candidates=k,
                                **cfg)
                 env.reset(seed=seed)
         except (ValueError, KeyError, TypeError) as e:
@@ -180,7 +178,7 @@ def fuzz(corpus: Any, total_steps: int, seed: int = 0, max_episode_steps: int = 
                 if ep == 0:  # same seed and actions on a fresh env: the same trajectory
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        again = gym.make("WikiCrawl-v1", corpus=corpus, max_episode_steps=max_episode_steps,
+                        again = make_env("WikiCrawl-v1", corpus=corpus, max_episode_steps=max_episode_steps,
                                          max_candidates=k, **cfg)
                     _, traj2 = run_episode(again, s, actions=taken)
                     if not _same(traj, traj2):

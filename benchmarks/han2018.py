@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import platform
 import time
 from collections.abc import Callable
@@ -110,7 +109,7 @@ def make_env(corpus: Any, topic: str, reward: str, agent: str, steps: int, **ove
     that still read the observation get a 1-slot random reducer, slot agents K = 64."""
     from gym_crawl.agents import agent_class, make_env_for
 
-    cls = basic_crawler_class() if agent == "basic" else agent_class(agent)
+    cls = agent_class(AGENT_OF_ROW.get(agent, agent))
     own = getattr(cls, "env_defaults", {}) or {}
     slot = getattr(cls, "action_kind", "slot") == "slot"
     kw: dict[str, Any] = {k: v for k, v in (("features", "han2018"), ("reducer", "random")) if k not in own}
@@ -120,46 +119,15 @@ def make_env(corpus: Any, topic: str, reward: str, agent: str, steps: int, **ove
                         max_episode_steps=steps, **kw)
 
 
-# ------------------------------------------------------------------ the no-learning page agent
-@functools.lru_cache(maxsize=1)
-def basic_crawler_class() -> type:
-    """The thesis' basic crawler (Algorithm 2) as a ``page`` agent: a priority queue of frontier pages by
-    the topic relevance of their link text — the same order as ``best-first`` — used for timings so
-    that no-learning, sync and async run on identical env settings."""
-    from gym_crawl.agents.base import Agent
-    from gym_crawl.agents.priority_queue import UpdatablePQ
-
-    class BasicCrawler(Agent):
-        name = "basic"
-        action_kind = "page"
-        needs_observation = False
-
-        def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
-            super().begin_episode(env, rng)
-            self.pq = UpdatablePQ(env.n_pages)
-            F = np.array(env.frontier_pages(), dtype=np.int64)
-            self.pq.push_many(F, env.link_scores(F))
-
-        def act(self, obs: Any, info: dict) -> int:
-            while True:
-                page = self.pq.pop_max()[0]
-                if self.env.is_frontier(page):
-                    return page
-
-        def observe(self, tr: Any) -> None:
-            upd = np.asarray(self.env.frontier_changes().updated, dtype=np.int64)
-            if len(upd):
-                self.pq.push_many(upd, self.env.link_scores(upd))
-
-    return BasicCrawler
+#: the benchmark's row names that stand for a registered agent of another name
+AGENT_OF_ROW = {"basic": "best-first-page"}  # the thesis' basic crawler (Algorithm 2), a page agent
 
 
 def make_agent_any(name: str, **kw: Any) -> Any:
+    """The registered agent a row of this benchmark runs (``basic``: ``best-first-page``)."""
     from gym_crawl.agents import make_agent
 
-    if name == "basic":
-        return basic_crawler_class()(**kw)
-    return make_agent(name, **kw)
+    return make_agent(AGENT_OF_ROW.get(name, name), **kw)
 
 
 # ------------------------------------------------------------------------ running tasks
@@ -297,7 +265,7 @@ def timing_task(corpus: Any, topic: str, steps: int, seed: int = 0) -> list[dict
         env = make_env(corpus, topic, "han2018", name, steps)
         agent = make_agent_any(name)
         timed_episode(env, make_agent_any(name), min(200, steps), seed=seed + 99)
-        out.append(timed_episode(env, agent, steps, seed=seed))
+        out.append({**timed_episode(env, agent, steps, seed=seed), "agent": name})
         env.close()
     return out
 
@@ -308,8 +276,8 @@ def timing_frontier(corpus: Any, topic: str, steps: int, min_frontier: int, seed
     out = []
     for name in ["basic", "lfa-async", "lfa-sync"]:
         env = make_env(corpus, topic, "han2018", name, 10 ** 7)
-        out.append(timed_episode(env, make_agent_any(name), steps, seed=seed, warmup=make_agent_any("bfs"),
-                                 warmup_until=min_frontier, warmup_max=200_000))
+        out.append({**timed_episode(env, make_agent_any(name), steps, seed=seed, warmup=make_agent_any("bfs"),
+                                    warmup_until=min_frontier, warmup_max=200_000), "agent": name})
         env.close()
     return out
 

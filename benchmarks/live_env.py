@@ -114,10 +114,8 @@ def _serve(n_pages: int) -> tuple[Any, str]:
 
 
 def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
-    import gymnasium as gym
-
-    import gym_crawl  # noqa: F401
     from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.wrappers.factory import make_env
 
     n_site = max(frontiers) * 3
     srv = None
@@ -133,7 +131,7 @@ def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
         fetch = _timed_fetch(GeneratedSite(n_site))
         seeds = [page_url(0)]
     web = LiveWeb(seeds, fetch=fetch, scope="any", max_pages=n_site + 1, max_links=(n_site + 1) * DEGREE)
-    env = gym.make("WikiCrawl-v1", corpus=web, topic="geology", max_episode_steps=10**9)
+    env = make_env("WikiCrawl-v1", corpus=web, topic="geology", max_episode_steps=10**9)
     obs, info = env.reset(seed=0)
     out: dict[str, Any] = {}
     t_all = time.perf_counter()

@@ -86,12 +86,13 @@ n, steps = int(sys.argv[1]), int(sys.argv[2])
 out = {"pages": n, "base": proc_memory()}
 import gymnasium as gym, gym_crawl
 from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.wrappers.factory import make_env
 out["after_import"] = proc_memory()
 t = time.perf_counter()
 c = synthetic_corpus(n)
 out["links"] = int(c.n_links)
 out["after_corpus_load"] = proc_memory()
-env = gym.make("WikiCrawl-v1", corpus=c, topic="geology", max_episode_steps=steps + 1)
+env = make_env("WikiCrawl-v1", corpus=c, topic="geology", max_episode_steps=steps + 1)
 out["after_make"] = proc_memory()
 _, info = env.reset(seed=0)
 out["after_reset"] = proc_memory()
@@ -144,10 +145,10 @@ import json, sys, time
 import numpy as np
 from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
 n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-import gymnasium as gym, gym_crawl
 from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.wrappers.factory import make_vec_env
 c = synthetic_corpus(n)
-v = gym.make_vec("WikiCrawl-v1", num_envs=w, vectorization_mode="vector_entry_point", corpus=c, topic="geology",
+v = make_vec_env("WikiCrawl-v1", num_envs=w, vectorization_mode="vector_entry_point", corpus=c, topic="geology",
                  max_episode_steps=steps + 1)
 obs, _ = v.reset(seed=0)
 rng = np.random.default_rng(0)
@@ -184,12 +185,10 @@ class _EnvFn:
         self.pages, self.max_steps = pages, max_steps
 
     def __call__(self) -> Any:
-        import gymnasium as gym
-
-        import gym_crawl  # noqa: F401  (registers the env)
         from gym_crawl.corpus.synthetic import synthetic_corpus
+        from gym_crawl.wrappers.factory import make_env
 
-        return gym.make("WikiCrawl-v1", corpus=synthetic_corpus(self.pages), topic="geology",
+        return make_env("WikiCrawl-v1", corpus=synthetic_corpus(self.pages), topic="geology",
                         max_episode_steps=self.max_steps)
 
 
@@ -243,8 +242,8 @@ def _markdown(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[d
                        f"({ok} the {WORKER_BUDGET_MB:.0f} MB budget).")]
     if vector:
         base = vector[0]["memory"]
-        lines += ["", ("## Batched vector env (`make_vec(..., vectorization_mode=\"vector_entry_point\")`: N crawls "
-                       "in one process sharing corpus, text model and score tables)"), "",
+        lines += ["", ("## Batched vector env (`make_vec_env(..., vectorization_mode=\"vector_entry_point\")`: "
+                       "N crawls in one process sharing corpus, text model and score tables)"), "",
                   "| N | RSS MB | USS MB | PSS MB | peak RSS MB | USS per extra env MB |", "|---|---|---|---|---|---|"]
         for v in vector:
             m = v["memory"]
@@ -332,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     # the corpus and its text model are built once, on disk, before any measurement: every measured process
     # memory-maps the first and loads the second (building the text model reads the whole corpus once, a
     # one-time cost per corpus that is not what a running env or worker holds)
-    code = ("import gymnasium as gym, gym_crawl; from gym_crawl.corpus.synthetic import synthetic_corpus; "
-            f"gym.make('WikiCrawl-v1', corpus=synthetic_corpus({pages}), topic='geology')")
+    code = ("from gym_crawl.corpus.synthetic import synthetic_corpus; from gym_crawl.wrappers.factory import make_env; "
+            f"make_env('WikiCrawl-v1', corpus=synthetic_corpus({pages}), topic='geology')")
     gen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if gen.returncode != 0:
         raise RuntimeError(f"generating {pages} pages failed:\n{gen.stderr[-3000:]}")

@@ -18,9 +18,9 @@ Protocol
   relevant-parent counts — online crawl statistics of this episode — and link-text / parent page vectors
   times the topic vector; every column is topic-relative, and only fetched pages and discovered links are
   read). The topic vector comes from the label's words (``resolve_topic``), as in the suite.
-* **Training**: :class:`TaskSampler` draws a train task uniformly per episode (its own generator, seeded
-  by the vector env's ``reset(seed)``), ``--n-envs`` in-process envs (``DummyVecEnv``: the per-topic reset
-  work is cached in each env and reused across seeds), ``--timesteps`` env steps per training seed,
+* **Training**: :class:`~gym_crawl.wrappers.TopicSampler` draws a train task uniformly per episode (its own
+  generator, seeded by the vector env's ``reset(seed)``), ``--n-envs`` in-process envs (``DummyVecEnv``: the
+  per-topic reset work is cached in each env and reused across seeds), ``--timesteps`` env steps per training seed,
   ``--seeds`` independent seeds (>= 5 in the full run), one torch thread.
 * **Evaluation**: the *final* model of each seed (never the best checkpoint), greedy
   (``deterministic=True``), run through :class:`gym_crawl.agents.sb3_agent.SB3Agent` on every test task
@@ -55,7 +55,7 @@ from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.tasks import topic_of
 from gym_crawl.wrappers import TopicSampler
 
-__all__ = ["FULL", "QUICK", "Preset", "TaskSampler", "evaluate_agent", "main", "make_train_env", "train_seed"]
+__all__ = ["FULL", "QUICK", "Preset", "evaluate_agent", "main", "make_train_env", "train_seed"]
 
 DEFAULT_OUT = Path("benchmarks/results/sb3_suite")
 AGENT = "sb3-mppo"
@@ -85,16 +85,6 @@ for a shared 2-core machine (~60 env steps per wall second there, ~200 per CPU-s
 
 
 # ------------------------------------------------------------------------------------- environments
-def TaskSampler(env: gym.Env, tasks: Sequence[tuple[str, Any, Sequence[str]]]) -> TopicSampler:
-    """A :class:`~gym_crawl.wrappers.TopicSampler` that draws each episode's task — topic and seed pages —
-    uniformly from ``(label, topic, seed titles)`` triples (``topic`` as :func:`gym_crawl.tasks.topic_of`
-    builds it); its ``counts`` are per label. Its own generator is reseeded by ``reset(seed=s)``."""
-    if not tasks:
-        raise ValueError("TaskSampler needs at least one task")
-    return TopicSampler(env, [t for _, t, _ in tasks], seeds=[list(s) for _, _, s in tasks],
-                        names=[str(lab) for lab, _, _ in tasks], salt=0x5B3)
-
-
 def env_kwargs(features: str, max_candidates: int) -> dict[str, Any]:
     """The ``WikiCrawl-v1`` keywords of the SB3 agent (saved with it as ``SB3Agent.env_kwargs``)."""
     return {"features": features, "reducer": "topk", "max_candidates": int(max_candidates)}
@@ -102,29 +92,34 @@ def env_kwargs(features: str, max_candidates: int) -> dict[str, Any]:
 
 def make_train_env(corpus: Any, tasks: Sequence[suite.Task], *, budget: int, n_envs: int, features: str,
                    max_candidates: int) -> Any:
-    """A ``DummyVecEnv`` of ``n_envs`` × (``WikiCrawl-v1`` → :class:`TaskSampler` over the *train* ``tasks`` →
+    """A ``DummyVecEnv`` of ``n_envs`` × (``WikiCrawl-v1`` → :class:`~gym_crawl.wrappers.TopicSampler` over the
+    *train* ``tasks`` — topic and seed pages drawn uniformly per episode, counted per label — →
     ``DiscreteScoringWrapper``), each with a ``Monitor``."""
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    import gym_crawl  # noqa: F401  (registers the env ids)
+    from gym_crawl.agents import make_env_for
     from gym_crawl.wrappers import DiscreteScoringWrapper
 
     bad = [t.label for t in tasks if t.split != "train"]
     if bad:
         raise ValueError(f"training tasks must all be train-split tasks; got test topics {bad}")
-    triples = [(t.label, topic_of(corpus, t), list(t.seeds)) for t in tasks]
+    if not tasks:
+        raise ValueError("make_train_env needs at least one train task")
+    topics = [topic_of(corpus, t) for t in tasks]
 
     def one() -> gym.Env:
-        env = gym.make("WikiCrawl-v1", corpus=corpus, reward="labels", max_episode_steps=budget, action="slot",
-                       **env_kwargs(features, max_candidates))
-        return Monitor(DiscreteScoringWrapper(TaskSampler(env, triples)))
+        env = make_env_for("sb3", corpus=corpus, reward="labels", max_episode_steps=budget,
+                           **env_kwargs(features, max_candidates))
+        sampler = TopicSampler(env, topics, seeds=[list(t.seeds) for t in tasks], names=[str(t.label) for t in tasks],
+                               salt=0x5B3)
+        return Monitor(DiscreteScoringWrapper(sampler))
 
     return DummyVecEnv([one for _ in range(n_envs)])
 
 
 def sampled_labels(vec_env: Any) -> Counter[str]:
-    """Labels drawn by the :class:`TaskSampler` of every env of ``vec_env`` so far."""
+    """Labels drawn by the :class:`~gym_crawl.wrappers.TopicSampler` of every env of ``vec_env`` so far."""
     out: Counter[str] = Counter()
     for e in vec_env.envs:
         w = e

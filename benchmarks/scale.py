@@ -40,9 +40,10 @@ out["corpus_load_seconds"] = round(time.perf_counter() - t, 3)
 out["links"] = int(c.n_links)
 out["rss_after_load_mb"] = round(rss(), 1)
 import gymnasium as gym, gym_crawl
+from gym_crawl.wrappers.factory import make_env
 from gym_crawl.agents import make_agent, make_env_for, run_episode, agent_class
 t = time.perf_counter()
-env = gym.make("WikiCrawl-v0", corpus=c, topic="geology", max_episode_steps=steps)
+env = make_env("WikiCrawl-v0", corpus=c, topic="geology", max_episode_steps=steps)
 out["env_make_seconds"] = round(time.perf_counter() - t, 3)
 t = time.perf_counter(); env.reset(seed=0); out["first_reset_seconds"] = round(time.perf_counter() - t, 4)
 t = time.perf_counter(); env.reset(seed=1); out["warm_reset_seconds"] = round(time.perf_counter() - t, 4)

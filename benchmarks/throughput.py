@@ -37,9 +37,9 @@ def _cartpole(steps: int) -> float:
 
 def slot_random(corpus: Any, reducer: str, steps: int, k: int = 64) -> float:
     """A random valid slot each step, through ``gym.make``'s whole wrapper stack."""
-    import gymnasium as gym
+    from gym_crawl.wrappers.factory import make_env
 
-    env = gym.make("WikiCrawl-v1", corpus=corpus, reducer=reducer, max_candidates=k, max_episode_steps=10**6)
+    env = make_env("WikiCrawl-v1", corpus=corpus, reducer=reducer, max_candidates=k, max_episode_steps=10**6)
     _, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
 
@@ -72,9 +72,9 @@ def agent_run(corpus: Any, name: str, steps: int, env_kwargs: dict | None = None
 
 def vector(corpus: Any, n_envs: int, steps: int) -> float:
     """The batched vector env (``vectorization_mode="vector_entry_point"``), a random filled slot per sub-env."""
-    import gymnasium as gym
+    from gym_crawl.wrappers.factory import make_vec_env
 
-    v = gym.make_vec("WikiCrawl-v1", num_envs=n_envs, vectorization_mode="vector_entry_point", corpus=corpus,
+    v = make_vec_env("WikiCrawl-v1", num_envs=n_envs, vectorization_mode="vector_entry_point", corpus=corpus,
                      max_episode_steps=1000)
     obs, _ = v.reset(seed=0)
     rng = np.random.default_rng(0)

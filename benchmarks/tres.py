@@ -34,20 +34,25 @@ hold everything):
                    (``domain_features=False``) — §3.6.3; not a keyword ablation
   ``tres``         TRES with the ground-truth (``binary`` on labels) reward: a perfect classifier
   ``best-first``   the no-learning crawler
-  ``ache``         ACHE-like: the ``online-classifier`` agent (best-first over an online link
-                   classifier retrained from fetched pages) whose page labels come from ACHE's
-                   SVM page classifier (the ``classifier`` reward with the ``svm`` kind) — a
-                   configuration of the existing agent, not a new one
+  ``ache``         ACHE-like: the registered ``ache`` agent — ``online-classifier`` (best-first
+                   over an online link classifier retrained from fetched pages) whose page labels
+                   come from ACHE's SVM page classifier (here the setting's own SVM as reward)
   ``seedfinder``   SeedFinder-like: seed expansion by search-engine queries (below), then the
                    ACHE-like crawl from the expanded seeds
   ===============  ===========================================================================
 
+  Every row is a registered agent or variant (:mod:`gym_crawl.agents.variants`: ``tres-clf``, ``tres-svm``,
+  ``tres-nh``, ``ache``); the benchmark passes the setting's own classifiers, feature set and Tree-Frontier.
+  The ``seedfinder`` row runs the library's search (:mod:`gym_crawl.relevance.search`) with the setting's
+  SVM and the cell's domain cap, and charges exactly the pages it downloaded; the registered ``seedfinder``
+  agent runs the same search on any task, uncapped, with its allowance fixed when the env is built.
+
   Every crawl is scored on ground-truth labels of evaluation pages (the paper scores every crawl
   with its ground-truth BiLSTM). **SeedFinder-like** (Vieira et al. 2016, as TRES describes it:
   "extracts new seeds and keywords from relevant pages to derive search queries"): a search engine
-  (:class:`SearchEngine`: tf-idf cosine over every page's text — the one privilege it has over the
-  crawlers, as a web search API has) is queried ``--sf-rounds`` times with the topic words plus the
-  ``--sf-terms`` best new terms (tf-idf mass) of the pages judged relevant so far (the seed page
+  (:class:`~gym_crawl.relevance.search.SearchEngine`: tf-idf cosine over every page's text — the one
+  privilege it has over the crawlers, as a web search API has) is queried ``--sf-rounds`` times with the
+  topic words plus the ``--sf-terms`` best new terms (tf-idf mass) of the pages judged relevant so far (the seed page
   first); the top ``--sf-results`` unseen pages of each query are downloaded and judged by the SVM
   page classifier; every downloaded result becomes a seed of the ACHE-like crawl and costs one page
   of the budget (``max_episode_steps`` = budget − results). Not modelled: SeedFinder's query
@@ -89,6 +94,8 @@ import numpy as np
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.url_sites import url_hash_domains
+from gym_crawl.relevance.search import SEEDFINDER_DEFAULTS, SearchEngine
+from gym_crawl.relevance.search import seedfinder_results as library_seedfinder_results
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 AGENTS = ("random", "tree-random", "best-first", "lfa-async", "tres-async", "tres")
@@ -99,9 +106,9 @@ TABLE4_AGENTS = ("tres-clf", "tres-svm", "tres-nh", "tres", "best-first", "ache"
 TABLE4_CELLS = (("tres-svm", "10"), ("tres-nh", "10"), ("tres-clf", "10"), ("tres", "10"), ("best-first", "10"),
                 ("ache", "10"), ("seedfinder", "10"), ("tres-svm", "5-2"), ("tres-clf", "5-2"),
                 ("best-first", "5-2"), ("ache", "inf"), ("seedfinder", "inf"))
-#: the registered agent each row runs
-BASE_AGENT = {"tres-clf": "tres", "tres-svm": "tres", "tres-nh": "tres", "ache": "online-classifier",
-              "seedfinder": "online-classifier"}
+#: the registered agent each row runs (every row is a registered agent or variant, see
+#: :mod:`gym_crawl.agents.variants`; SeedFinder-like crawls with the ACHE-like agent from its expanded seeds)
+ROW_AGENT = {"seedfinder": "ache"}
 #: TRES Table 4 and the ACHE/SeedFinder rows of Table 3 (harvest rate %, domains) per paper setting
 PAPER_TABLE4 = {
     "TRES_SVM_10": ((79.88, 1692), (87.65, 2094), (34.64, 1189)),
@@ -193,7 +200,7 @@ def _agent_available(name: str) -> str | None:
     from gym_crawl.agents.base import agent_class
 
     try:
-        agent_class(BASE_AGENT.get(name, name))
+        agent_class(ROW_AGENT.get(name, name))
         return None
     except ValueError as e:
         return str(e)
@@ -229,12 +236,12 @@ def make_env_steps(s: Setting, name: str, cap: str, k: int, steps: int) -> tuple
         tree = TreeFrontier()
         feats = TresClfFeatures(classifiers={s.topic.name: clf}, domain_features=name != "tres-nh")
         kw.update(reducer=tree, features=feats, max_candidates=k, reward=_clf_reward(clf))
-        return make_env_for("tres", env_id="WikiCrawl-v0", **kw), tree
+        return make_env_for(name, env_id="WikiCrawl-v0", **kw), tree
     if name in ("ache", "seedfinder"):
         if s.svm is None:
             raise ValueError(f"{name}: the setting has no SVM page classifier")
         kw.update(reducer="random", max_candidates=1, reward=_clf_reward(s.svm))
-        return make_env_for("online-classifier", env_id="WikiCrawl-v0", **kw), None
+        return make_env_for("ache", env_id="WikiCrawl-v0", **kw), None
     if name == "tres":
         tree = TreeFrontier()
         kw.update(reducer=tree, features=s.features, max_candidates=k)
@@ -252,87 +259,18 @@ def make_env_steps(s: Setting, name: str, cap: str, k: int, steps: int) -> tuple
     return make_env_for(name, env_id="WikiCrawl-v0", **kw), tree
 
 
-class SearchEngine:
-    """The web search engine SeedFinder queries: tf-idf cosine between a query's terms and every
-    page's text (L2-normalised tf-idf rows, IDF of the corpus' text model). Built once per corpus."""
-
-    def __init__(self, corpus: Any, idf: np.ndarray):
-        import scipy.sparse as sp
-
-        from gym_crawl.relevance.classifier import bag_matrix, page_bags
-
-        n = corpus.n_pages
-        M = bag_matrix(*page_bags(corpus, np.arange(n)), n, corpus.n_words) @ sp.diags(np.asarray(idf, np.float64))
-        norm = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
-        self.M = sp.csr_matrix(sp.diags(np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)) @ M)
-        self.MT = self.M.T.tocsr()
-        self.idf = np.asarray(idf, np.float64)
-
-    def search(self, terms: np.ndarray, k: int, exclude: np.ndarray) -> np.ndarray:
-        """The ``k`` best pages for the query ``terms`` (term ids) that are not in ``exclude`` (bool
-        per page) and match at least one term; ties by page id."""
-        terms = np.unique(np.asarray(terms, np.int64))
-        q = self.idf[terms]
-        score = np.asarray(self.MT[terms].T @ q).ravel() / max(float(np.linalg.norm(q)), 1e-12)
-        ok = np.flatnonzero((score > 0) & ~exclude)
-        order = np.lexsort((ok, -score[ok]))
-        return ok[order[:k]]
-
-    def term_mass(self, pages: np.ndarray) -> np.ndarray:
-        """(V,) summed tf-idf weight of every term over ``pages``."""
-        return np.asarray(self.M[np.asarray(pages, np.int64)].sum(axis=0)).ravel()
-
-
 #: SeedFinder-like defaults: query rounds, results per query, new terms per query
-SF_DEFAULTS = {"rounds": 5, "results": 10, "terms": 3}
+SF_DEFAULTS = dict(SEEDFINDER_DEFAULTS)
 
 
 def seedfinder_results(s: Setting, seeds: np.ndarray, rounds: int = 5, results: int = 10, terms: int = 3,
                        cap: int | None = None) -> np.ndarray:
-    """Pages SeedFinder-like downloads from search results (see the module docstring), in order.
-
-    Round r: query = the topic's words + the ``terms`` terms of highest tf-idf mass over the pages
-    judged relevant so far (the seeds first) that no earlier query used; the ``results`` best unseen
-    pages are downloaded and judged by the SVM page classifier (only its verdicts and the downloaded
-    pages' text are read — never a label). With a per-domain ``cap``, results from a domain that
-    already has ``cap`` downloaded pages are passed over (the crawl's cap holds for them too)."""
+    """Pages SeedFinder-like downloads from search results for the setting's topic, judged by the
+    setting's SVM page classifier (:func:`gym_crawl.relevance.search.seedfinder_results`)."""
     if s.engine is None:
         s.engine = SearchEngine(s.corpus, s.text.idf)
-    eng, c = s.engine, s.corpus
-    dom = np.asarray(c.page_domain, np.int64)
-    per_dom = np.bincount(dom[np.asarray(seeds, np.int64)], minlength=len(c.domains))
-    seen = np.zeros(c.n_pages, bool)
-    seen[seeds] = True
-    base_terms = np.array([c.word_id(w) for w in s.topic.words if c.word_id(w) >= 0], np.int64)
-    used = np.zeros(c.n_words, bool)
-    used[base_terms] = True
-    relevant = list(np.asarray(seeds, np.int64))  # the seed pages bootstrap the first query
-    out: list[int] = []
-    for _ in range(rounds):
-        mass = eng.term_mass(np.asarray(relevant, np.int64)) if relevant else np.zeros(c.n_words)
-        mass[used] = 0.0
-        cand = np.flatnonzero(mass > 0)
-        new = cand[np.lexsort((cand, -mass[cand]))][:terms]
-        used[new] = True
-        q = np.concatenate([base_terms, new])
-        if cap is None:
-            got = eng.search(q, results, seen)
-        else:
-            keep: list[int] = []
-            for p in eng.search(q, c.n_pages, seen | (per_dom >= cap)[dom]):  # best first, domains filling up
-                if per_dom[dom[p]] < cap:
-                    keep.append(int(p))
-                    per_dom[dom[p]] += 1
-                    if len(keep) == results:
-                        break
-            got = np.asarray(keep, np.int64)
-        if len(got) == 0:
-            continue
-        seen[got] = True
-        out += got.tolist()
-        verdict = s.svm.proba_pages(c, got) >= 0.5
-        relevant += got[verdict].tolist()
-    return np.asarray(out, np.int64)
+    return library_seedfinder_results(s.corpus, s.engine, s.topic.words, s.svm, seeds, rounds=rounds,
+                                      results=results, terms=terms, cap=cap)
 
 
 def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
@@ -340,6 +278,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
     """One crawl; returns its summary row and (optionally) a per-step trace
     ``[step, frontier, leaves, non-empty leaves, candidates]``."""
     from gym_crawl.agents import make_agent, run_episode
+    from gym_crawl.agents.variants import resolve_variant
 
     options = None
     n_search = 0
@@ -353,8 +292,9 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
         env, tree = make_env_steps(s, name, cap, k, max(1, s.steps - n_search))
     else:
         env, tree = make_env(s, name, cap, k)
-    base = BASE_AGENT.get(name, name)
-    agent = make_agent(base, seed=run) if base in ("tres", "tres-async") else make_agent(base)
+    row_agent = ROW_AGENT.get(name, name)
+    seeded = resolve_variant(row_agent).agent in ("tres", "tres-async")
+    agent = make_agent(row_agent, seed=run) if seeded else make_agent(row_agent)
     trace: list[list[float]] = []
 
     def on_step(t: int, info: dict) -> None:

@@ -34,19 +34,22 @@ V2_MAX_EPISODE_STEPS = 100
 #: the task set whose train topics ``gym-crawl train`` trains on and whose test topics it reports by default
 V2_TASK_SET = "hard"
 
+#: the wrapper every id registers after make's TimeLimit: it hands that limit to the env (gym_crawl.envs.budget)
+BUDGET_WRAPPER = gym.envs.registration.WrapperSpec(
+    name="BudgetFromTimeLimit", entry_point="gym_crawl.envs.budget:BudgetFromTimeLimit", kwargs={})
+
 if ENV_ID not in gym.registry:
-    # Gymnasium's TimeLimit owns truncation: every agent acts through env.step (slot or page
-    # action mode), so the budget is the registered max_episode_steps, overridable with
-    # gym.make("WikiCrawl-v1", max_episode_steps=N); the env reads it from that TimeLimit at reset
-    # (see gym_crawl.envs.wiki_crawl).
-    # gym.make_vec("WikiCrawl-v1", num_envs=N, vectorization_mode="vector_entry_point") builds the
-    # batched WikiCrawlVectorEnv (one corpus and text model for the N crawls).
+    # The env owns its horizon: the budget is the env keyword max_episode_steps (in the registered kwargs),
+    # the env truncates itself, and no TimeLimit is registered, so truncation has one owner.
+    # gym.make(id, max_episode_steps=N) still works: make consumes N and wraps a TimeLimit(N), and the
+    # registered BudgetFromTimeLimit gives N to the env before any reset. Gymnasium's make_vec refuses a
+    # vector entry point on a spec with additional wrappers, so the batched WikiCrawlVectorEnv is built with
+    # gym_crawl.envs.make_vector_env(id, num_envs=N, ...) (make_vec's "sync" and "async" modes work as usual).
     for _id, _kwargs, _steps in ((ENV_ID_V2, V2_KWARGS, V2_MAX_EPISODE_STEPS),
                                  (ENV_ID, {}, DEFAULT_MAX_EPISODE_STEPS),
                                  (ENV_ID_V0, {"reward": "han2018"}, DEFAULT_MAX_EPISODE_STEPS)):
         gym.register(id=_id, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
-                     vector_entry_point="gym_crawl.envs.vector:WikiCrawlVectorEnv",
-                     max_episode_steps=_steps, kwargs=dict(_kwargs))
+                     kwargs={**_kwargs, "max_episode_steps": _steps}, additional_wrappers=(BUDGET_WRAPPER,))
 
 __all__ = ["ENV_ID", "ENV_ID_V0", "ENV_ID_V2", "V2_KWARGS", "V2_MAX_EPISODE_STEPS", "V2_TASK_SET",
            "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

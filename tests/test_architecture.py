@@ -1,7 +1,7 @@
-"""Architecture rules that a test can hold (issue 9): layers flow one way, no import cycles, and agents,
+"""Architecture rules that a test can hold: layers flow one way, no import cycles, and agents,
 benchmarks and wrappers use the env's documented accessors rather than its internals.
 
-Layer order (DESIGN.md §3): corpus → text → relevance → crawl → features → reducers → envs → wrappers
+Layer order (docs/architecture.md): corpus → text → relevance → crawl → features → reducers → envs → wrappers
 → agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it, never above.
 Modules outside the layers (``registry``, ``_io``, ``_limits``, ``tokenize``, the package ``__init__``) are the
 lowest level: they import nothing of the package but each other.

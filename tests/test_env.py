@@ -21,8 +21,7 @@ def make(corpus, **kw):
 def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v1", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
-    assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
-    env.reset(seed=0)
+    assert env.spec.max_episode_steps is None  # no registered TimeLimit: the env owns its budget
     assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
 
 
@@ -318,22 +317,19 @@ def test_label_topic_without_seeds_fails_at_make_with_a_suggestion(tiny_corpus):
     assert env.reset(seed=0)[1]["topic"] == "art"
 
 
-def test_budget_comes_from_the_time_limit(tiny_corpus):
-    """The env learns max_episode_steps from the TimeLimit resetting it (gym.make, make_vec, by hand)."""
-    from gymnasium.wrappers import TimeLimit
-
+def test_budget_is_the_env_keyword_and_set_budget_changes_it(tiny_corpus):
+    """The env owns its budget (max_episode_steps); gym.make's limit reaches it before any reset."""
     env = make(tiny_corpus, max_episode_steps=7)
-    assert env.unwrapped.budget is None  # not known before the first reset
+    assert env.unwrapped.budget == 7  # known at make, before the first reset
     obs, _ = env.reset(seed=0)
-    assert env.unwrapped.budget == 7
     obs, *_ = env.step(0)
     assert obs["state"][0] == pytest.approx(1 / 7)
-    by_hand = TimeLimit(WikiCrawlEnv(corpus=tiny_corpus), 9)
-    by_hand.reset(seed=0)
-    assert by_hand.unwrapped.budget == 9
     bare = WikiCrawlEnv(corpus=tiny_corpus)
     bare.reset(seed=0)
-    assert bare.budget is None  # no TimeLimit: nothing truncates, state[0] stays 0
+    assert bare.budget is None  # no budget: nothing truncates, state[0] stays 0
     bare.set_budget(3)
     bare.reset(seed=0)
     assert bare.budget == 3
+    assert WikiCrawlEnv(corpus=tiny_corpus, max_episode_steps=9).budget == 9
+    with pytest.raises(ValueError, match="max_episode_steps must be"):
+        WikiCrawlEnv(corpus=tiny_corpus, max_episode_steps=0)

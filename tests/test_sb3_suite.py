@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from gym_crawl.agents.base import Agent
 from gym_crawl.benchmarks import sb3_suite, suite
-from gym_crawl.tasks import tasks_for, topic_of
+from gym_crawl.tasks import tasks_for
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +54,15 @@ def test_split_is_enforced(tiny_tasks):
         sb3_suite.evaluate_agent(make_agent("best-first"), sb3_suite._EvalEnvs(c), train, 0)
 
 
-def test_task_sampler_is_seeded(tiny_tasks):
+def test_train_env_task_sampler_is_seeded(tiny_tasks):
     c, train, _ = tiny_tasks
-    import gymnasium as gym
-
-    triples = [(t.label, topic_of(c, t), list(t.seeds)) for t in train]
+    from gym_crawl.wrappers import TopicSampler
 
     def topics(seed):
-        env = sb3_suite.TaskSampler(gym.make("WikiCrawl-v1", corpus=c, reward="labels", max_episode_steps=5), triples)
+        venv = sb3_suite.make_train_env(c, train, budget=5, n_envs=1, features="transferable", max_candidates=8)
+        env = venv.envs[0]
+        while not isinstance(env, TopicSampler):
+            env = env.env
         out = [env.reset(seed=seed)[1]["topic"]]
         out += [env.reset()[1]["topic"] for _ in range(7)]
         return out, dict(env.counts)

@@ -138,7 +138,7 @@ def test_variants_resolve_to_registered_agents_with_their_env():
     for name, v in suite.VARIANTS.items():
         assert v.agent in agent_names() and name in suite.suite_agent_names()
         assert suite.resolve_agent(name) is v
-        kw = env_kwargs_for(make_agent(v.agent, **v.config), **v.env, reward="labels")
+        kw = env_kwargs_for(make_agent(v.agent, **v.config), **{**v.env, "reward": "labels"})  # the caller's wins
         assert kw.get("features") == v.env.get("features", kw.get("features")) and kw["reward"] == "labels"
         agent = make_agent(v.agent, **v.config)
         assert all(agent.config[k] == val for k, val in v.config.items())   # the variant's options reach the agent

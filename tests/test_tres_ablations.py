@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import gym_crawl  # noqa: F401
+from gym_crawl.agents.variants import resolve_variant
 from gym_crawl.benchmarks import tres as B
 from gym_crawl.features.tres_clf import TresClfFeatures
 from gym_crawl.relevance.classifier import classifier_train_mask, heldout_view, true_label_mask
@@ -94,7 +95,8 @@ def test_ache_and_seedfinder_rows_are_configurations_of_the_online_classifier(se
         env, tree = B.make_env_steps(setting, row, "10", 16, 20)
         base = env.unwrapped
         assert tree is None and base.action_mode == "page" and base.reward_name == "classifier"
-        assert base.scheme.classifier is setting.svm and B.BASE_AGENT[row] == "online-classifier"
+        assert base.scheme.classifier is setting.svm
+        assert resolve_variant(B.ROW_AGENT.get(row, row)).agent == "online-classifier"
 
 
 def test_seedfinder_reads_no_label_and_respects_the_cap(setting, tiny_corpus):

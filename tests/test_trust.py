@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
+from gym_crawl.envs import make_vector_env
 
 
 def make(corpus, **kw):
@@ -18,9 +19,10 @@ def _snapshot(env) -> dict:
     u = env.unwrapped
     st = u.state
     snap = {f"state.{k}": np.array(a) for k, a in st.arrays.items()}
-    snap.update(ctr=st._ctr.copy(), sums=st._sums.copy(), t=u._t, over=u._over, started=u._started,
-                cand=np.array(u._cand), feats=u._feats.copy(), mask=u._mask.copy(), svec=u._svec.copy(),
-                topic=u.topic, last_reward=u._last_reward)
+    ep = u.episode
+    snap.update(ctr=st.counters.copy(), sums=st.sums.copy(), t=ep.t, over=ep.over, started=ep.started,
+                cand=np.array(ep.cand), feats=ep.feats.copy(), mask=ep.mask.copy(), svec=ep.svec.copy(),
+                topic=u.topic, last_reward=ep.last_reward)
     return snap
 
 
@@ -45,11 +47,11 @@ def test_non_finite_reward_step_changes_nothing(tiny_corpus):
     env = make(tiny_corpus)
     env.reset(seed=0)
     u = env.unwrapped
-    target = int(u._cand[0])
+    target = int(u.episode.cand[0])
     env = make(tiny_corpus, reward=_nan_on([target]))
     _obs, info = env.reset(seed=0)
     u = env.unwrapped
-    assert int(u._cand[0]) == target
+    assert int(u.episode.cand[0]) == target
     before = _snapshot(env)
     with pytest.raises(ValueError, match=rf"non-finite value nan for page {target}"):
         env.step(0)
@@ -63,12 +65,12 @@ def test_non_finite_reward_in_the_vector_env_steps_no_sub_env(tiny_corpus):
     # Python path (a custom reward): sub-env 1 would fetch the NaN page; sub-env 0 must not have stepped
     e = make(tiny_corpus)
     e.reset(seed=1)
-    target = int(e.unwrapped._cand[0])
-    v = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point", corpus=tiny_corpus,
+    target = int(e.unwrapped.episode.cand[0])
+    v = make_vector_env("WikiCrawl-v1", num_envs=2, corpus=tiny_corpus,
                      reward=_nan_on([target]), max_episode_steps=50)
     v.reset(seed=0)
     u = v.unwrapped
-    assert int(u.envs[1]._cand[0]) == target and int(u.envs[0]._cand[1]) != target
+    assert int(u.envs[1].episode.cand[0]) == target and int(u.envs[0].episode.cand[1]) != target
     before = [_snapshot(x) for x in u.envs]
     with pytest.raises(ValueError, match="non-finite"):
         v.step(np.array([1, 0]))
@@ -77,7 +79,7 @@ def test_non_finite_reward_in_the_vector_env_steps_no_sub_env(tiny_corpus):
 
 
 def test_non_finite_cached_reward_in_the_compiled_vector_step_steps_no_sub_env(tiny_corpus):
-    v = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="vector_entry_point", corpus=tiny_corpus,
+    v = make_vector_env("WikiCrawl-v1", num_envs=3, corpus=tiny_corpus,
                      max_episode_steps=50)
     v.reset(seed=0)
     u = v.unwrapped
@@ -134,8 +136,7 @@ def test_reset_failing_after_validation_refuses_step_until_a_reset(tiny_corpus):
 @pytest.mark.parametrize("vector", [False, True])
 def test_reward_sum_counts_invalid_action_penalties(tiny_corpus, vector):
     if vector:
-        env = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point",
-                           corpus=tiny_corpus, max_candidates=64, max_episode_steps=40)
+        env = make_vector_env("WikiCrawl-v1", num_envs=2, corpus=tiny_corpus, max_candidates=64, max_episode_steps=40)
     else:
         env = make(tiny_corpus, max_candidates=64, max_episode_steps=40)
     _obs, info = env.reset(seed=0)
@@ -269,7 +270,7 @@ def test_sizes_that_cannot_fit_are_refused_with_the_estimate(tiny_corpus):
     with pytest.raises(ValueError, match=r"text=\{'dim': 1000000000\} .* would need about"):
         make(tiny_corpus, text={"dim": 10**9})
     with pytest.raises(ValueError, match=r"num_envs=5000000 .* would need about"):
-        gym.make_vec("WikiCrawl-v1", num_envs=5_000_000, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+        make_vector_env("WikiCrawl-v1", num_envs=5_000_000, corpus=tiny_corpus)
 
 
 def test_empty_corpus_name_and_numpy_integers(tiny_corpus):
@@ -279,8 +280,7 @@ def test_empty_corpus_name_and_numpy_integers(tiny_corpus):
         load_corpus("")
     with pytest.raises(ValueError, match="corpus '  ' is empty"):
         make("  ")
-    v = gym.make_vec("WikiCrawl-v1", num_envs=np.int64(2), vectorization_mode="vector_entry_point",
-                     corpus=tiny_corpus)
+    v = make_vector_env("WikiCrawl-v1", num_envs=np.int64(2), corpus=tiny_corpus)
     assert v.num_envs == 2
 
 

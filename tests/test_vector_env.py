@@ -1,4 +1,4 @@
-"""The batched vector env (``vectorization_mode="vector_entry_point"``) is N single crawls, bit for bit."""
+"""The batched vector env (``make_vector_env``) is N single crawls, bit for bit."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -7,7 +7,7 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
 import gym_crawl  # noqa: F401
-from gym_crawl.envs import WikiCrawlVectorEnv
+from gym_crawl.envs import WikiCrawlVectorEnv, make_vector_env
 
 
 def _actions(rng, masks, action):
@@ -21,7 +21,7 @@ def _actions(rng, masks, action):
 @pytest.mark.parametrize("reducer", ["topk", "random", "tree"])
 def test_same_trajectories_as_sync_vector_env(tiny_corpus, tmp_path, action, reducer):
     kw = dict(corpus=tiny_corpus, max_candidates=8, reducer=reducer, action=action, max_episode_steps=6)
-    fast = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="vector_entry_point", **kw)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=3, **kw)
     ref = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="sync", **kw)
     assert isinstance(fast.unwrapped, WikiCrawlVectorEnv)
     assert fast.observation_space == ref.observation_space and fast.action_space == ref.action_space
@@ -42,7 +42,7 @@ def test_same_trajectories_as_sync_vector_env(tiny_corpus, tmp_path, action, red
 
 
 def test_shares_one_corpus_and_text_model(tiny_corpus):
-    v = gym.make_vec("WikiCrawl-v1", num_envs=4, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+    v = make_vector_env("WikiCrawl-v1", num_envs=4, corpus=tiny_corpus)
     envs = v.unwrapped.envs
     assert all(e.corpus is envs[0].corpus and e.text is envs[0].text for e in envs)
 
@@ -50,7 +50,7 @@ def test_shares_one_corpus_and_text_model(tiny_corpus):
 def test_bad_arguments(tiny_corpus):
     with pytest.raises(ValueError, match="num_envs"):
         WikiCrawlVectorEnv(num_envs=0, corpus=tiny_corpus)
-    v = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point", corpus=tiny_corpus)
+    v = make_vector_env("WikiCrawl-v1", num_envs=2, corpus=tiny_corpus)
     v.reset(seed=0)
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         v.step(np.zeros(3, int))
@@ -59,7 +59,7 @@ def test_bad_arguments(tiny_corpus):
 
 
 def _assert_same_run(kw, steps, seed=5, n=3, action="slot"):
-    fast = gym.make_vec("WikiCrawl-v1", num_envs=n, vectorization_mode="vector_entry_point", **kw)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=n, **kw)
     ref = gym.make_vec("WikiCrawl-v1", num_envs=n, vectorization_mode="sync", **kw)
     assert data_equivalence(fast.reset(seed=seed), ref.reset(seed=seed), exact=True)
     rng = np.random.default_rng(seed)
@@ -95,7 +95,7 @@ def test_mixed_topics_fall_back_to_python_steps(tiny_corpus):
     topics differ (episodes that end at different steps: a domain cap of 1 empties frontiers early) they
     step in Python; the compiled path resumes once they agree again. Same results either way."""
     kw = dict(corpus=tiny_corpus, max_candidates=8, max_episode_steps=30, domain_cap=1)
-    fast = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point", **kw)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=2, **kw)
     ref = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="sync", **kw)
     opts = {"topic": "cancer"}
     assert data_equivalence(fast.reset(seed=3, options=opts), ref.reset(seed=3, options=opts), exact=True)
@@ -109,7 +109,7 @@ def test_mixed_topics_fall_back_to_python_steps(tiny_corpus):
 
 
 def test_bad_action_values(tiny_corpus):
-    v = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="vector_entry_point", corpus=tiny_corpus,
+    v = make_vector_env("WikiCrawl-v1", num_envs=2, corpus=tiny_corpus,
                      max_candidates=8)
     v.reset(seed=0)
     with pytest.raises(ValueError, match=r"sub-env 1 .*Discrete\(8\)"):

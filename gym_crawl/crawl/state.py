@@ -53,7 +53,7 @@ from gym_crawl.corpus.core import Corpus
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.fields import FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
-from gym_crawl.relevance.scorer import PageScores, TopicScorer
+from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
 __all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
@@ -334,3 +334,45 @@ class CrawlState:
     def fetched_pages(self) -> np.ndarray:
         """(n_fetched,) int32 pages in fetch order (read-only copy)."""
         return self.fetched[: self.n_fetched].copy()
+
+    # ------------------------------------------- what the batched vector env shares between crawls
+    @property
+    def counters(self) -> np.ndarray:
+        """(N_COUNTERS,) int64 counters the kernels update in place (indices ``kernels.C_*``)."""
+        return self._ctr
+
+    @property
+    def sums(self) -> np.ndarray:
+        """(1,) float64: the episode's reward sum, updated in place."""
+        return self._sums
+
+    def add_reward(self, reward: float) -> None:
+        """Count a reward that fetched nothing (an invalid action's penalty) in the episode's reward sum."""
+        self._sums[0] += reward
+
+    @property
+    def work_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The fetch kernel's work space: per-target slots (n_pages,) and best score, link, URL and anchor
+        keyword flags per out-link (max out-degree,)."""
+        return self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa
+
+    @property
+    def page_scores(self) -> PageTable:
+        """The topic's page score table bound at the last :meth:`reset`."""
+        return self._pages
+
+    @property
+    def link_scores(self) -> LinkTable:
+        """The topic's link score table bound at the last :meth:`reset`."""
+        return self._links
+
+    @property
+    def reward_cache(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The per-page (reward, relevant, done) cache of the scheme bound at :meth:`reset`, shared by every
+        crawl of the topic and scheme (``None``: the scheme is called at every fetch)."""
+        return self._rw
+
+    @property
+    def eval_label(self) -> bool:
+        """Whether ``relevant_found`` counts the topic's label (else the reward's relevant flag)."""
+        return self._eval_label

@@ -1,7 +1,10 @@
 """``WikiCrawlVectorEnv``: N crawls in one process, as Gymnasium's custom ``VectorEnv``.
 
-``gym.make_vec("WikiCrawl-v1", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
-it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
+:func:`make_vector_env` builds it for a registered id (``make_vector_env("WikiCrawl-v1", num_envs=N, **kwargs)``:
+the id's registered keyword arguments, budget included, updated with ``kwargs``). Gymnasium's ``make_vec``
+refuses a ``vector_entry_point`` on an id that registers an additional wrapper, and every ``WikiCrawl`` id
+registers one (:mod:`gym_crawl.envs.budget`), so ``make_vec`` builds ``SyncVectorEnv`` / ``AsyncVectorEnv``
+of single envs. Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers and score
   tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
@@ -16,8 +19,7 @@ it (the registered ``vector_entry_point``). Compared with ``SyncVectorEnv`` over
 * implements Gymnasium's **next-step autoreset** (``metadata["autoreset_mode"]``): the step after a
   sub-env terminated or truncated resets it and returns the reset observation, with reward 0 and
   ``terminated = truncated = False`` for that sub-env; the other sub-envs step normally;
-* owns truncation at ``max_episode_steps`` (``make_vec`` passes it; a vector entry point has no
-  ``TimeLimit``), and tells each crawl its budget (``WikiCrawlEnv.set_budget``);
+* gives every crawl the budget ``max_episode_steps``, at which each truncates itself (no ``TimeLimit``);
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
 **Compiled path** (its throughput: ``gym-crawl bench throughput``, ``benchmarks/RESULTS.md``). Used when the
@@ -29,7 +31,7 @@ configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs 
 ``reset(options={"topic": ...})`` and autoresets) step the sub-envs one by one in Python — same results,
 slower. Resets always run in Python (once per episode).
 
-Same seeds ⇒ the same trajectories as N single envs (``gym.make`` + ``TimeLimit``) seeded
+Same seeds ⇒ the same trajectories as N single envs (``gym.make``) seeded
 ``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths. ``info`` follows
 Gymnasium's vector convention: every key holds an array of N values, with a boolean ``_key`` array
 saying which sub-envs set it (every sub-env sets every key).
@@ -50,13 +52,13 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.crawl import batch_kernels as BK
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
-from gym_crawl.crawl.state import FRONTIER, CrawlState
+from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
-from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures
-from gym_crawl.reducers.base import TopK
-from gym_crawl.text.model import TextModel, get_text_model
+from gym_crawl.envs.world import WORLD_KEYS, CrawlWorld
+from gym_crawl.features.sets import BatchLayout
+from gym_crawl.reducers.base import TopKRows
 
-__all__ = ["WikiCrawlVectorEnv"]
+__all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
 
 #: the crawl-state columns the batched kernel takes, in its order (``batch_step``'s ``st``)
 _ST_NAMES = ("status", "fr_pages", "fr_pos", "dom_next", "dom_prev", "dom_head", "fetched",
@@ -65,20 +67,6 @@ _ST_NAMES = ("status", "fr_pages", "fr_pos", "dom_next", "dom_prev", "dom_head",
              "rel", "cat", "tfidf", "reward", "relevant", "wrl", "change", "dist", "par_mean", "relpar_mean",
              "path_len", "path_rel", "fetch_step", "dom_fetched", "dom_relevant", "dom_eval_relevant")
 _EMPTY = np.zeros(0, np.int32)
-
-
-def _feature_layout(fs: Any) -> tuple[int, bool, int, float, float] | None:
-    """(kind, han discretized, TRES column offset, δ1, δ2) of a feature set the batched kernel can write."""
-    t = type(fs)
-    if t is Han2018Features:
-        return BK.FEAT_HAN, bool(fs.discretize), 0, fs.d1, fs.d2
-    if t is TresFeatures:
-        return BK.FEAT_TRES, False, 0, 0.1, 0.3
-    if t is CombinedFeatures and fs._fast and len(fs.parts) == 2 and type(fs.parts[0]) is Han2018Features \
-            and type(fs.parts[1]) is TresFeatures:
-        h = fs.parts[0]
-        return BK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, h.d1, h.d2
-    return None
 
 
 class WikiCrawlVectorEnv(VectorEnv):
@@ -109,13 +97,11 @@ class WikiCrawlVectorEnv(VectorEnv):
             check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
                        num_envs * (crawl_bytes(n, max(1, len(corpus.domains)), int(C)) + n * 14),
                        "each crawl's own columns")
-        text = kwargs.pop("text", None)
-        text = text if isinstance(text, TextModel) else get_text_model(corpus, **(text or {}))
-        self.envs = [WikiCrawlEnv(corpus=corpus, text=text, **kwargs) for _ in range(num_envs)]
-        for e in self.envs[1:]:
-            e._scorers = self.envs[0]._scorers  # one scorer per topic, shared (read-only after build)
-        for e in self.envs:
-            e.set_budget(max_episode_steps)
+        world_kw = {k: kwargs.pop(k) for k in WORLD_KEYS if k in kwargs and k not in ("corpus", "corpus_kwargs")}
+        #: what the N crawls share: corpus, text model, per-topic scorers and score tables, specs
+        self.world = CrawlWorld(corpus=corpus, **world_kw)
+        self.envs = [WikiCrawlEnv(world=self.world, max_episode_steps=max_episode_steps, **kwargs)
+                     for _ in range(num_envs)]
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
         first = self.envs[0]
@@ -149,17 +135,16 @@ class WikiCrawlVectorEnv(VectorEnv):
     def _setup_compiled(self) -> bool:
         """Stack the crawl state (and the TopK arrays) of the N sub-envs when the compiled step applies."""
         e0 = self.envs[0]
-        sch = e0._cap_schedule
-        if sch is not None and sch[0] != sch[1]:
+        if self.world.adaptive_cap:
             return False
         if e0.observation_mode == "candidates":
-            if type(e0.reducer) is not TopK or not e0.reducer._compiled:
+            if not e0.reducer.batchable:
                 return False
-            layout = _feature_layout(e0.features)
+            layout = e0.features.batch_layout()
             if layout is None:
                 return False
         else:
-            layout = (BK.FEAT_NONE, False, 0, 0.1, 0.3)
+            layout = BatchLayout(BK.FEAT_NONE, False, 0, 0.1, 0.3)
         self._layout = layout
         self._use_reducer = e0.observation_mode == "candidates"
         N, c = self.num_envs, e0.corpus
@@ -178,9 +163,9 @@ class WikiCrawlVectorEnv(VectorEnv):
             store = env_rows(self._stack, i)
             store.update(ctr=self._ctr[i], sums=self._sums[i], out_new=self._out_new[i, :deg],
                          out_upd=self._out_upd[i, :deg], out_rem=self._out_rem[i])
-            e.state = CrawlState(c, n_categories=C, beta=e.beta, storage=store)
+            e.adopt_crawl_storage(store)
         s0 = self.envs[0].state
-        self._work = (s0._tslot, s0._t_best, s0._t_link, s0._t_kwu, s0._t_kwa)
+        self._work = s0.work_arrays
         self._st = tuple(self._stack[k] for k in _ST_NAMES) + (self._ctr, self._sums)
         self._outs = (self._out_new, self._out_upd, self._out_rem, self._counts)
         self._link_lo, self._link_hi = s0.link_lo, s0.link_hi
@@ -199,9 +184,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._nsel = np.zeros((N, 1), np.int64)
         if self._use_reducer:
             for i, e in enumerate(self.envs):
-                r = e.reducer
-                r._cur_a, r._has, r._mark = self._cur[i], self._has[i], self._mark[i]
-                r._hk, r._hp = self._hk[i], self._hp[i]
+                e.reducer.bind_rows(self._topk_rows(i))
         self._penalty = np.zeros(N, np.float64)
         self._reward_scale = np.ones(N, np.float64)
         self._pages = np.full(N, -1, np.int64)
@@ -220,6 +203,11 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._edges6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
         return True
 
+    def _topk_rows(self, i: int) -> TopKRows:
+        """Sub-env ``i``'s rows of the stacked top-K arrays."""
+        return TopKRows(self._cur[i], self._has[i], self._mark[i], self._hk[i], self._hp[i], self._hsize[i],
+                        self._nsel[i], self._sel_p[i], self._sel_k[i])
+
     def _grow_heaps(self, need: int) -> None:
         cap = self._hk.shape[1]
         new = max(need, 2 * cap)
@@ -229,16 +217,17 @@ class WikiCrawlVectorEnv(VectorEnv):
         hp[:, :cap] = self._hp
         self._hk, self._hp = hk, hp
         for i, e in enumerate(self.envs):
-            e.reducer._hk, e.reducer._hp = hk[i], hp[i]
+            e.reducer.adopt_rows(self._topk_rows(i))
 
     def _adopt(self, i: int) -> None:
         """After sub-env ``i`` ran in Python (reset or step): take its Python-side state into the batch arrays
         (its crawl columns already are rows of the stack)."""
         e = self.envs[i]
-        self._t[i] = e._t
-        self._last_reward[i] = e._last_reward
-        self._last_page[i] = e._last_page
-        self._ncand[i] = len(e._cand)
+        ep = e.episode
+        self._t[i] = ep.t
+        self._last_reward[i] = ep.last_reward
+        self._last_page[i] = ep.last_page
+        self._ncand[i] = len(ep.cand)
         self._topics[i] = e.topic.name
         if not self._fast:
             return
@@ -246,39 +235,26 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._reward_scale[i] = max(abs(e.scheme.max_reward), 1e-9)
         if self._use_reducer:
             r = e.reducer
-            if r._hk.base is not self._hk:  # the heap grew in Python: copy it back into the stack
-                hs = int(r._hsize[0])
-                if len(r._hk) > self._hk.shape[1]:
-                    self._grow_heaps(len(r._hk))
-                self._hk[i, :hs] = r._hk[:hs]
-                self._hp[i, :hs] = r._hp[:hs]
-                r._hk, r._hp = self._hk[i], self._hp[i]
-            if r._hsize.base is not self._hsize:
-                self._hsize[i] = r._hsize
-                r._hsize = self._hsize[i]
-            if r._nsel.base is not self._nsel:
-                self._nsel[i] = r._nsel
-                r._nsel = self._nsel[i]
-            if r._sel_p.base is not self._sel_p:
-                m = min(len(r._sel_p), self._K + 1)
-                self._sel_p[i, :m] = r._sel_p[:m]
-                self._sel_k[i, :m] = r._sel_k[:m]
-                r._sel_p, r._sel_k = self._sel_p[i], self._sel_k[i]
-        c = e._changes
+            if r.heap_capacity > self._hk.shape[1]:  # the heap grew in Python beyond the stack's
+                self._grow_heaps(r.heap_capacity)
+            r.adopt_rows(self._topk_rows(i))
+        c = ep.changes
         self._counts[i] = (len(c[0]), len(c[1]), len(c[2]))
 
     def _check_uniform(self) -> None:
         """The compiled path needs every sub-env on the same per-topic tables, reward cache and cap."""
         s0 = self.envs[0].state
-        self._uniform = self._fast and s0._rw is not None and all(
-            e.state._pages is s0._pages and e.state._links is s0._links and e.state._rw is s0._rw
-            and e.state._eval_label == s0._eval_label for e in self.envs)
+        rw = s0.reward_cache
+        self._uniform = self._fast and rw is not None and all(
+            e.state.page_scores is s0.page_scores and e.state.link_scores is s0.link_scores
+            and e.state.reward_cache is rw and e.state.eval_label == s0.eval_label for e in self.envs)
         if self._uniform:
-            pt, lt = s0._pages, s0._links
+            assert rw is not None
+            pt, lt = s0.page_scores, s0.link_scores
             self._tables = (pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
                             self._link_lo, self._link_hi, self._link_dst, self._page_domain)
-            self._rwt = (s0._rw[0], s0._rw[1], pt.label)
-            self._done = (pt.done, lt.done, s0._rw[2])
+            self._rwt = (rw[0], rw[1], pt.label)
+            self._done = (pt.done, lt.done, rw[2])
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
@@ -286,26 +262,27 @@ class WikiCrawlVectorEnv(VectorEnv):
             return
         self._stale = False
         for i, e in enumerate(self.envs):
-            e._t = int(self._t[i])
-            e._last_reward = float(self._last_reward[i])
-            e._last_page = int(self._last_page[i])
+            ep = e.episode
+            ep.t = int(self._t[i])
+            ep.last_reward = float(self._last_reward[i])
+            ep.last_page = int(self._last_page[i])
             n = int(self._ncand[i])
-            e._cand = self._sel_p[i, :n].copy() if self._use_reducer else _EMPTY
-            e._all_cand = e._cand
+            ep.cand = self._sel_p[i, :n].copy() if self._use_reducer else _EMPTY
+            ep.all_cand = ep.cand
             if self._dict_obs:
-                e._feats = self._obs["candidates"][i].copy()
-                e._mask = self._obs["mask"][i].copy()
-                e._svec = self._obs["state"][i].copy()
+                ep.feats = self._obs["candidates"][i].copy()
+                ep.mask = self._obs["mask"][i].copy()
+                ep.svec = self._obs["state"][i].copy()
             else:
-                e._svec = self._obs[i].copy()
+                ep.svec = self._obs[i].copy()
             nn, nu, nr = (int(x) for x in self._counts[i])
-            e._changes = (self._out_new[i, :nn].copy(), self._out_upd[i, :nu].copy(), self._out_rem[i, :nr].copy())
+            ep.changes = (self._out_new[i, :nn].copy(), self._out_upd[i, :nu].copy(), self._out_rem[i, :nr].copy())
             if self._terminated[i]:
-                e._over = "terminated: the frontier is empty"
+                ep.over = "terminated: the frontier is empty"
             elif self._truncated[i]:
-                e._over = f"truncated at max_episode_steps={e.budget}"
+                ep.over = f"truncated at max_episode_steps={e.budget}"
             else:
-                e._over = None
+                ep.over = None
 
     # ------------------------------------------------------------------ helpers
     def _alloc_obs(self) -> Any:
@@ -350,8 +327,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         """Gymnasium's vector info (what ``VectorEnv._add_info`` builds from the N sub-envs' dicts, in the
         same key order and dtypes), one array per key, from the batch arrays."""
         N, K = self.num_envs, self._K
-        ctr = np.stack([e.state._ctr for e in self.envs]) if not self._fast else self._ctr
-        sums = np.stack([e.state._sums for e in self.envs]) if not self._fast else self._sums
+        ctr = np.stack([e.state.counters for e in self.envs]) if not self._fast else self._ctr
+        sums = np.stack([e.state.sums for e in self.envs]) if not self._fast else self._sums
         nf = ctr[:, KN.C_N_FETCHED].copy()
         rf = ctr[:, KN.C_RELEVANT_FOUND].copy()
         hr = np.zeros(N, np.float64)
@@ -360,7 +337,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if self._use_cands:
             filled = np.arange(K) < self._ncand[:, None]
             sel = self._sel_p[:, :K] if self._fast else np.stack(
-                [np.pad(e._cand, (0, K - len(e._cand)), constant_values=-1) for e in self.envs])
+                [np.pad(e.episode.cand, (0, K - len(e.episode.cand)), constant_values=-1) for e in self.envs])
             ids[filled] = sel[filled]
         topic = np.empty(N, object)
         topic[:] = self._topics
@@ -448,7 +425,7 @@ class WikiCrawlVectorEnv(VectorEnv):
                 self._nsel)
         bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b), self._use_reducer,
                             lay[0], lay[1], lay[2], np.float32(lay[3]), np.float32(lay[4]), self._edges5,
-                            self._edges6, e0.state._eval_label, e0._log_pages, float(e0._n_domains),
+                            self._edges6, e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
                             self._tables, self._rwt, self._st, self._work, self._outs, topk, self._obs_k,
                             (self._t, self._last_reward, self._penalty, self._reward_scale), self._res,
                             self._rowc)
@@ -485,13 +462,14 @@ class WikiCrawlVectorEnv(VectorEnv):
         for i, e in enumerate(self.envs):
             if self._autoreset[i]:
                 continue
-            if not e._started or e._over is not None:
-                raise RuntimeError(f"sub-env {i} cannot step ({e._over or 'not reset'}): call reset()")
+            ep = e.episode
+            if not ep.started or ep.over is not None:
+                raise RuntimeError(f"sub-env {i} cannot step ({ep.over or 'not reset'}): call reset()")
             a = int(actions[i])
             page = -1
             if e.action_mode == "slot":
-                if a < len(e._cand):
-                    page = int(e._cand[a])
+                if a < len(ep.cand):
+                    page = int(ep.cand[a])
             elif e.state.status[a] == FRONTIER:
                 page = a
             if page >= 0:
@@ -538,3 +516,22 @@ class WikiCrawlVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         for e in self.envs:
             e.close()
+
+
+def make_vector_env(env_id: str = "WikiCrawl-v1", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
+    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id: ``num_envs`` crawls built with
+    the id's registered keyword arguments (its budget ``max_episode_steps`` included) updated with ``kwargs``.
+    Its ``spec`` is the id's, with those keyword arguments."""
+    import copy
+
+    import gym_crawl  # noqa: F401  (registers the ids)
+
+    spec = gym.spec(env_id)
+    if spec.entry_point != "gym_crawl.envs.wiki_crawl:WikiCrawlEnv":
+        raise ValueError(f"env_id {env_id!r} is not a WikiCrawl env (entry point {spec.entry_point!r})")
+    kw = {**spec.kwargs, **kwargs}
+    env = WikiCrawlVectorEnv(num_envs=num_envs, **kw)
+    vspec = copy.deepcopy(spec)
+    vspec.kwargs = {**kw, "num_envs": num_envs}
+    env.spec = vspec
+    return env

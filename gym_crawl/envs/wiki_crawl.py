@@ -2,15 +2,13 @@
 
 Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
 in the frontier; every step fetches one frontier page. The episode is *terminated* when the
-frontier is empty and *truncated* by Gymnasium's ``TimeLimit`` (``gym.make("WikiCrawl-v1",
-max_episode_steps=N)``, default 1000 from the registration). The env also needs that budget — the
+frontier is empty and *truncated* by the env itself after ``max_episode_steps`` env steps (a
+constructor keyword; the registered ids carry it, e.g. 1000 for ``WikiCrawl-v1``, and
+``gym.make(id, max_episode_steps=N)`` sets it). The env owns that budget because it needs it — the
 observation's ``budget_used``, adaptive domain caps, and refusing a step after the episode ended
 (terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()``, so it never
-keeps crawling. Gymnasium's ``make`` does not pass ``max_episode_steps`` to the env it builds (and
-``make_vec``'s vector entry point forbids spec wrappers that could), so at ``reset`` the env finds
-the ``TimeLimit`` that is resetting it (it is on the call stack: ``TimeLimit.reset`` calls down the
-wrapper chain) and reads its limit; the batched vector env and anyone who wraps by hand can call
-:meth:`WikiCrawlEnv.set_budget` instead. See :attr:`WikiCrawlEnv.budget`.
+keeps crawling. How ``gym.make``'s ``TimeLimit`` and hand-added ones are kept in agreement with it:
+:mod:`gym_crawl.envs.budget`.
 
 **One action path.** Every agent acts through ``env.step`` of the (possibly wrapped) env, in one of
 two action modes chosen at construction (``action=``):
@@ -85,27 +83,25 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.wrappers import TimeLimit
 
-from gym_crawl._limits import check_fits
-from gym_crawl.corpus import Corpus, load_corpus
-from gym_crawl.crawl.fields import crawl_bytes
+from gym_crawl.corpus import Corpus
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
-from gym_crawl.features.sets import FeatureSet, get_feature_set
-from gym_crawl.reducers.base import Reducer, get_reducer
-from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
-from gym_crawl.relevance.scorer import TopicScorer, shared_scorer
+from gym_crawl.envs.world import CrawlWorld, check_int
+from gym_crawl.features.sets import FeatureSet
+from gym_crawl.reducers.base import Reducer
+from gym_crawl.relevance.rewards import RewardScheme
 from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
-from gym_crawl.text.model import TextModel, get_text_model
+from gym_crawl.text.model import TextModel
 
-__all__ = ["WikiCrawlEnv", "STATE_NAMES", "ACTION_MODES", "OBSERVATION_MODES", "FrontierChanges", "INFO_KEYS"]
+__all__ = ["WikiCrawlEnv", "EpisodeRecord", "STATE_NAMES", "ACTION_MODES", "OBSERVATION_MODES", "FrontierChanges",
+           "INFO_KEYS"]
 
 STATE_NAMES = ("budget_used", "harvest_rate", "log_frontier", "last_reward", "relevant_domain_fraction",
                "candidate_fraction")
@@ -115,7 +111,6 @@ OBSERVATION_MODES = ("candidates", "state")
 INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domains", "reward_sum", "frontier_size",
              "candidate_ids", "action_mask", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps",
              "topic", "fetch_error")
-_TEXT_KEYS = ("idf_fraction", "dim", "seed", "vectors_path")
 _EMPTY = np.zeros(0, np.int32)
 _EMPTY.flags.writeable = False
 
@@ -133,48 +128,25 @@ class FrontierChanges(NamedTuple):
     removed: np.ndarray
 
 
-def _parse_domain_cap(spec: int | str | None) -> tuple[int, int] | None:
-    """``None``/"inf" → None; int b → (b, b); "A-B" → (A, B). Raises ValueError naming the value."""
-    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("inf", "none", "∞")):
-        return None
-    if isinstance(spec, bool) or not isinstance(spec, (str, numbers.Integral)):
-        raise ValueError(f"domain_cap {spec!r}: expected None, 'inf', an integer or 'A-B' (e.g. '5-2')")
-    try:
-        if isinstance(spec, str) and "-" in spec:
-            a, b = (int(x) for x in spec.split("-"))
-        elif isinstance(spec, str) and "_" in spec:
-            a, b = (int(x) for x in spec.split("_"))
-        else:
-            a = b = int(spec)
-    except ValueError:
-        raise ValueError(f"domain_cap {spec!r}: expected None, 'inf', an integer or 'A-B' (e.g. '5-2')") from None
-    if a < 1 or b < 1 or b > a:
-        raise ValueError(f"domain_cap {spec!r}: caps must be >= 1 and an adaptive cap must decrease (A >= B)")
-    return a, b
+@dataclass
+class EpisodeRecord:
+    """One crawl's episode bookkeeping besides its crawl state: env steps ``t``, the last reward and fetched
+    page, the proposed candidates (``cand``: the K shown, ``all_cand``: all the reducer proposed) and their
+    rows ``feats``/``mask``, the state vector ``svec``, the last frontier ``changes`` (new, updated, removed),
+    why the episode is over (``over``, ``None`` while it runs) and whether a reset completed (``started``).
+    The batched vector env advances these in compiled code and writes them back here."""
 
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """``value`` as an int in [low, high]; ``ValueError`` naming ``name`` for bools, floats, strings."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    v = int(value)
-    if v < low or (high is not None and v > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {rng}, got {v}")
-    return v
-
-
-def _check_sizes(corpus: Corpus, n_categories: int, text: Any) -> None:
-    """Refuse category slots or word-vector dimensions whose arrays cannot fit in memory, with the estimate."""
-    n, L, V = corpus.n_pages, corpus.n_links, corpus.n_words
-    per_cat = (n + L) * 4 * 2  # the crawl's and the score tables' (pages + links) × C float32 columns
-    check_fits(f"n_categories={n_categories} on corpus {corpus.name!r} ({n:,} pages, {L:,} links)",
-               crawl_bytes(n, max(1, len(corpus.domains)), 0) + per_cat * n_categories,
-               "4 bytes per page and link per category slot, in the crawl state and the score tables")
-    if isinstance(text, dict) and "dim" in text:
-        dim = int(text["dim"])
-        check_fits(f"text={{'dim': {dim}}} on corpus {corpus.name!r} ({V:,} words)", (V + min(n, 20_000)) * dim * 8,
-                   "word vectors and their training matrix, 8 bytes per word or training page per dimension")
+    feats: np.ndarray
+    mask: np.ndarray
+    t: int = 0
+    last_reward: float = 0.0
+    last_page: int = -1
+    cand: np.ndarray = field(default_factory=lambda: _EMPTY)
+    all_cand: np.ndarray = field(default_factory=lambda: _EMPTY)
+    svec: np.ndarray = field(default_factory=lambda: np.zeros(len(STATE_NAMES), np.float32))
+    changes: tuple[np.ndarray, np.ndarray, np.ndarray] = (_EMPTY, _EMPTY, _EMPTY)
+    over: str | None = None
+    started: bool = False
 
 
 def _check_seeds(seeds: Any) -> list[str | int] | None:
@@ -223,6 +195,8 @@ class WikiCrawlEnv(gym.Env):
             way terminates. How a corpus defines domains is in ``corpus.meta["domain_definition"]``.
         corpus_kwargs: extra keyword arguments for the corpus loader.
         render_mode: ``None`` or ``"ansi"``.
+        max_episode_steps: the episode budget: env steps after which the env truncates the episode (``None``:
+            no budget, nothing truncates and ``budget_used`` stays 0). See :mod:`gym_crawl.envs.budget`.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -232,7 +206,8 @@ class WikiCrawlEnv(gym.Env):
                  max_candidates: int = 64, n_categories: int = 4, action: str = "slot",
                  observation: str = "candidates", invalid_action_penalty: float | None = None,
                  text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
-                 render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None):
+                 render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None,
+                 max_episode_steps: int | None = None, world: CrawlWorld | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if action not in ACTION_MODES:
@@ -242,45 +217,41 @@ class WikiCrawlEnv(gym.Env):
         if observation == "state" and action == "slot":
             raise ValueError("observation='state' proposes no candidate slots, so a slot action could never fetch a "
                              "page: use action='page' with it (or observation='candidates' with slot actions)")
-        n_categories = _check_int("n_categories", n_categories, 0)
-        K = _check_int("max_candidates", max_candidates, 1)
-        if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0.0 <= float(beta) <= 1.0:
-            raise ValueError(f"beta must be a number in [0, 1], got {beta!r}")
+        K = check_int("max_candidates", max_candidates, 1)
         if invalid_action_penalty is not None and (
                 isinstance(invalid_action_penalty, bool) or not isinstance(invalid_action_penalty, numbers.Real)
                 or not math.isfinite(float(invalid_action_penalty))):
             raise ValueError(f"invalid_action_penalty must be a finite number or None, got {invalid_action_penalty!r}")
-        if isinstance(text, dict):
-            bad = sorted(set(text) - set(_TEXT_KEYS))
-            if bad:
-                raise ValueError(f"text: unknown option(s) {bad}; expected {list(_TEXT_KEYS)} or a TextModel")
-            if "dim" in text:
-                _check_int("text['dim']", text["dim"], 1)
-        elif text is not None and not isinstance(text, TextModel):
-            raise ValueError(f"text must be a dict of options or a TextModel, got {type(text).__name__}")
+        if world is None:
+            world = CrawlWorld(corpus=corpus, corpus_kwargs=corpus_kwargs, text=text, n_categories=n_categories,
+                               features=features, reducer=reducer, reward=reward, beta=beta, domain_cap=domain_cap)
+        else:
+            given = {k: v for k, v in (("corpus", corpus), ("corpus_kwargs", corpus_kwargs), ("text", text),
+                                       ("reward", reward), ("domain_cap", domain_cap)) if v is not None}
+            given.update({k: v for k, v, d in (("n_categories", n_categories, 4), ("features", features, "combined"),
+                                               ("reducer", reducer, "topk"), ("beta", beta, 0.4)) if v != d})
+            if given:
+                raise ValueError(f"world= already holds {sorted(given)}: pass either a CrawlWorld or its keywords")
+        self._world = world
         self.render_mode = render_mode
         self.action_mode: str = action
         self.observation_mode: str = observation
-        self.domain_cap_spec = domain_cap
-        self._cap_schedule = _parse_domain_cap(domain_cap)
-        self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
+        self.domain_cap_spec = world.domain_cap_spec
+        self.corpus: Corpus = world.corpus
         if self.corpus.n_pages < K:
             raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
-        _check_sizes(self.corpus, n_categories, text)
-        self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
-        self.n_categories = n_categories
-        self.features: FeatureSet = get_feature_set(features, n_categories)
-        self.reducer: Reducer = get_reducer(reducer)
+        self.text: TextModel = world.text
+        self.n_categories = world.n_categories
+        self.features: FeatureSet = world.new_features()
+        self.reducer: Reducer = world.new_reducer()
         #: the reducer only serves the K candidate slots: with observation="state" it is idle
         self._uses_reducer = observation == "candidates"
-        self._reward_spec = reward
         self.K = K
-        self.beta = float(beta)
+        self.beta = world.beta
         self._default_topic = resolve_topic(topic, self.corpus)
         self._default_seeds = _check_seeds(seeds)
         self._penalty_arg = invalid_action_penalty
-        self.state = CrawlState(self.corpus, n_categories=n_categories, beta=self.beta)
-        self._scorers: dict[Topic, TopicScorer] = {}
+        self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta)
         d = self.features.dim
         state_space = spaces.Box(-1.0, 1.0, (len(STATE_NAMES),), np.float32)
         if observation == "candidates":
@@ -294,66 +265,50 @@ class WikiCrawlEnv(gym.Env):
         self.action_space = spaces.Discrete(self.K if action == "slot" else self.corpus.n_pages)
         self._configure(self._default_topic)  # validates topic/categories/reward early
         seed_pages(self._default_topic, self.corpus, self._default_seeds)  # a topic without seeds fails here
-        self._cand = _EMPTY
-        self._all_cand = _EMPTY
-        self._feats = np.zeros((self.K, d), np.float32)
-        self._mask = np.zeros(self.K, bool)
-        self._svec = np.zeros(len(STATE_NAMES), np.float32)
-        self._started = False
-        self._over: str | None = None
-        self._t = 0
-        self._last_reward = 0.0
-        self._last_page = -1
-        self._changes: tuple[np.ndarray, np.ndarray, np.ndarray] = (_EMPTY, _EMPTY, _EMPTY)
-        self._log_pages = math.log1p(max(2, self.corpus.n_pages))
-        self._n_domains = self.corpus.n_domain_slots
+        self._ep = EpisodeRecord(feats=np.zeros((self.K, d), np.float32), mask=np.zeros(self.K, bool))
+        self._log_pages = world.log_pages
+        self._n_domains = world.n_domains
         self._budget: int | None = None
-        self._budget_given = False
-        self._budget_looked = False
+        self.set_budget(max_episode_steps)
         #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
         self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
         self._fetch_error = ""
 
+    @property
+    def world(self) -> CrawlWorld:
+        """What this crawl shares with every crawl built from the same world (:class:`CrawlWorld`)."""
+        return self._world
+
+    def adopt_crawl_storage(self, storage: dict[str, np.ndarray]) -> None:
+        """Keep the crawl state's columns in ``storage`` (this crawl's row views of the batched vector env's
+        stacked columns, at their reset values; see :class:`CrawlState`). Before the first reset only."""
+        if self._ep.started:
+            raise RuntimeError("adopt_crawl_storage: the crawl has started; call it before the first reset")
+        self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta, storage=storage)
+
+    @property
+    def episode(self) -> EpisodeRecord:
+        """This episode's bookkeeping besides the crawl state (the batched vector env advances and writes it)."""
+        return self._ep
+
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
-        if topic not in self._scorers:
-            self._scorers[topic] = shared_scorer(self.text, topic, self.n_categories)
         self.topic = topic
-        self.scorer = self._scorers[topic]
-        spec = self._reward_spec if self._reward_spec is not None else ("labels" if topic.label else "han2018")
-        self.scheme: RewardScheme = get_reward_scheme(spec, labelled=bool(topic.label))
-        if self.scheme.needs_label and not topic.label:
-            raise ValueError(f"reward {self.scheme.name!r} needs a topic with a label; topic {topic.name!r} has none")
-        if not math.isfinite(float(self.scheme.max_reward)):
-            raise ValueError(f"reward {self.scheme.name!r}: max_reward must be finite, got {self.scheme.max_reward!r}")
+        self.scorer = self._world.scorer(topic)
+        self.scheme: RewardScheme = self._world.reward_scheme(topic)
         self.invalid_action_penalty = (float(self._penalty_arg) if self._penalty_arg is not None
                                        else -0.1 * float(self.scheme.max_reward))
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode: the ``max_episode_steps`` of the ``TimeLimit`` around this env (found at
-        ``reset``, see the module docstring) or given to :meth:`set_budget`; ``None`` when there is none
-        (then ``state[0]`` is 0 and nothing truncates)."""
+        """Env steps per episode (``max_episode_steps``), after which the env truncates; ``None`` when there is
+        none (then ``state[0]`` is 0 and nothing truncates)."""
         return self._budget
 
     def set_budget(self, budget: int | None) -> None:
-        """Declare the page budget (the wrapping ``TimeLimit``'s ``max_episode_steps``); it then takes
-        precedence over the one found at ``reset``."""
-        self._budget = None if budget is None else _check_int("max_episode_steps", budget, 1)
-        self._budget_given = True
-
-    def _find_time_limit(self) -> None:
-        """Read the limit of the ``TimeLimit`` whose ``reset`` is running (once per env; a few frames up)."""
-        self._budget_looked = True
-        frame = sys._getframe(2)
-        for _ in range(16):
-            if frame is None:
-                break
-            obj = frame.f_locals.get("self")
-            if isinstance(obj, TimeLimit) and obj.unwrapped is self:
-                self._budget = int(obj._max_episode_steps)
-                return
-            frame = frame.f_back
+        """Set the episode budget (``max_episode_steps``): how :class:`gym_crawl.envs.budget.BudgetFromTimeLimit`
+        hands the limit ``gym.make`` consumed to the env, and how a budget is changed between episodes."""
+        self._budget = None if budget is None else check_int("max_episode_steps", budget, 1)
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
@@ -362,8 +317,6 @@ class WikiCrawlEnv(gym.Env):
         Every argument is checked before anything changes: a reset that raises on its arguments leaves the
         env as it was (the previous crawl can go on). A reset that fails later (a seed page whose reward is
         not finite, seeds with no out-links) leaves an env whose ``step`` refuses until a reset succeeds."""
-        if not self._budget_given and not self._budget_looked:
-            self._find_time_limit()
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"reset options must be a dict with 'topic' and/or 'seeds' (or None), "
                              f"got {type(options).__name__} {options!r}")
@@ -376,20 +329,20 @@ class WikiCrawlEnv(gym.Env):
                  else self._default_topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
-        if self._cap_schedule is not None and self._cap_schedule[0] != self._cap_schedule[1] and not b:
+        if self._world.adaptive_cap and not b:
             raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
-                             f"(gym.make(..., max_episode_steps=N))")
+                             f"(max_episode_steps=N)")
         super().reset(seed=seed)
-        self._started = False  # until this reset completes: a failure below leaves an env that refuses step
+        self._ep.started = False  # until this reset completes: a failure below leaves an env that refuses step
         self._configure(topic)
         st = self.state
-        st.reset(self.scorer, self.scheme, self._cap_schedule[0] if self._cap_schedule else None)
+        st.reset(self.scorer, self.scheme, self._world.cap_schedule[0] if self._world.cap_schedule else None)
         if self._uses_reducer:
             self.reducer.reset(st, self.features, self.np_random)
-        self._t = 0
-        self._over = None
-        self._last_reward = 0.0
-        self._last_page = -1
+        self._ep.t = 0
+        self._ep.over = None
+        self._ep.last_reward = 0.0
+        self._ep.last_page = -1
         new, upd = [], []
         for p in seed_ids.tolist():
             if st.status[p] == VISITED:
@@ -406,24 +359,24 @@ class WikiCrawlEnv(gym.Env):
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         new_a = np.concatenate(new)
-        self._changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
+        self._ep.changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
         self._observe()
-        self._started = True
+        self._ep.started = True
         return self._obs_out(), self._info(-1, False, False, len(new_a))
 
     # ----------------------------------------------------------------- step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         """Fetch the candidate slot / page ``action`` (see the module docstring for invalid actions)."""
         a = self._check_action(action)
-        if not self._started:
+        if not self._ep.started:
             raise RuntimeError("call reset() before step()")
-        if self._over is not None:
-            raise RuntimeError(f"the episode is over ({self._over}): call reset() before stepping again")
+        if self._ep.over is not None:
+            raise RuntimeError(f"the episode is over ({self._ep.over}): call reset() before stepping again")
         if self.action_mode == "slot":
-            if a >= len(self._cand):
+            if a >= len(self._ep.cand):
                 return self._spend_invalid()
-            page = int(self._cand[a])
-            x = self._feats[a].copy() if self.reducer.needs_experience else None
+            page = int(self._ep.cand[a])
+            x = self._ep.feats[a].copy() if self.reducer.needs_experience else None
         else:
             page = a
             if self.state.status[page] != FRONTIER:
@@ -436,7 +389,7 @@ class WikiCrawlEnv(gym.Env):
             return self._do_fetch(page, x)
         except BaseException as e:
             if self.state.n_fetched != n_before:
-                self._over = f"a step raised {type(e).__name__} after fetching page {page}"
+                self._ep.over = f"a step raised {type(e).__name__} after fetching page {page}"
             raise
 
     def _check_action(self, action: Any) -> int:
@@ -455,20 +408,20 @@ class WikiCrawlEnv(gym.Env):
     def _end_check(self, terminated: bool) -> bool:
         """Truncation flag at this step, and remember that the episode ended."""
         b = self.budget
-        truncated = (not terminated) and b is not None and self._t >= b
+        truncated = (not terminated) and b is not None and self._ep.t >= b
         if terminated:
-            self._over = "terminated: the frontier is empty"
+            self._ep.over = "terminated: the frontier is empty"
         elif truncated:
-            self._over = f"truncated at max_episode_steps={b}"
+            self._ep.over = f"truncated at max_episode_steps={b}"
         return truncated
 
     def _spend_invalid(self) -> tuple[Any, float, bool, bool, dict]:
-        self._t += 1
+        self._ep.t += 1
         r = self.invalid_action_penalty
-        self.state._sums[0] += r  # reward_sum is the sum of every reward of the episode, penalties included
-        self._last_reward = r
-        self._svec = self._state_vec()
-        self._changes = (_EMPTY, _EMPTY, _EMPTY)
+        self.state.add_reward(r)  # reward_sum is the sum of every reward of the episode, penalties included
+        self._ep.last_reward = r
+        self._ep.svec = self._state_vec()
+        self._ep.changes = (_EMPTY, _EMPTY, _EMPTY)
         trunc = self._end_check(False)
         return self._obs_out(), r, False, trunc, self._info(-1, False, True, 0)
 
@@ -481,15 +434,15 @@ class WikiCrawlEnv(gym.Env):
         self._fetch_error = "" if self._materialize is None else self._materialize(page)
         res: FetchResult = self.state.fetch(page)
         self._check_reward(res)
-        self._t += 1
+        self._ep.t += 1
         dropped = self._apply_cap_schedule()  # after the fetch, so proposed candidates stay fetchable
         if len(dropped):
             res.removed_pages = np.concatenate([res.removed_pages, dropped])
         if self._uses_reducer:
             self.reducer.on_fetch(res, x)
-        self._last_reward = res.reward
-        self._last_page = page
-        self._changes = (res.new_pages, res.updated_pages, res.removed_pages)  # views made on request
+        self._ep.last_reward = res.reward
+        self._ep.last_page = page
+        self._ep.changes = (res.new_pages, res.updated_pages, res.removed_pages)  # views made on request
         terminated = self.state.fr_size == 0
         truncated = self._end_check(terminated)
         self._observe()
@@ -497,13 +450,13 @@ class WikiCrawlEnv(gym.Env):
             self._info(page, res.eval_relevant, False, len(res.new_pages))
 
     def _apply_cap_schedule(self) -> np.ndarray:
-        """Lower an adaptive domain cap to its value after ``self._t`` steps (evaluated after each
+        """Lower an adaptive domain cap to its value after ``self._ep.t`` steps (evaluated after each
         fetch); returns the frontier pages it dropped."""
-        sch = self._cap_schedule
+        sch = self._world.cap_schedule
         if sch is None or sch[0] == sch[1]:
             return np.zeros(0, np.int32)
         hi, lo = sch
-        cap = int(round(hi - (hi - lo) * min(1.0, self._t / float(self.budget))))  # type: ignore[arg-type]
+        cap = int(round(hi - (hi - lo) * min(1.0, self._ep.t / float(self.budget))))  # type: ignore[arg-type]
         if cap == self.state.domain_cap:
             return np.zeros(0, np.int32)
         return self.state.set_domain_cap(cap)
@@ -514,18 +467,18 @@ class WikiCrawlEnv(gym.Env):
         if self.observation_mode == "candidates":
             self._propose()
         else:
-            self._cand = self._all_cand = _EMPTY
-        self._svec = self._state_vec()
+            self._ep.cand = self._ep.all_cand = _EMPTY
+        self._ep.svec = self._state_vec()
 
     def _propose(self) -> None:
         cand = self.reducer.propose(self.K, self.np_random) if self.state.fr_size else np.zeros(0, np.int32)
         if len(cand) > self.K:  # only the "full" reducer proposes more than K: show the best K by link text
             top = np.argsort(-self.state.link_rel[cand], kind="stable")[: self.K]
-            self._all_cand = cand
+            self._ep.all_cand = cand
             cand = cand[np.sort(top)]
         else:
-            self._all_cand = cand
-        self._cand = cand.astype(np.int32)
+            self._ep.all_cand = cand
+        self._ep.cand = cand.astype(np.int32)
         n = len(cand)
         feats = np.zeros((self.K, self.features.dim), np.float32)
         if n:
@@ -534,35 +487,35 @@ class WikiCrawlEnv(gym.Env):
             np.clip(rows, -1.0, 1.0, out=rows)
         mask = np.zeros(self.K, bool)
         mask[:n] = True
-        self._feats, self._mask = feats, mask
+        self._ep.feats, self._ep.mask = feats, mask
 
     def _state_vec(self) -> np.ndarray:
         """STATE_NAMES as float32, each clamped to [-1, 1] (plain float arithmetic: this runs every step)."""
         st = self.state
         b = self.budget
-        vals = ((self._t / b) if b else 0.0,
+        vals = ((self._ep.t / b) if b else 0.0,
                 st.harvest_rate,
                 math.log1p(st.fr_size) / self._log_pages,
-                self._last_reward / max(abs(self.scheme.max_reward), 1e-9),
+                self._ep.last_reward / max(abs(self.scheme.max_reward), 1e-9),
                 st.relevant_domains / self._n_domains,
-                len(self._cand) / self.K)
+                len(self._ep.cand) / self.K)
         return np.array([min(1.0, max(-1.0, v)) for v in vals], np.float32)
 
     def _obs_out(self) -> Any:
         if self.observation_mode == "state":
-            return self._svec.copy()
-        return {"candidates": self._feats.copy(), "mask": self._mask.copy(), "state": self._svec.copy()}
+            return self._ep.svec.copy()
+        return {"candidates": self._ep.feats.copy(), "mask": self._ep.mask.copy(), "state": self._ep.svec.copy()}
 
     def _info(self, page: int, relevant: bool, invalid: bool, n_new: int) -> dict[str, Any]:
         st = self.state
         ids = np.full(self.K, -1, np.int64)
-        ids[: len(self._cand)] = self._cand
+        ids[: len(self._ep.cand)] = self._ep.cand
         info = {
             "pages_fetched": int(st.n_fetched), "relevant_found": int(st.relevant_found),
             "harvest_rate": float(st.harvest_rate), "relevant_domains": int(st.relevant_domains),
             "reward_sum": float(st.reward_sum), "frontier_size": int(st.fr_size), "candidate_ids": ids,
             "fetched_page": int(page), "relevant": bool(relevant), "invalid_action": bool(invalid),
-            "n_new_pages": int(n_new), "steps": int(self._t), "topic": self.topic.name,
+            "n_new_pages": int(n_new), "steps": int(self._ep.t), "topic": self.topic.name,
             "fetch_error": self._fetch_error if page >= 0 else "",
         }
         if self.action_mode == "slot":
@@ -575,7 +528,7 @@ class WikiCrawlEnv(gym.Env):
         if self.action_mode == "page":
             return self.state.status == FRONTIER
         m = np.zeros(self.K, bool)
-        m[: len(self._cand)] = True
+        m[: len(self._ep.cand)] = True
         return m
 
     # ------------------------------------------------ read-only accessors
@@ -592,7 +545,7 @@ class WikiCrawlEnv(gym.Env):
     @property
     def steps(self) -> int:
         """Env steps taken this episode."""
-        return self._t
+        return self._ep.t
 
     def check_topic(self, spec: Any) -> Topic:
         """Resolve a topic spec for this env's corpus (raises naming the corpus' known topics)."""
@@ -642,7 +595,7 @@ class WikiCrawlEnv(gym.Env):
 
     def frontier_changes(self) -> FrontierChanges:
         """New / updated / domain-capped frontier pages of the last ``reset`` or ``step`` (read-only views)."""
-        return FrontierChanges(*(_ro_i32(a) for a in self._changes))
+        return FrontierChanges(*(_ro_i32(a) for a in self._ep.changes))
 
     def _ids(self, ids: Any, what: str, n: int) -> np.ndarray:
         """``ids`` as int64 ids in ``[0, n)``; ``ValueError`` naming ``what`` otherwise (no wrap-around)."""
@@ -757,7 +710,7 @@ class WikiCrawlEnv(gym.Env):
     def candidate_pages(self) -> np.ndarray:
         """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier; empty
         with ``observation="state"``)."""
-        return self._all_cand
+        return self._ep.all_cand
 
     def features_of(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages), d) float32 x(s, a) of frontier ``pages`` (unclipped)."""
@@ -795,15 +748,15 @@ class WikiCrawlEnv(gym.Env):
         if self.render_mode != "ansi":
             return None
         st = self.state
-        lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._t} fetched={st.n_fetched} "
+        lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._ep.t} fetched={st.n_fetched} "
                  f"relevant={st.relevant_found} harvest={st.harvest_rate:.3f} domains={st.relevant_domains} "
                  f"frontier={st.fr_size}"]
-        if self._last_page >= 0:
-            lines.append(f"  last: {self.corpus.titles[self._last_page]!r} reward={self._last_reward:g}")
-        for i, p in enumerate(self._cand[:5].tolist()):
+        if self._ep.last_page >= 0:
+            lines.append(f"  last: {self.corpus.titles[self._ep.last_page]!r} reward={self._ep.last_reward:g}")
+        for i, p in enumerate(self._ep.cand[:5].tolist()):
             lines.append(f"  [{i}] {self.corpus.titles[p]!r} link_rel={st.link_rel[p]:.3f}")
-        if len(self._cand) > 5:
-            lines.append(f"  … {len(self._cand) - 5} more candidates")
+        if len(self._ep.cand) > 5:
+            lines.append(f"  … {len(self._ep.cand) - 5} more candidates")
         return "\n".join(lines)
 
 

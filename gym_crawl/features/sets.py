@@ -35,14 +35,16 @@ relevance of all / relevant parents of the target (updated as parents are fetche
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from gym_crawl.crawl import batch_kernels as BK
 from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
 from gym_crawl.registry import Registry
 
-__all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
+__all__ = ["BatchLayout", "FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
            "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
 
 
@@ -71,6 +73,18 @@ def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray
     return out
 
 
+class BatchLayout(NamedTuple):
+    """What the batched vector env's compiled step needs to write a feature set's rows: the kernel's
+    ``kind`` (``gym_crawl.crawl.batch_kernels.FEAT_*``), whether Han's columns are discretized, the column
+    where TRES's start, and Han's δ1, δ2."""
+
+    kind: int
+    han_discretized: bool
+    tres_col0: int
+    delta1: float
+    delta2: float
+
+
 class FeatureSet:
     """Base class: ``compute(state, pages) -> (len(pages), dim) float32``; ``names`` has ``dim`` entries."""
 
@@ -87,6 +101,11 @@ class FeatureSet:
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def batch_layout(self) -> BatchLayout | None:
+        """How the batched vector env's compiled step writes these rows (:data:`BatchLayout`), or ``None``
+        when it cannot (then the vector env steps its crawls one by one in Python)."""
+        return None
 
     #: feature sets with a compiled row writer implement ``_fill(state, pages, out, col0, with_bias)``
     #: (writes the rows of int64 ``pages`` into ``out[:, col0:]``, the bias column only if
@@ -167,6 +186,12 @@ class Han2018Features(FeatureSet):
         self._no_parent(pages, bad)
 
 
+    def batch_layout(self) -> BatchLayout | None:
+        if type(self) is not Han2018Features:  # a subclass may compute other rows
+            return None
+        return BatchLayout(BK.FEAT_HAN, bool(self.discretize), 0, float(self.d1), float(self.d2))
+
+
 class TresFeatures(FeatureSet):
     """TRES (Kontogiannis et al.) state-action features that need no classifier (see module docstring)."""
 
@@ -186,6 +211,11 @@ class TresFeatures(FeatureSet):
         bad = FK.tres_rows(pages, s.best_parent, s.relevant, s.dist, s.path_rel, s.path_len, s.kw_url, s.kw_anchor,
                            s.page_domain, s.dom_fetched, s.dom_relevant, out, col0, with_bias)
         self._no_parent(pages, bad)
+
+    def batch_layout(self) -> BatchLayout | None:
+        if type(self) is not TresFeatures:
+            return None
+        return BatchLayout(BK.FEAT_TRES, False, 0, 0.1, 0.3)
 
 
 class CombinedFeatures(FeatureSet):
@@ -221,6 +251,15 @@ class CombinedFeatures(FeatureSet):
         out[:, -1] = 1.0
         return out
 
+    def batch_layout(self) -> BatchLayout | None:
+        """Han's continuous or discretized rows then TRES's, one bias column last (the default ``combined``)."""
+        if type(self) is not CombinedFeatures or not self._fast or len(self.parts) != 2:
+            return None
+        h, t = self.parts
+        if type(h) is not Han2018Features or type(t) is not TresFeatures:
+            return None
+        return BatchLayout(BK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, float(h.d1), float(h.d2))
+
 
 _FILLED_COMPUTES = (Han2018Features.compute, TresFeatures.compute)
 
@@ -238,6 +277,10 @@ FEATURE_SETS.register("thesis", "gym_crawl.features.thesis:ThesisFeatures",
                               "Pertejo 2021 thesis discretization")
 FEATURE_SETS.register("tres-clf", "gym_crawl.features.tres_clf:TresClfFeatures",
                               "TRES features with the relevance classifier's anchor probability")
+FEATURE_SETS.register("tres-clf-nh", "gym_crawl.features.tres_clf:tres_clf_nh",
+                      "tres-clf without the two web-domain columns (TRES_NH)")
+FEATURE_SETS.register("tres-clf-svm", "gym_crawl.features.tres_clf:tres_clf_svm",
+                      "tres-clf with ACHE's linear SVM as the link-text classifier (TRES_SVM)")
 FEATURE_SETS.register("han-index", "gym_crawl.features.han_index:HanIndexFeatures",
                       "Han 2018's integer-index vector (the thesis code's 8+2C page + 6+2C link bucket indexes)")
 FEATURE_SETS.register("crawler", "gym_crawl.features.crawler:CrawlerFeatures",

@@ -45,7 +45,7 @@ from gym_crawl.features.sets import FeatureSet, TresFeatures
 from gym_crawl.relevance.classifier import TextClassifier, train_heldout_classifier
 from gym_crawl.relevance.topic import Topic
 
-__all__ = ["TresClfFeatures", "topic_classifier"]
+__all__ = ["TresClfFeatures", "topic_classifier", "tres_clf_nh", "tres_clf_svm"]
 
 _MEMO: weakref.WeakKeyDictionary[Corpus, dict] = weakref.WeakKeyDictionary()
 
@@ -146,3 +146,13 @@ class TresClfFeatures(FeatureSet):
         out[:, 5] = self.link_probability(state, pages) if len(pages) else 0.0
         out[:, 6:] = base[:, 5:] if self.domain_features else base[:, 7:]
         return out
+
+
+def tres_clf_nh(n_categories: int = 4) -> TresClfFeatures:
+    """Feature set ``tres-clf-nh``: ``tres-clf`` without the two web-domain columns (TRES_NH)."""
+    return TresClfFeatures(n_categories, domain_features=False)
+
+
+def tres_clf_svm(n_categories: int = 4) -> TresClfFeatures:
+    """Feature set ``tres-clf-svm``: ``tres-clf`` whose link-text classifier is ACHE's linear SVM (TRES_SVM)."""
+    return TresClfFeatures(n_categories, kinds=("svm",))

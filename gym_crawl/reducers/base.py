@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet
 from gym_crawl.registry import Registry
 
-__all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer",
+__all__ = ["Reducer", "FullFrontier", "TopK", "TopKRows", "Outlinks", "RandomSubset", "get_reducer",
            "register_reducer", "reducer_names", "REDUCERS"]
 
 
@@ -53,6 +54,34 @@ class Reducer:
 
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    @property
+    def batchable(self) -> bool:
+        """True when the batched vector env's compiled step can propose for this reducer (its state then lives
+        in :class:`TopKRows` the vector env stacks, see :meth:`TopK.adopt_rows`)."""
+        return False
+
+
+class TopKRows(NamedTuple):
+    """One crawl's rows of the compiled top-K arrays (views into the batched vector env's (N, ...) stacks):
+    the current score per page ``cur`` and its flags ``has``/``mark`` (n_pages,), the heap keys/pages
+    ``hk``/``hp``, the heap size ``hsize`` (1,), the selection size ``nsel`` (1,) and the selection's
+    pages/keys ``sel_p``/``sel_k`` (K + 1,)."""
+
+    cur: np.ndarray
+    has: np.ndarray
+    mark: np.ndarray
+    hk: np.ndarray
+    hp: np.ndarray
+    hsize: np.ndarray
+    nsel: np.ndarray
+    sel_p: np.ndarray
+    sel_k: np.ndarray
+
+
+def _in(a: np.ndarray, row: np.ndarray) -> bool:
+    """Whether ``a`` is a view into the same stack as ``row``."""
+    return a.base is not None and a.base is row.base
 
 
 class FullFrontier(Reducer):
@@ -87,6 +116,41 @@ class TopK(Reducer):
     def _compiled(self) -> bool:
         """The default score (link-text relevance, float32) runs in compiled heap kernels."""
         return self.score is link_text_score
+
+    @property
+    def batchable(self) -> bool:
+        return type(self) is TopK and self._compiled
+
+    def bind_rows(self, rows: TopKRows) -> None:
+        """Keep the per-page arrays and the heap in ``rows`` (before the first reset; the batched vector env)."""
+        self._cur_a, self._has, self._mark, self._hk, self._hp = rows.cur, rows.has, rows.mark, rows.hk, rows.hp
+
+    @property
+    def heap_capacity(self) -> int:
+        """Length of the compiled heap (it grows by doubling when a crawl's frontier outgrows it)."""
+        return len(self._hk)
+
+    def adopt_rows(self, rows: TopKRows) -> None:
+        """Copy whatever of the compiled state left ``rows`` (a reset's fresh counters and selection, a heap
+        that grew in Python) back into them and keep it there; ``rows.hk`` must hold :attr:`heap_capacity`."""
+        if not _in(self._hk, rows.hk):
+            if len(self._hk) > len(rows.hk):
+                raise ValueError(f"adopt_rows: the heap holds {len(self._hk)} entries, the rows {len(rows.hk)}")
+            hs = int(self._hsize[0])
+            rows.hk[:hs] = self._hk[:hs]
+            rows.hp[:hs] = self._hp[:hs]
+            self._hk, self._hp = rows.hk, rows.hp
+        if not _in(self._hsize, rows.hsize):
+            rows.hsize[:] = self._hsize
+            self._hsize = rows.hsize
+        if not _in(self._nsel, rows.nsel):
+            rows.nsel[:] = self._nsel
+            self._nsel = rows.nsel
+        if not _in(self._sel_p, rows.sel_p):
+            m = min(len(self._sel_p), len(rows.sel_p))
+            rows.sel_p[:m] = self._sel_p[:m]
+            rows.sel_k[:m] = self._sel_k[:m]
+            self._sel_p, self._sel_k = rows.sel_p, rows.sel_k
 
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         super().reset(state, features, rng)

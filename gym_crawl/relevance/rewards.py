@@ -218,6 +218,8 @@ REWARDS.register("labels", lambda labelled=False: LabelReward(),
 REWARDS.register("classifier", lambda labelled=False: ClassifierReward(),
                  "TRES: 1 if an offline text classifier (fitted on the URL-hash classifier-train split only) "
                  "calls the page relevant; crawl heldout_view(corpus) to count evaluation pages only")
+REWARDS.register("classifier-svm", lambda labelled=False: ClassifierReward("svm"),
+                 "ACHE's page classifier: 'classifier' with a linear SVM (fitted on the classifier-train split only)")
 #: Kept for compatibility: the built-in reward names.
 REWARD_SCHEMES = ("han2018", "thesis", "binary", "labels")
 

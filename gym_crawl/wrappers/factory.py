@@ -1,7 +1,22 @@
-"""Build a whole scoring stack in one call: :func:`make_scoring_env`."""
+"""Every WikiCrawl env of the package is built here.
+
+* :func:`make_env` — ``gym.make`` of a registered WikiCrawl id: the single env and its Gymnasium
+  wrappers. :func:`gym_crawl.agents.make_env_for` (the env an agent needs) and :func:`make_scoring_env`
+  build through it; so do the benchmarks that measure the env itself, with no agent.
+* :func:`make_vec_env` — ``gym.make_vec`` of a registered WikiCrawl id (``"sync"``, ``"async"`` or the
+  batched ``"vector_entry_point"``).
+* :func:`make_scoring_env` — the SB3 / RLlib training stack: :func:`make_env` → :class:`TopicSampler` →
+  a scoring wrapper.
+
+Both builders make by the registered :class:`~gymnasium.envs.registration.EnvSpec`, not by the id
+string: Gymnasium's "``WikiCrawl-v1`` is out of date" warning is raised only for strings, and the
+package supports its older ids on purpose — ``WikiCrawl-v0`` is the first release's env that the paper
+reproductions pin, and ``WikiCrawl-v1`` is the env every caller that names its corpus builds
+(``WikiCrawl-v2`` only changes the defaults). ``gym.make("WikiCrawl-v1")`` in user code still warns,
+as Gymnasium does for any older version.
+"""
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,21 +26,73 @@ from gym_crawl.wrappers.common import TopicSampler
 from gym_crawl.wrappers.continuous import LinearScoringWrapper
 from gym_crawl.wrappers.discrete import DiscreteScoringWrapper
 
-__all__ = ["make_scoring_env"]
+__all__ = ["env_ids", "make_env", "make_scoring_env", "make_vec_env", "registered_kwargs"]
+
+
+def env_ids() -> list[str]:
+    """The registered WikiCrawl env ids (``WikiCrawl-v0``, ``-v1``, ``-v2``, …), sorted."""
+    import gym_crawl  # noqa: F401  (registers the env ids)
+
+    return sorted(i for i in gym.registry if i.startswith("WikiCrawl-v"))
+
+
+def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
+    import gym_crawl  # noqa: F401  (registers the env ids)
+
+    if not isinstance(env_id, str) or not env_id.startswith("WikiCrawl-v") or env_id not in gym.registry:
+        raise ValueError(f"env_id {env_id!r} is not a registered WikiCrawl env; registered: {env_ids()}")
+    return gym.registry[env_id]
+
+
+def registered_kwargs(env_id: str) -> dict[str, Any]:
+    """The keywords ``env_id`` is registered with, ``max_episode_steps`` included (its default budget)."""
+    spec = _spec(env_id)
+    kw = dict(spec.kwargs)
+    if spec.max_episode_steps is not None:
+        kw.setdefault("max_episode_steps", spec.max_episode_steps)
+    return kw
+
+
+def make_env(env_id: str = "WikiCrawl-v1", **kwargs: Any) -> gym.Env:
+    """``gym.make(env_id, **kwargs)`` for a registered WikiCrawl id (see the module docstring).
+
+    :param env_id: ``WikiCrawl-v0``, ``WikiCrawl-v1`` or ``WikiCrawl-v2`` (``ValueError`` listing them otherwise).
+    :param kwargs: env keywords (``corpus``, ``topic``, ``reward``, …) and ``gym.make``'s own
+        (``max_episode_steps``, ``disable_env_checker``, …).
+    """
+    return gym.make(_spec(env_id), **kwargs)
+
+
+def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_mode: str = "vector_entry_point",
+                 **kwargs: Any) -> gym.vector.VectorEnv:
+    """``gym.make_vec(env_id, num_envs, vectorization_mode, **kwargs)`` for a registered WikiCrawl id.
+
+    :param num_envs: number of crawls.
+    :param vectorization_mode: ``"vector_entry_point"`` (the batched
+        :class:`~gym_crawl.envs.WikiCrawlVectorEnv`: one corpus and text model for all crawls, built by
+        :func:`gym_crawl.envs.make_vector_env`), ``"sync"`` or ``"async"`` (Gymnasium's vector envs over
+        single envs).
+    :param kwargs: env keywords, and ``max_episode_steps``.
+    """
+    if vectorization_mode == "vector_entry_point":
+        from gym_crawl.envs import make_vector_env
+
+        _spec(env_id)  # a registered WikiCrawl id, or the ValueError listing them
+        return make_vector_env(env_id, num_envs=num_envs, **kwargs)
+    return gym.make_vec(_spec(env_id), num_envs=num_envs, vectorization_mode=vectorization_mode, **kwargs)
 
 
 def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
                      max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float | None = 1.0,
                      top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
-    """Build ``gym.make("WikiCrawl-v1", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
+    """Build ``make_env("WikiCrawl-v1", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
 
     Args:
         kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
             (:class:`gym_crawl.wrappers.LinearScoringWrapper`).
         topics: topics sampled per episode (default: the env's single topic, i.e. no sampler).
         topic_mode: ``"random"`` or ``"cycle"`` (see :class:`TopicSampler`).
-        max_episode_steps: the page budget (env steps per episode), enforced by Gymnasium's
-            ``TimeLimit`` inside the scoring wrapper, so it sees every step.
+        max_episode_steps: the page budget (env steps per episode), passed to ``gym.make``.
         flatten: discrete only — flat ``Box`` observation.
         reward_scale: multiply rewards (``None``: by ``1 / |max reward|`` of each episode's scheme; see
             :class:`DiscreteScoringWrapper`).
@@ -35,12 +102,8 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     """
     if kind not in ("discrete", "continuous"):
         raise ValueError(f"unknown wrapper kind {kind!r}; expected 'discrete' or 'continuous'")
-    import gym_crawl  # noqa: F401  (registers WikiCrawl-v1)
-
     action = "slot" if kind == "discrete" else "page"
-    with warnings.catch_warnings():  # v1 is this factory's env on purpose (the corpus is always named)
-        warnings.filterwarnings("ignore", message=".*WikiCrawl-v1 is out of date", category=DeprecationWarning)
-        env: gym.Env = gym.make("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
+    env = make_env("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
     if topics:
         env = TopicSampler(env, topics, mode=topic_mode)
     if kind == "discrete":
