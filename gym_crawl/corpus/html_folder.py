@@ -184,7 +184,7 @@ def parse_html(html: str) -> tuple[str, str, list[tuple[str, int, int, str]]]:
 
     ``start:end`` is the anchor's span in ``visible_text`` (empty for image-only links).
     """
-    return _parse(html)[:3]  # type: ignore[return-value]
+    return _parse(html)[:3]
 
 
 def _parse(html: str) -> tuple[str, str, list[tuple[str, int, int, str]], list[str]]:

@@ -235,7 +235,7 @@ class LiveWeb(Corpus):
         self.link_dst = np.zeros(L, np.int32)
         self.link_source = np.zeros(L, np.int32)
         #: each link's position in its page (LINK_POSITIONS code; -1 when the extractor gives none)
-        self.link_position = np.full(L, -1, np.int8)
+        self.link_position: np.ndarray = np.full(L, -1, np.int8)
         self.anchor_ptr = np.zeros(L + 1, np.int64)
         self.context_ptr = np.zeros(L + 1, np.int64)
         self.title_ptr = np.zeros(n + 1, np.int64)
