@@ -54,6 +54,7 @@ class CrawlView:
     """
 
     __slots__ = ("_env",)
+    _env: WikiCrawlEnv
 
     def __init__(self, env: WikiCrawlEnv):
         object.__setattr__(self, "_env", env)
