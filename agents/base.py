@@ -2,7 +2,7 @@
 
 An agent interacts with a :class:`gym_crawl.envs.WikiCrawlEnv` through::
 
-    agent.begin_episode(env, rng)          # env = the *unwrapped* WikiCrawlEnv (read-only accessors only)
+    agent.begin_episode(view, rng)         # view = env.unwrapped.view, a read-only CrawlView
     action = agent.act(obs, info)          # an int: a candidate slot or a page id (see action_kind)
     agent.observe(Transition(...))         # after env.step answered
     agent.save(path) / Agent.load(path)    # learners persist without pickle (JSON / npz / torch weights)
@@ -13,11 +13,10 @@ the env must have (:func:`gym_crawl.agents.make_env_for` builds it so):
 
 * ``"slot"`` — ``action="slot"``: an index into the K candidate slots (the SB3-compatible
   ``Discrete(K)`` interface);
-* ``"page"`` — ``action="page"``: a frontier page id (``Discrete(n_pages)``), chosen through the env's
-  documented read-only accessors (``frontier_pages()``, ``features_of(pages)``,
-  ``argmax_frontier(w)``, ``link_scores(pages)``, ``frontier_changes()``, ``fetched_text(page)``, …).
+* ``"page"`` — ``action="page"``: a frontier page id (``Discrete(n_pages)``), chosen through the
+  view's read-only methods (the list: :class:`gym_crawl.envs.view.CrawlView`).
 
-Agents never read private attributes or the env's ``state`` / ``corpus`` / ``text`` objects.
+Agents read the crawl only through the view they are given; it leads to nothing else of the env.
 
 Agents are registered by name so the CLI and benchmarks run ``--agent NAME``;
 a third-party agent plugs in with :func:`register_agent`.
@@ -32,9 +31,22 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.envs.view import CrawlView
 from gym_crawl.registry import Registry
 
-__all__ = ["Agent", "Transition", "AGENTS", "register_agent", "make_agent", "agent_names", "agent_class"]
+__all__ = ["Agent", "Transition", "AGENTS", "register_agent", "make_agent", "agent_names", "agent_class",
+           "crawl_view"]
+
+
+def crawl_view(env: Any) -> CrawlView:
+    """The read-only :class:`CrawlView` of ``env``: ``env`` itself when it is one, else ``env.unwrapped.view`` of
+    a (possibly wrapped) crawl env; ``TypeError`` for anything else."""
+    if isinstance(env, CrawlView):
+        return env
+    view = getattr(getattr(env, "unwrapped", None), "view", None)
+    if not isinstance(view, CrawlView):
+        raise TypeError(f"expected a crawl env or its CrawlView, got {type(env).__name__}")
+    return view
 
 
 @dataclass
@@ -87,8 +99,8 @@ class Agent:
         self.rng = np.random.default_rng(0)
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
-        """Called by the runner after ``env.reset``; ``env`` is the unwrapped WikiCrawlEnv, to be read
-        through its documented accessors only."""
+        """Called by the runner after ``env.reset`` with the crawl's read-only view (``env.unwrapped.view``,
+        a :class:`~gym_crawl.envs.view.CrawlView`); the agent reads the crawl through it only."""
         self.env = env
         self.rng = rng
 

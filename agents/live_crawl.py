@@ -107,7 +107,7 @@ class _DecisionRecorder(gym.Wrapper):
                 "type": DECISION_TYPE, "step": int(info["steps"]), "action": int(action), "page": p,
                 "url": self.web.url(p) if p >= 0 else None, "reward": float(r), "relevant": bool(info["relevant"]),
                 "fetch_error": info["fetch_error"], "invalid_action": bool(info["invalid_action"]),
-                "link_score": float(self.env.unwrapped.link_scores(np.array([p]))[0]) if p >= 0 else None,
+                "link_score": float(self.env.unwrapped.view.link_scores(np.array([p]))[0]) if p >= 0 else None,
                 "agent_score": None if score is None else float(score)})
         return obs, r, term, trunc, info
 
@@ -166,7 +166,7 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
         res = run_episode(rec_env, agent, seed=seed, on_step=on_step, should_stop=lambda: stop["by"] is not None)
         if show is not None:
             show({"pages_fetched": res.pages_fetched, "relevant_found": res.relevant_found,
-                  "harvest_rate": res.harvest_rate, "frontier_size": int(base.frontier_pages().size)}, final=True)
+                  "harvest_rate": res.harvest_rate, "frontier_size": int(base.view.frontier_pages().size)}, final=True)
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl.agents.base import Agent
+from gym_crawl.agents.base import Agent, crawl_view
 
 __all__ = ["RLlibAgent", "load_rllib_agent"]
 
@@ -71,7 +71,7 @@ class RLlibAgent(Agent):
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
-        base = env.unwrapped
+        base = crawl_view(env)
         if base.feature_dim != self._dim:
             raise ValueError(f"{self.path}: the module was trained on a feature set of dimension {self._dim}, this "
                              f"env's {base.feature_set_name!r} has {base.feature_dim} (CLI: --features NAME; "

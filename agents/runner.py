@@ -70,7 +70,7 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed, options=options)
     t1 = time.perf_counter()
-    agent.begin_episode(base, np.random.default_rng(seed))
+    agent.begin_episode(base.view, np.random.default_rng(seed))
     curve, rewards = [], []
     invalid = 0
     done = False
@@ -95,7 +95,7 @@ def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dic
                          pages_fetched=info["pages_fetched"], harvest_rate=info["harvest_rate"],
                          relevant_domains=info["relevant_domains"], reward_sum=info["reward_sum"],
                          seconds=t2 - t1, reset_seconds=t1 - t0, relevant_curve=np.asarray(curve, np.int32),
-                         rewards=np.asarray(rewards, np.float32), fetched=base.fetched_pages(),
+                         rewards=np.asarray(rewards, np.float32), fetched=base.view.fetched_pages(),
                          invalid_actions=invalid)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 
-from gym_crawl.agents.base import Agent
+from gym_crawl.agents.base import Agent, crawl_view
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
@@ -210,7 +210,7 @@ class SB3Agent(Agent):
 
     def spaces_for(self, env: Any) -> tuple[spaces.Space, spaces.Space]:
         """Observation and action spaces of the wrapper this agent emulates, for the unwrapped ``env``."""
-        base = env.unwrapped
+        base = crawl_view(env)
         d, K = base.feature_dim, base.max_candidates
         s = len(STATE_NAMES)
         if self.wrapper == "continuous":
@@ -242,7 +242,7 @@ class SB3Agent(Agent):
     def _mismatch(self, env: Any, keys: list[str]) -> str:
         """Why the saved weights do not fit ``env``, naming the CLI flags (``--k``, ``--features``) and keywords
         (``max_candidates=``, ``features=``) that set what the policy was trained with."""
-        base = env.unwrapped
+        base = crawl_view(env)
         want_k = self.env_defaults.get("max_candidates")
         want_d = self.config["info"].get("feature_dim")
         hints = []
@@ -263,7 +263,7 @@ class SB3Agent(Agent):
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
         self._build(env)
-        self._exact = self.wrapper == "continuous" and env.unwrapped.reducer_name == "full"
+        self._exact = self.wrapper == "continuous" and crawl_view(env).reducer_name == "full"
         if not self.deterministic:
             th.manual_seed(int(rng.integers(2**31)))
 

@@ -73,7 +73,7 @@ def act(info):
     valid = np.flatnonzero(ids >= 0)
     if agent == "random":
         return int(valid[rng.integers(len(valid))])
-    return int(valid[int(np.argmax(u.link_scores(ids[valid])))])
+    return int(valid[int(np.argmax(u.view.link_scores(ids[valid])))])
 def run(n):
     global obs, info
     episodes = 0

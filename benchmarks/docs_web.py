@@ -588,7 +588,7 @@ def warm_score_tables(corpus: Any, tasks: Sequence[Any], *, progress: bool = Tru
     for t in tqdm(list(first.values()), desc="score tables", unit="topic", disable=not progress):
         topic = topic_of(corpus, t)
         env.reset(seed=0, options={"topic": topic, "seeds": list(t.seeds)})
-        env.unwrapped.precompute_scores(persist=True)
+        env.unwrapped.view.precompute_scores(persist=True)
     env.close()
     return len(first)
 

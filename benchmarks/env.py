@@ -78,7 +78,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
     c0 = time.process_time()
     m = 0
     for _ in range(steps):
-        F = pbase.frontier_pages()
+        F = pbase.view.frontier_pages()
         if len(F) == 0:
             break
         _, _, term, trunc, _ = penv.step(int(F[rng.integers(len(F))]))
@@ -105,7 +105,7 @@ def throughput(corpus: Any, steps: int, k: int = 64, seed: int = 0) -> dict[str,
     top = sorted(((v[3], f"{Path(k[0]).name}:{k[2]}") for k, v in st.stats.items()  # type: ignore[attr-defined]
                   if "gym_crawl" in k[0]), reverse=True)[:8]
     return {"corpus": corpus.name, "pages": corpus.n_pages, "links": corpus.n_links, "K": k,
-            "features": base.feature_set_name, "d": base.feature_dim, "reducer": base.reducer_name,
+            "features": base.view.feature_set_name, "d": base.view.feature_dim, "reducer": base.view.reducer_name,
             "steps": n, "slot_steps_per_second": round(slot_sps, 1), "page_steps_per_second": round(page_sps, 1),
             "slot_steps_per_cpu_second": round(slot_cpu_sps, 1), "page_steps_per_cpu_second": round(page_cpu_sps, 1),
             "first_reset_seconds": round(first_reset, 4), "warm_reset_seconds": round(warm_reset, 4),
@@ -124,7 +124,7 @@ def topic_table(corpus: Any, steps: int, seeds: int) -> list[dict[str, Any]]:
             found = [run_episode(env, make_agent(name), seed=s).relevant_found for s in range(seeds)]
             rows.append({"topic": topic, "agent": name, "steps": steps, "relevant_found_mean": float(np.mean(found)),
                          "relevant_found_std": float(np.std(found)), "runs": seeds,
-                         "label_pages": int(env.unwrapped.current_topic.label_mask(corpus).sum()),
+                         "label_pages": int(env.unwrapped.view.current_topic.label_mask(corpus).sum()),
                          "hidden_information": bool(agent_cls.uses_hidden_information)})
     return rows
 

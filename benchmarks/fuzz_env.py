@@ -75,9 +75,9 @@ def check_transition(env: Any, obs: Any, info: dict, prev: dict | None, reward: 
     if page >= 0:
         _check(page not in seen, f"page {page} fetched twice")
         seen.add(page)
-    fetched = u.fetched_pages()
+    fetched = u.view.fetched_pages()
     _check(len(np.unique(fetched)) == len(fetched) == info["pages_fetched"], "fetched_pages() repeats a page")
-    frontier = np.sort(np.asarray(u.frontier_pages()))
+    frontier = np.sort(np.asarray(u.view.frontier_pages()))
     _check(info["frontier_size"] == len(frontier), "frontier_size differs from frontier_pages()")
     _check(not np.isin(frontier, fetched).any(), "a fetched page is still in the frontier")
     if u.action_mode == "slot":
@@ -87,7 +87,7 @@ def check_transition(env: Any, obs: Any, info: dict, prev: dict | None, reward: 
         if isinstance(obs, dict):
             _check(np.array_equal(obs["mask"].astype(bool), m), "obs['mask'] differs from action_masks()")
         cand = ids[ids >= 0]
-        _check(len(np.unique(cand)) == len(cand) and bool(np.all(u.is_frontier(cand))),
+        _check(len(np.unique(cand)) == len(cand) and bool(np.all(u.view.is_frontier(cand))),
                "a candidate slot holds a non-frontier page or a repeat")
     else:
         _check(np.array_equal(np.flatnonzero(u.action_masks()), frontier), "page mask differs from the frontier")
@@ -108,7 +108,7 @@ def run_episode(env: Any, seed: int, rng: np.random.Generator | None = None, act
     trajectory (rewards, fetched pages, observations) for the replay check."""
     obs, info = env.reset(seed=seed)
     total = float(info["reward_sum"])
-    seen = {int(p) for p in env.unwrapped.fetched_pages()}
+    seen = {int(p) for p in env.unwrapped.view.fetched_pages()}
     check_transition(env, obs, info, None, None, total, set())
     taken: list[int] = []
     traj: list[Any] = [obs]

@@ -145,7 +145,7 @@ def post_hoc_scorer(corpus: Any, env: Any) -> Any:
     from gym_crawl.relevance.scorer import TopicScorer
     from gym_crawl.text.model import get_text_model
 
-    topic = env.unwrapped.current_topic
+    topic = env.unwrapped.view.current_topic
     return TopicScorer(get_text_model(corpus), topic, max(4, len(topic.categories)))
 
 
@@ -216,7 +216,7 @@ def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any =
     obs, info = env.reset(seed=seed)
     w_steps = 0
     if warmup is not None:
-        warmup.begin_episode(base, np.random.default_rng(seed))
+        warmup.begin_episode(base.view, np.random.default_rng(seed))
         while info["frontier_size"] < warmup_until and w_steps < warmup_max:
             a = warmup.act(obs, info)
             obs2, r, term, trunc, info2 = env.step(a)
@@ -225,7 +225,7 @@ def timed_episode(env: Any, agent: Any, steps: int, seed: int = 0, warmup: Any =
             w_steps += 1
     f0 = info["frontier_size"]
     t0 = time.perf_counter()
-    agent.begin_episode(base, np.random.default_rng(seed))
+    agent.begin_episode(base.view, np.random.default_rng(seed))
     t_begin = time.perf_counter() - t0
     t_agent = t_env = 0.0
     n = 0
@@ -1005,7 +1005,7 @@ class PaperRunner:
             # score the topic's pages and links once (the tables are shared by every env of this topic and
             # equal the on-demand scores bit for bit) instead of again in each of the ~1,000 tasks
             env.reset(seed=0)
-            env.unwrapped.precompute_scores()
+            env.unwrapped.view.precompute_scores()
         self.envs[key] = env   # most recently used last
         return env
 

@@ -120,7 +120,7 @@ if mode == "shared":
     warm = make_env_fn(n, steps + 1)()
     _, info = warm.reset(seed=0)
     warm.step(int(np.flatnonzero(info["action_mask"])[0]))  # compiled kernels loaded before the fork
-    warm.unwrapped.precompute_scores()                          # the topic's complete score tables
+    warm.unwrapped.view.precompute_scores()                          # the topic's complete score tables
     kw["context"] = "fork"
 elif mode == "cached":
     kw["context"] = "spawn"  # nothing inherited: each worker maps the corpus and the stored score tables itself

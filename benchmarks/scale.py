@@ -62,7 +62,7 @@ for name in agents:
     out["crawls"].append({"agent": name, "steps": r.steps, "seconds": round(r.seconds, 2),
                           "steps_per_second": s["steps_per_second"], "cpu_seconds": round(cpu, 2),
                           "reset_seconds": s["reset_seconds"], "relevant_found": r.relevant_found,
-                          "frontier_size": int(len(env.unwrapped.frontier_pages())), "rss_mb": round(rss(), 1)})
+                          "frontier_size": int(len(env.unwrapped.view.frontier_pages())), "rss_mb": round(rss(), 1)})
     env.close()
 out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 print(json.dumps(out))

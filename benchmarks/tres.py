@@ -316,7 +316,7 @@ def run_one(s: Setting, name: str, cap: str, run: int, seed: int, k: int,
         row["search_results"] = n_search
     if tree is not None:
         row.update({"leaves": tree.n_leaves, "nonempty_leaves": tree.n_nonempty_leaves,
-                    "final_frontier": int(len(env.unwrapped.frontier_pages()))})
+                    "final_frontier": int(len(env.unwrapped.view.frontier_pages()))})
     env.close()
     return row, trace
 

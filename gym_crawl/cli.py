@@ -289,10 +289,10 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         if isinstance(kw["corpus"], str):
             kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
         env = make_env_for(agent, **kw)
-        base = env.unwrapped
+        view = env.unwrapped.view
         about = {"agent": name, "agent_name": agent.name, "corpus": str(args.corpus),
-                 "reward": base.reward_name, "K": int(base.max_candidates), "features": base.feature_set_name,
-                 "reducer": base.reducer_name, "budget": args.steps, "gym_crawl_version": __version__}
+                 "reward": view.reward_name, "K": int(view.max_candidates), "features": view.feature_set_name,
+                 "reducer": view.reducer_name, "budget": args.steps, "gym_crawl_version": __version__}
         if args.load:
             about["loaded_from"] = str(args.load)
         for ep in range(args.episodes):

@@ -70,7 +70,7 @@ def test_url_hash_domains_depend_on_the_url_only(tiny_corpus):
         steps += 1
         done = term or trunc
     assert steps == 100 and not term
-    assert np.bincount(c.page_domain[env.unwrapped.fetched_pages()]).max() <= 3  # ≤ cap, seeds aside
+    assert np.bincount(c.page_domain[env.unwrapped.view.fetched_pages()]).max() <= 3  # ≤ cap, seeds aside
 
 
 def test_decision_cost_tree_is_the_same_for_every_frontier_size():

@@ -37,7 +37,7 @@ _VICTIM = textwrap.dedent(r'''
             warnings.filterwarnings("ignore", message=".*WikiCrawl-v1 is out of date")
             env = gym.make("WikiCrawl-v1", corpus=CORPUS, max_episode_steps=STEPS)
         obs, info = env.reset(seed=0)
-        env.unwrapped.precompute_scores(persist=True)
+        env.unwrapped.view.precompute_scores(persist=True)
         rng = np.random.default_rng(0)
         traj = []
         for _ in range(STEPS):
@@ -111,7 +111,7 @@ def pristine(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("pristine")
     code = (f"import gymnasium as gym, gym_crawl\n"
             f"e = gym.make('WikiCrawl-v1', corpus={_CORPUS!r}, max_episode_steps={_STEPS}); e.reset(seed=0)\n"
-            f"e.unwrapped.precompute_scores(persist=True)\n")
+            f"e.unwrapped.view.precompute_scores(persist=True)\n")
     subprocess.run([sys.executable, "-c", code], check=True, env={**_env(), "GYM_CRAWL_DATA": str(d)}, timeout=600)
     return d
 

@@ -194,14 +194,14 @@ def test_no_leak_of_unfetched_pages(tiny_corpus, features, reducer):
                      max_candidates=8, max_episode_steps=steps + 5)
     run_a = _rollout(env_a, seed=7, steps=steps)
     base = env_a.unwrapped
-    unfetched = np.asarray(sorted(set(base.frontier_pages().tolist()) - set(base.fetched_pages().tolist())))
+    unfetched = np.asarray(sorted(set(base.view.frontier_pages().tolist()) - set(base.view.fetched_pages().tolist())))
     assert len(unfetched) > 10
     tampered = tamper_unfetched(tiny_corpus, unfetched)
     env_b = gym.make("WikiCrawl-v1", corpus=tampered, text=TextModel(tampered, tm.idf, tm.vectors, tm.meta),
                      features=feats(), reducer=reducer, max_candidates=8, max_episode_steps=steps + 5)
     run_b = _rollout(env_b, seed=7, steps=steps)
     assert data_equivalence(run_a, run_b), "an observation depends on an unfetched page's text or labels"
-    assert env_b.unwrapped.hidden_relevance()[unfetched].all()  # the tampering is real
+    assert env_b.unwrapped.view.hidden_relevance()[unfetched].all()  # the tampering is real
 
 
 # ------------------------------------------------------------------------------------ agents

@@ -62,8 +62,8 @@ def test_content_blocks_are_unit_vectors_and_topic_is_constant(tiny_corpus):
     env = _env(tiny_corpus, "content")
     _crawl(env)
     base = env.unwrapped
-    F = base.frontier_pages().copy()
-    X = base.features_of(F)
+    F = base.view.frontier_pages().copy()
+    X = base.view.features_of(F)
     k = 64
     for blk in range(3):
         norms = np.linalg.norm(X[:, blk * k:(blk + 1) * k], axis=1)
@@ -88,7 +88,7 @@ def test_best_links_fallback_is_a_link_from_the_best_parent(tiny_corpus):
     env = _env(tiny_corpus, "content")
     _crawl(env, steps=15)
     st = env.unwrapped.state
-    F = env.unwrapped.frontier_pages().copy()
+    F = env.unwrapped.view.frontier_pages().copy()
     links = best_links(st, F)
     src = np.searchsorted(tiny_corpus.link_ptr, links, side="right") - 1
     np.testing.assert_array_equal(tiny_corpus.link_dst[links], F)
@@ -141,11 +141,11 @@ def test_hashed_sparse_accessor_matches_dense_and_is_sparse(tiny_corpus):
     _crawl(env, steps=20)
     base = env.unwrapped
     fs = base.features
-    F = base.frontier_pages().copy()
+    F = base.view.frontier_pages().copy()
     S = fs.sparse(base.state, F)
     assert S.shape == (len(F), fs.dim) and S.format == "csr"
     assert S.nnz / len(F) < 200 and fs.dim > 16000  # ~50 non-zeros out of 16k columns
-    np.testing.assert_array_equal(S.toarray(), base.features_of(F))
+    np.testing.assert_array_equal(S.toarray(), base.view.features_of(F))
     hashed = S[:, : fs.n_hashed]
     np.testing.assert_allclose(np.asarray(hashed.multiply(hashed).sum(axis=1)).ravel(), 1.0, atol=1e-5)
     # the dense tail is han2018-continuous without its bias
@@ -166,8 +166,8 @@ def test_interaction_sums_to_the_cosines(tiny_corpus):
     env = _env(tiny_corpus, "content-x-topic")
     _crawl(env)
     base = env.unwrapped
-    F = base.frontier_pages().copy()
-    X = base.features_of(F)
+    F = base.view.frontier_pages().copy()
+    X = base.view.features_of(F)
     st = base.state
     np.testing.assert_allclose(X[:, :64].sum(axis=1) / 8.0, st.link_rel[F], atol=1e-4)
     np.testing.assert_allclose(X[:, 64:128].sum(axis=1) / 8.0, st.rel[st.best_parent[F]], atol=1e-4)
@@ -178,8 +178,8 @@ def test_tres_local_by_hand(tiny_corpus):
     _crawl(env)
     base = env.unwrapped
     st = base.state
-    F = base.frontier_pages().copy()
-    X = base.features_of(F)
+    F = base.view.frontier_pages().copy()
+    X = base.view.features_of(F)
     bp = st.best_parent[F]
     np.testing.assert_array_equal(X[:, 0], st.relevant[bp])
     np.testing.assert_allclose(X[:, 5], np.log10(1 + st.n_relpar[F]), atol=1e-6)
@@ -202,14 +202,14 @@ def test_rows_are_local(tiny_corpus, name):
     env = _env(tiny_corpus, name)
     _, info = _crawl(env, steps=10)
     base = env.unwrapped
-    assert base.features_local
-    before_pages = base.frontier_pages().copy()
-    before = base.features_of(before_pages)
+    assert base.view.features_local
+    before_pages = base.view.frontier_pages().copy()
+    before = base.view.features_of(before_pages)
     env.step(int(np.flatnonzero(info["action_mask"])[0]))
-    upd = set(base.frontier_changes().updated.tolist())
-    still = np.array([i for i, p in enumerate(before_pages) if base.is_frontier(p) and p not in upd])
+    upd = set(base.view.frontier_changes().updated.tolist())
+    still = np.array([i for i, p in enumerate(before_pages) if base.view.is_frontier(p) and p not in upd])
     assert len(still) > 5
-    np.testing.assert_array_equal(base.features_of(before_pages[still]), before[still])
+    np.testing.assert_array_equal(base.view.features_of(before_pages[still]), before[still])
 
 
 @pytest.mark.parametrize("name", NEW_SETS)
@@ -229,14 +229,14 @@ def test_no_leak_of_unfetched_pages(tiny_corpus, name, reducer):
             obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
             out.append((obs, r, term, trunc, info))
         base = env.unwrapped
-        F = base.frontier_pages().copy()
-        out.append(base.features_of(F))
+        F = base.view.frontier_pages().copy()
+        out.append(base.view.features_of(F))
         return out, base
 
     run_a, base = rollout(tiny_corpus, tm)
-    unfetched = np.asarray(sorted(set(base.frontier_pages().tolist()) - set(base.fetched_pages().tolist())))
+    unfetched = np.asarray(sorted(set(base.view.frontier_pages().tolist()) - set(base.view.fetched_pages().tolist())))
     assert len(unfetched) > 10
     tampered = tamper_unfetched(tiny_corpus, unfetched)
     run_b, base_b = rollout(tampered, TextModel(tampered, tm.idf, tm.vectors, tm.meta))
     assert data_equivalence(run_a, run_b), f"{name}: an observation depends on an unfetched page's text or labels"
-    assert base_b.hidden_relevance()[unfetched].all()  # the tampering is real
+    assert base_b.view.hidden_relevance()[unfetched].all()  # the tampering is real

@@ -14,15 +14,15 @@ def test_crawler_columns_match_an_independent_count(tiny_corpus):
     env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, features="crawler", reward="labels", max_candidates=8,
                    max_episode_steps=30)
     base = env.unwrapped
-    assert base.feature_names == ["a.same_host", "s.parent_depth", "a.host_fetched", "a.host_relevant_ratio",
+    assert base.view.feature_names == ["a.same_host", "s.parent_depth", "a.host_fetched", "a.host_relevant_ratio",
                                   "a.host_unseen", "s.siblings_fetched", "s.siblings_relevant_ratio", "bias"]
-    assert not base.features_local
+    assert not base.view.features_local
     run_episode(env, make_agent("best-first"), seed=0)
     st = base.state
-    fetched = [int(p) for p in base.fetched_pages()]
+    fetched = [int(p) for p in base.view.fetched_pages()]
     relevant = {p for p in fetched if st.relevant[p]}
-    frontier = np.asarray(base.frontier_pages(), dtype=np.int64)
-    x = base.features_of(frontier)
+    frontier = np.asarray(base.view.frontier_pages(), dtype=np.int64)
+    x = base.view.features_of(frontier)
     dom = np.asarray(tiny_corpus.page_domain)
     saw_cross = saw_same = saw_sib = False
     for row, u in zip(x, frontier.tolist()):
@@ -35,7 +35,7 @@ def test_crawler_columns_match_an_independent_count(tiny_corpus):
         assert row[2] == pytest.approx(min(np.log1p(len(host)) / np.log1p(1000), 1.0), abs=1e-6)
         assert row[3] == pytest.approx(sum(p in relevant for p in host) / len(host) if host else 0.0, abs=1e-6)
         assert row[4] == float(not host)
-        sibs = {int(v) for v in base.fetched_outlinks(bp)} & set(fetched) - {bp}
+        sibs = {int(v) for v in base.view.fetched_outlinks(bp)} & set(fetched) - {bp}
         assert row[5] == pytest.approx(min(np.log1p(len(sibs)) / np.log1p(100), 1.0), abs=1e-6)
         assert row[6] == pytest.approx(sum(p in relevant for p in sibs) / len(sibs) if sibs else 0.0, abs=1e-6)
         saw_sib |= len(sibs) > 0
@@ -51,5 +51,5 @@ def test_crawler_features_combine_with_other_sets(tiny_corpus):
     fs = CombinedFeatures([get_feature_set("tres-local"), CrawlerFeatures()])
     env = gym.make("WikiCrawl-v1", corpus=tiny_corpus, features=fs, max_candidates=8, max_episode_steps=10)
     obs, _ = env.reset(seed=0)
-    assert obs["candidates"].shape[1] == fs.dim and "a.same_host" in env.unwrapped.feature_names
+    assert obs["candidates"].shape[1] == fs.dim and "a.same_host" in env.unwrapped.view.feature_names
     env.close()

@@ -243,9 +243,9 @@ def test_tres_stores_seed_experience_and_tree_action_in_the_bootstrap_set(tiny_c
     env = _env(tiny_corpus)
     agent = TresAgent(**FAST)
     obs, info = env.reset(seed=3)
-    agent.begin_episode(env.unwrapped, np.random.default_rng(3))
+    agent.begin_episode(env.unwrapped.view, np.random.default_rng(3))
     rb = agent.replay
-    assert len(rb) == 1 and rb.R[0] == 1.0 and rb.X[0, env.unwrapped.feature_names.index("bias")] == 1.0
+    assert len(rb) == 1 and rb.R[0] == 1.0 and rb.X[0, env.unwrapped.view.feature_names.index("bias")] == 1.0
     assert np.count_nonzero(rb.X[0]) == 1
     agent.cfg = agent.cfg.replace(warmup_steps=0, eps_start=0.0, eps_end=0.0)
     a = agent.act(obs, info)
@@ -266,8 +266,8 @@ def test_async_agent_fetches_the_highest_stored_priority(tiny_corpus):
     env = _env(tiny_corpus, "outlinks")
     agent = TresAsyncAgent(**{**FAST, "warmup_steps": 0, "eps_start": 0.0, "eps_end": 0.0})
     env.reset(seed=0)
-    agent.begin_episode(env.unwrapped, np.random.default_rng(0))
-    F = env.unwrapped.frontier_pages().copy()
+    agent.begin_episode(env.unwrapped.view, np.random.default_rng(0))
+    F = env.unwrapped.view.frontier_pages().copy()
     pr = agent._prio.get(F)
     p = agent.act(None, {})
     assert p == F[int(np.argmax(pr))] or pr[list(F).index(p)] == pr.max()

@@ -85,7 +85,7 @@ def test_info_keys_on_reset_and_step(tiny_corpus):
     for action in ("slot", "page"):
         env = make(tiny_corpus, action=action)
         _, i0 = env.reset(seed=0)
-        a = 0 if action == "slot" else int(env.unwrapped.frontier_pages()[0])
+        a = 0 if action == "slot" else int(env.unwrapped.view.frontier_pages()[0])
         i1 = env.step(a)[-1]
         want = set(INFO_KEYS) - ({"action_mask"} if action == "page" else set())
         assert set(i0) == set(i1) == want
@@ -99,7 +99,7 @@ def test_truncation_and_termination(tiny_corpus):
     # crawl everything: the frontier empties and the episode terminates
     env = make_env_for("bfs", corpus=tiny_corpus, max_episode_steps=10_000)
     res = run_episode(env, make_agent("bfs"), seed=0)
-    assert res.steps < 10_000 and len(env.unwrapped.frontier_pages()) == 0
+    assert res.steps < 10_000 and len(env.unwrapped.view.frontier_pages()) == 0
 
 
 @pytest.mark.parametrize("action", ["slot", "page"])
@@ -107,14 +107,14 @@ def test_no_step_after_the_episode_ended(tiny_corpus, action):
     """Issue 13.2: after truncation or termination, stepping is refused until reset (never keeps crawling)."""
     env = make(tiny_corpus, max_episode_steps=3, action=action)
     _, info = env.reset(seed=0)
-    pick = (lambda i: 0) if action == "slot" else (lambda i: int(env.unwrapped.frontier_pages()[0]))
+    pick = (lambda i: 0) if action == "slot" else (lambda i: int(env.unwrapped.view.frontier_pages()[0]))
     for _ in range(3):
         *_, trunc, info = env.step(pick(info))
     assert trunc
     fetched = info["pages_fetched"]
     with pytest.raises(RuntimeError, match="episode is over.*truncated.*reset"):
         env.unwrapped.step(0)
-    assert env.unwrapped.fetched_pages().size == fetched
+    assert env.unwrapped.view.fetched_pages().size == fetched
     env.reset(seed=0)
     env.step(pick(info))  # a reset starts a new episode
     # termination: crawl the whole web, then one more step is refused
@@ -128,7 +128,7 @@ def test_reset_options_topic_and_seeds(tiny_corpus):
     env = make(tiny_corpus)
     _, info = env.reset(seed=0, options={"topic": "cancer", "seeds": ["Cancer"]})
     assert info["topic"] == "cancer"
-    assert env.unwrapped.fetched_pages().tolist() == [tiny_corpus.page_id("Cancer")]
+    assert env.unwrapped.view.fetched_pages().tolist() == [tiny_corpus.page_id("Cancer")]
     _, info = env.reset(seed=0, options={"topic": "poetry"})
     assert info["topic"] == "poetry"
 
@@ -172,10 +172,10 @@ def test_argmax_frontier_is_exact(tiny_corpus):
     env.reset(seed=0)
     for _ in range(30):
         env.step(0)
-    w = np.random.default_rng(0).normal(size=env.feature_dim).astype(np.float32)
-    F = env.frontier_pages()
-    scores = env.features_of(F) @ w
-    assert scores[list(F).index(env.argmax_frontier(w))] == pytest.approx(scores.max())
+    w = np.random.default_rng(0).normal(size=env.view.feature_dim).astype(np.float32)
+    F = env.view.frontier_pages()
+    scores = env.view.features_of(F) @ w
+    assert scores[list(F).index(env.view.argmax_frontier(w))] == pytest.approx(scores.max())
 
 
 def test_render_ansi(tiny_corpus):
@@ -212,16 +212,16 @@ def test_page_mode_spaces_and_mask(tiny_corpus):
     assert env.observation_space.contains(obs) and obs.shape == (6,)
     assert "action_mask" not in info and (info["candidate_ids"] == -1).all()
     m = base.action_masks()
-    assert m.shape == (tiny_corpus.n_pages,) and set(np.flatnonzero(m)) == set(base.frontier_pages().tolist())
-    target = int(base.frontier_pages()[0])
+    assert m.shape == (tiny_corpus.n_pages,) and set(np.flatnonzero(m)) == set(base.view.frontier_pages().tolist())
+    target = int(base.view.frontier_pages()[0])
     _, _, _, _, info = env.step(target)
-    assert info["fetched_page"] == target and not base.is_frontier(target)
+    assert info["fetched_page"] == target and not base.view.is_frontier(target)
 
 
 def test_page_mode_non_frontier_page_spends_the_step(tiny_corpus):
     env = make(tiny_corpus, action="page")
     _, info = env.reset(seed=0)
-    seed = int(env.unwrapped.fetched_pages()[0])
+    seed = int(env.unwrapped.view.fetched_pages()[0])
     before = info["pages_fetched"]
     _, r, term, trunc, info = env.step(seed)  # already fetched: not a valid page, but inside the space
     assert info["invalid_action"] and info["fetched_page"] == -1 and info["pages_fetched"] == before
@@ -248,18 +248,18 @@ def test_frontier_changes_and_fetched_text_accessors(tiny_corpus):
     env = make(tiny_corpus, action="page")
     env.reset(seed=0)
     base = env.unwrapped
-    ch = base.frontier_changes()
-    assert len(ch.new) and set(ch.new.tolist()) <= set(base.frontier_pages().tolist())
+    ch = base.view.frontier_changes()
+    assert len(ch.new) and set(ch.new.tolist()) <= set(base.view.frontier_pages().tolist())
     assert not ch.new.flags.writeable
-    page = int(base.frontier_pages()[0])
+    page = int(base.view.frontier_pages()[0])
     with pytest.raises(ValueError, match="only fetched pages"):
-        base.fetched_text(page)  # unfetched: not observable
+        base.view.fetched_text(page)  # unfetched: not observable
     _, _, _, _, info = env.step(page)
-    terms, counts = base.fetched_text(page)
+    terms, counts = base.view.fetched_text(page)
     assert len(terms) == len(counts) > 0 and not terms.flags.writeable
-    out = base.fetched_outlinks(page)
-    assert set(base.frontier_changes().new.tolist()) <= set(out.tolist())
-    assert info["n_new_pages"] == len(base.frontier_changes().new)
+    out = base.view.fetched_outlinks(page)
+    assert set(base.view.frontier_changes().new.tolist()) <= set(out.tolist())
+    assert info["n_new_pages"] == len(base.view.frontier_changes().new)
 
 
 def test_runner_refuses_an_env_of_the_wrong_action_mode(tiny_corpus):
@@ -290,7 +290,7 @@ def test_standard_wrappers_and_attributes(tiny_corpus):
     for _ in range(5):
         *_, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
     assert info["episode"]["l"] == 5  # every step was seen by the wrapper stack
-    assert make(tiny_corpus, max_candidates=12).get_wrapper_attr("max_candidates") == 12
+    assert make(tiny_corpus, max_candidates=12).get_wrapper_attr("view").max_candidates == 12
 
 
 def test_readme_example_is_reproducible(tiny_corpus):

@@ -46,7 +46,7 @@ def _episode(corpus, cfg, k, seed, raw):
     # raw draws -> actions: mostly valid ones (an index into the current mask), some anywhere in the space
     obs, info = env.reset(seed=seed)
     total = float(info["reward_sum"])
-    seen = {int(p) for p in env.unwrapped.fetched_pages()}
+    seen = {int(p) for p in env.unwrapped.view.fetched_pages()}
     check_transition(env, obs, info, None, None, total, set())
     actions, traj = [], [obs]
     for valid_pick, x in raw:

@@ -49,10 +49,10 @@ def test_every_index_is_the_hot_column_of_the_han2018_tiling(tiny_corpus):
     groups = [_group(han.names, n) for n in f.names]
     seen = 0
     for _ in range(60):
-        F = np.array(base.frontier_pages())
+        F = np.array(base.view.frontier_pages())
         if len(F) == 0:
             break
-        X, H = base.features_of(F), han.compute(base.state, F)
+        X, H = base.view.features_of(F), han.compute(base.state, F)
         assert np.all(np.round(X) == X) and X.min() >= 0
         for j, cols in enumerate(groups):
             assert len(cols) in (5, 6, 10) and np.all(H[:, cols].sum(1) == 1)
@@ -62,7 +62,7 @@ def test_every_index_is_the_hot_column_of_the_han2018_tiling(tiny_corpus):
         if term or trunc:
             break
     assert seen > 500
-    Xn = HanIndexFeatures(4, normalize=True).compute(base.state, np.array(base.frontier_pages()))
+    Xn = HanIndexFeatures(4, normalize=True).compute(base.state, np.array(base.view.frontier_pages()))
     assert Xn.min() >= 0 and Xn.max() <= 1
 
 
@@ -76,7 +76,7 @@ def test_compiled_rows_equal_the_numpy_definition(tiny_corpus):
     rng = np.random.default_rng(2)
     rows = 0
     for _ in range(80):
-        F = np.array(base.frontier_pages())
+        F = np.array(base.view.frontier_pages())
         if len(F) == 0:
             break
         for g in (f, fn):
@@ -100,12 +100,12 @@ def test_rows_change_only_for_pages_that_gained_a_parent(tiny_corpus):
     base = env.unwrapped
     rng = np.random.default_rng(1)
     for _ in range(30):
-        F = np.array(base.frontier_pages())
-        before = dict(zip(F.tolist(), base.features_of(F)))
+        F = np.array(base.view.frontier_pages())
+        before = dict(zip(F.tolist(), base.view.features_of(F)))
         _, _, term, trunc, _ = env.step(int(F[rng.integers(len(F))]))
-        updated = set(base.frontier_changes().updated.tolist())
-        G = np.array(base.frontier_pages())
-        for p, row in zip(G.tolist(), base.features_of(G)):
+        updated = set(base.view.frontier_changes().updated.tolist())
+        G = np.array(base.view.frontier_pages())
+        for p, row in zip(G.tolist(), base.view.features_of(G)):
             if p in before and p not in updated:
                 np.testing.assert_array_equal(row, before[p])
         if term or trunc:

@@ -26,7 +26,7 @@ def check_invariants(env) -> None:
     assert np.all(s.n_par[F] >= 1) and np.all(s.best_parent[F] >= 0)
     assert np.all(s.status[s.best_parent[F]] == VISITED)
     assert np.isclose(s.reward_sum, float(s.reward[fetched].sum()), atol=1e-3)
-    cand = env.candidate_pages()
+    cand = env.view.candidate_pages()
     assert np.all(s.status[cand] == FRONTIER)
 
 
@@ -57,7 +57,7 @@ def test_thousands_of_steps_through_page_interface(tiny_corpus):
     for ep in range(4):
         env.reset(seed=ep)
         while env.state.fr_size:
-            F = env.frontier_pages()
+            F = env.view.frontier_pages()
             env.step(int(F[rng.integers(len(F))]))
             total += 1
         check_invariants(env)

@@ -233,4 +233,4 @@ def test_tree_route_equals_level_by_level_numpy(tiny_corpus):
         go = X[active, tf._feat[nd]] >= tf._thr[nd]
         node[active] = np.where(go, tf._right[nd], tf._left[nd])
     np.testing.assert_array_equal(tf.route(X), node)
-    assert np.all(env.state.status[env.candidate_pages()] == FRONTIER)
+    assert np.all(env.state.status[env.view.candidate_pages()] == FRONTIER)

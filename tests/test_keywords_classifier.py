@@ -191,8 +191,8 @@ def test_tres_clf_feature_is_the_best_parent_link_probability(tiny_corpus, text)
     assert feats.dim == 9 and env.observation_space["candidates"].shape == (16, 9)
     st_ = env.unwrapped.state
     for _ in range(30):
-        F = env.unwrapped.frontier_pages().copy()
-        X = env.unwrapped.features_of(F)
+        F = env.unwrapped.view.frontier_pages().copy()
+        X = env.unwrapped.view.features_of(F)
         assert X.min() >= 0 and X.max() <= 1
         for p in F[:10].tolist():
             bp = int(st_.best_parent[p])

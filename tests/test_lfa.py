@@ -65,20 +65,20 @@ def test_agent_applies_algorithm_1(tiny_corpus, name: str) -> None:
     base = env.unwrapped
     agent = make_agent(name, alpha=0.01, gamma=0.9, epsilon=0.0)
     obs, info = env.reset(seed=3)
-    agent.begin_episode(base, np.random.default_rng(3))
+    agent.begin_episode(base.view, np.random.default_rng(3))
     rule = "moderated" if name == "lfa-moderated" else "original"
     n_rel = n_sarsa = 0
     for _ in range(30):
         w0 = agent.w.copy()
         page = agent.act(obs, info)
-        x = base.features_of(np.array([page]))[0].astype(np.float64)
+        x = base.view.features_of(np.array([page]))[0].astype(np.float64)
         obs2, r, term, trunc, info2 = env.step(page)
-        upd = np.array(base.frontier_changes().updated)
+        upd = np.array(base.view.frontier_changes().updated)
         if r > 0:
             expect = w0 + 0.01 * (r - x @ w0) * x
             n_rel += 1
         else:
-            qn = float((base.features_of(upd).astype(np.float64) @ w0).max()) if len(upd) else 0.0
+            qn = float((base.view.features_of(upd).astype(np.float64) @ w0).max()) if len(upd) else 0.0
             expect = lfa_update(w0, x, float(x @ w0), r, qn, alpha=0.01, gamma=0.9, rule=rule)
             n_sarsa += 1
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
@@ -95,17 +95,17 @@ def test_sync_picks_the_exact_argmax_of_the_current_w(tiny_corpus) -> None:
     env = _env(tiny_corpus, steps=80, topic="cancer")
     base = env.unwrapped
     agent = make_agent("lfa-sync", epsilon=0.0, alpha=0.05)
-    d = base.feature_dim
+    d = base.view.feature_dim
     agent.load_state_dict({"w": np.random.default_rng(0).normal(size=d)})   # no ties by accident
     obs, info = env.reset(seed=1)
-    agent.begin_episode(base, np.random.default_rng(1))
+    agent.begin_episode(base.view, np.random.default_rng(1))
     for _ in range(60):
-        F = np.array(base.frontier_pages())
-        q_all = base.features_of(F).astype(np.float32) @ agent.w.astype(np.float32)
+        F = np.array(base.view.frontier_pages())
+        q_all = base.view.features_of(F).astype(np.float32) @ agent.w.astype(np.float32)
         assert agent._pairs is not None and len(agent._pairs) == len(F)
         page = agent.act(obs, info)
-        q_page = float(base.features_of(np.array([page]))[0] @ agent.w.astype(np.float32))
-        env_best = base.argmax_frontier(agent.w)
+        q_page = float(base.view.features_of(np.array([page]))[0] @ agent.w.astype(np.float32))
+        env_best = base.view.argmax_frontier(agent.w)
         assert q_page == pytest.approx(float(q_all.max()), rel=1e-5, abs=1e-5)
         assert q_page == pytest.approx(float(q_all[np.flatnonzero(env_best == F)[0]]), rel=1e-5, abs=1e-5)
         obs2, r, term, trunc, info2 = env.step(page)
@@ -212,7 +212,7 @@ def test_async_rescored_only_the_new_outlinks(tiny_corpus) -> None:
     base = env.unwrapped
     agent = make_agent("lfa-async", epsilon=0.0, alpha=0.05)
     obs, info = env.reset(seed=0)
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     changed_somewhere = False
     for _ in range(25):
         page = agent.act(obs, info)
@@ -220,7 +220,7 @@ def test_async_rescored_only_the_new_outlinks(tiny_corpus) -> None:
         before = {int(p): pq.priority(int(p)) for p in pq.items()}
         obs2, r, term, trunc, info2 = env.step(page)
         agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
-        upd = set(base.frontier_changes().updated.tolist())
+        upd = set(base.view.frontier_changes().updated.tolist())
         for p in pq.items().tolist():
             if p in upd:   # re-scored with the new w
                 assert pq.priority(p) == pytest.approx(float(agent.q_values(np.array([p]))[0]), abs=1e-9)
@@ -264,7 +264,7 @@ def test_weights_persist_across_tasks_and_save_load(tiny_corpus, tmp_path) -> No
     loaded = Agent.load(path)
     assert isinstance(loaded, LFAAgent) and loaded.name == "lfa-moderated" and loaded.rule == "moderated"
     np.testing.assert_array_equal(loaded.w, agent.w)
-    assert loaded.feature_names == env.unwrapped.feature_names
+    assert loaded.feature_names == env.unwrapped.view.feature_names
     # a loaded agent continues identically to the original
     a = run_episode(env, agent, seed=5)
     b = run_episode(env, loaded, seed=5)
@@ -302,8 +302,8 @@ def test_thesis_features_on_the_env(tiny_corpus) -> None:
     env = _env(tiny_corpus, features=fs, reward="thesis", steps=30)
     env.reset(seed=0)
     base = env.unwrapped
-    F = np.array(base.frontier_pages())
-    X = base.features_of(F)
+    F = np.array(base.view.frontier_pages())
+    X = base.view.features_of(F)
     assert np.all(np.round(X) == X) and X.min() >= 0 and X[:, [0, 1, 2, 5, 9]].max() <= 9
     st = base.state
     s = st.best_parent[F]
@@ -322,13 +322,13 @@ def test_thesis_agent_needs_its_features_and_skips_dead_ends(tiny_corpus, monkey
     env = _env(tiny_corpus, features=ThesisFeatures(4), reward="thesis", steps=40)
     base = env.unwrapped
     obs, info = env.reset(seed=0)
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     w0 = agent.w.copy()
     assert np.all((w0 >= 0) & (w0 < 1))                 # w₀ ~ U[0, 1)
     page = agent.act(obs, info)
     obs2, r, term, trunc, info2 = env.step(page)
     none = np.zeros(0, np.int32)   # the fetched page has no selectable out-link
-    monkeypatch.setattr(base, "frontier_changes", lambda: FrontierChanges(none, none, none))
+    monkeypatch.setattr(type(base.view), "frontier_changes", lambda self: FrontierChanges(none, none, none))
     agent.observe(Transition(obs, page, r, obs2, term, trunc, info2))
     np.testing.assert_array_equal(agent.w, w0)           # no selectable out-link → no update
     assert agent.updates == 0

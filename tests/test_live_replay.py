@@ -208,7 +208,7 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
                               reducer="topk", action="page", observation="state"))
         env.reset(seed=0)
         while True:  # breadth-first over everything the index links to
-            F = np.sort(env.unwrapped.frontier_pages())
+            F = np.sort(env.unwrapped.view.frontier_pages())
             _, r, term, trunc, info = env.step(int(F[0]))
             if info["fetch_error"]:
                 assert r == -1.0

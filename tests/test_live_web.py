@@ -118,8 +118,8 @@ def test_env_on_a_live_web_spends_failed_fetches():
     assert errors and all(e == "http-404" and r == -1.0 for _, r, e in errors), traj
     missing = web.page_id(H + "/missing")
     assert missing in [p for p, _, _ in traj]
-    assert not env.unwrapped.is_frontier(missing)
-    assert len(env.unwrapped.fetched_outlinks(missing)) == 0
+    assert not env.unwrapped.view.is_frontier(missing)
+    assert len(env.unwrapped.view.fetched_outlinks(missing)) == 0
     assert any(r == 30.0 for _, r, _ in traj)
     # every requested URL was requested once
     assert len(fetch.requests) == len(set(fetch.requests)) == len(traj) + 1
@@ -162,7 +162,7 @@ def test_replay_from_recorded_results_is_bit_identical():
         rng = np.random.default_rng(7)
         out = [obs]
         for _ in range(20):
-            F = np.sort(env.unwrapped.frontier_pages())
+            F = np.sort(env.unwrapped.view.frontier_pages())
             p = int(F[rng.integers(len(F))])
             obs, r, term, trunc, info = env.step(p)
             out.append((web.url(p), r, info["fetch_error"], obs))
@@ -231,9 +231,9 @@ def test_open_vocabulary_keeps_the_reference_model(tiny_corpus):
     assert lt.idf[i] == pytest.approx(np.log(tm.meta["idf_pages"] + 1.0) + 1.0)
     assert lt.idf[i] >= tm.idf.max() - 1e-6
     # every page fetched without error has a vector (no all-unknown text); the failed one has none
-    pages = np.array([p for p in env.unwrapped.fetched_pages() if p not in web.fetch_errors])
-    assert len(pages) < len(env.unwrapped.fetched_pages())
-    assert np.all(np.linalg.norm(env.unwrapped.fetched_vectors(pages), axis=1) > 0)
+    pages = np.array([p for p in env.unwrapped.view.fetched_pages() if p not in web.fetch_errors])
+    assert len(pages) < len(env.unwrapped.view.fetched_pages())
+    assert np.all(np.linalg.norm(env.unwrapped.view.fetched_vectors(pages), axis=1) > 0)
 
 
 def test_hashing_model_without_reference_and_topic_words_outside_it():
@@ -309,7 +309,7 @@ def test_hashed_tokens_of_a_live_web_equal_the_static_snapshot_s():
     b = HashedTokens(snap, 14).rows(np.arange(snap.n_links))
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
-    assert obs["candidates"].shape[1] == env.unwrapped.feature_dim
+    assert obs["candidates"].shape[1] == env.unwrapped.view.feature_dim
 
 
 def test_the_batched_vector_env_refuses_a_live_web():

@@ -163,9 +163,9 @@ def test_hashed_q_gamma_range():
 def test_feature_option_builds_that_env(tiny_corpus):
     agent = make_agent("online-classifier", features="transferable")
     env = _env(agent, tiny_corpus)
-    assert env.unwrapped.feature_set_name == "transferable"
+    assert env.unwrapped.view.feature_set_name == "transferable"
     run_episode(env, agent, seed=0)
-    assert len(agent.w) == env.unwrapped.feature_dim
+    assert len(agent.w) == env.unwrapped.view.feature_dim
     other = _env(make_agent("online-classifier"), tiny_corpus)
     with pytest.raises(ValueError, match="feature set"):
         run_episode(other, agent, seed=0)
@@ -178,8 +178,8 @@ def test_classifier_learns_what_leads_to_relevant_pages(tiny_corpus):
     env = _env(agent, tiny_corpus, steps=60)
     run_episodes(env, agent, 3, seed=0)
     base = env.unwrapped
-    F = base.frontier_pages().copy()
-    truth = base.hidden_relevance()[F]
+    F = base.view.frontier_pages().copy()
+    truth = base.view.hidden_relevance()[F]
     assert 0 < truth.sum() < len(F)
     p = agent.predict_proba(F)
     # AUC: probability that a random relevant page outranks a random irrelevant one

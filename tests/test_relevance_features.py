@@ -84,11 +84,11 @@ def test_han_features_are_one_hot_tilings(tiny_corpus):
     env.step(0)
     f = env.features
     assert isinstance(f, Han2018Features) and f.dim == 22 * (3 + 4) + 16
-    X = f.compute(env.state, env.frontier_pages())
+    X = f.compute(env.state, env.view.frontier_pages())
     assert set(np.unique(X).tolist()) <= {0.0, 1.0}
     # one active bucket per tiling: 2 tilings × 14 relevances + change + distance + bias
     assert np.all(X.sum(axis=1) == 2 * 14 + 3)
-    cont = get_feature_set("han2018-continuous").compute(env.state, env.frontier_pages())
+    cont = get_feature_set("han2018-continuous").compute(env.state, env.view.frontier_pages())
     assert cont.shape[1] == 9 + 2 * 4
 
 
@@ -99,7 +99,7 @@ def test_tres_features_by_hand(tiny_corpus):
     env.reset(seed=0)
     st = env.state
     seed = int(st.fetched_pages()[0])
-    F = env.frontier_pages().copy()
+    F = env.view.frontier_pages().copy()
     X = TresFeatures().compute(st, F)
     assert np.all(X[:, 0] == float(st.relevant[seed]))                 # parent reward
     assert np.allclose(X[:, 1], 1.0 / (1 + st.dist[seed]))             # inverse distance

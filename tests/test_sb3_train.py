@@ -64,7 +64,7 @@ def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw
     assert isinstance(agent, SB3Agent) and agent.config["algo"] == algo
     obs, info = env.reset(seed=4)
     raw, pinfo = plain.reset(seed=4, options={"topic": "poetry"})
-    agent.begin_episode(plain.unwrapped, np.random.default_rng(0))
+    agent.begin_episode(plain.unwrapped.view, np.random.default_rng(0))
     for _ in range(12):
         kw_mask = {"action_masks": env.get_wrapper_attr("action_masks")()} if algo == "maskable-ppo" else {}
         a1, _ = res.model.predict(obs, deterministic=True, **kw_mask)

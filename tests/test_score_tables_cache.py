@@ -196,7 +196,7 @@ def test_precompute_scores_persist_stores_the_tables(saved):
     """env.precompute_scores(persist=True) writes the tables a later (fresh) scorer memory-maps."""
     e, sc = _fresh_scorer(saved)
     assert sc.tables_path() is not None and not sc.tables_path().exists()
-    e.unwrapped.precompute_scores(persist=True)
+    e.unwrapped.view.precompute_scores(persist=True)
     assert (sc.tables_path() / "manifest.json").exists()
     _, sc2 = _fresh_scorer(saved)
     assert sc2 is not sc and _is_mmapped(sc2.link_table().rel) and sc2.link_table().complete

@@ -29,7 +29,7 @@ def _make(corpus, topic="cancer"):
 def _trajectory(env, seed, precompute=False):
     obs, info = env.reset(seed=seed)
     if precompute:
-        env.unwrapped.precompute_scores()
+        env.unwrapped.view.precompute_scores()
     rng = np.random.default_rng(seed)
     out = [obs["candidates"].copy()]
     done = False

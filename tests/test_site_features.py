@@ -130,7 +130,7 @@ def test_site_rows_see_an_unfetched_page_only_once_it_is_fetched(tiny_corpus):
     rng = np.random.default_rng(5)
     actions = []
     for _ in range(25):
-        a = int(rng.choice(env_a.unwrapped.frontier_pages()))
+        a = int(rng.choice(env_a.unwrapped.view.frontier_pages()))
         actions.append(a)
         env_a.step(a)
     base = env_a.unwrapped

@@ -43,7 +43,7 @@ def test_get_and_make_one_task(tiny_corpus):
     r = run_episode(env, make_agent("best-first"), seed=0)
     assert r.steps == task.budget
     crawl = env.unwrapped
-    assert crawl.current_topic.label == task.label
+    assert crawl.view.current_topic.label == task.label
     with pytest.raises(ValueError, match="out of range"):
         tasks.get(f"ws-100:test:{len(test)}", corpus=tiny_corpus)
     with pytest.raises(ValueError, match="names a set"):

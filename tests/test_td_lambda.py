@@ -65,7 +65,7 @@ def test_td_lambda_update_through_the_agent(tiny_corpus, inputs: str) -> None:
     agent = make_agent("td-lambda", epsilon=0.0, alpha=0.05, gamma=0.8, lam=0.5, hidden=4, n_keywords=20,
                        inputs=inputs)
     obs, info = env.reset(seed=2)
-    agent.begin_episode(base, np.random.default_rng(2))
+    agent.begin_episode(base.view, np.random.default_rng(2))
     checked_depth = 0
     for _ in range(25):
         page = agent.act(obs, info)
@@ -158,13 +158,13 @@ def test_guard_detects_a_peek(tiny_corpus) -> None:
     env = _env(tiny_corpus, steps=5)
     env.reset(seed=0)
     base = env.unwrapped
-    F = int(base.frontier_pages()[0])
+    F = int(base.view.frontier_pages()[0])
     c = base.corpus
     g = _GuardedText(c.text_terms, np.asarray(c.text_ptr), base.state.status, [])
     with pytest.raises(AssertionError, match="unfetched"):
         g[int(c.text_ptr[F]):int(c.text_ptr[F + 1])]
     agent = make_agent("td-lambda")
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     with pytest.raises(RuntimeError, match="not fetched"):
         agent._keyword_vector(F)
 
@@ -174,7 +174,7 @@ def test_lookahead_expands_the_popped_pages_outlinks(tiny_corpus) -> None:
     base = env.unwrapped
     agent = make_agent("td-lambda", mode="lookahead", epsilon=0.0)
     obs, info = env.reset(seed=0)
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     c = base.corpus
     for _ in range(50):
         page = agent.act(obs, info)
@@ -214,8 +214,8 @@ def test_content_inputs_by_hand(tiny_corpus) -> None:
     base = env.unwrapped
     agent = make_agent("td-lambda", inputs="content", epsilon=0.0)
     env.reset(seed=0)
-    agent.begin_episode(base, np.random.default_rng(0))
-    p = int(base.fetched_pages()[0])
+    agent.begin_episode(base.view, np.random.default_rng(0))
+    p = int(base.view.fetched_pages()[0])
     c, text = base.corpus, base.text
     a, b = int(c.text_ptr[p]), int(c.text_ptr[p + 1])
     terms, cnt = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b], np.float64)
@@ -230,12 +230,12 @@ def test_content_inputs_by_hand(tiny_corpus) -> None:
     assert len(agent.keywords) == k + 1 == agent.net.W.shape[1]
     # the same page under another topic: other inputs (the weights transfer, the inputs follow the topic)
     env.reset(seed=0, options={"topic": "poetry"})
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     assert not np.allclose(agent._topic_vec, t)
-    np.testing.assert_allclose(np.linalg.norm(base.topic_vector()), 1.0, rtol=1e-5)
-    F = int(base.frontier_pages()[0])
+    np.testing.assert_allclose(np.linalg.norm(base.view.topic_vector()), 1.0, rtol=1e-5)
+    F = int(base.view.frontier_pages()[0])
     with pytest.raises(ValueError, match="only fetched pages"):
-        base.fetched_vectors(np.array([F]))
+        base.view.fetched_vectors(np.array([F]))
     with pytest.raises(ValueError, match="inputs must be"):
         make_agent("td-lambda", inputs="words")
 

@@ -63,7 +63,7 @@ def test_content_trace_update_by_hand_on_a_three_step_chain() -> None:
     alpha, gamma, lam = 0.3, 0.8, 0.5
     agent = make_agent("td-lambda", inputs="content", epsilon=0.0, alpha=alpha, gamma=gamma, lam=lam, hidden=1)
     obs, info = env.reset(seed=0)
-    agent.begin_episode(base, np.random.default_rng(0))
+    agent.begin_episode(base.view, np.random.default_rng(0))
     ids = [corpus.page_id(t) for t in ("Geology", "Rock A", "City B", "Basalt C")]
     X = {p: _content_row(base, p) for p in ids[:1]}
     k1 = len(X[ids[0]])
@@ -150,5 +150,5 @@ def test_content_no_leak_of_unfetched_pages(tiny_corpus, mode: str) -> None:
     # the tampering is real: the unfetched pages are now labelled relevant and a fetch would see it
     env = _tiny_env(tampered, steps=5, text=TextModel(tampered, tm.idf, tm.vectors, tm.meta))
     env.reset(seed=0)
-    assert env.unwrapped.hidden_relevance()[unfetched].all()
+    assert env.unwrapped.view.hidden_relevance()[unfetched].all()
     assert run_episode(env, make_agent("td-lambda", inputs="content"), seed=0).steps > 0

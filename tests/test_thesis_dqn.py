@@ -60,7 +60,7 @@ def test_masked_selection_never_picks_a_non_frontier_page(tiny_corpus, select, e
     env = _env(agent, tiny_corpus, steps=60)
     base = env.unwrapped
     obs, info = env.reset(seed=1)
-    agent.begin_episode(base, np.random.default_rng(1))
+    agent.begin_episode(base.view, np.random.default_rng(1))
     for _ in range(60):
         a = agent.act(obs, info)
         assert bool(base.action_masks()[a]), f"{select}: picked page {a}, not in the frontier"
@@ -80,11 +80,11 @@ def test_urpq_selection_only_wastes_steps_on_fetched_pages(tiny_corpus, eps):
     env = _env(agent, tiny_corpus, steps=80)
     base = env.unwrapped
     obs, info = env.reset(seed=1)
-    agent.begin_episode(base, np.random.default_rng(1))
+    agent.begin_episode(base.view, np.random.default_rng(1))
     wasted = 0
     for _ in range(80):
         a = agent.act(obs, info)
-        fetched = set(base.fetched_pages().tolist())
+        fetched = set(base.view.fetched_pages().tolist())
         assert bool(base.action_masks()[a]) or a in fetched
         obs2, r, term, trunc, info2 = env.step(a)
         wasted += bool(info2["invalid_action"])
@@ -195,7 +195,7 @@ def test_state_is_the_fetched_pages_thesis_features_when_readable(tiny_corpus):
     env = _env(agent, tiny_corpus, steps=80)
     base = env.unwrapped
     obs, info = env.reset(seed=2)
-    agent.begin_episode(base, np.random.default_rng(2))
+    agent.begin_episode(base.view, np.random.default_rng(2))
     checked = 0
     for _ in range(80):
         a = agent.act(obs, info)

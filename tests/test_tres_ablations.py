@@ -50,8 +50,8 @@ def test_nh_drops_exactly_the_domain_columns(setting):
                    max_candidates=8, max_episode_steps=20)
     _crawl(env, 12)
     base = env.unwrapped
-    pages = base.frontier_pages()[:20]
-    X = base.features_of(pages)
+    pages = base.view.frontier_pages()[:20]
+    X = base.view.features_of(pages)
     Xnh = nh.compute(base.state, np.asarray(pages, np.int64))
     keep = [full.names.index(n) for n in nh.names]
     assert np.array_equal(X[:, keep], Xnh)
@@ -69,7 +69,7 @@ def test_svm_reward_is_the_svm_verdict_and_the_metric_counts_evaluation_pages(se
     verdict = setting.svm.proba_pages(corpus, np.arange(corpus.n_pages)) >= 0.5
     pages = np.array([p for p, _, _ in run if p >= 0])
     assert np.array_equal(np.array([r for p, r, _ in run if p >= 0]), verdict[pages].astype(np.float32))
-    fetched = env.unwrapped.fetched_pages()
+    fetched = env.unwrapped.view.fetched_pages()
     assert run[-1][2]["relevant_found"] == int(counted[fetched].sum())
     assert not (counted & train).any()
     # the crawl did fetch classifier-train pages, and relevant ones among them are not counted
@@ -81,7 +81,7 @@ def test_registered_classifier_reward_on_a_heldout_view(tiny_corpus):
     env = gym.make("WikiCrawl-v1", corpus=view, reward="classifier", max_candidates=8, max_episode_steps=25)
     run = _crawl(env, 25)
     scheme = env.unwrapped.scheme
-    assert scheme.name == "classifier" and env.unwrapped.max_reward == 1.0
+    assert scheme.name == "classifier" and env.unwrapped.view.max_reward == 1.0
     v = scheme.classifier.proba_pages(view, np.arange(view.n_pages)) >= 0.5
     for p, r, _ in run:
         assert r == float(v[p])
@@ -94,7 +94,7 @@ def test_ache_and_seedfinder_rows_are_configurations_of_the_online_classifier(se
     for row in ("ache", "seedfinder"):
         env, tree = B.make_env_steps(setting, row, "10", 16, 20)
         base = env.unwrapped
-        assert tree is None and base.action_mode == "page" and base.reward_name == "classifier"
+        assert tree is None and base.action_mode == "page" and base.view.reward_name == "classifier"
         assert base.scheme.classifier is setting.svm
         assert resolve_variant(B.ROW_AGENT.get(row, row)).agent == "online-classifier"
 

@@ -124,7 +124,7 @@ def test_reset_options_must_be_a_dict(tiny_corpus):
 def test_reset_failing_after_validation_refuses_step_until_a_reset(tiny_corpus):
     env = make(tiny_corpus)
     env.reset(seed=0)
-    seed_page = int(env.unwrapped.fetched_pages()[0])
+    seed_page = int(env.unwrapped.view.fetched_pages()[0])
     env = make(tiny_corpus, reward=_nan_on([seed_page]))
     with pytest.raises(ValueError, match="non-finite"):
         env.reset(seed=0)
@@ -160,7 +160,7 @@ def test_state_observation_with_slot_actions_is_refused(tiny_corpus):
         make(tiny_corpus, observation="state", action="slot")
     env = make(tiny_corpus, observation="state", action="page")
     env.reset(seed=0)
-    page = int(env.unwrapped.frontier_pages()[0])
+    page = int(env.unwrapped.view.frontier_pages()[0])
     assert env.step(page)[4]["fetched_page"] == page
 
 
@@ -287,7 +287,7 @@ def test_empty_corpus_name_and_numpy_integers(tiny_corpus):
 def test_negative_ids_do_not_wrap_around(tiny_corpus):
     env = make(tiny_corpus)
     env.reset(seed=0)
-    u = env.unwrapped
+    u = env.unwrapped.view
     for call, arg in ((u.link_scores, [-1]), (u.is_frontier, -1), (u.word, -1), (u.is_frontier, u.n_pages),
                       (u.word, True), (u.link_scores, [0.5])):
         with pytest.raises(ValueError, match="ids must"):
@@ -437,15 +437,15 @@ def test_link_words_are_the_discovering_links_words(tiny_corpus):
     env = make(tiny_corpus)
     env.reset(seed=0)
     u = env.unwrapped
-    p = int(u.frontier_pages()[0])
-    w = u.link_words(p)
+    p = int(u.view.frontier_pages()[0])
+    w = u.view.link_words(p)
     c = tiny_corpus
     e = int(u.state.best_link[p])
     assert int(c.link_dst[e]) == p and w["anchor"] == [c.vocab[int(t)] for t in
                                                        c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]]
     assert w["url"] and all(isinstance(x, str) for x in w["url"])
     with pytest.raises(ValueError, match="not in the frontier"):
-        u.link_words(int(u.fetched_pages()[0]))
+        u.view.link_words(int(u.view.fetched_pages()[0]))
 
 
 # ------------------------------------------------------------------ item 16: a plot only when asked

@@ -359,7 +359,7 @@ def test_train_uses_the_default_reward_of_crawl_and_gym_make(tiny_corpus):
     env = make_scoring_env(**spec)
     plain = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="cancer")
     env.reset(seed=0)
-    assert env.unwrapped.reward_name == plain.unwrapped.reward_name == "labels"
+    assert env.unwrapped.view.reward_name == plain.unwrapped.view.reward_name == "labels"
     _, r, *_ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
     assert abs(r) <= 1.0 + 1e-9  # scaled by 1 / |max reward| of the scheme the env picked
 

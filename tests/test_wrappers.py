@@ -47,13 +47,13 @@ def test_masked_actions_never_fetch(tiny_corpus):
     env, obs, info = _masked_state(tiny_corpus)
     base = env.unwrapped
     masked = np.flatnonzero(~env.action_masks())
-    fetched0, frontier0, steps0 = info["pages_fetched"], base.frontier_pages().copy(), info["steps"]
+    fetched0, frontier0, steps0 = info["pages_fetched"], base.view.frontier_pages().copy(), info["steps"]
     for i, a in enumerate(masked[:5]):
         obs2, r, term, trunc, info2 = env.step(int(a))
         assert info2["invalid_action"] is True
         assert info2["fetched_page"] == -1
         assert info2["pages_fetched"] == fetched0
-        assert np.array_equal(np.sort(base.frontier_pages()), np.sort(frontier0))
+        assert np.array_equal(np.sort(base.view.frontier_pages()), np.sort(frontier0))
         assert np.array_equal(obs2["candidates"], obs["candidates"]) and np.array_equal(obs2["mask"], obs["mask"])
         assert r == pytest.approx(base.invalid_action_penalty) and r < 0
         assert info2["steps"] == steps0 + i + 1  # the step is spent
@@ -203,7 +203,7 @@ def test_linear_scoring_picks_argmax_over_slots(tiny_corpus):
     for _ in range(10):
         ids = info["candidate_ids"]
         mask = ids >= 0
-        X = np.clip(base.features_of(ids[mask]), -1, 1)  # the rows the observation showed
+        X = np.clip(base.view.features_of(ids[mask]), -1, 1)  # the rows the observation showed
         w = rng.uniform(-1, 1, d).astype(np.float32)
         sc = X @ w
         want = ids[int(np.argmax(sc))]
@@ -227,9 +227,9 @@ def test_linear_scoring_full_frontier_is_exact(tiny_corpus):
     rng = np.random.default_rng(1)
     outside = 0
     for _ in range(15):
-        F = base.frontier_pages().copy()
+        F = base.view.frontier_pages().copy()
         w = rng.uniform(-1, 1, env.action_space.shape[0]).astype(np.float32)
-        want = int(F[int(np.argmax(base.features_of(F) @ w))])  # brute force over the whole frontier
+        want = int(F[int(np.argmax(base.view.features_of(F) @ w))])  # brute force over the whole frontier
         _, _, term, trunc, info = env.step(w)
         assert info["fetched_page"] == want
         outside += info["chosen_slot"] == -1

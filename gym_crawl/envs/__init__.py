@@ -1,17 +1,18 @@
 """Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v1``), its batched :class:`WikiCrawlVectorEnv`
-(:func:`make_vector_env`), the :class:`CrawlWorld` both are built from, the episode budget's checks
-(:mod:`gym_crawl.envs.budget`), and
+(:func:`make_vector_env`), the :class:`CrawlWorld` both are built from, the :class:`CrawlView` agents
+read, the episode budget's checks (:mod:`gym_crawl.envs.budget`), and
 :class:`ForagerFleetEnv` (Palotai et al.'s multi-crawler fleet, a PettingZoo ``ParallelEnv``; imported on
 first use because PettingZoo is the optional ``multi`` extra)."""
 from typing import Any
 
 from gym_crawl.envs.budget import BudgetFromTimeLimit, check_budget
 from gym_crawl.envs.vector import WikiCrawlVectorEnv, make_vector_env
+from gym_crawl.envs.view import CrawlView
 from gym_crawl.envs.wiki_crawl import STATE_NAMES, WikiCrawlEnv
 from gym_crawl.envs.world import CrawlWorld
 
-__all__ = ["STATE_NAMES", "BudgetFromTimeLimit", "CrawlWorld", "ForagerFleetEnv", "WikiCrawlEnv", "WikiCrawlVectorEnv",
-           "check_budget", "make_vector_env"]
+__all__ = ["STATE_NAMES", "BudgetFromTimeLimit", "CrawlView", "CrawlWorld", "ForagerFleetEnv", "WikiCrawlEnv",
+           "WikiCrawlVectorEnv", "check_budget", "make_vector_env"]
 
 
 def __getattr__(name: str) -> Any:

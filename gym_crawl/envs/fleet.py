@@ -411,8 +411,8 @@ class ForagerFleetEnv(ParallelEnv):
         for _ in range(self.n_initial):
             self._spawn(seeds_known.copy())
         self._found: list[tuple[np.ndarray, np.ndarray, float, int]] = []
-        self._log = {k: [] for k in ("time", "n_foragers", "downloaded", "sent", "relevant", "found_urls",
-                                     "invalid")}
+        self._log: dict[str, list] = {k: [] for k in ("time", "n_foragers", "downloaded", "sent", "relevant",
+                                                      "found_urls", "invalid")}
         obs = {a: self._observe(self._f[a]) for a in self.agents}
         self._obs = dict(obs)
         infos = {a: self._info(self._f[a], fetched=-1, started=False, dl=0, sent=0, rel=0) for a in self.agents}
@@ -567,7 +567,8 @@ class ForagerFleetEnv(ParallelEnv):
                 self._obs[b] = self._observe(f)
             obs[b] = self._obs[b]
             rewards[b] = reward if b == a else 0.0
-            qb = q if b == a else {"fetched": -1, "started": False, "dl": 0, "sent": 0, "rel": 0, "invalid": False}
+            qb: dict[str, Any] = q if b == a else {"fetched": -1, "started": False, "dl": 0, "sent": 0, "rel": 0,
+                                                   "invalid": False}
             infos[b] = self._info(f, fetched=qb["fetched"], started=qb["started"], dl=qb["dl"], sent=qb["sent"],
                                   rel=qb["rel"], invalid=qb["invalid"], parent=parents.get(b, ""),
                                   child=births.get(b, ""), deleted=b in deleted, exhausted=b in exhausted,

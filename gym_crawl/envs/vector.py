@@ -99,8 +99,8 @@ class WikiCrawlVectorEnv(VectorEnv):
                        "each crawl's own columns")
         world_kw = {k: kwargs.pop(k) for k in WORLD_KEYS if k in kwargs and k not in ("corpus", "corpus_kwargs")}
         #: what the N crawls share: corpus, text model, per-topic scorers and score tables, specs
-        self.world = CrawlWorld(corpus=corpus, **world_kw)
-        self.envs = [WikiCrawlEnv(world=self.world, max_episode_steps=max_episode_steps, **kwargs)
+        self.world: CrawlWorld = CrawlWorld(corpus=corpus, **world_kw)
+        self.envs: list[WikiCrawlEnv] = [WikiCrawlEnv(world=self.world, max_episode_steps=max_episode_steps, **kwargs)
                      for _ in range(num_envs)]
         self.num_envs = num_envs
         self.max_episode_steps = max_episode_steps
@@ -109,27 +109,27 @@ class WikiCrawlVectorEnv(VectorEnv):
         self.single_action_space = first.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self._dict_obs = isinstance(self.single_observation_space, gym.spaces.Dict)
-        self._slot = first.action_mode == "slot"
-        self._K = first.K
-        self._obs = self._alloc_obs()
-        self._rewards = np.zeros(num_envs, np.float64)
-        self._terminated = np.zeros(num_envs, bool)
-        self._truncated = np.zeros(num_envs, bool)
-        self._autoreset = np.zeros(num_envs, bool)
+        self._dict_obs: bool = isinstance(self.single_observation_space, gym.spaces.Dict)
+        self._slot: bool = first.action_mode == "slot"
+        self._K: int = first.K
+        self._obs: Any = self._alloc_obs()
+        self._rewards: np.ndarray = np.zeros(num_envs, np.float64)
+        self._terminated: np.ndarray = np.zeros(num_envs, bool)
+        self._truncated: np.ndarray = np.zeros(num_envs, bool)
+        self._autoreset: np.ndarray = np.zeros(num_envs, bool)
         # per-env scalars of the compiled path (kept for both paths: infos are built from them)
-        self._t = np.zeros(num_envs, np.int64)
-        self._last_reward = np.zeros(num_envs, np.float64)
-        self._last_page = np.full(num_envs, -1, np.int64)
-        self._ncand = np.zeros(num_envs, np.int64)
-        self._fetched_page = np.full(num_envs, -1, np.int64)
-        self._relevant = np.zeros(num_envs, bool)
-        self._invalid = np.zeros(num_envs, bool)
-        self._n_new = np.zeros(num_envs, np.int64)
-        self._topics = [""] * num_envs
-        self._stale = False  # sub-envs' Python-side attributes lag behind the compiled path
-        self._uniform = False
-        self._fast = self._setup_compiled()
+        self._t: np.ndarray = np.zeros(num_envs, np.int64)
+        self._last_reward: np.ndarray = np.zeros(num_envs, np.float64)
+        self._last_page: np.ndarray = np.full(num_envs, -1, np.int64)
+        self._ncand: np.ndarray = np.zeros(num_envs, np.int64)
+        self._fetched_page: np.ndarray = np.full(num_envs, -1, np.int64)
+        self._relevant: np.ndarray = np.zeros(num_envs, bool)
+        self._invalid: np.ndarray = np.zeros(num_envs, bool)
+        self._n_new: np.ndarray = np.zeros(num_envs, np.int64)
+        self._topics: list[str] = [""] * num_envs
+        self._stale: bool = False  # sub-envs' Python-side attributes lag behind the compiled path
+        self._uniform: bool = False
+        self._fast: bool = self._setup_compiled()
 
     # ------------------------------------------------------------------ compiled-path storage
     def _setup_compiled(self) -> bool:
@@ -287,9 +287,9 @@ class WikiCrawlVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ helpers
     def _alloc_obs(self) -> Any:
         sp = self.single_observation_space
-        if self._dict_obs:
-            return {k: np.zeros((self.num_envs, *s.shape), s.dtype) for k, s in sp.spaces.items()}
-        return np.zeros((self.num_envs, *sp.shape), sp.dtype)
+        if isinstance(sp, gym.spaces.Dict):
+            return {k: np.zeros((self.num_envs, *(s.shape or ())), s.dtype) for k, s in sp.spaces.items()}
+        return np.zeros((self.num_envs, *(sp.shape or ())), sp.dtype)
 
     def _put_obs(self, i: int, obs: Any) -> None:
         if self._dict_obs:
@@ -309,7 +309,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             return [None] * n
         if isinstance(seed, (int, np.integer)):
             return [int(seed) + i for i in range(n)]
-        seeds = list(seed)
+        seeds: list[int | None] = list(seed)
         if len(seeds) != n:
             raise ValueError(f"reset(seed=...) needs {n} seeds (one per sub-env), got {len(seeds)}")
         return seeds

@@ -38,16 +38,11 @@ Observation (``observation=``):
   ``env.action_space.sample(mask=mask.astype(np.int8))``.
 
 * ``"state"``: only the ``Box(-1, 1, (6,))`` crawl summary — for page-mode agents that read the
-  frontier through the accessors below (the env then skips building the K candidate rows).
+  frontier through ``env.unwrapped.view`` (the env then skips building the K candidate rows).
 
-**Read-only accessors for agents** (documented; agents never touch private attributes, ``state``,
-``corpus`` or ``text``): :meth:`frontier_pages`, :meth:`is_frontier`, :meth:`features_of`,
-:attr:`feature_names`, :attr:`feature_dim`, :attr:`features_local`, :meth:`link_scores`,
-:meth:`argmax_frontier`, :meth:`link_words`, :meth:`candidate_pages`, :meth:`frontier_changes`, :meth:`fetched_pages`,
-:meth:`fetched_text`, :meth:`fetched_outlinks`, :meth:`idf`, :meth:`word_id`, :meth:`word`,
-:attr:`n_words`, :attr:`n_pages`, :attr:`max_reward`, :attr:`reward_name`, :attr:`current_topic`,
-:attr:`max_candidates`, :meth:`check_topic`, :attr:`action_mode`, :attr:`budget`, :attr:`steps`, and — for oracles and
-analyses only, flagged hidden information — :meth:`hidden_relevance`.
+**What agents read**: ``env.unwrapped.view``, a read-only :class:`~gym_crawl.envs.view.CrawlView` whose
+docstring is the one list (frontier pages, their x(s, a) rows, fetched pages' text, the text model, and —
+flagged hidden information, for oracles and analyses — ``hidden_relevance``). Agents touch nothing else.
 
 Info keys (present after ``reset`` and every ``step``; all scalars or fixed-shape arrays, so
 Gymnasium's vector envs can stack them):
@@ -67,7 +62,7 @@ Gymnasium's vector envs can stack them):
 ``fetched_page``       page id fetched by this step (-1 on reset and invalid steps)
 ``relevant``           whether the fetched page is relevant (False when none fetched)
 ``invalid_action``     True when the step chose a masked slot / a non-frontier page
-``n_new_pages``        pages added to the frontier by this step (ids: ``frontier_changes()``)
+``n_new_pages``        pages added to the frontier by this step (ids: ``view.frontier_changes()``)
 ``steps``              env steps taken this episode
 ``topic``              topic name
 ``fetch_error``        why the page this step chose could not be fetched (``""`` when it was,
@@ -77,7 +72,7 @@ Gymnasium's vector envs can stack them):
 =====================  =====================================================================
 
 Variable-length per-step data (the new, updated and domain-capped frontier pages) is not in
-``info`` — a vector env could not stack it — but in :meth:`frontier_changes`.
+``info`` — a vector env could not stack it — but in ``env.unwrapped.view.frontier_changes()``.
 """
 from __future__ import annotations
 
@@ -85,7 +80,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -93,6 +88,7 @@ from gymnasium import spaces
 
 from gym_crawl.corpus import Corpus
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
+from gym_crawl.envs.view import CrawlView, FrontierChanges
 from gym_crawl.envs.world import CrawlWorld, check_int
 from gym_crawl.features.sets import FeatureSet
 from gym_crawl.reducers.base import Reducer
@@ -113,19 +109,6 @@ INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domain
              "topic", "fetch_error")
 _EMPTY = np.zeros(0, np.int32)
 _EMPTY.flags.writeable = False
-
-
-class FrontierChanges(NamedTuple):
-    """What the last ``reset``/``step`` did to the frontier (read-only int32 arrays).
-
-    ``new``: pages added; ``updated``: frontier pages whose parent aggregates changed (new ones
-    included) — with a ``local`` feature set, the only rows of x(s, a) that changed; ``removed``:
-    frontier pages dropped because their domain reached the per-domain cap.
-    """
-
-    new: np.ndarray
-    updated: np.ndarray
-    removed: np.ndarray
 
 
 @dataclass
@@ -165,7 +148,8 @@ def _check_seeds(seeds: Any) -> list[str | int] | None:
 
 
 class WikiCrawlEnv(gym.Env):
-    """Focused crawling over a corpus. See the module docstring for spaces, info and the accessors.
+    """Focused crawling over a corpus. See the module docstring for spaces and info, :attr:`view` for what
+    agents read.
 
     Args:
         corpus: corpus spec for :func:`gym_crawl.corpus.load_corpus` (default: the embedded synthetic web).
@@ -273,6 +257,12 @@ class WikiCrawlEnv(gym.Env):
         #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
         self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
         self._fetch_error = ""
+        self._view = CrawlView(self)
+
+    @property
+    def view(self) -> CrawlView:
+        """The read-only view agents read the crawl through (:class:`CrawlView`: the one list of it)."""
+        return self._view
 
     @property
     def world(self) -> CrawlWorld:
@@ -531,218 +521,6 @@ class WikiCrawlEnv(gym.Env):
         m[: len(self._ep.cand)] = True
         return m
 
-    # ------------------------------------------------ read-only accessors
-    @property
-    def max_candidates(self) -> int:
-        """K, the number of candidate slots."""
-        return self.K
-
-    @property
-    def n_pages(self) -> int:
-        """Pages of the corpus (page ids are 0..n_pages-1)."""
-        return self.corpus.n_pages
-
-    @property
-    def steps(self) -> int:
-        """Env steps taken this episode."""
-        return self._ep.t
-
-    def check_topic(self, spec: Any) -> Topic:
-        """Resolve a topic spec for this env's corpus (raises naming the corpus' known topics)."""
-        return resolve_topic(spec, self.corpus)
-
-    @property
-    def current_topic(self) -> Topic:
-        """The episode's topic (a frozen :class:`Topic`)."""
-        return self.topic
-
-    @property
-    def feature_names(self) -> list[str]:
-        """Column names of x(s, a) (``features_of`` and the observation's candidate rows)."""
-        return list(self.features.names)
-
-    @property
-    def feature_dim(self) -> int:
-        """d, the number of columns of x(s, a)."""
-        return int(self.features.dim)
-
-    @property
-    def feature_set_name(self) -> str:
-        return str(self.features.name)
-
-    @property
-    def features_local(self) -> bool:
-        """True when a fetch changes only the rows of ``frontier_changes().updated`` (cacheable)."""
-        return bool(self.features.local)
-
-    @property
-    def max_reward(self) -> float:
-        """The reward scheme's largest reward (30 for han2018, 1 for binary/labels)."""
-        return float(self.scheme.max_reward)
-
-    @property
-    def reward_name(self) -> str:
-        return str(self.scheme.name)
-
-    @property
-    def reducer_name(self) -> str:
-        return str(self.reducer.name)
-
-    def frontier_pages(self) -> np.ndarray:
-        """(F,) int32 read-only *live* view of all frontier pages (no copy; the next step changes
-        it — copy it to keep it)."""
-        return self.state.frontier
-
-    def frontier_changes(self) -> FrontierChanges:
-        """New / updated / domain-capped frontier pages of the last ``reset`` or ``step`` (read-only views)."""
-        return FrontierChanges(*(_ro_i32(a) for a in self._ep.changes))
-
-    def _ids(self, ids: Any, what: str, n: int) -> np.ndarray:
-        """``ids`` as int64 ids in ``[0, n)``; ``ValueError`` naming ``what`` otherwise (no wrap-around)."""
-        a = np.asarray(ids)
-        if a.dtype == np.bool_ or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
-            raise ValueError(f"{what}: ids must be integers in [0, {n}), got {ids!r}")
-        a = a.astype(np.int64, copy=False)
-        if a.size and (int(a.min()) < 0 or int(a.max()) >= n):
-            raise ValueError(f"{what}: ids must lie in [0, {n}), got values in [{int(a.min())}, {int(a.max())}]")
-        return a
-
-    def is_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
-        """Whether page(s) are currently in the frontier (discovered, unfetched); ``ValueError`` for an id
-        outside ``[0, n_pages)``."""
-        a = self._ids(pages, "is_frontier", self.corpus.n_pages)
-        out = self.state.status[a] == FRONTIER
-        return bool(out) if a.ndim == 0 else out
-
-    def fetched_pages(self) -> np.ndarray:
-        """(n_fetched,) int32 pages fetched this episode, in fetch order, seeds first (a copy)."""
-        return self.state.fetched_pages()
-
-    def _require_fetched(self, page: int, what: str) -> int:
-        p = int(page)
-        if not 0 <= p < self.corpus.n_pages or self.state.status[p] != VISITED:
-            raise ValueError(f"{what}({page}): only fetched pages can be read (a crawler knows nothing else)")
-        return p
-
-    def fetched_text(self, page: int) -> tuple[np.ndarray, np.ndarray]:
-        """Bag of words of a *fetched* page: ``(word ids, counts)`` (read-only); ``ValueError`` for
-        any other page — the text of unfetched pages is not observable."""
-        p = self._require_fetched(page, "fetched_text")
-        c = self.corpus
-        a, b = int(c.text_lo[p]), int(c.text_hi[p])
-        terms, counts = np.asarray(c.text_terms[a:b]), np.asarray(c.text_counts[a:b])
-        return _ro(terms), _ro(counts)
-
-    def fetched_outlinks(self, page: int) -> np.ndarray:
-        """Link targets parsed from a *fetched* page (int32, in link order, read-only)."""
-        p = self._require_fetched(page, "fetched_outlinks")
-        a, b = int(self.corpus.link_lo[p]), int(self.corpus.link_hi[p])
-        return _ro(np.asarray(self.corpus.link_dst[a:b]))
-
-    def precompute_scores(self, persist: bool = False) -> None:
-        """Score every page and link of the current topic now, in one pass (≈ 13 CPU-s for 323k pages and
-        8.6M links), instead of as the crawl fetches pages. Trajectories do not change (each entry equals
-        the on-demand score bit for bit). The tables belong to the process-wide scorer of this corpus and
-        topic (:func:`gym_crawl.relevance.scorer.shared_scorer`), so every env of the process shares them,
-        and so do ``gymnasium.vector.AsyncVectorEnv(..., context="fork")`` workers started afterwards::
-
-            warm = gym.make("WikiCrawl-v1", corpus=c, topic="geology"); warm.reset(seed=0)
-            warm.unwrapped.precompute_scores()           # parent: one copy of the tables
-            vec = gym.vector.AsyncVectorEnv([make] * 8, context="fork")   # workers share it
-
-        The current topic is the constructor's until a ``reset(options={"topic": ...})`` chooses another.
-        ``persist=True`` also stores the tables on disk (``TopicScorer.save_tables``: npy + manifest, written
-        atomically) so that processes started any other way (``spawn``, ``forkserver``, other machines sharing
-        the data directory) memory-map them instead of filling their own; it needs a corpus saved on disk."""
-        if persist:
-            self.scorer.save_tables()
-            return
-        self.scorer.page_table().ensure_all()
-        self.scorer.link_table().ensure_all()
-
-    def fetched_vectors(self, pages: np.ndarray) -> np.ndarray:
-        """(len(pages), k) float32 unit text vectors of *fetched* pages (tf-idf-weighted sums of the text
-        model's word vectors, L2-normalized; a page without known words gives a zero row). ``ValueError``
-        if any page is not fetched — unfetched pages' text is not observable."""
-        pages = np.atleast_1d(np.asarray(pages, dtype=np.int64))
-        if len(pages) and (pages.min() < 0 or pages.max() >= self.corpus.n_pages
-                           or not np.all(self.state.status[pages] == VISITED)):
-            raise ValueError("fetched_vectors: only fetched pages can be read (a crawler knows nothing else)")
-        v = np.asarray(self.text.page_vectors(pages), np.float32)
-        n = np.linalg.norm(v, axis=1, keepdims=True)
-        return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
-
-    def topic_vector(self) -> np.ndarray:
-        """(k,) float32 unit vector of the current topic's words (the query the no-learning crawler's
-        link and page cosines are taken against; read-only copy)."""
-        q = np.array(self.scorer.queries[0], dtype=np.float32)
-        n = float(np.linalg.norm(q))
-        return q / n if n > 0 else q
-
-    @property
-    def n_words(self) -> int:
-        """Vocabulary size (word ids are 0..n_words-1)."""
-        return self.corpus.n_words
-
-    def word_id(self, word: str) -> int:
-        """Id of ``word`` in the vocabulary, -1 when absent."""
-        return int(self.corpus.word_id(word))
-
-    def word(self, word_id: int) -> str:
-        """The word with id ``word_id``."""
-        return self.corpus.vocab[int(self._ids(word_id, "word", self.corpus.n_words))]
-
-    def idf(self) -> np.ndarray:
-        """(n_words,) read-only IDF of the text model (estimated on a held-out sample of pages)."""
-        return _ro(np.asarray(self.text.idf))
-
-    def hidden_relevance(self) -> np.ndarray:
-        """(n_pages,) bool ground-truth relevance of *every* page (label, else the reward's relevant flag).
-
-        Hidden information: for oracles and analyses only (agents using it set
-        ``uses_hidden_information``); never part of observations or features.
-        """
-        if self.topic.label:
-            return self.scorer.label_mask.copy()
-        _, rel = self.scheme(self.scorer.all_page_scores())
-        return rel
-
-    def candidate_pages(self) -> np.ndarray:
-        """Pages proposed by the reducer this step (for ``reducer="full"``: the whole frontier; empty
-        with ``observation="state"``)."""
-        return self._ep.all_cand
-
-    def features_of(self, pages: np.ndarray) -> np.ndarray:
-        """(len(pages), d) float32 x(s, a) of frontier ``pages`` (unclipped)."""
-        pages = np.asarray(pages, dtype=np.int64)
-        if len(pages) and not np.all(self.state.status[pages] == FRONTIER):
-            raise ValueError("features_of: all pages must be frontier pages")
-        return self.features.compute(self.state, pages)
-
-    def link_words(self, page: int) -> dict[str, list[str]]:
-        """Words of the link that discovered frontier ``page`` (the most topic-relevant one when several did), as
-        the crawler saw them: ``{"anchor": [...], "url": [...]}`` — its anchor text and its URL's words (the
-        target's title tokens; none on domains with opaque URLs). ``ValueError`` for a page not in the frontier."""
-        p = int(self._ids(page, "link_words", self.corpus.n_pages))
-        if self.state.status[p] != FRONTIER:
-            raise ValueError(f"link_words({page}): page {p} is not in the frontier")
-        c, e = self.corpus, int(self.state.best_link[p])
-        vocab = c.vocab
-        return {"anchor": [vocab[int(t)] for t in c.anchor_terms[c.anchor_ptr[e]:c.anchor_ptr[e + 1]]],
-                "url": [vocab[int(t)] for t in c.title_terms[c.title_ptr[p]:c.title_ptr[p + 1]]]}
-
-    def link_scores(self, pages: np.ndarray) -> np.ndarray:
-        """(len(pages),) topic relevance of the best discovering link's text (the no-learning priority)."""
-        return self.state.link_rel[self._ids(pages, "link_scores", self.corpus.n_pages)].copy()
-
-    def argmax_frontier(self, w: np.ndarray) -> int:
-        """Frontier page maximizing ``w · x(s, a)`` over the *whole* frontier (ties: lowest slot).
-        One vectorized O(F × d) pass — Han's synchronous scoring."""
-        F = self.frontier_pages()
-        if len(F) == 0:
-            raise ValueError("the frontier is empty")
-        return int(F[int(np.argmax(self.features.compute(self.state, F) @ np.asarray(w, np.float32)))])
-
     # ---------------------------------------------------------------- render
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -758,14 +536,3 @@ class WikiCrawlEnv(gym.Env):
         if len(self._ep.cand) > 5:
             lines.append(f"  … {len(self._ep.cand) - 5} more candidates")
         return "\n".join(lines)
-
-
-def _ro_i32(a: np.ndarray) -> np.ndarray:
-    return _ro(np.asarray(a, np.int32))
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    """A read-only view of ``a`` (the caller's array stays writable)."""
-    v = a.view()
-    v.flags.writeable = False
-    return v

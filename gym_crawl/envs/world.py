@@ -104,18 +104,18 @@ class CrawlWorld:
         if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not 0.0 <= float(beta) <= 1.0:
             raise ValueError(f"beta must be a number in [0, 1], got {beta!r}")
         check_text(text)
-        self.domain_cap_spec = domain_cap
-        self.cap_schedule = parse_domain_cap(domain_cap)
+        self.domain_cap_spec: int | str | None = domain_cap
+        self.cap_schedule: tuple[int, int] | None = parse_domain_cap(domain_cap)
         self.corpus: Corpus = load_corpus(corpus, **(corpus_kwargs or {}))
         _check_sizes(self.corpus, n_categories, text)
         self.text: TextModel = text if isinstance(text, TextModel) else get_text_model(self.corpus, **(text or {}))
-        self.n_categories = n_categories
-        self.beta = float(beta)
-        self.feature_spec = features
-        self.reducer_spec = reducer
-        self.reward_spec = reward
-        self.log_pages = math.log1p(max(2, self.corpus.n_pages))
-        self.n_domains = self.corpus.n_domain_slots
+        self.n_categories: int = n_categories
+        self.beta: float = float(beta)
+        self.feature_spec: Any = features
+        self.reducer_spec: Any = reducer
+        self.reward_spec: Any = reward
+        self.log_pages: float = math.log1p(max(2, self.corpus.n_pages))
+        self.n_domains: int = self.corpus.n_domain_slots
         self._scorers: dict[Topic, TopicScorer] = {}
 
     @property

@@ -58,8 +58,21 @@ class Reducer:
     @property
     def batchable(self) -> bool:
         """True when the batched vector env's compiled step can propose for this reducer (its state then lives
-        in :class:`TopKRows` the vector env stacks, see :meth:`TopK.adopt_rows`)."""
+        in :class:`TopKRows` the vector env stacks: :meth:`bind_rows`, :meth:`adopt_rows`)."""
         return False
+
+    def bind_rows(self, rows: TopKRows) -> None:
+        """Keep the compiled state in ``rows`` (batchable reducers only)."""
+        raise TypeError(f"reducer {self.name!r} is not batchable")
+
+    def adopt_rows(self, rows: TopKRows) -> None:
+        """Move the compiled state into ``rows`` (batchable reducers only)."""
+        raise TypeError(f"reducer {self.name!r} is not batchable")
+
+    @property
+    def heap_capacity(self) -> int:
+        """Length of the compiled heap (batchable reducers only)."""
+        raise TypeError(f"reducer {self.name!r} is not batchable")
 
 
 class TopKRows(NamedTuple):
@@ -108,6 +121,16 @@ class TopK(Reducer):
     """
 
     name = "topk"
+    # the compiled path's arrays (set at reset, or bound to the batched vector env's rows)
+    _cur_a: np.ndarray
+    _has: np.ndarray
+    _mark: np.ndarray
+    _hk: np.ndarray
+    _hp: np.ndarray
+    _hsize: np.ndarray
+    _nsel: np.ndarray
+    _sel_p: np.ndarray
+    _sel_k: np.ndarray
 
     def __init__(self, score: Callable[[CrawlState, np.ndarray], np.ndarray] | None = None):
         self.score = score or link_text_score

@@ -21,7 +21,7 @@ __all__ = ["TopicSampler", "auto_reward_scale", "crawl_env_of"]
 
 def auto_reward_scale(base: WikiCrawlEnv) -> float:
     """``1 / |max reward|`` of the env's current reward scheme (the scoring wrappers' ``reward_scale=None``)."""
-    return 1.0 / max(abs(float(base.max_reward)), 1e-9)
+    return 1.0 / max(abs(float(base.view.max_reward)), 1e-9)
 
 
 def crawl_env_of(env: gym.Env) -> WikiCrawlEnv:
@@ -76,9 +76,9 @@ class TopicSampler(gym.Wrapper, RecordConstructorArgs):
             if isinstance(t, dict):
                 if "topic" not in t or set(t) - {"topic", "seeds"}:
                     raise ValueError(f"a task must be {{'topic': spec, 'seeds': [...]}}, got {t!r}")
-                base.check_topic(t["topic"])
+                base.view.check_topic(t["topic"])
             else:
-                base.check_topic(t)  # raises with the corpus' known topics
+                base.view.check_topic(t)  # raises with the corpus' known topics
         self.topics = list(topics)
         self.seeds = None if seeds is None else [list(s) for s in seeds]
         self.names = ([str(n) for n in names] if names is not None

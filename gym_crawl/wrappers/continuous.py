@@ -7,7 +7,7 @@ feature row ``x(s, a)`` maximizes ``w·x`` — Han et al.'s linear scorer, with 
 policy choosing the weights per state instead of a SARSA update.
 
 * **Candidate set.** With ``reducer="full"`` the argmax is exact over the *whole*
-  frontier: one vectorized ``O(F × d)`` pass of ``WikiCrawlEnv.argmax_frontier`` on
+  frontier: one vectorized ``O(F × d)`` pass of ``CrawlView.argmax_frontier`` on
   the unclipped features (Han's synchronous mode). With any other reducer it runs
   over the K proposed candidates, using the (clipped) rows of the observation the
   agent saw. Ties go to the lowest slot / first frontier page.
@@ -94,9 +94,9 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         self.top_rows = int(top_rows)
         self.reward_scale = None if reward_scale is None else float(reward_scale)
         self._scale = auto_reward_scale(base) if reward_scale is None else float(reward_scale)
-        self.candidate_dim = d = base.feature_dim
+        self.candidate_dim = d = base.view.feature_dim
         self.state_dim = s = len(STATE_NAMES)
-        self.exact = base.reducer_name == "full"
+        self.exact = base.view.reducer_name == "full"
         self.action_space = spaces.Box(-1.0, 1.0, (d,), np.float32)
         self.observation_space = spaces.Box(-1.0, 1.0, (s + (2 + self.top_rows) * d,), np.float32)
         self._last: dict[str, np.ndarray] | None = None
@@ -126,7 +126,7 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
             raise ValueError(f"action has non-finite weights: {w}")
         w = np.clip(w, -1.0, 1.0)
         if self.exact:
-            page = crawl_env_of(self.env).argmax_frontier(w)
+            page = crawl_env_of(self.env).view.argmax_frontier(w)
             shown = np.flatnonzero(self._ids == page)
             return (int(shown[0]) if len(shown) else -1), page
         sc = self._last["candidates"] @ w

@@ -81,8 +81,8 @@ class DiscreteScoringWrapper(gym.Wrapper, RecordConstructorArgs):
         self.flatten = bool(flatten)
         self.reward_scale = None if reward_scale is None else float(reward_scale)
         self._scale = auto_reward_scale(base) if reward_scale is None else float(reward_scale)
-        self.K = base.max_candidates
-        self.candidate_dim = base.feature_dim
+        self.K = base.view.max_candidates
+        self.candidate_dim = base.view.feature_dim
         self.state_dim = len(STATE_NAMES)
         self.action_space = spaces.Discrete(self.K)
         if self.flatten:

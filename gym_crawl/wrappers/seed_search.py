@@ -57,9 +57,9 @@ class SeedSearch(gym.Wrapper, RecordConstructorArgs):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
-        base = crawl_env_of(self.env)
-        topic = base.current_topic
-        seeds = np.asarray(base.fetched_pages(), np.int64)
+        view = crawl_env_of(self.env).view
+        topic = view.current_topic
+        seeds = np.asarray(view.fetched_pages(), np.int64)
         judge = topic_classifier(self.corpus, topic, self.text, kinds=("svm",))
         found = seedfinder_results(self.corpus, search_engine(self.corpus, self.text.idf), topic.words, judge, seeds,
                                    rounds=self.rounds, results=self.results, terms=self.terms,
