@@ -271,7 +271,8 @@ def _task_corpus_kw(source: str, request: pytest.FixtureRequest) -> dict:
         return {"corpus": request.getfixturevalue("tiny_corpus")}
     if source == "wikispeedia":
         return {"corpus": load_wikispeedia(shared_data("wikispeedia"), cache=False, progress=False)}
-    if request.node.callspec.params["name"] == "docs-web" and not (corpus_path() / "manifest.json").is_file():
+    name = request.node.callspec.params["name"]
+    if name.startswith("docs-web") and not (corpus_path() / "manifest.json").is_file():
         pytest.skip(f"the docs-web corpus is not built at {corpus_path()} (`gym-crawl bench docs-web --install` "
                     "installs, serves, crawls and compiles it)")
     return {}
