@@ -1,12 +1,16 @@
 """``gym-crawl train`` (Stable-Baselines3 backend): train on a task set's train topics, report on its test topics.
 
 By default the run uses the default task's set (``hard``: the ``synthetic-hard`` web, labels as reward, each
-task's own seed page and budget): every training episode draws a *train* task, TensorBoard gets the held-out
-reward every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task
-(``--eval-episodes`` times) and is printed next to ``random``, ``best-first`` and ``oracle`` on the same tasks:
-pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI. The
-figures also go to ``<out>/report.json``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without
-``--task-set`` train as before (named topics from their main pages, no baseline table).
+task's own seed page and budget) and the recipe :data:`RECIPE` (MaskablePPO, the candidate-scoring policy that
+starts as best-first and learns a residual over it, ``transferable`` features). For each of ``--seeds``
+training seeds every training episode draws a *train* task, TensorBoard gets the reward on a few held-out tasks
+every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task (``--eval-episodes``
+times). The trained policies are then printed next to ``random``, ``best-first`` and ``oracle`` on the same
+tasks: pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI
+over seeds and tasks, whether the trained CI lies above best-first's, and the CPU-minutes of the whole run
+(user + system, this process and its children). The figures also go to ``<out>/report.json``, each seed's model
+to ``<out>/seed<s>/``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without ``--task-set`` train as
+before (named topics from their main pages, one seed, no baseline table).
 """
 from __future__ import annotations
 
