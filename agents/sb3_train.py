@@ -13,6 +13,10 @@ on the continuous one (:class:`gym_crawl.wrappers.LinearScoringWrapper`). Polici
 ``MultiInputPolicy`` on the ``Dict`` observation, ``MlpPolicy`` with ``--flatten`` or on
 the continuous wrapper).
 
+The scoring policy starts from best-first by default (``--prior best-first``: score = a learned scale times
+best-first's link score, the feature column ``a.link_rel``, plus a learned residual whose output layer starts at
+zero, :mod:`agents.sb3_policies`); ``--prior none`` learns the scores from scratch.
+
 Protocol: every training episode draws a topic from ``--train-topics``
 (:class:`gym_crawl.wrappers.TopicSampler`, seeded); evaluation runs each topic of
 ``--eval-topics`` (held out) and of ``--train-topics`` once per ``--eval-episodes``, with
