@@ -106,6 +106,7 @@ class TrainConfig(CrawlTrainingConfig):
     vec: str = "auto"
     device: str = "cpu"
     prior: str = "best-first"
+    prior_scale: float = 20.0
     eval_monitor_tasks: int = 0
     eval_train: bool = True
 
@@ -129,6 +130,8 @@ class TrainConfig(CrawlTrainingConfig):
             raise ValueError(f"eval_monitor_tasks must be >= 0, got {self.eval_monitor_tasks}")
         if self.prior not in ("best-first", "none"):
             raise ValueError(f"--prior must be 'best-first' or 'none', got {self.prior!r}")
+        if not float(self.prior_scale) > 0:
+            raise ValueError(f"--prior-scale must be > 0, got {self.prior_scale}")
         if self.prior == "best-first" and self.policy == "scoring":
             from gym_crawl.features import get_feature_set
 
@@ -268,6 +271,7 @@ def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, An
         kw: dict[str, Any] = {"scorer_kwargs": {"hidden": hidden, "head": hidden[-1:], "value": hidden[-1:]}}
         if cfg.prior == "best-first":
             kw["scorer_kwargs"]["prior_column"] = _link_score_column(cfg.features, candidate_dim)
+            kw["scorer_kwargs"]["prior_scale"] = float(cfg.prior_scale)
         if cfg.algo == "dqn":
             del kw["scorer_kwargs"]["value"]
         if cfg.flatten:
@@ -462,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prior", default=d.prior, choices=["best-first", "none"],
                    help="scoring policy: start from best-first's ranking and learn a residual over it "
                         "(best-first), or learn the scores from scratch (none)")
+    p.add_argument("--prior-scale", type=float, default=d.prior_scale,
+                   help="initial scale of the best-first prior (larger: the initial policy samples closer to "
+                        "best-first's greedy choice)")
     return p
 
 
@@ -473,7 +480,8 @@ def config_from_args(a: argparse.Namespace) -> TrainConfig:
         features=a.features, reward=a.reward, max_episode_steps=a.max_episode_steps, flatten=a.flatten,
         top_rows=a.top_rows, reward_scale=a.reward_scale, hidden=a.hidden, hyper=a.hyper, eval_freq=a.eval_freq,
         eval_episodes=a.eval_episodes, checkpoint_freq=a.checkpoint_freq, progress_bar=not a.no_progress,
-        tensorboard=not a.no_tensorboard, vec=a.vec, torch_threads=a.torch_threads, prior=a.prior)
+        tensorboard=not a.no_tensorboard, vec=a.vec, torch_threads=a.torch_threads, prior=a.prior,
+        prior_scale=a.prior_scale)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,8 @@
 """``gym-crawl train`` (Stable-Baselines3 backend): train on a task set's train topics, report on its test topics.
 
 By default the run uses the default task's set (``hard``: the ``synthetic-hard`` web, labels as reward, each
-task's own seed page and budget) and the recipe :data:`RECIPE` (MaskablePPO, the candidate-scoring policy that
-starts as best-first and learns a residual over it, ``transferable`` features). For each of ``--seeds``
+task's own seed page and budget) and the recipe :data:`RECIPE` (MaskablePPO, the candidate-scoring policy over
+``transferable`` features, best-first's link score among them). For each of ``--seeds``
 training seeds every training episode draws a *train* task, TensorBoard gets the reward on a few held-out tasks
 every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task (``--eval-episodes``
 times). The trained policies are then printed next to ``random``, ``best-first`` and ``oracle`` on the same
@@ -37,13 +37,15 @@ RECIPE: tuple[tuple[str, str, Any], ...] = (
     ("--n-envs", "n_envs", 2),
     ("--vec", "vec", "dummy"),
     ("--checkpoint-freq", "checkpoint_freq", 0),
+    ("--prior", "prior", "none"),
     ("--hyper", "hyper", RECIPE_HYPER),
 )
 """``(flag, config field, value)``: what a task-set run uses unless its flag is given — the candidate-scoring
-MaskablePPO policy with the best-first prior on ``transferable`` features (topic-relative columns, best-first's
-link score among them), 10,000 env steps per seed over two in-process envs. The hyper-parameters apply to PPO and
+MaskablePPO policy on ``transferable`` features (topic-relative columns, best-first's link score among them),
+scores learned from scratch (``--prior best-first`` starts from best-first instead), 10,000 env steps per seed
+over two in-process envs. The hyper-parameters apply to PPO and
 MaskablePPO only."""
-DEFAULT_SEEDS = 5
+DEFAULT_SEEDS = 3
 MONITOR_TASKS = 8
 """Test tasks of the periodic TensorBoard evaluation (the final evaluation runs all of them)."""
 
