@@ -62,7 +62,7 @@ def test_named_topics_keep_the_plain_trainer_and_errors_name_the_flag(corpus_dir
     assert main(["train", "--task-set", "ws-100", "--seeds", "0", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
     assert "--seeds must be >= 1" in capsys.readouterr().out
     assert main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--features", "tres",
-                 "--out", str(tmp_path / "bad"), *FLAGS]) == 2
+                 "--prior", "best-first", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
     assert "--prior none" in capsys.readouterr().out
 
 
