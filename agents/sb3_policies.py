@@ -23,6 +23,15 @@ Architecture (``scorer_kwargs``)::
 The pooled context lets a row's score depend on what else is on offer (DeepSets-style
 equivariant layer); set ``context=False`` for a purely per-row scorer.
 
+**A best-first prior** (``prior_column=j``, the index of the link-score column — ``a.link_rel``, the
+topic relevance of the link text that best-first ranks by): the score becomes
+
+    s_i = β · x_i[j] + ψ([h_i, c])           β = exp(log β), learned, starts at ``prior_scale``
+
+with the residual's output layer starting at zero, so the untrained policy ranks exactly as best-first
+does (its greedy action is best-first's choice among the candidates) and learning only moves away from
+it where the rewards say so. :func:`link_score_column` finds ``j`` in a feature set's column names.
+
 Classes: :class:`CandidateFlattenExtractor` (no parameters: ``Dict`` or flat ``Box`` →
 the flat layout ``[candidates (K·d) | mask (K) | state (s)]``), :class:`CandidateScorer`,
 :class:`CandidateScoringPolicy` (PPO, A2C), :class:`MaskableCandidateScoringPolicy`
@@ -52,7 +61,21 @@ from gym_crawl.agents.torch_layers import mlp as _mlp
 
 __all__ = ["MASKED_LOGIT", "CandidateFlattenExtractor", "CandidateScorer", "CandidateScoringNet", "CandidateQHead",
            "CandidateScoringPolicy", "MaskableCandidateScoringPolicy", "CandidateScoringDQNPolicy",
-           "split_flat", "transfer_policy", "ACTIVATIONS"]
+           "split_flat", "transfer_policy", "link_score_column", "ACTIVATIONS"]
+
+LINK_SCORE_COLUMN = "a.link_rel"
+"""Name of the feature column holding best-first's link score (the topic relevance of the link text)."""
+
+
+def link_score_column(names: Sequence[str]) -> int:
+    """Index of best-first's link score (:data:`LINK_SCORE_COLUMN`) among a feature set's column ``names``;
+    ``ValueError`` naming the feature set's columns when it has none."""
+    names = list(names)
+    if LINK_SCORE_COLUMN not in names:
+        raise ValueError(f"a best-first prior needs the feature column {LINK_SCORE_COLUMN!r} (feature sets "
+                         f"'combined', 'transferable', 'han2018-continuous' … have it); these columns have not: "
+                         f"{names[:8]}{' …' if len(names) > 8 else ''}")
+    return names.index(LINK_SCORE_COLUMN)
 
 
 def split_flat(x: th.Tensor, candidate_dim: int, state_dim: int) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
@@ -118,16 +141,30 @@ class CandidateScorer(nn.Module):
         head: score-head hidden sizes (the output layer → 1 is added); ``None``: encoder only.
         activation: ``"relu"``, ``"tanh"``, ``"elu"`` or ``"gelu"``.
         context: feed the pooled set summary to the score head.
+        prior_column: index of best-first's link-score column in a row; the score is then
+            ``β · x[prior_column] + residual`` with the residual's output layer starting at zero
+            (see module docstring). ``None``: no prior.
+        prior_scale: initial β (> 0); larger makes the initial policy's sampling closer to greedy best-first.
     """
 
     def __init__(self, candidate_dim: int, state_dim: int, hidden: Sequence[int] = (64, 64),
-                 head: Sequence[int] | None = (64,), activation: str = "relu", context: bool = True):
+                 head: Sequence[int] | None = (64,), activation: str = "relu", context: bool = True,
+                 prior_column: int | None = None, prior_scale: float = 20.0):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; expected one of {sorted(ACTIVATIONS)}")
         if not hidden:
             raise ValueError("hidden must have at least one layer")
+        if prior_column is not None and not 0 <= int(prior_column) < candidate_dim:
+            raise ValueError(f"prior_column must index a candidate feature (0..{candidate_dim - 1}), "
+                             f"got {prior_column}")
+        if not float(prior_scale) > 0:
+            raise ValueError(f"prior_scale must be > 0, got {prior_scale}")
         self.candidate_dim, self.state_dim, self.context = candidate_dim, state_dim, bool(context)
+        self.prior_column = None if prior_column is None else int(prior_column)
+        self.log_prior_scale: nn.Parameter | None = None
+        if self.prior_column is not None and head is not None:
+            self.log_prior_scale = nn.Parameter(th.tensor(float(np.log(prior_scale))))
         self.encoder = _mlp([candidate_dim + state_dim, *hidden], activation)
         self.embed_dim = int(hidden[-1])
         self.head: nn.Sequential | None = None
@@ -135,6 +172,13 @@ class CandidateScorer(nn.Module):
             in_head = self.embed_dim * (3 if self.context else 1)
             self.head = _mlp([in_head, *head, 1], activation, last_activation=False)
             self.output_layer: nn.Linear = self.head[-1]  # type: ignore[assignment]
+            self.reset_prior()
+
+    def reset_prior(self) -> None:
+        """With a prior, zero the residual's output layer: the scores are then ``β · x[prior_column]``."""
+        if self.log_prior_scale is not None:
+            nn.init.zeros_(self.output_layer.weight)
+            nn.init.zeros_(self.output_layer.bias)
 
     def encode(self, flat: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor, th.Tensor]:
         """``(h (B, K, H), pooled (B, 2H), mask (B, K) bool, state (B, s))``."""
@@ -150,7 +194,11 @@ class CandidateScorer(nn.Module):
         h, pooled, mask, _ = self.encode(flat)
         if self.context:
             h = th.cat([h, pooled[:, None, :].expand(h.shape[0], h.shape[1], pooled.shape[1])], dim=2)
-        return self.head(h).squeeze(-1), mask
+        s = self.head(h).squeeze(-1)
+        if self.log_prior_scale is not None:
+            cand = flat[:, : s.shape[1] * self.candidate_dim].reshape(s.shape[0], s.shape[1], self.candidate_dim)
+            s = s + self.log_prior_scale.exp() * cand[:, :, self.prior_column]
+        return s, mask
 
 
 class CandidateScoringNet(nn.Module):
@@ -159,9 +207,10 @@ class CandidateScoringNet(nn.Module):
 
     def __init__(self, candidate_dim: int, state_dim: int, n_slots: int, hidden: Sequence[int] = (64, 64),
                  head: Sequence[int] = (64,), value: Sequence[int] = (64,), activation: str = "tanh",
-                 context: bool = True):
+                 context: bool = True, prior_column: int | None = None, prior_scale: float = 20.0):
         super().__init__()
-        self.actor = CandidateScorer(candidate_dim, state_dim, hidden, head, activation, context)
+        self.actor = CandidateScorer(candidate_dim, state_dim, hidden, head, activation, context,
+                                     prior_column=prior_column, prior_scale=prior_scale)
         self.critic_encoder = CandidateScorer(candidate_dim, state_dim, hidden, None, activation, context=False)
         if not value:
             raise ValueError("value must have at least one layer")
@@ -198,6 +247,7 @@ class _ScoringActorCriticMixin:
             # small output gain, as SB3 does for action_net: a near-uniform initial policy
             nn.init.orthogonal_(self.mlp_extractor.actor.output_layer.weight, gain=0.01)
             nn.init.zeros_(self.mlp_extractor.actor.output_layer.bias)
+        self.mlp_extractor.actor.reset_prior()  # with a best-first prior the residual starts at zero
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),  # type: ignore[attr-defined]
                                               **self.optimizer_kwargs)  # type: ignore[attr-defined]
 
@@ -220,7 +270,7 @@ class CandidateScoringPolicy(_ScoringActorCriticMixin, ActorCriticPolicy):
     Args:
         observation_space, action_space, lr_schedule: as SB3 passes them.
         scorer_kwargs: :class:`CandidateScoringNet` options (``hidden``, ``head``, ``value``,
-            ``activation`` (default ``"tanh"``), ``context``).
+            ``activation`` (default ``"tanh"``), ``context``, ``prior_column``, ``prior_scale``).
         **kwargs: other :class:`~stable_baselines3.common.policies.ActorCriticPolicy` arguments
             (``net_arch`` is ignored; ``features_extractor_kwargs={"candidate_dim": d}`` for a flat Box).
     """
@@ -246,9 +296,11 @@ class CandidateQHead(nn.Module):
     exploration stored a masked action), and it passes no gradient."""
 
     def __init__(self, candidate_dim: int, state_dim: int, hidden: Sequence[int] = (64, 64),
-                 head: Sequence[int] = (64,), activation: str = "relu", context: bool = True):
+                 head: Sequence[int] = (64,), activation: str = "relu", context: bool = True,
+                 prior_column: int | None = None, prior_scale: float = 20.0):
         super().__init__()
-        self.scorer = CandidateScorer(candidate_dim, state_dim, hidden, head, activation, context)
+        self.scorer = CandidateScorer(candidate_dim, state_dim, hidden, head, activation, context,
+                                      prior_column=prior_column, prior_scale=prior_scale)
 
     def forward(self, features: th.Tensor) -> th.Tensor:
         q, mask = self.scorer.scores(features)
@@ -262,7 +314,7 @@ class CandidateScoringDQNPolicy(DQNPolicy):
 
     Args:
         scorer_kwargs: :class:`CandidateQHead` options (``hidden``, ``head``, ``activation``
-            (default ``"relu"``), ``context``).
+            (default ``"relu"``), ``context``, ``prior_column``, ``prior_scale``).
         **kwargs: other :class:`~stable_baselines3.dqn.policies.DQNPolicy` arguments (``net_arch`` ignored).
     """
 

@@ -13,6 +13,10 @@ on the continuous one (:class:`gym_crawl.wrappers.LinearScoringWrapper`). Polici
 ``MultiInputPolicy`` on the ``Dict`` observation, ``MlpPolicy`` with ``--flatten`` or on
 the continuous wrapper).
 
+The scoring policy starts from best-first by default (``--prior best-first``: score = a learned scale times
+best-first's link score, the feature column ``a.link_rel``, plus a learned residual whose output layer starts at
+zero, :mod:`agents.sb3_policies`); ``--prior none`` learns the scores from scratch.
+
 Protocol: every training episode draws a topic from ``--train-topics``
 (:class:`gym_crawl.wrappers.TopicSampler`, seeded); evaluation runs each topic of
 ``--eval-topics`` (held out) and of ``--train-topics`` once per ``--eval-episodes``, with
@@ -101,6 +105,10 @@ class TrainConfig(CrawlTrainingConfig):
     tensorboard: bool = True
     vec: str = "auto"
     device: str = "cpu"
+    prior: str = "best-first"
+    prior_scale: float = 20.0
+    eval_monitor_tasks: int = 0
+    eval_train: bool = True
 
     def validate(self) -> None:
         if self.wrapper not in ("discrete", "continuous"):
@@ -118,6 +126,17 @@ class TrainConfig(CrawlTrainingConfig):
             raise ValueError(f"--n-envs must be >= 1, got {self.n_envs}")
         if self.vec not in ("auto", "subproc", "dummy"):
             raise ValueError(f"--vec must be auto, subproc or dummy, got {self.vec!r}")
+        if self.eval_monitor_tasks < 0:
+            raise ValueError(f"eval_monitor_tasks must be >= 0, got {self.eval_monitor_tasks}")
+        if self.prior not in ("best-first", "none"):
+            raise ValueError(f"--prior must be 'best-first' or 'none', got {self.prior!r}")
+        if not float(self.prior_scale) > 0:
+            raise ValueError(f"--prior-scale must be > 0, got {self.prior_scale}")
+        if self.prior == "best-first" and self.policy == "scoring":
+            from gym_crawl.features import get_feature_set
+
+            names = get_feature_set(self.features).names
+            _link_score_column(self.features, len(names))
 
 
 @dataclass
@@ -132,12 +151,14 @@ class TrainResult:
     timesteps: int
     evaluation: dict[str, list[dict[str, Any]]]
     worker_memory_mb: list[dict[str, float]]
+    train_cpu_seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         ev = {k: _aggregate(v) for k, v in self.evaluation.items()}
         return {"algo": self.config.algo, "wrapper": self.config.wrapper, "policy": self.config.policy,
                 "corpus": self.config.corpus, "timesteps": self.timesteps,
-                "train_seconds": round(self.train_seconds, 2), "evaluation": ev,
+                "train_seconds": round(self.train_seconds, 2),
+                "train_cpu_seconds": round(self.train_cpu_seconds, 2), "evaluation": ev,
                 "worker_memory_mb": self.worker_memory_mb}
 
 
@@ -240,12 +261,17 @@ def worker_memory(vec_env: Any) -> list[dict[str, float]]:
 
 # --------------------------------------------------------------------------- models
 def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, Any]]:
-    """``(policy name, JSON policy_kwargs)`` for SB3 (names resolvable by :func:`agents.sb3_agent.policy_class`)."""
+    """``(policy name, JSON policy_kwargs)`` for SB3 (names resolvable by :func:`agents.sb3_agent.policy_class`).
+    The scoring policy with ``cfg.prior == "best-first"`` scores ``β · link score + learned residual`` and starts
+    as best-first (:mod:`agents.sb3_policies`); the link-score column is looked up in ``cfg.features``."""
     hidden = [int(h) for h in cfg.hidden]
     if cfg.policy == "scoring":
         name = {"dqn": "CandidateScoringDQNPolicy", "maskable-ppo": "MaskableCandidateScoringPolicy"}.get(
             cfg.algo, "CandidateScoringPolicy")
         kw: dict[str, Any] = {"scorer_kwargs": {"hidden": hidden, "head": hidden[-1:], "value": hidden[-1:]}}
+        if cfg.prior == "best-first":
+            kw["scorer_kwargs"]["prior_column"] = _link_score_column(cfg.features, candidate_dim)
+            kw["scorer_kwargs"]["prior_scale"] = float(cfg.prior_scale)
         if cfg.algo == "dqn":
             del kw["scorer_kwargs"]["value"]
         if cfg.flatten:
@@ -253,6 +279,19 @@ def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, An
         return name, kw
     name = "MultiInputPolicy" if (cfg.wrapper == "discrete" and not cfg.flatten) else "MlpPolicy"
     return name, {"net_arch": hidden}
+
+
+def _link_score_column(features: str, candidate_dim: int) -> int:
+    from gym_crawl.agents.sb3_policies import link_score_column
+    from gym_crawl.features import get_feature_set
+
+    names = get_feature_set(features).names
+    if len(names) != candidate_dim:
+        raise ValueError(f"--features {features!r} has {len(names)} columns but the env's rows have {candidate_dim}")
+    try:
+        return link_score_column(names)
+    except ValueError as e:
+        raise ValueError(f"--prior best-first with --features {features!r}: {e}; or pass --prior none") from None
 
 
 def build_model(cfg: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
@@ -364,8 +403,9 @@ def train(cfg: TrainConfig) -> TrainResult:
                                             save_path=str(out / "checkpoints"), name_prefix=cfg.algo))
     eval_env = None
     if cfg.eval_freq > 0 and cfg.eval_topics:
-        eval_env = make_vec_env(cfg, cfg.eval_topics, 1, cfg.seed + 10_000, topic_mode="cycle", vec="dummy")
-        kw = dict(n_eval_episodes=len(cfg.eval_topics), eval_freq=max(cfg.eval_freq // cfg.n_envs, 1),
+        monitor = cfg.eval_topics[: cfg.eval_monitor_tasks or None]
+        eval_env = make_vec_env(cfg, monitor, 1, cfg.seed + 10_000, topic_mode="cycle", vec="dummy")
+        kw = dict(n_eval_episodes=len(monitor), eval_freq=max(cfg.eval_freq // cfg.n_envs, 1),
                   deterministic=True, log_path=str(out / "eval"), verbose=0)
         if cfg.algo == "maskable-ppo":
             from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
@@ -375,13 +415,13 @@ def train(cfg: TrainConfig) -> TrainResult:
             from stable_baselines3.common.callbacks import EvalCallback
 
             callbacks.append(EvalCallback(eval_env, **kw))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():  # the held-out eval env is deliberately a single in-process env
         warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
         model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), progress_bar=cfg.progress_bar,
                     tb_log_name=cfg.algo)
     model.logger.dump(model.num_timesteps)  # SB3 dumps before each update: flush the last update's train/* values
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     memory = worker_memory(env) or memory
     env.close()
     if eval_env is not None:
@@ -394,9 +434,10 @@ def train(cfg: TrainConfig) -> TrainResult:
                                       "corpus": cfg.corpus, "train_topics": cfg.train_topics,
                                       "max_candidates": cfg.max_candidates, "reducer": cfg.reducer})
     agent.save(out / "agent.npz")
-    evaluation = {"train": evaluate(model, cfg, cfg.train_topics, cfg.eval_episodes, seed=cfg.seed + 20_000),
+    evaluation = {"train": evaluate(model, cfg, cfg.train_topics if cfg.eval_train else [], cfg.eval_episodes,
+                                    seed=cfg.seed + 20_000),
                   "eval": evaluate(model, cfg, cfg.eval_topics, cfg.eval_episodes, seed=cfg.seed + 30_000)}
-    res = TrainResult(cfg, model, agent, out, seconds, int(model.num_timesteps), evaluation, memory)
+    res = TrainResult(cfg, model, agent, out, seconds, int(model.num_timesteps), evaluation, memory, cpu)
     atomic_write_json(out / "results.json", {**res.summary(), "episodes": evaluation})
     return res
 
@@ -422,6 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-tensorboard", action="store_true")
     p.add_argument("--vec", default=d.vec, choices=["auto", "subproc", "dummy"])
+    p.add_argument("--prior", default=d.prior, choices=["best-first", "none"],
+                   help="scoring policy: start from best-first's ranking and learn a residual over it "
+                        "(best-first), or learn the scores from scratch (none)")
+    p.add_argument("--prior-scale", type=float, default=d.prior_scale,
+                   help="initial scale of the best-first prior (larger: the initial policy samples closer to "
+                        "best-first's greedy choice)")
     return p
 
 
@@ -433,7 +480,8 @@ def config_from_args(a: argparse.Namespace) -> TrainConfig:
         features=a.features, reward=a.reward, max_episode_steps=a.max_episode_steps, flatten=a.flatten,
         top_rows=a.top_rows, reward_scale=a.reward_scale, hidden=a.hidden, hyper=a.hyper, eval_freq=a.eval_freq,
         eval_episodes=a.eval_episodes, checkpoint_freq=a.checkpoint_freq, progress_bar=not a.no_progress,
-        tensorboard=not a.no_tensorboard, vec=a.vec, torch_threads=a.torch_threads)
+        tensorboard=not a.no_tensorboard, vec=a.vec, torch_threads=a.torch_threads, prior=a.prior,
+        prior_scale=a.prior_scale)
 
 
 def main(argv: list[str] | None = None) -> int:

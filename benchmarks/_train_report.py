@@ -1,12 +1,16 @@
 """``gym-crawl train`` (Stable-Baselines3 backend): train on a task set's train topics, report on its test topics.
 
 By default the run uses the default task's set (``hard``: the ``synthetic-hard`` web, labels as reward, each
-task's own seed page and budget): every training episode draws a *train* task, TensorBoard gets the held-out
-reward every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task
-(``--eval-episodes`` times) and is printed next to ``random``, ``best-first`` and ``oracle`` on the same tasks:
-pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI. The
-figures also go to ``<out>/report.json``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without
-``--task-set`` train as before (named topics from their main pages, no baseline table).
+task's own seed page and budget) and the recipe :data:`RECIPE` (MaskablePPO, the candidate-scoring policy over
+``transferable`` features, best-first's link score among them). For each of ``--seeds``
+training seeds every training episode draws a *train* task, TensorBoard gets the reward on a few held-out tasks
+every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task (``--eval-episodes``
+times). The trained policies are then printed next to ``random``, ``best-first`` and ``oracle`` on the same
+tasks: pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI
+over seeds and tasks, whether the trained CI lies above best-first's, and the CPU-minutes of the whole run
+(user + system, this process and its children). The figures also go to ``<out>/report.json``, each seed's model
+to ``<out>/seed<s>/``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without ``--task-set`` train as
+before (named topics from their main pages, one seed, no baseline table).
 """
 from __future__ import annotations
 
@@ -23,6 +27,28 @@ __all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
 
 _TOPIC_FLAGS = ("--train-topics", "--eval-topics", "--corpus")
 
+RECIPE_HYPER: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4, "learning_rate": 3e-4,
+                                "gamma": 0.9, "gae_lambda": 0.9, "ent_coef": 0.01, "clip_range": 0.2,
+                                "max_grad_norm": 0.5}
+"""MaskablePPO hyper-parameters of the task-set recipe (``--hyper`` entries override single keys)."""
+RECIPE: tuple[tuple[str, str, Any], ...] = (
+    ("--features", "features", "transferable"),
+    ("--timesteps", "timesteps", 10_000),
+    ("--n-envs", "n_envs", 2),
+    ("--vec", "vec", "dummy"),
+    ("--checkpoint-freq", "checkpoint_freq", 0),
+    ("--prior", "prior", "none"),
+    ("--hyper", "hyper", RECIPE_HYPER),
+)
+"""``(flag, config field, value)``: what a task-set run uses unless its flag is given — the candidate-scoring
+MaskablePPO policy on ``transferable`` features (topic-relative columns, best-first's link score among them),
+scores learned from scratch (``--prior best-first`` starts from best-first instead), 10,000 env steps per seed
+over two in-process envs. The hyper-parameters apply to PPO and
+MaskablePPO only."""
+DEFAULT_SEEDS = 3
+MONITOR_TASKS = 8
+"""Test tasks of the periodic TensorBoard evaluation (the final evaluation runs all of them)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     import gym_crawl
@@ -37,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-tasks", type=int, default=None, help="at most this many tasks (half train, half test)")
     g.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
     g.add_argument("--baseline-seeds", type=int, default=3, help="seeds of the random baseline per test task")
+    g.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                   help="training seeds (--seed, --seed + 1, …), each trained and evaluated on the test tasks; "
+                        "outputs in <out>/seed<s>")
+    p.set_defaults(out="runs/train")
     return p
 
 
@@ -62,7 +92,7 @@ def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispe
     cfg.train_topics = [{"topic": t.label, "seeds": list(t.seeds)} for t in train]
     cfg.eval_topics = [{"topic": t.label, "seeds": list(t.seeds)} for t in test]
     if not eval_freq_given:
-        cfg.eval_freq = max(cfg.timesteps // 5, 1)
+        cfg.eval_freq = max(cfg.timesteps // 2, 1)
     return test
 
 
@@ -103,7 +133,16 @@ def report(found: dict[str, np.ndarray], reps: int = 2000) -> dict[str, dict[str
     return out
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children (what ``/usr/bin/time`` adds up)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
+    import dataclasses
     import os
 
     import gym_crawl
@@ -115,49 +154,80 @@ def main(argv: list[str] | None = None) -> int:
     set_name = a.task_set if a.task_set is not None else (None if named else gym_crawl.V2_TASK_SET)
     if set_name == "none":
         set_name = None
+    if not set_name:
+        return sb3_train.main(argv)
+    given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
     try:
+        if a.seeds < 1:
+            raise ValueError(f"--seeds must be >= 1, got {a.seeds}")
         cfg = sb3_train.config_from_args(a)
-        test = []
-        if set_name:
-            test = apply_task_set(cfg, set_name, max_tasks=a.max_tasks, wikispeedia=a.wikispeedia,
-                                  eval_freq_given=any(arg.startswith("--eval-freq") for arg in argv))
+        ppo = cfg.algo in ("ppo", "maskable-ppo")
+        for flag, field, value in RECIPE:  # the task-set recipe, where the command line does not say otherwise
+            if flag not in given and (field != "hyper" or ppo):
+                setattr(cfg, field, dict(value) if isinstance(value, dict) else value)
+        if "--hyper" in given and ppo:
+            cfg.hyper = {**RECIPE_HYPER, **a.hyper}
+        test = apply_task_set(cfg, set_name, max_tasks=a.max_tasks, wikispeedia=a.wikispeedia,
+                              eval_freq_given="--eval-freq" in given)
+        cfg.eval_train = False
+        cfg.eval_monitor_tasks = MONITOR_TASKS
         cfg.validate()
     except ValueError as e:
         print(f"gym-crawl train: error: {e}")
         return 2
-    if not set_name:
-        return sb3_train.main(argv)
     if cfg.progress_bar:
         try:
             import rich  # noqa: F401
             import tqdm  # noqa: F401
         except ImportError:
             cfg.progress_bar = False
-    os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads))
+    from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
+                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
+    seeds = [cfg.seed + i for i in range(a.seeds)]
     print(f"task set {set_name} ({cfg.corpus}): {len(cfg.train_topics)} train tasks, {len(test)} test tasks, "
-          f"budget {cfg.max_episode_steps}")
-    res = sb3_train.train(cfg)
-    rows = res.evaluation["eval"]
+          f"budget {cfg.max_episode_steps}; {cfg.algo} ({cfg.policy} policy, prior {cfg.prior}, features "
+          f"{cfg.features}, K = {cfg.max_candidates}), {cfg.timesteps} env steps per training seed, seeds {seeds}")
+    cpu0, t_all = _cpu_seconds(), time.perf_counter()
     n_ep = max(1, cfg.eval_episodes)
-    trained = np.zeros((n_ep, len(test)))
-    for i, r in enumerate(rows):  # the eval env cycles through the test tasks in order
-        trained[i // len(test), i % len(test)] = r["relevant_found"]
+    trained = np.zeros((len(seeds) * n_ep, len(test)))
+    runs = []
+    for k, seed in enumerate(seeds):
+        c = dataclasses.replace(cfg, seed=seed, out=str(Path(cfg.out) / f"seed{seed}"), hyper=dict(cfg.hyper),
+                                train_topics=list(cfg.train_topics), eval_topics=list(cfg.eval_topics))
+        res = sb3_train.train(c)
+        for i, r in enumerate(res.evaluation["eval"]):  # the eval env cycles through the test tasks in order
+            trained[k * n_ep + i // len(test), i % len(test)] = r["relevant_found"]
+        runs.append({"seed": seed, "timesteps": res.timesteps, "train_seconds": round(res.train_seconds, 1),
+                     "train_cpu_seconds": round(res.train_cpu_seconds, 1),
+                     "mean_found": float(trained[k * n_ep:(k + 1) * n_ep].mean())})
+        print(f"  seed {seed}: {res.timesteps} steps in {res.train_seconds:.0f} s ({res.train_cpu_seconds:.0f} CPU-s "
+              f"learning), test tasks: {runs[-1]['mean_found']:.1f} pages found per task")
     t0 = time.perf_counter()
-    found = {f"trained {cfg.algo}": trained, **baseline_runs(cfg, test, a.baseline_seeds)}
-    table = report(found)
     name = f"trained {cfg.algo}"
-    print(f"{cfg.algo} ({cfg.policy}) trained {res.timesteps} steps in {res.train_seconds:.1f} s; "
-          f"test tasks ({table[name]['tasks']} with oracle > random), baselines in {time.perf_counter() - t0:.1f} s:")
+    found = {name: trained, **baseline_runs(cfg, test, a.baseline_seeds)}
+    table = report(found)
+    cpu = _cpu_seconds() - cpu0
+    print(f"{cfg.algo} trained on {len(cfg.train_topics)} tasks, {len(seeds)} seed(s); {table[name]['tasks']} test "
+          f"tasks with oracle > random; baselines in {time.perf_counter() - t0:.0f} s; whole run "
+          f"{time.perf_counter() - t_all:.0f} s, {cpu / 60:.1f} CPU-minutes:")
     print("| agent | mean found | normalized IQM | 95 % CI | mean |")
     print("| --- | ---: | ---: | --- | ---: |")
     for agent in (name, "best-first", "random", "oracle"):
         v = table[agent]
         print(f"| {agent} | {v['mean_found']:.1f} | {v['iqm']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | "
               f"{v['mean']:.3f} |")
+    lo, bf = table[name]["ci"][0], table["best-first"]["ci"][1]
+    below = table[name]["ci"][1] < table["best-first"]["ci"][0]
+    verdict = "above" if lo > bf else ("below" if below else "overlapping")
+    print(f"trained vs best-first: CIs {verdict} (trained lower end {lo:.3f}, best-first upper end {bf:.3f})")
     if trained.shape[0] == 1:
-        print("(one evaluation run of one training seed: its CI has no spread over runs; train with several --seed)")
+        print("(one evaluation run of one training seed: its CI has no spread over runs; use --seeds N)")
     atomic_write_json(Path(cfg.out) / "report.json",
                       {"task_set": set_name, "test_tasks": [t.name for t in test], "agents": table,
-                       "found": {k: v.tolist() for k, v in found.items()}})
-    print(f"  saved {res.out / 'model.zip'}, {res.out / 'agent.npz'}, {res.out / 'report.json'}")
+                       "found": {k: v.tolist() for k, v in found.items()}, "runs": runs,
+                       "cpu_seconds": round(cpu, 1), "config": dataclasses.asdict(cfg)})
+    print(f"  saved {Path(cfg.out) / 'report.json'} and per seed model.zip, agent.npz in "
+          f"{Path(cfg.out) / f'seed{seeds[0]}'} …")
     return 0

@@ -157,3 +157,52 @@ def test_parameters_do_not_depend_on_k():
         a = {k: tuple(v.shape) for k, v in make(cls, 4).state_dict().items()}
         b = {k: tuple(v.shape) for k, v in make(cls, 100).state_dict().items()}
         assert a == b
+
+
+def raw_scores(policy, obs):
+    """Per-row scores before any softmax: the actor's logits, or DQN's Q-values."""
+    with th.no_grad():
+        if isinstance(policy, CandidateScoringDQNPolicy):
+            return policy.q_net(obs)
+        return policy.mlp_extractor.forward_actor(policy.extract_features(obs, policy.features_extractor))
+
+
+@pytest.mark.parametrize("cls", [CandidateScoringPolicy, MaskableCandidateScoringPolicy, CandidateScoringDQNPolicy])
+def test_best_first_prior_starts_as_best_first_and_learns_a_residual(cls):
+    """With ``prior_column`` the untrained scores are ``β · x[column]`` (so the greedy pick is the row with the
+    highest link score, best-first's); one gradient step on the residual moves them away from it."""
+    K, col = 8, 2
+    pol = make(cls, K, prior_column=col, prior_scale=5.0)
+    obs = batch(K, B=16, seed=4, n_valid=list(np.random.default_rng(2).integers(1, K + 1, 16)))
+    mask = obs["mask"] > 0
+    scores = raw_scores(pol, obs)
+    assert th.allclose(scores[mask], 5.0 * obs["candidates"][:, :, col][mask], atol=1e-5)
+    link = obs["candidates"][:, :, col].masked_fill(~mask, -float("inf"))
+    for b in range(16):
+        a, _ = pol.predict({k: v[b].numpy() for k, v in obs.items()}, deterministic=True)
+        assert int(a) == int(th.argmax(link[b]))
+    perm = np.random.default_rng(1).permutation(K)
+    assert th.allclose(raw_scores(pol, permute(obs, perm)), scores[:, perm], atol=1e-5)
+    if cls is CandidateScoringDQNPolicy:
+        scorer, fe = pol.q_net.q_net.scorer, pol.q_net.features_extractor
+    else:
+        scorer, fe = pol.mlp_extractor.actor, pol.features_extractor
+    opt = th.optim.SGD(scorer.parameters(), lr=0.1)
+    s, _ = scorer.scores(fe(obs))
+    (s[:, 0] - s[:, 1]).sum().backward()
+    opt.step()
+    assert not th.allclose(raw_scores(pol, obs)[mask], scores[mask], atol=1e-4)
+
+
+def test_prior_column_and_scale_are_checked():
+    with pytest.raises(ValueError, match="prior_column"):
+        make(MaskableCandidateScoringPolicy, 4, prior_column=D)
+    with pytest.raises(ValueError, match="prior_scale"):
+        make(MaskableCandidateScoringPolicy, 4, prior_column=0, prior_scale=0.0)
+    from gym_crawl.agents.sb3_policies import link_score_column
+    from gym_crawl.features import get_feature_set
+
+    names = get_feature_set("transferable").names
+    assert names[link_score_column(names)] == "a.link_rel"
+    with pytest.raises(ValueError, match="a.link_rel"):
+        link_score_column(get_feature_set("tres").names)

@@ -155,3 +155,31 @@ def test_bench_sb3_quick(corpus_dir, tmp_path):
     assert all(t["steps_per_second"] > 0 for t in res["throughput"] if "steps_per_second" in t)
     for f in ("sb3_tiny.md", "sb3_tiny.png", "sb3_tiny_throughput.png"):
         assert (tmp_path / f).stat().st_size > 0
+
+
+def test_untrained_prior_policy_crawls_as_best_first(corpus_dir, tmp_path):
+    """``prior="best-first"``: before any update the scoring policy fetches exactly best-first's pages; with
+    ``prior="none"`` it does not. A config whose features lack the link score is refused, naming the flag."""
+    from gym_crawl.agents import make_agent
+    from gym_crawl.agents.sb3_train import build_model, make_vec_env, policy_spec
+
+    def crawl(prior: str) -> np.ndarray:
+        cfg = cfg_for(corpus_dir, tmp_path / prior, "maskable-ppo", prior=prior, features="transferable")
+        venv = make_vec_env(cfg, cfg.train_topics, 1, 0)
+        model = build_model(cfg, venv)
+        name, pkw = policy_spec(cfg, int(venv.get_attr("candidate_dim")[0]))
+        agent = SB3Agent.from_model(model, algo=cfg.algo, policy=name, policy_kwargs=pkw,
+                                    info={"max_candidates": 8, "reducer": "topk"})
+        venv.close()
+        env = make_env_for(agent, corpus=corpus_dir, max_candidates=8, features="transferable", reducer="topk",
+                           max_episode_steps=40, reward="labels")
+        return run_episode(env, agent, seed=0, options={"topic": "poetry"}).fetched
+
+    bf = make_agent("best-first")
+    env = make_env_for(bf, corpus=corpus_dir, max_candidates=8, features="transferable", max_episode_steps=40,
+                       reward="labels")
+    expected = run_episode(env, bf, seed=0, options={"topic": "poetry"}).fetched
+    assert np.array_equal(crawl("best-first"), expected)
+    assert not np.array_equal(crawl("none"), expected)
+    with pytest.raises(ValueError, match="--prior none"):
+        cfg_for(corpus_dir, tmp_path, "maskable-ppo", features="tres").validate()

@@ -24,23 +24,29 @@ def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
 def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys):
     out = tmp_path / "run"
     rc = main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--out", str(out),
-               "--baseline-seeds", "2", *FLAGS])
+               "--baseline-seeds", "2", "--seeds", "2", *FLAGS])
     assert rc == 0
     text = capsys.readouterr().out
     assert "task set ws-100" in text
     for row in ("| trained maskable-ppo |", "| best-first |", "| random |", "| oracle |"):
         assert row in text
     rep = json.loads((out / "report.json").read_text())
-    cfg = json.loads((out / "config.json").read_text())
+    cfg = json.loads((out / "seed0" / "config.json").read_text())
+    assert json.loads((out / "seed1" / "config.json").read_text())["seed"] == 1
     # trained on the train tasks, evaluated on the test tasks (disjoint labels), labels as reward, tasks' budget
     train_labels = {t["topic"] for t in cfg["train_topics"]}
     test_labels = {n.split("/")[0] for n in rep["test_tasks"]}
     assert train_labels and test_labels and not train_labels & test_labels
-    assert cfg["reward"] == "labels" and cfg["max_episode_steps"] == 100 and cfg["eval_freq"] == 128 // 5
+    assert cfg["reward"] == "labels" and cfg["max_episode_steps"] == 100 and cfg["eval_freq"] == 128 // 2
+    # the task-set recipe fills what the command line leaves out
+    assert cfg["features"] == "transferable" and cfg["prior"] == "none" and cfg["hyper"]["n_steps"] == 64
+    assert cfg["hyper"]["ent_coef"] == _train_report.RECIPE_HYPER["ent_coef"] and not cfg["eval_train"]
     assert all(t["seeds"] for t in cfg["train_topics"])
     ag = rep["agents"]
     assert ag["oracle"]["iqm"] == pytest.approx(1.0)
     assert len(rep["found"]["random"]) == 2 and len(rep["found"]["trained maskable-ppo"][0]) == len(test_labels)
+    assert len(rep["found"]["trained maskable-ppo"]) == 2 and [r["seed"] for r in rep["runs"]] == [0, 1]
+    assert "trained vs best-first: CIs" in text and "CPU-minutes" in text
     assert ag["best-first"]["ci"][0] <= ag["best-first"]["iqm"] <= ag["best-first"]["ci"][1]
 
 
@@ -53,6 +59,11 @@ def test_named_topics_keep_the_plain_trainer_and_errors_name_the_flag(corpus_dir
     assert not (tmp_path / "plain" / "report.json").exists()
     assert main(["train", "--task-set", "nope", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
     assert "unknown task set 'nope'" in capsys.readouterr().out
+    assert main(["train", "--task-set", "ws-100", "--seeds", "0", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
+    assert "--seeds must be >= 1" in capsys.readouterr().out
+    assert main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--features", "tres",
+                 "--prior", "best-first", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
+    assert "--prior none" in capsys.readouterr().out
 
 
 def test_report_normalizes_by_random_and_oracle():
