@@ -48,7 +48,8 @@ def test_ache_is_the_online_classifier_fed_by_the_svm_page_classifier(view):
     verdict = scheme.classifier.proba_pages(view, r.fetched[-20:]) >= 0.5
     assert np.array_equal(r.rewards > 0, verdict)
     # a caller's reward replaces the page classifier (the task sets' reward="labels")
-    assert make_env_for("ache", corpus=view, reward="labels", max_episode_steps=5).unwrapped.view.reward_name == "labels"
+    env = make_env_for("ache", corpus=view, reward="labels", max_episode_steps=5)
+    assert env.unwrapped.view.reward_name == "labels"
 
 
 def test_seedfinder_spends_budget_on_search_results_and_repeats(view):

@@ -144,10 +144,10 @@ def test_site_features_one_hot_the_best_links_position(tmp_path):
                    max_episode_steps=5)
     env.reset(seed=0)
     base = env.unwrapped
-    frontier = np.sort(np.asarray(base.frontier_pages(), np.int64))
-    x = base.features_of(frontier)
-    col0 = base.feature_names.index("a.pos=nav")
-    assert base.feature_names[col0:col0 + len(POSITION_COLUMNS)] == [f"a.pos={p}" for p in POSITION_COLUMNS]
+    frontier = np.sort(np.asarray(base.view.frontier_pages(), np.int64))
+    x = base.view.features_of(frontier)
+    col0 = base.view.feature_names.index("a.pos=nav")
+    assert base.view.feature_names[col0:col0 + len(POSITION_COLUMNS)] == [f"a.pos={p}" for p in POSITION_COLUMNS]
     for row, u in zip(x, frontier.tolist()):
         pos = WHERE[c.meta["page_paths"][u]]
         name = "header/footer" if pos in ("header", "footer") else pos
@@ -172,15 +172,15 @@ def test_site_features_on_a_live_web_read_positions_as_pages_are_fetched():
                    max_episode_steps=4)
     _, info = env.reset(seed=0)
     b = env.unwrapped
-    frontier = np.asarray(b.frontier_pages(), np.int64)
-    x = b.features_of(frontier)
-    col0 = b.feature_names.index("a.pos=nav")
+    frontier = np.asarray(b.view.frontier_pages(), np.int64)
+    x = b.view.features_of(frontier)
+    col0 = b.view.feature_names.index("a.pos=nav")
     for row, u in zip(x, frontier.tolist()):
         pos = WHERE[web.url(u).rsplit("/", 1)[-1]]
         name = "header/footer" if pos in ("header", "footer") else pos
         assert row[col0 + POSITION_COLUMNS.index(name)] == 1.0
-        assert row[b.feature_names.index("a.url_depth")] == pytest.approx(0.1)  # one path segment
+        assert row[b.view.feature_names.index("a.url_depth")] == pytest.approx(0.1)  # one path segment
     for _ in range(3):
         _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
-        assert np.isfinite(b.features_of(np.asarray(b.frontier_pages(), np.int64))).all()
+        assert np.isfinite(b.view.features_of(np.asarray(b.view.frontier_pages(), np.int64))).all()
     env.close()

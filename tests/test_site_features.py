@@ -50,18 +50,18 @@ def test_site_columns_match_an_independent_count(tiny_corpus):
     c = tiny_corpus
     env = _env(c, action="page")
     base = env.unwrapped
-    assert base.feature_names[-8:] == [f"a.pos={p}" for p in POSITION_COLUMNS] + ["bias"]
-    assert not base.features_local
+    assert base.view.feature_names[-8:] == [f"a.pos={p}" for p in POSITION_COLUMNS] + ["bias"]
+    assert not base.view.features_local
     run_episode(env, make_agent("random"), seed=3)
     st = base.state
-    fetched = [int(p) for p in base.fetched_pages()]
+    fetched = [int(p) for p in base.view.fetched_pages()]
     rel = {p: bool(st.relevant[p]) for p in fetched}
     assert 0 < sum(rel.values()) < len(rel)  # the crawl saw both classes
-    frontier = np.asarray(base.frontier_pages(), dtype=np.int64)
-    x = base.features_of(frontier)
-    col = {n: i for i, n in enumerate(base.feature_names)}
+    frontier = np.asarray(base.view.frontier_pages(), dtype=np.int64)
+    x = base.view.features_of(frontier)
+    col = {n: i for i, n in enumerate(base.view.feature_names)}
     dom = np.asarray(c.page_domain)
-    discovered = set(fetched) | {int(v) for p in fetched for v in base.fetched_outlinks(p)}
+    discovered = set(fetched) | {int(v) for p in fetched for v in base.view.fetched_outlinks(p)}
     h = sum(rel.values()) / len(rel)
     topic = st.scorer.topic
     topic_words = {t for w in (*topic.words, *topic.keywords) for t in tokenize(w)}
@@ -91,7 +91,7 @@ def test_site_columns_match_an_independent_count(tiny_corpus):
         assert row[col["a.host_pending"]] == pytest.approx(min(np.log1p(len(pending)) / np.log1p(1000), 1.0),
                                                            abs=1e-6)
         assert row[col["s.parent_prob"]] == pytest.approx(prob[bp], abs=1e-5)
-        parents = [p for p in fetched if u in {int(v) for v in base.fetched_outlinks(p)}]
+        parents = [p for p in fetched if u in {int(v) for v in base.view.fetched_outlinks(p)}]
         assert row[col["a.max_parent_prob"]] == pytest.approx(max(prob[p] for p in parents), abs=1e-5)
         # the tiny corpus has no link-position column: every link is "unknown"
         assert row[col["a.pos=unknown"]] == 1.0 and row[col["a.pos=unknown"] - 6:col["a.pos=unknown"]].sum() == 0
@@ -107,8 +107,8 @@ def test_site_degrades_to_host_statistics_without_urls(tiny_corpus):
     env = _env(tiny_corpus, features="crawler+")
     run_episode(env, make_agent("best-first"), seed=1)
     base = env.unwrapped
-    x = base.features_of(np.asarray(base.frontier_pages(), np.int64))
-    col = {n: i for i, n in enumerate(base.feature_names)}
+    x = base.view.features_of(np.asarray(base.view.frontier_pages(), np.int64))
+    col = {n: i for i, n in enumerate(base.view.feature_names)}
     assert np.all(x[:, col["a.url_depth"]] == np.float32(0.2))
     np.testing.assert_allclose(x[:, col["a.dir_relevant_ratio"]], x[:, col["a.host_relevant_ratio"]], atol=1e-6)
     np.testing.assert_array_equal(x[:, col["a.dir_unseen"]], x[:, col["a.host_unseen"]])
@@ -117,8 +117,8 @@ def test_site_degrades_to_host_statistics_without_urls(tiny_corpus):
 
 def _frontier_rows(env):
     base = env.unwrapped
-    f = np.sort(np.asarray(base.frontier_pages(), np.int64))
-    return f, base.features_of(f)
+    f = np.sort(np.asarray(base.view.frontier_pages(), np.int64))
+    return f, base.view.features_of(f)
 
 
 def test_site_rows_see_an_unfetched_page_only_once_it_is_fetched(tiny_corpus):
@@ -134,7 +134,7 @@ def test_site_rows_see_an_unfetched_page_only_once_it_is_fetched(tiny_corpus):
         actions.append(a)
         env_a.step(a)
     base = env_a.unwrapped
-    unfetched = np.asarray(sorted(set(base.frontier_pages().tolist())))
+    unfetched = np.asarray(sorted(set(base.view.frontier_pages().tolist())))
     tampered = tamper_unfetched(tiny_corpus, unfetched)
     env_b = _env(tampered, text=TextModel(tampered, tm.idf, tm.vectors, tm.meta), action="page")
     env_a.reset(seed=5)
@@ -214,10 +214,10 @@ def test_url_columns_on_nested_urls_of_a_live_web():
                    max_episode_steps=5)
     env.reset(seed=0)
     b = env.unwrapped
-    col = {n: i for i, n in enumerate(b.feature_names)}
+    col = {n: i for i, n in enumerate(b.view.feature_names)}
 
     def row(url):
-        return b.features_of(np.array([web.page_id(url)]))[0]
+        return b.view.features_of(np.array([web.page_id(url)]))[0]
 
     assert row(f"{h}/docs/a/b.html")[col["a.url_depth_delta"]] == pytest.approx(0.2)
     assert row(f"{h}/docs/a/b.html")[col["a.same_dir_as_parent"]] == 0.0
