@@ -62,7 +62,7 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
     kinds = {t.name: task_kind(corpus, t) for t in ts.tasks}
     learners = [a for a in names if a not in BASELINES and suite._is_learner(a)]
     res = {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
-           "budget": budget, "max_tasks": max_tasks,
+           "budget": budget, "max_tasks": max_tasks, "config": config or {},
            "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
                      "test": sum(t.split == "test" for t in ts.tasks)},
            "kinds": kinds, "learners": learners, "seconds": round(time.perf_counter() - t0, 1), "runs": runs}
@@ -237,6 +237,8 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file")
+    ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
+                    help="an agent option (JSON value), repeatable, e.g. 'hashed-q:features=\"hashed-site\"'")
     ap.add_argument("--report", nargs="+", default=None, metavar="JSON",
                     help="print the table of saved --json results (no run): one file's full table, or one "
                          "table of several files' sets; --plot applies to one file")
@@ -257,8 +259,14 @@ def main(argv: list[str] | None = None) -> int:
             plot(results[0], a.plot)
             print(f"plot written to {a.plot}")
         return 0
+    from gym_crawl.benchmarks.suite import parse_agent_config
+
+    config = parse_agent_config(a.config)
+    unknown = sorted(set(config) - set(a.agents))
+    if unknown:
+        raise ValueError(f"--config names agent(s) {unknown} that --agents does not run ({a.agents})")
     res = evaluate(a.task_set, a.agents, seeds=a.seeds, epochs=a.epochs, budget=a.budget, max_tasks=a.max_tasks,
-                   wikispeedia=a.wikispeedia, jobs=a.jobs)
+                   wikispeedia=a.wikispeedia, jobs=a.jobs, config=config)
     print(format_table(res), end="")
     if a.json:
         atomic_write_json(Path(a.json), res)

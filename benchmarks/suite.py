@@ -478,6 +478,21 @@ def merge(paths: Sequence[str | Path], out: str | Path, reps: int = 2000) -> str
     return _write(Path(out), runs, sets, all_agents, n_seeds, reps, meta)
 
 
+def parse_agent_config(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``["hashed-q:gamma=0.6", 'hashed-q:features="hashed-site"']`` → ``{"hashed-q": {"gamma": 0.6, "features":
+    "hashed-site"}}`` (each value is JSON; a malformed item is a ``ValueError`` naming it)."""
+    config: dict[str, dict[str, Any]] = {}
+    for item in items:
+        try:
+            agent, kv = item.split(":", 1)
+            k, v = kv.split("=", 1)
+            config.setdefault(agent, {})[k] = json.loads(v)
+        except ValueError:
+            raise ValueError(f"--config {item!r}: expected AGENT:KEY=VALUE with a JSON value "
+                             "(strings in double quotes, e.g. 'hashed-q:features=\"hashed-site\"')") from None
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench suite", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (a few tasks, 2 seeds, budget 30)")
@@ -509,14 +524,10 @@ def main(argv: list[str] | None = None) -> int:
     epochs = args.epochs if args.epochs is not None else p.epochs
     if seeds < 1 or epochs < 0:
         raise SystemExit(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
-    config: dict[str, dict[str, Any]] = {}
-    for item in args.config:
-        try:
-            agent, kv = item.split(":", 1)
-            k, v = kv.split("=", 1)
-            config.setdefault(agent, {})[k] = json.loads(v)
-        except ValueError:
-            raise SystemExit(f"--config {item!r}: expected AGENT:KEY=VALUE with a JSON value") from None
+    try:
+        config = parse_agent_config(args.config)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     known = suite_agent_names()
     unknown = [a for a in agents if a not in known]
     if unknown:

@@ -120,3 +120,21 @@ def test_eval_table_and_json_carry_far_near_and_report_reprints(tiny_sets, tmp_p
     bad.write_text("{}")
     assert main(["eval", "--report", str(bad)]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, capsys):
+    js = tmp_path / "eval.json"
+    rc = main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q", "--seeds", "1",
+               "--budget", "10", "--config", 'hashed-q:features="hashed-site"', "--json", str(js)])
+    assert rc == 0
+    assert json.loads(js.read_text())["config"] == {"hashed-q": {"features": "hashed-site"}}
+    # a value the agent cannot use is refused by name, so the option did reach it
+    assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q", "--seeds", "1",
+                 "--budget", "10", "--config", 'hashed-q:features="no-such-set"']) == 2
+    assert "no-such-set" in capsys.readouterr().err
+    assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q",
+                 "--config", "online-classifier:gamma=0.5"]) == 2
+    assert "online-classifier" in capsys.readouterr().err
+    assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q",
+                 "--config", "hashed-q:features=hashed-site"]) == 2
+    assert "double quotes" in capsys.readouterr().err
