@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_crawl.corpus.builder import surrounding_window
+from gym_crawl.corpus.builder import enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.corpus.urls import canonical_url
 
@@ -133,10 +133,6 @@ _BLOCK = frozenset({"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table
                     "h6", "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre",
                     "hr", "dd", "dt", "dl", "figure", "figcaption", "form", "caption", "body", "html", "address",
                     "details", "summary", "menu", "fieldset", "legend", "center"})
-_LANDMARK = {"nav": "nav", "header": "header", "footer": "footer", "aside": "aside"}
-_ROLE = {"navigation": "nav", "banner": "header", "contentinfo": "footer", "complementary": "aside", "main": "main"}
-_LISTS = frozenset({"ul", "ol", "dl", "menu"})
-_MAIN = frozenset({"main", "article"})
 _WS = re.compile(r"\s+")
 _SKIP_IN_MAIN = ["header:not(article *):not(main *)", "[role=banner]"]
 """Besides Resiliparse's own main-content rules: a page header outside the article (the site banner) is
@@ -216,13 +212,7 @@ class _Walk:
                 continue
             if tag in _BLOCK:
                 self.newline()
-            role = _ROLE.get((attrs.get("role") or "").strip().lower())
-            if tag in _LANDMARK or (role is not None and role != "main"):
-                landmark = _LANDMARK.get(tag) or role
-            elif tag in _LISTS:
-                in_list = True
-            if tag in _MAIN or role == "main":
-                in_main = True
+            landmark, in_list, in_main, _ = enter_element(tag, attrs.get("role"), landmark, in_list, in_main)
             if tag == "a":
                 href = attrs.get("href")
                 if href is not None:

@@ -42,7 +42,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from gym_crawl.corpus.builder import CorpusBuilder, surrounding_window
+from gym_crawl.corpus.builder import CorpusBuilder, enter_element, surrounding_window
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 
 __all__ = ["load_html_folder", "parse_html"]
@@ -53,10 +53,6 @@ _BLOCK = {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "
           "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre", "hr",
           "dd", "dt", "dl", "figure", "figcaption", "form", "caption", "title", "body", "html"}
 _WS = re.compile(r"\s+")
-_LANDMARK = {"nav": "nav", "header": "header", "footer": "footer", "aside": "aside"}
-_ROLE = {"navigation": "nav", "banner": "header", "contentinfo": "footer", "complementary": "aside", "main": "main"}
-_LISTS = frozenset({"ul", "ol", "dl", "menu"})
-_MAIN = frozenset({"main", "article"})
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -114,15 +110,9 @@ class _Page(HTMLParser):
             return
         if tag in _BLOCK:
             self._newline()
-        role = _ROLE.get((dict(attrs).get("role") or "").strip().lower())
-        if tag in _LANDMARK or tag in _LISTS or tag in _MAIN or role is not None:
-            landmark, in_list, in_main = self._struct[-1][1:] if self._struct else (None, False, False)
-            if tag in _LANDMARK or (role is not None and role != "main"):
-                landmark = _LANDMARK.get(tag) or role
-            elif tag in _LISTS:
-                in_list = True
-            if tag in _MAIN or role == "main":
-                in_main = True
+        parent = self._struct[-1][1:] if self._struct else (None, False, False)
+        landmark, in_list, in_main, structural = enter_element(tag, dict(attrs).get("role"), *parent)
+        if structural:
             self._struct.append((tag, landmark, in_list, in_main))
         if tag == "a":
             self._close_link()
