@@ -117,17 +117,22 @@ def test_warc_compile_keeps_positions(tmp_path):
     assert c.meta["warc_summary"]["link_positions"]["main"] >= 1
 
 
-def test_live_web_records_positions_and_its_snapshot_keeps_them():
-    from gym_crawl.corpus.live.web import LiveWeb
-
-    base = "http://docs.test/"
+def _site_fetch(base: str):
+    """A LiveWeb ``fetch`` serving the test page at ``base + "index.html"`` and one leaf per link position."""
     site = {base + "index.html": PAGE.encode(), **{base + n: _leaf(n).encode() for n in WHERE}}
 
     def fetch(url):
         body = site.get(url)
         return SimpleNamespace(url=url, final_url=url, status=200 if body else 404, body=body or b"",
                                content_type="text/html", error=None if body else "http-404")
+    return fetch
 
+
+def test_live_web_records_positions_and_its_snapshot_keeps_them():
+    from gym_crawl.corpus.live.web import LiveWeb
+
+    base = "http://docs.test/"
+    fetch = _site_fetch(base)
     web = LiveWeb([base + "index.html"], fetch=fetch, max_pages=50)
     assert web.materialize(0) == ""
     lo, hi = int(web.link_lo[0]), int(web.link_hi[0])
@@ -160,13 +165,7 @@ def test_site_features_on_a_live_web_read_positions_as_pages_are_fetched():
     from gym_crawl.corpus.live.web import LiveWeb
 
     base = "http://docs.test/"
-    site = {base + "index.html": PAGE.encode(), **{base + n: _leaf(n).encode() for n in WHERE}}
-
-    def fetch(url):
-        body = site.get(url)
-        return SimpleNamespace(url=url, final_url=url, status=200 if body else 404, body=body or b"",
-                               content_type="text/html", error=None if body else "http-404")
-
+    fetch = _site_fetch(base)
     web = LiveWeb([base + "index.html"], fetch=fetch, max_pages=50)
     env = gym.make("WikiCrawl-v1", corpus=web, topic="geology", features="crawler+", max_candidates=8,
                    max_episode_steps=4)
