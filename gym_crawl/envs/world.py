@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 from gym_crawl._limits import check_fits
@@ -19,8 +20,8 @@ from gym_crawl.crawl.fields import crawl_bytes
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
 from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
-from gym_crawl.relevance.scorer import TopicScorer, shared_scorer
-from gym_crawl.relevance.topic import Topic
+from gym_crawl.relevance.scorer import TopicScorer, fill_topic_tables, shared_scorer
+from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.text.model import TextModel, get_text_model
 
 __all__ = ["CrawlWorld", "WORLD_KEYS", "check_int"]
@@ -137,6 +138,24 @@ class CrawlWorld:
         if sc is None:
             sc = self._scorers[topic] = shared_scorer(self.text, topic, self.n_categories)
         return sc
+
+    def precompute_scores(self, topics: Sequence[Any]) -> list[TopicScorer]:
+        """Score every page and link of each of ``topics`` now, all topics in one pass over the corpus' text
+        (:func:`~gym_crawl.relevance.scorer.fill_topic_tables`: the text vectors are computed once, each topic
+        pays its dot products only), instead of each topic at its first ``reset``. Trajectories do not change
+        (every entry equals the on-demand score bit for bit). The tables are the process-wide ones
+        (:func:`~gym_crawl.relevance.scorer.shared_scorer`), so every env of this process on the same corpus,
+        text model and ``n_categories`` reads them — while something holds the corpus (this world, an env):
+        the process-wide memo holds corpora weakly.
+
+        :param topics: topic specs of :func:`~gym_crawl.relevance.topic.resolve_topic`, or tasks
+            ``{"topic": spec, "seeds": [...]}`` (their topic is scored).
+        :returns: the topics' scorers, in the order given.
+        """
+        scorers = [self.scorer(resolve_topic(t["topic"] if isinstance(t, dict) and "seeds" in t else t, self.corpus))
+                   for t in topics]
+        fill_topic_tables(scorers)
+        return scorers
 
     def reward_scheme(self, topic: Topic) -> RewardScheme:
         """The reward scheme for ``topic``: the spec, or by default ``"labels"`` for a labelled topic and

@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_ranges, weighted_row_sums
 
 __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer",
-           "SCORE_TABLES_VERSION"]
+           "fill_topic_tables", "SCORE_TABLES_VERSION"]
 
 #: version of the on-disk score-table cache (:meth:`TopicScorer.save_tables`); a change makes old caches unused
 SCORE_TABLES_VERSION = 1
@@ -353,7 +354,8 @@ class PageTable:
     ``ensure(p)`` scores one page as ``score_pages([p])`` does; ``ensure_all()`` scores every page
     in batches with the same result: page vectors, norms and tf-idf sums are row-independent, and
     the topic dot products are taken one row at a time, as a one-page call takes them (BLAS
-    computes a single-row product by another kernel than a batch, in another floating-point order).
+    computes a single-row product by another kernel than a batch, in another floating-point order):
+    a stacked ``matmul`` of ``(1, k)`` rows, which makes NumPy call that same single-row kernel per row.
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
@@ -381,31 +383,8 @@ class PageTable:
             self.done[page] = True
 
     def ensure_all(self, chunk: int = 20_000) -> None:
-        """Score every page (one pass over the corpus' text)."""
-        if self.complete:
-            return
-        sc = self.scorer
-        c, C = sc.corpus, sc.n_categories
-        QT = sc.queries.T
-        for a in range(0, c.n_pages, chunk):
-            pages = np.arange(a, min(a + chunk, c.n_pages))
-            if self.done[pages].all():
-                continue
-            V = sc.text.page_vectors(pages)
-            norms = np.linalg.norm(V, axis=1, keepdims=True)
-            for i in range(len(pages)):
-                cos = np.divide(V[i:i + 1] @ QT, norms[i:i + 1], out=np.zeros((1, 1 + C), np.float32),
-                                where=norms[i:i + 1] > 0)
-                self.rel[a + i] = cos[0, 0]
-                self.cat[a + i] = cos[0, 1:]
-            t, rp = gather_ranges(c.text_lo, c.text_hi, c.text_terms, pages)
-            cnt, _ = gather_ranges(c.text_lo, c.text_hi, c.text_counts, pages)
-            w = cnt * sc.text.idf[t]
-            sq = np.bincount(rp, weights=w * w, minlength=len(pages))
-            dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
-            self.tfidf[pages] = np.divide(dot, np.sqrt(sq), out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
-            self.done[pages] = True
-        self.complete = True
+        """Score every page (one pass over the corpus' text; :func:`fill_topic_tables` does several topics)."""
+        _fill_pages([self], chunk)
 
 
 class LinkTable:
@@ -415,8 +394,9 @@ class LinkTable:
     The crawl step scores a fetched page's whole contiguous link range, so each entry must equal
     ``score_links(np.arange(link_lo[p], link_hi[p]))``: ranges of two or more links are scored in
     batches (a BLAS matrix product's rows do not depend on how many rows it has), single-link
-    ranges one at a time (BLAS takes a single-row product by another kernel). Arrays are
-    allocated zeroed (untouched memory costs nothing) and filled as pages are asked for.
+    ranges as single rows (BLAS takes a single-row product by another kernel; a stacked ``matmul`` of
+    ``(1, k)`` rows calls it once per row). Arrays are allocated zeroed (untouched memory costs nothing)
+    and filled as pages are asked for.
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
@@ -444,28 +424,7 @@ class LinkTable:
 
     def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
         """Score the out-links of ``pages`` that are not scored yet."""
-        pages = np.asarray(pages, np.int64)
-        pages = pages[~self.done[pages]]
-        if len(pages) == 0:
-            return
-        pages = np.unique(pages)
-        deg = self.hi[pages] - self.lo[pages]
-        sc = self.scorer
-        for p in pages[deg == 1].tolist():
-            a = int(self.lo[p])
-            self._put(np.arange(a, a + 1), sc.score_links(np.arange(a, a + 1)))
-        multi = pages[deg > 1]
-        if len(multi):
-            ends = np.cumsum(deg[deg > 1])
-            start = 0
-            while start < len(multi):
-                stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
-                grp = multi[start:stop]
-                links = np.concatenate([np.arange(self.lo[p], self.hi[p]) for p in grp.tolist()]) \
-                    if stop - start > 1 else np.arange(self.lo[grp[0]], self.hi[grp[0]])
-                self._put(links, sc.score_links(links))
-                start = stop
-        self.done[pages] = True
+        _fill_links([self], pages, chunk_links)
 
     def ensure_all(self) -> None:
         """Score every link (at most one pass over the corpus' link text per topic)."""
@@ -479,6 +438,119 @@ class LinkTable:
             self.cat[links] = ls.cat
         self.kw_url[links] = ls.kw_url
         self.kw_anchor[links] = ls.kw_anchor
+
+
+def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
+                      chunk_links: int = 200_000) -> None:
+    """Fill the page and link tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) of
+    several topics of one text model in one pass over the corpus' text.
+
+    The topic-independent part of a score — the tf-idf-weighted text vectors of pages and links, their
+    norms, the pages' tf-idf sums and the links' anchor/URL tokens — is computed once per batch and shared
+    by every topic; each topic then pays only its dot products and keyword flags. Every entry equals the
+    one-topic fill (``PageTable.ensure_all``, ``LinkTable.ensure_all``) bit for bit: the batches and the
+    per-row arithmetic are the same. Tables already complete are left as they are.
+
+    :param scorers: scorers sharing one :class:`TextModel` (``ValueError`` otherwise).
+    :param chunk_pages: pages per batch of the page pass.
+    :param chunk_links: links per batch of the link pass (a page's links are never split).
+    """
+    scorers = list(scorers)
+    if not scorers:
+        return
+    text = scorers[0].text
+    if any(sc.text is not text for sc in scorers):
+        raise ValueError("fill_topic_tables: the scorers use different text models; fill each model's separately")
+    _fill_pages([sc.page_table() for sc in scorers], chunk_pages)
+    links = [sc.link_table() for sc in scorers]
+    links = [lt for lt in links if not lt.complete]
+    if links:
+        _fill_links(links, np.flatnonzero(~np.logical_and.reduce([lt.done for lt in links])), chunk_links)
+        for lt in links:
+            lt.complete = True
+
+
+def _fill_pages(tables: list[PageTable], chunk: int) -> None:
+    """Score every page of ``tables`` (topics of one text model) not scored yet, the text vectors once per batch."""
+    tables = [t for t in tables if not t.complete]
+    if not tables:
+        return
+    sc0 = tables[0].scorer
+    c, text = sc0.corpus, sc0.text
+    for a in range(0, c.n_pages, chunk):
+        pages = np.arange(a, min(a + chunk, c.n_pages))
+        todo = [t for t in tables if not t.done[pages].all()]
+        if not todo:
+            continue
+        V = text.page_vectors(pages)
+        norms = np.linalg.norm(V, axis=1, keepdims=True)
+        rows = V[:, None, :]
+        t, rp = gather_ranges(c.text_lo, c.text_hi, c.text_terms, pages)
+        cnt, _ = gather_ranges(c.text_lo, c.text_hi, c.text_counts, pages)
+        w = cnt * text.idf[t]
+        sq = np.bincount(rp, weights=w * w, minlength=len(pages))
+        root = np.sqrt(sq)
+        for tab in todo:
+            sc = tab.scorer
+            cos = np.divide(np.matmul(rows, sc.queries.T)[:, 0, :], norms,
+                            out=np.zeros((len(pages), 1 + sc.n_categories), np.float32), where=norms > 0)
+            tab.rel[pages] = cos[:, 0]
+            tab.cat[pages] = cos[:, 1:]
+            dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
+            tab.tfidf[pages] = np.divide(dot, root, out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
+            tab.done[pages] = True
+    for tab in tables:
+        tab.complete = True
+
+
+def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int) -> None:
+    """Score the out-links of ``pages`` in ``tables`` (topics of one text model) where they are not scored yet:
+    single-link pages together as single rows, the others in batches of up to ``chunk_links`` links."""
+    pages = np.asarray(pages, np.int64)
+    done = np.logical_and.reduce([t.done[pages] for t in tables])
+    pages = pages[~done]
+    if len(pages) == 0:
+        return
+    pages = np.unique(pages)
+    t0 = tables[0]
+    deg = t0.hi[pages] - t0.lo[pages]
+    single = t0.lo[pages[deg == 1]]
+    for a in range(0, len(single), chunk_links):
+        _score_link_batch(tables, single[a:a + chunk_links], single_rows=True)
+    multi = pages[deg > 1]
+    if len(multi):
+        ends = np.cumsum(deg[deg > 1])
+        start = 0
+        while start < len(multi):
+            stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
+            grp = multi[start:stop]
+            links = np.concatenate([np.arange(t0.lo[p], t0.hi[p]) for p in grp.tolist()]) \
+                if stop - start > 1 else np.arange(t0.lo[grp[0]], t0.hi[grp[0]])
+            _score_link_batch(tables, links, single_rows=False)
+            start = stop
+    for t in tables:
+        t.done[pages] = True
+
+
+def _score_link_batch(tables: list[LinkTable], links: np.ndarray, single_rows: bool) -> None:
+    """Write the scores of ``links`` into every table: what :meth:`TopicScorer.score_links` computes, with the
+    link-text vectors, norms and anchor/URL tokens taken once for all tables. ``single_rows``: each link's
+    topic dot products as a one-link call takes them (a stacked ``matmul`` of ``(1, k)`` rows)."""
+    text = tables[0].scorer.text
+    t, rp, src = text.link_tokens(links)
+    vec = weighted_row_sums(text.vectors, t, text.idf[t], rp, len(links))
+    norms = np.linalg.norm(vec, axis=1, keepdims=True)
+    named = src < 2  # anchor (0) and URL (1) tokens: the keyword flags look at these only
+    t_named, rp_named, in_anchor = t[named], rp[named], src[named] == 0
+    n = len(links)
+    for tab in tables:
+        sc = tab.scorer
+        dots = np.matmul(vec[:, None, :], sc.queries.T)[:, 0, :] if single_rows else vec @ sc.queries.T
+        cos = np.divide(dots, norms, out=np.zeros((n, len(sc.queries)), np.float32), where=norms > 0)
+        kw = sc.keyword_mask[t_named]
+        kw_anchor = np.bincount(rp_named[kw & in_anchor], minlength=n) > 0
+        kw_url = np.bincount(rp_named[kw & ~in_anchor], minlength=n) > 0
+        tab._put(links, LinkScores(rel=cos[:, 0], cat=cos[:, 1:], kw_url=kw_url, kw_anchor=kw_anchor))
 
 
 #: corpus -> {(id(text model), topic, n_categories): TopicScorer}: the process-wide scorers of
