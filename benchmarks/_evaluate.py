@@ -220,11 +220,22 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     return save_png(fig, path)
 
 
+class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Each option's default once: appended unless the help already states it or the default is ``None``
+    (the help then says what happens without the option), as the other ``gym-crawl`` sub-commands do."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 or "default" in text or not text:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                 formatter_class=_OneDefaultFormatter)
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
@@ -232,16 +243,19 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
     ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
     ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
-    ap.add_argument("--max-tasks", type=int, default=None, help="at most this many tasks (half train, half test)")
-    ap.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
+    ap.add_argument("--max-tasks", type=int, default=None,
+                    help="at most this many tasks (half train, half test; default: all)")
+    ap.add_argument("--wikispeedia", default=None,
+                    help="labelled corpus of the ws-* sets (a Wikispeedia folder; default: shared/data/wikispeedia "
+                         "next to the repository)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
-    ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file")
+    ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file (default: none)")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
                     help="an agent option (JSON value), repeatable, e.g. 'hashed-q:features=\"hashed-site\"'")
     ap.add_argument("--report", nargs="+", default=None, metavar="JSON",
                     help="print the table of saved --json results (no run): one file's full table, or one "
-                         "table of several files' sets; --plot applies to one file")
+                         "table of several files' sets; --plot applies to one file (default: run the agents)")
     return ap
 
 

@@ -138,3 +138,11 @@ def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, caps
     assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q",
                  "--config", "hashed-q:features=hashed-site"]) == 2
     assert "double quotes" in capsys.readouterr().err
+
+
+def test_eval_help_states_each_default_once():
+    ap = _evaluate.build_parser()
+    fmt = ap._get_formatter()
+    texts = {a.dest: fmt._get_help_string(a) or "" for a in ap._actions if a.option_strings and a.dest != "help"}
+    assert all(t.count("default:") == 1 for t in texts.values()), texts
+    assert texts["plot"].endswith("(default: no plot)") and texts["seeds"].endswith("(default: %(default)s)")
