@@ -63,8 +63,8 @@ from gym_crawl.agents.train_common import (
 )
 
 __all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
-           "make_env", "make_vec_env", "build_model", "policy_spec", "train", "evaluate", "worker_memory",
-           "process_memory", "main"]
+           "make_env", "make_vec_env", "build_model", "policy_spec", "precompute_world", "train", "evaluate",
+           "worker_memory", "process_memory", "main"]
 
 DISCRETE_ALGOS = ("dqn", "ppo", "a2c", "maskable-ppo")
 CONTINUOUS_ALGOS = ("ppo", "a2c", "sac", "td3")
@@ -349,6 +349,18 @@ def evaluate(model: Any, cfg: TrainConfig, topics: Sequence[str], episodes_per_t
 
 
 # --------------------------------------------------------------------------- training
+def precompute_world(cfg: TrainConfig) -> Any:
+    """Load ``cfg``'s corpus and text model (building their caches) and, when the envs step in this process,
+    score all train and eval topics in one pass (:meth:`gym_crawl.envs.CrawlWorld.precompute_scores`) instead
+    of each at its first ``reset``; returns the world (it holds the corpus, so keep it while the envs run)."""
+    from gym_crawl.envs import CrawlWorld
+
+    world = CrawlWorld(corpus=cfg.corpus)
+    if not use_subprocesses(cfg.n_envs, cfg.vec):
+        world.precompute_scores([*cfg.train_topics, *cfg.eval_topics])
+    return world
+
+
 def _crawl_metrics_callback() -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -382,16 +394,16 @@ def train(cfg: TrainConfig) -> TrainResult:
 
     from gym_crawl._io import atomic_write_json
     from gym_crawl.agents.sb3_agent import SB3Agent
-    from gym_crawl.corpus import load_corpus
-    from gym_crawl.text.model import get_text_model
 
     cfg.validate()
     th.set_num_threads(resolve_torch_threads(cfg.torch_threads, cfg.n_envs, use_subprocesses(cfg.n_envs, cfg.vec)))
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "config.json", asdict(cfg))
-    # build the corpus / text-model caches once, here, so that workers only memory-map them
-    get_text_model(load_corpus(cfg.corpus))
+    # build the corpus / text-model caches once, here, so that workers only memory-map them; in-process envs
+    # read this process' score tables: fill every topic's in one pass (the world holds the corpus, and with it
+    # the tables, until the run ends)
+    world = precompute_world(cfg)
 
     env = make_vec_env(cfg, cfg.train_topics, cfg.n_envs, cfg.seed)
     memory = worker_memory(env)
@@ -437,6 +449,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     evaluation = {"train": evaluate(model, cfg, cfg.train_topics if cfg.eval_train else [], cfg.eval_episodes,
                                     seed=cfg.seed + 20_000),
                   "eval": evaluate(model, cfg, cfg.eval_topics, cfg.eval_episodes, seed=cfg.seed + 30_000)}
+    del world
     res = TrainResult(cfg, model, agent, out, seconds, int(model.num_timesteps), evaluation, memory, cpu)
     atomic_write_json(out / "results.json", {**res.summary(), "episodes": evaluation})
     return res

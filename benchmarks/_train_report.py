@@ -39,12 +39,13 @@ RECIPE: tuple[tuple[str, str, Any], ...] = (
     ("--checkpoint-freq", "checkpoint_freq", 0),
     ("--prior", "prior", "none"),
     ("--hyper", "hyper", RECIPE_HYPER),
+    ("--torch-threads", "torch_threads", 1),
 )
 """``(flag, config field, value)``: what a task-set run uses unless its flag is given — the candidate-scoring
 MaskablePPO policy on ``transferable`` features (topic-relative columns, best-first's link score among them),
 scores learned from scratch (``--prior best-first`` starts from best-first instead), 10,000 env steps per seed
-over two in-process envs. The hyper-parameters apply to PPO and
-MaskablePPO only."""
+over two in-process envs, one PyTorch thread (the network is small: a second thread only adds synchronisation,
+several times the CPU time on a shared machine). The hyper-parameters apply to PPO and MaskablePPO only."""
 DEFAULT_SEEDS = 3
 MONITOR_TASKS = 8
 """Test tasks of the periodic TensorBoard evaluation (the final evaluation runs all of them)."""
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
           f"budget {cfg.max_episode_steps}; {cfg.algo} ({cfg.policy} policy, prior {cfg.prior}, features "
           f"{cfg.features}, K = {cfg.max_candidates}), {cfg.timesteps} env steps per training seed, seeds {seeds}")
     cpu0, t_all = _cpu_seconds(), time.perf_counter()
+    world = sb3_train.precompute_world(cfg)  # every topic's score tables, once for all seeds and the baselines
     n_ep = max(1, cfg.eval_episodes)
     trained = np.zeros((len(seeds) * n_ep, len(test)))
     runs = []
@@ -208,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     name = f"trained {cfg.algo}"
     found = {name: trained, **baseline_runs(cfg, test, a.baseline_seeds)}
     table = report(found)
+    del world
     cpu = _cpu_seconds() - cpu0
     print(f"{cfg.algo} trained on {len(cfg.train_topics)} tasks, {len(seeds)} seed(s); {table[name]['tasks']} test "
           f"tasks with oracle > random; baselines in {time.perf_counter() - t0:.0f} s; whole run "

@@ -144,3 +144,13 @@ def test_view_precompute_of_several_topics_persists_each(tiny_corpus, tmp_path, 
         mine = env.unwrapped.world.scorer(resolve_topic(topic, saved))
         assert np.array_equal(_bits(fresh.link_table().rel), _bits(mine.link_table().rel))
     env.close()
+
+
+def test_a_scorer_listed_twice_is_filled_once(tiny_corpus, monkeypatch):
+    sc = TopicScorer(get_text_model(tiny_corpus), resolve_topic("cancer", tiny_corpus))
+    seen = []
+    real = scorer_mod._fill_pages
+    monkeypatch.setattr(scorer_mod, "_fill_pages", lambda tables, chunk: (seen.append(len(tables)),
+                                                                           real(tables, chunk)))
+    fill_topic_tables([sc, sc])
+    assert seen == [1] and sc.page_table().complete and sc.link_table().complete

@@ -21,11 +21,26 @@ def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
     return str(p)
 
 
-def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys):
+def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, monkeypatch):
+    import gym_crawl.relevance.scorer as scorer_mod
+
+    passes = []
+    real = scorer_mod._fill_pages
+
+    def fill_pages(tables, chunk):
+        passes.append(sum(not t.complete for t in tables))
+        return real(tables, chunk)
+
+    monkeypatch.setattr(scorer_mod, "_fill_pages", fill_pages)
     out = tmp_path / "run"
     rc = main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--out", str(out),
                "--baseline-seeds", "2", "--seeds", "2", *FLAGS])
     assert rc == 0
+    # every topic's score tables are filled in one pass before the first seed, and reused by both seeds,
+    # the evaluations and the baselines
+    cfg = json.loads((out / "seed0" / "config.json").read_text())
+    labels = {t["topic"] for t in cfg["train_topics"] + cfg["eval_topics"]}
+    assert [n for n in passes if n] == [len(labels)]
     text = capsys.readouterr().out
     assert "task set ws-100" in text
     for row in ("| trained maskable-ppo |", "| best-first |", "| random |", "| oracle |"):
@@ -40,6 +55,7 @@ def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys):
     assert cfg["reward"] == "labels" and cfg["max_episode_steps"] == 100 and cfg["eval_freq"] == 128 // 2
     # the task-set recipe fills what the command line leaves out
     assert cfg["features"] == "transferable" and cfg["prior"] == "none" and cfg["hyper"]["n_steps"] == 64
+    assert cfg["torch_threads"] == 1
     assert cfg["hyper"]["ent_coef"] == _train_report.RECIPE_HYPER["ent_coef"] and not cfg["eval_train"]
     assert all(t["seeds"] for t in cfg["train_topics"])
     ag = rep["agents"]

@@ -455,7 +455,7 @@ def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
     :param chunk_pages: pages per batch of the page pass.
     :param chunk_links: links per batch of the link pass (a page's links are never split).
     """
-    scorers = list(scorers)
+    scorers = list({id(sc): sc for sc in scorers}.values())  # a scorer listed twice is filled once
     if not scorers:
         return
     text = scorers[0].text
