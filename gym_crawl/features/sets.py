@@ -289,6 +289,8 @@ FEATURE_SETS.register("site", "gym_crawl.features.site:SiteFeatures",
                       "URL depth / topic words / token rates, URL-directory and host statistics, link position, "
                       "online page-classifier probability of the parents")
 FEATURE_SETS.register("crawler+", "gym_crawl.features.site:crawler_plus", "crawler ⊕ site")
+FEATURE_SETS.register("transferable+site", "gym_crawl.features.site:transferable_site",
+                      "transferable ⊕ crawler ⊕ site, all dense (hashed-site without the hashed link tokens)")
 FEATURE_SETS.register("hashed-site", "gym_crawl.features.site:hashed_site",
                       "hashed-transferable ⊕ crawler ⊕ site (hashed link tokens with the host, directory, "
                       "position and page-classifier columns)")

@@ -1,7 +1,8 @@
 """Site features real focused crawlers use: URL shape, URL-directory and host statistics, the link's
 position in its page, and a page classifier trained online on the crawl's fetched pages
 (``features="site"``; ``features="crawler+"`` is ``crawler`` ⊕ ``site``; ``features="hashed-site"`` is
-``hashed-transferable`` ⊕ ``crawler`` ⊕ ``site``, for the hashed online learners).
+``hashed-transferable`` ⊕ ``crawler`` ⊕ ``site``, for the hashed online learners; ``features="transferable+site"``
+the same without the hashed link tokens, for fixed-width learners).
 
 Every column reads only what a crawler has: the candidate's URL (known once a link to it is seen), the
 best discovering link (its position in the fetched parent's HTML), and the crawl's record — fetched pages in
@@ -65,7 +66,7 @@ from gym_crawl.features.sets import CombinedFeatures, FeatureSet
 from gym_crawl.text.model import TextModel
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["SiteFeatures", "POSITION_COLUMNS", "link_positions", "crawler_plus", "hashed_site"]
+__all__ = ["SiteFeatures", "POSITION_COLUMNS", "link_positions", "crawler_plus", "transferable_site", "hashed_site"]
 
 _LOG_DIR = float(np.log1p(100.0))
 _LOG_HOST = float(np.log1p(1000.0))
@@ -334,13 +335,23 @@ def crawler_plus(n_categories: int = 4) -> CombinedFeatures:
     return CombinedFeatures([CrawlerFeatures(n_categories), SiteFeatures(n_categories)], name="crawler+")
 
 
+def transferable_site(n_categories: int = 4, name: str = "transferable+site") -> CombinedFeatures:
+    """``transferable`` (topic-relative link and parent columns, best-first's link score among them) ⊕ ``crawler``
+    ⊕ ``site``, all dense: the columns of ``hashed-site`` without the hashed link tokens, for learners that take
+    a fixed-width row (the SB3 candidate scorer). Not ``local`` (the crawler and site columns follow crawl-wide
+    statistics)."""
+    from gym_crawl.features.content import transferable
+    from gym_crawl.features.crawler import CrawlerFeatures
+
+    return CombinedFeatures([transferable(n_categories), CrawlerFeatures(n_categories), SiteFeatures(n_categories)],
+                            name=name)
+
+
 def hashed_site(n_categories: int = 4) -> FeatureSet:
     """``hashed-transferable`` (hashed link tokens ⊕ the transferable columns) ⊕ ``crawler`` ⊕ ``site`` as dense
     columns: what the hashed online learners use, plus the host, directory, position and page-classifier
     columns. Not ``local`` (the crawler and site columns follow crawl-wide statistics)."""
-    from gym_crawl.features.content import HashedContentFeatures, transferable
-    from gym_crawl.features.crawler import CrawlerFeatures
+    from gym_crawl.features.content import HashedContentFeatures
 
-    dense = CombinedFeatures([transferable(n_categories), CrawlerFeatures(n_categories), SiteFeatures(n_categories)],
-                             name="transferable+crawler+site")
+    dense = transferable_site(n_categories, name="transferable+crawler+site")
     return HashedContentFeatures(n_categories, dense=dense, name="hashed-site")
