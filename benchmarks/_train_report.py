@@ -46,7 +46,7 @@ MaskablePPO policy on ``transferable`` features (topic-relative columns, best-fi
 scores learned from scratch (``--prior best-first`` starts from best-first instead), 10,000 env steps per seed
 over two in-process envs, one PyTorch thread (the network is small: a second thread only adds synchronisation,
 several times the CPU time on a shared machine). The hyper-parameters apply to PPO and MaskablePPO only."""
-DEFAULT_SEEDS = 3
+DEFAULT_SEEDS = 5
 MONITOR_TASKS = 8
 """Test tasks of the periodic TensorBoard evaluation (the final evaluation runs all of them)."""
 
