@@ -2,7 +2,7 @@
 
 By default the run uses the default task's set (``hard``: the ``synthetic-hard`` web, labels as reward, each
 task's own seed page and budget) and the recipe :data:`RECIPE` (MaskablePPO, the candidate-scoring policy over
-``transferable`` features, best-first's link score among them). For each of ``--seeds``
+``transferable+site`` features, best-first's link score among them). For each of ``--seeds``
 training seeds every training episode draws a *train* task, TensorBoard gets the reward on a few held-out tasks
 every ``--eval-freq`` steps, and at the end the trained policy crawls every *test* task (``--eval-episodes``
 times). The trained policies are then printed next to ``random``, ``best-first`` and ``oracle`` on the same
@@ -32,7 +32,7 @@ RECIPE_HYPER: dict[str, Any] = {"n_steps": 256, "batch_size": 256, "n_epochs": 4
                                 "max_grad_norm": 0.5}
 """MaskablePPO hyper-parameters of the task-set recipe (``--hyper`` entries override single keys)."""
 RECIPE: tuple[tuple[str, str, Any], ...] = (
-    ("--features", "features", "transferable"),
+    ("--features", "features", "transferable+site"),
     ("--timesteps", "timesteps", 10_000),
     ("--n-envs", "n_envs", 2),
     ("--vec", "vec", "dummy"),
@@ -42,7 +42,8 @@ RECIPE: tuple[tuple[str, str, Any], ...] = (
     ("--torch-threads", "torch_threads", 1),
 )
 """``(flag, config field, value)``: what a task-set run uses unless its flag is given — the candidate-scoring
-MaskablePPO policy on ``transferable`` features (topic-relative columns, best-first's link score among them),
+MaskablePPO policy on ``transferable+site`` features (topic-relative columns, best-first's link score among them,
+with the host, URL, directory, link-position and page-classifier columns),
 scores learned from scratch (``--prior best-first`` starts from best-first instead), 10,000 env steps per seed
 over two in-process envs, one PyTorch thread (the network is small: a second thread only adds synchronisation,
 several times the CPU time on a shared machine). The hyper-parameters apply to PPO and MaskablePPO only."""

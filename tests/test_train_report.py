@@ -54,7 +54,7 @@ def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, mon
     assert train_labels and test_labels and not train_labels & test_labels
     assert cfg["reward"] == "labels" and cfg["max_episode_steps"] == 100 and cfg["eval_freq"] == 128 // 2
     # the task-set recipe fills what the command line leaves out
-    assert cfg["features"] == "transferable" and cfg["prior"] == "none" and cfg["hyper"]["n_steps"] == 64
+    assert cfg["features"] == "transferable+site" and cfg["prior"] == "none" and cfg["hyper"]["n_steps"] == 64
     assert cfg["torch_threads"] == 1
     assert cfg["hyper"]["ent_coef"] == _train_report.RECIPE_HYPER["ent_coef"] and not cfg["eval_train"]
     assert all(t["seeds"] for t in cfg["train_topics"])
