@@ -64,7 +64,7 @@ class Preset:
     agents: tuple[str, ...]
     seeds: int
     scale: int
-    max_tasks: tuple[tuple[str, int], ...]
+    max_tasks: tuple[tuple[str, int | None], ...]
     budget: int | None = None
     k: int | None = None
     reps: int = 2000
@@ -331,12 +331,16 @@ def markdown(results: list[dict[str, Any]]) -> str:
 
 
 # ============================================================================ main
-def _max_tasks(v: str | None) -> tuple[tuple[str, int], ...] | None:
+def _max_tasks(v: str | None) -> tuple[tuple[str, int | None], ...] | None:
+    """``SET=N,...`` → ``((SET, N), ...)``; ``SET=all`` keeps every task of SET."""
     if v is None:
         return None
-    out = []
+    out: list[tuple[str, int | None]] = []
     for item in (x.strip() for x in v.split(",") if x.strip()):
         name, _, n = item.partition("=")
+        if n == "all":
+            out.append((name, None))
+            continue
         try:
             k = int(n)
         except ValueError:
@@ -357,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--scale", type=int, default=None, help="own-protocol budget L = scale × the task's budget "
                                                                   "(full 5)")
     ap.add_argument("--max-tasks", default=None,
-                    help="SET=N,...: keep the first N/2 train and N/2 test tasks of SET (full: docs-web=40)")
+                    help="SET=N,...: keep the first N/2 train and N/2 test tasks of SET; SET=all: every task "
+                         "(full: docs-web=40)")
     ap.add_argument("--budget", type=int, default=None, help="cap every task's budget B (quick: 20)")
     ap.add_argument("--k", type=int, default=None,
                     help="candidate slots (max_candidates) of the learners' env (default: the agent's; quick: 256)")

@@ -99,6 +99,11 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     assert "| area over L | tres own |" in md and "| found at B | tres ours |" in md
 
 
+def test_max_tasks_parsing():
+    assert tres_own._max_tasks("docs-web=40, docs-web-hard=all") == (("docs-web", 40), ("docs-web-hard", None))
+    assert tres_own._max_tasks(None) is None
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(SystemExit, match="unknown agent"):
         tres_own.main(["--agents", "no-such-agent", "--out", str(tmp_path)])
