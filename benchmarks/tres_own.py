@@ -21,12 +21,21 @@ i.e. the first 20 train and 20 test tasks in label order, as ``gym-crawl eval --
   found and harvest rate after ``L`` steps and after the first ``B`` steps of the same crawl (the agent never
   reads the budget, so the first ``B`` steps are those of a ``B``-step crawl), gradient updates, and how far
   the online network's weights moved from their values after the first step (L2 norm).
-* **our protocol** — the suite's learner job (:func:`gym_crawl.benchmarks.suite._job`): one epoch over the
-  set's train tasks, then every selected test task at its budget ``B``, one training run per seed.
+* **our protocol** — the suite's learner protocol (:func:`ours_runs`, the same crawls as
+  :func:`gym_crawl.benchmarks.suite._job`): one epoch over the set's train tasks, then a fresh copy of the
+  trained weights per test task at its budget ``B`` (``tres ours``), one training run per seed. A fresh copy
+  restarts the agent's step counter, so TRES's 100-step Tree-Random warm-up (``warmup_steps``) runs again on
+  every test task — the whole of a 100-step crawl; ``tres ours, no eval warm-up`` evaluates the same weights
+  with ``warmup_steps=0`` (the trained network acts from the first step). Both copies also crawl ``L`` steps
+  (still learning online, as the suite's evaluation copies do), for the side-by-side with the own protocol.
 * **baselines** — ``random`` (every seed), ``best-first`` and the greedy ``oracle`` (seed-independent: once)
   at ``L`` and at ``B``.
 
-Scores: per task and seed ``(found − random) / (oracle − random)`` with random and oracle at the same budget
+Scores: per task and seed ``(x − random) / (oracle − random)`` with random and oracle at the same budget, for
+three readings ``x`` (:data:`VIEWS`): relevant found after ``L`` steps; the **area** under the found curve over
+``L`` steps (:func:`area`: the mean over the steps of the relevant pages found so far, which rewards finding
+them early — on sections of 25–1,000 pages a crawl of ``L`` steps finds nearly all of them whatever it does,
+so found-at-``L`` saturates); relevant found after ``B`` steps
 (tasks where the oracle finds no more than random are dropped); IQM with rliable's stratified bootstrap 95 %
 CI over seeds × tasks, over all, far-seed and near-seed tasks (:func:`gym_crawl.benchmarks._evaluate.summarize`),
 per-task wins/ties/losses against best-first, mean found and mean harvest rate. Reward ``labels`` in both
@@ -159,13 +168,14 @@ def _kinds(corpus: Any, tasks: list[Any]) -> dict[str, str]:
 
 
 def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int, epochs: int = 1,
-              evals: dict[str, dict[str, Any] | None] | None = None,
+              evals: list[tuple[str, dict[str, Any] | None, int]] | None = None,
               env: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The suite's protocol for one seed, as :func:`gym_crawl.benchmarks.suite._job` runs a learner: one agent
     trained ``epochs`` passes over ``train`` (order shuffled by ``seed``), then a fresh copy of its weights per
-    test task at the task's budget, once per entry of ``evals`` (label → evaluation options on top of the
-    variant's; default ``{"": None}``: the suite's evaluation alone). ``env``: env keywords on top of the
-    variant's. Returns ``{"eval", "task", "found", "harvest_rate"}`` per evaluation and test task."""
+    test task, once per entry ``(label, options, scale)`` of ``evals``: evaluation options on top of the
+    variant's, budget ``scale ×`` the task's (default ``[("", None, 1)]``: the suite's evaluation alone).
+    ``env``: env keywords on top of the variant's. Returns ``{"eval", "scale", "task", "found", "area",
+    "harvest_rate"}`` per evaluation and test task (``area``: :func:`area` over the crawl's budget)."""
     from gym_crawl.agents import make_agent, run_episode
     from gym_crawl.benchmarks.suite import _episode, resolve_agent
     from gym_crawl.tasks import topic_of
@@ -181,15 +191,16 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
             ep += 1
     weights = agent.state_dict()
     out = []
-    for label, over in (evals or {"": None}).items():
+    for label, over, scale in (evals or [("", None, 1)]):
         for t in test:
             ev = make_agent(var.agent, **{**var.config, **var.eval_config, **(over or {})})
             ev.load_state_dict({k: v.copy() for k, v in weights.items()})
             topic = topic_of(envs.corpus, t)
-            e = envs.get(ev, t, topic, env_kw)
+            tb = dataclasses.replace(t, budget=int(scale) * t.budget)
+            e = envs.get(ev, tb, topic, env_kw)
             r = run_episode(e, ev, seed=seed, options={"topic": topic, "seeds": list(t.seeds)})
-            out.append({"eval": label, "task": t.name, "found": int(r.relevant_found),
-                        "harvest_rate": float(r.harvest_rate)})
+            out.append({"eval": label, "scale": int(scale), "task": t.name, "found": int(r.relevant_found),
+                        "area": area(r.relevant_curve, tb.budget), "harvest_rate": float(r.harvest_rate)})
     return out
 
 
@@ -255,13 +266,19 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
     for a in agents:
         if not train:
             continue
-        evals = {f"{a} ours": None, f"{a} ours, no eval warm-up": GREEDY_EVAL}
+        evals = [(f"{a} ours", None, 1), (f"{a} ours, no eval warm-up", GREEDY_EVAL, 1)]
+        if scale > 1:  # the trained copy also crawls L steps (learning online), for the side-by-side at L
+            evals += [(f"{a} ours", None, scale), (f"{a} ours, no eval warm-up", GREEDY_EVAL, scale)]
         c0, w0 = time.process_time(), time.perf_counter()
         for s in tqdm(seed_list, desc=f"{ts.name}: {a} our protocol", disable=not progress):
             for r in ours_runs(envs, a, train, test, s, evals=evals, env=lenv):
                 t = next(x for x in test if x.name == r["task"])
-                views["task"].append(rec(r["eval"], t, s, r["found"], r["harvest_rate"]))
-        clock(f"{a} ours (training + both evaluations)", c0, w0)
+                if r["scale"] == 1:
+                    views["task"].append(rec(r["eval"], t, s, r["found"], r["harvest_rate"]))
+                else:
+                    views["long"].append(rec(r["eval"], t, s, r["found"], r["harvest_rate"]))
+                    views["area"].append(rec(r["eval"], t, s, r["area"], r["harvest_rate"]))
+        clock(f"{a} ours (training + evaluations)", c0, w0)
     return {"set": ts.name, "corpus": ts.corpus_spec, "scale": scale, "seeds": seeds,
             "tasks": {"train": len(train), "test": len(test)}, "test_tasks": [t.name for t in test],
             "kinds": _kinds(corpus, test), **{f"runs_{k}": v for k, v in views.items()}, "own": own,
