@@ -61,6 +61,8 @@ __all__ = ["FULL", "QUICK", "Preset", "main", "own_crawl", "run_set", "summarize
 BASELINES = ("random", "best-first", "oracle")
 #: the three readings of a run: found after L steps, the area under the found curve over L steps, found at B
 VIEWS = ("long", "area", "task")
+#: the protocols a run can include (``--parts``)
+PARTS = ("own", "ours")
 #: seed-independent baselines: one crawl stands for every seed (the suite's rule)
 ONCE = ("best-first", "oracle")
 
@@ -128,14 +130,14 @@ def _crawl(envs: Any, name: str, task: Any, budget: int, seed: int, config: dict
             "updates": int(getattr(agent, "updates", 0)), "seconds": wall, "cpu_seconds": cpu}
 
 
-def own_crawl(envs: Any, name: str, task: Any, scale: int, seed: int,
-              env: dict[str, Any] | None = None) -> dict[str, Any]:
-    """TRES's own protocol on one task: a fresh agent (``seed=seed``) crawls once with budget ``scale ×
-    task.budget``, learning online from the crawl's transitions. Returns the found / harvest rate after the
-    whole crawl (``found_long``, ``harvest_long``) and after its first ``task.budget`` steps (``found_task``,
-    ``harvest_task``), ``weight_change``, ``updates``, ``steps`` and the seconds."""
+def own_crawl(envs: Any, name: str, task: Any, scale: int, seed: int, env: dict[str, Any] | None = None,
+              config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """TRES's own protocol on one task: a fresh agent (``seed=seed``, ``config`` on top of its options) crawls
+    once with budget ``scale × task.budget``, learning online from the crawl's transitions. Returns the found /
+    harvest rate after the whole crawl (``found_long``, ``harvest_long``) and after its first ``task.budget``
+    steps (``found_task``, ``harvest_task``), ``weight_change``, ``updates``, ``steps`` and the seconds."""
     long = int(scale) * int(task.budget)
-    r = _crawl(envs, name, task, long, seed, {"seed": int(seed)}, env)
+    r = _crawl(envs, name, task, long, seed, {**(config or {}), "seed": int(seed)}, env)
     curve = r["curve"]
     b = min(int(task.budget), len(curve))
     found_b = int(curve[b - 1]) if b else 0
@@ -204,18 +206,20 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
     return out
 
 
-#: the evaluation options of the "greedy from step 1" reading of the suite's protocol: a fresh evaluation copy
-#: restarts the agent's step counter, so with TRES's ``warmup_steps`` (100) a 100-step test crawl would be all
-#: Tree-Random warm-up; this row lets the trained network act from the first step (ε = ``eps_start``)
+#: the options of the "no warm-up" rows: a fresh evaluation copy restarts the agent's step counter, so with
+#: TRES's ``warmup_steps`` (100) a 100-step test crawl is all Tree-Random warm-up; with these the network acts
+#: from the first step (ε-greedy from ``eps_start``) — in the own protocol, TRES's Algorithm 4 as published (no
+#: exploration schedule)
 GREEDY_EVAL = {"warmup_steps": 0}
 
 
 def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, k: int | None = None,
-            progress: bool = True) -> dict[str, Any]:
+            parts: tuple[str, ...] = PARTS, progress: bool = True) -> dict[str, Any]:
     """Both protocols and the baselines on the test tasks of ``ts`` (a :class:`gym_crawl.tasks.TaskSet`);
     returns ``{"runs_long", "runs_area", "runs_task", "own", "timing", ...}`` (records as the suite's: agent,
     task, split, seed, found; ``runs_area``'s found is the crawl's :func:`area` over L steps). ``k``: the
-    learners' candidate slots (``max_candidates``; default: the agent's own)."""
+    learners' candidate slots (``max_candidates``; default: the agent's own). ``parts``: which of
+    :data:`PARTS` run besides the baselines (which always run: every score needs them)."""
     from tqdm.auto import tqdm
 
     from gym_crawl.benchmarks import suite
@@ -250,20 +254,22 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
             views["area"].append(rec(b, t, s2, area(rl["curve"], long), rl["harvest_rate"]))
             views["task"].append(rec(b, t, s2, rb["found"], rb["harvest_rate"]))
     clock("baselines", c0, w0)
-    # ---- TRES's own protocol: one long crawl per task and seed, learning online
-    for a in agents:
-        c0, w0 = time.process_time(), time.perf_counter()
-        for t, s in tqdm([(t, s) for t in test for s in seed_list], desc=f"{ts.name}: {a} own protocol",
-                         disable=not progress):
-            o = own_crawl(envs, a, t, scale, s, lenv)
-            own.append({"agent": a, "task": t.name, "label": t.label, "seed": s, **o})
-            views["long"].append(rec(f"{a} own", t, s, o["found_long"], o["harvest_long"]))
-            views["area"].append(rec(f"{a} own", t, s, o["area_long"], o["harvest_long"]))
-            views["task"].append(rec(f"{a} own, first B", t, s, o["found_task"], o["harvest_task"]))
-        clock(f"{a} own", c0, w0)
+    # ---- TRES's own protocol: one long crawl per task and seed, learning online (with the agent's warm-up,
+    # and without it: TRES's Algorithm 4 has no exploration schedule)
+    for a in agents if "own" in parts else []:
+        for label, over in ((f"{a} own", None), (f"{a} own, no warm-up", GREEDY_EVAL)):
+            c0, w0 = time.process_time(), time.perf_counter()
+            for t, s in tqdm([(t, s) for t in test for s in seed_list], desc=f"{ts.name}: {label}",
+                             disable=not progress):
+                o = own_crawl(envs, a, t, scale, s, lenv, over)
+                own.append({"agent": label, "task": t.name, "label": t.label, "seed": s, **o})
+                views["long"].append(rec(label, t, s, o["found_long"], o["harvest_long"]))
+                views["area"].append(rec(label, t, s, o["area_long"], o["harvest_long"]))
+                views["task"].append(rec(f"{label}, first B", t, s, o["found_task"], o["harvest_task"]))
+            clock(label, c0, w0)
     # ---- the suite's protocol: train one epoch on the train tasks, evaluate on the test tasks at B (as the
     # suite does, and with the trained network acting from the first test step)
-    for a in agents:
+    for a in agents if "ours" in parts else []:
         if not train:
             continue
         evals = [(f"{a} ours", None, 1), (f"{a} ours, no eval warm-up", GREEDY_EVAL, 1)]
@@ -384,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--k", type=int, default=None,
                     help="candidate slots (max_candidates) of the learners' env (default: the agent's; quick: 256)")
     ap.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated protocols to run: own, ours "
+                                                            "(the baselines always run)")
     ap.add_argument("--out", default="benchmarks/results/tres_own")
     ap.add_argument("--seed", type=int, default=0, help="recorded in the report (the seeds are 0..seeds-1)")
     return ap
@@ -399,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     p = dataclasses.replace(base, **{k: v for k, v in given.items() if v is not None})
     if p.seeds < 1 or p.scale < 1:
         raise SystemExit(f"--seeds and --scale must be >= 1, got {p.seeds} and {p.scale}")
+    parts = tuple(x.strip() for x in args.parts.split(",") if x.strip())
+    if not parts or set(parts) - set(PARTS):
+        raise SystemExit(f"--parts: expected a comma-separated subset of {PARTS}, got {args.parts!r}")
     if p.budget is not None and p.budget < 1:
         raise SystemExit(f"--budget must be >= 1, got {p.budget}")
     import torch
@@ -425,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         ts = sets[0]
         if not any(t.split == "test" for t in ts.tasks):
             raise SystemExit(f"task set {name!r} has no test tasks here: {ts.note}")
-        res = run_set(ts, corpora[ts.corpus_spec], list(p.agents), seeds=p.seeds, scale=p.scale, k=p.k)
+        res = run_set(ts, corpora[ts.corpus_spec], list(p.agents), seeds=p.seeds, scale=p.scale, k=p.k,
+                      parts=parts)
         res["max_tasks"] = caps.get(name)
         res["summary"] = summarize_set(res, reps=p.reps)
         results.append(res)

@@ -81,11 +81,11 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     assert js["about"]["quick"]
     (res,) = js["sets"]
     assert res["set"] == "ws-100" and res["seeds"] == 2 and res["scale"] == 10
-    assert len(res["own"]) == 2 * res["tasks"]["test"]
+    assert len(res["own"]) == 2 * 2 * res["tasks"]["test"]  # with and without the warm-up
     assert all(o["weight_change"] > 0 for o in res["own"])
     sm = res["summary"]
-    assert set(sm["task"]["agents"]) == {"random", "best-first", "oracle", "tres own, first B", "tres ours",
-                                         "tres ours, no eval warm-up"}
+    assert set(sm["task"]["agents"]) == {"random", "best-first", "oracle", "tres own, first B",
+                                         "tres own, no warm-up, first B", "tres ours", "tres ours, no eval warm-up"}
     for view in tres_own.VIEWS:
         ag = sm[view]["agents"]
         assert {"random", "best-first", "oracle"} <= set(ag)
@@ -94,8 +94,16 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
             assert math.isfinite(v["iqm"]) and v["ci"][0] <= v["iqm"] + 1e-9 <= v["ci"][1] + 2e-9
             assert 0.0 <= v["mean_harvest_rate"] <= 1.0
     for view in ("long", "area"):  # the trained copies also crawl L steps
-        assert {"tres own", "tres ours", "tres ours, no eval warm-up"} <= set(sm[view]["agents"])
-    assert set(res["timing"]) == {"baselines", "tres own", "tres ours (training + evaluations)"}
+        want = {"tres own", "tres own, no warm-up", "tres ours", "tres ours, no eval warm-up"}
+        assert want <= set(sm[view]["agents"])
+    assert set(res["timing"]) == {"baselines", "tres own", "tres own, no warm-up", "tres ours (training + evaluations)"}
+    # --parts own: the baselines and the own protocol only
+    rc = tres_own.main(["--quick", "--wikispeedia", "tiny", "--budget", "10", "--scale", "10", "--parts", "own",
+                        "--out", str(tmp_path / "own")])
+    js2 = json.loads((tmp_path / "own" / "tres_own.json").read_text())
+    assert set(js2["sets"][0]["timing"]) == {"baselines", "tres own", "tres own, no warm-up"}
+    # deterministic: the same seeds give the same own-protocol crawls in both runs
+    assert [o["found_long"] for o in js2["sets"][0]["own"]] == [o["found_long"] for o in res["own"]]
     md = (out / "tres_own.md").read_text()
     assert "| area over L | tres own |" in md and "| found at B | tres ours |" in md
 
@@ -112,5 +120,7 @@ def test_bad_arguments(tmp_path):
         tres_own.main(["--agents", "best-first", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="SET=N"):
         tres_own.main(["--max-tasks", "docs-web=x", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--parts"):
+        tres_own.main(["--parts", "own,nothing", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--seeds and --scale"):
         tres_own.main(["--scale", "0", "--out", str(tmp_path)])
