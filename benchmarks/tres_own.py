@@ -62,7 +62,7 @@ BASELINES = ("random", "best-first", "oracle")
 #: the three readings of a run: found after L steps, the area under the found curve over L steps, found at B
 VIEWS = ("long", "area", "task")
 #: the protocols a run can include (``--parts``)
-PARTS = ("own", "ours")
+PARTS = ("own", "own-no-warm-up", "ours")
 #: seed-independent baselines: one crawl stands for every seed (the suite's rule)
 ONCE = ("best-first", "oracle")
 
@@ -256,8 +256,10 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
     clock("baselines", c0, w0)
     # ---- TRES's own protocol: one long crawl per task and seed, learning online (with the agent's warm-up,
     # and without it: TRES's Algorithm 4 has no exploration schedule)
-    for a in agents if "own" in parts else []:
-        for label, over in ((f"{a} own", None), (f"{a} own, no warm-up", GREEDY_EVAL)):
+    for a in agents:
+        rows = [(f"{a} own", None)] if "own" in parts else []
+        rows += [(f"{a} own, no warm-up", GREEDY_EVAL)] if "own-no-warm-up" in parts else []
+        for label, over in rows:
             c0, w0 = time.process_time(), time.perf_counter()
             for t, s in tqdm([(t, s) for t in test for s in seed_list], desc=f"{ts.name}: {label}",
                              disable=not progress):
@@ -390,8 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--k", type=int, default=None,
                     help="candidate slots (max_candidates) of the learners' env (default: the agent's; quick: 256)")
     ap.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
-    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated protocols to run: own, ours "
-                                                            "(the baselines always run)")
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run: own, own-no-warm-up, "
+                                                            "ours (the baselines always run)")
     ap.add_argument("--out", default="benchmarks/results/tres_own")
     ap.add_argument("--seed", type=int, default=0, help="recorded in the report (the seeds are 0..seeds-1)")
     return ap

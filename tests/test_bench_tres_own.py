@@ -97,8 +97,9 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
         want = {"tres own", "tres own, no warm-up", "tres ours", "tres ours, no eval warm-up"}
         assert want <= set(sm[view]["agents"])
     assert set(res["timing"]) == {"baselines", "tres own", "tres own, no warm-up", "tres ours (training + evaluations)"}
-    # --parts own: the baselines and the own protocol only
-    rc = tres_own.main(["--quick", "--wikispeedia", "tiny", "--budget", "10", "--scale", "10", "--parts", "own",
+    # --parts: the baselines and the chosen rows only
+    rc = tres_own.main(["--quick", "--wikispeedia", "tiny", "--budget", "10", "--scale", "10", "--parts",
+                        "own,own-no-warm-up",
                         "--out", str(tmp_path / "own")])
     js2 = json.loads((tmp_path / "own" / "tres_own.json").read_text())
     assert set(js2["sets"][0]["timing"]) == {"baselines", "tres own", "tres own, no warm-up"}
