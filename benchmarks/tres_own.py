@@ -20,7 +20,9 @@ i.e. the first 20 train and 20 test tasks in label order, as ``gym-crawl eval --
   only from the transitions it observes (:func:`gym_crawl.agents.run_episode`). Recorded: relevant pages
   found and harvest rate after ``L`` steps and after the first ``B`` steps of the same crawl (the agent never
   reads the budget, so the first ``B`` steps are those of a ``B``-step crawl), gradient updates, and how far
-  the online network's weights moved from their values after the first step (L2 norm).
+  the online network's weights moved from their values after the first step (L2 norm). ``tres own`` keeps
+  the agent's 100-step Tree-Random warm-up; ``tres own, no warm-up`` (part ``own-no-warm-up``) sets
+  ``warmup_steps=0``, as TRES's Algorithm 4, which has no exploration schedule. ``--parts`` picks the rows.
 * **our protocol** — the suite's learner protocol (:func:`ours_runs`, the same crawls as
   :func:`gym_crawl.benchmarks.suite._job`): one epoch over the set's train tasks, then a fresh copy of the
   trained weights per test task at its budget ``B`` (``tres ours``), one training run per seed. A fresh copy
