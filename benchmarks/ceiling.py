@@ -16,10 +16,10 @@ task's own answers? Per test task of a task set:
    one result per task, like best-first's.
 4. **Variants.** ``features`` (the feature set's rows only) and ``+parent truth`` (three more columns from the
    true relevance of the page's fetched discovering parents: any relevant parent, the relevant fraction of its
-   parents, log(1 + relevant parents)); and **half the labels**: the fit sees only the rows of half the pages
-   (:func:`page_fold` = 0), and its crawl is scored on the relevant pages of the *other* half it fetches,
-   normalized by random's and the oracle's counts of that half — what labels of some of a topic's pages teach a
-   ranker about finding its others.
+   parents, log(1 + relevant parents)); and **labels of a fraction F of the pages** (``--label-fractions``,
+   default 0.5): the fit sees only the rows of the pages with :func:`page_unit` < F, and every crawl is scored
+   on the relevant pages of the *rest* it fetches, normalized by random's and the oracle's counts of the rest —
+   what labels of some of a topic's pages teach a ranker about finding its others.
 
 Reported per set and variant: the normalized score ``(found − random) / (oracle − random)`` (random: the mean
 of ``--seeds`` random crawls, oracle: its crawl), IQM over the test tasks with a bootstrap 95 % CI over tasks;
@@ -231,14 +231,20 @@ def fit_ranker(rows: Rows, *, parent: bool,
     return coef[:d].copy(), float(m.intercept_[0]), (coef[d:].copy() if parent else None), auc
 
 
+def page_unit(pages: np.ndarray) -> np.ndarray:
+    """(len(pages),) float64 in [0, 1): a fixed hash of the page id; the pages below ``f`` are a fraction ``f`` of
+    the pages (those below 0.5 are :func:`page_fold` 0)."""
+    h = np.asarray(pages, np.int64).astype(np.uint64) * np.uint64(0x9E3779B1)
+    return ((h >> np.uint64(7)) & np.uint64(1)).astype(np.float64) * 0.5 + \
+        ((h >> np.uint64(8)) & np.uint64(0xFFFFF)).astype(np.float64) / 2.0 ** 21
+
+
 def page_fold(pages: np.ndarray) -> np.ndarray:
     """(len(pages),) int 0/1: a fixed hash of the page id that splits a topic's pages in two halves."""
-    p = np.asarray(pages, np.int64).astype(np.uint64)
-    return ((p * np.uint64(0x9E3779B1)) >> np.uint64(7) & np.uint64(1)).astype(np.int64)
+    return (page_unit(pages) >= 0.5).astype(np.int64)
 
 
-def _half(rows: Rows, fold: int) -> Rows:
-    sel = page_fold(rows.page) == fold
+def _select(rows: Rows, sel: np.ndarray) -> Rows:
     return Rows(rows.X[sel], rows.y[sel], rows.link[sel], rows.parent[sel], rows.page[sel])
 
 
@@ -250,7 +256,7 @@ def heldout_auc(rows: Rows, *, parent: bool, C: float = 1.0) -> float | None:
     aucs = []
     for k in (0, 1):
         te = fold == k
-        part = _half(rows, 1 - k)
+        part = _select(rows, fold != k)
         w, b, wp, _ = fit_ranker(part, parent=parent, C=C)
         sc = np.asarray(rows.X[te] @ w).ravel() + b
         if wp is not None:
@@ -262,22 +268,25 @@ def heldout_auc(rows: Rows, *, parent: bool, C: float = 1.0) -> float | None:
     return float(np.mean(aucs))
 
 
-def _crawl(env: Any, agent: Agent, task: Any, topic: Any, seed: int, half: dict[str, Any] | None = None,
+def _crawl(env: Any, agent: Agent, task: Any, topic: Any, seed: int, scored: dict[str, dict[str, int]] | None = None,
            key: str = "") -> int:
-    """Relevant pages the crawl found; with ``half``, also ``half[key]`` = the relevant pages of the second page
-    half (:func:`page_fold` = 1) it fetched."""
+    """Relevant pages the crawl found; with ``scored`` (``{fraction: counts}``), also ``counts[key]`` = the
+    relevant pages it fetched among the pages *not* labelled at that fraction (:func:`page_unit` >= fraction)."""
     from gym_crawl.agents import run_episode
 
     r = run_episode(env, agent, seed=seed, options={"topic": topic, "seeds": list(task.seeds)})
-    if half is not None:
+    if scored:
         truth = env.unwrapped.view.hidden_relevance()
         fetched = np.asarray(r.fetched, np.int64)
-        half[key] = int((truth[fetched] & (page_fold(fetched) == 1)).sum())
+        rel = fetched[truth[fetched]]
+        for f, counts in scored.items():
+            counts[key] = int((page_unit(rel) >= float(f)).sum())
     return int(r.relevant_found)
 
 
 def ceiling_task(corpus: Any, task: Any, *, features: str, seeds: list[int], rounds: int = 1, C: float = 1.0,
-                 variants: tuple[str, ...] = VARIANTS, fit_seeds: int = 1) -> dict[str, Any]:
+                 variants: tuple[str, ...] = VARIANTS, fit_seeds: int = 1,
+                 label_fractions: tuple[float, ...] = (0.5,)) -> dict[str, Any]:
     """The ceiling measurements of one task with one feature set (see the module docstring):
     ``{"task", "features", "oracle", "best_first", "random": {seed: found}, "hindsight": {variant: [found per
     round]}, "auc": {variant: AUC}, "heldout_auc": {"features": AUC}, "link_auc": AUC, "rows": n}``.
@@ -298,7 +307,10 @@ def ceiling_task(corpus: Any, task: Any, *, features: str, seeds: list[int], rou
                        max_episode_steps=task.budget, features=features)
     out: dict[str, Any] = {"task": task.name, "label": task.label, "features": features, "budget": task.budget,
                            "random": {}, "hindsight": {}, "auc": {}, "heldout_auc": {}}
-    half: dict[str, Any] = {}
+    for f in label_fractions:
+        if not 0.0 < f < 1.0:
+            raise ValueError(f"label fractions must be in (0, 1), got {f}")
+    half: dict[str, dict[str, int]] = {f"{f:g}": {} for f in label_fractions}
     parts = []
     for key, inner in (("best_first", BestFirstPageAgent()), ("oracle", GreedyOracleAgent())):
         rec = RowRecorder(inner)
@@ -331,10 +343,14 @@ def ceiling_task(corpus: Any, task: Any, *, features: str, seeds: list[int], rou
             found.append(_crawl(env, rec, task, topic, 0))
             rows = Rows.concat([rows, rec.rows()])
         out["hindsight"][v] = found
-    # labels of the first page half only; the crawl is scored on the relevant pages of the other half it fetched
-    w, b, _, _ = fit_ranker(_half(data, 0), parent=False, C=C)
-    _crawl(env, HindsightRanker(w, b), task, topic, 0, half, "hindsight")
-    out["half"] = half
+    # labels of a fraction of the pages only; each crawl is scored on the relevant pages of the rest it fetched
+    unit = page_unit(data.page)
+    for f, counts in half.items():
+        part = _select(data, unit < float(f))
+        counts["labelled_rows"], counts["labelled_relevant_pages"] = len(part.y), len(np.unique(part.page[part.y]))
+        w, b, _, _ = fit_ranker(part, parent=False, C=C)
+        _crawl(env, HindsightRanker(w, b), task, topic, 0, {f: counts}, "hindsight")
+    out["labels"] = half
     env.close()
     return out
 
@@ -387,16 +403,20 @@ def _summary(results: list[dict[str, Any]], seeds: list[int], reps: int) -> dict
                               "auc_median": med, "auc_iqr": iqr, "heldout_auc_median": hmed,
                               "heldout_auc_iqr": hiqr}
     out["link_auc_median"], out["link_auc_iqr"] = _med_iqr_of([t["link_auc"] for t, _, _ in kept])
-    hs = []
-    for t, _, _ in kept:
-        h = t["half"]
-        r1 = float(np.mean([h[f"random{s}"] for s in seeds]))
-        if h["oracle"] > r1:
-            hs.append([(h["hindsight"] - r1) / (h["oracle"] - r1), (h["best_first"] - r1) / (h["oracle"] - r1)])
-    if hs:
-        x = np.array(hs)
-        out["half_pages"] = {**agg(x[:, 0]), "n_tasks": len(hs), "best_first_iqm": agg(x[:, 1])["iqm"],
-                             "per_task": [float(v) for v in x[:, 0]]}
+    out["labels"] = {}
+    for f in results[0].get("labels", {}):
+        hs, n_rel = [], []
+        for t, _, _ in kept:
+            h = t["labels"][f]
+            r1 = float(np.mean([h[f"random{s}"] for s in seeds]))
+            if h["oracle"] > r1:
+                hs.append([(h["hindsight"] - r1) / (h["oracle"] - r1), (h["best_first"] - r1) / (h["oracle"] - r1)])
+                n_rel.append(h["labelled_relevant_pages"])
+        if hs:
+            x = np.array(hs)
+            out["labels"][f] = {**agg(x[:, 0]), "n_tasks": len(hs), "best_first_iqm": agg(x[:, 1])["iqm"],
+                                "per_task": [float(v) for v in x[:, 0]],
+                                "labelled_relevant_pages_median": float(np.median(n_rel))}
     return out
 
 
@@ -427,7 +447,8 @@ def _compare(set_name: str, agents: list[str], results: list[dict[str, Any]], se
 
 def run_ceiling(set_names: list[str], *, seeds: int = 5, features: tuple[str, ...] = DEFAULT_FEATURES,
                 max_tasks: dict[str, int | None] | None = None, budget: int | None = None, rounds: int = 1,
-                fit_seeds: int = 1, C: float = 1.0, compare: tuple[str, ...] = (),
+                fit_seeds: int = 1, C: float = 1.0, variants: tuple[str, ...] = VARIANTS,
+                label_fractions: tuple[float, ...] = (0.5,), compare: tuple[str, ...] = (),
                 compare_features: str | None = "hashed-site",
                 wikispeedia: str | None = None, reps: int = 2000, progress: bool = True) -> dict[str, Any]:
     """Run :func:`ceiling_task` on the test tasks of every set for every feature set and summarize
@@ -436,6 +457,7 @@ def run_ceiling(set_names: list[str], *, seeds: int = 5, features: tuple[str, ..
 
     seed_list = list(range(seeds))
     out: dict[str, Any] = {"seeds": seeds, "rounds": rounds, "fit_seeds": fit_seeds, "C": C,
+                           "variants": list(variants), "label_fractions": list(label_fractions),
                            "features": list(features), "sets": {}}
     for name in set_names:
         mt = (max_tasks or {}).get(name)
@@ -456,14 +478,15 @@ def run_ceiling(set_names: list[str], *, seeds: int = 5, features: tuple[str, ..
             results = []
             for i, t in enumerate(test):
                 results.append(ceiling_task(corpus, t, features=fs, seeds=seed_list, rounds=rounds, C=C,
-                                            fit_seeds=fit_seeds))
+                                            fit_seeds=fit_seeds, variants=variants,
+                                            label_fractions=label_fractions))
                 if progress:
                     r = results[-1]
                     print(f"{name} {fs} [{i + 1}/{len(test)}] {t.label}: oracle {r['oracle']} best-first "
                           f"{r['best_first']} random {np.mean(list(r['random'].values())):.1f} hindsight "
                           + " ".join(f"{v} {max(r['hindsight'][v])}" for v in r["hindsight"])
                           + f" AUC {r['auc'].get('features')} held-out {r['heldout_auc'].get('features')} link "
-                            f"{r['link_auc']} half {r['half']}", flush=True)
+                            f"{r['link_auc']} labels {r['labels']}", flush=True)
             entry["tasks"][fs] = results
             entry["features"][fs] = _summary(results, seed_list, reps)
         if compare:
@@ -498,10 +521,10 @@ def format_table(res: dict[str, Any]) -> str:
                 lines.append(f"| {name} ({s['n_tasks']}) | hindsight {v} | {fs} | {d['iqm']:.3f} [{d['ci'][0]:.3f}, "
                              f"{d['ci'][1]:.3f}] | {d['first_round_iqm']:.3f} | {d['tasks_at_or_above_0.75']} | "
                              f"{auc} | {ho} | {la} | {s['best_first']['iqm']:.3f} |")
-            h = s.get("half_pages")
-            if h:
-                lines.append(f"| {name} ({h['n_tasks']}) | hindsight, labels of half the pages (scored on the other "
-                             f"half) | {fs} | {h['iqm']:.3f} [{h['ci'][0]:.3f}, {h['ci'][1]:.3f}] | | "
+            for f, h in s.get("labels", {}).items():
+                lines.append(f"| {name} ({h['n_tasks']}) | hindsight, labels of {f} of the pages (median "
+                             f"{h['labelled_relevant_pages_median']:.0f} relevant; scored on the rest) | {fs} | "
+                             f"{h['iqm']:.3f} [{h['ci'][0]:.3f}, {h['ci'][1]:.3f}] | | "
                              f"{sum(x >= 0.75 for x in h['per_task'])} | | | | {h['best_first_iqm']:.3f} |")
         for a, d in e.get("compare", {}).items():
             lines.append(f"| {name} | {a} (learner) | {e.get('compare_features') or 'default'} | {d['iqm']:.3f} "
@@ -574,6 +597,9 @@ def main(argv: list[str] | None = None) -> int:
                          "for ws-100 and hard (the learners' table), all for other sets")
     ap.add_argument("--budget", type=int, default=None, help="cap every task's page budget")
     ap.add_argument("--rounds", type=int, default=1, help="fits per task, each adding the last hindsight crawl's rows")
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS, help="hindsight variants")
+    ap.add_argument("--label-fractions", nargs="*", type=float, default=[0.5], metavar="F",
+                    help="fits on the labels of a fraction F of the pages, scored on the rest (none: skip)")
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
     ap.add_argument("--compare", nargs="*", default=[], metavar="AGENT",
                     help="learners to run by `gym-crawl eval`'s protocol and score against the same random/oracle")
@@ -603,7 +629,8 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {}
     for name in sets:  # one set after the other, the files rewritten after each (a long run keeps what it did)
         part = run_ceiling([name], seeds=seeds, features=features, max_tasks=max_tasks, budget=budget, rounds=rounds,
-                           fit_seeds=a.fit_seeds, C=a.C, compare=tuple(a.compare),
+                           fit_seeds=a.fit_seeds, C=a.C, variants=tuple(a.variants),
+                           label_fractions=tuple(a.label_fractions), compare=tuple(a.compare),
                            compare_features=a.compare_features or None,
                            wikispeedia=a.wikispeedia)
         res = {**part, "sets": {**res.get("sets", {}), **part["sets"]}}

@@ -145,9 +145,9 @@ def test_bench_runs_end_to_end_quick(tiny_corpus, monkeypatch, tmp_path, capsys)
         assert len(t["hindsight"]["features"]) == 1  # --quick: one round
         assert all(f <= t["budget"] + 1 for v in t["hindsight"].values() for f in v)
         assert len(t["random"]) == 2 and 0.0 <= t["link_auc"] <= 1.0
-    assert "half_pages" in s and s["half_pages"]["ci"][0] <= s["half_pages"]["iqm"] + 1e-9
+    assert "0.5" in s["labels"] and s["labels"]["0.5"]["ci"][0] <= s["labels"]["0.5"]["iqm"] + 1e-9
     for t in e["tasks"][FEATURES]:
-        h = t["half"]  # the other half's relevant pages found: never more than all relevant pages found
+        h = t["labels"]["0.5"]  # the other half's relevant pages found: never more than all relevant pages found
         assert h["oracle"] <= t["oracle"] and h["hindsight"] <= t["budget"] + 1
         assert all(h[f"random{s}"] <= t["random"][str(s)] for s in range(2))
     for d in s["variants"].values():
@@ -159,6 +159,10 @@ def test_page_fold_splits_pages_in_two_fixed_halves():
     f = ceiling.page_fold(np.arange(10_000))
     assert set(np.unique(f)) == {0, 1} and 0.45 < f.mean() < 0.55
     assert np.array_equal(f, ceiling.page_fold(np.arange(10_000)))
+    u = ceiling.page_unit(np.arange(10_000))
+    assert ((u >= 0) & (u < 1)).all() and np.array_equal(u >= 0.5, f == 1)
+    for frac in (0.1, 0.25, 0.75):
+        assert abs((u < frac).mean() - frac) < 0.02
 
 
 def test_bench_bad_arguments():
