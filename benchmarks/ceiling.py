@@ -542,7 +542,10 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     from gym_crawl.benchmarks._plotting import save_png
 
     sets = [(n, e) for n, e in res["sets"].items() if e.get("features")]
-    fig, axes = plt.subplots(1, max(1, len(sets)), figsize=(5.0 * max(1, len(sets)), 3.6), squeeze=False,
+    n_rows = max([sum(len(s.get("variants", {})) + len(s.get("labels", {})) for s in e["features"].values())
+                  + len(e.get("compare", {})) for _, e in sets] or [1])
+    fig, axes = plt.subplots(1, max(1, len(sets)), figsize=(5.0 * max(1, len(sets)), 0.35 * n_rows + 1.6),
+                             squeeze=False,
                              layout="constrained")
     for ax, (name, e) in zip(axes[0], sets):
         items: list[tuple[str, float, float, float]] = []
@@ -550,6 +553,8 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
         for fs, s in e["features"].items():
             for v, d in s.get("variants", {}).items():
                 items.append((f"{fs} {v}", d["iqm"], d["ci"][0], d["ci"][1]))
+            for f, d in s.get("labels", {}).items():
+                items.append((f"{fs}, labels of {f} (rest)", d["iqm"], d["ci"][0], d["ci"][1]))
             bf = s.get("best_first", {}).get("iqm", bf)
         for a, d in e.get("compare", {}).items():
             items.append((f"{a} (learner)", d["iqm"], d["ci"][0], d["ci"][1]))
