@@ -593,7 +593,8 @@ DEFAULT_MAX_TASKS = {"ws-100": 40, "hard": 40, "docs-web-hard": None}
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench ceiling", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", nargs="+", default=["hard", "ws-100", "docs-web-hard"], help="task sets")
+    ap.add_argument("--sets", nargs="+", default=None,
+                    help="task sets (default: hard ws-100 docs-web-hard; --quick: hard)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the random crawls (the normalization's baseline)")
     ap.add_argument("--fit-seeds", type=int, default=1, help="random crawls (of the first seeds) whose rows are fitted")
     ap.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES), help="feature sets to fit")
@@ -618,13 +619,18 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--seeds must be >= 1, got {a.seeds}")
     if a.budget is not None and a.budget < 1:
         raise SystemExit(f"--budget must be >= 1, got {a.budget}")
+    if a.rounds < 1 or a.fit_seeds < 1 or a.fit_seeds > a.seeds:
+        raise SystemExit(f"--rounds must be >= 1 and --fit-seeds in [1, --seeds], got {a.rounds} and {a.fit_seeds}")
+    bad = [f for f in a.label_fractions if not 0.0 < f < 1.0]
+    if bad:
+        raise SystemExit(f"--label-fractions must be in (0, 1), got {bad}")
     try:
         mt_arg = _max_tasks_arg(a.max_tasks)
     except ValueError as e:
         raise SystemExit(str(e)) from None
-    sets, seeds, features, budget, rounds = a.sets, a.seeds, tuple(a.features), a.budget, a.rounds
+    sets = a.sets or (["hard"] if a.quick else ["hard", "ws-100", "docs-web-hard"])
+    seeds, features, budget, rounds = a.seeds, tuple(a.features), a.budget, a.rounds
     if a.quick:
-        sets = a.sets if "--sets" in (argv or []) else ["hard"]
         seeds, features, budget, rounds = min(seeds, 2), tuple(a.features[:1]), min(budget or 30, 30), 1
         mt_arg = {"*": 4, **{k: v for k, v in mt_arg.items() if k != "*"}}
     max_tasks = {s: mt_arg.get(s, mt_arg.get("*", DEFAULT_MAX_TASKS.get(s))) for s in sets}

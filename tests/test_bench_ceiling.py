@@ -132,7 +132,7 @@ def test_bench_runs_end_to_end_quick(tiny_corpus, monkeypatch, tmp_path, capsys)
     monkeypatch.setattr(suite, "_load_corpus", lambda spec: tiny_corpus if spec == "tiny" else real(spec))
     out = tmp_path / "ceil"
     rc = main(["bench", "ceiling", "--quick", "--sets", "ws-100", "--wikispeedia", "tiny", "--features", FEATURES,
-               "--out", str(out)])
+               "--compare", "online-classifier", "--compare-features", FEATURES, "--out", str(out)])
     assert rc == 0
     table = capsys.readouterr().out
     assert "| hindsight features |" in table and "| hindsight +parent truth |" in table
@@ -152,6 +152,9 @@ def test_bench_runs_end_to_end_quick(tiny_corpus, monkeypatch, tmp_path, capsys)
         assert all(h[f"random{s}"] <= t["random"][str(s)] for s in range(2))
     for d in s["variants"].values():
         assert d["ci"][0] <= d["iqm"] + 1e-9 <= d["ci"][1] + 2e-9
+    # the learner, trained on the train tasks by eval's protocol, scored against the same random and oracle
+    oc = e["compare"]["online-classifier"]
+    assert oc["ci"][0] <= oc["iqm"] + 1e-9 and "| online-classifier (learner) |" in table
     assert (out / "ceiling.png").stat().st_size > 1000
 
 
@@ -170,3 +173,7 @@ def test_bench_bad_arguments():
         ceiling.main(["--seeds", "0"])
     with pytest.raises(SystemExit, match="--max-tasks"):
         ceiling.main(["--max-tasks", "hard=x"])
+    with pytest.raises(SystemExit, match="--label-fractions"):
+        ceiling.main(["--label-fractions", "1.5"])
+    with pytest.raises(SystemExit, match="--rounds"):
+        ceiling.main(["--rounds", "0"])
