@@ -105,13 +105,17 @@ class BestFirstMixAgent(OnlineClassifierAgent):
         self.followed = np.zeros(3, np.int64)
         self._arms = ()
 
+    def best_first_scores(self, pages: np.ndarray) -> np.ndarray:
+        """Best-first's priority of frontier ``pages``: the topic relevance of their link text (``link_scores``)."""
+        return self.env.link_scores(pages)
+
     def act(self, obs: Any, info: dict) -> int:
         F = self.env.frontier_pages()
         if len(F) == 0:
             raise RuntimeError(f"{self.name}: the frontier is empty")
         learned = self.frontier.scores(F, self.w, self.b)  # type: ignore[arg-type]
         j_learner = int(np.argmax(learned))
-        j_bf = int(np.argmax(self.env.link_scores(F)))
+        j_bf = int(np.argmax(self.best_first_scores(F)))
         if j_learner == j_bf:
             j, self._arms = j_bf, (0, 1)
             self.followed[0] += 1
