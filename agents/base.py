@@ -238,6 +238,8 @@ for _name, _target, _doc in [
     ("seedfinder", "gym_crawl.agents.seedfinder:SeedFinderAgent",
      "SeedFinder-like: seeds expanded by search-engine queries, then the ACHE-like crawl"),
     ("hashed-q", "gym_crawl.agents.hashed_q:HashedQAgent", "deep-deep linear Q-learning over hashed link features"),
+    ("best-first-mix", "gym_crawl.agents.mixture:BestFirstMixAgent",
+     "best-first's or the online classifier's top page, chosen by a Thompson bandit over this crawl's harvest"),
     ("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
      "Pertejo 2021 DQN crawler: one Q output per corpus page (the thesis' negative result)"),
 ]:

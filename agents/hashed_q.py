@@ -25,7 +25,9 @@ normalized (NLMS) minibatch step of rate ``lr`` = 0.5 instead of per-example SGD
 also carry dense relevance columns, so their norms vary, and a summed step over correlated
 examples diverged. The frontier is ordered by Q of each page's latest row
 (re-scored every step with one sparse mat-vec), ties → earliest in ``frontier_pages()``; before any
-learning w is zero except ``prior`` on ``a.link_rel`` (best-first's priority).
+learning w is zero except ``prior`` on ``a.link_rel`` (best-first's priority); with ``prior_mode="fixed"``
+that weight stays ``prior`` (the target function's copy too): Q = ``prior`` × best-first's link score + a
+learned residual (variant ``hashed-q+prior``).
 """
 from __future__ import annotations
 
@@ -154,7 +156,7 @@ class HashedQAgent(_RowLearner):
     name = "hashed-q"
     DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "gamma": 0.4, "lr": 0.5, "l2": 1e-6,
                                           "batch": 32, "memory": 5_000, "switch_every": 100,
-                "double": True, "epsilon": 0.1, "prior": 4.0, "max_next": 64}
+                "double": True, "epsilon": 0.1, "prior": 4.0, "prior_mode": "init", "max_next": 64}
 
     def __init__(self, **config: Any):
         super().__init__(**config)
@@ -188,6 +190,7 @@ class HashedQAgent(_RowLearner):
         y = q_targets(N, group, len(idx), r, self.w, self.b, self.w_target, self.b_target, float(c["gamma"]),
                       bool(c["double"]))
         self.b = q_sgd_step(self.w, self.b, X, y, lr=float(c["lr"]), l2=float(c["l2"]))
+        self._hold_prior()
         self.t += 1
         if self.t % int(c["switch_every"]) == 0:
             self.w_target = self.w.copy()

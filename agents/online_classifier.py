@@ -26,7 +26,10 @@ Here:
 * **Policy**: fetch the frontier page with the highest w·x (monotone in the probability); ties:
   the earliest in ``frontier_pages()`` order. No exploration (``epsilon`` = 0 by default).
   Before any learning, w is zero except ``prior`` on the ``a.link_rel`` column (the papers'
-  no-learning priority), so the first steps are best-first's.
+  no-learning priority), so the first steps are best-first's. With ``prior_mode="init"`` (the default)
+  that weight is learned like the others; with ``prior_mode="fixed"`` it stays ``prior`` — the score is
+  ``prior`` × best-first's link score plus a learned residual over the other columns, so neither the
+  gradient nor L2 erodes best-first's ranking (variant ``online-classifier+prior``).
 * Weights and the replay memory persist across episodes and are saved without pickle (npz).
 """
 from __future__ import annotations
@@ -39,7 +42,15 @@ import scipy.sparse as sp
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
 
-__all__ = ["FrontierRows", "OnlineClassifierAgent", "SparseMemory", "feature_rows", "logistic_sgd_step"]
+__all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "FrontierRows", "OnlineClassifierAgent", "SparseMemory", "feature_rows",
+           "logistic_sgd_step"]
+
+#: the feature column that holds best-first's link score (``CrawlView.link_scores``: the topic relevance of the
+#: best discovering link's URL + anchor + context text)
+PRIOR_COLUMN = "a.link_rel"
+#: ``prior_mode`` values: ``"init"`` — the weight of :data:`PRIOR_COLUMN` starts at ``prior`` and is learned like
+#: every other weight; ``"fixed"`` — it stays ``prior`` (score = prior · link score + learned residual)
+PRIOR_MODES = ("init", "fixed")
 
 
 def feature_rows(env: Any, pages: np.ndarray) -> sp.csr_matrix:
@@ -214,23 +225,40 @@ class _RowLearner(Agent):
                 raise ValueError(f"{self.name}: {k} must be a finite number, got {v!r}")
         if not 0.0 <= float(cfg.get("epsilon", 0.0)) <= 1.0:
             raise ValueError(f"{self.name}: epsilon must be in [0, 1], got {cfg['epsilon']!r}")
+        if cfg.get("prior_mode", "init") not in PRIOR_MODES:
+            raise ValueError(f"{self.name}: prior_mode must be one of {list(PRIOR_MODES)}, got {cfg['prior_mode']!r}")
         self.w: np.ndarray | None = None
         self.b = 0.0
         self.frontier = FrontierRows()
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._page = -1
+        self._prior_col = -1
 
     # ------------------------------------------------------------ episode
     def _init_weights(self, env: Any) -> None:
         d = int(env.feature_dim)
+        names = env.feature_names
+        col = names.index(PRIOR_COLUMN) if PRIOR_COLUMN in names else -1
+        fixed = self.config.get("prior_mode", "init") == "fixed"
+        if fixed and col < 0:
+            raise ValueError(f"{self.name}: prior_mode='fixed' needs the {PRIOR_COLUMN!r} column (best-first's "
+                             f"link score), which the feature set {env.feature_set_name!r} lacks; use a feature set "
+                             f"that has it (e.g. 'hashed-site') or prior_mode='init'")
+        self._prior_col = col if fixed else -1
         if self.w is None:
             self.w = np.zeros(d, np.float64)
-            names = env.feature_names
-            if "a.link_rel" in names:
-                self.w[names.index("a.link_rel")] = float(self.config["prior"])
+            if col >= 0:
+                self.w[col] = float(self.config["prior"])
         elif len(self.w) != d:
             raise ValueError(f"{self.name}: weights have {len(self.w)} columns but the env's feature set "
                              f"{env.feature_set_name!r} has {d}; use the feature set the agent was trained with")
+        self._hold_prior()
+
+    def _hold_prior(self) -> None:
+        """With ``prior_mode="fixed"``: put the weight of best-first's link score back at ``prior`` (the
+        learning step's gradient and L2 shrinkage never move it; the other weights are the learned residual)."""
+        if self._prior_col >= 0 and self.w is not None:
+            self.w[self._prior_col] = float(self.config["prior"])
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
@@ -293,7 +321,7 @@ class OnlineClassifierAgent(_RowLearner):
     name = "online-classifier"
     DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "lr": 0.5, "l2": 1e-5, "batch": 16,
                                           "memory": 20_000, "balanced": True, "prior": 4.0,
-                "epsilon": 0.0}
+                                          "prior_mode": "init", "epsilon": 0.0}
 
     def __init__(self, **config: Any):
         super().__init__(**config)
@@ -323,6 +351,7 @@ class OnlineClassifierAgent(_RowLearner):
         assert self.w is not None
         self.b = logistic_sgd_step(self.w, self.b, indptr, cols, vals, ys, weight,
                                    lr=float(self.config["lr"]), l2=float(self.config["l2"]))
+        self._hold_prior()
 
     def predict_proba(self, pages: np.ndarray) -> np.ndarray:
         """P(relevant) of frontier ``pages`` under the current model."""

@@ -69,6 +69,13 @@ VARIANTS: dict[str, Variant] = {
     # that passes its own reward (the task sets' reward="labels") replaces the page classifier with it.
     "ache": Variant("online-classifier", {}, {"reward": "classifier-svm"}, {},
                     "ACHE-like: online link classifier (best-first) fed by an SVM page classifier on fetched pages"),
+    # best-first's link score as a prior the learning does not erode: the weight of the a.link_rel column stays
+    # `prior` and the other columns (hashed link text, URL, site and sibling columns) learn the residual
+    "online-classifier+prior": Variant("online-classifier", {"prior_mode": "fixed", "features": "hashed-site"}, {}, {},
+                                       "online-classifier on hashed-site: prior x best-first's link score + a "
+                                       "learned residual"),
+    "hashed-q+prior": Variant("hashed-q", {"prior_mode": "fixed", "features": "hashed-site"}, {}, {"epsilon": 0.0},
+                              "hashed-q on hashed-site: Q = prior x best-first's link score + a learned residual"),
 }
 
 #: evaluation-time options of plain registered agents that explore while training
