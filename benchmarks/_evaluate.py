@@ -212,7 +212,7 @@ def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
 
 
 def plot(res: dict[str, Any], path: str | Path) -> Path:
-    """IQM ± 95 % CI per agent as a PNG at ``path``."""
+    """IQM ± 95 % CI per agent (named as :func:`agent_label` names it) as a PNG at ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -226,7 +226,7 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     for i, (a, v) in enumerate(items):
         ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
                     fmt="o", color=_color(a), capsize=3)
-    ax.set_yticks(np.arange(len(items)), [a for a, _ in items])
+    ax.set_yticks(np.arange(len(items)), [agent_label(res, a) for a, _ in items])
     ax.axvline(0, color="grey", lw=0.5)
     ax.axvline(1, color="grey", lw=0.5, ls="--")
     ax.set_xlabel("IQM normalized score, test topics (random 0, oracle 1)")
