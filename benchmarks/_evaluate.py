@@ -23,7 +23,7 @@ import numpy as np
 
 from gym_crawl._io import atomic_write_json
 
-__all__ = ["BASELINES", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
+__all__ = ["BASELINES", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
 
 BASELINES = ("random", "best-first", "oracle")
 
@@ -122,6 +122,18 @@ def summarize(runs: list[dict[str, Any]], kinds: dict[str, str], agents: list[st
     return {"n_test_tasks": len(kept), "dropped_tasks": dropped, "agents": out, "best_learner": best}
 
 
+def agent_label(res: dict[str, Any], agent: str) -> str:
+    """``agent`` as a table names it: with the ``--config`` options it ran with, e.g.
+    ``hashed-q (features=hashed-site)``, so rows of runs with different options are not mistaken for each other."""
+    import json
+
+    opts = (res.get("config") or {}).get(agent) or {}
+    if not opts:
+        return agent
+    shown = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(opts.items()))
+    return f"{agent} ({shown})"
+
+
 def _cell(g: dict[str, Any] | None) -> str:
     return "—" if g is None else f"{g['iqm']:.3f} [{g['ci'][0]:.3f}, {g['ci'][1]:.3f}]"
 
@@ -132,7 +144,8 @@ def _wtl_cell(g: dict[str, Any] | None) -> str:
 
 def format_table(res: dict[str, Any]) -> str:
     """The result as a Markdown table, best IQM first: IQM [95 % CI] over all, far-seed and near-seed test
-    tasks, and per-task wins/ties/losses against best-first on far-seed and near-seed tasks."""
+    tasks, and per-task wins/ties/losses against best-first on far-seed and near-seed tasks; an agent run with
+    ``--config`` options is named with them (:func:`agent_label`)."""
     ag = res["agents"]
     bf = ag["best-first"]["iqm"]
     n = {g: ag["best-first"]["groups"].get(g, {}).get("n_tasks", 0) for g in ("all", "far", "near")}
@@ -144,20 +157,21 @@ def format_table(res: dict[str, Any]) -> str:
              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for a, v in sorted(ag.items(), key=lambda kv: -kv[1]["iqm"]):
         gr = v["groups"]
-        lines.append(f"| {a} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | {_cell(gr.get('near'))} | "
-                     f"{v['mean']:.3f} | {v['mean_found']:.1f} | {_wtl_cell(gr.get('far'))} | "
-                     f"{_wtl_cell(gr.get('near'))} |")
+        lines.append(f"| {agent_label(res, a)} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
+                     f"{_cell(gr.get('near'))} | {v['mean']:.3f} | {v['mean_found']:.1f} | "
+                     f"{_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
     best = res.get("best_learner")
     if best is not None:
         b = ag[best]["groups"]
         said = ", ".join(f"{g} {'above' if b[g]['ci_above_best_first'] else 'not above'}" for g in b)
-        lines += ["", f"Best learner: {best} (CI lower end vs best-first's CI: {said})"]
+        lines += ["", f"Best learner: {agent_label(res, best)} (CI lower end vs best-first's CI: {said})"]
     return "\n".join(lines) + "\n"
 
 
 def format_sets(results: list[dict[str, Any]]) -> str:
     """Several results (one per task set) as one Markdown table: per set, best-first and every other agent
-    but random and the oracle (0 and 1 by definition), best IQM first; ``*`` marks the set's best learner."""
+    but random and the oracle (0 and 1 by definition), best IQM first, named with their ``--config`` options;
+    ``*`` marks the set's best learner."""
     lines = ["| set (train/test tasks; far/near scored) | agent | all: IQM [95 % CI] | far seed | near seed | "
              "W/T/L vs best-first (far) | W/T/L vs best-first (near) |", "|---|---|---|---|---|---|---|"]
     for res in results:
@@ -170,7 +184,7 @@ def format_sets(results: list[dict[str, Any]]) -> str:
                 continue
             gr = v["groups"]
             star = "*" if a == res.get("best_learner") else ""
-            lines.append(f"| {head} | {a}{star} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
+            lines.append(f"| {head} | {agent_label(res, a)}{star} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
                          f"{_cell(gr.get('near'))} | {_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
     return "\n".join(lines) + "\n"
 
@@ -198,7 +212,7 @@ def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
 
 
 def plot(res: dict[str, Any], path: str | Path) -> Path:
-    """IQM ± 95 % CI per agent as a PNG at ``path``."""
+    """IQM ± 95 % CI per agent (named as :func:`agent_label` names it) as a PNG at ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -212,7 +226,7 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     for i, (a, v) in enumerate(items):
         ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
                     fmt="o", color=_color(a), capsize=3)
-    ax.set_yticks(np.arange(len(items)), [a for a, _ in items])
+    ax.set_yticks(np.arange(len(items)), [agent_label(res, a) for a, _ in items])
     ax.axvline(0, color="grey", lw=0.5)
     ax.axvline(1, color="grey", lw=0.5, ls="--")
     ax.set_xlabel("IQM normalized score, test topics (random 0, oracle 1)")

@@ -128,6 +128,16 @@ def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, caps
                "--budget", "10", "--config", 'hashed-q:features="hashed-site"', "--json", str(js)])
     assert rc == 0
     assert json.loads(js.read_text())["config"] == {"hashed-q": {"features": "hashed-site"}}
+    # the tables name the agent with its options: the run's own, --report's, and several files' one
+    assert "| hashed-q (features=hashed-site) |" in capsys.readouterr().out
+    assert main(["eval", "--report", str(js)]) == 0
+    assert "| hashed-q (features=hashed-site) |" in capsys.readouterr().out
+    assert main(["eval", "--report", str(js), str(js)]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if "| hashed-q" in r]
+    assert len(rows) == 2 and all("| hashed-q (features=hashed-site)" in r for r in rows)
+    res = {"config": {"x": {"gamma": 0.5, "features": "site"}}}
+    assert _evaluate.agent_label(res, "x") == "x (features=site, gamma=0.5)"
+    assert _evaluate.agent_label(res, "best-first") == "best-first"
     # a value the agent cannot use is refused by name, so the option did reach it
     assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q", "--seeds", "1",
                  "--budget", "10", "--config", 'hashed-q:features="no-such-set"']) == 2
