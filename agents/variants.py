@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EVAL_CONFIG", "VARIANTS", "Variant", "eval_config_of", "resolve_variant", "variant_class"]
+__all__ = ["EVAL_CONFIG", "TRES_EVAL", "VARIANTS", "Variant", "eval_config_of", "resolve_variant", "variant_class"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,11 @@ class Variant:
 #: columns: Han's relevance tiles and values, TRES's local path/keyword columns, link-text and parent vectors
 #: times the topic vector), so weights learned on train topics apply to test topics; α = 0.01 (Han's 0.001
 #: barely moves w in 46 training episodes of 100 steps with a 0/1 reward); greedy (ε = 0) evaluation.
+#: evaluation options of every TRES variant: a fresh evaluation copy restarts the agent's step counter, so
+#: TRES's Tree-Random warm-up (``warmup_steps``, 100) would otherwise replay on every test crawl — the whole of
+#: a 100-step task — and the trained network would never act; the copy acts ε-greedily from its first step
+TRES_EVAL: dict[str, Any] = {"warmup_steps": 0}
+
 VARIANTS: dict[str, Variant] = {
     "lfa-sync+content": Variant("lfa-sync", {"alpha": 0.01}, {"features": "transferable"}, {"epsilon": 0.0},
                                 "Han 2018 synchronous LFA over the transferable content features"),
@@ -51,16 +56,16 @@ VARIANTS: dict[str, Variant] = {
     "td-lambda+content": Variant("td-lambda", {"inputs": "content"}, {}, {"epsilon": 0.0},
                                  "Grigoriadis TD(λ) page-value crawler over topic-relative page content "
                                  "(page vector ⊙ topic vector, cosine) instead of per-topic keywords"),
-    "tres+content": Variant("tres", {}, {"features": "transferable"}, {},
+    "tres+content": Variant("tres", {}, {"features": "transferable"}, TRES_EVAL,
                             "TRES DDQN (Tree-Frontier) with the transferable content features as its rows"),
     # TRES as published and its Table 4 ablations: the topic's offline classifier (fitted on the corpus'
     # URL-hash classifier-train split; crawl heldout_view(corpus) so relevant_found counts only pages it never
     # saw) is both a feature column and the reward
-    "tres-clf": Variant("tres", {}, {"features": "tres-clf", "reward": "classifier"}, {},
+    "tres-clf": Variant("tres", {}, {"features": "tres-clf", "reward": "classifier"}, TRES_EVAL,
                         "TRES as published: DDQN + Tree-Frontier, tres-clf features, classifier reward"),
-    "tres-svm": Variant("tres", {}, {"features": "tres-clf-svm", "reward": "classifier-svm"}, {},
+    "tres-svm": Variant("tres", {}, {"features": "tres-clf-svm", "reward": "classifier-svm"}, TRES_EVAL,
                         "TRES_SVM: tres-clf with ACHE's linear SVM as link-text classifier and reward"),
-    "tres-nh": Variant("tres", {}, {"features": "tres-clf-nh", "reward": "classifier"}, {},
+    "tres-nh": Variant("tres", {}, {"features": "tres-clf-nh", "reward": "classifier"}, TRES_EVAL,
                        "TRES_NH: tres-clf without the two web-domain (Hub) columns"),
     # ACHE's default crawler is two classifiers: a page classifier on fetched pages (here the reward: ACHE's
     # linear SVM, 'classifier-svm') and an online link classifier retrained from the pages it fetched, whose
@@ -79,7 +84,7 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: evaluation-time options of plain registered agents that explore while training
-EVAL_CONFIG: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}}
+EVAL_CONFIG: dict[str, dict[str, Any]] = {"hashed-q": {"epsilon": 0.0}, "tres": TRES_EVAL}
 
 
 def resolve_variant(name: str) -> Variant:

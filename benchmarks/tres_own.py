@@ -25,10 +25,12 @@ i.e. the first 20 train and 20 test tasks in label order, as ``gym-crawl eval --
   ``warmup_steps=0``, as TRES's Algorithm 4, which has no exploration schedule. ``--parts`` picks the rows.
 * **our protocol** — the suite's learner protocol (:func:`ours_runs`, the same crawls as
   :func:`gym_crawl.benchmarks.suite._job`): one epoch over the set's train tasks, then a fresh copy of the
-  trained weights per test task at its budget ``B`` (``tres ours``), one training run per seed. A fresh copy
-  restarts the agent's step counter, so TRES's 100-step Tree-Random warm-up (``warmup_steps``) runs again on
-  every test task — the whole of a 100-step crawl; ``tres ours, no eval warm-up`` evaluates the same weights
-  with ``warmup_steps=0`` (the trained network acts from the first step). Both copies also crawl ``L`` steps
+  trained weights per test task at its budget ``B`` (``tres ours``), one training run per seed, evaluated with
+  the variant's evaluation options (:data:`gym_crawl.agents.variants.TRES_EVAL`: no warm-up, so the trained
+  network acts from the first step). ``tres ours, eval warm-up replayed`` evaluates the same weights as the
+  suite did before that option existed: a fresh copy restarts the agent's step counter, so TRES's 100-step
+  Tree-Random warm-up ran again on every test task — the whole of a 100-step crawl.
+  Both copies also crawl ``L`` steps
   (still learning online, as the suite's evaluation copies do), for the side-by-side with the own protocol.
 * **baselines** — ``random`` (every seed), ``best-first`` and the greedy ``oracle`` (seed-independent: once)
   at ``L`` and at ``B``.
@@ -214,6 +216,10 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
 #: exploration schedule)
 GREEDY_EVAL = {"warmup_steps": 0}
 
+#: the options of the "eval warm-up replayed" rows: the suite's evaluation before TRES_EVAL (the Tree-Random
+#: warm-up of TRES's default config replays on every test crawl)
+WARMUP_REPLAYED = {"warmup_steps": 100}
+
 
 def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, k: int | None = None,
             parts: tuple[str, ...] = PARTS, progress: bool = True) -> dict[str, Any]:
@@ -276,9 +282,9 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
     for a in agents if "ours" in parts else []:
         if not train:
             continue
-        evals = [(f"{a} ours", None, 1), (f"{a} ours, no eval warm-up", GREEDY_EVAL, 1)]
+        evals = [(f"{a} ours", None, 1), (f"{a} ours, eval warm-up replayed", WARMUP_REPLAYED, 1)]
         if scale > 1:  # the trained copy also crawls L steps (learning online), for the side-by-side at L
-            evals += [(f"{a} ours", None, scale), (f"{a} ours, no eval warm-up", GREEDY_EVAL, scale)]
+            evals += [(f"{a} ours", None, scale), (f"{a} ours, eval warm-up replayed", WARMUP_REPLAYED, scale)]
         c0, w0 = time.process_time(), time.perf_counter()
         for s in tqdm(seed_list, desc=f"{ts.name}: {a} our protocol", disable=not progress):
             for r in ours_runs(envs, a, train, test, s, evals=evals, env=lenv):

@@ -85,7 +85,8 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     assert all(o["weight_change"] > 0 for o in res["own"])
     sm = res["summary"]
     assert set(sm["task"]["agents"]) == {"random", "best-first", "oracle", "tres own, first B",
-                                         "tres own, no warm-up, first B", "tres ours", "tres ours, no eval warm-up"}
+                                         "tres own, no warm-up, first B", "tres ours",
+                                         "tres ours, eval warm-up replayed"}
     for view in tres_own.VIEWS:
         ag = sm[view]["agents"]
         assert {"random", "best-first", "oracle"} <= set(ag)
@@ -94,7 +95,7 @@ def test_main_quick_end_to_end(tiny_corpus, tmp_path, monkeypatch):
             assert math.isfinite(v["iqm"]) and v["ci"][0] <= v["iqm"] + 1e-9 <= v["ci"][1] + 2e-9
             assert 0.0 <= v["mean_harvest_rate"] <= 1.0
     for view in ("long", "area"):  # the trained copies also crawl L steps
-        want = {"tres own", "tres own, no warm-up", "tres ours", "tres ours, no eval warm-up"}
+        want = {"tres own", "tres own, no warm-up", "tres ours", "tres ours, eval warm-up replayed"}
         assert want <= set(sm[view]["agents"])
     assert set(res["timing"]) == {"baselines", "tres own", "tres own, no warm-up", "tres ours (training + evaluations)"}
     # --parts: the baselines and the chosen rows only
@@ -125,3 +126,19 @@ def test_bad_arguments(tmp_path):
         tres_own.main(["--parts", "own,nothing", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--seeds and --scale"):
         tres_own.main(["--scale", "0", "--out", str(tmp_path)])
+
+
+def test_tres_evaluation_copies_act_from_their_first_step():
+    """The suite's evaluation copy of every TRES variant skips the Tree-Random warm-up: a fresh copy restarts
+    the step counter, and with the warm-up a 100-step test crawl would be all random actions."""
+    from gym_crawl.agents import make_agent
+    from gym_crawl.agents.variants import VARIANTS, eval_config_of
+
+    names = ["tres"] + [n for n, v in VARIANTS.items() if v.agent == "tres"]
+    assert len(names) >= 4
+    for name in names:
+        assert eval_config_of(name).get("warmup_steps") == 0, name
+    trained = make_agent("tres")
+    fresh_eval = make_agent("tres", **eval_config_of("tres"))
+    assert trained.epsilon == 1.0  # a training copy starts in its warm-up
+    assert fresh_eval.epsilon < 0.1  # the evaluation copy is ε-greedy from step 0
