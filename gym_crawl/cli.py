@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("args", nargs=argparse.REMAINDER,
                    help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
-    from gym_crawl.corpus.live.serve import add_serve_arguments
+    from gym_crawl.web.serve.server import add_serve_arguments
 
     add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
                                                      "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
@@ -559,7 +559,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "bench":
             return _cmd_bench(args)
         if args.cmd == "serve":
-            from gym_crawl.corpus.live.serve import serve_command
+            from gym_crawl.web.serve.server import serve_command
 
             return serve_command(args)
     except (ValueError, KeyError, FileNotFoundError, FileExistsError) as e:

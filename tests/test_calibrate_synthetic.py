@@ -22,7 +22,7 @@ from gym_crawl.benchmarks.calibrate_synthetic import (
     wikispeedia_tasks,
     write_outputs,
 )
-from gym_crawl.corpus.synthetic import generate_synthetic
+from gym_crawl.generated.synthetic import generate_synthetic
 from gym_crawl.text.model import get_text_model
 from tests.conftest import shared_data
 

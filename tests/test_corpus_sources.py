@@ -26,7 +26,7 @@ def test_every_registered_kind_has_an_example():
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("kind", CORPUS_KINDS.kinds())
 def test_every_kind_is_detected_and_loads_the_example_web(kind, tmp_path):
-    from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
+    from gym_crawl.generated.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
 
     path = CORPUS_KINDS.example(kind, tmp_path / "sample")
     assert CORPUS_KINDS.detect(Path(path)) == kind
@@ -101,7 +101,7 @@ def test_names_with_sizes():
 
 
 def test_synthetic_hard_passes_the_preset(monkeypatch):
-    import gym_crawl.corpus.synthetic as syn
+    import gym_crawl.generated.synthetic as syn
 
     calls = []
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from gym_crawl.corpus.live.policy import ROBOTS_TOKEN
+from gym_crawl.web.policy import ROBOTS_TOKEN
 
 __all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "parse_content_type", "sniff_charset"]
 
@@ -105,10 +105,10 @@ class FetchResult:
 
     @property
     def text(self) -> str:
-        """The body decoded by :func:`gym_crawl.corpus.html_extract.decode_html` with this response's
+        """The body decoded by :func:`gym_crawl.web.html_extract.decode_html` with this response's
         ``Content-Type`` — the decoding the WARC compiler applies to the same bytes (a byte-order mark, else
         the header's charset, else a ``<meta charset>``, else UTF-8; browsers' label mapping)."""
-        from gym_crawl.corpus.html_extract import decode_html
+        from gym_crawl.web.html_extract import decode_html
 
         ctype = next((v for k, v in self.headers if k.lower() == "content-type"), None)
         return decode_html(self.body, ctype)

@@ -5,18 +5,18 @@
 
 * **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
   ``application/xhtml+xml``; ``html_types=`` to change) go through
-  :func:`~gym_crawl.corpus.html_extract.extract_page` (the same extractor as the live crawler):
+  :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler):
 
   - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
-    (:func:`~gym_crawl.corpus.urls.canonical_url`); ``corpus.page_id(url)`` finds the page, so seeds may be
+    (:func:`~gym_crawl.web.urls.canonical_url`); ``corpus.page_id(url)`` finds the page, so seeds may be
     URLs;
   - **title** is the HTML ``<title>`` (white space collapsed; the URL when there is none); a title that
     several pages share gets their URL appended (``"Index (https://a.org/x/)"``) so titles stay unique;
   - **title/URL tokens** (``title_terms``) are the words of the URL
-    (:func:`~gym_crawl.corpus.urls.url_text`) — what a crawler knows of a page before fetching it, never
+    (:func:`~gym_crawl.web.urls.url_text`) — what a crawler knows of a page before fetching it, never
     its content;
   - **text** (bag of words and the kept ``texts`` entry) is the main text (boilerplate removed);
-  - **domain** is :func:`~gym_crawl.corpus.urls.url_host` (``host`` or ``host:port``);
+  - **domain** is :func:`~gym_crawl.web.urls.url_host` (``host`` or ``host:port``);
   - **links** keep the extractor's anchor text and 150-character surrounding text; a link counts once per
     (source, target) pair (the first), links to the page itself are dropped.
 
@@ -49,7 +49,7 @@ no process ever holds a whole file; files are parsed in parallel over ``workers`
 ``Client.map``). The global join — which record is the page of a URL, digest duplicates, redirects, each
 link's target id — is computed from sorted arrays of 64-bit URL hashes (``engine="process"``) or by Dask
 DataFrame merges over the URL hashes (``engine="dask"``); both give the same corpus. The assembly then reads
-the chunks once more, one at a time, into the corpus arrays (both in :mod:`gym_crawl.corpus.warc_build`).
+the chunks once more, one at a time, into the corpus arrays (both in :mod:`gym_crawl.web.warc_build`).
 """
 from __future__ import annotations
 
@@ -71,10 +71,10 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
-from gym_crawl.corpus.html_extract import LINK_POSITIONS, extract_page
-from gym_crawl.corpus.urls import canonical_url, url_text
-from gym_crawl.corpus.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
+from gym_crawl.web.urls import canonical_url, url_text
+from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
 
 __all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
            "parse_warc_file", "warc_files", "write_example_warc"]
@@ -633,16 +633,16 @@ def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> t
 # ------------------------------------------------------------------------------------------ example
 
 def write_example_warc(folder: str | os.PathLike) -> Path:
-    """The example web (:mod:`gym_crawl.corpus.examples`) as a gzipped WARC of a crawl: each page a
-    ``request`` + ``response`` pair rendered by :func:`~gym_crawl.corpus.html_extract.render_page` at
+    """The example web (:mod:`gym_crawl.generated.examples`) as a gzipped WARC of a crawl: each page a
+    ``request`` + ``response`` pair rendered by :func:`~gym_crawl.web.html_extract.render_page` at
     ``https://<subject>.example.org/wiki/<Title>``, plus a ``warcinfo`` record."""
     import io
 
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
-    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.generated.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
+    from gym_crawl.web.html_extract import render_page
 
     def url(t: str) -> str:
         return f"https://{EXAMPLE_PAGES[t][0]}.example.org/wiki/{t}"

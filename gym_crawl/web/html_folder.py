@@ -22,7 +22,7 @@ relative-path order, which gives the page ids) is a page:
   ``role="navigation"``), ``header`` (``<header>``, ``role="banner"``), ``footer`` (``<footer>``,
   ``role="contentinfo"``), ``aside`` (``<aside>``, ``role="complementary"``); else ``list`` inside
   ``<ul>``/``<ol>``/``<dl>``/``<menu>``; else ``main`` inside ``<main>``/``<article>``/``role="main"``; else
-  ``other`` — the rules of :mod:`gym_crawl.corpus.html_extract`;
+  ``other`` — the rules of :mod:`gym_crawl.web.html_extract`;
 * **surrounding text**: :func:`~gym_crawl.corpus.builder.surrounding_window`
   (150 characters each side) around the anchor in the page's visible text;
 * **domain**: ``domain`` when given; otherwise the first path component of the

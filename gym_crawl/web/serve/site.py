@@ -1,6 +1,6 @@
 """The HTTP site itself: :class:`Site` runs one threaded server per host on loopback, answers each request
 from its routes (:class:`Response`, :class:`Series`, bytes, or a function of the request target) and logs
-every request (:class:`LoggedRequest`). :func:`~gym_crawl.corpus.live.serve.serve_site` builds one.
+every request (:class:`LoggedRequest`). :func:`~gym_crawl.web.serve.server.serve_site` builds one.
 """
 from __future__ import annotations
 

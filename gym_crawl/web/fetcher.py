@@ -1,16 +1,16 @@
 """A polite HTTP fetcher: robots.txt, per-host delays, one connection per host, caps, scope and trap guards.
 
-The policy is a :class:`~gym_crawl.corpus.live.policy.FetchPolicy`, the outcome a
-:class:`~gym_crawl.corpus.live.result.FetchResult` (both importable from here too).
+The policy is a :class:`~gym_crawl.web.policy.FetchPolicy`, the outcome a
+:class:`~gym_crawl.web.result.FetchResult` (both importable from here too).
 
 :class:`PoliteFetcher` fetches one URL at a time (``fetch`` blocks and sleeps as politeness requires) and
 never raises for network or HTTP problems: the :class:`FetchResult` names them in ``error``. Every HTTP
 request/response pair (redirect hops, retries and robots.txt fetches included) is an :class:`Exchange`,
-handed to an optional recorder (:class:`~gym_crawl.corpus.live.warc_io.WarcRecorder` writes them to WARC).
+handed to an optional recorder (:class:`~gym_crawl.web.warc_io.WarcRecorder` writes them to WARC).
 
 What the fetcher does, in order, for ``fetch(url)``:
 
-1. **canonical URL** (:func:`gym_crawl.corpus.urls.canonical_url`); a URL that is not ``http(s)`` with a host
+1. **canonical URL** (:func:`gym_crawl.web.urls.canonical_url`); a URL that is not ``http(s)`` with a host
    is ``"out-of-scope"``;
 2. **scope**: ``allowed_hosts`` / ``allowed_domains`` and the ``allow_patterns`` / ``deny_patterns``
    regular expressions → ``"out-of-scope"``;
@@ -58,7 +58,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from gym_crawl.corpus.live.policy import (
+from gym_crawl.web.policy import (
     ROBOTS_TOKEN,
     FetchPolicy,
     default_user_agent,
@@ -66,7 +66,7 @@ from gym_crawl.corpus.live.policy import (
     trap_reason,
     url_pattern,
 )
-from gym_crawl.corpus.live.result import (
+from gym_crawl.web.result import (
     FETCH_ERRORS,
     Exchange,
     FetchResult,
@@ -74,7 +74,7 @@ from gym_crawl.corpus.live.result import (
     parse_content_type,
     sniff_charset,
 )
-from gym_crawl.corpus.urls import canonical_url
+from gym_crawl.web.urls import canonical_url
 
 # FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
 __all__ = [

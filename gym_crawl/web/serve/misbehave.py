@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from gym_crawl.corpus.live.site import Response, Route, Series, html_page, redirect
+from gym_crawl.web.serve.site import Response, Route, Series, html_page, redirect
 
 __all__ = ["MISBEHAVIOURS", "MisbehaveSettings", "calendar_trap", "robots_txt"]
 

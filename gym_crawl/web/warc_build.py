@@ -1,5 +1,5 @@
-"""The second half of the WARC compiler (:mod:`gym_crawl.corpus.warc`): from the shard chunks that
-:func:`~gym_crawl.corpus.warc.parse_warc_file` writes to a :class:`~gym_crawl.corpus.core.Corpus`.
+"""The second half of the WARC compiler (:mod:`gym_crawl.web.warc`): from the shard chunks that
+:func:`~gym_crawl.web.warc.parse_warc_file` writes to a :class:`~gym_crawl.corpus.core.Corpus`.
 
 * the **global join** — which record is the page of each URL (the first), which pages merge by payload
   digest, where redirect chains lead, and every link's target page id — in two engines that give the
@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, StringTable
-from gym_crawl.corpus.html_extract import LINK_POSITIONS
-from gym_crawl.corpus.urls import url_host, url_text
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import LINK_POSITIONS
+from gym_crawl.web.urls import url_host, url_text
 
 __all__ = ["MAX_REDIRECT_HOPS", "Join", "assemble", "join_dask", "join_numpy", "load_keys", "page_labels",
            "read_table"]

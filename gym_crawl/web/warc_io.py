@@ -3,7 +3,7 @@
 :class:`WarcRecorder` writes with ``warcio``'s ``WARCWriter`` (WARC/1.1, one gzip member per record when the
 file name ends in ``.gz``):
 
-* a ``warcinfo`` record first (software, the :class:`~gym_crawl.corpus.live.policy.FetchPolicy` as JSON, the
+* a ``warcinfo`` record first (software, the :class:`~gym_crawl.web.policy.FetchPolicy` as JSON, the
   crawl's seeds; a resumed file gets one more, with ``resumed: true``);
 * per HTTP exchange (every redirect hop, retry and robots.txt fetch) a ``request`` record (unless no
   connection could be made) and, when a status line arrived, a ``response`` record (``WARC-Concurrent-To`` the request;
@@ -23,7 +23,7 @@ loses at most the fetch in progress. ``WarcRecorder(path, append=True)`` resumes
 kill is detected (an unfinished gzip member, or a record shorter than its ``Content-Length``) and the file is
 truncated back to the end of its last complete record before writing continues.
 
-:func:`read_fetches` rebuilds every :class:`~gym_crawl.corpus.live.result.FetchResult` in crawl order (the
+:func:`read_fetches` rebuilds every :class:`~gym_crawl.web.result.FetchResult` in crawl order (the
 body from the response record the metadata refers to), :func:`read_decisions` the decisions and
 :func:`read_warcinfo` the warcinfo fields.
 """
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gym_crawl.corpus.live.policy import FetchPolicy, default_user_agent
-from gym_crawl.corpus.live.result import Exchange, FetchResult
+from gym_crawl.web.policy import FetchPolicy, default_user_agent
+from gym_crawl.web.result import Exchange, FetchResult
 
 __all__ = ["WarcRecorder", "complete_prefix", "read_decisions", "read_fetches", "read_warcinfo"]
 

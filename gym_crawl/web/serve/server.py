@@ -20,7 +20,7 @@ Only 127.0.0.0/8 is ever bound.
 Every request is logged (:class:`LoggedRequest`: arrival and end time, host, path, method, the id of the
 TCP connection it came on, status, bytes written, User-Agent), so tests assert politeness from the
 server's side. The returned :class:`Site` is a context manager; leaving it stops every server.
-The server is :mod:`gym_crawl.corpus.live.site`, the misbehaviours :mod:`gym_crawl.corpus.live.misbehave`.
+The server is :mod:`gym_crawl.web.serve.site`, the misbehaviours :mod:`gym_crawl.web.serve.misbehave`.
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from gym_crawl.corpus.live.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, robots_txt
-from gym_crawl.corpus.live.site import LoggedRequest, Response, Route, Series, Site, html_page, redirect
+from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, robots_txt
+from gym_crawl.web.serve.site import LoggedRequest, Response, Route, Series, Site, html_page, redirect
 
 # the site's building blocks (site.py) and misbehaviours (misbehave.py) are importable from here too
 __all__ = [
@@ -97,9 +97,9 @@ def corpus_paths(corpus: Any) -> list[str]:
     """The path each page of ``corpus`` is served at by :func:`serve_corpus`: the path of
     :meth:`Corpus.url <gym_crawl.corpus.core.Corpus.url>` (``/wiki/<title>`` with spaces as ``_``, or
     ``/p/<id>`` on opaque-URL domains) in its canonical percent-encoding
-    (:func:`~gym_crawl.corpus.urls.canonical_url`), so the page URLs are canonical; a path taken by an
+    (:func:`~gym_crawl.web.urls.canonical_url`), so the page URLs are canonical; a path taken by an
     earlier page gets ``~<page id>`` appended."""
-    from gym_crawl.corpus.urls import canonical_url
+    from gym_crawl.web.urls import canonical_url
 
     paths: list[str] = []
     seen: set[str] = set()
@@ -125,9 +125,9 @@ def _page_text(corpus: Any, page: int) -> str:
 
 
 def corpus_page_html(corpus: Any, page: int, urls: Sequence[str]) -> bytes:
-    """The HTML :func:`serve_corpus` serves for ``page``: :func:`gym_crawl.corpus.html_extract.render_page` of
+    """The HTML :func:`serve_corpus` serves for ``page``: :func:`gym_crawl.web.html_extract.render_page` of
     its title, text and out-links (``(urls[target], anchor text)``, in link order)."""
-    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.web.html_extract import render_page
 
     a, b = corpus.outlinks(page)
     links = []

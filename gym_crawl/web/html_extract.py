@@ -1,6 +1,6 @@
 """One HTML page → its title, main text and out-links, the same way for every web corpus.
 
-The WARC compiler (:mod:`gym_crawl.corpus.warc`) and the live crawler both call :func:`extract_page`, so a
+The WARC compiler (:mod:`gym_crawl.web.warc`) and the live crawler both call :func:`extract_page`, so a
 page read from an archive and the same page fetched live give identical fields. :func:`render_page` is its
 inverse, used to serve a corpus as a web site.
 
@@ -13,7 +13,7 @@ What :func:`extract_page` returns:
   bullets and image alt texts left out, white space collapsed within lines;
 * **links**: every ``<a href>`` (also in navigation and footers), in document order:
 
-  - ``url``: :func:`~gym_crawl.corpus.urls.canonical_url` of the ``href`` against the page's ``<base href>``
+  - ``url``: :func:`~gym_crawl.web.urls.canonical_url` of the ``href`` against the page's ``<base href>``
     (itself resolved against the page URL) or the page URL; only ``http(s)`` targets are kept (``mailto:``,
     ``javascript:`` … dropped); links to the page itself (same canonical URL) dropped; a target linked
     several times keeps its first link; ``rel="nofollow"`` links are **kept** (they are part of the web a
@@ -47,7 +47,7 @@ from typing import Any
 
 from gym_crawl.corpus.builder import enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
-from gym_crawl.corpus.urls import canonical_url
+from gym_crawl.web.urls import canonical_url
 
 __all__ = ["LINK_POSITIONS", "ExtractedLink", "ExtractedPage", "decode_html", "extract_page", "render_page"]
 

@@ -1,8 +1,8 @@
 """What a polite crawl may fetch: :class:`FetchPolicy` (politeness, limits, scope, trap guards) and the
 checks that depend on a URL alone (:func:`in_scope`, :func:`trap_reason`, :func:`url_pattern`).
 
-:class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher` applies a policy; the module docstring of
-:mod:`gym_crawl.corpus.live.fetcher` says in which order.
+:class:`~gym_crawl.web.fetcher.PoliteFetcher` applies a policy; the module docstring of
+:mod:`gym_crawl.web.fetcher` says in which order.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def default_user_agent(contact: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class FetchPolicy:
-    """How politely and how far :class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher` fetches. Every field has a
+    """How politely and how far :class:`~gym_crawl.web.fetcher.PoliteFetcher` fetches. Every field has a
     safe default.
 
     :param user_agent: the whole User-Agent header; default ``None`` = ``gym_crawl/<version> (+<contact>)``.

@@ -22,8 +22,8 @@ the order they are appended.
 **Materialising a page.** The env calls :meth:`materialize` before the crawl state fetches a page: the
 first time, the page is fetched (``fetch(url)``, any callable returning a fetch result: ``url``,
 ``final_url``, ``status``, ``body``, ``content_type``, ``error`` — by default a
-:class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher`), parsed with
-:func:`~gym_crawl.corpus.html_extract.extract_page`, and its text and links appended; afterwards it is a
+:class:`~gym_crawl.web.fetcher.PoliteFetcher`), parsed with
+:func:`~gym_crawl.web.html_extract.extract_page`, and its text and links appended; afterwards it is a
 no-op. A failed fetch (robots.txt, 404, timeout, too large, not HTML, ...) leaves the page fetched with no
 text and no links; :meth:`materialize` returns the reason (``""`` for a page). Because content stays in
 the arrays, a second episode (``env.reset()``) re-crawls from memory and only pages never fetched go to
@@ -154,8 +154,8 @@ class LiveWeb(Corpus):
         seeds: seed URLs (ids ``0..len(seeds)-1``; canonicalised; at least one).
         fetch: ``fetch(url) -> result`` (attributes ``url``, ``final_url``, ``status``, ``body``,
             ``content_type``, ``error``: ``None`` for a page, else the reason). Default: a
-            :class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher` under ``policy``, recording to ``warc``.
-        policy: the default fetcher's :class:`~gym_crawl.corpus.live.fetcher.FetchPolicy` (its host scope
+            :class:`~gym_crawl.web.fetcher.PoliteFetcher` under ``policy``, recording to ``warc``.
+        policy: the default fetcher's :class:`~gym_crawl.web.fetcher.FetchPolicy` (its host scope
             is narrowed to ``scope``); only without ``fetch``.
         warc: path of a WARC file the default fetcher records every request and response to (and this web
             its configuration, :meth:`config`, in the warcinfo record).
@@ -173,7 +173,7 @@ class LiveWeb(Corpus):
         max_words: vocabulary capacity (default: the reference vocabulary + 10^6).
         extract: ``extract(body, url, content_type) -> page`` with ``title``, ``text`` (the main text) and
             ``links`` (``url``, ``anchor``, ``context``, optionally ``position``); default
-            :func:`~gym_crawl.corpus.html_extract.extract_page`.
+            :func:`~gym_crawl.web.html_extract.extract_page`.
         name: the corpus name.
     """
 
@@ -189,7 +189,7 @@ class LiveWeb(Corpus):
                  scope: str | Callable[[str], bool] = "hosts", max_pages: int = 100_000,
                  max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
                  max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live"):
-        from gym_crawl.corpus.urls import canonical_url, url_host, url_text
+        from gym_crawl.web.urls import canonical_url, url_host, url_text
 
         self._canonical, self._host_of, self._url_text = canonical_url, url_host, url_text
         if isinstance(seeds, (str, bytes)) or not seeds:
@@ -476,7 +476,7 @@ class LiveWeb(Corpus):
 
     # ------------------------------------------------------------------ fetching
     def _default_fetcher(self, policy: Any, warc: str | Path | None, resume: bool) -> Callable[[str], Any]:
-        from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
+        from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
 
         pol = policy if policy is not None else FetchPolicy()
         if not isinstance(pol, FetchPolicy):
@@ -488,7 +488,7 @@ class LiveWeb(Corpus):
         self.policy = pol
         recorder = None
         if warc is not None:
-            from gym_crawl.corpus.live.warc_io import WarcRecorder, read_fetches
+            from gym_crawl.web.warc_io import WarcRecorder, read_fetches
 
             path = Path(warc)
             resuming = resume and path.exists()
@@ -539,7 +539,7 @@ class LiveWeb(Corpus):
 
     def _check_same_config(self, path: Path) -> None:
         """Refuse to resume a WARC recorded with another configuration (its pages would get other ids)."""
-        from gym_crawl.corpus.live.warc_io import read_warcinfo
+        from gym_crawl.web.warc_io import read_warcinfo
 
         mine = self.config()
         for fields in read_warcinfo(path):
@@ -624,7 +624,7 @@ class LiveWeb(Corpus):
 
     def _extractor(self) -> Callable[..., Any]:
         if self._extract is None:
-            from gym_crawl.corpus.html_extract import extract_page
+            from gym_crawl.web.html_extract import extract_page
 
             self._extract = extract_page
         return self._extract
@@ -686,7 +686,7 @@ class LiveWeb(Corpus):
     # ------------------------------------------------------------------ snapshot and replay
     def to_corpus(self, name: str | None = None) -> Corpus:
         """A static :class:`Corpus` of the discovered pages in the layout of a WARC corpus
-        (:func:`gym_crawl.corpus.warc.load_warc`): same ids; ``urls`` the canonical URLs (``page_id(url)``
+        (:func:`gym_crawl.web.warc.load_warc`): same ids; ``urls`` the canonical URLs (``page_id(url)``
         finds a page); titles the HTML titles; unfetched pages without text or links (``meta["fetched"]``
         lists the fetched ones); ``texts`` the kept main texts."""
         n, L = self._n, self._L
@@ -738,9 +738,9 @@ class LiveWeb(Corpus):
         """The web a recorded live crawl saw, rebuilt from its WARC without network access: the
         configuration recorded in its warcinfo (:meth:`config`; ``overrides`` replace entries; ``text`` must be
         the reference text model the crawl used), fetch results read back with
-        :func:`~gym_crawl.corpus.live.warc_io.read_fetches`; a URL the archive does not hold fails with
+        :func:`~gym_crawl.web.warc_io.read_fetches`; a URL the archive does not hold fails with
         ``"not-in-archive"``."""
-        from gym_crawl.corpus.live.warc_io import read_fetches, read_warcinfo
+        from gym_crawl.web.warc_io import read_fetches, read_warcinfo
 
         path = Path(path)
         if not path.is_file():
