@@ -228,7 +228,7 @@ def bench_urls(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
     from w3lib.url import canonicalize_url
 
-    from gym_crawl.corpus import urls as urls_mod
+    from gym_crawl.web import urls as urls_mod
 
     pairs = []
     for url, body in pages:

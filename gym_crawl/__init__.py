@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from gym_crawl import _moved
+
 __version__ = "0.1.0"
 
 ENV_ID = "WikiCrawl-v1"
@@ -50,6 +52,8 @@ if ENV_ID not in gym.registry:
                                  (ENV_ID_V0, {"reward": "han2018"}, DEFAULT_MAX_EPISODE_STEPS)):
         gym.register(id=_id, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv",
                      kwargs={**_kwargs, "max_episode_steps": _steps}, additional_wrappers=(BUDGET_WRAPPER,))
+
+_moved.install()  # the deprecated old paths of modules that moved (gym_crawl._moved.MOVED)
 
 __all__ = ["ENV_ID", "ENV_ID_V0", "ENV_ID_V2", "V2_KWARGS", "V2_MAX_EPISODE_STEPS", "V2_TASK_SET",
            "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

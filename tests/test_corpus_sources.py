@@ -167,7 +167,7 @@ def test_a_new_named_corpus_registers_in_one_place():
 def test_opaque_url_domains_show_no_title_in_the_url():
     """A hard-preset page on an opaque-URL domain displays ``/p/<id>``, not its title (the crawler's URL
     tokens have no title words there either); other domains keep ``/wiki/<title>``."""
-    from gym_crawl.corpus.sources import synthetic_hard_corpus
+    from gym_crawl.generated.synthetic import synthetic_hard_corpus
 
     c = synthetic_hard_corpus(2000)
     opaque = set(c.meta.get("opaque_url_domains") or ())

@@ -41,7 +41,6 @@ __all__ = [
     "load_corpus",
     "parse_corpus_name",
     "register_corpus",
-    "synthetic_hard_corpus",
 ]
 
 DEFAULT_SYNTHETIC_PAGES = 20_000
@@ -145,22 +144,8 @@ CORPUS_KINDS = CorpusKindRegistry()
 
 
 # ------------------------------------------------------------------ named corpora
-
-def synthetic_hard_corpus(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
-    """The synthetic web with the ``hard`` preset: link text as uninformative as the real web's (anchors that
-    differ from titles at measured rates, opaque URLs, relevant islands behind off-topic sites), calibrated by
-    ``gym-crawl bench calibrate_synthetic``; ``synthetic_corpus(preset="hard")``."""
-    from gym_crawl.generated.synthetic import synthetic_corpus
-
-    return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)
-
-
-def _synthetic(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
-    """The embedded synthetic web (generated once, then memory-mapped from the cache)."""
-    from gym_crawl.generated.synthetic import synthetic_corpus
-
-    return synthetic_corpus(n_pages=n_pages, **kw)
-
+# The loaders live in the layers above the corpus (the generated webs, the web); lazy "module:attribute"
+# entries name them, so resolving a name imports its loader on first use and this module imports nothing above.
 
 def _simplewiki(**kw: Any) -> Corpus:
     """The Simple English Wikipedia dump (downloaded on demand, SHA-1 verified, compiled and cached)."""
@@ -169,8 +154,10 @@ def _simplewiki(**kw: Any) -> Corpus:
     return mediawiki.load_simplewiki(**kw)
 
 
-register_corpus("synthetic", _synthetic, sized=True)
-register_corpus("synthetic-hard", synthetic_hard_corpus, sized=True)
+register_corpus("synthetic", "gym_crawl.generated.synthetic:synthetic_corpus",
+                "The embedded synthetic web (generated once, then memory-mapped from the cache).", sized=True)
+register_corpus("synthetic-hard", "gym_crawl.generated.synthetic:synthetic_hard_corpus",
+                "The synthetic web with the ``hard`` preset: link text as uninformative as the real web's", sized=True)
 register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
                 "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
 register_corpus("simplewiki", _simplewiki)
@@ -242,7 +229,7 @@ CORPUS_KINDS.register_kind(
 CORPUS_KINDS.register_kind(
     "warc", _is_warc, "gym_crawl.web.warc:load_warc",
     "WARC web archives: a *.warc / *.warc.gz file, a folder holding them, or a glob",
-    example="gym_crawl.web.warc:write_example_warc")
+    example="gym_crawl.generated.examples:write_example_warc")
 CORPUS_KINDS.register_kind(
     "html-folder", lambda p: p.is_dir(), "gym_crawl.web.html_folder:load_html_folder",
     "any other folder: its *.html / *.htm files and the links between them",

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from gym_crawl.corpus.core import Corpus, CorpusBuilder
 
-__all__ = ["EXAMPLE_LINKS", "EXAMPLE_PAGES", "example_corpus", "write_compiled", "write_html_folder",
-           "write_mediawiki_dump", "write_thesis_layout_example", "write_wikispeedia"]
+__all__ = ["EXAMPLE_LINKS", "EXAMPLE_PAGES", "example_corpus", "write_compiled", "write_example_warc",
+           "write_html_folder", "write_mediawiki_dump", "write_thesis_layout_example", "write_wikispeedia"]
 
 EXAMPLE_PAGES: dict[str, tuple[str, str]] = {
     "Geology": ("geo", "Geology is the science of the solid earth, the rock it is made of and the mineral grains of "
@@ -130,3 +130,35 @@ def write_wikispeedia(folder: str | os.PathLike) -> Path:
             f"   #copyright\n\n{t}\n\n2007 Schools Wikipedia Selection. Related subjects: {subj}\n\n   {body}\n\n"
             f"   Retrieved from \" http://en.wikipedia.org/wiki/{t}\"\n", encoding="utf-8")
     return root
+
+
+def write_example_warc(folder: str | os.PathLike) -> Path:
+    """A gzipped WARC of a crawl of the example web (``example.warc.gz``): each page a ``request`` +
+    ``response`` pair rendered by :func:`~gym_crawl.web.html_extract.render_page` at
+    ``https://<subject>.example.org/wiki/<Title>``, plus a ``warcinfo`` record. Needs the ``web`` extra
+    (warcio)."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from gym_crawl.web.html_extract import render_page
+
+    def url(t: str) -> str:
+        return f"https://{EXAMPLE_PAGES[t][0]}.example.org/wiki/{t}"
+
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / "example.warc.gz"
+    with open(out, "wb") as f:
+        w = WARCWriter(f, gzip=True)
+        w.write_record(w.create_warcinfo_record(out.name, {"software": "gym_crawl example"}))
+        for t, (_subj, text) in EXAMPLE_PAGES.items():
+            body = render_page(t, text, [(url(d), d) for d in _targets(t)])
+            req = StatusAndHeaders(f"GET /wiki/{t} HTTP/1.1", [("Host", f"{EXAMPLE_PAGES[t][0]}.example.org")],
+                                   is_http_request=True)
+            w.write_record(w.create_warc_record(url(t), "request", http_headers=req))
+            resp = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
+                                               ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url(t), "response", payload=io.BytesIO(body), http_headers=resp))
+    return out

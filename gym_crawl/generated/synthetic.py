@@ -28,8 +28,8 @@ from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_cache_path", "GENERATOR_VERSION",
-           "TOPICS", "TAXONOMY", "DEFAULT_PAGES", "PRESETS", "HARD", "HARD_PRESET_VERSION"]
+__all__ = ["generate_synthetic", "synthetic_corpus", "synthetic_hard_corpus", "synthetic_cache_path",
+           "GENERATOR_VERSION", "TOPICS", "TAXONOMY", "DEFAULT_PAGES", "PRESETS", "HARD", "HARD_PRESET_VERSION"]
 
 GENERATOR_VERSION = 3
 """Bumped whenever the generated arrays change for a given ``(n_pages, seed)``; part of the cache name."""
@@ -1647,3 +1647,11 @@ def synthetic_corpus(n_pages: int = DEFAULT_PAGES, seed: int = 0, cache: bool = 
     from gym_crawl.corpus.cache import store_cached  # read-only cache folder: in memory, one warning
 
     return store_cached(corpus, path, what=f"synthetic corpus ({n_pages} pages, preset {preset})", **load_kw)
+
+
+def synthetic_hard_corpus(n_pages: int = DEFAULT_PAGES, **kw: Any) -> Corpus:
+    """The synthetic web with the ``hard`` preset: link text as uninformative as the real web's (anchors that
+    differ from titles at measured rates, opaque URLs, relevant islands behind off-topic sites), calibrated by
+    ``gym-crawl bench calibrate_synthetic``; ``synthetic_corpus(preset="hard")``, the corpus
+    ``load_corpus("synthetic-hard")`` names."""
+    return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)

@@ -1,5 +1,10 @@
-"""The live web: a polite HTTP fetcher, WARC recording of its fetches, and a loopback test site.
+"""The web: everything that speaks URL, HTTP, HTML or WARC, and the live web a crawl fetches from.
 
+* :mod:`~gym_crawl.web.urls` — URL canonicalisation and the text of a URL;
+* :mod:`~gym_crawl.web.html_extract` — main text and links of an HTML page; :mod:`~gym_crawl.web.html_folder`
+  loads a folder of HTML files as a corpus;
+* :mod:`~gym_crawl.web.warc` — WARC archives compiled into a corpus (:func:`~gym_crawl.web.warc.load_warc`,
+  with :mod:`~gym_crawl.web.warc_build` joining the per-file parts);
 * :mod:`~gym_crawl.web.fetcher` — :class:`PoliteFetcher` under a :class:`FetchPolicy`
   (:mod:`~gym_crawl.web.policy`: robots.txt, per-host delay, one connection per host, global rate,
   timeouts, byte cap, content types, redirects, retries, scope and trap guards), returning a
@@ -10,10 +15,10 @@
 * :mod:`~gym_crawl.web.live` — :class:`LiveWeb`, the corpus the crawl env walks while fetching it
   (``gym.make("WikiCrawl-v1", corpus=LiveWeb(seeds=[...]))``), and its replay from a WARC
   (:meth:`LiveWeb.from_warc`);
-* :mod:`~gym_crawl.web.serve.server` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
+* :mod:`~gym_crawl.web.serve` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
   run a multi-host HTTP site on 127.0.0.0/8 that can misbehave on purpose.
 
-The HTTP and WARC libraries come with the ``web`` extra: ``pip install 'gym-crawl[web]'``.
+The HTTP, HTML and WARC libraries come with the ``web`` extra: ``pip install 'gym-crawl[web]'``.
 """
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
 
 __all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
-           "parse_warc_file", "warc_files", "write_example_warc"]
+           "parse_warc_file", "warc_files"]
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -628,37 +628,3 @@ def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> t
         for o in own:
             o.close()
     return results, (lambda _chunks: join)
-
-
-# ------------------------------------------------------------------------------------------ example
-
-def write_example_warc(folder: str | os.PathLike) -> Path:
-    """The example web (:mod:`gym_crawl.generated.examples`) as a gzipped WARC of a crawl: each page a
-    ``request`` + ``response`` pair rendered by :func:`~gym_crawl.web.html_extract.render_page` at
-    ``https://<subject>.example.org/wiki/<Title>``, plus a ``warcinfo`` record."""
-    import io
-
-    from warcio.statusandheaders import StatusAndHeaders
-    from warcio.warcwriter import WARCWriter
-
-    from gym_crawl.generated.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
-    from gym_crawl.web.html_extract import render_page
-
-    def url(t: str) -> str:
-        return f"https://{EXAMPLE_PAGES[t][0]}.example.org/wiki/{t}"
-
-    root = Path(folder)
-    root.mkdir(parents=True, exist_ok=True)
-    out = root / "example.warc.gz"
-    with open(out, "wb") as f:
-        w = WARCWriter(f, gzip=True)
-        w.write_record(w.create_warcinfo_record(out.name, {"software": "gym_crawl example"}))
-        for t, (_subj, text) in EXAMPLE_PAGES.items():
-            body = render_page(t, text, [(url(d), d) for s, d in EXAMPLE_LINKS if s == t])
-            req = StatusAndHeaders(f"GET /wiki/{t} HTTP/1.1", [("Host", f"{EXAMPLE_PAGES[t][0]}.example.org")],
-                                   is_http_request=True)
-            w.write_record(w.create_warc_record(url(t), "request", http_headers=req))
-            resp = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"),
-                                               ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
-            w.write_record(w.create_warc_record(url(t), "response", payload=io.BytesIO(body), http_headers=resp))
-    return out
