@@ -43,6 +43,24 @@ MOVED: dict[str, str] = {
     "gym_crawl.corpus.news_site": "gym_crawl.generated.news_site",
     "gym_crawl.corpus.changing": "gym_crawl.generated.changing",
     "gym_crawl.corpus.examples": "gym_crawl.generated.examples",
+    # agents by family
+    "gym_crawl.agents.ddqn": "gym_crawl.agents.dqn.tres",
+    "gym_crawl.agents.ddqn_buffers": "gym_crawl.agents.dqn.buffers",
+    "gym_crawl.agents.ddqn_config": "gym_crawl.agents.dqn.config",
+    "gym_crawl.agents.ddqn_network": "gym_crawl.agents.dqn.network",
+    "gym_crawl.agents.thesis_dqn": "gym_crawl.agents.dqn.thesis",
+    "gym_crawl.agents.sb3_agent": "gym_crawl.agents.sb3.agent",
+    "gym_crawl.agents.sb3_policies": "gym_crawl.agents.sb3.policies",
+    "gym_crawl.agents.sb3_train": "gym_crawl.agents.sb3.train",
+    "gym_crawl.agents.rllib_agent": "gym_crawl.agents.rllib.agent",
+    "gym_crawl.agents.rllib_model": "gym_crawl.agents.rllib.model",
+    "gym_crawl.agents.rllib_train": "gym_crawl.agents.rllib.train",
+    "gym_crawl.agents.lfa": "gym_crawl.agents.linear.lfa",
+    "gym_crawl.agents.pair_index": "gym_crawl.agents.linear.pair_index",
+    "gym_crawl.agents.online_classifier": "gym_crawl.agents.hashed.online_classifier",
+    "gym_crawl.agents.hashed_q": "gym_crawl.agents.hashed.hashed_q",
+    "gym_crawl.agents.mixture": "gym_crawl.agents.hashed.mixture",
+    "gym_crawl.agents.seedfinder": "gym_crawl.agents.hashed.seedfinder",
 }
 """Old dotted module path → the dotted path of the module that holds it now."""
 

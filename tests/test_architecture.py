@@ -194,6 +194,10 @@ def test_an_old_path_is_a_deprecated_alias_of_the_moved_module(old):
     import sys
 
     new = MOVED[old]
+    try:
+        importlib.import_module(new)
+    except ImportError as e:  # the RLlib and PyTorch families need their optional extras
+        pytest.skip(f"{new} does not import here: {e}")
     for name in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
         if name in MOVED:
             del sys.modules[name]  # the alias only (the module itself stays under its new name)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gym_crawl.agents import agent_names, env_kwargs_for, make_agent, make_env_for, run_episode
-from gym_crawl.agents.online_classifier import OnlineClassifierAgent
-from gym_crawl.agents.seedfinder import SeedFinderAgent
+from gym_crawl.agents.hashed.online_classifier import OnlineClassifierAgent
+from gym_crawl.agents.hashed.seedfinder import SeedFinderAgent
 from gym_crawl.relevance.classifier import heldout_view
 from gym_crawl.relevance.search import search_engine, seedfinder_results
 

@@ -82,13 +82,13 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition, make_agent
-from gym_crawl.agents.ddqn_buffers import MaxSegmentTree
+from gym_crawl.agents.dqn.buffers import MaxSegmentTree
 
 try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.thesis_dqn needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+    raise ImportError("agents.dqn.thesis needs PyTorch: pip install 'gym-crawl[sb3]'") from e
 
 __all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "SELECT_MODES"]
 

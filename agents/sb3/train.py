@@ -9,13 +9,13 @@
 Algorithms: ``dqn``, ``ppo``, ``a2c``, ``maskable-ppo`` on the discrete wrapper
 (:class:`gym_crawl.wrappers.DiscreteScoringWrapper`), ``ppo``, ``a2c``, ``sac``, ``td3``
 on the continuous one (:class:`gym_crawl.wrappers.LinearScoringWrapper`). Policies:
-``scoring`` (:mod:`agents.sb3_policies`, discrete only) or ``mlp`` (stock
+``scoring`` (:mod:`agents.sb3.policies`, discrete only) or ``mlp`` (stock
 ``MultiInputPolicy`` on the ``Dict`` observation, ``MlpPolicy`` with ``--flatten`` or on
 the continuous wrapper).
 
 The scoring policy starts from best-first by default (``--prior best-first``: score = a learned scale times
 best-first's link score, the feature column ``a.link_rel``, plus a learned residual whose output layer starts at
-zero, :mod:`agents.sb3_policies`); ``--prior none`` learns the scores from scratch.
+zero, :mod:`agents.sb3.policies`); ``--prior none`` learns the scores from scratch.
 
 Protocol: every training episode draws a topic from ``--train-topics``
 (:class:`gym_crawl.wrappers.TopicSampler`, seeded); evaluation runs each topic of
@@ -31,7 +31,7 @@ corpus — ``synthetic`` / ``synthetic-N`` / compiled corpora are ``np.load(mmap
 the main process builds the cache first; resident memory per worker is measured and
 reported), TensorBoard logs in ``<out>/tb``, SB3's progress bar, ``CheckpointCallback``
 (``<out>/checkpoints``), seeds for envs, topics and networks. Outputs in ``--out``:
-``model.zip`` (SB3's format), ``agent.npz`` (pickle-free :class:`agents.sb3_agent.SB3Agent`,
+``model.zip`` (SB3's format), ``agent.npz`` (pickle-free :class:`agents.sb3.agent.SB3Agent`,
 for ``--agent sb3:<out>``), ``config.json``, ``results.json``.
 
 Rewards are scaled by ``1 / max_reward`` by default (Han's 30 / -1 become 1 / -0.033) so
@@ -261,9 +261,9 @@ def worker_memory(vec_env: Any) -> list[dict[str, float]]:
 
 # --------------------------------------------------------------------------- models
 def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, Any]]:
-    """``(policy name, JSON policy_kwargs)`` for SB3 (names resolvable by :func:`agents.sb3_agent.policy_class`).
+    """``(policy name, JSON policy_kwargs)`` for SB3 (names resolvable by :func:`agents.sb3.agent.policy_class`).
     The scoring policy with ``cfg.prior == "best-first"`` scores ``β · link score + learned residual`` and starts
-    as best-first (:mod:`agents.sb3_policies`); the link-score column is looked up in ``cfg.features``."""
+    as best-first (:mod:`agents.sb3.policies`); the link-score column is looked up in ``cfg.features``."""
     hidden = [int(h) for h in cfg.hidden]
     if cfg.policy == "scoring":
         name = {"dqn": "CandidateScoringDQNPolicy", "maskable-ppo": "MaskableCandidateScoringPolicy"}.get(
@@ -282,7 +282,7 @@ def policy_spec(cfg: TrainConfig, candidate_dim: int) -> tuple[str, dict[str, An
 
 
 def _link_score_column(features: str, candidate_dim: int) -> int:
-    from gym_crawl.agents.sb3_policies import link_score_column
+    from gym_crawl.agents.sb3.policies import link_score_column
     from gym_crawl.features import get_feature_set
 
     names = get_feature_set(features).names
@@ -296,7 +296,7 @@ def _link_score_column(features: str, candidate_dim: int) -> int:
 
 def build_model(cfg: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
     """The SB3 algorithm of ``cfg`` on the vectorized ``env`` (defaults: :data:`DEFAULT_HYPER`, ``--hyper`` wins)."""
-    from gym_crawl.agents.sb3_agent import algo_class, policy_class
+    from gym_crawl.agents.sb3.agent import algo_class, policy_class
 
     d = int(env.get_attr("candidate_dim")[0])
     name, pkw = policy_spec(cfg, d)
@@ -393,7 +393,7 @@ def train(cfg: TrainConfig) -> TrainResult:
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     from gym_crawl._io import atomic_write_json
-    from gym_crawl.agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3.agent import SB3Agent
 
     cfg.validate()
     th.set_num_threads(resolve_torch_threads(cfg.torch_threads, cfg.n_envs, use_subprocesses(cfg.n_envs, cfg.vec)))

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from gym_crawl.agents.online_classifier import OnlineClassifierAgent
+from gym_crawl.agents.hashed.online_classifier import OnlineClassifierAgent
 from gym_crawl.relevance.search import SEEDFINDER_DEFAULTS
 
 __all__ = ["SeedFinderAgent"]

@@ -2,11 +2,11 @@
 
 ``<path>`` is a ``gym-crawl train --backend rllib`` output folder (or the ``module.pt`` in it): the
 candidate-scoring ``RLModule``'s weights, read with ``torch.load(weights_only=True)`` by
-:func:`gym_crawl.agents.rllib_train.load_module`, plus the ``module.pt.json`` sidecar (K, feature
+:func:`gym_crawl.agents.rllib.train.load_module`, plus the ``module.pt.json`` sidecar (K, feature
 dimension, model config). The run's ``config.json`` beside it supplies the env keywords the policy was
 trained with (``features``, ``reducer``, ``reward``, ``max_candidates``) as :attr:`RLlibAgent.env_defaults`.
 An RLlib checkpoint folder written by ``Algorithm.save()`` holds pickled state, which is never loaded here:
-export its module first with ``gym_crawl.agents.rllib_train.save_module(algo.get_module(), "module.pt",
+export its module first with ``gym_crawl.agents.rllib.train.save_module(algo.get_module(), "module.pt",
 ...)``. The agent acts greedily (argmax of the masked logits). Ray is the optional extra ``rllib``; without
 it the agent refuses with the install command.
 """
@@ -38,7 +38,7 @@ def _module_path(path: str | Path) -> Path:
     if p.is_dir():
         if not (p / "module.pt").is_file() and any(p.glob("**/rl_module")):
             raise ValueError(f"{p}: an RLlib Algorithm checkpoint (pickled state, never loaded here); export "
-                             f"its module with gym_crawl.agents.rllib_train.save_module(algo.get_module(), "
+                             f"its module with gym_crawl.agents.rllib.train.save_module(algo.get_module(), "
                              f"'module.pt', obs_space, act_space, model_config) and pass that file")
         p = p / "module.pt"
     if not p.is_file() or not p.with_suffix(p.suffix + ".json").is_file():
@@ -78,12 +78,12 @@ class RLlibAgent(Agent):
                              f"Python: features=NAME, the set it was trained with)")
         if self.module is None or self._k != base.max_candidates:
             _require_ray()
-            from gym_crawl.agents.rllib_train import load_module
+            from gym_crawl.agents.rllib.train import load_module
 
             self.module, self._k = load_module(self.path, max_candidates=base.max_candidates), base.max_candidates
 
     def act(self, obs: Any, info: dict) -> int:
-        from gym_crawl.agents.rllib_train import greedy_actions
+        from gym_crawl.agents.rllib.train import greedy_actions
 
         return int(greedy_actions(self.module, {k: np.asarray(v)[None] for k, v in obs.items()})[0])
 

@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition
-from gym_crawl.agents.pair_index import PairIndex
+from gym_crawl.agents.linear.pair_index import PairIndex
 from gym_crawl.agents.priority_queue import UpdatablePQ
 
 __all__ = [

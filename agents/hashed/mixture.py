@@ -6,7 +6,7 @@ text, the learner where site regularities (URL patterns, templates, sibling stat
 between them, step by step:
 
 * **Rankers**: best-first's top frontier page (the highest ``link_scores``, the papers' no-learning
-  priority) and the learner's top page (the :class:`~gym_crawl.agents.online_classifier.OnlineClassifierAgent`
+  priority) and the learner's top page (the :class:`~gym_crawl.agents.hashed.online_classifier.OnlineClassifierAgent`
   this class extends: highest ``w·x`` over the ``hashed-site`` feature rows by default). Ties in either
   ranking: the earliest in ``frontier_pages()`` order.
 * **Choice**: when both rankers name the same page it is fetched; otherwise a two-armed Beta–Bernoulli
@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gym_crawl.agents.base import Transition
-from gym_crawl.agents.online_classifier import OnlineClassifierAgent
+from gym_crawl.agents.hashed.online_classifier import OnlineClassifierAgent
 
 __all__ = ["ARMS", "BestFirstMixAgent", "ThompsonPair"]
 

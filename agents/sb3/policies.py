@@ -38,7 +38,7 @@ the flat layout ``[candidates (K·d) | mask (K) | state (s)]``), :class:`Candida
 (sb3-contrib MaskablePPO) and :class:`CandidateScoringDQNPolicy` (DQN). Example::
 
     from sb3_contrib import MaskablePPO
-    from gym_crawl.agents.sb3_policies import MaskableCandidateScoringPolicy
+    from gym_crawl.agents.sb3.policies import MaskableCandidateScoringPolicy
     model = MaskablePPO(MaskableCandidateScoringPolicy, env, policy_kwargs={"scorer_kwargs": {"hidden": [64, 64]}})
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Q-network of the DDQN crawlers (:mod:`gym_crawl.agents.ddqn`): one MLP on state-action rows."""
+"""The Q-network of the DDQN crawlers (:mod:`gym_crawl.agents.dqn.tres`): one MLP on state-action rows."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.ddqn needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+    raise ImportError("agents.dqn.tres needs PyTorch: pip install 'gym-crawl[sb3]'") from e
 
 __all__ = ["QNetwork"]
 

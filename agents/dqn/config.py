@@ -1,4 +1,4 @@
-"""The typed configuration of the DDQN crawlers (:mod:`gym_crawl.agents.ddqn`): :class:`DDQNConfig`.
+"""The typed configuration of the DDQN crawlers (:mod:`gym_crawl.agents.dqn.tres`): :class:`DDQNConfig`.
 
 A frozen dataclass, validated when built (every bad value raises ``ValueError`` naming the option),
 with the defaults TRES's crawlers run with. The agents take its fields as keyword arguments

@@ -22,7 +22,7 @@ either way:
 
 Persistence is pickle-free (:meth:`Agent.save`): an ``.npz`` of the policy's tensors plus
 a JSON header naming the algorithm, the policy class (an SB3 alias such as
-``"MultiInputPolicy"`` or a class of :mod:`agents.sb3_policies`), JSON policy kwargs and
+``"MultiInputPolicy"`` or a class of :mod:`agents.sb3.policies`), JSON policy kwargs and
 the wrapper options. The policy is rebuilt for the env it meets, so a candidate-scoring
 policy trained with K = 32 runs on an env with K = 256; a stock ``MlpPolicy`` trained on
 another K fails with a clear error. SB3's own ``model.zip`` (which unpickles classes
@@ -68,12 +68,12 @@ def algo_class(algo: str) -> Any:
 
 def policy_class(algo: str, policy: str) -> Any:
     """Resolve ``policy`` — an alias of ``algo`` (``"MlpPolicy"``, ``"MultiInputPolicy"``) or a class name of
-    :mod:`agents.sb3_policies` — to a class. Nothing else is importable from a saved header."""
+    :mod:`agents.sb3.policies` — to a class. Nothing else is importable from a saved header."""
     cls = algo_class(algo)
     if policy in cls.policy_aliases:
         return cls.policy_aliases[policy]
     if policy in _OWN_POLICIES:
-        from gym_crawl.agents import sb3_policies
+        from gym_crawl.agents.sb3 import policies as sb3_policies
 
         return getattr(sb3_policies, policy)
     raise ValueError(f"unknown policy {policy!r} for {algo}: expected one of "
@@ -94,14 +94,14 @@ def identify_policy(module: str, name: str | None = None, doc: str | None = None
             seen.append(f"{pcls.__module__}.{pcls.__name__}")
             if pcls.__module__ == module and (pcls.__name__ == name if name else pcls.__doc__ == doc):
                 return algo, alias
-    if module == "gym_crawl.agents.sb3_policies":
-        from gym_crawl.agents import sb3_policies
+    if module == "gym_crawl.agents.sb3.policies":
+        from gym_crawl.agents.sb3 import policies as sb3_policies
 
         for own in _OWN_POLICIES:
             if own == name or (not name and getattr(sb3_policies, own).__doc__ == doc):
                 return _OWN_ALGO[own], own
     raise ValueError(f"policy class {module}.{name or '?'} is not one this agent can rebuild; known: "
-                     f"{sorted(set(seen)) + [f'gym_crawl.agents.sb3_policies.{n}' for n in _OWN_POLICIES]}")
+                     f"{sorted(set(seen)) + [f'gym_crawl.agents.sb3.policies.{n}' for n in _OWN_POLICIES]}")
 
 
 def _wrapper_options(obs_dict: bool, obs_dim: int, cand_shape: tuple[int, int] | None, action_n: int | None,
@@ -332,7 +332,7 @@ def _zip_spaces(data: dict, path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: {e}; it was not trained on a gym_crawl scoring wrapper (make_scoring_env)") from None
 
 
-_EXPORT_HINT = ("in Python, gym_crawl.agents.sb3_agent.export_sb3_model(model, 'agent.npz', **env_kwargs), "
+_EXPORT_HINT = ("in Python, gym_crawl.agents.sb3.agent.export_sb3_model(model, 'agent.npz', **env_kwargs), "
                 "then --agent sb3:agent.npz")
 
 

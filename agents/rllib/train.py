@@ -10,14 +10,14 @@
     gym-crawl train --backend rllib --address auto --num-env-runners 16 --corpus /shared/corpora/wikispeedia ...
 
 Algorithm: RLlib's PPO on the new API stack (``RLModule`` / ``Learner`` / ``EnvRunner``) with
-:class:`gym_crawl.agents.rllib_model.CandidateScoringRLModule` — the candidate-scoring network of
-:mod:`gym_crawl.agents.sb3_policies` (one shared network scores every candidate row) with action
+:class:`gym_crawl.agents.rllib.model.CandidateScoringRLModule` — the candidate-scoring network of
+:mod:`gym_crawl.agents.sb3.policies` (one shared network scores every candidate row) with action
 masking, read from the env's own ``Dict`` observation ``{"candidates", "mask", "state"}``.
 
 Environment: :func:`env_creator`, registered with Ray's tune registry as :data:`ENV_NAME` by
 :func:`register`, builds ``gym.make("WikiCrawl-v1", corpus=<path>, action="slot", ...)`` →
 :class:`gym_crawl.wrappers.TopicSampler` → :class:`gym_crawl.wrappers.DiscreteScoringWrapper` (the
-stack of ``agents/sb3_train.py``, same topic split convention: training episodes draw a topic from
+stack of ``agents/sb3/train.py``, same topic split convention: training episodes draw a topic from
 ``--train-topics``, evaluation runs the held-out ``--eval-topics``). The driver resolves ``--corpus``
 to a **compiled corpus directory** once (building the corpus and text-model caches) and hands env
 runners that *path*, never a ``Corpus`` object: each worker memory-maps the same files (page cache
@@ -31,9 +31,9 @@ iteration on stderr that leaves out what no finished episode has measured yet (n
 ``--out``:
 ``config.json``, ``curve.json``, ``module.pt`` (the RLModule's weights, ``torch.load(...,
 weights_only=True)``; :func:`load_module` rebuilds the module), ``results.json`` (greedy evaluation
-of the final module on the held-out and the training topics, like ``agents/sb3_train.py``).
+of the final module on the held-out and the training topics, like ``agents/sb3/train.py``).
 
-Rewards are scaled by ``1 / max_reward`` by default (as in ``agents/sb3_train.py``); the reported
+Rewards are scaled by ``1 / max_reward`` by default (as in ``agents/sb3/train.py``); the reported
 episode rewards (``info["reward_sum"]``) are unscaled.
 """
 from __future__ import annotations
@@ -83,7 +83,7 @@ ENV_NAME = "gym_crawl-WikiCrawl-scoring"
 DEFAULT_PPO: dict[str, Any] = {"train_batch_size_per_learner": 1000, "minibatch_size": 250, "num_epochs": 4,
                                "lr": 3e-4, "gamma": 0.9, "lambda_": 0.9, "entropy_coeff": 0.003,
                                "clip_param": 0.2, "vf_loss_coeff": 0.5}
-"""PPO defaults (γ = 0.9, λ = 0.9, entropy 0.003, clip 0.2: ``agents/sb3_train.py``'s MaskablePPO values);
+"""PPO defaults (γ = 0.9, λ = 0.9, entropy 0.003, clip 0.2: ``agents/sb3/train.py``'s MaskablePPO values);
 ``--hyper`` JSON overrides (any ``PPOConfig.training`` keyword)."""
 
 
@@ -139,7 +139,7 @@ class RLlibResult:
     evaluation: dict[str, list[dict[str, Any]]]
 
     def summary(self) -> dict[str, Any]:
-        from gym_crawl.agents.sb3_train import _aggregate
+        from gym_crawl.agents.sb3.train import _aggregate
 
         return {"backend": "rllib", "algo": "ppo", "policy": "scoring", "corpus": self.config.corpus,
                 "corpus_path": self.corpus_path, "num_env_runners": self.config.num_env_runners,
@@ -228,12 +228,12 @@ def _callbacks_class() -> type:
 
 def build_algo_config(cfg: RLlibConfig, corpus_path: str) -> Any:
     """RLlib ``PPOConfig`` of a run: the registered env on ``corpus_path``, ``cfg.num_env_runners`` env runners,
-    :class:`~gym_crawl.agents.rllib_model.CandidateScoringRLModule`, PPO hyperparameters (:data:`DEFAULT_PPO`,
+    :class:`~gym_crawl.agents.rllib.model.CandidateScoringRLModule`, PPO hyperparameters (:data:`DEFAULT_PPO`,
     ``cfg.hyper`` wins), seeded."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
 
     register()
     hyper = {**DEFAULT_PPO, **cfg.hyper}
@@ -275,13 +275,13 @@ def save_module(module: Any, path: Path, observation_space: Any, action_space: A
 
 
 def load_module(path: str | os.PathLike, max_candidates: int | None = None) -> Any:
-    """Rebuild a :class:`~gym_crawl.agents.rllib_model.CandidateScoringRLModule` saved by :func:`save_module`
+    """Rebuild a :class:`~gym_crawl.agents.rllib.model.CandidateScoringRLModule` saved by :func:`save_module`
     (weights loaded with ``weights_only=True``). ``max_candidates``: build it for another K (the weights do not
     depend on K)."""
     import torch
     from gymnasium import spaces
 
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
 
     path = Path(path)
     if path.is_dir():
@@ -313,7 +313,7 @@ def greedy_actions(module: Any, obs: dict[str, np.ndarray]) -> np.ndarray:
 def evaluate_module(module: Any, cfg: RLlibConfig, corpus_path: str, topics: Sequence[str],
                     episodes_per_topic: int = 1, seed: int = 10_000) -> list[dict[str, Any]]:
     """Greedy episodes of ``module`` on each topic (``episodes_per_topic`` times, topics cycled), in this
-    process; per episode the rows of :func:`gym_crawl.agents.sb3_train.evaluate` (``topic``, ``reward``
+    process; per episode the rows of :func:`gym_crawl.agents.sb3.train.evaluate` (``topic``, ``reward``
     unscaled, ``relevant_found``, ``pages_fetched``, ``relevant_auc``, ``invalid_actions``, ``steps``)."""
     topics = list(topics)
     if not topics or episodes_per_topic < 1:
@@ -477,7 +477,7 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
         if started:
             ray.shutdown()
     atomic_write_json(out / "curve.json", curve)
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
 
     local = CandidateScoringRLModule(observation_space=obs_space, action_space=act_space,
                                      model_config=_model_config(cfg))

@@ -4,7 +4,7 @@ RLlib's own action-masking example (``ray/rllib/examples/rl_modules/classes/acti
 Ray 2.60) reads a ``Dict`` observation, runs a network and adds ``log(mask)`` (clamped) to the
 action logits in ``_forward_inference`` / ``_forward_exploration`` / ``_forward_train``. This module
 does the same on ``WikiCrawl-v1``'s own ``Dict`` observation, with the network of
-:mod:`gym_crawl.agents.sb3_policies` (one shared network scores every candidate row)::
+:mod:`gym_crawl.agents.sb3.policies` (one shared network scores every candidate row)::
 
     {"candidates": (K, d) float32, "mask": (K,) bool, "state": (6,) float32}
 
@@ -24,7 +24,7 @@ IMPALA's learners call ``compute_values``). ``model_config`` keys: ``hidden`` (d
 ``context`` (``True``: feed the pooled set summary to the score head)::
 
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
     config.rl_module(rl_module_spec=RLModuleSpec(module_class=CandidateScoringRLModule,
                                                  model_config={"hidden": [64, 64]}))
 

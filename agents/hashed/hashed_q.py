@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import Transition
-from gym_crawl.agents.online_classifier import _row_dot, _RowLearner
+from gym_crawl.agents.hashed.online_classifier import _row_dot, _RowLearner
 
 __all__ = ["ExperienceReplay", "HashedQAgent", "q_sgd_step", "q_targets"]
 

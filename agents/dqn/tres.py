@@ -44,10 +44,10 @@ optimizer, counters, config; atomically); :meth:`load` reads it with ``torch.loa
 The replay buffer is not saved. All randomness comes from the runner's ``rng`` (minibatches,
 exploration) and ``config.seed`` (weight initialization); CPU training is deterministic.
 
-Modules: the agents here; the typed, validated options in :mod:`gym_crawl.agents.ddqn_config`
+Modules: the agents here; the typed, validated options in :mod:`gym_crawl.agents.dqn.config`
 (:class:`DDQNConfig`: the agents take its fields as keyword arguments, or ``config=``; it is saved in
-the checkpoint header); the Q-network in :mod:`gym_crawl.agents.ddqn_network`; the replay buffer and
-the max segment tree in :mod:`gym_crawl.agents.ddqn_buffers`.
+the checkpoint header); the Q-network in :mod:`gym_crawl.agents.dqn.network`; the replay buffer and
+the max segment tree in :mod:`gym_crawl.agents.dqn.buffers`.
 """
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition, make_agent
-from gym_crawl.agents.ddqn_buffers import MaxSegmentTree, ReplayBuffer
-from gym_crawl.agents.ddqn_config import LR_SCHEDULES, DDQNConfig
-from gym_crawl.agents.ddqn_network import QNetwork, nn, torch
+from gym_crawl.agents.dqn.buffers import MaxSegmentTree, ReplayBuffer
+from gym_crawl.agents.dqn.config import LR_SCHEDULES, DDQNConfig
+from gym_crawl.agents.dqn.network import QNetwork, nn, torch
 
 __all__ = ["QNetwork", "ReplayBuffer", "MaxSegmentTree", "TresAgent", "TresAsyncAgent", "DDQNConfig", "DEFAULTS",
            "LR_SCHEDULES"]

@@ -1,4 +1,4 @@
-"""Storage of the DDQN crawlers (:mod:`gym_crawl.agents.ddqn`): the replay buffer with ragged bootstrap
+"""Storage of the DDQN crawlers (:mod:`gym_crawl.agents.dqn.tres`): the replay buffer with ragged bootstrap
 sets, and the max segment tree holding TRES_Async's stale frontier priorities."""
 from __future__ import annotations
 
