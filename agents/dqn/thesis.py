@@ -72,10 +72,8 @@ from that ``rng`` at every ``begin_episode`` for anything torch draws. CPU train
 """
 from __future__ import annotations
 
-import io
 import json
 import math
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +81,17 @@ import numpy as np
 
 from gym_crawl.agents.base import Agent, Transition, make_agent
 from gym_crawl.agents.dqn.buffers import MaxSegmentTree
+from gym_crawl.agents.dqn.core import (
+    adam,
+    init_target,
+    load_networks_state,
+    networks_state,
+    read_checkpoint,
+    record_loss,
+    restore_networks,
+    save_checkpoint,
+    update_target,
+)
 
 try:
     import torch
@@ -93,6 +102,9 @@ except ImportError as e:  # pragma: no cover - torch is a declared dependency of
 __all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "SELECT_MODES"]
 
 SELECT_MODES = ("frontier", "urpq", "masked", "unmasked")
+
+CHECKPOINT_FORMAT = "gym_crawl.thesis_dqn/1"
+"""The ``format`` tag of :meth:`ThesisDQNAgent.save`'s checkpoints."""
 
 DEFAULTS: dict[str, Any] = {
     "hidden": [128, 256],        # §4.3
@@ -294,13 +306,8 @@ class ThesisDQNAgent(Agent):
         self.in_dim, self.n_actions = int(in_dim), int(n_actions)
         self.online = ThesisQNetwork(in_dim, n_actions, c["hidden"], bool(c["dueling"]), c["activation"], rng)
         self.target = ThesisQNetwork(in_dim, n_actions, c["hidden"], bool(c["dueling"]), c["activation"])
-        self.target.load_state_dict(self.online.state_dict())
-        self.target.requires_grad_(False)
-        try:  # the fused CPU kernel is ~6x faster on the n_pages-wide head (same update rule)
-            self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]), eps=float(c["adam_eps"]),
-                                        fused=True)
-        except (RuntimeError, TypeError, ValueError):  # pragma: no cover - older torch builds
-            self.opt = torch.optim.Adam(self.online.parameters(), lr=float(c["lr"]), eps=float(c["adam_eps"]))
+        init_target(self.online, self.target)
+        self.opt = adam(self.online.parameters(), float(c["lr"]), float(c["adam_eps"]))
 
     def n_parameters(self) -> int:
         """Trainable parameters of the online network (0 before the first episode)."""
@@ -545,15 +552,6 @@ class ThesisDQNAgent(Agent):
             loss = loss + float(self.cfg["activity_l2"]) * (self.online.q_all(h) ** 2).sum() / len(s0)
         return loss
 
-    def _update_target(self) -> None:
-        assert self.online is not None and self.target is not None
-        tu = float(self.cfg["target_update"])
-        with torch.no_grad():
-            if tu < 1.0:  # θ⁻ ← θ⁻ + τ(θ − θ⁻) = τθ + (1 − τ)θ⁻
-                torch._foreach_lerp_(list(self.target.parameters()), list(self.online.parameters()), tu)
-            elif self.updates % int(tu) == 0:
-                self.target.load_state_dict(self.online.state_dict())
-
     def train_step(self) -> float:
         """One Keras-RL DQN update on a minibatch of the memory; returns the loss."""
         assert self.online is not None and self.opt is not None and self.memory is not None
@@ -566,19 +564,15 @@ class ThesisDQNAgent(Agent):
         loss.backward()
         self.opt.step()
         self.updates += 1
-        self._update_target()
-        val = float(loss.item())
-        if len(self.losses) < 100_000:
-            self.losses.append(val)
-        return val
+        update_target(self.online, self.target, float(self.cfg["target_update"]), self.updates)  # type: ignore[arg-type]
+        return record_loss(self.losses, loss)
 
     # ------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, np.ndarray]:
         """Network parameters as numpy arrays (``online.*``, ``target.*``) and the shape."""
         if self.online is None:
             return {}
-        out = {f"online.{k}": v.detach().numpy().copy() for k, v in self.online.state_dict().items()}
-        out.update({f"target.{k}": v.detach().numpy().copy() for k, v in self.target.state_dict().items()})
+        out = networks_state(self.online, self.target)  # type: ignore[arg-type]
         out["shape"] = np.asarray([self.in_dim, self.n_actions], np.int64)
         return out
 
@@ -589,47 +583,22 @@ class ThesisDQNAgent(Agent):
             raise ValueError(f"{self.name}: a state dict without 'shape' (not written by this agent)")
         in_dim, n = (int(v) for v in np.asarray(state["shape"]))
         self._build(in_dim, n)
-        for prefix, net in (("online.", self.online), ("target.", self.target)):
-            sd = {k[len(prefix):]: torch.as_tensor(np.asarray(v)) for k, v in state.items() if k.startswith(prefix)}
-            net.load_state_dict(sd)  # type: ignore[union-attr]
+        load_networks_state(state, self.online, self.target)  # type: ignore[arg-type]
 
     def save(self, path: str | Path) -> Path:
         """``torch.save`` of networks, optimizer state, counters and config (atomic; no replay memory)."""
-        from gym_crawl._io import atomic_write_bytes
-
-        path = Path(path)
-        blob: dict[str, Any] = {"format": "gym_crawl.thesis_dqn/1", "agent": self.registered_name,
-                                "config": json.dumps(self.config), "steps": self.steps, "updates": self.updates,
-                                "in_dim": -1 if self.in_dim is None else self.in_dim,
-                                "n_actions": -1 if self.n_actions is None else self.n_actions}
-        if self.online is not None:
-            blob["online"] = self.online.state_dict()
-            blob["target"] = self.target.state_dict()  # type: ignore[union-attr]
-            blob["optimizer"] = self.opt.state_dict()  # type: ignore[union-attr]
-        buf = io.BytesIO()
-        torch.save(blob, buf)
-        atomic_write_bytes(path, buf.getvalue())
-        return path
+        header = {"format": CHECKPOINT_FORMAT, "agent": self.registered_name, "config": json.dumps(self.config),
+                  "steps": self.steps, "updates": self.updates, "in_dim": -1 if self.in_dim is None else self.in_dim,
+                  "n_actions": -1 if self.n_actions is None else self.n_actions}
+        return save_checkpoint(path, header, self.online, self.target, self.opt)
 
     @classmethod
     def load(cls, path: str | Path, expect: str | None = None) -> Agent:
         """Rebuild an agent written by :meth:`save` (``torch.load(weights_only=True)``); an ``.npz``
         written by :meth:`Agent.save` is delegated to it."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such agent file")
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as z:
-                if "__header__.npy" in z.namelist():
-                    return Agent.load(path, expect=expect)
-        try:
-            blob = torch.load(path, weights_only=True, map_location="cpu")
-        except Exception as e:  # noqa: BLE001 - report what the file is, without torch's unsafe-loading advice
-            first = str(e).strip().split("\n", 1)[0][:200]
-            raise ValueError(f"{path}: not a weights-only thesis-dqn checkpoint "
-                             f"({type(e).__name__}: {first})") from None
-        if not isinstance(blob, dict) or blob.get("format") != "gym_crawl.thesis_dqn/1":
-            raise ValueError(f"{path}: not a gym_crawl thesis-dqn checkpoint")
+        blob = read_checkpoint(path, CHECKPOINT_FORMAT, "thesis-dqn")
+        if blob is None:
+            return Agent.load(path, expect=expect)
         if expect is not None and blob["agent"] != expect:
             raise ValueError(f"{path} holds agent {blob['agent']!r}, not {expect!r}")
         agent = make_agent(blob["agent"], **json.loads(blob["config"]))
@@ -637,8 +606,6 @@ class ThesisDQNAgent(Agent):
             raise ValueError(f"{path}: agent {blob['agent']!r} is not a thesis-dqn agent")
         if int(blob["in_dim"]) >= 0:
             agent._build(int(blob["in_dim"]), int(blob["n_actions"]))
-            agent.online.load_state_dict(blob["online"])  # type: ignore[union-attr]
-            agent.target.load_state_dict(blob["target"])  # type: ignore[union-attr]
-            agent.opt.load_state_dict(blob["optimizer"])  # type: ignore[union-attr]
+            restore_networks(blob, agent.online, agent.target, agent.opt)
         agent.steps, agent.updates = int(blob["steps"]), int(blob["updates"])
         return agent

@@ -51,11 +51,9 @@ the max segment tree in :mod:`gym_crawl.agents.dqn.buffers`.
 """
 from __future__ import annotations
 
-import io
 import json
 import math
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -64,23 +62,27 @@ import numpy as np
 from gym_crawl.agents.base import Agent, Transition, make_agent
 from gym_crawl.agents.dqn.buffers import MaxSegmentTree, ReplayBuffer
 from gym_crawl.agents.dqn.config import LR_SCHEDULES, DDQNConfig
+from gym_crawl.agents.dqn.core import (
+    adam,
+    init_target,
+    load_networks_state,
+    networks_state,
+    read_checkpoint,
+    record_loss,
+    restore_networks,
+    save_checkpoint,
+    update_target,
+)
 from gym_crawl.agents.dqn.network import QNetwork, nn, torch
 
 __all__ = ["QNetwork", "ReplayBuffer", "MaxSegmentTree", "TresAgent", "TresAsyncAgent", "DDQNConfig", "DEFAULTS",
            "LR_SCHEDULES"]
 
+CHECKPOINT_FORMAT = "gym_crawl.ddqn/1"
+"""The ``format`` tag of :meth:`_DDQNBase.save`'s checkpoints."""
+
 #: The default options as a plain dict (read-only view of :class:`DDQNConfig`'s defaults).
 DEFAULTS: dict[str, Any] = DDQNConfig().to_dict()
-
-
-def _adam(params: Any, lr: float) -> torch.optim.Optimizer:
-    """Adam as one fused kernel over all parameters (PyTorch >= 2.4 on CPU: ~40 µs per step vs ~130 µs for
-    the per-tensor loop on this MLP); the multi-tensor ``foreach`` form where fused is unavailable."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        return torch.optim.Adam(params, lr=lr, foreach=True)
 
 
 # ============================================================================ the learner
@@ -117,12 +119,11 @@ class _DDQNBase(Agent):
         self.dim = int(dim)
         self.online = QNetwork(dim, c.hidden, rng)
         self.target = QNetwork(dim, c.hidden)
-        self.target.load_state_dict(self.online.state_dict())
-        self.target.requires_grad_(False)
+        init_target(self.online, self.target)
         if c.torch_threads:
             torch.set_num_threads(c.torch_threads)
         self._params = list(self.online.parameters())
-        self.opt = _adam(self._params, c.lr)
+        self.opt = adam(self._params, c.lr)
         self._make_replay()
 
     def _make_replay(self) -> None:
@@ -319,20 +320,15 @@ class _DDQNBase(Agent):
             self._clip_grads(c.grad_clip)
         self.opt.step()
         self.updates += 1
-        if self.updates % c.target_update == 0:
-            self.target.load_state_dict(self.online.state_dict())
-        val = float(loss.item())
-        if len(self.losses) < 100_000:
-            self.losses.append(val)
-        return val
+        update_target(self.online, self.target, c.target_update, self.updates)
+        return record_loss(self.losses, loss)
 
     # ------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, np.ndarray]:
         """Network parameters as numpy arrays (``online.*``, ``target.*``)."""
         if self.online is None:
             return {}
-        out = {f"online.{k}": v.detach().numpy().copy() for k, v in self.online.state_dict().items()}
-        out.update({f"target.{k}": v.detach().numpy().copy() for k, v in self.target.state_dict().items()})
+        out = networks_state(self.online, self.target)  # type: ignore[arg-type]
         out["dim"] = np.asarray(self.dim, np.int64)
         return out
 
@@ -340,46 +336,26 @@ class _DDQNBase(Agent):
         if not state:
             return
         self._build(int(np.asarray(state["dim"])))
-        for prefix, net in (("online.", self.online), ("target.", self.target)):
-            sd = {k[len(prefix):]: torch.as_tensor(np.asarray(v)) for k, v in state.items() if k.startswith(prefix)}
-            net.load_state_dict(sd)  # type: ignore[union-attr]
+        load_networks_state(state, self.online, self.target)  # type: ignore[arg-type]
 
     def save(self, path: str | Path) -> Path:
         """``torch.save`` of networks, optimizer state, counters and config (atomic; no replay)."""
-        from gym_crawl._io import atomic_write_bytes
-
-        path = Path(path)
-        blob: dict[str, Any] = {"format": "gym_crawl.ddqn/1", "agent": self.registered_name,
-                                "config": json.dumps(self.cfg.to_dict()), "steps": self.steps, "updates": self.updates,
-                                "dim": -1 if self.dim is None else self.dim}
-        if self.online is not None:
-            blob["online"] = self.online.state_dict()
-            blob["target"] = self.target.state_dict()  # type: ignore[union-attr]
-            blob["optimizer"] = self.opt.state_dict()  # type: ignore[union-attr]
-        buf = io.BytesIO()
-        torch.save(blob, buf)
-        atomic_write_bytes(path, buf.getvalue())
-        return path
+        header = {"format": CHECKPOINT_FORMAT, "agent": self.registered_name, "config": json.dumps(self.cfg.to_dict()),
+                  "steps": self.steps, "updates": self.updates, "dim": -1 if self.dim is None else self.dim}
+        return save_checkpoint(path, header, self.online, self.target, self.opt)
 
     @classmethod
     def load(cls, path: str | Path) -> Agent:
         """Rebuild an agent written by :meth:`save` (``torch.load(weights_only=True)``); an ``.npz``
         written by :meth:`Agent.save` is delegated to it."""
-        path = Path(path)
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as z:
-                if "__header__.npy" in z.namelist():
-                    return Agent.load(path)
-        blob = torch.load(path, weights_only=True, map_location="cpu")
-        if not isinstance(blob, dict) or blob.get("format") != "gym_crawl.ddqn/1":
-            raise ValueError(f"{path}: not a gym_crawl DDQN checkpoint")
+        blob = read_checkpoint(path, CHECKPOINT_FORMAT, "DDQN")
+        if blob is None:
+            return Agent.load(path)
         agent = make_agent(blob["agent"], **DDQNConfig.from_dict(json.loads(blob["config"]), str(path)).to_dict())
         assert isinstance(agent, _DDQNBase)
         if int(blob["dim"]) >= 0:
             agent._build(int(blob["dim"]))
-            agent.online.load_state_dict(blob["online"])  # type: ignore[union-attr]
-            agent.target.load_state_dict(blob["target"])  # type: ignore[union-attr]
-            agent.opt.load_state_dict(blob["optimizer"])  # type: ignore[union-attr]
+            restore_networks(blob, agent.online, agent.target, agent.opt)
         agent.steps, agent.updates = int(blob["steps"]), int(blob["updates"])
         return agent
 
