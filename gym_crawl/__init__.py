@@ -6,8 +6,8 @@ best-first finds about 0.45 of what an oracle finds), ``WikiCrawl-v1`` and the f
     import gymnasium as gym, gym_crawl
     env = gym.make("WikiCrawl-v2")            # or gym.make("gym_crawl:WikiCrawl-v2") without the import
 
-Layers (data flows one way): corpus → text → relevance → crawl → features →
-reducers → envs → wrappers; ``agents`` sits on top and is a separate package.
+Layers (data flows one way): corpus → web → generated → text → relevance → crawl → features → reducers →
+envs → wrappers → agents → tasks → benchmarks / cli (docs/architecture.md).
 """
 from __future__ import annotations
 

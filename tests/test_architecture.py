@@ -279,3 +279,14 @@ def test_lazy_registry_entries_name_existing_attributes():
                 elif attr not in _defined_names(MODULES[mod]):
                     bad.append(f"{where}: {mod} defines no {attr}")
     assert not bad, "lazy entries that do not resolve:\n" + "\n".join(bad)
+
+
+def test_docs_name_files_that_exist():
+    """A source file a doc names in backquotes (``docs/systems.md``'s index of the seed systems, the module map,
+    the README) exists, so the docs follow a move."""
+    docs = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "benchmarks").glob("*.md"))]
+    missing = [f"{f.relative_to(ROOT)}: {m}" for f in docs
+               for m in re.findall(r"`((?:gym_crawl|agents|benchmarks|tests)/[\w/]+\.py)", f.read_text())
+               if not (ROOT / m).exists()]
+    assert not missing, "docs name files that do not exist:\n" + "\n".join(missing)
