@@ -49,7 +49,7 @@ DEFAULT_OUT = Path("benchmarks") / "results" / "warc_compile"  # under the curre
 def synthetic_pages(n_pages: int) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     """``(url, title, text, [(url, anchor)])`` of the embedded synthetic web of ``n_pages`` pages (text: the
     page's words in a fixed order)."""
-    from gym_crawl.generated.synthetic import synthetic_corpus
+    from gym_crawl.webgen.synthetic import synthetic_corpus
 
     c = synthetic_corpus(n_pages=n_pages)
     vocab = c.vocab.tolist()

@@ -6,7 +6,7 @@ best-first finds about 0.45 of what an oracle finds), ``WikiCrawl-v1`` and the f
     import gymnasium as gym, gym_crawl
     env = gym.make("WikiCrawl-v2")            # or gym.make("gym_crawl:WikiCrawl-v2") without the import
 
-Layers (data flows one way): corpus → web → generated → text → relevance → crawl → features → reducers →
+Layers (data flows one way): corpus → web → webgen → text → relevance → crawl → features → reducers →
 envs → wrappers → agents → tasks → benchmarks / cli (docs/architecture.md).
 """
 from __future__ import annotations

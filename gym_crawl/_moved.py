@@ -39,10 +39,10 @@ MOVED: dict[str, str] = {
     "gym_crawl.corpus.live.site": "gym_crawl.web.serve.site",
     "gym_crawl.corpus.live.misbehave": "gym_crawl.web.serve.misbehave",
     # the generated webs
-    "gym_crawl.corpus.synthetic": "gym_crawl.generated.synthetic",
-    "gym_crawl.corpus.news_site": "gym_crawl.generated.news_site",
-    "gym_crawl.corpus.changing": "gym_crawl.generated.changing",
-    "gym_crawl.corpus.examples": "gym_crawl.generated.examples",
+    "gym_crawl.corpus.synthetic": "gym_crawl.webgen.synthetic",
+    "gym_crawl.corpus.news_site": "gym_crawl.webgen.news_site",
+    "gym_crawl.corpus.changing": "gym_crawl.webgen.changing",
+    "gym_crawl.corpus.examples": "gym_crawl.webgen.examples",
     # agents by family
     "gym_crawl.agents.ddqn": "gym_crawl.agents.dqn.tres",
     "gym_crawl.agents.ddqn_buffers": "gym_crawl.agents.dqn.buffers",

@@ -1,7 +1,7 @@
 """Architecture rules that a test can hold: layers flow one way, no import cycles, and agents,
 benchmarks and wrappers use the env's documented accessors rather than its internals.
 
-Layer order (docs/architecture.md): corpus → web → generated → text → relevance → crawl → features → reducers
+Layer order (docs/architecture.md): corpus → web → webgen → text → relevance → crawl → features → reducers
 → envs → wrappers → agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it,
 never above. Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_moved``, ``tokenize``, the package
 ``__init__``) are the lowest level: they import nothing of the package but each other. A lower layer names a
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["corpus", "web", "generated", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers",
+LAYERS = ["corpus", "web", "webgen", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers",
           "agents", "tasks", "benchmarks", "cli"]
 BASE = {"registry", "_io", "_limits", "_moved", "tokenize", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)
@@ -159,7 +159,7 @@ def test_no_side_doors_into_the_env(folder):
 MOVED = importlib.import_module("gym_crawl._moved").MOVED
 # strings that must keep an old path: the synthetic generator writes its module's first name into the corpus
 # meta, which the pinned corpus digests (tests/test_synthetic.py) cover byte for byte
-PINNED_OLD_PATHS = {("gym_crawl/generated/synthetic.py", "gym_crawl.corpus.synthetic")}
+PINNED_OLD_PATHS = {("gym_crawl/webgen/synthetic.py", "gym_crawl.corpus.synthetic")}
 DOTTED = re.compile(r"gym_crawl(?:\.[A-Za-z_]\w*)+")
 
 

@@ -16,7 +16,7 @@ from gym_crawl.relevance.search import search_engine, seedfinder_results
 def view(tmp_path_factory):
     """A 5,000-page synthetic web with a held-out classifier-train split (its classifiers see no evaluation
     page)."""
-    from gym_crawl.generated.synthetic import synthetic_corpus
+    from gym_crawl.webgen.synthetic import synthetic_corpus
 
     with pytest.MonkeyPatch.context() as mp:  # module scope: before the per-test cache isolation applies
         mp.setenv("GYM_CRAWL_DATA", str(tmp_path_factory.getbasetemp() / "gym_crawl_data"))

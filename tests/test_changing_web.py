@@ -15,8 +15,8 @@ from gym_crawl.crawl.freshness import (
     table1,
     window_counts,
 )
-from gym_crawl.generated.changing import ChangingWeb, make_changing_web
-from gym_crawl.generated.news_site import (
+from gym_crawl.webgen.changing import ChangingWeb, make_changing_web
+from gym_crawl.webgen.news_site import (
     PALOTAI_TARGETS,
     fit_power_law,
     generate_news_site,
@@ -349,7 +349,7 @@ def test_generator_statistics_near_palotai_at_test_size():
 
 
 def test_statistics_command(tmp_path, capsys):
-    from gym_crawl.generated.news_site import _main
+    from gym_crawl.webgen.news_site import _main
 
     out = tmp_path / "stats.json"
     assert _main(["--n-pages", "500", "--seeds", "1", "--n-sources", "0", "--json", str(out)]) == 0

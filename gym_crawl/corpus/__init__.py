@@ -15,7 +15,7 @@
 
 The dataset loaders of this package read Wikispeedia, MediaWiki dumps and the thesis' layout. The loaders
 of web formats (WARC archives, HTML folders, the live web) are in :mod:`gym_crawl.web`, the generated
-webs (synthetic, news site, changing web, the small examples) in :mod:`gym_crawl.generated`; the registry
+webs (synthetic, news site, changing web, the small examples) in :mod:`gym_crawl.webgen`; the registry
 names them by lazy ``"module:attribute"`` entries, so this package imports neither.
 """
 from __future__ import annotations

@@ -81,7 +81,7 @@ class CorpusKindRegistry(Registry[Corpus]):
         Detection tries kinds in order; ``before`` inserts this kind ahead of an existing one (default:
         last). Re-registering a name replaces it in place. ``example(folder) -> path`` (or a lazy
         ``"module:attr"``) writes a small sample of the kind — the example web of
-        :mod:`gym_crawl.generated.examples` — so tests iterating over every kind cover this one.
+        :mod:`gym_crawl.webgen.examples` — so tests iterating over every kind cover this one.
         """
         if not callable(detect):
             raise TypeError(f"corpus kind {name!r}: detect must be callable, got {type(detect).__name__}")
@@ -154,9 +154,9 @@ def _simplewiki(**kw: Any) -> Corpus:
     return mediawiki.load_simplewiki(**kw)
 
 
-register_corpus("synthetic", "gym_crawl.generated.synthetic:synthetic_corpus",
+register_corpus("synthetic", "gym_crawl.webgen.synthetic:synthetic_corpus",
                 "The embedded synthetic web (generated once, then memory-mapped from the cache).", sized=True)
-register_corpus("synthetic-hard", "gym_crawl.generated.synthetic:synthetic_hard_corpus",
+register_corpus("synthetic-hard", "gym_crawl.webgen.synthetic:synthetic_hard_corpus",
                 "The synthetic web with the ``hard`` preset: link text as uninformative as the real web's", sized=True)
 register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
                 "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
@@ -213,27 +213,27 @@ def _is_warc(p: Path) -> bool:
 CORPUS_KINDS.register_kind(
     "compiled", lambda p: p.is_dir() and (p / "manifest.json").exists(), Corpus.load,
     "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)",
-    example="gym_crawl.generated.examples:write_compiled")
+    example="gym_crawl.webgen.examples:write_compiled")
 CORPUS_KINDS.register_kind(
     "thesis-layout", lambda p: p.is_dir() and (p / "index.txt").exists() and (p / "links.txt").exists(),
     "gym_crawl.corpus.thesis_layout:load_thesis_layout", "the thesis' xml/ + index.txt + links.txt folder",
-    example="gym_crawl.generated.examples:write_thesis_layout_example")
+    example="gym_crawl.webgen.examples:write_thesis_layout_example")
 CORPUS_KINDS.register_kind(
     "wikispeedia", _is_wikispeedia, "gym_crawl.corpus.wikispeedia:load_wikispeedia",
     "Wikispeedia data: a folder with articles.tsv / plaintext_articles, or SNAP's .tar.gz archives",
-    example="gym_crawl.generated.examples:write_wikispeedia")
+    example="gym_crawl.webgen.examples:write_wikispeedia")
 CORPUS_KINDS.register_kind(
     "mediawiki", lambda p: p.suffix in (".xml", ".bz2") or p.name.endswith(".xml.bz2"),
     "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2",
-    example="gym_crawl.generated.examples:write_mediawiki_dump")
+    example="gym_crawl.webgen.examples:write_mediawiki_dump")
 CORPUS_KINDS.register_kind(
     "warc", _is_warc, "gym_crawl.web.warc:load_warc",
     "WARC web archives: a *.warc / *.warc.gz file, a folder holding them, or a glob",
-    example="gym_crawl.generated.examples:write_example_warc")
+    example="gym_crawl.webgen.examples:write_example_warc")
 CORPUS_KINDS.register_kind(
     "html-folder", lambda p: p.is_dir(), "gym_crawl.web.html_folder:load_html_folder",
     "any other folder: its *.html / *.htm files and the links between them",
-    example="gym_crawl.generated.examples:write_html_folder")
+    example="gym_crawl.webgen.examples:write_html_folder")
 
 
 # ------------------------------------------------------------------------ resolve

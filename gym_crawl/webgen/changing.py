@@ -56,7 +56,7 @@ negative) and a few are large (median largest |component| ≈ 0.5, median square
 defaults); pages of a section look alike (mean cosine ≈ 0.5 within a section, ≈ 0 across).
 
 ``make_changing_web(..., rewired=True)`` rewires the links degree-preservingly
-(:func:`~gym_crawl.generated.news_site.rewire_degree_preserving`) and keeps births, modifications and
+(:func:`~gym_crawl.webgen.news_site.rewire_degree_preserving`) and keeps births, modifications and
 states identical to ``rewired=False`` with the same seed (rates depend only on out-degrees, which
 rewiring keeps), so the two webs differ only in who links to whom.
 """
@@ -67,7 +67,7 @@ import math
 import numpy as np
 from numba import njit
 
-from gym_crawl.generated.news_site import (
+from gym_crawl.webgen.news_site import (
     NewsSite,
     _check_float,
     _check_int,
@@ -457,12 +457,12 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
                       rate_sigma: float = 1.0, max_rate: float = 12.0, update_burst: float = 1.0,
                       burst_hours: float = 6.0, state_noise: float = 0.75, rewire_swaps: int | None = None,
                       **generator_kw) -> ChangingWeb:
-    """A changing news site: :func:`~gym_crawl.generated.news_site.generate_news_site` links (``generator_kw``
+    """A changing news site: :func:`~gym_crawl.webgen.news_site.generate_news_site` links (``generator_kw``
     go there), births, Poisson modifications and classifier states as described in the module docstring.
 
     ``horizon`` (hours, default 18 days: Palotai's crawl) is the end of simulated time; pages older
     than ``t = 0`` are spread over ``history`` hours before it. ``rewired=True`` applies
-    :func:`~gym_crawl.generated.news_site.rewire_degree_preserving` (``rewire_swaps`` passed as its
+    :func:`~gym_crawl.webgen.news_site.rewire_degree_preserving` (``rewire_swaps`` passed as its
     ``n_swaps``) and keeps everything else identical. Deterministic under ``seed``.
     """
     n = _check_int("n_pages", n_pages, 50)

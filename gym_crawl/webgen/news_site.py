@@ -43,7 +43,7 @@ Calibration
 -----------
 The defaults (``out_max=100, in_max=200, degree_correlation=0.4, p_local=0.7, related_links=2``)
 were chosen by a grid search at 20,000 pages against Palotai's numbers (measured by
-:func:`graph_statistics`; 3 seeds, mean ± sd; ``python -m gym_crawl.generated.news_site --n-pages N``
+:func:`graph_statistics`; 3 seeds, mean ± sd; ``python -m gym_crawl.webgen.news_site --n-pages N``
 prints them):
 
 =========  =========  ==============  =============  ===============  ===============
@@ -834,13 +834,13 @@ def graph_statistics(graph, *, n_sources: int | None = 500, n_clustering: int | 
 
 
 def _main(argv: list[str] | None = None) -> int:
-    """``python -m gym_crawl.generated.news_site``: the statistics of generated graphs and their rewired
+    """``python -m gym_crawl.webgen.news_site``: the statistics of generated graphs and their rewired
     controls (mean ± sd over seeds) next to Palotai's, as a table (and JSON with ``--json``)."""
     import argparse
     import json
     import time
 
-    ap = argparse.ArgumentParser(prog="python -m gym_crawl.generated.news_site", description=_main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m gym_crawl.webgen.news_site", description=_main.__doc__)
     ap.add_argument("--n-pages", type=int, nargs="+", default=[20_000])
     ap.add_argument("--seeds", type=int, default=3, help="graphs per size (seeds 0..S-1)")
     ap.add_argument("--n-sources", type=int, default=500, help="BFS sources for the mean path (0: all, exact)")
