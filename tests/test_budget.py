@@ -258,7 +258,8 @@ def test_old_ids_vector_entry_point_is_refused_loudly_and_batched_elsewhere(tiny
             obs, _, term, trunc, info = v.step(np.zeros(2, np.int64))
             np.testing.assert_allclose(obs["state"][:, 0], t / 5, rtol=1e-6)
             assert trunc.tolist() == [t == 5] * 2 and info["steps"].tolist() == [t, t]
-    assert make_vector_env(env_id, num_envs=1, corpus=tiny_corpus).call("budget") == (gym.spec(env_id).max_episode_steps,)
+    registered = gym.spec(env_id).max_episode_steps
+    assert make_vector_env(env_id, num_envs=1, corpus=tiny_corpus).call("budget") == (registered,)
     with pytest.raises(ValueError, match="not a WikiCrawl env"):
         make_vector_env("CartPole-v1", num_envs=1)
 
