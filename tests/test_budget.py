@@ -306,3 +306,14 @@ def test_adaptive_domain_cap_falls_over_the_budget_from_make(tiny_corpus):
     _assert_truncated_at(env, 8)  # the cap needs the budget at the first reset: no error, truncated at 8
     with pytest.raises(ValueError, match="adaptive domain_cap.*domain_cap_horizon"):
         WikiCrawlEnv(corpus=tiny_corpus, time_feature="budget_used", domain_cap="5-2").reset(seed=0)
+
+
+@pytest.mark.parametrize("agent", ["best-first", "random", "ache", "lfa-async"])
+def test_v3_crawls_as_v2_for_agents_that_do_not_read_the_state_vector(tiny_corpus, agent):
+    """Only state[0] differs between v2 and v3: a crawler that does not read it fetches the same pages, with
+    the same rewards, and both truncate at the budget (v2 itself, v3 its TimeLimit)."""
+    kw = dict(corpus=tiny_corpus, topic="cancer", max_episode_steps=30, domain_cap="5-2")
+    runs = [run_episode(make_env_for(agent, env_id, **kw), make_agent(agent), seed=4)
+            for env_id in (gym_crawl.ENV_ID_V2, gym_crawl.ENV_ID_V3)]
+    assert runs[0].fetched.tolist() == runs[1].fetched.tolist() and runs[0].steps == runs[1].steps == 30
+    np.testing.assert_array_equal(runs[0].rewards, runs[1].rewards)
