@@ -326,8 +326,9 @@ class WikiCrawlEnv(gym.Env):
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode (``max_episode_steps``), after which the env truncates; ``None`` when there is
-        none (then ``state[0]`` is 0 and nothing truncates)."""
+        """The env's own budget (``max_episode_steps``): env steps after which it truncates the episode itself;
+        ``None`` when it has none — under ``gym.make`` of ``WikiCrawl-v3`` the ``TimeLimit`` truncates (see
+        :func:`gym_crawl.envs.check_budget` for the limit that does); a ``budget_used`` env then observes 0."""
         return self._budget
 
     def set_budget(self, budget: int | None) -> None:

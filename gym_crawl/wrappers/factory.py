@@ -4,16 +4,18 @@
   wrappers. :func:`gym_crawl.agents.make_env_for` (the env an agent needs) and :func:`make_scoring_env`
   build through it; so do the benchmarks that measure the env itself, with no agent.
 * :func:`make_vec_env` — ``gym.make_vec`` of a registered WikiCrawl id (``"sync"``, ``"async"`` or the
-  batched ``"vector_entry_point"``).
+  batched ``"vector_entry_point"``, which for ``WikiCrawl-v0``…``-v2`` is built by
+  :func:`gym_crawl.envs.make_vector_env`).
 * :func:`make_scoring_env` — the SB3 / RLlib training stack: :func:`make_env` → :class:`TopicSampler` →
   a scoring wrapper.
 
 Both builders make by the registered :class:`~gymnasium.envs.registration.EnvSpec`, not by the id
 string: Gymnasium's "``WikiCrawl-v1`` is out of date" warning is raised only for strings, and the
 package supports its older ids on purpose — ``WikiCrawl-v0`` is the first release's env that the paper
-reproductions pin, and ``WikiCrawl-v1`` is the env every caller that names its corpus builds
-(``WikiCrawl-v2`` only changes the defaults). ``gym.make("WikiCrawl-v1")`` in user code still warns,
-as Gymnasium does for any older version.
+reproductions pin, ``WikiCrawl-v1`` is the env every caller that names its corpus builds
+(``WikiCrawl-v2`` only changes the defaults), and both observe ``budget_used`` like the published runs
+(``WikiCrawl-v3`` observes the steps taken; :mod:`gym_crawl.envs.budget`). ``gym.make("WikiCrawl-v1")`` in
+user code still warns, as Gymnasium does for any older version.
 """
 from __future__ import annotations
 
