@@ -198,7 +198,7 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
     shows no request to a path robots.txt disallows, and the replay of the WARC gives the same errors."""
     from gym_crawl.web.serve.server import MISBEHAVIOURS, MisbehaveSettings, serve_site
 
-    settings = MisbehaveSettings(slow_seconds=3.0, retry_after=1)
+    settings = MisbehaveSettings(slow_seconds=3.0, retry_after=1, trickle_pace=0.002)
     policy = FetchPolicy(delay=0.0, rate=None, connect_timeout=5.0, read_timeout=1.0, max_time=4.0,
                          max_bytes=100_000, max_retry_after=1.0, max_pages_per_pattern=5)
     with serve_site({}, misbehave={"a": list(MISBEHAVIOURS)}, settings=settings) as site:
@@ -216,7 +216,7 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
                 break
         web.close()
         reasons = {e for e in env.errors if e}
-        want = {"content-type", "http-404", "http-500", "redirect-loop", "robots", "too-large"}
+        want = {"content-type", "content-encoding", "http-404", "http-500", "redirect-loop", "robots", "too-large"}
         traps = {r for r in reasons if r.startswith("trap:")}  # the calendar, stopped by a trap guard
         assert want <= reasons and traps, reasons
         assert reasons - want - traps <= {"timeout", "connect"}, reasons  # the slow page (connect if loaded)
