@@ -9,7 +9,8 @@ the agent's own score when it exposes one as ``last_score``) goes into the WARC 
 
 A progress line goes to stderr (pages, relevant, harvest rate, fetch errors, frontier, requests per second
 per host): rewritten in place on a terminal, a line every ``progress_every`` seconds otherwise. SIGINT
-(Ctrl-C) and SIGTERM stop the crawl after the current fetch; the WARC is closed either way, so it is valid
+(Ctrl-C) and SIGTERM stop the crawl at once: the fetch in progress is cancelled (within a fraction of a
+second, not recorded) and the episode ends after that step; the WARC is closed either way, so it is valid
 and a later ``resume=True`` run continues it: the recorded fetches are replayed from the file (no request),
 the agent makes the same decisions under the same seed, and the crawl goes on over the network from where
 it stopped.
@@ -151,6 +152,7 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     if handle_signals:
         def _stop(signum: int, frame: Any) -> None:
             stop["by"] = signal.Signals(signum).name
+            web.cancel()  # the fetch in progress ends within a fraction of a second
 
         for s in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):  # not the main thread: the caller handles signals

@@ -43,6 +43,10 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
         raise ValueError(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
     if budget is not None and budget < 1:
         raise ValueError(f"--budget must be >= 1, got {budget}")
+    if max_tasks is not None and max_tasks < 1:
+        raise ValueError(f"--max-tasks must be >= 1 (or absent: all tasks), got {max_tasks}")
+    if jobs < 1:
+        raise ValueError(f"--jobs must be >= 1 worker process, got {jobs}")
     known = suite.suite_agent_names()
     unknown = [a for a in agents if a not in known]
     if unknown:
@@ -245,6 +249,19 @@ class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _at_least(low: int) -> Any:
+    """An argparse ``type``: an integer >= ``low`` (anything else is a usage error naming the value)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+        return v
+    return parse
+
+
 def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
@@ -254,15 +271,15 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
                     help="task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web or docs-web-hard")
-    ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
-    ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
-    ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
-    ap.add_argument("--max-tasks", type=int, default=None,
+    ap.add_argument("--seeds", type=_at_least(1), default=5, help="seeds (independent training runs of each learner)")
+    ap.add_argument("--epochs", type=_at_least(0), default=1, help="passes of a learner over the train tasks")
+    ap.add_argument("--budget", type=_at_least(1), default=None, help="page budget of every task (default: the set's)")
+    ap.add_argument("--max-tasks", type=_at_least(1), default=None,
                     help="at most this many tasks (half train, half test; default: all)")
     ap.add_argument("--wikispeedia", default=None,
                     help="labelled corpus of the ws-* sets (a Wikispeedia folder; default: shared/data/wikispeedia "
                          "next to the repository)")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--jobs", type=_at_least(1), default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file (default: none)")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",

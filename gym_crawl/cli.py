@@ -120,6 +120,17 @@ def _int_at_least(low: int) -> Any:
     return parse
 
 
+def _seconds(text: str) -> float:
+    """An argparse ``type``: a finite number of seconds >= 0 (``inf``, ``nan`` and negatives are usage errors)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}") from None
+    if not (0 <= v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return v
+
+
 def _check_writable(path: str, flag: str) -> None:
     """Refuse (``ValueError`` naming ``flag``) an output file that cannot be written, before the run starts:
     a probe file is created and removed in its folder (an existing file must be writable itself)."""
@@ -191,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
     lv.add_argument("--live", nargs="+", metavar="URL", default=None,
                     help="crawl the live web from these seed URLs with one --agent (instead of --corpus)")
-    lv.add_argument("--max-pages", type=int, default=None, help="pages to fetch after the seeds (default: --steps)")
+    lv.add_argument("--max-pages", type=_int_at_least(1), default=None,
+                    help="pages to fetch after the seeds (default: --steps)")
     lv.add_argument("--warc", default=None, help="record every request and response (and the decisions) to this "
                                                  "WARC file (.warc.gz)")
     lv.add_argument("--resume", action="store_true",
@@ -200,14 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
                     help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
                          "domains, or any")
-    lv.add_argument("--delay", type=float, default=None, help="minimum seconds between requests to one host "
-                                                               "(default 1; robots.txt crawl-delay is honoured)")
+    lv.add_argument("--delay", type=_seconds, default=None, help="minimum seconds between requests to one host "
+                                                                  "(default 1; robots.txt crawl-delay is honoured)")
     lv.add_argument("--user-agent-contact", default=None, metavar="URL",
                     help="a contact URL put in the User-Agent, as polite crawlers do")
     lv.add_argument("--text", default=None, metavar="CORPUS",
                     help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
                          "on); default: hashed vectors for every word")
-    lv.add_argument("--capacity", type=int, default=None,
+    lv.add_argument("--capacity", type=_int_at_least(1), default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
     d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
@@ -345,6 +357,8 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     if args.resume and not args.warc:
         raise SystemExit("--resume needs --warc FILE (the crawl to continue)")
     pages = args.max_pages if args.max_pages is not None else args.steps
+    if args.warc and not args.resume:
+        _check_writable(args.warc, "--warc")
     agent = _load_agent(names[0], args.load)
     text = load_corpus(args.text) if args.text else None
     over = {k: v for k, v in _env_overrides(args).items()
@@ -485,9 +499,26 @@ def _cmd_corpus(args: argparse.Namespace) -> int:
                 print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seeds "
                       f"{json.dumps(t['seed'], ensure_ascii=False)}  ({t['seed_in_links']} in-links)")
         return 0
+    _check_compile_destination(args.spec, args.out)
     corpus = load_corpus(args.spec)
     print(corpus.save(args.out))
     return 0
+
+
+def _check_compile_destination(spec: str, out: str) -> None:
+    """Refuse (before loading anything) a ``corpus compile`` destination that is the source, lies inside it or
+    holds it, or that holds anything but a saved corpus (``FileExistsError`` / ``ValueError`` naming it)."""
+    from gym_crawl.corpus.core import check_corpus_destination
+
+    dest = Path(out).expanduser()
+    src = Path(spec).expanduser()
+    if src.exists():
+        s, d = src.resolve(), dest.resolve()
+        if s == d or s in d.parents or d in s.parents:
+            raise ValueError(f"corpus compile: the destination {out} is (or holds, or lies in) the source {spec}; "
+                             "give another folder — the source is never written")
+    check_corpus_destination(dest)
+    _check_writable(str(dest / "manifest.json") if dest.is_dir() else str(dest), "corpus compile destination")
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -568,7 +599,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             msg += " (K: set it with --k)"  # the env's keyword is max_candidates; the CLI's flag is --k
         print(f"gym-crawl: error: {msg}", file=sys.stderr)
         return 2
+    except OSError as e:  # the system refused: a full disk, a read-only folder, a WARC another crawl writes
+        print(f"gym-crawl: error: {_os_error(e)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _os_error(e: OSError) -> str:
+    """One line naming the file and the system's reason."""
+    if e.strerror and e.filename:
+        return f"{e.filename}: {e.strerror}"
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ from gym_crawl._io import (
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "LINK_POSITIONS",
-           "csr_from_lists"]
+           "check_corpus_destination", "csr_from_lists"]
 
 FORMAT_NAME = "gym_crawl.corpus"
 FORMAT_VERSION = 1
@@ -203,6 +203,26 @@ LINK_POSITIONS = ("nav", "header", "footer", "aside", "list", "main", "other")
 #: the id arrays whose value ranges and the pointer arrays whose monotonicity :meth:`Corpus.validate` checks
 _ID_BOUNDS = ("link_dst", "text_terms", "title_terms", "anchor_terms", "context_terms", "page_domain", "label_ids")
 _PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", "label_ptr")
+
+
+def check_corpus_destination(path: str | os.PathLike) -> None:
+    """Raise ``FileExistsError`` naming ``path`` unless a corpus may be saved there: it does not exist, is an
+    empty folder, or holds a saved corpus (its ``manifest.json`` names this format) — never a file or a
+    folder of other files, which saving would replace."""
+    p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        return
+    if not p.is_dir():
+        raise FileExistsError(f"{p}: exists and is not a folder; a corpus is saved as a folder — give a new name")
+    try:
+        manifest = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME:
+        return
+    if any(p.iterdir()):
+        raise FileExistsError(f"{p}: the folder holds other files (it is not a saved corpus); saving would "
+                              "replace them — give an empty or new folder")
 
 
 @dataclass(eq=False)
@@ -486,12 +506,15 @@ class Corpus:
         manifest (written last, sealed with its own sha256) records every file's size, sha256, sampled
         sha256, shape and dtype, so a half-written or corrupted directory is never accepted; the files
         are stamped as checked (see :meth:`load`), so the first open after a save hashes nothing. Leftover
-        ``.partial`` directories of killed writers are removed first. An empty corpus (0 pages) is refused.
+        ``.partial`` directories of killed writers are removed first. An empty corpus (0 pages) is refused,
+        and so is a ``path`` that holds anything but a saved corpus (a file, a folder of other files:
+        ``FileExistsError`` naming it) — only a saved corpus is ever replaced.
         """
         if self.n_pages == 0:
             raise CorpusFormatError(f"refusing to save corpus {self.name!r} to {path}: it has 0 pages "
                                     f"(an empty source?)")
         path = Path(path)
+        check_corpus_destination(path)
         clean_orphans(path)
         tmp = partial_dir(path)
         try:

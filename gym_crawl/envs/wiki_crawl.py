@@ -380,11 +380,14 @@ class WikiCrawlEnv(gym.Env):
         self._ep.last_reward = 0.0
         self._ep.last_page = -1
         new, upd = [], []
+        failed: dict[str, str] = {}
         for p in seed_ids.tolist():
             if st.status[p] == VISITED:
                 continue
             if self._materialize is not None:
-                self._materialize(p)
+                err = self._materialize(p)
+                if err:
+                    failed[self.corpus.titles[int(p)]] = str(err)
             res = st.fetch(p, count_step=False)
             self._check_reward(res)
             if self._uses_reducer:
@@ -393,6 +396,10 @@ class WikiCrawlEnv(gym.Env):
             upd.append(res.updated_pages)
         if st.fr_size == 0:
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
+            if failed:  # a live web: say why, not only that the frontier is empty
+                why = ", ".join(f"{t} ({e})" for t, e in failed.items())
+                rest = "; the other seeds have no out-links to unfetched pages" if len(failed) < len(titles) else ""
+                raise ValueError(f"the frontier is empty: seed pages could not be fetched: {why}{rest}")
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         new_a = np.concatenate(new)
         self._ep.changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)

@@ -132,13 +132,23 @@ TASK_SETS: dict[str, TaskSetDef] = {
 
 
 def load_task_corpus(spec: str) -> Any:
-    """``load_corpus(spec)``; ``"docs-web"`` is the compiled docs-web corpus (:func:`docs_web.load_docs_web`)."""
+    """``load_corpus(spec)``; ``"docs-web"`` is the compiled docs-web corpus (:func:`docs_web.load_docs_web`).
+    Never downloads: a downloadable dataset (``"wikispeedia"``) that is not on this machine is a
+    ``FileNotFoundError`` saying how to get it (``gym-crawl download NAME``, or ``--from PATH`` offline)."""
     if spec == "docs-web":
         from gym_crawl.tasks.docs_web import load_docs_web
 
         return load_docs_web()
     from gym_crawl.corpus import load_corpus
+    from gym_crawl.corpus.download import DATASETS, downloaded, offline_hint
 
+    name = spec.strip().lower() if isinstance(spec, str) else spec
+    if name in DATASETS:
+        folder = downloaded(name)
+        if folder is None:
+            raise FileNotFoundError(f"corpus {name!r} is not on this machine and a task never downloads: run "
+                                    f"`gym-crawl download {name}` first; {offline_hint(name)}")
+        return load_corpus(folder)
     return load_corpus(spec)
 
 

@@ -512,6 +512,13 @@ class LiveWeb(Corpus):
         self._fetcher = PoliteFetcher(pol, recorder=recorder)
         return self._fetcher.fetch
 
+    def cancel(self) -> None:
+        """Cancel the default fetcher (:meth:`PoliteFetcher.cancel`): a fetch in progress ends within a fraction
+        of a second as ``"cancelled"`` (not recorded, so a resumed crawl fetches it again), and so does every
+        later one. Safe to call from a signal handler."""
+        if self._fetcher is not None:
+            self._fetcher.cancel()
+
     def close(self) -> None:
         """Close the default fetcher's connections and its WARC recorder (the file is then complete and
         valid). Idempotent; a closed web still serves the pages it holds but fetches nothing new."""
@@ -610,7 +617,8 @@ class LiveWeb(Corpus):
         res = self._cache.get(url)
         if res is None:
             res = self._fetch(url)
-            self._cache[url] = res
+            if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
+                self._cache[url] = res
             self.stats["requests"] += 1
         else:
             self.stats["cache_hits"] += 1
@@ -635,6 +643,8 @@ class LiveWeb(Corpus):
             self.final_urls[page] = final_c
             if final_c not in self.titles:
                 self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
+        if getattr(ex, "fallback", None):
+            self.stats["extract_fallback"] += 1  # read by the bounded fallback (a pathologically nested page)
         self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
         return ""
 
