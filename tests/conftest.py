@@ -209,6 +209,72 @@ def network_guard(monkeypatch: pytest.MonkeyPatch):
         pytest.fail("\n".join(guard.violations), pytrace=False)
 
 
+# ---------------------------------------------------------------- both WARC readers agree on every WARC we write
+_WARCS_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _package_warcs(folder: Path) -> list[Path]:
+    """The WARC files under ``folder`` that this package wrote (their first record is a warcinfo whose software
+    is ``gym_crawl/<version>``); files crafted by tests, damaged at their start or foreign are left out."""
+    try:
+        from gym_crawl.web.warc_io import read_first_warcinfo
+    except ImportError:  # pragma: no cover
+        return []
+    out = []
+    for p in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if not (p.name.endswith((".warc", ".warc.gz")) and p.is_file()):
+            continue
+        try:
+            software = str(read_first_warcinfo(p).get("software", ""))
+        except (ValueError, OSError):
+            continue
+        if software.startswith("gym_crawl/"):
+            out.append(p)
+    return out
+
+
+def _disagreements(folder: Path) -> list[str]:
+    """FastWARC and warcio read every WARC the package wrote under ``folder`` alike (each file checked once per
+    size and modification time)."""
+    try:
+        from gym_crawl.web.warc_io import readers_disagree
+    except ImportError:  # pragma: no cover - the web extra is absent
+        return []
+    problems = []
+    for p in _package_warcs(folder):
+        st = p.stat()
+        key = (str(p), st.st_size, st.st_mtime_ns)
+        if key in _WARCS_CHECKED:
+            continue
+        _WARCS_CHECKED.add(key)
+        why = readers_disagree(p)
+        if why is not None:
+            problems.append(why)
+    return problems
+
+
+@pytest.fixture(autouse=True)
+def warc_readers_agree(request: pytest.FixtureRequest):
+    """After every test that used ``tmp_path``: each WARC the package wrote there reads the same with FastWARC (the
+    compiler's reader) and warcio (the replay's), record for record (:func:`gym_crawl.web.warc_io.readers_disagree`)."""
+    yield
+    tmp = getattr(request.node, "funcargs", {}).get("tmp_path")  # still a path after the fixture's teardown
+    if tmp is not None:
+        problems = _disagreements(Path(tmp))
+        if problems:
+            pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warc_readers_agree_everywhere(tmp_path_factory: pytest.TempPathFactory):
+    """At the end of the session, the same check over every WARC the package wrote under the session's temporary
+    folders (those of module and session fixtures too)."""
+    yield
+    problems = _disagreements(tmp_path_factory.getbasetemp())
+    if problems:
+        pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
+
+
 def shared_data(sub: str) -> Path:
     """Path of ../shared/data/<sub>, or skip the test with the reason."""
     p = SHARED_DATA / sub

@@ -38,7 +38,7 @@ What the fetcher does, in order, for ``fetch(url)``:
 A page is a ``200`` reply with an allowed content type (a missing ``Content-Type`` is sniffed from the
 body's first bytes); any other final status is the error ``"http-<code>"``. Network failures are
 ``"timeout"`` (connect or read timeout, or the total time limit) and ``"connect"`` (refused, reset,
-unresolvable, TLS).
+unresolvable, TLS, or a malformed response: a broken status line, chunk size or compressed body).
 
 A *host* here is an origin (scheme, host and port), the unit robots.txt applies to. The HTTP client is
 ``urllib3``: its ``HTTPConnectionPool(maxsize=1, block=True)`` is exactly "one connection per host", it
@@ -49,6 +49,7 @@ redirect/retry layer to switch off.
 from __future__ import annotations
 
 import email.utils
+import http.client
 import re
 import threading
 import time
@@ -72,10 +73,11 @@ from gym_crawl.web.result import (
     FetchResult,
     Recorder,
     header_text,
+    looks_like_html,
     parse_content_type,
     sniff_charset,
 )
-from gym_crawl.web.transport import Budget, CancelFlag, bounded, connection_classes
+from gym_crawl.web.transport import Budget, CancelFlag, ContentDecoder, bounded, connection_classes
 from gym_crawl.web.urls import MAX_URL_CHARS, canonical_url
 
 # FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
@@ -101,7 +103,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 503})
 ROBOTS_MAX_REDIRECTS = 5
 _DELTA_SECONDS = re.compile(r"[0-9]{1,12}")  # ASCII digits only: str.isdigit() also accepts "²"
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
 
 
 def _utc_now() -> str:
@@ -482,8 +483,8 @@ class PoliteFetcher:
             except ReadTimeoutError as e:
                 ex.error, ex.detail = "timeout", _detail(e)
                 return self._cancelled_or(ex)
-            except (urllib3.exceptions.HTTPError, OSError) as e:
-                ex.error, ex.detail = "connect", _detail(e)
+            except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as e:
+                ex.error, ex.detail = "connect", _detail(e)  # also a malformed status line or header block
                 return self._cancelled_or(ex)
             try:
                 self._read(resp, ex, purpose)
@@ -503,9 +504,9 @@ class PoliteFetcher:
         ex.headers = [(str(k), str(v)) for k, v in resp.headers.items()]
         ex.peer_ip = _peer_ip(resp)
         mime, _ = parse_content_type(ex.header("content-type"))
-        codings = {c.strip().lower() for k, v in ex.headers if k.lower() == "content-encoding"
-                   for c in v.split(",") if c.strip()}
-        if not codings <= DECODED_CODINGS:
+        codings = [c.strip().lower() for k, v in ex.headers if k.lower() == "content-encoding"
+                   for c in v.split(",") if c.strip()]
+        if not set(codings) <= DECODED_CODINGS:
             ex.decoded = False  # an encoding not asked for: its bytes are not the page
             ex.truncated = "unspecified"
             resp.close()
@@ -516,15 +517,19 @@ class PoliteFetcher:
             return
         cap = p.robots_max_bytes if purpose == "robots" else p.max_bytes
         body = bytearray()
+        decoder = ContentDecoder(codings)  # urllib3's decoders would take a cut-short stream for a short page
         try:
-            for chunk in resp.stream(CHUNK, decode_content=True):
-                body += chunk
+            for chunk in resp.stream(CHUNK, decode_content=False):
+                body += decoder.feed(chunk, cap + CHUNK - len(body))
                 if len(body) > cap:
                     ex.truncated = "length"
                     break
+            else:
+                decoder.finish()
         except ReadTimeoutError as e:
             ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as e:
+            # a broken connection, or a malformed body (a chunk size of -6, a gzip stream that does not decode)
             ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
         ex.body = bytes(body)
         if ex.truncated is not None:
@@ -572,7 +577,7 @@ class PoliteFetcher:
             return "too-large"
         if ex.truncated == "unspecified":
             return "content-type"
-        if content_type is None and not _HTML_START.match(ex.body[:1024].lstrip(b"\xef\xbb\xbf")):
+        if content_type is None and not looks_like_html(ex.body):
             return "content-type"
         if content_type is not None and content_type not in self.policy.content_types:
             return "content-type"

@@ -10,8 +10,8 @@ from typing import Any, Protocol
 
 from gym_crawl.web.policy import ROBOTS_TOKEN
 
-__all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "header_text", "parse_content_type",
-           "sniff_charset"]
+__all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "header_text", "looks_like_html",
+           "parse_content_type", "sniff_charset"]
 
 FETCH_ERRORS = ("robots", "out-of-scope", "trap:url-length", "trap:path-depth", "trap:query-params",
                 "trap:repeated-segment", "trap:pattern", "host-cap", "timeout", "connect", "http-<code>",
@@ -23,6 +23,7 @@ _ATTR = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _DIRECTIVES = frozenset({"all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate",
                          "noimageindex", "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview",
                          "indexifembedded"})
+_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
@@ -166,6 +167,13 @@ class Recorder(Protocol):
     def write_result(self, result: FetchResult) -> None: ...
 
     def flush(self) -> None: ...
+
+
+def looks_like_html(body: bytes) -> bool:
+    """Whether a body sent without a ``Content-Type`` is HTML: its first KiB (after a UTF-8 byte-order mark)
+    starts with a doctype, ``<html>``, ``<head>`` or ``<body>`` (comments and white space before it allowed)
+    — how the fetcher and the WARC compiler both decide."""
+    return bool(_HTML_START.match(body[:1024].lstrip(b"\xef\xbb\xbf")))
 
 
 def header_text(value: str | None) -> str | None:

@@ -30,12 +30,13 @@ import selectors
 import socket
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SLICE", "Budget", "CancelFlag", "Cancelled", "bounded", "connection_classes"]
+__all__ = ["SLICE", "Budget", "CancelFlag", "Cancelled", "ContentDecoder", "bounded", "connection_classes"]
 
 SLICE = 0.2
 """Seconds a blocked connect or read waits before it looks at the cancel event and the deadline again."""
@@ -199,14 +200,22 @@ def _connect(address: tuple[str, int], timeout: float | None, options: Any) -> s
 
 
 class _Reader(io.RawIOBase):
-    """The byte stream of a socket whose every read obeys the thread's :class:`Budget`."""
+    """The byte stream of a socket whose every read obeys the thread's :class:`Budget`. It holds the socket's
+    own ``makefile`` stream too, so the socket stays open until this reader is closed (as ``http.client``
+    expects when it hands a ``Connection: close`` response its socket)."""
 
     def __init__(self, sock: Any):
         super().__init__()
         self._sock = sock
+        self._ref = sock.makefile("rb", buffering=0)  # counts as an open file of the socket
 
     def readable(self) -> bool:
         return True
+
+    def close(self) -> None:
+        if not self.closed:
+            self._ref.close()
+        super().close()
 
     def readinto(self, b: Any) -> int:
         budget = _budget()
@@ -252,6 +261,69 @@ class _Response(http.client.HTTPResponse):
                 return version, status, reason
             http.client.parse_headers(self.fp)  # the informational reply's headers (e.g. Link hints)
         raise http.client.HTTPException(f"more than {MAX_INFORMATIONAL} informational replies")
+
+
+class ContentDecoder:
+    """Undoes ``Content-Encoding`` gzip / deflate (in the order the codings were applied; ``identity`` is none)
+    and tells whether each compressed stream was *complete* — urllib3's decoders return what they have, so a
+    stream cut short or garbage after a gzip header would pass for a (truncated or empty) page.
+
+    ``feed(data, limit)`` returns at most ``limit`` decoded bytes (the caller's cap: a decompression bomb is cut
+    there, with :attr:`over` set); :meth:`finish` raises ``ValueError`` naming the coding whose stream did not
+    end. A gzip body of several members is read member by member; bytes after the last member are ignored, as
+    browsers do. ``deflate`` is the zlib format, or raw deflate when the body does not start with a zlib header.
+    """
+
+    def __init__(self, codings: list[str]):
+        self.stages = [c for c in reversed(codings) if c != "identity"]
+        self._objs: list[Any] = [None] * len(self.stages)
+        self._done = [False] * len(self.stages)
+        self._fed = False
+        self.over = False
+
+    def _obj(self, i: int, data: bytes) -> Any:
+        if self.stages[i] in ("gzip", "x-gzip"):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        zlib_header = len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] * 256 + data[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
+
+    def _stage(self, i: int, data: bytes) -> bytes:
+        out = bytearray()
+        while data and not self._done[i]:
+            if self._objs[i] is None:
+                self._objs[i] = self._obj(i, data)
+            d = self._objs[i]
+            try:
+                out += d.decompress(data)
+            except zlib.error as e:
+                raise ValueError(f"the {self.stages[i]} body does not decode ({e})") from None
+            if not d.eof:
+                break
+            rest = d.unused_data
+            if self.stages[i] in ("gzip", "x-gzip") and rest[:2] == b"\x1f\x8b":
+                self._objs[i], data = None, rest  # the next member
+            else:
+                self._done[i] = True  # trailing bytes after the stream: ignored
+        return bytes(out)
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        self._fed = self._fed or bool(data)
+        for i in range(len(self.stages)):
+            data = self._stage(i, data)
+        if len(data) > limit:
+            self.over = True
+            return data[:limit]
+        return data
+
+    def finish(self) -> None:
+        """Raise ``ValueError`` when a compressed stream did not end (the body was cut short or is garbage); an
+        empty body (a redirect, a HEAD reply) is no stream at all."""
+        if not self._fed:
+            return
+        for i, c in enumerate(self.stages):
+            d = self._objs[i]
+            if not self._done[i] and (d is None or not d.eof):
+                raise ValueError(f"the {c} body ends before its compressed stream does")
 
 
 def connection_classes() -> tuple[type, type]:

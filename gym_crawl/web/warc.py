@@ -4,7 +4,8 @@
 ``load_corpus(path)`` and :func:`load_warc`. What becomes of each record:
 
 * **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
-  ``application/xhtml+xml``; ``html_types=`` to change) go through
+  ``application/xhtml+xml``; ``html_types=`` to change; a body sent without ``Content-Type`` that starts as
+  HTML, as the live fetcher decides, :func:`~gym_crawl.web.result.looks_like_html`) go through
   :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler):
 
   - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
@@ -74,7 +75,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
-from gym_crawl.web.result import header_text
+from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
 
@@ -418,12 +419,14 @@ def _compile_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> tupl
     if not 200 <= status < 300:
         return "http_error", None
     ctype = rec.http_headers.get("Content-Type")
-    if _media_type(ctype) not in opts.html_types:
+    if ctype and _media_type(ctype) not in opts.html_types:
         return "non_html", None
     try:
         payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
     except ValueError as e:
         return "broken", str(e)
+    if not ctype and not looks_like_html(payload):  # no Content-Type: sniffed, as the fetcher does
+        return "non_html", None
     if not payload.strip():
         return "empty", None
     digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)

@@ -29,6 +29,7 @@ body from the response record the metadata refers to), :func:`read_decisions` th
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -44,7 +45,7 @@ from gym_crawl.web.policy import FetchPolicy, default_user_agent
 from gym_crawl.web.result import Exchange, FetchResult
 
 __all__ = ["MAX_TARGET_URI", "WarcInUseError", "WarcRecorder", "complete_prefix", "read_decisions", "read_fetches",
-           "read_first_warcinfo", "read_warcinfo"]
+           "read_first_warcinfo", "read_warcinfo", "readers_disagree", "records_fastwarc", "records_warcio"]
 
 WARC_VERSION = "WARC/1.1"
 _JSON = "application/json"
@@ -496,7 +497,7 @@ def read_fetches(path: str | os.PathLike) -> Iterator[FetchResult]:
     for rec in _iter_records(p):
         if rec.rec_type == "response":
             rid = rec.rec_headers.get_header("WARC-Record-ID")
-            bodies[rid] = rec.content_stream().read()
+            bodies[rid] = rec.raw_stream.read()  # the payload as stored (content_stream would decode a coding kept)
         elif rec.rec_type == "metadata":
             obj = _json_payload(rec, p)
             if obj is None or obj.get("kind") != "fetch":
@@ -521,6 +522,57 @@ def read_decisions(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             obj = _json_payload(rec, p)
             if obj is not None and obj.get("kind") == "decision":
                 yield obj["decision"]
+
+
+def records_fastwarc(path: str | os.PathLike) -> tuple[list[tuple[str, str, str, int, str]], str | None]:
+    """Every record FastWARC reads from ``path`` as ``(type, record id, target URI, block length, SHA-1 of the
+    block)``, in order, and the error that stopped it (``None`` when it read to the end) — the reader of the
+    WARC compiler."""
+    from fastwarc.warc import ArchiveIterator
+
+    out: list[tuple[str, str, str, int, str]] = []
+    try:
+        for rec in ArchiveIterator(str(path), parse_http=False):
+            block = rec.reader.read()
+            h = rec.headers
+            kind = str(rec.record_type).rsplit(".", 1)[-1]
+            out.append((kind, h.get("WARC-Record-ID") or "", h.get("WARC-Target-URI") or "", len(block),
+                        hashlib.sha1(block).hexdigest()))
+    except Exception as e:  # noqa: BLE001 - whatever stops the reader is the answer
+        return out, f"{type(e).__name__}: {e}"
+    return out, None
+
+
+def records_warcio(path: str | os.PathLike) -> tuple[list[tuple[str, str, str, int, str]], str | None]:
+    """:func:`records_fastwarc`, read by warcio (the reader of replays and resumes)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: list[tuple[str, str, str, int, str]] = []
+    try:
+        with open(path, "rb") as f:
+            for rec in ArchiveIterator(f, no_record_parse=True, check_digests=False):
+                block = rec.raw_stream.read()
+                h = rec.rec_headers
+                out.append((rec.rec_type, h.get_header("WARC-Record-ID") or "", h.get_header("WARC-Target-URI") or "",
+                            len(block), hashlib.sha1(block).hexdigest()))
+    except Exception as e:  # noqa: BLE001
+        return out, f"{type(e).__name__}: {e}"
+    return out, None
+
+
+def readers_disagree(path: str | os.PathLike) -> str | None:
+    """Where FastWARC (the compiler's reader) and warcio (the replay's) read ``path`` differently — a record one
+    reads and the other does not, or reads with another type, id, target or block — as one line; ``None``
+    when they read the same records."""
+    a, ea = records_fastwarc(path)
+    b, eb = records_warcio(path)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if (x[0].lower(), *x[1:]) != (y[0].lower(), *y[1:]):
+            return f"{path}: record {i} differs: FastWARC {x[:4]} vs warcio {y[:4]}"
+    if len(a) != len(b):
+        return (f"{path}: FastWARC read {len(a)} records ({ea or 'to the end'}), warcio {len(b)} "
+                f"({eb or 'to the end'})")
+    return None
 
 
 def read_first_warcinfo(path: str | os.PathLike) -> dict[str, Any]:
