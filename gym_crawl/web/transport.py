@@ -278,6 +278,7 @@ class ContentDecoder:
         self.stages = [c for c in reversed(codings) if c != "identity"]
         self._objs: list[Any] = [None] * len(self.stages)
         self._done = [False] * len(self.stages)
+        self._ended = [False] * len(self.stages)  # a member (or the stream) ended
         self._fed = False
         self.over = False
 
@@ -289,8 +290,12 @@ class ContentDecoder:
 
     def _stage(self, i: int, data: bytes) -> bytes:
         out = bytearray()
+        gz = self.stages[i] in ("gzip", "x-gzip")
         while data and not self._done[i]:
             if self._objs[i] is None:
+                if self._ended[i] and not (gz and data[:1] == b"\x1f"):
+                    self._done[i] = True  # bytes after the last member or stream: ignored, as browsers do
+                    break
                 self._objs[i] = self._obj(i, data)
             d = self._objs[i]
             try:
@@ -299,21 +304,28 @@ class ContentDecoder:
                 raise ValueError(f"the {self.stages[i]} body does not decode ({e})") from None
             if not d.eof:
                 break
-            rest = d.unused_data
-            if self.stages[i] in ("gzip", "x-gzip") and rest[:2] == b"\x1f\x8b":
-                self._objs[i], data = None, rest  # the next member
-            else:
-                self._done[i] = True  # trailing bytes after the stream: ignored
+            self._ended[i] = True
+            self._objs[i], data = None, d.unused_data  # another gzip member may follow
         return bytes(out)
 
     def feed(self, data: bytes, limit: int) -> bytes:
         self._fed = self._fed or bool(data)
-        for i in range(len(self.stages)):
-            data = self._stage(i, data)
-        if len(data) > limit:
+        if not self.stages:
+            out = data
+        else:  # 1 KiB of input at a time: a bomb (deflate expands ~1000:1) never holds more than ~1 MB past limit
+            pieces = bytearray()
+            for k in range(0, len(data), 1024):
+                piece = data[k:k + 1024]
+                for i in range(len(self.stages)):
+                    piece = self._stage(i, piece)
+                pieces += piece
+                if len(pieces) > limit:
+                    break
+            out = bytes(pieces)
+        if len(out) > limit:
             self.over = True
-            return data[:limit]
-        return data
+            return out[:limit]
+        return out
 
     def finish(self) -> None:
         """Raise ``ValueError`` when a compressed stream did not end (the body was cut short or is garbage); an
@@ -321,8 +333,7 @@ class ContentDecoder:
         if not self._fed:
             return
         for i, c in enumerate(self.stages):
-            d = self._objs[i]
-            if not self._done[i] and (d is None or not d.eof):
+            if not (self._done[i] or (self._ended[i] and self._objs[i] is None)):
                 raise ValueError(f"the {c} body ends before its compressed stream does")
 
 

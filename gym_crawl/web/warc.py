@@ -306,7 +306,12 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
         if rtype != response:
             skipped[names.get(rtype, "other_record")] += 1
             continue
-        reason = _read_response(rec, opts, writer, broken)
+        try:
+            reason = _read_response(rec, opts, writer, broken)
+        except (OSError, ValueError, RuntimeError) as e:  # the record's bytes do not decompress: the file ends here
+            unreadable = f"{type(e).__name__}: {e}"
+            skipped["unreadable"] += 1
+            break
         if reason is not None:
             skipped[reason] += 1
     writer.flush()
@@ -346,27 +351,24 @@ def _dechunk(data: bytes) -> bytes:
 
 def _decode_body(data: bytes, http: Any, limit: int) -> bytes:
     """The payload as the server meant it: ``Transfer-Encoding: chunked`` and ``Content-Encoding`` gzip /
-    deflate undone (as many WARC writers store the bytes on the wire), at most ``limit`` bytes decompressed.
-    ``ValueError`` saying why when it cannot be decoded."""
-    import zlib
+    deflate undone (as many WARC writers store the bytes on the wire; the live fetcher's decoder,
+    :class:`~gym_crawl.web.transport.ContentDecoder`, so a stream cut short is no page here either), at most
+    ``limit`` bytes decompressed. ``ValueError`` saying why when it cannot be decoded."""
+    from gym_crawl.web.transport import ContentDecoder
 
     te = (http.get("Transfer-Encoding") or "").lower()
     if "chunked" in te:
         data = _dechunk(data)
-    ce = (http.get("Content-Encoding") or "").strip().lower()
-    if ce in ("", "identity"):
-        return data
-    if ce in ("gzip", "x-gzip", "deflate"):
-        for wbits in ((16 + zlib.MAX_WBITS,) if ce != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)):
-            try:
-                d = zlib.decompressobj(wbits)
-                out = d.decompress(data, limit)
-                if not d.unconsumed_tail:
-                    return out
-            except zlib.error:
-                continue
-        raise ValueError(f"the {ce} body does not decompress (or exceeds {limit} bytes)")
-    raise ValueError(f"Content-Encoding {ce[:40]!r} is not one this reader undoes")  # e.g. br: not readable as HTML
+    codings = [c.strip().lower() for c in (http.get("Content-Encoding") or "").split(",") if c.strip()]
+    unknown = [c for c in codings if c not in ("gzip", "x-gzip", "deflate", "identity")]
+    if unknown:  # e.g. br: not readable as HTML
+        raise ValueError(f"Content-Encoding {unknown[0][:40]!r} is not one this reader undoes")
+    decoder = ContentDecoder(codings)
+    out = decoder.feed(data, limit)
+    if decoder.over:
+        raise ValueError(f"the body decompresses past {limit} bytes")
+    decoder.finish()
+    return out
 
 
 def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter,
