@@ -311,10 +311,11 @@ def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str
                 for s in seed_list:
                     work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
                                  "learner": False, "epochs": 0, "config": config.get(a, {})})
-    from tqdm.auto import tqdm
+    from gym_crawl._console import Progress
 
     runs: list[dict[str, Any]] = []
-    bar = tqdm(total=len(work), desc="suite", disable=not progress)
+    label = f"{', '.join(dict.fromkeys(w['set'] for w in work))}: agents x seeds"
+    bar = Progress(len(work), label, unit="runs", enabled=progress)
     if jobs <= 1:
         for w in work:
             runs += [{**r, "set": w["set"]} for r in _job(w)]
