@@ -1,4 +1,5 @@
-"""Environments: :class:`WikiCrawlEnv` (``WikiCrawl-v1``), its batched :class:`WikiCrawlVectorEnv`
+"""Environments: :class:`WikiCrawlEnv` (registered as ``WikiCrawl-v0``/``-v1``/``-v2``; :data:`DEFAULT_ENV_ID` is
+the default task every factory and command builds), its batched :class:`WikiCrawlVectorEnv`
 (:func:`make_vector_env`), the :class:`CrawlWorld` both are built from, the :class:`CrawlView` agents
 read, the episode budget's checks (:mod:`gym_crawl.envs.budget`), and
 :class:`ForagerFleetEnv` (Palotai et al.'s multi-crawler fleet, a PettingZoo ``ParallelEnv``; imported on
@@ -11,8 +12,12 @@ from gym_crawl.envs.view import CrawlView
 from gym_crawl.envs.wiki_crawl import STATE_NAMES, WikiCrawlEnv
 from gym_crawl.envs.world import CrawlWorld
 
-__all__ = ["STATE_NAMES", "BudgetFromTimeLimit", "CrawlView", "CrawlWorld", "ForagerFleetEnv", "WikiCrawlEnv",
-           "WikiCrawlVectorEnv", "check_budget", "make_vector_env"]
+#: The env id every factory (``make_env``, ``make_env_for``, ``make_scoring_env``, ...) and every ``gym-crawl``
+#: command builds unless told otherwise: the default task.
+DEFAULT_ENV_ID = "WikiCrawl-v2"
+
+__all__ = ["DEFAULT_ENV_ID", "STATE_NAMES", "BudgetFromTimeLimit", "CrawlView", "CrawlWorld", "ForagerFleetEnv",
+           "WikiCrawlEnv", "WikiCrawlVectorEnv", "check_budget", "make_vector_env"]
 
 
 def __getattr__(name: str) -> Any:

@@ -518,13 +518,17 @@ class WikiCrawlVectorEnv(VectorEnv):
             e.close()
 
 
-def make_vector_env(env_id: str = "WikiCrawl-v1", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
-    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id: ``num_envs`` crawls built with
-    the id's registered keyword arguments (its budget ``max_episode_steps`` included) updated with ``kwargs``.
-    Its ``spec`` is the id's, with those keyword arguments."""
+def make_vector_env(env_id: str | None = None, num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
+    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id (default
+    :data:`gym_crawl.envs.DEFAULT_ENV_ID`): ``num_envs`` crawls built with the id's registered keyword arguments
+    (its budget ``max_episode_steps`` included) updated with ``kwargs``. Its ``spec`` is the id's, with those
+    keyword arguments."""
     import copy
 
     import gym_crawl  # noqa: F401  (registers the ids)
+    from gym_crawl.envs import DEFAULT_ENV_ID
+
+    env_id = DEFAULT_ENV_ID if env_id is None else env_id
 
     spec = gym.spec(env_id)
     if spec.entry_point != "gym_crawl.envs.wiki_crawl:WikiCrawlEnv":
