@@ -310,6 +310,9 @@ def test_every_error_has_one_prefix_and_the_usage_code(tiny_path, capsys, monkey
     with pytest.raises(SystemExit) as e:
         main(["crawl", "--steps", "0"])
     assert e.value.code == 2 and "gym-crawl: error: argument --steps" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "env", "--no-such-flag"])  # a benchmark's own options
+    assert e.value.code == 2 and "gym-crawl: error: unrecognized arguments" in capsys.readouterr().err
     assert main(["eval", "--seeds", "0"]) == 2
     out, err = capsys.readouterr()
     assert err.startswith("gym-crawl: error: ") and out == ""
