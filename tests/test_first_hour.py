@@ -330,13 +330,18 @@ def test_every_error_has_one_prefix_and_the_usage_code(tiny_path, capsys, monkey
 
 
 def test_ctrl_c_exits_130(tiny_path):
+    # SIGINT as a terminal sends it (a shell that started these tests in the background may have left it ignored)
     p = _run_cli(["crawl", "--agent", "random", "--corpus", tiny_path, "--steps", "50", "--episodes", "100000",
-                  "--json"])
-    assert p.stdout.readline()  # a first episode is done: the crawl runs
-    p.send_signal(signal.SIGINT)
-    err = p.stderr.read().decode()
-    assert p.wait(timeout=60) == 130
-    assert "gym-crawl: interrupted" in err and "Traceback" not in err
+                  "--json"], preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert p.stdout.readline()  # a first episode is done: the crawl runs
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert b"gym-crawl: interrupted" in err and b"Traceback" not in err
 
 
 def test_a_live_crawl_stopped_by_a_signal_exits_with_it(monkeypatch, capsys):

@@ -89,7 +89,8 @@ def test_sigint_stops_cleanly_and_resume_continues(small, site, tmp_path):
             "--seed", "3", "--json")
     n0 = len(site.log)
     p = subprocess.Popen(_cmd(*args, "--max-pages", "120", "--delay", "0.25"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=_env())
+                         stderr=subprocess.PIPE, text=True, env=_env(),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
     try:
         t_end = time.monotonic() + 120
         seen = 0
