@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("args", nargs=argparse.REMAINDER,
                    help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
-    from gym_crawl.corpus.live.serve import add_serve_arguments
+    from gym_crawl.web.serve.server import add_serve_arguments
 
     add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
                                                      "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
@@ -580,7 +580,7 @@ def _cmd_agents(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from gym_crawl.corpus.live.serve import serve_command
+    from gym_crawl.web.serve.server import serve_command
 
     return serve_command(args)
 
@@ -592,8 +592,8 @@ def _cmd_eval(argv: list[str]) -> int:
 
 
 def _cmd_train(argv: list[str]) -> int:
-    from gym_crawl.agents.rllib_train import main as rllib_main
-    from gym_crawl.agents.rllib_train import requested_backend
+    from gym_crawl.agents.rllib.train import main as rllib_main
+    from gym_crawl.agents.rllib.train import requested_backend
 
     if requested_backend(argv) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
         return int(rllib_main(argv) or 0)

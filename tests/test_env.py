@@ -42,7 +42,7 @@ def test_sb3_check_env(tiny_corpus):
         warnings.simplefilter("always")
         check_env(env, warn=True)
     # The one justified warning: "candidates" is (K, d) on purpose — rows are candidates that a
-    # shared scoring network reads row by row (agents.sb3_policies); MultiInputPolicy flattens it.
+    # shared scoring network reads row by row (agents.sb3.policies); MultiInputPolicy flattens it.
     msgs = [str(w.message) for w in caught]
     assert all("unconventional shape" in m and "candidates" in m for m in msgs), msgs
 

@@ -97,7 +97,7 @@ def _old_train_output(tmp_path, tiny_corpus) -> Path:
     keywords, and the run's ``config.json`` with the env id, feature set, K and reducer (and the rest)."""
     pytest.importorskip("sb3_contrib", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
     from gym_crawl.agents import make_env_for
-    from gym_crawl.agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3.agent import SB3Agent
 
     run = tmp_path / "runs" / "train" / "seed0"
     run.mkdir(parents=True)
@@ -279,7 +279,7 @@ def test_an_existing_warc_needs_resume_or_overwrite(tmp_path, capsys):
     assert "--resume" in err and "--overwrite" in err and "append=True" not in err
     assert main([*base, "--resume", "--overwrite"]) == 2
     pytest.importorskip("warcio", reason="the live web is the optional extra 'web'")
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
 
     with pytest.raises(FileExistsError):
         LiveWeb(["http://127.0.0.1:9/"], warc=warc)
@@ -291,7 +291,7 @@ def test_an_existing_warc_needs_resume_or_overwrite(tmp_path, capsys):
 # ---------------------------------------------------------------- serve
 def test_serve_a_corpus_from_the_first_address(tiny_path, capsys):
     from gym_crawl.cli import build_parser
-    from gym_crawl.corpus.live.serve import serve_command
+    from gym_crawl.web.serve.server import serve_command
 
     args = build_parser().parse_args(["serve", tiny_path, "--hosts", "3", "--first-address", "3",
                                       "--duration", "0"])
