@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["BASELINES", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
@@ -249,37 +250,23 @@ class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def _at_least(low: int) -> Any:
-    """An argparse ``type``: an integer >= ``low`` (anything else is a usage error naming the value)."""
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
-        return v
-    return parse
-
-
 def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 formatter_class=_OneDefaultFormatter)
+    ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=_OneDefaultFormatter)
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
                     help="task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web or docs-web-hard")
-    ap.add_argument("--seeds", type=_at_least(1), default=5, help="seeds (independent training runs of each learner)")
-    ap.add_argument("--epochs", type=_at_least(0), default=1, help="passes of a learner over the train tasks")
-    ap.add_argument("--budget", type=_at_least(1), default=None, help="page budget of every task (default: the set's)")
-    ap.add_argument("--max-tasks", type=_at_least(1), default=None,
+    ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
+    ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
+    ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
+    ap.add_argument("--max-tasks", type=int, default=None,
                     help="at most this many tasks (half train, half test; default: all)")
     ap.add_argument("--wikispeedia", default=None,
                     help="labelled corpus of the ws-* sets (a Wikispeedia folder; default: shared/data/wikispeedia "
                          "next to the repository)")
-    ap.add_argument("--jobs", type=_at_least(1), default=1, help="worker processes")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file (default: none)")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
