@@ -466,6 +466,36 @@ def test_a_full_disk_or_read_only_folder_is_one_line_not_a_traceback(tmp_path, m
     assert len(err) == 1 and "--warc" in err[0] and "Read-only file system" in err[0]
 
 
+def test_a_disk_that_fills_during_a_crawl_is_one_line(tmp_path, monkeypatch, capsys):
+    """The WARC's disk fills after a few fetches: the crawl stops with one line naming the file and exit 1, and
+    what was written before is a readable WARC."""
+    import errno
+
+    from gym_crawl import cli
+
+    real = WarcRecorder._flush_locked
+    calls = {"n": 0}
+
+    def flush(self):
+        calls["n"] += 1
+        if calls["n"] > 4:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
+        real(self)
+
+    monkeypatch.setattr(WarcRecorder, "_flush_locked", flush)
+    pages = {"a": {"/": html_page("Start", "<p>geology</p>", [(f"/p{i}", f"geology {i}") for i in range(5)]),
+                   **{f"/p{i}": html_page(f"p{i}", "<p>geology</p>") for i in range(5)}}}
+    warc = tmp_path / "full.warc.gz"
+    with serve_site(pages) as site:
+        code = cli.main(["crawl", "--live", site.url("a", "/"), "--agent", "best-first", "--topic", "geology",
+                         "--steps", "5", "--warc", str(warc), "--delay", "0", "--capacity", "100"])
+    stderr = capsys.readouterr().err
+    err = [ln for ln in stderr.strip().splitlines() if ln.startswith("gym-crawl: error")]
+    assert code == 1 and err == [f"gym-crawl: error: {warc}: No space left on device"] and "Traceback" not in stderr
+    monkeypatch.setattr(WarcRecorder, "_flush_locked", real)
+    assert records_warcio(warc)[1] is None and readers_disagree(warc) is None
+
+
 def test_a_seed_refused_by_robots_is_named_with_its_reason():
     pages = {"a": {"/robots.txt": robots_txt(["/"]), "/": html_page("Start")}}
     with serve_site(pages) as site:

@@ -324,7 +324,8 @@ class PoliteFetcher:
         return None
 
     # ------------------------------------------------------------------ robots.txt
-    def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange], run: _Run) -> bool:
+    def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange], run: _Run | None = None) -> bool:
+        run = run if run is not None else _Run()
         with host.lock:
             if host.robots is None or self._clock() >= host.robots_expires:
                 host.robots, transient = self._read_robots(host, exchanges, run)
@@ -418,9 +419,12 @@ class PoliteFetcher:
                 return False
             self._sleep(wait)
 
-    def _exchange(self, host: _Host, url: str, purpose: str, exchanges: list[Exchange], run: _Run) -> Exchange:
+    def _exchange(self, host: _Host, url: str, purpose: str, exchanges: list[Exchange],
+                  run: _Run | None = None) -> Exchange:
         """One request to ``url`` with its retries (each attempt is an exchange appended and recorded), within
-        the fetch's time limit: an attempt that could only start after it is not made."""
+        the fetch's time limit (``run``: that of the fetch it belongs to; default a new one): an attempt that
+        could only start after it is not made."""
+        run = run if run is not None else _Run()
         p = self.policy
         ex: Exchange | None = None
         with host.lock:
