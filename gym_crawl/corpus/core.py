@@ -207,22 +207,21 @@ _PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", 
 
 def check_corpus_destination(path: str | os.PathLike) -> None:
     """Raise ``FileExistsError`` naming ``path`` unless a corpus may be saved there: it does not exist, is an
-    empty folder, or holds a saved corpus (its ``manifest.json`` names this format) — never a file or a
-    folder of other files, which saving would replace."""
+    empty folder, or holds a saved corpus — a ``manifest.json`` (valid or damaged: a broken cache is rebuilt in
+    place), or only a corpus' own files (``.npy`` arrays and JSON) — never a file or a folder of other files,
+    which saving would replace."""
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         return
     if not p.is_dir():
         raise FileExistsError(f"{p}: exists and is not a folder; a corpus is saved as a folder — give a new name")
-    try:
-        manifest = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    if isinstance(manifest, dict) and manifest.get("format") == FORMAT_NAME:
+    if (p / "manifest.json").is_file():
         return
-    if any(p.iterdir()):
-        raise FileExistsError(f"{p}: the folder holds other files (it is not a saved corpus); saving would "
-                              "replace them — give an empty or new folder")
+    others = [c.name for c in p.iterdir() if not (c.is_file() and c.suffix in (".npy", ".json"))]
+    if others:
+        raise FileExistsError(f"{p}: the folder holds other files ({', '.join(sorted(others)[:3])}"
+                              f"{', …' if len(others) > 3 else ''}; it is not a saved corpus); saving would replace "
+                              "them — give an empty or new folder")
 
 
 @dataclass(eq=False)
