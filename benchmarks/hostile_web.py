@@ -24,7 +24,7 @@ from typing import Any
 
 from gym_crawl._console import ArgumentParser
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "hostile_web"
+DEFAULT_OUT = Path("benchmarks") / "results" / "hostile_web"  # under the current folder
 
 
 def parse_times() -> list[dict[str, Any]]:
