@@ -3,8 +3,8 @@ benchmarks and wrappers use the env's documented accessors rather than its inter
 
 Layer order (docs/architecture.md): corpus → text → relevance → crawl → features → reducers → envs → wrappers
 → agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it, never above.
-Modules outside the layers (``registry``, ``_io``, ``_limits``, ``tokenize``, the package ``__init__``) are the
-lowest level: they import nothing of the package but each other.
+Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_arith``, ``_svd``, ``tokenize``, the package
+``__init__``) are the lowest level: they import nothing of the package but each other.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["corpus", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers", "agents", "tasks",
           "benchmarks", "cli"]
-BASE = {"registry", "_io", "_limits", "tokenize", "__init__"}
+BASE = {"registry", "_io", "_limits", "_arith", "_svd", "tokenize", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)
 SOURCE_DIRS = {"gym_crawl": ROOT / "gym_crawl", "gym_crawl.agents": ROOT / "agents",
                "gym_crawl.benchmarks": ROOT / "benchmarks"}
