@@ -338,10 +338,11 @@ def _row_sq_norms(X: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _cosines(V: np.ndarray, Q: np.ndarray, out: np.ndarray) -> None:
-    """out[i, j] = float32(Σ_l V[i,l]·Q[j,l] / √Σ_l V[i,l]²), 0 for a zero row; sums in float64, l ascending."""
+def _cosines(V: np.ndarray, QT: np.ndarray, out: np.ndarray) -> None:
+    """out[i, j] = float32(Σ_l V[i,l]·QT[l,j] / √Σ_l V[i,l]²), 0 for a zero row; sums in float64, l ascending
+    (``QT``: the queries as float64 columns, so a row's q sums advance side by side)."""
     n, k = V.shape
-    q = Q.shape[0]
+    q = QT.shape[1]
     acc = np.zeros(q, np.float64)
     for i in range(n):
         sq = 0.0
@@ -351,7 +352,7 @@ def _cosines(V: np.ndarray, Q: np.ndarray, out: np.ndarray) -> None:
             v = np.float64(V[i, l])
             sq += v * v
             for j in range(q):
-                acc[j] += v * np.float64(Q[j, l])
+                acc[j] += v * QT[l, j]
         if sq > 0.0:
             r = math.sqrt(sq)
             for j in range(q):
@@ -362,16 +363,22 @@ def _cosines(V: np.ndarray, Q: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True)
-def _sparse_rows_dense(rowpos: np.ndarray, cols: np.ndarray, weights: np.ndarray, M: np.ndarray,
+def _sparse_rows_dense(starts: np.ndarray, cols: np.ndarray, weights: np.ndarray, M: np.ndarray,
                        out: np.ndarray) -> None:
-    """out[rowpos[j]] += weights[j]·M[cols[j]] for j ascending (each row sums its terms in their order)."""
+    """out[r] = Σ_{j in starts[r]:starts[r+1]} weights[j]·M[cols[j]], j ascending, summed in float64 and stored in
+    ``out``'s dtype (one rounding)."""
     k = M.shape[1]
-    for j in range(rowpos.shape[0]):
-        r = rowpos[j]
-        w = np.float64(weights[j])
-        c = cols[j]
+    acc = np.zeros(k, np.float64)
+    for r in range(starts.shape[0] - 1):
         for l in range(k):  # noqa: E741
-            out[r, l] += w * np.float64(M[c, l])
+            acc[l] = 0.0
+        for j in range(starts[r], starts[r + 1]):
+            w = np.float64(weights[j])
+            c = cols[j]
+            for l in range(k):  # noqa: E741
+                acc[l] += w * np.float64(M[c, l])
+        for l in range(k):  # noqa: E741
+            out[r, l] = acc[l]
 
 
 def dot(x: np.ndarray, y: np.ndarray) -> float:
@@ -424,15 +431,23 @@ def cosines(V: np.ndarray, Q: np.ndarray) -> np.ndarray:
         raise ValueError(f"cosines: need V (n, k) and Q (q, k), got shapes {V.shape} and {Q.shape}")
     out = np.empty((V.shape[0], Q.shape[0]), np.float32)
     if V.shape[0]:
-        _cosines(V, Q, out)
+        _cosines(V, np.ascontiguousarray(Q.T, dtype=np.float64), out)
     return out
 
 
-def sparse_rows_dense(rowpos: np.ndarray, cols: np.ndarray, weights: np.ndarray, M: np.ndarray,
-                      n_rows: int) -> np.ndarray:
-    """(n_rows, k) float64 ``out[r] = Σ_{j: rowpos[j]=r} weights[j]·M[cols[j]]``, the terms of each row summed
-    in the order they are given (a sparse (n_rows × V) by dense (V × k) product, without a temporary)."""
-    out = np.zeros((n_rows, M.shape[1]), np.float64)
-    if len(rowpos):
-        _sparse_rows_dense(np.asarray(rowpos, np.int64), np.asarray(cols, np.int64), np.asarray(weights), M, out)
+def sparse_rows_dense(rowpos: np.ndarray, cols: np.ndarray, weights: np.ndarray, M: np.ndarray, n_rows: int,
+                      dtype: type = np.float64) -> np.ndarray:
+    """(n_rows, k) ``out[r] = Σ_{j: rowpos[j]=r} weights[j]·M[cols[j]]``, the terms of each row summed in the order
+    they are given in float64 and stored as ``dtype`` (a sparse (n_rows × V) by dense (V × k) product, without a
+    temporary)."""
+    rowpos = np.asarray(rowpos, np.int64)
+    cols = np.asarray(cols, np.int64)
+    weights = np.asarray(weights)
+    if len(rowpos) and np.any(rowpos[1:] < rowpos[:-1]):  # group each row's terms, keeping their order
+        order = np.argsort(rowpos, kind="stable")
+        rowpos, cols, weights = rowpos[order], cols[order], weights[order]
+    starts = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(np.bincount(rowpos, minlength=n_rows), out=starts[1:])
+    out: np.ndarray = np.empty((n_rows, M.shape[1]), dtype)
+    _sparse_rows_dense(starts, cols, weights, M, out)
     return out

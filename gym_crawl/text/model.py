@@ -124,7 +124,7 @@ def weighted_row_sums(matrix: np.ndarray, cols: np.ndarray, weights: np.ndarray,
     any grouping of rows into calls); no (nnz × k) temporary is built.
     """
     w = np.asarray(weights).astype(np.float32, copy=False)
-    return sparse_rows_dense(rowpos, cols, w, matrix, n_rows).astype(np.float32)
+    return sparse_rows_dense(rowpos, cols, w, matrix, n_rows, np.float32)
 
 
 @dataclass
