@@ -168,7 +168,7 @@ class Agent:
             names = zf.namelist()
         if {"data", "policy.pth"} <= set(names):
             raise ValueError(f"{p}: this is Stable-Baselines3's model.zip; run it with --agent sb3:{p} (read "
-                             f"without unpickling; gym_crawl.agents.sb3_agent.load_sb3_zip in Python)")
+                             f"without unpickling; gym_crawl.agents.sb3.agent.load_sb3_zip in Python)")
         if any(n.endswith("data.pkl") for n in names):
             agent = _load_torch_agent(p)
         elif "__header__.npy" in names:
@@ -234,24 +234,27 @@ for _name, _target, _doc in [
      "best-first as a page agent over the whole frontier (the thesis' basic crawler)"),
     ("oracle", "gym_crawl.agents.baselines:GreedyOracleAgent",
      "upper bound reading hidden labels (not a crawler)"),
-    ("lfa-sync", "gym_crawl.agents.lfa:LFASyncAgent", "Han 2018 linear SARSA, exact argmax over the whole frontier"),
-    ("lfa-async", "gym_crawl.agents.lfa:LFAAsyncAgent", "Han 2018 linear SARSA, asynchronous (out-links) updates"),
-    ("lfa-moderated", "gym_crawl.agents.lfa:LFAModeratedAgent", "Han 2018 linear SARSA, moderated updates"),
-    ("thesis-lfa", "gym_crawl.agents.lfa:ThesisLFAAgent",
+    ("lfa-sync", "gym_crawl.agents.linear.lfa:LFASyncAgent",
+     "Han 2018 linear SARSA, exact argmax over the whole frontier"),
+    ("lfa-async", "gym_crawl.agents.linear.lfa:LFAAsyncAgent",
+     "Han 2018 linear SARSA, asynchronous (out-links) updates"),
+    ("lfa-moderated", "gym_crawl.agents.linear.lfa:LFAModeratedAgent", "Han 2018 linear SARSA, moderated updates"),
+    ("thesis-lfa", "gym_crawl.agents.linear.lfa:ThesisLFAAgent",
      "Pertejo 2021 LFA: thesis features/reward, gamma 0.3, randomized priority queue"),
     ("td-lambda", "gym_crawl.agents.td_lambda:TDLambdaAgent", "Grigoriadis TD(lambda) V(s) network with look-ahead"),
-    ("tres", "gym_crawl.agents.ddqn:TresAgent", "TRES: DDQN over Tree-Frontier representatives"),
-    ("tres-async", "gym_crawl.agents.ddqn:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
+    ("tres", "gym_crawl.agents.dqn.tres:TresAgent", "TRES: DDQN over Tree-Frontier representatives"),
+    ("tres-async", "gym_crawl.agents.dqn.tres:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
     ("tree-random", "gym_crawl.agents.tree_random:TreeRandomAgent", "TRES baseline: a random Tree-Frontier leaf"),
-    ("sb3", "gym_crawl.agents.sb3_agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
-    ("online-classifier", "gym_crawl.agents.online_classifier:OnlineClassifierAgent",
+    ("sb3", "gym_crawl.agents.sb3.agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
+    ("online-classifier", "gym_crawl.agents.hashed.online_classifier:OnlineClassifierAgent",
      "ACHE-style online link classifier over hashed link features (non-RL)"),
-    ("seedfinder", "gym_crawl.agents.seedfinder:SeedFinderAgent",
+    ("seedfinder", "gym_crawl.agents.hashed.seedfinder:SeedFinderAgent",
      "SeedFinder-like: seeds expanded by search-engine queries, then the ACHE-like crawl"),
-    ("hashed-q", "gym_crawl.agents.hashed_q:HashedQAgent", "deep-deep linear Q-learning over hashed link features"),
-    ("best-first-mix", "gym_crawl.agents.mixture:BestFirstMixAgent",
+    ("hashed-q", "gym_crawl.agents.hashed.hashed_q:HashedQAgent",
+     "deep-deep linear Q-learning over hashed link features"),
+    ("best-first-mix", "gym_crawl.agents.hashed.mixture:BestFirstMixAgent",
      "best-first's or the online classifier's top page, chosen by a Thompson bandit over this crawl's harvest"),
-    ("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+    ("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
      "Pertejo 2021 DQN crawler: one Q output per corpus page (the thesis' negative result)"),
 ]:
     AGENTS.register(_name, _target, _doc)

@@ -1,7 +1,7 @@
 """Deploy an agent as a polite live crawler: ``gym-crawl crawl --live URL ... --agent NAME``.
 
-:func:`crawl_live` builds a :class:`~gym_crawl.corpus.live.LiveWeb` over the seed URLs (a
-:class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher` recording every request and response to a WARC file),
+:func:`crawl_live` builds a :class:`~gym_crawl.web.LiveWeb` over the seed URLs (a
+:class:`~gym_crawl.web.fetcher.PoliteFetcher` recording every request and response to a WARC file),
 the env the agent needs (:func:`gym_crawl.agents.make_env_for`), and runs the agent through ``env.step`` —
 the same action path as offline, so the decisions are the ones the agent would take on a compiled copy of
 the site. Each step's decision (step, page id, URL, the reward, the fetch error, the best link score and
@@ -125,13 +125,13 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     ``max(10_000, 50 × max_pages)``). ``fetch``: a fetch function instead of the polite fetcher (tests,
     replays; then no WARC is written). ``env_overrides``: more ``WikiCrawl-v1`` keywords (features, reducer, ...).
     """
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
 
     if max_pages < 1:
         raise ValueError(f"max_pages must be >= 1, got {max_pages}")
     cap = capacity if capacity is not None else max(10_000, 50 * max_pages)
     if fetch is None:
-        from gym_crawl.corpus.live.fetcher import FetchPolicy
+        from gym_crawl.web.fetcher import FetchPolicy
 
         if policy is None:
             kw: dict[str, Any] = {}

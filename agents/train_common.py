@@ -1,5 +1,5 @@
-"""What the Stable-Baselines3 trainer (:mod:`gym_crawl.agents.sb3_train`) and the Ray RLlib trainer
-(:mod:`gym_crawl.agents.rllib_train`) share: the run configuration both save as ``config.json`` and the
+"""What the Stable-Baselines3 trainer (:mod:`gym_crawl.agents.sb3.train`) and the Ray RLlib trainer
+(:mod:`gym_crawl.agents.rllib.train`) share: the run configuration both save as ``config.json`` and the
 command-line flags of ``gym-crawl train`` that mean the same under either backend. Imports neither framework."""
 from __future__ import annotations
 

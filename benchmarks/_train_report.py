@@ -54,7 +54,7 @@ MONITOR_TASKS = 8
 
 def build_parser() -> argparse.ArgumentParser:
     import gym_crawl
-    from gym_crawl.agents.sb3_train import build_parser as sb3_parser
+    from gym_crawl.agents.sb3.train import build_parser as sb3_parser
 
     p = sb3_parser()
     p.description = __doc__.split("\n\n")[0]
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispeedia: str | None = None,
                    eval_freq_given: bool = False) -> list[Any]:
-    """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3_train.TrainConfig`) at task set ``name``: its corpus, label
+    """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3.train.TrainConfig`) at task set ``name``: its corpus, label
     reward, train tasks for training, test tasks for evaluation, the tasks' budget; returns the test tasks."""
     from gym_crawl.benchmarks import suite
 
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     import gym_crawl
-    from gym_crawl.agents import sb3_train
+    from gym_crawl.agents.sb3 import train as sb3_train
 
     argv = list(argv or [])
     a = build_parser().parse_args(argv)

@@ -4,7 +4,7 @@
     seconds, pages/s, MB/s of XML and of wikitext, link counts.
 (b) Generates a synthetic corpus of ``--pages`` pages (default 323,000 ≈ the
     thesis' Simple English dump; pass ``--pages 1000000`` for the 1M figure) with
-    :func:`gym_crawl.corpus.synthetic.generate_synthetic`, saves it, and reports
+    :func:`gym_crawl.webgen.synthetic.generate_synthetic`, saves it, and reports
     generation/save seconds and peak RSS (measured in a fresh subprocess).
 (c) Opens the saved corpus in ``--readers`` (default 3) concurrent processes,
     each touching every array, and reports per process the growth of RSS, PSS
@@ -107,7 +107,7 @@ def bench_samples(repeat: int) -> dict:
 
 def child_generate(n_pages: int, seed: int, dest: str) -> dict:
     """(b) in a fresh process: generate, save, report seconds and peak RSS."""
-    from gym_crawl.corpus.synthetic import generate_synthetic
+    from gym_crawl.webgen.synthetic import generate_synthetic
 
     rss0 = smaps().get("rss", 0.0)
     t = time.perf_counter()
@@ -185,9 +185,9 @@ def bench_readers(path: str, readers: int) -> dict:
 
 def bench_synthetic(n_pages: int, seed: int, readers: int, workdir: str | None, keep: bool) -> dict:
     try:
-        from gym_crawl.corpus.synthetic import generate_synthetic  # noqa: F401
+        from gym_crawl.webgen.synthetic import generate_synthetic  # noqa: F401
     except ImportError as e:
-        return {"skipped": f"gym_crawl.corpus.synthetic.generate_synthetic unavailable: {e}"}
+        return {"skipped": f"gym_crawl.webgen.synthetic.generate_synthetic unavailable: {e}"}
     root = Path(tempfile.mkdtemp(prefix="bench_compile_", dir=workdir))
     dest = root / f"synthetic-{n_pages}"
     try:

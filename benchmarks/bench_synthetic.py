@@ -1,6 +1,6 @@
 """Speed and memory of the synthetic corpus generator.
 
-Times :func:`gym_crawl.corpus.synthetic.generate_synthetic` at 20k, 100k and 323k
+Times :func:`gym_crawl.webgen.synthetic.generate_synthetic` at 20k, 100k and 323k
 pages (the thesis' corpus size), and 1M with ``--full``. Each size runs in a fresh
 subprocess so the reported peak RSS (``ru_maxrss``) belongs to that size alone.
 Prints one JSON document: per size the build seconds (wall and CPU: on a shared machine the
@@ -31,7 +31,7 @@ def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "defa
 
     import numpy as np
 
-    from gym_crawl.corpus.synthetic import generate_synthetic
+    from gym_crawl.webgen.synthetic import generate_synthetic
 
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t, cpu = time.perf_counter(), time.process_time()
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="default", help="generator preset: default or hard")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child mode
     args = ap.parse_args(argv)
-    from gym_crawl.corpus.synthetic import PRESETS
+    from gym_crawl.webgen.synthetic import PRESETS
 
     if args.preset not in PRESETS:
         ap.error(f"--preset {args.preset!r}: valid presets are {', '.join(PRESETS)}")

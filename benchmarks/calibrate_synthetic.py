@@ -44,8 +44,8 @@ import numpy as np
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
 from gym_crawl.tokenize import tokenize
+from gym_crawl.webgen.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
 
 __all__ = ["Config", "QUICK", "FULL", "GENERIC_TOKENS", "anchor_stats", "corpus_anchor_pairs",
            "mediawiki_anchor_pairs", "topic_stats", "crawl_scores", "wikispeedia_tasks", "synthetic_tasks", "run",

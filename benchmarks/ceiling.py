@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.baselines import BestFirstPageAgent, GreedyOracleAgent, RandomAgent
-from gym_crawl.agents.online_classifier import FrontierRows, feature_rows
+from gym_crawl.agents.hashed.online_classifier import FrontierRows, feature_rows
 from gym_crawl.benchmarks._report import write_json_report
 
 __all__ = ["HindsightRanker", "ParentTruth", "RowRecorder", "Rows", "ceiling_task", "fit_ranker", "main", "roc_auc",

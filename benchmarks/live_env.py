@@ -47,7 +47,7 @@ def page_url(i: int) -> str:
 
 def page_html(i: int, n_pages: int) -> bytes:
     """Page ``i`` of the generated site (deterministic)."""
-    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.web.html_extract import render_page
 
     topical = _h(i, 0) % 4 == 0
     words = [(TOPIC if topical and k % 2 == 0 else FILLER)[_h(i, k + 1) % 10] for k in range(120)]
@@ -114,13 +114,13 @@ def _serve(n_pages: int) -> tuple[Any, str]:
 
 
 def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
     from gym_crawl.wrappers.factory import make_env
 
     n_site = max(frontiers) * 3
     srv = None
     if http:
-        from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
+        from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
 
         srv, base = _serve(n_site)
         fetcher = PoliteFetcher(FetchPolicy(delay=0.0, rate=None, obey_robots=False, max_pages_per_host=None,

@@ -34,7 +34,7 @@ def rss():
 n, steps, agents = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(',')
 out = {"pages": n}
 t = time.perf_counter()
-from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.webgen.synthetic import synthetic_corpus
 c = synthetic_corpus(n)
 out["corpus_load_seconds"] = round(time.perf_counter() - t, 3)
 out["links"] = int(c.n_links)
@@ -71,8 +71,8 @@ print(json.dumps(out))
 
 def run_size(n: int, steps: int, agents: str) -> dict[str, Any]:
     # generate (or find) the cached corpus in its own process, so the measured process only loads it
-    gen = subprocess.run([sys.executable, "-c", "import sys; from gym_crawl.corpus.synthetic import synthetic_corpus; "
-                          f"synthetic_corpus({n})"], capture_output=True, text=True)
+    gen = subprocess.run([sys.executable, "-c", "import sys; from gym_crawl.webgen.synthetic import "
+                          f"synthetic_corpus; synthetic_corpus({n})"], capture_output=True, text=True)
     if gen.returncode != 0:
         raise RuntimeError(f"generating {n} pages failed:\n{gen.stderr[-3000:]}")
     p = subprocess.run([sys.executable, "-c", CHILD, str(n), str(steps), agents], capture_output=True, text=True)

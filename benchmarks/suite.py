@@ -287,8 +287,8 @@ def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str
               progress: bool = True, once: Sequence[str] = SEED_INDEPENDENT) -> list[dict[str, Any]]:
     """Run every agent on every task set (see the module docstring); returns one record per run.
     Agents in ``once`` (seed-independent crawls) run with seed 0 and their result stands for every seed."""
-    import gym_crawl.agents.hashed_q
-    import gym_crawl.agents.online_classifier  # noqa: F401
+    import gym_crawl.agents.hashed.hashed_q
+    import gym_crawl.agents.hashed.online_classifier  # noqa: F401
 
     config = config or {}
     _CORPORA.update(corpora)

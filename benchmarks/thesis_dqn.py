@@ -44,7 +44,7 @@ from gym_crawl.agents import AGENTS, register_agent
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
-    register_agent("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+    register_agent("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
                    "Pertejo 2021 DQN: one Q output per corpus page over the last page's features")
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -174,7 +174,7 @@ def head_cost(sizes: list[int], in_dim: int = 9, reps: int = 5) -> list[dict[str
     moments = 5 float32 copies of the parameters."""
     import torch
 
-    from gym_crawl.agents.thesis_dqn import ThesisDQNAgent, _Memory
+    from gym_crawl.agents.dqn.thesis import ThesisDQNAgent, _Memory
 
     torch.set_num_threads(1)
     rows = []

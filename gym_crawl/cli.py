@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("args", nargs=argparse.REMAINDER,
                    help="arguments of the benchmark (see `gym-crawl bench NAME --help`)")
 
-    from gym_crawl.corpus.live.serve import add_serve_arguments
+    from gym_crawl.web.serve.server import add_serve_arguments
 
     add_serve_arguments(sub.add_parser("serve", help="serve a corpus, folders of HTML or the misbehaving demo site "
                                                      "as hosts on loopback (127.0.0.0/8) until Ctrl-C"))
@@ -319,11 +319,11 @@ def _load_agent(name: str, load: str | None) -> Any:
     from gym_crawl.agents import Agent, make_agent
 
     if name.startswith("sb3:"):
-        from gym_crawl.agents.sb3_agent import load_sb3_agent
+        from gym_crawl.agents.sb3.agent import load_sb3_agent
 
         return load_sb3_agent(name.split(":", 1)[1])
     if name.startswith("rllib:"):
-        from gym_crawl.agents.rllib_agent import load_rllib_agent
+        from gym_crawl.agents.rllib.agent import load_rllib_agent
 
         return load_rllib_agent(name.split(":", 1)[1])
     if load:
@@ -531,8 +531,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gym-crawl eval: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
             return 2
     if argv and argv[0] == "train":
-        from gym_crawl.agents.rllib_train import main as rllib_main
-        from gym_crawl.agents.rllib_train import requested_backend
+        from gym_crawl.agents.rllib.train import main as rllib_main
+        from gym_crawl.agents.rllib.train import requested_backend
 
         if requested_backend(argv[1:]) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
             return int(rllib_main(argv[1:]) or 0)
@@ -559,7 +559,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.cmd == "bench":
             return _cmd_bench(args)
         if args.cmd == "serve":
-            from gym_crawl.corpus.live.serve import serve_command
+            from gym_crawl.web.serve.server import serve_command
 
             return serve_command(args)
     except (ValueError, KeyError, FileNotFoundError, FileExistsError) as e:

@@ -21,8 +21,8 @@ def make(corpus, **kw):
 def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v1", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
-    assert env.spec.max_episode_steps is None  # no registered TimeLimit: the env owns its budget
-    assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS  # the registered TimeLimit
+    assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS  # handed to the env (it observes budget_used)
 
 
 def test_gymnasium_check_env(tiny_corpus):
@@ -42,7 +42,7 @@ def test_sb3_check_env(tiny_corpus):
         warnings.simplefilter("always")
         check_env(env, warn=True)
     # The one justified warning: "candidates" is (K, d) on purpose — rows are candidates that a
-    # shared scoring network reads row by row (agents.sb3_policies); MultiInputPolicy flattens it.
+    # shared scoring network reads row by row (agents.sb3.policies); MultiInputPolicy flattens it.
     msgs = [str(w.message) for w in caught]
     assert all("unconventional shape" in m and "candidates" in m for m in msgs), msgs
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_crawl.corpus.live.serve import serve_corpus
-from gym_crawl.corpus.live.warc_io import read_decisions, read_fetches, read_warcinfo
+from gym_crawl.web.serve.server import serve_corpus
+from gym_crawl.web.warc_io import read_decisions, read_fetches, read_warcinfo
 from tests.conftest import make_tiny_corpus
 
 

@@ -200,8 +200,8 @@ def test_suite_task_names_are_unique_per_label():
 # ------------------------------------------------------------------ item 8: fleet page ids
 def test_fleet_refuses_non_integer_page_ids():
     pytest.importorskip("pettingzoo")
-    from gym_crawl.corpus.changing import make_changing_web
     from gym_crawl.envs.fleet import ForagerFleetEnv
+    from gym_crawl.webgen.changing import make_changing_web
 
     env = ForagerFleetEnv(make_changing_web(200, 24.0, seed=0, state_dim=4), step_hours=1.0,
                           n_initial=np.int64(2))

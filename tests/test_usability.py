@@ -73,7 +73,7 @@ def _stock_models(tiny_corpus, tmp_path):
 
 def test_stock_sb3_model_zip_acts_like_the_model(tiny_corpus, tmp_path):
     from gym_crawl.agents import make_env_for
-    from gym_crawl.agents.sb3_agent import load_sb3_agent
+    from gym_crawl.agents.sb3.agent import load_sb3_agent
     from gym_crawl.wrappers.discrete import flatten_observation
 
     models, _ = _stock_models(tiny_corpus, tmp_path)
@@ -109,7 +109,7 @@ def test_cli_runs_a_stock_model_zip_and_names_k_on_mismatch(tiny_corpus, tmp_pat
 
 def test_export_sb3_model_round_trips(tiny_corpus, tmp_path):
     from gym_crawl.agents import Agent
-    from gym_crawl.agents.sb3_agent import export_sb3_model, load_sb3_agent
+    from gym_crawl.agents.sb3.agent import export_sb3_model, load_sb3_agent
 
     models, _ = _stock_models(tiny_corpus, tmp_path)
     path = export_sb3_model(models["mppo"], tmp_path / "agent.npz", reducer="topk")
@@ -123,7 +123,7 @@ def test_sb3_zip_with_pickled_policy_kwargs_is_refused_with_the_export(tiny_corp
     import json
     import zipfile
 
-    from gym_crawl.agents.sb3_agent import load_sb3_zip
+    from gym_crawl.agents.sb3.agent import load_sb3_zip
 
     _stock_models(tiny_corpus, tmp_path)
     src, dst = tmp_path / "ppo.zip", tmp_path / "bad.zip"
@@ -174,9 +174,9 @@ def test_rllib_agent_runs_a_saved_module(tiny_corpus, tmp_path):
     from gymnasium import spaces
 
     from gym_crawl.agents import make_env_for, run_episode
-    from gym_crawl.agents.rllib_agent import load_rllib_agent
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
-    from gym_crawl.agents.rllib_train import save_module
+    from gym_crawl.agents.rllib.agent import load_rllib_agent
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.train import save_module
 
     obs_space = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="cancer", max_candidates=8).observation_space
     m = CandidateScoringRLModule(observation_space=obs_space, action_space=spaces.Discrete(8), model_config={})
@@ -348,8 +348,8 @@ def test_progress_logs_a_line_every_few_seconds_when_stderr_is_not_a_terminal(ca
 
 
 def test_train_uses_the_default_reward_of_crawl_and_gym_make(tiny_corpus):
-    from gym_crawl.agents.rllib_train import RLlibConfig
-    from gym_crawl.agents.sb3_train import TrainConfig, _env_spec, build_parser
+    from gym_crawl.agents.rllib.train import RLlibConfig
+    from gym_crawl.agents.sb3.train import TrainConfig, _env_spec, build_parser
     from gym_crawl.wrappers import make_scoring_env
 
     assert TrainConfig().reward is None and RLlibConfig().reward is None
@@ -378,7 +378,7 @@ def test_train_picks_dummy_vec_env_beyond_the_cores_and_sets_torch_threads(monke
     pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from gym_crawl.agents.sb3_train import TrainConfig, make_vec_env
+    from gym_crawl.agents.sb3.train import TrainConfig, make_vec_env
 
     monkeypatch.setattr(train_common, "available_cores", lambda: 1)
     v = make_vec_env(TrainConfig(corpus="synthetic-500", max_episode_steps=5), ["geology"], 2, 0)
@@ -449,7 +449,7 @@ def test_failed_download_leaves_no_empty_folders(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- RLlib extra (what runs without Ray)
 def test_rllib_progress_lines_never_print_nan():
-    from gym_crawl.agents.rllib_train import progress_line
+    from gym_crawl.agents.rllib.train import progress_line
 
     nan = float("nan")
     first = {"iteration": 1, "env_steps": 400.0, "seconds": 3.2, "episode_return_mean": nan,
@@ -465,7 +465,7 @@ def test_rllib_curve_goes_to_tensorboard_with_the_sb3_tags(tmp_path):
     pytest.importorskip("tensorboard", reason="TensorBoard is in the 'sb3' and 'dev' extras")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from gym_crawl.agents.rllib_train import log_curve_row, open_tensorboard
+    from gym_crawl.agents.rllib.train import log_curve_row, open_tensorboard
 
     w = open_tensorboard(tmp_path / "tb")
     nan = float("nan")
@@ -490,7 +490,7 @@ def test_docs_rllib_install_the_cpu_wheel_first():
 
 
 def test_cli_errors_about_k_name_the_flag_and_help_states_the_reward_default(capsys):
-    from gym_crawl.agents.sb3_train import build_parser as train_parser
+    from gym_crawl.agents.sb3.train import build_parser as train_parser
     from gym_crawl.cli import build_parser, main
 
     assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--k", "600"]) == 2

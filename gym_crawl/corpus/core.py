@@ -297,7 +297,7 @@ class Corpus:
 
     # Per-page ranges. The crawl engine reads a page's links as ``link_lo[p]:link_hi[p]`` and its text as
     # ``text_lo[p]:text_hi[p]``, never through ``ptr[p + 1]``: a static corpus gives zero-copy views of its
-    # CSR pointers, a web discovered while crawling (:class:`gym_crawl.corpus.live.LiveWeb`) stores rows in
+    # CSR pointers, a web discovered while crawling (:class:`gym_crawl.web.LiveWeb`) stores rows in
     # fetch order, not in page-id order.
     @property
     def link_lo(self) -> np.ndarray:
