@@ -6,8 +6,8 @@ Layer order (docs/architecture.md): corpus → web → webgen → text → relev
 never above. Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_moved``, ``_arith``, ``_svd``,
 ``tokenize``, the package ``__init__``) are the lowest level: they import nothing of the package but each other.
 A lower layer names a loader above it only as a lazy ``"module:attribute"`` registry entry (the corpus
-registry's ``synthetic`` and ``warc``), which the tests below check resolve; a module that moved keeps its old path only as an entry of
-``gym_crawl._moved.MOVED``, a deprecated alias that draws no arrow.
+registry's ``synthetic`` and ``warc``), which the tests below check resolve; a module that moved keeps its old
+path only as an entry of ``gym_crawl._moved.MOVED``, a deprecated alias that draws no arrow.
 """
 from __future__ import annotations
 
