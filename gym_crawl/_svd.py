@@ -14,7 +14,12 @@ the thread count; here every step is a numba kernel that sums in a fixed order (
   ``k + n_oversamples`` columns, diagonalized by cyclic Jacobi rotations.
 
 Singular values below 1e-6 of the largest (rounding noise of a rank-deficient matrix) are reported as 0 with
-zero vectors, instead of the arbitrary directions a dense SVD gives them. Lowest layer of the package.
+zero vectors, instead of the arbitrary directions a dense SVD gives them.
+
+One input is not computed here: NumPy's legacy Gaussian draws call the C library's ``log``, which glibc takes
+from an FMA build on CPUs with FMA (every x86-64 CPU since 2013) and from a plain one before; the two can round
+a rare draw differently, which would move the vectors by ~1e-16, below their float32 rounding almost always.
+Lowest layer of the package.
 """
 from __future__ import annotations
 
