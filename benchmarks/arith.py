@@ -84,6 +84,8 @@ print(json.dumps({"text_model_s": build, "score_fill_s": min(fills[1:]), "lazy_s
 #: measure → True when larger is better
 MEASURES = {"text_model_s": False, "score_fill_s": False, "lazy_scoring_s": False, "topk_steps_per_cpu_s": True,
             "tree_steps_per_cpu_s": True}
+_SHORT = {"text_model_s": "text model", "score_fill_s": "score fill", "lazy_scoring_s": "lazy scoring",
+          "topk_steps_per_cpu_s": "topk steps", "tree_steps_per_cpu_s": "tree steps"}
 
 
 def _run(corpus: str, pythonpath: str | None) -> dict[str, float]:
@@ -132,16 +134,16 @@ def _plot(out: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+    fig, ax = plt.subplots(figsize=(8, 4))
     labels, ratios = [], []
     for row in out["rows"]:
         for m, larger in MEASURES.items():
             cur, b = row["current"][m], row["baseline"][m]
-            labels.append(f"{Path(row['corpus']).name}\n{m.replace('_', ' ')}")
+            labels.append(f"{Path(row['corpus']).name}\n{_SHORT[m]}")
             ratios.append(cur / b if larger else b / cur)
     ax.bar(range(len(ratios)), ratios, color=["tab:green" if r >= 1 else "tab:red" for r in ratios])
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xticks(range(len(ratios)), labels, fontsize=6)
+    ax.set_xticks(range(len(ratios)), labels, fontsize=7, rotation=30, ha="right")
     ax.set_ylabel(f"speed vs {out['baseline']} (>1 faster)")
     ax.set_title("fixed-order arithmetic: CPU cost relative to the baseline (one thread)")
     fig.tight_layout()
