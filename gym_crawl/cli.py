@@ -206,7 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a contact URL put in the User-Agent, as polite crawlers do")
     lv.add_argument("--text", default=None, metavar="CORPUS",
                     help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
-                         "on); default: hashed vectors for every word")
+                         "on); 'general': require the general English model; 'none': hashed vectors for every "
+                         "word; default: the general English model when its source is on this machine "
+                         "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
     lv.add_argument("--capacity", type=int, default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
@@ -346,9 +348,11 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
         raise SystemExit("--resume needs --warc FILE (the crawl to continue)")
     pages = args.max_pages if args.max_pages is not None else args.steps
     agent = _load_agent(names[0], args.load)
-    text = load_corpus(args.text) if args.text else None
+    text = load_corpus(args.text) if args.text and args.text not in ("general", "none") else None
     over = {k: v for k, v in _env_overrides(args).items()
             if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    if args.text in ("general", "none"):
+        over["text"] = {"general": args.text == "general"}
     res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
                      scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
                      resume=args.resume, capacity=args.capacity, env_overrides=over)
