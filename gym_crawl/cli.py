@@ -213,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
     d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
-    d.add_argument("name", help="wikispeedia | simplewiki")
+    d.add_argument("name", help="wikispeedia (also the source of the general English text model of live and WARC "
+                                "webs) | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
     d.add_argument("--from", dest="from_path", default=None, metavar="PATH",
