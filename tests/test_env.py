@@ -21,8 +21,8 @@ def make(corpus, **kw):
 def test_registered_both_ways(tiny_corpus):
     env = gym.make("gym_crawl:WikiCrawl-v1", corpus=tiny_corpus)
     assert isinstance(env.unwrapped, WikiCrawlEnv)
-    assert env.spec.max_episode_steps is None  # no registered TimeLimit: the env owns its budget
-    assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS
+    assert env.spec.max_episode_steps == gym_crawl.DEFAULT_MAX_EPISODE_STEPS  # the registered TimeLimit
+    assert env.unwrapped.budget == gym_crawl.DEFAULT_MAX_EPISODE_STEPS  # handed to the env (it observes budget_used)
 
 
 def test_gymnasium_check_env(tiny_corpus):

@@ -63,7 +63,7 @@ def _clamp(v):
 
 
 @njit(cache=True, nogil=True)
-def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han_disc, tres_col0, d1, d2,
+def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat_kind, han_disc, tres_col0, d1, d2,
                edges5, edges6, eval_label, log_pages, n_domains,
                tables, rwt, st, work, outs, topk, obs, env, res, rowc):
     """Step every ``active`` sub-env: fetch ``pages[i]`` (``-1``: spend an invalid step), update its TopK
@@ -78,8 +78,10 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
     and ``upd_mark`` (n_pages,) bool, all -1 / False between calls; ``prev`` (K, d), ``prev_pages``,
     ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d)). ``feat_kind``: :data:`FEAT_HAN` (``han_disc``: Han's
     tilings), :data:`FEAT_TRES`, :data:`FEAT_COMBINED` (Han without its bias at column 0, TRES without its
-    bias at ``tres_col0``, one bias column last) or :data:`FEAT_NONE`. Returns the first sub-env whose
-    reward is not finite, or -1."""
+    bias at ``tres_col0``, one bias column last) or :data:`FEAT_NONE`. ``budget``: every sub-env's own budget
+    (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
+    (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
+    finite, or -1."""
     (pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa, link_lo, link_hi, link_dst, page_domain) = tables
     (rw_r, rw_rel, label) = rwt
     (status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
@@ -219,10 +221,13 @@ def batch_step(pages, active, kk, cap, beta, budget, use_reducer, feat_kind, han
         truncated = (not terminated) and budget > 0 and t[i] >= budget
         term[i] = terminated
         trunc[i] = truncated
-        # state vector (STATE_NAMES), float64 arithmetic clamped to [-1, 1], stored as float32
+        # state vector (the env's state_names), float64 arithmetic clamped to [-1, 1], stored as float32
         nf = ctr[i, K.C_N_FETCHED]
         v = svec[i]
-        v[0] = np.float32(_clamp(np.float64(t[i]) / np.float64(budget) if budget > 0 else 0.0))
+        if log_time:
+            v[0] = np.float32(_clamp(math.log1p(np.float64(t[i])) / log_pages))
+        else:
+            v[0] = np.float32(_clamp(np.float64(t[i]) / np.float64(budget) if budget > 0 else 0.0))
         v[1] = np.float32(_clamp(np.float64(ctr[i, K.C_RELEVANT_FOUND]) / np.float64(nf) if nf else 0.0))
         v[2] = np.float32(_clamp(math.log1p(np.float64(ctr[i, K.C_FR_SIZE])) / log_pages))
         v[3] = np.float32(_clamp(r / reward_scale[i]))

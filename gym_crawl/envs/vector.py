@@ -1,10 +1,16 @@
 """``WikiCrawlVectorEnv``: N crawls in one process, as Gymnasium's custom ``VectorEnv``.
 
-:func:`make_vector_env` builds it for a registered id (``make_vector_env("WikiCrawl-v1", num_envs=N, **kwargs)``:
-the id's registered keyword arguments, budget included, updated with ``kwargs``). Gymnasium's ``make_vec``
-refuses a ``vector_entry_point`` on an id that registers an additional wrapper, and every ``WikiCrawl`` id
-registers one (:mod:`gym_crawl.envs.budget`), so ``make_vec`` builds ``SyncVectorEnv`` / ``AsyncVectorEnv``
-of single envs. Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
+``WikiCrawl-v3`` registers it as its ``vector_entry_point``, so Gymnasium builds it the usual way::
+
+    envs = gym.make_vec("WikiCrawl-v3", num_envs=64, vectorization_mode="vector_entry_point")  # or no mode
+
+and, as for Gymnasium's ``CartPoleVectorEnv``, ``gym.make_vec`` hands it ``max_episode_steps`` (the
+registered limit, or the one passed to ``make_vec``), at which every crawl truncates itself (a vector env
+has no ``TimeLimit``). :func:`make_vector_env` builds it for any registered id (``make_vector_env(id,
+num_envs=N, **kwargs)``: the id's registered keyword arguments and budget, updated with ``kwargs``) — the
+way to batch ``WikiCrawl-v0``…``-v2``, whose spec registers the wrapper that hands the budget to their
+single envs and which ``make_vec`` therefore refuses in this mode (:mod:`gym_crawl.envs.budget`).
+Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers and score
   tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
@@ -19,7 +25,9 @@ of single envs. Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 * implements Gymnasium's **next-step autoreset** (``metadata["autoreset_mode"]``): the step after a
   sub-env terminated or truncated resets it and returns the reset observation, with reward 0 and
   ``terminated = truncated = False`` for that sub-env; the other sub-envs step normally;
-* gives every crawl the budget ``max_episode_steps``, at which each truncates itself (no ``TimeLimit``);
+* gives every crawl the budget ``max_episode_steps``, at which each truncates itself (no ``TimeLimit``); the
+  observation is the sub-envs' (``time_feature``): with ``"log_steps"`` it does not depend on the budget, with
+  ``"budget_used"`` it is the fraction of this one;
 * gives batched masks: ``action_masks()`` is (N, K) bool in slot mode, (N, n_pages) in page mode.
 
 **Compiled path** (its throughput: ``gym-crawl bench throughput``, ``benchmarks/RESULTS.md``). Used when the
@@ -31,8 +39,8 @@ configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs 
 ``reset(options={"topic": ...})`` and autoresets) step the sub-envs one by one in Python — same results,
 slower. Resets always run in Python (once per episode).
 
-Same seeds ⇒ the same trajectories as N single envs (``gym.make``) seeded
-``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths. ``info`` follows
+Same seeds ⇒ the same trajectories as N single envs (``gym.make`` with the same ``max_episode_steps``)
+seeded ``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths and for every id. ``info`` follows
 Gymnasium's vector convention: every key holds an array of N values, with a boolean ``_key`` array
 saying which sub-envs set it (every sub-env sets every key).
 """
@@ -74,7 +82,8 @@ class WikiCrawlVectorEnv(VectorEnv):
 
     Args:
         num_envs: N.
-        max_episode_steps: the page budget of every crawl (``None``: no truncation).
+        max_episode_steps: the page budget of every crawl, at which it truncates itself (``None``: no
+            truncation); ``gym.make_vec`` passes the id's registered limit or its own ``max_episode_steps``.
         **kwargs: :class:`WikiCrawlEnv` keyword arguments, the same for every sub-env.
     """
 
@@ -423,7 +432,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
         topk = (self._cur, self._has, self._mark, self._hk, self._hp, self._hsize, self._sel_p, self._sel_k,
                 self._nsel)
-        bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b), self._use_reducer,
+        bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
+                            e0.time_feature == "log_steps", self._use_reducer,
                             lay[0], lay[1], lay[2], np.float32(lay[3]), np.float32(lay[4]), self._edges5,
                             self._edges6, e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
                             self._tables, self._rwt, self._st, self._work, self._outs, topk, self._obs_k,
@@ -518,10 +528,14 @@ class WikiCrawlVectorEnv(VectorEnv):
             e.close()
 
 
-def make_vector_env(env_id: str = "WikiCrawl-v1", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
+def make_vector_env(env_id: str = "WikiCrawl-v3", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
     """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id: ``num_envs`` crawls built with
-    the id's registered keyword arguments (its budget ``max_episode_steps`` included) updated with ``kwargs``.
-    Its ``spec`` is the id's, with those keyword arguments."""
+    the id's registered keyword arguments updated with ``kwargs``, and the budget ``kwargs["max_episode_steps"]``
+    or else the id's registered ``max_episode_steps``. Its ``spec`` is the id's, with those keyword arguments.
+
+    For ``WikiCrawl-v3`` this is ``gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point",
+    **kwargs)``; for the older ids, whose spec carries an additional wrapper, it is the only way to the
+    batched env (``make_vec`` refuses that mode for them)."""
     import copy
 
     import gym_crawl  # noqa: F401  (registers the ids)
@@ -530,6 +544,7 @@ def make_vector_env(env_id: str = "WikiCrawl-v1", num_envs: int = 1, **kwargs: A
     if spec.entry_point != "gym_crawl.envs.wiki_crawl:WikiCrawlEnv":
         raise ValueError(f"env_id {env_id!r} is not a WikiCrawl env (entry point {spec.entry_point!r})")
     kw = {**spec.kwargs, **kwargs}
+    kw.setdefault("max_episode_steps", spec.max_episode_steps)
     env = WikiCrawlVectorEnv(num_envs=num_envs, **kw)
     vspec = copy.deepcopy(spec)
     vspec.kwargs = {**kw, "num_envs": num_envs}

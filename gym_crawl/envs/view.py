@@ -71,7 +71,8 @@ class CrawlView:
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode (``max_episode_steps``), after which the episode is truncated; ``None``: none."""
+        """The env's own budget (``max_episode_steps``), at which it truncates itself; ``None`` when a ``TimeLimit``
+        alone truncates (``WikiCrawl-v3`` built by ``gym.make``) or nothing does."""
         return self._env.budget
 
     @property

@@ -1,14 +1,23 @@
-"""``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v1``).
+"""``WikiCrawlEnv``: the focused-crawling MDP as a Gymnasium environment (registered as ``WikiCrawl-v0`` … ``-v3``;
+``gym_crawl.DEFAULT_ENV_ID`` names the default).
 
 Episode: reset fetches the seed pages (the topic's main page by default) and puts their out-links
 in the frontier; every step fetches one frontier page. The episode is *terminated* when the
-frontier is empty and *truncated* by the env itself after ``max_episode_steps`` env steps (a
-constructor keyword; the registered ids carry it, e.g. 1000 for ``WikiCrawl-v1``, and
-``gym.make(id, max_episode_steps=N)`` sets it). The env owns that budget because it needs it — the
-observation's ``budget_used``, adaptive domain caps, and refusing a step after the episode ended
-(terminated, or at the budget) with a ``RuntimeError`` that says to call ``reset()``, so it never
-keeps crawling. How ``gym.make``'s ``TimeLimit`` and hand-added ones are kept in agreement with it:
-:mod:`gym_crawl.envs.budget`.
+frontier is empty and *truncated* at the episode budget. Who holds the budget depends on the id
+(:mod:`gym_crawl.envs.budget` has the whole story):
+
+* ``WikiCrawl-v3`` follows Gymnasium's convention: the registered ``TimeLimit``
+  (``spec.max_episode_steps``, ``gym.make(id, max_episode_steps=N)``) truncates, and the env observes
+  the steps it has taken (``state[0]`` is ``log_steps``), which needs no budget; Gymnasium's
+  ``TimeAwareObservation`` adds the fraction of the limit when an agent wants it. The batched
+  :class:`~gym_crawl.envs.vector.WikiCrawlVectorEnv` takes ``max_episode_steps`` from ``gym.make_vec``, as
+  Gymnasium's ``CartPoleVectorEnv`` does.
+* ``WikiCrawl-v0``, ``-v1``, ``-v2`` keep their observation, the fraction of the budget used
+  (``state[0]`` is ``budget_used``), so the env needs the budget itself: the constructor keyword
+  ``max_episode_steps``, which ``gym.make``'s ``TimeLimit`` hands over through the wrapper those ids register.
+
+A step after the episode ended (terminated, or at the env's own budget) raises a ``RuntimeError`` that says
+to call ``reset()``, so the env never keeps crawling.
 
 **One action path.** Every agent acts through ``env.step`` of the (possibly wrapped) env, in one of
 two action modes chosen at construction (``action=``):
@@ -31,7 +40,7 @@ Observation (``observation=``):
 
       {"candidates": Box(-1, 1, (K, d), float32),  # x(s, a) of each slot, zero rows when masked
        "mask":       Box(0, 1, (K,), bool),           # True = slot holds a candidate
-       "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see STATE_NAMES
+       "state":      Box(-1, 1, (6,), float32)}      # crawl summary, see env.state_names
 
   Every mask of the env is bool — ``obs["mask"]``, ``info["action_mask"]``, ``action_masks()`` — so
   ``ids[mask]`` selects and ``~mask`` negates. Gymnasium's ``Discrete.sample(mask=...)`` wants int8:
@@ -39,6 +48,10 @@ Observation (``observation=``):
 
 * ``"state"``: only the ``Box(-1, 1, (6,))`` crawl summary — for page-mode agents that read the
   frontier through ``env.unwrapped.view`` (the env then skips building the K candidate rows).
+
+The state vector is ``env.state_names``: the time feature (``time_feature=``, see :data:`TIME_FEATURES`),
+``harvest_rate``, ``log_frontier`` (log(1 + frontier size) / log(1 + n_pages)), ``last_reward`` (over the
+scheme's max reward), ``relevant_domain_fraction`` and ``candidate_fraction``, each clamped to [-1, 1].
 
 **What agents read**: ``env.unwrapped.view``, a read-only :class:`~gym_crawl.envs.view.CrawlView` whose
 docstring is the one list (frontier pages, their x(s, a) rows, fetched pages' text, the text model, and —
@@ -96,11 +109,18 @@ from gym_crawl.relevance.rewards import RewardScheme
 from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 from gym_crawl.text.model import TextModel
 
-__all__ = ["WikiCrawlEnv", "EpisodeRecord", "STATE_NAMES", "ACTION_MODES", "OBSERVATION_MODES", "FrontierChanges",
-           "INFO_KEYS"]
+__all__ = ["WikiCrawlEnv", "EpisodeRecord", "STATE_NAMES", "TIME_FEATURES", "ACTION_MODES", "OBSERVATION_MODES",
+           "FrontierChanges", "INFO_KEYS"]
 
+#: The state vector's entries as ``WikiCrawl-v0``…``-v2`` name them; ``env.state_names`` is the env's own (its
+#: first entry is its ``time_feature``). Six entries for every env.
 STATE_NAMES = ("budget_used", "harvest_rate", "log_frontier", "last_reward", "relevant_domain_fraction",
                "candidate_fraction")
+#: What ``state[0]`` observes of time (``time_feature=``): ``"log_steps"`` — the steps taken this episode,
+#: log(1 + steps) / log(1 + n_pages), which needs no budget (``WikiCrawl-v3``, the class default; a
+#: ``TimeLimit`` may truncate anywhere); ``"budget_used"`` — steps / ``max_episode_steps``, the fraction of the
+#: env's own budget (``WikiCrawl-v0``…``-v2``; 0 when the env has no budget, and then nothing truncates it).
+TIME_FEATURES = ("log_steps", "budget_used")
 ACTION_MODES = ("slot", "page")
 OBSERVATION_MODES = ("candidates", "state")
 #: Info keys present after every reset and step (``action_mask`` in slot mode only).
@@ -174,13 +194,20 @@ class WikiCrawlEnv(gym.Env):
             ``seed``, ``vectors_path``), or a ready :class:`TextModel`.
         beta: Han's exponential smoothing factor of ancestor relevance (0.4), in [0, 1].
         domain_cap: TRES's b, the maximum pages fetched per domain: ``None``/``"inf"`` (no cap), an int,
-            or ``"A-B"`` (adaptive: the cap falls linearly from A to B over the episode budget; TRES's
-            ``5_2``). Pages of a capped domain leave the frontier; a crawl whose frontier empties this
+            or ``"A-B"`` (adaptive: the cap falls linearly from A to B over ``domain_cap_horizon`` steps;
+            TRES's ``5_2``). Pages of a capped domain leave the frontier; a crawl whose frontier empties this
             way terminates. How a corpus defines domains is in ``corpus.meta["domain_definition"]``.
+        domain_cap_horizon: the env steps over which an adaptive ``domain_cap`` falls from A to B (TRES: the
+            crawl's budget; :func:`gym_crawl.wrappers.factory.make_env` sets it to ``max_episode_steps`` when
+            not given). ``None``: with ``time_feature="budget_used"`` the env's own budget; with
+            ``"log_steps"`` an adaptive cap then raises at reset, naming this keyword.
         corpus_kwargs: extra keyword arguments for the corpus loader.
         render_mode: ``None`` or ``"ansi"``.
-        max_episode_steps: the episode budget: env steps after which the env truncates the episode (``None``:
-            no budget, nothing truncates and ``budget_used`` stays 0). See :mod:`gym_crawl.envs.budget`.
+        max_episode_steps: the env's own episode budget: env steps after which the env truncates the episode
+            itself (``None``: none — under ``gym.make`` of ``WikiCrawl-v3`` the ``TimeLimit`` truncates). See
+            :mod:`gym_crawl.envs.budget`.
+        time_feature: what ``state[0]`` observes of time, one of :data:`TIME_FEATURES`: ``"log_steps"``
+            (default, ``WikiCrawl-v3``) or ``"budget_used"`` (``WikiCrawl-v0``…``-v2``; 0 without a budget).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -191,7 +218,8 @@ class WikiCrawlEnv(gym.Env):
                  observation: str = "candidates", invalid_action_penalty: float | None = None,
                  text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
                  render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None,
-                 max_episode_steps: int | None = None, world: CrawlWorld | None = None):
+                 max_episode_steps: int | None = None, world: CrawlWorld | None = None,
+                 time_feature: str = "log_steps", domain_cap_horizon: int | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if action not in ACTION_MODES:
@@ -201,6 +229,8 @@ class WikiCrawlEnv(gym.Env):
         if observation == "state" and action == "slot":
             raise ValueError("observation='state' proposes no candidate slots, so a slot action could never fetch a "
                              "page: use action='page' with it (or observation='candidates' with slot actions)")
+        if time_feature not in TIME_FEATURES:
+            raise ValueError(f"time_feature {time_feature!r}: expected one of {TIME_FEATURES}")
         K = check_int("max_candidates", max_candidates, 1)
         if invalid_action_penalty is not None and (
                 isinstance(invalid_action_penalty, bool) or not isinstance(invalid_action_penalty, numbers.Real)
@@ -254,6 +284,11 @@ class WikiCrawlEnv(gym.Env):
         self._n_domains = world.n_domains
         self._budget: int | None = None
         self.set_budget(max_episode_steps)
+        #: what state[0] observes (TIME_FEATURES) and the names of the state vector's entries
+        self.time_feature: str = time_feature
+        self.state_names: tuple[str, ...] = (time_feature, *STATE_NAMES[1:])
+        self._cap_horizon_arg = (None if domain_cap_horizon is None
+                                 else check_int("domain_cap_horizon", domain_cap_horizon, 1))
         #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
         self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
         self._fetch_error = ""
@@ -291,14 +326,24 @@ class WikiCrawlEnv(gym.Env):
 
     @property
     def budget(self) -> int | None:
-        """Env steps per episode (``max_episode_steps``), after which the env truncates; ``None`` when there is
-        none (then ``state[0]`` is 0 and nothing truncates)."""
+        """The env's own budget (``max_episode_steps``): env steps after which it truncates the episode itself;
+        ``None`` when it has none — under ``gym.make`` of ``WikiCrawl-v3`` the ``TimeLimit`` truncates (see
+        :func:`gym_crawl.envs.check_budget` for the limit that does); a ``budget_used`` env then observes 0."""
         return self._budget
 
     def set_budget(self, budget: int | None) -> None:
-        """Set the episode budget (``max_episode_steps``): how :class:`gym_crawl.envs.budget.BudgetFromTimeLimit`
-        hands the limit ``gym.make`` consumed to the env, and how a budget is changed between episodes."""
+        """Set the env's own episode budget (``max_episode_steps``): how
+        :class:`gym_crawl.envs.budget.BudgetFromTimeLimit` hands the limit ``gym.make`` consumed to a
+        ``WikiCrawl-v0``…``-v2`` env, and how a budget is changed between episodes."""
         self._budget = None if budget is None else check_int("max_episode_steps", budget, 1)
+
+    @property
+    def domain_cap_horizon(self) -> int | None:
+        """The env steps over which an adaptive domain cap falls: the ``domain_cap_horizon`` keyword, else
+        (``time_feature="budget_used"``) the env's budget; ``None`` when neither is known."""
+        if self._cap_horizon_arg is not None:
+            return self._cap_horizon_arg
+        return self._budget if self.time_feature == "budget_used" else None
 
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
@@ -314,14 +359,15 @@ class WikiCrawlEnv(gym.Env):
         unknown = sorted(set(options) - {"topic", "seeds"})
         if unknown:
             raise ValueError(f"reset options {unknown} unknown; expected 'topic' and/or 'seeds'")
-        b = self.budget
         topic = (resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None
                  else self._default_topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
         seed_ids = seed_pages(topic, self.corpus, seeds)
-        if self._world.adaptive_cap and not b:
-            raise ValueError(f"adaptive domain_cap {self.domain_cap_spec!r} needs a step budget "
-                             f"(max_episode_steps=N)")
+        if self._world.adaptive_cap and self.domain_cap_horizon is None:
+            raise ValueError(
+                f"adaptive domain_cap {self.domain_cap_spec!r} falls from A to B over domain_cap_horizon env steps "
+                f"and none is given: pass domain_cap_horizon=N (TRES: the crawl's budget, e.g. the "
+                f"max_episode_steps of its TimeLimit; gym_crawl.wrappers.factory.make_env sets it so)")
         super().reset(seed=seed)
         self._ep.started = False  # until this reset completes: a failure below leaves an env that refuses step
         self._configure(topic)
@@ -446,7 +492,9 @@ class WikiCrawlEnv(gym.Env):
         if sch is None or sch[0] == sch[1]:
             return np.zeros(0, np.int32)
         hi, lo = sch
-        cap = int(round(hi - (hi - lo) * min(1.0, self._ep.t / float(self.budget))))  # type: ignore[arg-type]
+        horizon = self.domain_cap_horizon
+        assert horizon is not None  # checked at reset
+        cap = int(round(hi - (hi - lo) * min(1.0, self._ep.t / float(horizon))))
         if cap == self.state.domain_cap:
             return np.zeros(0, np.int32)
         return self.state.set_domain_cap(cap)
@@ -480,10 +528,11 @@ class WikiCrawlEnv(gym.Env):
         self._ep.feats, self._ep.mask = feats, mask
 
     def _state_vec(self) -> np.ndarray:
-        """STATE_NAMES as float32, each clamped to [-1, 1] (plain float arithmetic: this runs every step)."""
+        """``state_names`` as float32, each clamped to [-1, 1] (plain float arithmetic: this runs every step)."""
         st = self.state
         b = self.budget
-        vals = ((self._ep.t / b) if b else 0.0,
+        t = self._ep.t
+        vals = (math.log1p(t) / self._log_pages if self.time_feature == "log_steps" else ((t / b) if b else 0.0),
                 st.harvest_rate,
                 math.log1p(st.fr_size) / self._log_pages,
                 self._ep.last_reward / max(abs(self.scheme.max_reward), 1e-9),

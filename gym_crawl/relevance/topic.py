@@ -92,14 +92,21 @@ def _from_meta(key: str, d: dict[str, Any]) -> Topic:
 def resolve_topic(spec: Topic | str | dict | None, corpus: Corpus) -> Topic:
     """Turn a user's topic spec into a :class:`Topic` for ``corpus``.
 
-    * a :class:`Topic` — returned as is;
-    * a key of ``corpus.meta["topics"]`` (``"geology"``) — the corpus' own topic table;
-    * a label (``"subject.Science.Chemistry"``, or a parent ``"subject.Science"``; any spec with a dot) —
-      ground-truth topic of the pages carrying it or a sub-label, whose words are the tokens of the last
-      label component; an unknown label raises ``KeyError`` with close matches;
-    * topic words (``"machine learning"``) — word topic, Han's category table if known;
-    * a dict with Topic fields.
-    ``None`` gives ``corpus.meta["default_topic"]``, else the corpus' first listed topic.
+    A string is read as the first of these that applies:
+
+    1. a key of ``corpus.meta["topics"]`` (``"geology"``) — the corpus' own topic table;
+    2. a label of the corpus, exactly as the corpus spells it, dotted or not, spaces included (``"course"``,
+       ``"Database Extensions"``, ``"subject.Science.Chemistry"``) — the ground-truth topic of the pages
+       carrying it or a sub-label (``reward="labels"`` then works); a string that is both a label and topic
+       words means the label;
+    3. any spec with a dot — a label or a label parent (``"subject.Science"``; ``"django."`` with a trailing dot
+       names the parent of ``"django.ref"`` when ``"django"`` is not itself a label); an unknown one raises
+       ``KeyError`` with close matches;
+    4. topic words (``"machine learning"``) — a word topic (relevance: the words), Han's category table if known.
+
+    A label topic's words are the tokens of its last dot-separated component that the corpus' vocabulary
+    holds (``KeyError`` when none is). Also accepted: a :class:`Topic` (returned as is) and a dict with Topic
+    fields. ``None`` gives ``corpus.meta["default_topic"]``, else the corpus' first listed topic.
     """
     topics = corpus.meta.get("topics") or {}
     if spec is None:
@@ -120,26 +127,34 @@ def resolve_topic(spec: Topic | str | dict | None, corpus: Corpus) -> Topic:
     for k, d in topics.items():
         if k.lower() == low or k.lower() == key.lower():
             return _from_meta(k, d)
-    if "." in key:  # a label (topic words never hold a dot)
-        if not label_hits(key, corpus).any():
-            raise KeyError(f"unknown topic {spec!r}: {unknown_label(key, corpus)}; known topics: {sorted(topics)}")
-        key = key.rstrip(".")
-        last = key.split(".")[-1]
-        words = tuple(w for w in tokenize(last.replace("_", " ")) if corpus.word_id(w) >= 0)
-        if not words:
-            raise KeyError(f"label topic {key!r}: none of the words of {last!r} is in the corpus vocabulary")
-        return Topic(name=last.lower(), words=words, label=key)
+    if key and (corpus.labels.get(key) >= 0 or "." in key):  # a label (exact, or dotted: topic words hold no dot)
+        return _label_topic(spec, key, corpus, topics)
     words = tuple(tokenize(key.replace("_", " ")))
     if corpus.live:  # an open vocabulary: every word is known
         corpus.add_words(words)  # type: ignore[attr-defined]
     unknown = [w for w in words if corpus.word_id(w) < 0]
     if not words or unknown:
+        close = difflib.get_close_matches(key, corpus.labels.tolist(), n=3, cutoff=0.6)
         raise KeyError(f"unknown topic {spec!r} for corpus {corpus.name!r}: "
                        + (f"word(s) {unknown} not in its vocabulary; " if unknown else "")
-                       + f"known topics: {sorted(topics)}; or pass a label prefix or a Topic")
+                       + f"known topics: {sorted(topics)}; or pass a label prefix or a Topic"
+                       + (f"; labels spelled alike: {close}" if close else ""))
     name = "_".join(words)
     cats = tuple(c for c in HAN2018_CATEGORIES.get(name, ()) if corpus.word_id(c) >= 0)
     return Topic(name=name, words=words, categories=cats)
+
+
+def _label_topic(spec: str, key: str, corpus: Corpus, topics: dict) -> Topic:
+    """The ground-truth topic of label ``key`` (exact or a dotted parent): see :func:`resolve_topic`."""
+    if not label_hits(key, corpus).any():
+        raise KeyError(f"unknown topic {spec!r}: {unknown_label(key, corpus)}; known topics: {sorted(topics)}")
+    key = key.rstrip(".")
+    last = key.split(".")[-1]
+    words = tuple(w for w in tokenize(last.replace("_", " ")) if corpus.word_id(w) >= 0)
+    if not words:
+        raise KeyError(f"label topic {key!r}: none of the words of {last!r} is in the corpus vocabulary; pass a "
+                       f"Topic or a dict with the label and topic words: {{'label': {key!r}, 'words': [...]}}")
+    return Topic(name=last.lower().replace(" ", "_"), words=words, label=key)
 
 
 def seed_pages(topic: Topic, corpus: Corpus, seeds: Sequence[str | int] | None = None) -> np.ndarray:

@@ -4,16 +4,18 @@
   wrappers. :func:`gym_crawl.agents.make_env_for` (the env an agent needs) and :func:`make_scoring_env`
   build through it; so do the benchmarks that measure the env itself, with no agent.
 * :func:`make_vec_env` — ``gym.make_vec`` of a registered WikiCrawl id (``"sync"``, ``"async"`` or the
-  batched ``"vector_entry_point"``).
+  batched ``"vector_entry_point"``, which for ``WikiCrawl-v0``…``-v2`` is built by
+  :func:`gym_crawl.envs.make_vector_env`).
 * :func:`make_scoring_env` — the SB3 / RLlib training stack: :func:`make_env` → :class:`TopicSampler` →
   a scoring wrapper.
 
 Both builders make by the registered :class:`~gymnasium.envs.registration.EnvSpec`, not by the id
 string: Gymnasium's "``WikiCrawl-v1`` is out of date" warning is raised only for strings, and the
 package supports its older ids on purpose — ``WikiCrawl-v0`` is the first release's env that the paper
-reproductions pin, and ``WikiCrawl-v1`` is the env every caller that names its corpus builds
-(``WikiCrawl-v2`` only changes the defaults). ``gym.make("WikiCrawl-v1")`` in user code still warns,
-as Gymnasium does for any older version.
+reproductions pin, ``WikiCrawl-v1`` is the env every caller that names its corpus builds
+(``WikiCrawl-v2`` only changes the defaults), and both observe ``budget_used`` like the published runs
+(``WikiCrawl-v3`` observes the steps taken; :mod:`gym_crawl.envs.budget`). ``gym.make("WikiCrawl-v1")`` in
+user code still warns, as Gymnasium does for any older version.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ __all__ = ["env_ids", "make_env", "make_scoring_env", "make_vec_env", "registere
 
 
 def env_ids() -> list[str]:
-    """The registered WikiCrawl env ids (``WikiCrawl-v0``, ``-v1``, ``-v2``, …), sorted."""
+    """The registered WikiCrawl env ids (``WikiCrawl-v0`` … ``-v3``), sorted."""
     import gym_crawl  # noqa: F401  (registers the env ids)
 
     return sorted(i for i in gym.registry if i.startswith("WikiCrawl-v"))
@@ -45,7 +47,7 @@ def _spec(env_id: str) -> gym.envs.registration.EnvSpec:
 
 
 def registered_kwargs(env_id: str) -> dict[str, Any]:
-    """The keywords ``env_id`` is registered with, ``max_episode_steps`` included (its default budget)."""
+    """The keywords ``env_id`` is registered with, and its ``max_episode_steps`` (the registered limit)."""
     spec = _spec(env_id)
     kw = dict(spec.kwargs)
     if spec.max_episode_steps is not None:
@@ -56,11 +58,28 @@ def registered_kwargs(env_id: str) -> dict[str, Any]:
 def make_env(env_id: str = "WikiCrawl-v1", **kwargs: Any) -> gym.Env:
     """``gym.make(env_id, **kwargs)`` for a registered WikiCrawl id (see the module docstring).
 
-    :param env_id: ``WikiCrawl-v0``, ``WikiCrawl-v1`` or ``WikiCrawl-v2`` (``ValueError`` listing them otherwise).
+    An adaptive ``domain_cap`` (``"A-B"``) given without ``domain_cap_horizon`` falls over the episode budget,
+    as in TRES: ``domain_cap_horizon`` is set to ``max_episode_steps`` (the one given, else the id's).
+
+    :param env_id: a registered WikiCrawl id (``ValueError`` listing them otherwise).
     :param kwargs: env keywords (``corpus``, ``topic``, ``reward``, …) and ``gym.make``'s own
         (``max_episode_steps``, ``disable_env_checker``, …).
     """
-    return gym.make(_spec(env_id), **kwargs)
+    spec = _spec(env_id)
+    return gym.make(spec, **_with_cap_horizon(spec, kwargs))
+
+
+def _with_cap_horizon(spec: gym.envs.registration.EnvSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with ``domain_cap_horizon`` = the episode budget when an adaptive ``domain_cap`` has none."""
+    from gym_crawl.envs.world import parse_domain_cap
+
+    cap = parse_domain_cap(kwargs.get("domain_cap", spec.kwargs.get("domain_cap")))
+    if cap is None or cap[0] == cap[1] or kwargs.get("domain_cap_horizon") is not None:
+        return kwargs
+    steps = kwargs.get("max_episode_steps", spec.max_episode_steps)
+    if steps is None or int(steps) < 1:
+        return kwargs  # no budget to fall over: the env names domain_cap_horizon at reset
+    return {**kwargs, "domain_cap_horizon": int(steps)}
 
 
 def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_mode: str = "vector_entry_point",
@@ -69,17 +88,19 @@ def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_m
 
     :param num_envs: number of crawls.
     :param vectorization_mode: ``"vector_entry_point"`` (the batched
-        :class:`~gym_crawl.envs.WikiCrawlVectorEnv`: one corpus and text model for all crawls, built by
-        :func:`gym_crawl.envs.make_vector_env`), ``"sync"`` or ``"async"`` (Gymnasium's vector envs over
+        :class:`~gym_crawl.envs.WikiCrawlVectorEnv`: one corpus and text model for all crawls — Gymnasium's
+        ``make_vec`` for ``WikiCrawl-v3``, :func:`gym_crawl.envs.make_vector_env` for the older ids, whose
+        spec ``make_vec`` refuses in this mode), ``"sync"`` or ``"async"`` (Gymnasium's vector envs over
         single envs).
     :param kwargs: env keywords, and ``max_episode_steps``.
     """
-    if vectorization_mode == "vector_entry_point":
+    spec = _spec(env_id)
+    kwargs = _with_cap_horizon(spec, kwargs)
+    if vectorization_mode == "vector_entry_point" and spec.vector_entry_point is None:
         from gym_crawl.envs import make_vector_env
 
-        _spec(env_id)  # a registered WikiCrawl id, or the ValueError listing them
         return make_vector_env(env_id, num_envs=num_envs, **kwargs)
-    return gym.make_vec(_spec(env_id), num_envs=num_envs, vectorization_mode=vectorization_mode, **kwargs)
+    return gym.make_vec(spec, num_envs=num_envs, vectorization_mode=vectorization_mode, **kwargs)
 
 
 def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
