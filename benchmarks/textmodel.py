@@ -257,7 +257,7 @@ def summarize_live(live: dict[str, Any]) -> dict[str, Any]:
     """Totals of relevant pages per set, site and seed kind; the general/own ratio against :data:`TARGET`."""
     groups: dict[str, dict[str, Any]] = {}
     for r in live["runs"]:
-        for key in (r["set"], f"{r['set']} / {r['site']}", f"{r['set']} / {r['kind']} seed"):
+        for key in ("all test tasks", r["set"], f"{r['set']} / {r['site']}", f"{r['set']} / {r['kind']} seed"):
             g = groups.setdefault(key, {"tasks": 0, **{m: 0 for m in MODELS}, "wtl_general_vs_own": [0, 0, 0]})
             g["tasks"] += 1
             for m in MODELS:
@@ -407,9 +407,10 @@ def run_candidates(corpus: Any, tasks: Sequence[Any], mediawiki: str | None,
     out["own site (reference)"] = {"found": own}
     from gym_crawl.corpus import CorpusBuilder
 
-    empty = CorpusBuilder(name="no-words")
+    empty = CorpusBuilder(name="no-vectors")
     empty.add_page("empty", "")
-    nothing = TextModel(empty.build(), np.ones(0, np.float32), np.zeros((0, 64), np.float32), {"idf_pages": 0})
+    ec = empty.build()  # every word without a vector and with IDF 1: the identity (hashed) vector alone
+    nothing = TextModel(ec, np.ones(ec.n_words, np.float32), np.zeros((ec.n_words, 64), np.float32), {"idf_pages": 0})
     out["none: hashing alone (reference)"] = {"found": offline_best_first(corpus, nothing, tasks, "meaning")}
     say("references done")
     ws = next(b["source"] for (w, _), b in built.items() if w == "wikispeedia")
@@ -454,7 +455,7 @@ def _plot(live: dict[str, Any], groups: dict[str, Any], path: Path) -> None:
     from gym_crawl.benchmarks._plotting import _plt, save_png
 
     plt = _plt()
-    keys = [k for k in groups if " / " in k]
+    keys = [k for k in groups if " / " in k and "seed" not in k]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
     x = np.arange(len(keys))
     for i, m in enumerate(MODELS):

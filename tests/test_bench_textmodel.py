@@ -31,6 +31,7 @@ def test_summary_totals_ratios_and_target():
     assert g["wtl_general_vs_own"] == [0, 1, 2]
     d = s["docs-web / django"]
     assert d["general_over_own"] == pytest.approx(29 / 30) and d["target_met"] == (TARGET <= 29 / 30)
+    assert s["all test tasks"]["tasks"] == 3
     assert s["docs-web / near seed"]["tasks"] == 2 and s["docs-web / far seed"]["tasks"] == 1
 
 
