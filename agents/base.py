@@ -34,8 +34,8 @@ import numpy as np
 from gym_crawl.envs.view import CrawlView
 from gym_crawl.registry import Registry
 
-__all__ = ["Agent", "Transition", "AGENTS", "register_agent", "make_agent", "agent_names", "agent_class",
-           "crawl_view"]
+__all__ = ["Agent", "Transition", "AGENTS", "MODEL_LOADERS", "register_agent", "make_agent", "model_spec",
+           "agent_names", "agent_class", "crawl_view"]
 
 
 def crawl_view(env: Any) -> CrawlView:
@@ -79,6 +79,10 @@ class Agent:
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
     env_defaults: dict[str, Any] = {}
+    #: The env a trained model was trained on (:class:`gym_crawl.agents.env_config.EnvConfig`: env id, feature set,
+    #: K, ...), or ``None``. :func:`gym_crawl.agents.make_env_for` builds that env and refuses a keyword that
+    #: contradicts one of its fixed keywords.
+    env_config: Any = None
     #: The agent's score of the action it chose last (its priority / Q-value), or ``None`` when it has none;
     #: a live crawl records it with each decision.
     last_score: float | None = None
@@ -157,7 +161,7 @@ class Agent:
             names = zf.namelist()
         if {"data", "policy.pth"} <= set(names):
             raise ValueError(f"{p}: this is Stable-Baselines3's model.zip; run it with --agent sb3:{p} (read "
-                             f"without unpickling; gym_crawl.agents.sb3_agent.load_sb3_zip in Python)")
+                             f"without unpickling; gym_crawl.agents.sb3.agent.load_sb3_zip in Python)")
         if any(n.endswith("data.pkl") for n in names):
             agent = _load_torch_agent(p)
         elif "__header__.npy" in names:
@@ -200,7 +204,7 @@ def _load_torch_agent(p: Path) -> Agent:
     try:
         import torch
     except ImportError:
-        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[sb3]')") from None
+        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[torch]')") from None
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types; report ours without its advice
@@ -223,24 +227,27 @@ for _name, _target, _doc in [
      "best-first as a page agent over the whole frontier (the thesis' basic crawler)"),
     ("oracle", "gym_crawl.agents.baselines:GreedyOracleAgent",
      "upper bound reading hidden labels (not a crawler)"),
-    ("lfa-sync", "gym_crawl.agents.lfa:LFASyncAgent", "Han 2018 linear SARSA, exact argmax over the whole frontier"),
-    ("lfa-async", "gym_crawl.agents.lfa:LFAAsyncAgent", "Han 2018 linear SARSA, asynchronous (out-links) updates"),
-    ("lfa-moderated", "gym_crawl.agents.lfa:LFAModeratedAgent", "Han 2018 linear SARSA, moderated updates"),
-    ("thesis-lfa", "gym_crawl.agents.lfa:ThesisLFAAgent",
+    ("lfa-sync", "gym_crawl.agents.linear.lfa:LFASyncAgent",
+     "Han 2018 linear SARSA, exact argmax over the whole frontier"),
+    ("lfa-async", "gym_crawl.agents.linear.lfa:LFAAsyncAgent",
+     "Han 2018 linear SARSA, asynchronous (out-links) updates"),
+    ("lfa-moderated", "gym_crawl.agents.linear.lfa:LFAModeratedAgent", "Han 2018 linear SARSA, moderated updates"),
+    ("thesis-lfa", "gym_crawl.agents.linear.lfa:ThesisLFAAgent",
      "Pertejo 2021 LFA: thesis features/reward, gamma 0.3, randomized priority queue"),
     ("td-lambda", "gym_crawl.agents.td_lambda:TDLambdaAgent", "Grigoriadis TD(lambda) V(s) network with look-ahead"),
-    ("tres", "gym_crawl.agents.ddqn:TresAgent", "TRES: DDQN over Tree-Frontier representatives"),
-    ("tres-async", "gym_crawl.agents.ddqn:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
+    ("tres", "gym_crawl.agents.dqn.tres:TresAgent", "TRES: DDQN over Tree-Frontier representatives"),
+    ("tres-async", "gym_crawl.agents.dqn.tres:TresAsyncAgent", "TRES DDQN scoring the last page's out-links"),
     ("tree-random", "gym_crawl.agents.tree_random:TreeRandomAgent", "TRES baseline: a random Tree-Frontier leaf"),
-    ("sb3", "gym_crawl.agents.sb3_agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
-    ("online-classifier", "gym_crawl.agents.online_classifier:OnlineClassifierAgent",
+    ("sb3", "gym_crawl.agents.sb3.agent:SB3Agent", "a trained Stable-Baselines3 policy (sb3:<path>)"),
+    ("online-classifier", "gym_crawl.agents.hashed.online_classifier:OnlineClassifierAgent",
      "ACHE-style online link classifier over hashed link features (non-RL)"),
-    ("seedfinder", "gym_crawl.agents.seedfinder:SeedFinderAgent",
+    ("seedfinder", "gym_crawl.agents.hashed.seedfinder:SeedFinderAgent",
      "SeedFinder-like: seeds expanded by search-engine queries, then the ACHE-like crawl"),
-    ("hashed-q", "gym_crawl.agents.hashed_q:HashedQAgent", "deep-deep linear Q-learning over hashed link features"),
-    ("best-first-mix", "gym_crawl.agents.mixture:BestFirstMixAgent",
+    ("hashed-q", "gym_crawl.agents.hashed.hashed_q:HashedQAgent",
+     "deep-deep linear Q-learning over hashed link features"),
+    ("best-first-mix", "gym_crawl.agents.hashed.mixture:BestFirstMixAgent",
      "best-first's or the online classifier's top page, chosen by a Thompson bandit over this crawl's harvest"),
-    ("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+    ("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
      "Pertejo 2021 DQN crawler: one Q output per corpus page (the thesis' negative result)"),
 ]:
     AGENTS.register(_name, _target, _doc)
@@ -273,7 +280,7 @@ def _resolve(name: str) -> str:
     """``name`` made known to :data:`AGENTS`: plug-ins are registered, and an unregistered ``"module:Class"``
     (``gym-crawl crawl --agent my_pkg.agents:MyAgent``) is registered under that spec, imported on use."""
     _load_plugins()
-    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and not name.startswith("sb3:"):
+    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and model_spec(name) is None:
         mod, attr = name.split(":")
         if mod and attr:
             AGENTS.register(name, name, f"agent class {name}")
@@ -315,9 +322,37 @@ def config_keys(factory: Any) -> set[str] | None:
     return keys
 
 
+#: ``"<kind>:<path>"`` agent specs: a trained model read from a file or a training run's output folder.
+MODEL_LOADERS: dict[str, str] = {"sb3": "gym_crawl.agents.sb3.agent:load_sb3_agent",
+                                 "rllib": "gym_crawl.agents.rllib.agent:load_rllib_agent"}
+
+
+def model_spec(name: str) -> tuple[str, str] | None:
+    """``(kind, path)`` of a trained-model spec (``"sb3:runs/train/seed0"``, ``"rllib:runs/rl"``), else ``None``."""
+    kind, sep, path = name.partition(":") if isinstance(name, str) else ("", "", "")
+    return (kind, path) if sep and kind in MODEL_LOADERS else None
+
+
 def make_agent(name: str, **config: Any) -> Agent:
     """Instantiate the agent registered as ``name`` with keyword ``config``; an option the agent does not take
-    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored)."""
+    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored).
+
+    ``name`` may also be a trained model, ``"sb3:<path>"`` (a ``gym-crawl train`` output folder, its ``agent.npz``
+    or a stock SB3 ``model.zip``) or ``"rllib:<path>"``: the model is loaded with the env it was trained on
+    (its ``env_config``); such a spec takes no ``config``."""
+    spec = model_spec(name)
+    if spec is not None:
+        if config:
+            raise ValueError(f"agent {name!r}: a trained model takes no options, got {sorted(config)}")
+        mod, attr = MODEL_LOADERS[spec[0]].split(":")
+        import importlib
+
+        try:
+            loader = getattr(importlib.import_module(mod), attr)
+        except ImportError as e:
+            raise ValueError(f"agent {name!r} needs {e.name or e}, which is not installed here: install the optional "
+                             f"extra, pip install 'gym-crawl[{spec[0]}]'") from None
+        return loader(spec[1])
     keys = config_keys(agent_class(name))
     unknown = sorted(set(config) - keys) if keys is not None else []
     if unknown:

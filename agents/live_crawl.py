@@ -1,7 +1,7 @@
 """Deploy an agent as a polite live crawler: ``gym-crawl crawl --live URL ... --agent NAME``.
 
-:func:`crawl_live` builds a :class:`~gym_crawl.corpus.live.LiveWeb` over the seed URLs (a
-:class:`~gym_crawl.corpus.live.fetcher.PoliteFetcher` recording every request and response to a WARC file),
+:func:`crawl_live` builds a :class:`~gym_crawl.web.LiveWeb` over the seed URLs (a
+:class:`~gym_crawl.web.fetcher.PoliteFetcher` recording every request and response to a WARC file),
 the env the agent needs (:func:`gym_crawl.agents.make_env_for`), and runs the agent through ``env.step`` —
 the same action path as offline, so the decisions are the ones the agent would take on a compiled copy of
 the site. Each step's decision (step, page id, URL, the reward, the fetch error, the best link score and
@@ -114,7 +114,8 @@ class _DecisionRecorder(gym.Wrapper):
 
 def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Path | None, topic: str,
                seed: int = 0, scope: str = "hosts", delay: float | None = None, contact: str | None = None,
-               text: Any = None, resume: bool = False, capacity: int | None = None, policy: Any = None,
+               text: Any = None, resume: bool = False, overwrite: bool = False, capacity: int | None = None,
+               policy: Any = None,
                fetch: Any = None, env_overrides: dict[str, Any] | None = None, progress: TextIO | None = sys.stderr,
                progress_every: float = 5.0, handle_signals: bool = True) -> LiveCrawlResult:
     """Crawl the live web from ``seeds`` with ``agent`` for at most ``max_pages`` steps (see the module docstring).
@@ -125,15 +126,16 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     (:mod:`gym_crawl.text.general`; ``env_overrides={"text": {"general": False}}`` hashes every word instead).
     ``capacity``: the web's page capacity (default
     ``max(10_000, 50 × max_pages)``). ``fetch``: a fetch function instead of the polite fetcher (tests,
-    replays; then no WARC is written). ``env_overrides``: more ``WikiCrawl-v1`` keywords (features, reducer, ...).
+    replays; then no WARC is written). ``overwrite``: replace an existing ``warc`` file (without ``resume``; an
+    existing file is otherwise refused). ``env_overrides``: more env keywords (features, reducer, ...).
     """
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
 
     if max_pages < 1:
         raise ValueError(f"max_pages must be >= 1, got {max_pages}")
     cap = capacity if capacity is not None else max(10_000, 50 * max_pages)
     if fetch is None:
-        from gym_crawl.corpus.live.fetcher import FetchPolicy
+        from gym_crawl.web.fetcher import FetchPolicy
 
         if policy is None:
             kw: dict[str, Any] = {}
@@ -142,7 +144,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             if contact is not None:
                 kw["contact"] = contact
             policy = FetchPolicy(**kw)
-        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, text=text, scope=scope, max_pages=cap)
+        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, overwrite=overwrite, text=text, scope=scope,
+                      max_pages=cap)
     else:
         web = LiveWeb(seeds, fetch=fetch, text=text, scope=scope, max_pages=cap)
     env = make_env_for(agent, corpus=web, topic=topic, max_episode_steps=max_pages, **(env_overrides or {}))

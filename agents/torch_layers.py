@@ -1,5 +1,5 @@
 """Torch-only building blocks shared by the candidate-scoring models of Stable-Baselines3
-(:mod:`gym_crawl.agents.sb3_policies`) and Ray RLlib (:mod:`gym_crawl.agents.rllib_model`): neither
+(:mod:`gym_crawl.agents.sb3.policies`) and Ray RLlib (:mod:`gym_crawl.agents.rllib.model`): neither
 framework is imported here, so each model module depends only on its own framework and torch."""
 from __future__ import annotations
 

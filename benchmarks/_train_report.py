@@ -15,12 +15,14 @@ before (named topics from their main pages, one seed, no baseline table).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import EXIT_USAGE, error_line
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
@@ -54,7 +56,7 @@ MONITOR_TASKS = 8
 
 def build_parser() -> argparse.ArgumentParser:
     import gym_crawl
-    from gym_crawl.agents.sb3_train import build_parser as sb3_parser
+    from gym_crawl.agents.sb3.train import build_parser as sb3_parser
 
     p = sb3_parser()
     p.description = __doc__.split("\n\n")[0]
@@ -74,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispeedia: str | None = None,
                    eval_freq_given: bool = False) -> list[Any]:
-    """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3_train.TrainConfig`) at task set ``name``: its corpus, label
+    """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3.train.TrainConfig`) at task set ``name``: its corpus, label
     reward, train tasks for training, test tasks for evaluation, the tasks' budget; returns the test tasks."""
     from gym_crawl.benchmarks import suite
 
@@ -143,12 +145,25 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _without_task_set(argv: list[str]) -> list[str]:
+    """``argv`` without ``--task-set NAME`` (the single trainer does not know the flag)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--task-set":
+            skip = True
+        elif not a.startswith("--task-set="):
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import dataclasses
     import os
 
     import gym_crawl
-    from gym_crawl.agents import sb3_train
+    from gym_crawl.agents.sb3 import train as sb3_train
 
     argv = list(argv or [])
     a = build_parser().parse_args(argv)
@@ -157,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if set_name == "none":
         set_name = None
     if not set_name:
-        return sb3_train.main(argv)
+        return sb3_train.main(_without_task_set(argv))
     given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
     try:
         if a.seeds < 1:
@@ -175,14 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg.eval_monitor_tasks = MONITOR_TASKS
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train: error: {e}")
-        return 2
-    if cfg.progress_bar:
-        try:
-            import rich  # noqa: F401
-            import tqdm  # noqa: F401
-        except ImportError:
-            cfg.progress_bar = False
+        print(error_line(e), file=sys.stderr)
+        return EXIT_USAGE
     from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
 
     os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
@@ -234,4 +243,6 @@ def main(argv: list[str] | None = None) -> int:
                        "cpu_seconds": round(cpu, 1), "config": dataclasses.asdict(cfg)})
     print(f"  saved {Path(cfg.out) / 'report.json'} and per seed model.zip, agent.npz in "
           f"{Path(cfg.out) / f'seed{seeds[0]}'} …")
+    if cfg.tensorboard:
+        print(f"  TensorBoard logs: {Path(cfg.out) / 'seed*' / 'tb'} (tensorboard --logdir {cfg.out})")
     return 0

@@ -4,7 +4,7 @@
     seconds, pages/s, MB/s of XML and of wikitext, link counts.
 (b) Generates a synthetic corpus of ``--pages`` pages (default 323,000 ≈ the
     thesis' Simple English dump; pass ``--pages 1000000`` for the 1M figure) with
-    :func:`gym_crawl.corpus.synthetic.generate_synthetic`, saves it, and reports
+    :func:`gym_crawl.webgen.synthetic.generate_synthetic`, saves it, and reports
     generation/save seconds and peak RSS (measured in a fresh subprocess).
 (c) Opens the saved corpus in ``--readers`` (default 3) concurrent processes,
     each touching every array, and reports per process the growth of RSS, PSS
@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from gym_crawl._console import ArgumentParser
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parents[1] / "shared" / "data" / "mediawiki_samples"
@@ -107,7 +109,7 @@ def bench_samples(repeat: int) -> dict:
 
 def child_generate(n_pages: int, seed: int, dest: str) -> dict:
     """(b) in a fresh process: generate, save, report seconds and peak RSS."""
-    from gym_crawl.corpus.synthetic import generate_synthetic
+    from gym_crawl.webgen.synthetic import generate_synthetic
 
     rss0 = smaps().get("rss", 0.0)
     t = time.perf_counter()
@@ -185,9 +187,9 @@ def bench_readers(path: str, readers: int) -> dict:
 
 def bench_synthetic(n_pages: int, seed: int, readers: int, workdir: str | None, keep: bool) -> dict:
     try:
-        from gym_crawl.corpus.synthetic import generate_synthetic  # noqa: F401
+        from gym_crawl.webgen.synthetic import generate_synthetic  # noqa: F401
     except ImportError as e:
-        return {"skipped": f"gym_crawl.corpus.synthetic.generate_synthetic unavailable: {e}"}
+        return {"skipped": f"gym_crawl.webgen.synthetic.generate_synthetic unavailable: {e}"}
     root = Path(tempfile.mkdtemp(prefix="bench_compile_", dir=workdir))
     dest = root / f"synthetic-{n_pages}"
     try:
@@ -208,7 +210,7 @@ def bench_synthetic(n_pages: int, seed: int, readers: int, workdir: str | None, 
 # --------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pages", type=int, default=323_000, help="synthetic corpus size (default 323000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--readers", type=int, default=3, help="concurrent processes opening the saved corpus")

@@ -1,6 +1,6 @@
 """Speed and memory of the synthetic corpus generator.
 
-Times :func:`gym_crawl.corpus.synthetic.generate_synthetic` at 20k, 100k and 323k
+Times :func:`gym_crawl.webgen.synthetic.generate_synthetic` at 20k, 100k and 323k
 pages (the thesis' corpus size), and 1M with ``--full``. Each size runs in a fresh
 subprocess so the reported peak RSS (``ru_maxrss``) belongs to that size alone.
 Prints one JSON document: per size the build seconds (wall and CPU: on a shared machine the
@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from gym_crawl._console import ArgumentParser
+
 DEFAULT_SIZES = [20_000, 100_000, 323_198]
 
 
@@ -31,7 +33,7 @@ def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "defa
 
     import numpy as np
 
-    from gym_crawl.corpus.synthetic import generate_synthetic
+    from gym_crawl.webgen.synthetic import generate_synthetic
 
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t, cpu = time.perf_counter(), time.process_time()
@@ -68,7 +70,7 @@ def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "defa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=None, help="page counts (default 20k 100k 323k)")
     ap.add_argument("--full", action="store_true", help="also run 1,000,000 pages")
     ap.add_argument("--seed", type=int, default=0)
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="default", help="generator preset: default or hard")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child mode
     args = ap.parse_args(argv)
-    from gym_crawl.corpus.synthetic import PRESETS
+    from gym_crawl.webgen.synthetic import PRESETS
 
     if args.preset not in PRESETS:
         ap.error(f"--preset {args.preset!r}: valid presets are {', '.join(PRESETS)}")

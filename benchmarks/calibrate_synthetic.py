@@ -41,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
 from gym_crawl.tokenize import tokenize
+from gym_crawl.webgen.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
 
 __all__ = ["Config", "QUICK", "FULL", "GENERIC_TOKENS", "anchor_stats", "corpus_anchor_pairs",
            "mediawiki_anchor_pairs", "topic_stats", "crawl_scores", "wikispeedia_tasks", "synthetic_tasks", "run",
@@ -446,7 +447,7 @@ def _finite(x: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench calibrate_synthetic", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench calibrate_synthetic", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (budget 100, every 4th Wikispeedia category)")
     ap.add_argument("--out", default="benchmarks/results/calibrate_synthetic")
     ap.add_argument("--data", default=str(SHARED_DATA), help="folder holding wikispeedia/ and mediawiki_samples/")

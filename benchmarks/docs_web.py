@@ -73,7 +73,6 @@ genre (:data:`gym_crawl.tasks.docs_web.GENRES`: release notes → "changelog", h
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
@@ -87,6 +86,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.tasks.docs_web import (
     CORPUS_DIRNAME,
     FAR_BUDGET,
@@ -338,11 +338,11 @@ CRAWL_POLICY: dict[str, Any] = {"delay": 0.0, "rate": None, "max_bytes": 8 * 102
 
 
 def crawl_policy(base_urls: dict[str, str], roots: Sequence[SiteRoot]) -> Any:
-    """The :class:`~gym_crawl.corpus.live.fetcher.FetchPolicy` of the crawl: :data:`CRAWL_POLICY`, scope =
+    """The :class:`~gym_crawl.web.fetcher.FetchPolicy` of the crawl: :data:`CRAWL_POLICY`, scope =
     the served hosts, each site's ``exclude`` prefixes denied."""
     from urllib.parse import urlsplit
 
-    from gym_crawl.corpus.live.fetcher import FetchPolicy
+    from gym_crawl.web.fetcher import FetchPolicy
 
     hosts = tuple(urlsplit(u).netloc for u in base_urls.values())
     deny = tuple("^" + re.escape(base_urls[r.site.name] + "/" + p) for r in roots for p in r.site.exclude)
@@ -354,8 +354,8 @@ def hrefs(body: bytes, url: str, content_type: str | None = None) -> list[str]:
     ``<base href>`` honoured; non-http(s) targets dropped). Lexbor's parser (selectolax), as the compiler's."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from gym_crawl.corpus.html_extract import decode_html
-    from gym_crawl.corpus.urls import canonical_url
+    from gym_crawl.web.html_extract import decode_html
+    from gym_crawl.web.urls import canonical_url
 
     doc = LexborHTMLParser(decode_html(body, content_type))
     base = url
@@ -391,7 +391,7 @@ def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: boo
 
     from tqdm.auto import tqdm
 
-    from gym_crawl.corpus.urls import canonical_url
+    from gym_crawl.web.urls import canonical_url
 
     stats = CrawlStats()
     queue: deque[str] = deque()
@@ -523,9 +523,9 @@ def record_crawl(roots: Sequence[SiteRoot], warc: Path, *, progress: bool = True
     is complete, so an interrupted crawl is redone, never taken for a finished one (the servers' port is
     chosen anew each run, so an old partial crawl's URLs would not match a new one's)."""
     from gym_crawl._io import atomic_write_json
-    from gym_crawl.corpus.live.fetcher import PoliteFetcher
-    from gym_crawl.corpus.live.serve import serve_folder
-    from gym_crawl.corpus.live.warc_io import WarcRecorder
+    from gym_crawl.web.fetcher import PoliteFetcher
+    from gym_crawl.web.serve.server import serve_folder
+    from gym_crawl.web.warc_io import WarcRecorder
 
     part = warc.with_name(warc.name + ".part")
     hosts = {r.site.name: str(r.root) for r in roots}
@@ -548,8 +548,8 @@ def record_crawl(roots: Sequence[SiteRoot], warc: Path, *, progress: bool = True
 
 def compile_corpus(warc: Path, manifest: dict[str, Any], out: Path) -> Any:
     """Compile ``warc`` into a corpus with the manifest's label rules and save it at ``out``."""
-    from gym_crawl.corpus.urls import canonical_url
-    from gym_crawl.corpus.warc import load_warc
+    from gym_crawl.web.urls import canonical_url
+    from gym_crawl.web.warc import load_warc
 
     rules = [(p, lab) for p, lab in manifest["label_rules"]]
     corpus = load_warc(warc, label_rules=rules, name="docs-web")
@@ -669,7 +669,7 @@ def build(*, install: bool = False, data: Path | None = None, force: bool = Fals
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench docs-web", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench docs-web", description=__doc__.split("\n")[0])
     ap.add_argument("--install", action="store_true",
                     help="install the missing Debian documentation packages with apt-get (needs root)")
     ap.add_argument("--data", help="folder of the WARC, crawl manifest and corpus (default: the data cache, which "

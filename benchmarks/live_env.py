@@ -18,7 +18,6 @@ JSON into ``benchmarks/results/live_env/``::
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import platform
 import time
@@ -27,6 +26,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+
+from gym_crawl._console import ArgumentParser
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_env"  # under the current folder
 N_HOSTS = 8
@@ -47,7 +48,7 @@ def page_url(i: int) -> str:
 
 def page_html(i: int, n_pages: int) -> bytes:
     """Page ``i`` of the generated site (deterministic)."""
-    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.web.html_extract import render_page
 
     topical = _h(i, 0) % 4 == 0
     words = [(TOPIC if topical and k % 2 == 0 else FILLER)[_h(i, k + 1) % 10] for k in range(120)]
@@ -114,13 +115,13 @@ def _serve(n_pages: int) -> tuple[Any, str]:
 
 
 def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
     from gym_crawl.wrappers.factory import make_env
 
     n_site = max(frontiers) * 3
     srv = None
     if http:
-        from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
+        from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
 
         srv, base = _serve(n_site)
         fetcher = PoliteFetcher(FetchPolicy(delay=0.0, rate=None, obey_robots=False, max_pages_per_host=None,
@@ -172,7 +173,7 @@ def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench live_env", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench live_env", description=__doc__.split("\n")[0])
     ap.add_argument("--frontier", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--steps", type=int, default=300, help="timed steps at each frontier size")
     ap.add_argument("--http", action="store_true", help="fetch from a loopback HTTP server (default: in memory)")

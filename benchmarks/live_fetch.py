@@ -2,7 +2,7 @@
 
 ``gym-crawl bench live_fetch [--requests N] [--page-kb K] [--out DIR]``
 
-The site (:func:`gym_crawl.corpus.live.serve.serve_site`, one host, one HTML page of ``K`` KiB) runs in a
+The site (:func:`gym_crawl.web.serve.server.serve_site`, one host, one HTML page of ``K`` KiB) runs in a
 child process, so the figures are the client's alone. Each configuration fetches the page ``N`` times over
 one keep-alive connection (``delay=0``, no global rate) after 50 warm-up requests:
 
@@ -18,7 +18,6 @@ Writes ``live_fetch.json`` and ``live_fetch.md`` to ``--out`` (default ``benchma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import platform
@@ -28,12 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
+
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_fetch"  # under the current folder
 WARMUP = 50
 
 
 def _serve(conn: Any, page_kb: int) -> None:
-    from gym_crawl.corpus.live.serve import html_page, robots_txt, serve_site
+    from gym_crawl.web.serve.server import html_page, robots_txt, serve_site
 
     body = html_page("Bench", "<p>" + "lorem ipsum dolor " * (page_kb * 1024 // 18) + "</p>")
     with serve_site({"a": {"/page.html": body, "/robots.txt": robots_txt(["/private/"])}}) as site:
@@ -54,8 +55,8 @@ def _timed(n: int, one: Callable[[], None]) -> dict[str, float]:
 def run(n: int, page_kb: int) -> dict[str, Any]:
     import urllib3
 
-    from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
-    from gym_crawl.corpus.live.warc_io import WarcRecorder
+    from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
+    from gym_crawl.web.warc_io import WarcRecorder
 
     parent, child = mp.Pipe()
     proc = mp.Process(target=_serve, args=(child, page_kb), daemon=True)
@@ -111,7 +112,7 @@ def to_markdown(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench live_fetch", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench live_fetch", description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=2000, help="timed requests per configuration")
     ap.add_argument("--page-kb", type=int, default=20, help="size of the served page in KiB")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="output folder")

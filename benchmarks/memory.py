@@ -33,7 +33,6 @@ Figures come from ``/proc/<pid>/status`` and ``/proc/<pid>/smaps_rollup`` (Linux
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
@@ -85,7 +85,7 @@ from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
 n, steps = int(sys.argv[1]), int(sys.argv[2])
 out = {"pages": n, "base": proc_memory()}
 import gymnasium as gym, gym_crawl
-from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.webgen.synthetic import synthetic_corpus
 from gym_crawl.wrappers.factory import make_env
 out["after_import"] = proc_memory()
 t = time.perf_counter()
@@ -145,7 +145,7 @@ import json, sys, time
 import numpy as np
 from gym_crawl.benchmarks.memory import peak_rss_mb, proc_memory
 n, steps, w = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.webgen.synthetic import synthetic_corpus
 from gym_crawl.wrappers.factory import make_vec_env
 c = synthetic_corpus(n)
 v = make_vec_env("WikiCrawl-v1", num_envs=w, vectorization_mode="vector_entry_point", corpus=c, topic="geology",
@@ -185,7 +185,7 @@ class _EnvFn:
         self.pages, self.max_steps = pages, max_steps
 
     def __call__(self) -> Any:
-        from gym_crawl.corpus.synthetic import synthetic_corpus
+        from gym_crawl.webgen.synthetic import synthetic_corpus
         from gym_crawl.wrappers.factory import make_env
 
         return make_env("WikiCrawl-v1", corpus=synthetic_corpus(self.pages), topic="geology",
@@ -297,7 +297,7 @@ def _plot(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="3,000 pages, 50 steps, 1-2 workers (the test suite)")
     ap.add_argument("--pages", type=int, default=None, help="corpus size (full: 323,000)")
     ap.add_argument("--steps", type=int, default=None, help="crawl steps (full: 2,000)")
@@ -331,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     # the corpus and its text model are built once, on disk, before any measurement: every measured process
     # memory-maps the first and loads the second (building the text model reads the whole corpus once, a
     # one-time cost per corpus that is not what a running env or worker holds)
-    code = ("from gym_crawl.corpus.synthetic import synthetic_corpus; from gym_crawl.wrappers.factory import make_env; "
+    code = ("from gym_crawl.webgen.synthetic import synthetic_corpus; "
+            "from gym_crawl.wrappers.factory import make_env; "
             f"make_env('WikiCrawl-v1', corpus=synthetic_corpus({pages}), topic='geology')")
     gen = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     if gen.returncode != 0:

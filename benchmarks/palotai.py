@@ -19,7 +19,7 @@ fixed seed weblog) on that scale-free small world: freshness 0.74 vs 0.70, sent 
 URLs (0.058 vs 0.05). After a degree-preserving rewiring (clustering 0.02 → 0.003, "diameter" 7.29 →
 8.22) "RL foragers performed better than WL ones" (§5, no numbers given).
 
-Here, per graph (``sfsw``: :func:`~gym_crawl.corpus.changing.make_changing_web`; ``rewired``: the same
+Here, per graph (``sfsw``: :func:`~gym_crawl.webgen.changing.make_changing_web`; ``rewired``: the same
 web with its links rewired degree-preservingly — births, modifications and page states identical) and
 per forager kind (``wl``, ``rl``, and ``wlrl``, the paper's Web-experiment foragers), ``--runs`` runs
 (default 5; the paper ran 3) of a whole fleet (:func:`gym_crawl.agents.palotai.run_fleet` on
@@ -36,7 +36,7 @@ time-averaged over the run (:class:`~gym_crawl.crawl.freshness.CollectionFreshne
 Fig. 2: download efficiency per 3-hour window, one line per run; Fig. 3: freshness and age of the relevant
 set per 3-hour window. The two graphs'
 clustering and mean path length ("diameter") are measured with
-:func:`~gym_crawl.corpus.news_site.graph_statistics`. Writes ``palotai.json``, ``palotai.md`` and PNGs
+:func:`~gym_crawl.webgen.news_site.graph_statistics`. Writes ``palotai.json``, ``palotai.md`` and PNGs
 to ``--out`` (default ``benchmarks/results/palotai``).
 """
 from __future__ import annotations
@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 KINDS = ("wl", "rl", "wlrl")
@@ -74,7 +75,7 @@ WINDOW = 3.0  # hours (the paper's 3-hour windows)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench palotai", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench palotai", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (2,000 pages, 48 h, 2 runs)")
     ap.add_argument("--out", default="benchmarks/results/palotai")
     ap.add_argument("--runs", type=int, default=None, help="runs per (graph, kind) (default 5; quick 2)")
@@ -104,7 +105,7 @@ _WEBS: dict[tuple, Any] = {}
 
 
 def _web(pages: int, hours: float, seed: int, graph: str) -> Any:
-    from gym_crawl.corpus.changing import make_changing_web
+    from gym_crawl.webgen.changing import make_changing_web
 
     key = (pages, hours, seed, graph)
     if key not in _WEBS:
@@ -403,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.corpus.news_site import graph_statistics
+    from gym_crawl.webgen.news_site import graph_statistics
 
     args = build_parser().parse_args(argv)
     t0 = time.perf_counter()

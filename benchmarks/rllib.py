@@ -3,7 +3,7 @@
 ``gym-crawl bench rllib [--quick] [--out DIR] [--corpus C] [--seeds N] [--timesteps T]``
 
 1. **Throughput.** For each ``--runners`` count (default 1 and 2) one PPO algorithm of
-   :func:`agents.rllib_train.build_algo_config` (the candidate-scoring RLModule, the discrete scoring env
+   :func:`agents.rllib.train.build_algo_config` (the candidate-scoring RLModule, the discrete scoring env
    on the memory-mapped corpus path) on a local Ray: (a) *sampling*: every env runner collects
    the preset's ``sample_steps`` env steps in all at once with the current module (``EnvRunner.sample``, run in parallel
    on the runners) after a warm-up that resets every env once on every training topic (a topic's first reset fills
@@ -13,7 +13,7 @@
    machine's load average are reported beside the wall times: on a shared machine wall time is noisy, steps
    per CPU-second are not.
 2. **Learning curve.** ``--seeds`` PPO runs (``--timesteps`` env steps each, 2 env runners) with
-   :func:`agents.rllib_train.train` on ``--train-topics``; per training iteration the mean relevant pages
+   :func:`agents.rllib.train.train` on ``--train-topics``; per training iteration the mean relevant pages
    found per *training* episode (ground-truth labels) and the episode return; at the end (and, for the
    untrained module of the same seed, at the start) a greedy evaluation on the held-out ``--eval-topics``.
    Reported as mean ± sd over seeds.
@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.train_common import parse_topics
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
@@ -59,7 +60,7 @@ FULL = Preset("full", seeds=5, timesteps=8_000, episode_steps=200, sample_steps=
 
 
 def _cfg(args: argparse.Namespace, p: Preset, runners: int, seed: int, out: Path) -> Any:
-    from gym_crawl.agents.rllib_train import RLlibConfig
+    from gym_crawl.agents.rllib.train import RLlibConfig
 
     return RLlibConfig(corpus=args.corpus, train_topics=args.train_topics, eval_topics=args.eval_topics,
                        timesteps=args.timesteps or p.timesteps, num_env_runners=runners, seed=seed, out=str(out),
@@ -75,7 +76,7 @@ def _cpu() -> float:
 
 def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: str) -> dict[str, Any]:
     """Sampling-only and training env steps/s of one algorithm with ``runners`` env runners (see module doc)."""
-    from gym_crawl.agents.rllib_train import _iteration_row, build_algo_config
+    from gym_crawl.agents.rllib.train import _iteration_row, build_algo_config
 
     cfg = _cfg(args, p, runners, args.seed, Path(args.out) / "runs" / f"throughput-{runners}")
     algo = build_algo_config(cfg, corpus_path).build_algo()
@@ -146,8 +147,8 @@ def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict
     """``--seeds`` training runs with 2 env runners: curves plus held-out evaluation before and after."""
     import torch
 
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
-    from gym_crawl.agents.rllib_train import _model_config, evaluate_module, train
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.train import _model_config, evaluate_module, train
 
     runs = []
     for seed in range(args.seed, args.seed + (args.seeds or p.seeds)):
@@ -250,7 +251,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench rllib", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench rllib", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset (a few minutes)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--corpus", default="synthetic")
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.agents.rllib_train import RLlibConfig, _init_ray, resolve_corpus_path
+    from gym_crawl.agents.rllib.train import RLlibConfig, _init_ray, resolve_corpus_path
 
     p = QUICK if args.quick else FULL
     torch.set_num_threads(1)  # the driver runs the PPO update; on a shared 2-core machine 2 threads thrash

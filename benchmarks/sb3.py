@@ -5,11 +5,11 @@
 1. **Agents.** Trains each SB3 configuration of ``--agents`` (default: MaskablePPO, PPO, A2C
    and DQN with the candidate-scoring policy, PPO with the stock ``MultiInputPolicy``, on the
    discrete wrapper; PPO, SAC and TD3 with ``MlpPolicy`` on the continuous wrapper) with
-   :func:`agents.sb3_train.train` on ``--train-topics``, or loads finished ``gym-crawl train``
+   :func:`agents.sb3.train.train` on ``--train-topics``, or loads finished ``gym-crawl train``
    runs given with ``--from-runs``. Reports training steps and wall time.
-2. **Evaluation.** Every agent — SB3 agents through :class:`agents.sb3_agent.SB3Agent`, the
+2. **Evaluation.** Every agent — SB3 agents through :class:`agents.sb3.agent.SB3Agent`, the
    papers' no-learning best-first crawler, random, and Han's LFA (``lfa-async``, learning online
-   within each crawl as in the paper; skipped with a note when ``agents.lfa`` is absent) — crawls
+   within each crawl as in the paper; skipped with a note when ``agents.linear.lfa`` is absent) — crawls
    each held-out topic (``--eval-topics``) and each training topic once for ``--episode-steps``
    steps through :func:`agents.runner.run_episode` (plus the greedy oracle, which reads hidden
    relevance: an upper bound, not a competitor), on the same env (``reducer="topk"``, K as
@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
@@ -66,7 +67,7 @@ def _slug(s: str) -> str:
 
 # --------------------------------------------------------------------------------- agents
 def _train_agents(args: argparse.Namespace, specs: dict[str, tuple[str, str, str, int]]) -> list[dict[str, Any]]:
-    from gym_crawl.agents.sb3_train import TrainConfig, train
+    from gym_crawl.agents.sb3.train import TrainConfig, train
 
     rows = []
     for name, (algo, wrapper, policy, steps) in specs.items():
@@ -90,7 +91,7 @@ def _train_agents(args: argparse.Namespace, specs: dict[str, tuple[str, str, str
 
 
 def _load_runs(dirs: list[str]) -> list[dict[str, Any]]:
-    from gym_crawl.agents.sb3_agent import load_sb3_agent
+    from gym_crawl.agents.sb3.agent import load_sb3_agent
 
     rows = []
     for d in dirs:
@@ -193,7 +194,7 @@ def measure_throughput(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Steps/s of random valid actions through DummyVecEnv(1) and SubprocVecEnv(1, 2), with worker memory."""
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from gym_crawl.agents.sb3_train import TrainConfig, make_vec_env, worker_memory
+    from gym_crawl.agents.sb3.train import TrainConfig, make_vec_env, worker_memory
 
     cfg = TrainConfig(corpus=args.corpus, train_topics=args.train_topics, max_candidates=args.max_candidates,
                       max_episode_steps=args.episode_steps)
@@ -309,7 +310,7 @@ def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gym-crawl bench sb3", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="gym-crawl bench sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     p.add_argument("--corpus", default="synthetic")
@@ -333,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (see module docstring); returns 0."""
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.agents.sb3_agent import SB3Agent  # noqa: F401 - registers "sb3"
+    from gym_crawl.agents.sb3.agent import SB3Agent  # noqa: F401 - registers "sb3"
     from gym_crawl.corpus import load_corpus
 
     args = build_parser().parse_args(argv)

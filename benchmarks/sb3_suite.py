@@ -1,7 +1,7 @@
 """A stock SB3 agent on the benchmark suite's held-out topics: ``gym-crawl bench sb3_suite [--quick]``.
 
 sb3-contrib ``MaskablePPO`` with the candidate-scoring policy
-(:class:`gym_crawl.agents.sb3_policies.MaskableCandidateScoringPolicy` — one shared network scores every
+(:class:`gym_crawl.agents.sb3.policies.MaskableCandidateScoringPolicy` — one shared network scores every
 candidate row, so nothing in it is tied to a topic or to a slot) is trained across the **train** topics
 of a suite task set (:mod:`gym_crawl.benchmarks.suite`: same tasks, same seed pages and budgets, same
 fixed split) and evaluated greedily on the held-out **test** topics with the suite's normalized score.
@@ -23,7 +23,7 @@ Protocol
   per-topic reset work is cached in each env and reused across seeds), ``--timesteps`` env steps per training seed,
   ``--seeds`` independent seeds (>= 5 in the full run), one torch thread.
 * **Evaluation**: the *final* model of each seed (never the best checkpoint), greedy
-  (``deterministic=True``), run through :class:`gym_crawl.agents.sb3_agent.SB3Agent` on every test task
+  (``deterministic=True``), run through :class:`gym_crawl.agents.sb3.agent.SB3Agent` on every test task
   once with ``reset(seed=<training seed>)``. A learning curve evaluates the same way every
   ``--eval-every`` steps (monitoring only; the test topics never feed back into training).
 * **Comparators**: ``random``, ``oracle`` and ``best-first`` are run on the same test tasks by the suite's
@@ -49,6 +49,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks import suite
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
@@ -163,7 +164,7 @@ def evaluate_agent(agent: Any, envs: _EvalEnvs, tasks: Sequence[suite.Task], see
 
 
 def _agent_of(model: Any, features: str, max_candidates: int, info: dict[str, Any]) -> Any:
-    from gym_crawl.agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3.agent import SB3Agent
 
     return SB3Agent.from_model(model, algo="maskable-ppo", policy="MaskableCandidateScoringPolicy",
                                policy_kwargs=_policy_kwargs(), info=info,
@@ -186,7 +187,7 @@ def train_seed(corpus: Any, train_tasks: Sequence[suite.Task], test_tasks: Seque
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from gym_crawl.agents.sb3_policies import MaskableCandidateScoringPolicy
+    from gym_crawl.agents.sb3.policies import MaskableCandidateScoringPolicy
 
     th.set_num_threads(1)
     budget = max(t.budget for t in train_tasks)
@@ -352,7 +353,7 @@ def _figure(res: dict[str, Any], out: Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench sb3_suite", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench sb3_suite", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (4 tasks, budget 30, 2 seeds, 512 steps)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--wikispeedia", default=str(suite.DEFAULT_WIKISPEEDIA),

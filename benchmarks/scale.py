@@ -15,7 +15,6 @@ The synthetic generator stands in for the Simple English dump (thesis Table 4.1:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 CHILD = r"""
@@ -34,7 +34,7 @@ def rss():
 n, steps, agents = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(',')
 out = {"pages": n}
 t = time.perf_counter()
-from gym_crawl.corpus.synthetic import synthetic_corpus
+from gym_crawl.webgen.synthetic import synthetic_corpus
 c = synthetic_corpus(n)
 out["corpus_load_seconds"] = round(time.perf_counter() - t, 3)
 out["links"] = int(c.n_links)
@@ -71,8 +71,8 @@ print(json.dumps(out))
 
 def run_size(n: int, steps: int, agents: str) -> dict[str, Any]:
     # generate (or find) the cached corpus in its own process, so the measured process only loads it
-    gen = subprocess.run([sys.executable, "-c", "import sys; from gym_crawl.corpus.synthetic import synthetic_corpus; "
-                          f"synthetic_corpus({n})"], capture_output=True, text=True)
+    gen = subprocess.run([sys.executable, "-c", "import sys; from gym_crawl.webgen.synthetic import "
+                          f"synthetic_corpus; synthetic_corpus({n})"], capture_output=True, text=True)
     if gen.returncode != 0:
         raise RuntimeError(f"generating {n} pages failed:\n{gen.stderr[-3000:]}")
     p = subprocess.run([sys.executable, "-c", CHILD, str(n), str(steps), agents], capture_output=True, text=True)
@@ -129,7 +129,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: 5,000 pages, 300 steps")
     ap.add_argument("--pages", default=None, help="comma-separated corpus sizes (full: 323000)")
     ap.add_argument("--steps", type=int, default=None, help="crawl steps per agent (full: 10,000)")

@@ -146,7 +146,7 @@ class _Served:
 
     def __init__(self, corpus: Any, sites: Sequence[str]):
         from gym_crawl.benchmarks.docs_web import SiteRoot, crawl_policy, find_sites
-        from gym_crawl.corpus.live.serve import serve_folder
+        from gym_crawl.web.serve import serve_folder
 
         info = corpus.meta.get("docs_web") or {}
         old = info.get("base_urls") or {}
@@ -188,7 +188,7 @@ def crawl_task(served: _Served, corpus: Any, task: Any, text: Any, env_text: dic
     URLs, CPU and wall seconds."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
-    from gym_crawl.corpus.live.fetcher import PoliteFetcher
+    from gym_crawl.web.fetcher import PoliteFetcher
     from gym_crawl.tasks import topic_of
 
     topic = topic_of(corpus, task)

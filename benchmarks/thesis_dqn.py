@@ -40,11 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.agents import AGENTS, register_agent
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
-    register_agent("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+    register_agent("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
                    "Pertejo 2021 DQN: one Q output per corpus page over the last page's features")
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -56,7 +57,7 @@ HEAD_SIZES = (4604, 20000, 32325, 100000, 323198)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench thesis_dqn", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench thesis_dqn", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (synthetic-1000, 5 seeds, 100+100 steps)")
     ap.add_argument("--out", default="benchmarks/results/thesis_dqn")
     ap.add_argument("--corpus", default="synthetic-20000",
@@ -174,7 +175,7 @@ def head_cost(sizes: list[int], in_dim: int = 9, reps: int = 5) -> list[dict[str
     moments = 5 float32 copies of the parameters."""
     import torch
 
-    from gym_crawl.agents.thesis_dqn import ThesisDQNAgent, _Memory
+    from gym_crawl.agents.dqn.thesis import ThesisDQNAgent, _Memory
 
     torch.set_num_threads(1)
     rows = []

@@ -10,7 +10,7 @@ hold everything):
   the selected one marked; Table 2 analogue: keyword expansion (Algorithm 1) — initial and discovered
   keywords and their mean count per relevant / irrelevant test page.
 * **table** — TRES Table 3 analogue: harvest rate and relevant domains of Random, Tree-Random,
-  best-first, LFA-async (when ``agents.lfa`` is importable), TRES-async and TRES at domain caps
+  best-first, LFA-async (when ``agents.linear.lfa`` is importable), TRES-async and TRES at domain caps
   b ∈ {∞, 100, 10, 5, 5→2}, on the synthetic multi-site corpus (default 10⁶ pages, 20,000 sites,
   20,000-step crawls) and on Wikispeedia (Geology, Cancer, Poetry, Sports; 1,000-step crawls);
   ``tres_pareto_<corpus>.png`` plots harvest rate vs relevant domains.
@@ -91,6 +91,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.url_sites import url_hash_domains
@@ -372,7 +373,7 @@ def decision_cost(sizes: list[int], experience: int = 20_000, steps: int = 30, n
     """
     import torch
 
-    from gym_crawl.agents.ddqn import QNetwork
+    from gym_crawl.agents.dqn.tres import QNetwork
     from gym_crawl.reducers.tree import TreeFrontier
 
     torch.set_num_threads(1)
@@ -735,7 +736,7 @@ def _cells(v: str | None) -> tuple[tuple[str, str], ...] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (< ~60 s); "
                                                          "default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/tres")

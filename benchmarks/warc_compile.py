@@ -1,7 +1,7 @@
 """WARC compile speed and memory, and the libraries behind it measured side by side.
 
 On the same inputs — a synthetic web of ``--pages`` pages (default 20,000) rendered with
-:func:`gym_crawl.corpus.html_extract.render_page` into ``--files`` gzipped WARC files with warcio, and real
+:func:`gym_crawl.web.html_extract.render_page` into ``--files`` gzipped WARC files with warcio, and real
 HTML found on this machine (Debian's ``/usr/share/doc/*/html`` documentation, ``--real-pages`` files in a
 fixed sample; skipped with a reason when none is installed) — it measures, single process:
 
@@ -23,7 +23,6 @@ JSON and a PNG bar chart into ``benchmarks/results/warc_compile/`` (``--out``)::
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import glob
 import io
@@ -40,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = Path("benchmarks") / "results" / "warc_compile"  # under the current folder
 
@@ -49,7 +50,7 @@ DEFAULT_OUT = Path("benchmarks") / "results" / "warc_compile"  # under the curre
 def synthetic_pages(n_pages: int) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
     """``(url, title, text, [(url, anchor)])`` of the embedded synthetic web of ``n_pages`` pages (text: the
     page's words in a fixed order)."""
-    from gym_crawl.corpus.synthetic import synthetic_corpus
+    from gym_crawl.webgen.synthetic import synthetic_corpus
 
     c = synthetic_corpus(n_pages=n_pages)
     vocab = c.vocab.tolist()
@@ -177,7 +178,7 @@ def bench_parsers(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     from resiliparse.parse.html import HTMLTree
     from selectolax.lexbor import LexborHTMLParser
 
-    from gym_crawl.corpus.html_extract import decode_html, extract_page
+    from gym_crawl.web.html_extract import decode_html, extract_page
 
     texts = [decode_html(b) for _, b in pages]
     size = sum(len(b) for _, b in pages)
@@ -209,7 +210,7 @@ def bench_parsers(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
 def bench_main_text(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     from resiliparse.extract.html2text import extract_plain_text
 
-    from gym_crawl.corpus.html_extract import decode_html
+    from gym_crawl.web.html_extract import decode_html
 
     texts = [decode_html(b) for _, b in pages]
     sizes = [len(b) for _, b in pages]
@@ -228,7 +229,7 @@ def bench_urls(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
     from w3lib.url import canonicalize_url
 
-    from gym_crawl.corpus import urls as urls_mod
+    from gym_crawl.web import urls as urls_mod
 
     pairs = []
     for url, body in pages:
@@ -263,7 +264,7 @@ def bench_urls(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
 
 
 def bench_compile(folder: Path, workers: int, with_dask: bool) -> dict[str, Any]:
-    from gym_crawl.corpus.warc import load_warc
+    from gym_crawl.web.warc import load_warc
 
     size = sum(f.stat().st_size for f in folder.glob("*.warc.gz"))
     out: dict[str, Any] = {"files": len(list(folder.glob("*.warc.gz"))), "mb": size / 1e6}
@@ -292,7 +293,7 @@ def hwm():  # peak resident set of this process image (VmHWM; ru_maxrss would in
 """
 _RSS_CHILD = _HWM + """
 import json, sys, time
-from gym_crawl.corpus.warc import load_warc
+from gym_crawl.web.warc import load_warc
 t = time.perf_counter()
 c = load_warc(sys.argv[1], workers=1, chunk_pages=int(sys.argv[2]), cache=False)
 dt = time.perf_counter() - t
@@ -304,7 +305,7 @@ def bench_peak_rss(path: Path, chunk_pages: int) -> dict[str, Any]:
     res = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(path), str(chunk_pages)], capture_output=True,
                          text=True, check=True)
     out = json.loads(res.stdout.strip().splitlines()[-1])
-    base = subprocess.run([sys.executable, "-c", _HWM + "import gym_crawl.corpus.warc, fastwarc.warc, "
+    base = subprocess.run([sys.executable, "-c", _HWM + "import gym_crawl.web.warc, fastwarc.warc, "
                            "resiliparse.extract.html2text, selectolax.lexbor, w3lib.url\nprint(hwm())"],
                           capture_output=True, text=True, check=True)
     return {"file_mb": path.stat().st_size / 1e6, "chunk_pages": chunk_pages, **out,
@@ -314,7 +315,7 @@ def bench_peak_rss(path: Path, chunk_pages: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench warc_compile", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench warc_compile", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, default=20_000, help="synthetic pages (default 20000)")
     ap.add_argument("--files", type=int, default=4, help="WARC files the synthetic web is split into")
     ap.add_argument("--real-pages", type=int, default=1500, help="real HTML files sampled (default 1500)")
@@ -323,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
-    from gym_crawl.corpus.html_extract import render_page
+    from gym_crawl.web.html_extract import render_page
 
     tmp = Path(tempfile.mkdtemp(prefix="warc_bench_"))
     results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),

@@ -9,17 +9,14 @@ their results reproduce::
     env = gym.make(gym_crawl.DEFAULT_ENV_ID)         # or gym.make("gym_crawl:WikiCrawl-v3") without the import
     envs = gym.make_vec("WikiCrawl-v3", num_envs=64)  # the batched vector env (its vector entry point)
 
-Layers (data flows one way): corpus → text → relevance → crawl → features →
-reducers → envs → wrappers; ``agents`` sits on top and is a separate package.
-import gymnasium as gym, gym_crawl
-    env = gym.make("WikiCrawl-v2")            # or gym.make("gym_crawl:WikiCrawl-v2") without the import
-
-Layers (data flows one way): corpus → text → relevance → crawl → features →
-reducers → envs → wrappers; ``agents`` sits on top and is a separate package.
+Layers (data flows one way): corpus → web → webgen → text → relevance → crawl → features → reducers →
+envs → wrappers → agents → tasks → benchmarks / cli (docs/architecture.md).
 """
 from __future__ import annotations
 
 import gymnasium as gym
+
+from gym_crawl import _moved
 
 __version__ = "0.1.0"
 
@@ -74,6 +71,8 @@ if ENV_ID_V3 not in gym.registry:
                                  (ENV_ID_V0, {"reward": "han2018"}, DEFAULT_MAX_EPISODE_STEPS)):
         gym.register(id=_id, entry_point="gym_crawl.envs.wiki_crawl:WikiCrawlEnv", max_episode_steps=_steps,
                      kwargs={**_kwargs, "time_feature": "budget_used"}, additional_wrappers=(BUDGET_WRAPPER,))
+
+_moved.install()  # the deprecated old paths of modules that moved (gym_crawl._moved.MOVED)
 
 __all__ = ["DEFAULT_ENV_ID", "ENV_ID", "ENV_ID_V0", "ENV_ID_V2", "ENV_ID_V3", "V2_KWARGS", "V2_MAX_EPISODE_STEPS",
            "V2_TASK_SET", "V3_KWARGS", "V3_MAX_EPISODE_STEPS", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gym_crawl.agents import agent_names, env_kwargs_for, make_agent, make_env_for, run_episode
-from gym_crawl.agents.online_classifier import OnlineClassifierAgent
-from gym_crawl.agents.seedfinder import SeedFinderAgent
+from gym_crawl.agents.hashed.online_classifier import OnlineClassifierAgent
+from gym_crawl.agents.hashed.seedfinder import SeedFinderAgent
 from gym_crawl.relevance.classifier import heldout_view
 from gym_crawl.relevance.search import search_engine, seedfinder_results
 
@@ -16,7 +16,7 @@ from gym_crawl.relevance.search import search_engine, seedfinder_results
 def view(tmp_path_factory):
     """A 5,000-page synthetic web with a held-out classifier-train split (its classifiers see no evaluation
     page)."""
-    from gym_crawl.corpus.synthetic import synthetic_corpus
+    from gym_crawl.webgen.synthetic import synthetic_corpus
 
     with pytest.MonkeyPatch.context() as mp:  # module scope: before the per-test cache isolation applies
         mp.setenv("GYM_CRAWL_DATA", str(tmp_path_factory.getbasetemp() / "gym_crawl_data"))

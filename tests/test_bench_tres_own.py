@@ -57,7 +57,7 @@ def test_own_crawl_learns_online_and_is_deterministic(tiny_corpus, tiny_tasks):
 
 
 def test_ours_runs_is_the_suite_protocol(tiny_corpus, tiny_tasks, monkeypatch):
-    from gym_crawl.agents.ddqn import TresAgent
+    from gym_crawl.agents.dqn.tres import TresAgent
 
     # the suite's job takes no env keywords: give the agent class itself fewer slots for this corpus
     monkeypatch.setattr(TresAgent, "env_defaults", {**TresAgent.env_defaults, **K})

@@ -168,7 +168,7 @@ def test_bad_word_id_outside_the_sampled_blocks_is_rebuilt(tmp_path):
     """The reported crash: one word id of -5 written in the middle of ``context_terms.npy``."""
     code = textwrap.dedent('''
         import os, sys, numpy as np, gymnasium as gym, gym_crawl, warnings
-        from gym_crawl.corpus.synthetic import synthetic_cache_path
+        from gym_crawl.webgen.synthetic import synthetic_cache_path
         gym.make("WikiCrawl-v1", corpus="synthetic-2000").reset(seed=0)
         f = synthetic_cache_path(2000) / "context_terms.npy"
         with open(f, "r+b") as fh:

@@ -22,8 +22,8 @@ from gym_crawl.benchmarks.calibrate_synthetic import (
     wikispeedia_tasks,
     write_outputs,
 )
-from gym_crawl.corpus.synthetic import generate_synthetic
 from gym_crawl.text.model import get_text_model
+from gym_crawl.webgen.synthetic import generate_synthetic
 from tests.conftest import shared_data
 
 

@@ -7,14 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from gym_crawl.corpus.changing import ChangingWeb, make_changing_web
-from gym_crawl.corpus.news_site import (
-    PALOTAI_TARGETS,
-    fit_power_law,
-    generate_news_site,
-    graph_statistics,
-    rewire_degree_preserving,
-)
 from gym_crawl.crawl.freshness import (
     CollectionFreshness,
     download_efficiency,
@@ -22,6 +14,14 @@ from gym_crawl.crawl.freshness import (
     sent_efficiency,
     table1,
     window_counts,
+)
+from gym_crawl.webgen.changing import ChangingWeb, make_changing_web
+from gym_crawl.webgen.news_site import (
+    PALOTAI_TARGETS,
+    fit_power_law,
+    generate_news_site,
+    graph_statistics,
+    rewire_degree_preserving,
 )
 
 # ---------------------------------------------------------------------------------------------------
@@ -349,7 +349,7 @@ def test_generator_statistics_near_palotai_at_test_size():
 
 
 def test_statistics_command(tmp_path, capsys):
-    from gym_crawl.corpus.news_site import _main
+    from gym_crawl.webgen.news_site import _main
 
     out = tmp_path / "stats.json"
     assert _main(["--n-pages", "500", "--seeds", "1", "--n-sources", "0", "--json", str(out)]) == 0

@@ -26,7 +26,7 @@ def test_every_registered_kind_has_an_example():
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("kind", CORPUS_KINDS.kinds())
 def test_every_kind_is_detected_and_loads_the_example_web(kind, tmp_path):
-    from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
+    from gym_crawl.webgen.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
 
     path = CORPUS_KINDS.example(kind, tmp_path / "sample")
     assert CORPUS_KINDS.detect(Path(path)) == kind
@@ -101,7 +101,7 @@ def test_names_with_sizes():
 
 
 def test_synthetic_hard_passes_the_preset(monkeypatch):
-    import gym_crawl.corpus.synthetic as syn
+    import gym_crawl.webgen.synthetic as syn
 
     calls = []
 
@@ -167,7 +167,7 @@ def test_a_new_named_corpus_registers_in_one_place():
 def test_opaque_url_domains_show_no_title_in_the_url():
     """A hard-preset page on an opaque-URL domain displays ``/p/<id>``, not its title (the crawler's URL
     tokens have no title words there either); other domains keep ``/wiki/<title>``."""
-    from gym_crawl.corpus.sources import synthetic_hard_corpus
+    from gym_crawl.webgen.synthetic import synthetic_hard_corpus
 
     c = synthetic_hard_corpus(2000)
     opaque = set(c.meta.get("opaque_url_domains") or ())

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import gym_crawl  # noqa: F401
 from gym_crawl.agents import make_agent, make_env_for, run_episode
-from gym_crawl.agents.ddqn import (
+from gym_crawl.agents.dqn.tres import (
     DEFAULTS,
     DDQNConfig,
     MaxSegmentTree,

@@ -42,7 +42,7 @@ def test_sb3_check_env(tiny_corpus):
         warnings.simplefilter("always")
         check_env(env, warn=True)
     # The one justified warning: "candidates" is (K, d) on purpose — rows are candidates that a
-    # shared scoring network reads row by row (agents.sb3_policies); MultiInputPolicy flattens it.
+    # shared scoring network reads row by row (agents.sb3.policies); MultiInputPolicy flattens it.
     msgs = [str(w.message) for w in caught]
     assert all("unconventional shape" in m and "candidates" in m for m in msgs), msgs
 
@@ -143,7 +143,6 @@ def test_reset_options_topic_and_seeds(tiny_corpus):
     ({"max_candidates": 0}, ValueError, "max_candidates"),
     ({"max_candidates": 2.5}, ValueError, "max_candidates must be an integer"),
     ({"max_candidates": True}, ValueError, "max_candidates must be an integer"),
-    ({"max_candidates": 10**7}, ValueError, "max_candidates must be <= the corpus' 600 pages"),
     ({"seeds": "Geology"}, ValueError, r"seeds must be a list.*seeds=\['Geology'\]"),
     ({"seeds": []}, ValueError, "seeds is empty"),
     ({"seeds": [1.5]}, ValueError, "each seed must be"),

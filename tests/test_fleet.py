@@ -11,8 +11,8 @@ pytest.importorskip("pettingzoo")
 from pettingzoo.test import parallel_api_test
 
 from gym_crawl.agents.palotai import PalotaiForager, make_fleet_policy, run_fleet
-from gym_crawl.corpus.changing import ChangingWeb, make_changing_web
 from gym_crawl.envs.fleet import ForagerFleetEnv
+from gym_crawl.webgen.changing import ChangingWeb, make_changing_web
 
 
 @pytest.fixture(scope="module")

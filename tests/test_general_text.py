@@ -14,9 +14,6 @@ from test_wikispeedia import make_fake
 import gym_crawl.text.model as model_mod
 from gym_crawl.corpus import cache
 from gym_crawl.corpus.cache import CacheWarning
-from gym_crawl.corpus.html_extract import render_page
-from gym_crawl.corpus.live import LiveWeb
-from gym_crawl.corpus.warc import load_warc, write_example_warc
 from gym_crawl.text.general import GENERAL_OPTIONS, GeneralTextUnavailable, general_rows, oov_params
 from gym_crawl.text.model import (
     GeneralOpenTextModel,
@@ -26,6 +23,10 @@ from gym_crawl.text.model import (
     get_text_model,
 )
 from gym_crawl.text.open_vocab import hashed_word_vector
+from gym_crawl.web import LiveWeb
+from gym_crawl.web.html_extract import render_page
+from gym_crawl.web.warc import load_warc
+from gym_crawl.webgen.examples import write_example_warc
 from gym_crawl.wrappers.factory import make_env
 
 H = "http://site.test"
@@ -259,6 +260,8 @@ def test_cli_text_option(monkeypatch, capsys, tiny_corpus, spec, text, env_text)
     seen = {}
 
     class Res:
+        stopped_by = None
+
         def summary(self):
             return {"pages_fetched": 0}
 

@@ -1,4 +1,4 @@
-"""One HTML page → title, main text and out-links (gym_crawl.corpus.html_extract)."""
+"""One HTML page → title, main text and out-links (gym_crawl.web.html_extract)."""
 from __future__ import annotations
 
 import pytest
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gym_crawl.corpus.builder import surrounding_window
-from gym_crawl.corpus.html_extract import LINK_POSITIONS, ExtractedLink, decode_html, extract_page, render_page
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import LINK_POSITIONS, ExtractedLink, decode_html, extract_page, render_page
 
 PAGE = "http://site.org/dir/page.html"
 

@@ -1,4 +1,4 @@
-"""Tests for gym_crawl.corpus.html_folder on a generated mini-site."""
+"""Tests for gym_crawl.web.html_folder on a generated mini-site."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from gym_crawl.corpus import CorpusFormatError, load_corpus
-from gym_crawl.corpus.html_folder import load_html_folder, parse_html
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_folder import load_html_folder, parse_html
 
 FILLER = "Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor. " * 4
 

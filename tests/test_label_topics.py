@@ -13,8 +13,8 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.corpus import Corpus, load_corpus
-from gym_crawl.corpus.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
 from gym_crawl.relevance.topic import Topic, resolve_topic
+from gym_crawl.webgen.examples import EXAMPLE_LINKS, EXAMPLE_PAGES
 
 #: the example web's subjects, relabelled as a networkx graph or a URL map labels them: no dots, spaces, capitals
 LABELS = {"geo": "Earth Sciences", "med": "cancer", "art": "course", "gen": "Database Extensions"}
@@ -42,7 +42,8 @@ def graph_corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def warc_corpus(tmp_path_factory) -> Corpus:
-    from gym_crawl.corpus.warc import load_warc, write_example_warc
+    from gym_crawl.web.warc import load_warc
+    from gym_crawl.webgen.examples import write_example_warc
 
     path = write_example_warc(tmp_path_factory.mktemp("warc"))
     urls = {f"https://{subj}.example.org/wiki/{t}": LABELS[subj] for t, (subj, _) in EXAMPLE_PAGES.items()}

@@ -8,7 +8,7 @@ import pytest
 import gym_crawl  # noqa: F401  (registers WikiCrawl-v0)
 from gym_crawl.agents import make_agent, make_env_for, run_episode, run_episodes
 from gym_crawl.agents.base import Agent, Transition
-from gym_crawl.agents.lfa import LFAAgent, PairIndex, ThesisLFAAgent, lfa_update
+from gym_crawl.agents.linear.lfa import LFAAgent, PairIndex, ThesisLFAAgent, lfa_update
 from gym_crawl.envs.wiki_crawl import FrontierChanges
 from gym_crawl.features.thesis import ThesisFeatures, disc_change, disc_change_code, disc_distance, disc_relevance
 
@@ -353,7 +353,7 @@ def test_runs_under_a_domain_cap(tiny_corpus, name: str) -> None:
 
 def test_strategies_are_selected_once_from_mode_and_rule(tmp_path) -> None:
     """Each named variant gets its frontier strategy and update rule at construction; a loaded agent too."""
-    from gym_crawl.agents.lfa import AsyncFrontier, ModeratedRule, SyncFrontier, ThesisRule, UpdateRule
+    from gym_crawl.agents.linear.lfa import AsyncFrontier, ModeratedRule, SyncFrontier, ThesisRule, UpdateRule
 
     want = {"lfa-sync": (SyncFrontier, UpdateRule), "lfa-async": (AsyncFrontier, UpdateRule),
             "lfa-moderated": (AsyncFrontier, ModeratedRule), "thesis-lfa": (AsyncFrontier, ThesisRule)}

@@ -14,9 +14,9 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, CorpusBuilder, CorpusFormatError
-from gym_crawl.corpus.html_extract import extract_page
-from gym_crawl.corpus.html_folder import load_html_folder
 from gym_crawl.features.site import POSITION_COLUMNS
+from gym_crawl.web.html_extract import extract_page
+from gym_crawl.web.html_folder import load_html_folder
 
 #: target path -> where its link sits in PAGE
 WHERE = {"n.html": "nav", "h.html": "header", "f.html": "footer", "s.html": "aside", "l.html": "list",
@@ -99,7 +99,7 @@ def test_warc_compile_keeps_positions(tmp_path):
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    from gym_crawl.corpus.warc import load_warc
+    from gym_crawl.web.warc import load_warc
 
     base = "http://docs.test/"
     path = tmp_path / "site.warc.gz"
@@ -129,7 +129,7 @@ def _site_fetch(base: str):
 
 
 def test_live_web_records_positions_and_its_snapshot_keeps_them():
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
 
     base = "http://docs.test/"
     fetch = _site_fetch(base)
@@ -162,7 +162,7 @@ def test_site_features_one_hot_the_best_links_position(tmp_path):
 
 
 def test_site_features_on_a_live_web_read_positions_as_pages_are_fetched():
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.live import LiveWeb
 
     base = "http://docs.test/"
     fetch = _site_fetch(base)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gym_crawl.corpus.live.fetcher import (
+from gym_crawl.web.fetcher import (
     CHUNK,
     FetchPolicy,
     FetchResult,
@@ -20,8 +20,8 @@ from gym_crawl.corpus.live.fetcher import (
     retry_after_seconds,
     url_pattern,
 )
-from gym_crawl.corpus.live.serve import MisbehaveSettings, Response, Series, html_page, robots_txt, serve_site
-from gym_crawl.corpus.urls import canonical_url
+from gym_crawl.web.serve.server import MisbehaveSettings, Response, Series, html_page, robots_txt, serve_site
+from gym_crawl.web.urls import canonical_url
 
 FAST = {"delay": 0.05, "rate": None, "connect_timeout": 2.0, "read_timeout": 2.0, "max_time": 10.0}
 

@@ -13,11 +13,11 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.agents import make_agent, make_env_for, run_episode
-from gym_crawl.corpus.live.fetcher import FetchPolicy
-from gym_crawl.corpus.live.serve import serve_corpus
-from gym_crawl.corpus.live.warc_io import read_fetches
-from gym_crawl.corpus.live.web import LiveWeb, replay_corpus
 from gym_crawl.text.model import TextModel, get_text_model
+from gym_crawl.web.fetcher import FetchPolicy
+from gym_crawl.web.live import LiveWeb, replay_corpus
+from gym_crawl.web.serve.server import serve_corpus
+from gym_crawl.web.warc_io import read_fetches
 from tests.conftest import make_tiny_corpus
 
 FAST = FetchPolicy(delay=0.0, rate=None, connect_timeout=2.0, read_timeout=5.0, max_time=10.0)
@@ -196,7 +196,7 @@ def test_served_corpus_crawled_live_gives_the_offline_trajectory(small, site, tm
 def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
     """On the misbehaving site every trouble is a spent step whose fetch_error says why; the server's log
     shows no request to a path robots.txt disallows, and the replay of the WARC gives the same errors."""
-    from gym_crawl.corpus.live.serve import MISBEHAVIOURS, MisbehaveSettings, serve_site
+    from gym_crawl.web.serve.server import MISBEHAVIOURS, MisbehaveSettings, serve_site
 
     settings = MisbehaveSettings(slow_seconds=3.0, retry_after=1)
     policy = FetchPolicy(delay=0.0, rate=None, connect_timeout=5.0, read_timeout=1.0, max_time=4.0,
@@ -233,7 +233,7 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
 
 def test_declared_encodings_decode_as_in_a_warc_corpus(tmp_path):
     """A Latin-1 page declared in the Content-Type header decodes the same live and from the WARC."""
-    from gym_crawl.corpus.live.serve import serve_site
+    from gym_crawl.web.serve.server import serve_site
 
     with serve_site({}, misbehave={"a": ["encodings"]}) as site:
         web = LiveWeb([site.url("a", "/latin1.html")], policy=FAST, warc=tmp_path / "enc.warc.gz")
@@ -261,7 +261,7 @@ def test_resume_refuses_another_configuration(small, site, tmp_path):
 def test_the_warc_compiler_reads_a_live_crawl_as_the_replay_does(small, site, tmp_path):
     """load_warc (the WARC corpus loader) and replay_corpus see the same pages in a live crawl's WARC: per
     URL the same title, bag of words, and out-links (as URLs, in order) with the same anchor words."""
-    from gym_crawl.corpus.warc import load_warc
+    from gym_crawl.web.warc import load_warc
 
     warc = tmp_path / "x.warc.gz"
     live = LiveWeb([site.page_urls[small.page_id("Geology")]], policy=FAST, warc=warc, scope="any")

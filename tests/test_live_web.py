@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
-from gym_crawl.corpus.html_extract import render_page
-from gym_crawl.corpus.live.web import LiveWeb
 from gym_crawl.envs.wiki_crawl import INFO_KEYS
 from gym_crawl.text.model import gather_csr, gather_ranges, get_text_model
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import render_page
+from gym_crawl.web.live import LiveWeb
 
 H = "http://site.test"
 

@@ -9,8 +9,13 @@ import scipy.sparse as sp
 
 import gym_crawl  # noqa: F401
 from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode, run_episodes
-from gym_crawl.agents.hashed_q import ExperienceReplay, HashedQAgent, q_sgd_step, q_targets
-from gym_crawl.agents.online_classifier import FrontierRows, OnlineClassifierAgent, SparseMemory, logistic_sgd_step
+from gym_crawl.agents.hashed.hashed_q import ExperienceReplay, HashedQAgent, q_sgd_step, q_targets
+from gym_crawl.agents.hashed.online_classifier import (
+    FrontierRows,
+    OnlineClassifierAgent,
+    SparseMemory,
+    logistic_sgd_step,
+)
 
 LEARNERS = ["online-classifier", "hashed-q"]
 

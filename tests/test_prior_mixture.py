@@ -8,8 +8,8 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.agents import make_agent, make_env_for, run_episode, run_episodes
-from gym_crawl.agents.mixture import BestFirstMixAgent, ThompsonPair
-from gym_crawl.agents.online_classifier import PRIOR_COLUMN
+from gym_crawl.agents.hashed.mixture import BestFirstMixAgent, ThompsonPair
+from gym_crawl.agents.hashed.online_classifier import PRIOR_COLUMN
 
 NEW = ["best-first-mix", "online-classifier+prior", "hashed-q+prior"]
 

@@ -16,8 +16,8 @@ from gymnasium import spaces
 from ray.rllib.core.columns import Columns
 from ray.rllib.models.torch.torch_distributions import TorchCategorical
 
-from gym_crawl.agents.rllib_model import MASKED_LOGIT, CandidateScoringRLModule
-from gym_crawl.agents.rllib_train import (
+from gym_crawl.agents.rllib.model import MASKED_LOGIT, CandidateScoringRLModule
+from gym_crawl.agents.rllib.train import (
     RLlibConfig,
     env_creator,
     evaluate_module,
@@ -171,7 +171,7 @@ def test_module_acts_on_the_real_env_and_never_picks_a_masked_slot(corpus_dir):
 
 @pytest.mark.slow
 def test_train_on_local_ray_with_two_env_runners(corpus_dir, tmp_path, capsys):
-    from gym_crawl.agents.rllib_train import main
+    from gym_crawl.agents.rllib.train import main
 
     out = tmp_path / "run"
     rc = main(["--backend", "rllib", "--corpus", corpus_dir, "--train-topics", "geology,cancer",

@@ -7,7 +7,7 @@ import torch as th
 from gymnasium import spaces
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 
-from gym_crawl.agents.sb3_policies import (
+from gym_crawl.agents.sb3.policies import (
     MASKED_LOGIT,
     CandidateScoringDQNPolicy,
     CandidateScoringPolicy,
@@ -199,7 +199,7 @@ def test_prior_column_and_scale_are_checked():
         make(MaskableCandidateScoringPolicy, 4, prior_column=D)
     with pytest.raises(ValueError, match="prior_scale"):
         make(MaskableCandidateScoringPolicy, 4, prior_column=0, prior_scale=0.0)
-    from gym_crawl.agents.sb3_policies import link_score_column
+    from gym_crawl.agents.sb3.policies import link_score_column
     from gym_crawl.features import get_feature_set
 
     names = get_feature_set("transferable").names

@@ -93,7 +93,7 @@ def test_evaluation_is_deterministic_and_reload_acts_the_same(trained, tmp_path)
 def test_from_model_copies_the_weights(trained):
     import torch as th
 
-    from gym_crawl.agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3.agent import SB3Agent
 
     class _M:  # a stand-in "model" whose policy weights change after from_model
         policy = th.nn.Linear(2, 1)
@@ -107,7 +107,7 @@ def test_from_model_copies_the_weights(trained):
 
 
 def test_sb3_agent_env_kwargs_are_checked():
-    from gym_crawl.agents.sb3_agent import SB3Agent
+    from gym_crawl.agents.sb3.agent import SB3Agent
 
     with pytest.raises(ValueError, match="env_kwargs"):
         SB3Agent(env_kwargs=["features"])  # type: ignore[arg-type]

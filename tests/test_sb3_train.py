@@ -11,8 +11,8 @@ import torch as th
 from gym_crawl.agents import make_env_for
 from gym_crawl.agents.base import Agent
 from gym_crawl.agents.runner import run_episode
-from gym_crawl.agents.sb3_agent import SB3Agent, algo_class, load_sb3_agent
-from gym_crawl.agents.sb3_train import TrainConfig, main, make_env, train
+from gym_crawl.agents.sb3.agent import SB3Agent, algo_class, load_sb3_agent
+from gym_crawl.agents.sb3.train import TrainConfig, main, make_env, train
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +161,7 @@ def test_untrained_prior_policy_crawls_as_best_first(corpus_dir, tmp_path):
     """``prior="best-first"``: before any update the scoring policy fetches exactly best-first's pages; with
     ``prior="none"`` it does not. A config whose features lack the link score is refused, naming the flag."""
     from gym_crawl.agents import make_agent
-    from gym_crawl.agents.sb3_train import build_model, make_vec_env, policy_spec
+    from gym_crawl.agents.sb3.train import build_model, make_vec_env, policy_spec
 
     def crawl(prior: str) -> np.ndarray:
         cfg = cfg_for(corpus_dir, tmp_path / prior, "maskable-ppo", prior=prior, features="transferable")

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gym_crawl.corpus.live.serve import (
+from gym_crawl.web.serve.server import (
     MISBEHAVIOURS,
     Response,
     Series,
@@ -177,9 +177,9 @@ def test_serve_command_serves_folders_and_the_demo_site(tmp_path, capsys):
 
 def test_serve_corpus_serves_every_page_with_its_links_and_anchors():
     from gym_crawl.corpus import CorpusBuilder
-    from gym_crawl.corpus.html_extract import extract_page
-    from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
-    from gym_crawl.corpus.live.serve import serve_corpus
+    from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
+    from gym_crawl.web.html_extract import extract_page
+    from gym_crawl.web.serve.server import serve_corpus
 
     b = CorpusBuilder(name="tiny-site", keep_text=True)
     doms = ["geo.org", "med.org", "art.org"]
@@ -210,8 +210,8 @@ def test_serve_corpus_serves_every_page_with_its_links_and_anchors():
 
 def test_serve_corpus_without_kept_text_serves_the_bag_of_words():
     from gym_crawl.corpus import CorpusBuilder
-    from gym_crawl.corpus.html_extract import extract_page
-    from gym_crawl.corpus.live.serve import corpus_page_html, serve_corpus
+    from gym_crawl.web.html_extract import extract_page
+    from gym_crawl.web.serve.server import corpus_page_html, serve_corpus
 
     b = CorpusBuilder(name="bag")
     b.add_page("Alpha", "volcano basalt volcano granite", domain="x.org")

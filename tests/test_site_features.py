@@ -191,8 +191,8 @@ def test_url_columns_on_nested_urls_of_a_live_web():
     """Depth change, same directory and directory counts from real URL paths."""
     from types import SimpleNamespace
 
-    from gym_crawl.corpus.html_extract import render_page
-    from gym_crawl.corpus.live.web import LiveWeb
+    from gym_crawl.web.html_extract import render_page
+    from gym_crawl.web.live import LiveWeb
 
     h = "http://docs.test"
     site = {

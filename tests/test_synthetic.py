@@ -1,7 +1,7 @@
 """The embedded synthetic corpus: validity, determinism and its calibrated statistics.
 
 The statistical checks run on generated data (20,000 pages, seed 0) and compare to the
-Wikispeedia calibration targets stated in ``gym_crawl.corpus.synthetic``.
+Wikispeedia calibration targets stated in ``gym_crawl.webgen.synthetic``.
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from scipy.sparse.csgraph import breadth_first_order, shortest_path
 
 from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.corpus.synthetic import (
+from gym_crawl.tokenize import tokenize
+from gym_crawl.webgen.synthetic import (
     GENERAL_SUBCATS,
     GENERAL_WORDS,
     GENERATOR_VERSION,
@@ -27,7 +28,6 @@ from gym_crawl.corpus.synthetic import (
     synthetic_cache_path,
     synthetic_corpus,
 )
-from gym_crawl.tokenize import tokenize
 
 N = 20_000
 HAN_TOPICS = ["geology", "cancer", "poetry", "sports", "fiction", "cameras"]
@@ -515,6 +515,6 @@ def test_hard_cache_round_trip(tmp_path, monkeypatch):
     assert c3.meta["preset_version"] == HARD_PRESET_VERSION
     del c1, c2, c3
     # a cache written by another version of the hard preset is regenerated, not reused
-    monkeypatch.setattr("gym_crawl.corpus.synthetic.HARD_PRESET_VERSION", HARD_PRESET_VERSION + 1)
+    monkeypatch.setattr("gym_crawl.webgen.synthetic.HARD_PRESET_VERSION", HARD_PRESET_VERSION + 1)
     c4 = synthetic_corpus(n_pages=2000, seed=0, preset="hard")
     assert c4.path == path and c4.meta["preset_version"] == HARD_PRESET_VERSION + 1

@@ -1,4 +1,4 @@
-"""The thesis' DQN crawler (agents/thesis_dqn.py): per-page head, masking, a hand-computed update,
+"""The thesis' DQN crawler (agents/dqn/thesis.py): per-page head, masking, a hand-computed update,
 determinism, persistence, and the Fig. 4.4 benchmark's quick run."""
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from gym_crawl.agents import AGENTS, Agent, make_agent, make_env_for, register_a
 from gym_crawl.agents.base import Transition
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
-    register_agent("thesis-dqn", "gym_crawl.agents.thesis_dqn:ThesisDQNAgent",
+    register_agent("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
                    "Pertejo 2021 DQN: one Q output per corpus page over the last page's features")
 
-from gym_crawl.agents.thesis_dqn import ThesisDQNAgent, ThesisQNetwork, _Memory
+from gym_crawl.agents.dqn.thesis import ThesisDQNAgent, ThesisQNetwork, _Memory
 
 
 def _env(agent, corpus, steps=40, **kw):

@@ -200,8 +200,8 @@ def test_suite_task_names_are_unique_per_label():
 # ------------------------------------------------------------------ item 8: fleet page ids
 def test_fleet_refuses_non_integer_page_ids():
     pytest.importorskip("pettingzoo")
-    from gym_crawl.corpus.changing import make_changing_web
     from gym_crawl.envs.fleet import ForagerFleetEnv
+    from gym_crawl.webgen.changing import make_changing_web
 
     env = ForagerFleetEnv(make_changing_web(200, 24.0, seed=0, state_dim=4), step_hours=1.0,
                           n_initial=np.int64(2))
@@ -366,7 +366,9 @@ def test_cli_version_defaults_and_did_you_mean(capsys):
     with pytest.raises(SystemExit):
         main(["crawl", "--help"])
     out = capsys.readouterr().out
-    assert "(default: 1000)" in out and "(default: best-first)" in out and "(default: None)" not in out
+    flat = " ".join(out.split())  # the default task's budget and corpus, named in the help
+    assert "(default: the default task's, 100)" in flat and "synthetic-hard)" in flat
+    assert "(default: best-first)" in out and "(default: None)" not in out
     assert main(["crawl", "--agent", "best-frst", "--steps", "3", "--corpus", "synthetic-500"]) == 2
     assert "did you mean 'best-first'" in capsys.readouterr().err
     assert main(["corpus", "info", "wikispedia"]) == 2

@@ -1,9 +1,9 @@
-"""Canonical URLs, hosts and URL words of the web corpora (gym_crawl.corpus.urls)."""
+"""Canonical URLs, hosts and URL words of the web corpora (gym_crawl.web.urls)."""
 from __future__ import annotations
 
 import pytest
 
-from gym_crawl.corpus.urls import canonical_url, url_host, url_text
+from gym_crawl.web.urls import canonical_url, url_host, url_text
 
 CASES = [
     # (url, base, canonical)

@@ -2,7 +2,6 @@
 the user is, local copies of named datasets, CLI conventions and the RLlib extra."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -42,15 +41,6 @@ def test_vector_env_masks_are_bool(tiny_corpus):
     v.close()
 
 
-def test_readme_ten_lines_run_as_written():
-    code = re.search(r"## Ten lines\n\n```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL).group(1)
-    assert ".astype" not in code
-    code = code.replace('gym.make("WikiCrawl-v1", ', 'gym.make("WikiCrawl-v1", corpus="synthetic-2000", ', 1)
-    ns: dict = {}
-    exec(compile(code, "README.md", "exec"), ns)  # noqa: S102 - the README's own example
-    assert ns["info"]["steps"] == 500 or ns["terminated"]
-
-
 # ---------------------------------------------------------------- models trained in Python run in the CLI
 def _stock_models(tiny_corpus, tmp_path):
     pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
@@ -73,7 +63,7 @@ def _stock_models(tiny_corpus, tmp_path):
 
 def test_stock_sb3_model_zip_acts_like_the_model(tiny_corpus, tmp_path):
     from gym_crawl.agents import make_env_for
-    from gym_crawl.agents.sb3_agent import load_sb3_agent
+    from gym_crawl.agents.sb3.agent import load_sb3_agent
     from gym_crawl.wrappers.discrete import flatten_observation
 
     models, _ = _stock_models(tiny_corpus, tmp_path)
@@ -101,7 +91,7 @@ def test_cli_runs_a_stock_model_zip_and_names_k_on_mismatch(tiny_corpus, tmp_pat
     assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5", "--json"]) == 0
     assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5", "--k", "16"]) == 2
     err = capsys.readouterr().err
-    assert "K=8" in err and "--k 8" in err and "max_candidates=8" in err
+    assert "max_candidates=8" in err and "--k 8" in err and "--k 16" in err  # both values, the flag to drop
     assert main(["crawl", "--agent", f"sb3:{z}", "--corpus", "synthetic-2000", "--steps", "5",
                  "--features", "han2018"]) == 2
     assert "--features" in capsys.readouterr().err
@@ -109,7 +99,7 @@ def test_cli_runs_a_stock_model_zip_and_names_k_on_mismatch(tiny_corpus, tmp_pat
 
 def test_export_sb3_model_round_trips(tiny_corpus, tmp_path):
     from gym_crawl.agents import Agent
-    from gym_crawl.agents.sb3_agent import export_sb3_model, load_sb3_agent
+    from gym_crawl.agents.sb3.agent import export_sb3_model, load_sb3_agent
 
     models, _ = _stock_models(tiny_corpus, tmp_path)
     path = export_sb3_model(models["mppo"], tmp_path / "agent.npz", reducer="topk")
@@ -123,7 +113,7 @@ def test_sb3_zip_with_pickled_policy_kwargs_is_refused_with_the_export(tiny_corp
     import json
     import zipfile
 
-    from gym_crawl.agents.sb3_agent import load_sb3_zip
+    from gym_crawl.agents.sb3.agent import load_sb3_zip
 
     _stock_models(tiny_corpus, tmp_path)
     src, dst = tmp_path / "ppo.zip", tmp_path / "bad.zip"
@@ -174,9 +164,9 @@ def test_rllib_agent_runs_a_saved_module(tiny_corpus, tmp_path):
     from gymnasium import spaces
 
     from gym_crawl.agents import make_env_for, run_episode
-    from gym_crawl.agents.rllib_agent import load_rllib_agent
-    from gym_crawl.agents.rllib_model import CandidateScoringRLModule
-    from gym_crawl.agents.rllib_train import save_module
+    from gym_crawl.agents.rllib.agent import load_rllib_agent
+    from gym_crawl.agents.rllib.model import CandidateScoringRLModule
+    from gym_crawl.agents.rllib.train import save_module
 
     obs_space = gym.make("WikiCrawl-v1", corpus=tiny_corpus, topic="cancer", max_candidates=8).observation_space
     m = CandidateScoringRLModule(observation_space=obs_space, action_space=spaces.Discrete(8), model_config={})
@@ -327,10 +317,10 @@ def test_diagnostics_go_to_stderr_via_logging_and_quiet_silences_them(tmp_path, 
 def test_progress_logs_a_line_every_few_seconds_when_stderr_is_not_a_terminal(capsys, monkeypatch):
     import sys
 
-    from gym_crawl import cli
+    from gym_crawl import _console
 
-    cli._setup_logging()
-    p = cli._Progress(10, "random ep 1/1", every=0.0)
+    _console.setup_logging()
+    p = _console.Progress(10, "random ep 1/1", every=0.0)
     assert p.bar is None  # pytest's captured stderr is not a terminal
     for _ in range(3):
         p.update()
@@ -338,18 +328,18 @@ def test_progress_logs_a_line_every_few_seconds_when_stderr_is_not_a_terminal(ca
     err = capsys.readouterr().err
     assert err.count("random ep 1/1: ") == 3 and "3/10 steps" in err
     monkeypatch.setitem(sys.modules, "ipykernel", sys)  # in a notebook kernel: a tqdm.auto bar
-    q = cli._Progress(10, "x")
+    q = _console.Progress(10, "x")
     assert q.bar is not None
     q.close()
-    cli._setup_logging(quiet=1)
-    assert cli._Progress(10, "x", every=0.0).bar is None
-    cli._Progress(10, "quiet", every=0.0).update()
+    _console.setup_logging(quiet=1)
+    assert _console.Progress(10, "x", every=0.0).bar is None
+    _console.Progress(10, "quiet", every=0.0).update()
     assert "quiet" not in capsys.readouterr().err
 
 
 def test_train_uses_the_default_reward_of_crawl_and_gym_make(tiny_corpus):
-    from gym_crawl.agents.rllib_train import RLlibConfig
-    from gym_crawl.agents.sb3_train import TrainConfig, _env_spec, build_parser
+    from gym_crawl.agents.rllib.train import RLlibConfig
+    from gym_crawl.agents.sb3.train import TrainConfig, _env_spec, build_parser
     from gym_crawl.wrappers import make_scoring_env
 
     assert TrainConfig().reward is None and RLlibConfig().reward is None
@@ -378,7 +368,7 @@ def test_train_picks_dummy_vec_env_beyond_the_cores_and_sets_torch_threads(monke
     pytest.importorskip("stable_baselines3", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from gym_crawl.agents.sb3_train import TrainConfig, make_vec_env
+    from gym_crawl.agents.sb3.train import TrainConfig, make_vec_env
 
     monkeypatch.setattr(train_common, "available_cores", lambda: 1)
     v = make_vec_env(TrainConfig(corpus="synthetic-500", max_episode_steps=5), ["geology"], 2, 0)
@@ -449,7 +439,7 @@ def test_failed_download_leaves_no_empty_folders(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- RLlib extra (what runs without Ray)
 def test_rllib_progress_lines_never_print_nan():
-    from gym_crawl.agents.rllib_train import progress_line
+    from gym_crawl.agents.rllib.train import progress_line
 
     nan = float("nan")
     first = {"iteration": 1, "env_steps": 400.0, "seconds": 3.2, "episode_return_mean": nan,
@@ -465,7 +455,7 @@ def test_rllib_curve_goes_to_tensorboard_with_the_sb3_tags(tmp_path):
     pytest.importorskip("tensorboard", reason="TensorBoard is in the 'sb3' and 'dev' extras")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from gym_crawl.agents.rllib_train import log_curve_row, open_tensorboard
+    from gym_crawl.agents.rllib.train import log_curve_row, open_tensorboard
 
     w = open_tensorboard(tmp_path / "tb")
     nan = float("nan")
@@ -490,11 +480,15 @@ def test_docs_rllib_install_the_cpu_wheel_first():
 
 
 def test_cli_errors_about_k_name_the_flag_and_help_states_the_reward_default(capsys):
-    from gym_crawl.agents.sb3_train import build_parser as train_parser
+    from gym_crawl.agents.sb3.train import build_parser as train_parser
     from gym_crawl.cli import build_parser, main
 
-    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--k", "600"]) == 2
-    assert "--k" in capsys.readouterr().err
+    assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--k", "600",
+                 "--features", "nope"]) == 2
+    assert "--k" not in capsys.readouterr().err  # K above the corpus' pages is lowered, not an error
+    from gym_crawl.cli import _cli_words
+
+    assert _cli_words("max_candidates must be an integer") == "K (--k) must be an integer"
     crawl = next(a for a in build_parser()._subparsers._group_actions[0].choices["crawl"]._actions
                  if a.dest == "reward")
     assert "labels for a topic with a label, else han2018" in crawl.help

@@ -1,4 +1,4 @@
-"""WARC archives → Corpus (gym_crawl.corpus.warc): fields, skips, redirects, duplicates, labels, engines."""
+"""WARC archives → Corpus (gym_crawl.web.warc): fields, skips, redirects, duplicates, labels, engines."""
 from __future__ import annotations
 
 import io
@@ -13,10 +13,11 @@ from warcio.warcwriter import WARCWriter
 
 from gym_crawl.corpus import Corpus, CorpusFormatError, load_corpus
 from gym_crawl.corpus.core import _ARRAY_SPEC
-from gym_crawl.corpus.html_extract import extract_page, render_page
-from gym_crawl.corpus.urls import url_text
-from gym_crawl.corpus.warc import SKIP_REASONS, load_warc, parse_warc_file, write_example_warc
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import extract_page, render_page
+from gym_crawl.web.urls import url_text
+from gym_crawl.web.warc import SKIP_REASONS, load_warc, parse_warc_file
+from gym_crawl.webgen.examples import write_example_warc
 
 HTML = "text/html; charset=utf-8"
 

@@ -10,9 +10,9 @@ import fastwarc.warc as fastwarc
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from gym_crawl.corpus.live.fetcher import FetchPolicy, PoliteFetcher
-from gym_crawl.corpus.live.serve import MisbehaveSettings, Response, serve_site
-from gym_crawl.corpus.live.warc_io import (
+from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
+from gym_crawl.web.serve.server import MisbehaveSettings, Response, serve_site
+from gym_crawl.web.warc_io import (
     WarcRecorder,
     complete_prefix,
     read_decisions,
@@ -210,8 +210,8 @@ def test_recorded_headers_describe_the_stored_body():
 
 KILLED_WRITER = r"""
 import itertools, os, sys
-from gym_crawl.corpus.live.fetcher import Exchange, FetchResult
-from gym_crawl.corpus.live.warc_io import WarcRecorder
+from gym_crawl.web.fetcher import Exchange, FetchResult
+from gym_crawl.web.warc_io import WarcRecorder
 
 class StallingFile:
     # after three fetches, writes half of the next fetch, says so, and hangs until killed (a slow disk)

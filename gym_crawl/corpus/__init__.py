@@ -1,4 +1,4 @@
-"""The web the crawler walks: the columnar :class:`Corpus` and its loaders.
+"""The corpus the crawler walks: the columnar :class:`Corpus`, its cache, its registry and the dataset loaders.
 
 :func:`load_corpus` resolves every way a user names a corpus (all registered in
 :mod:`gym_crawl.corpus.sources`):
@@ -12,6 +12,11 @@
   archive, a MediaWiki ``*.xml[.bz2]`` dump, WARC web archives (``*.warc[.gz]``, a folder of them or a
   glob), or a folder of HTML files;
 * a ``networkx`` graph, or a :class:`Corpus` (returned as is).
+
+The dataset loaders of this package read Wikispeedia, MediaWiki dumps and the thesis' layout. The loaders
+of web formats (WARC archives, HTML folders, the live web) are in :mod:`gym_crawl.web`, the generated
+webs (synthetic, news site, changing web, the small examples) in :mod:`gym_crawl.webgen`; the registry
+names them by lazy ``"module:attribute"`` entries, so this package imports neither.
 """
 from __future__ import annotations
 

@@ -41,7 +41,6 @@ __all__ = [
     "load_corpus",
     "parse_corpus_name",
     "register_corpus",
-    "synthetic_hard_corpus",
 ]
 
 DEFAULT_SYNTHETIC_PAGES = 20_000
@@ -82,7 +81,7 @@ class CorpusKindRegistry(Registry[Corpus]):
         Detection tries kinds in order; ``before`` inserts this kind ahead of an existing one (default:
         last). Re-registering a name replaces it in place. ``example(folder) -> path`` (or a lazy
         ``"module:attr"``) writes a small sample of the kind — the example web of
-        :mod:`gym_crawl.corpus.examples` — so tests iterating over every kind cover this one.
+        :mod:`gym_crawl.webgen.examples` — so tests iterating over every kind cover this one.
         """
         if not callable(detect):
             raise TypeError(f"corpus kind {name!r}: detect must be callable, got {type(detect).__name__}")
@@ -145,22 +144,8 @@ CORPUS_KINDS = CorpusKindRegistry()
 
 
 # ------------------------------------------------------------------ named corpora
-
-def synthetic_hard_corpus(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
-    """The synthetic web with the ``hard`` preset: link text as uninformative as the real web's (anchors that
-    differ from titles at measured rates, opaque URLs, relevant islands behind off-topic sites), calibrated by
-    ``gym-crawl bench calibrate_synthetic``; ``synthetic_corpus(preset="hard")``."""
-    from gym_crawl.corpus.synthetic import synthetic_corpus
-
-    return synthetic_corpus(n_pages=n_pages, preset="hard", **kw)
-
-
-def _synthetic(n_pages: int = DEFAULT_SYNTHETIC_PAGES, **kw: Any) -> Corpus:
-    """The embedded synthetic web (generated once, then memory-mapped from the cache)."""
-    from gym_crawl.corpus.synthetic import synthetic_corpus
-
-    return synthetic_corpus(n_pages=n_pages, **kw)
-
+# The loaders live in the layers above the corpus (the generated webs, the web); lazy "module:attribute"
+# entries name them, so resolving a name imports its loader on first use and this module imports nothing above.
 
 def _simplewiki(**kw: Any) -> Corpus:
     """The Simple English Wikipedia dump (downloaded on demand, SHA-1 verified, compiled and cached)."""
@@ -169,8 +154,10 @@ def _simplewiki(**kw: Any) -> Corpus:
     return mediawiki.load_simplewiki(**kw)
 
 
-register_corpus("synthetic", _synthetic, sized=True)
-register_corpus("synthetic-hard", synthetic_hard_corpus, sized=True)
+register_corpus("synthetic", "gym_crawl.webgen.synthetic:synthetic_corpus",
+                "The embedded synthetic web (generated once, then memory-mapped from the cache).", sized=True)
+register_corpus("synthetic-hard", "gym_crawl.webgen.synthetic:synthetic_hard_corpus",
+                "The synthetic web with the ``hard`` preset: link text as uninformative as the real web's", sized=True)
 register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
                 "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
 register_corpus("simplewiki", _simplewiki)
@@ -226,27 +213,27 @@ def _is_warc(p: Path) -> bool:
 CORPUS_KINDS.register_kind(
     "compiled", lambda p: p.is_dir() and (p / "manifest.json").exists(), Corpus.load,
     "a compiled corpus directory with manifest.json (`gym-crawl corpus compile`)",
-    example="gym_crawl.corpus.examples:write_compiled")
+    example="gym_crawl.webgen.examples:write_compiled")
 CORPUS_KINDS.register_kind(
     "thesis-layout", lambda p: p.is_dir() and (p / "index.txt").exists() and (p / "links.txt").exists(),
     "gym_crawl.corpus.thesis_layout:load_thesis_layout", "the thesis' xml/ + index.txt + links.txt folder",
-    example="gym_crawl.corpus.examples:write_thesis_layout_example")
+    example="gym_crawl.webgen.examples:write_thesis_layout_example")
 CORPUS_KINDS.register_kind(
     "wikispeedia", _is_wikispeedia, "gym_crawl.corpus.wikispeedia:load_wikispeedia",
     "Wikispeedia data: a folder with articles.tsv / plaintext_articles, or SNAP's .tar.gz archives",
-    example="gym_crawl.corpus.examples:write_wikispeedia")
+    example="gym_crawl.webgen.examples:write_wikispeedia")
 CORPUS_KINDS.register_kind(
     "mediawiki", lambda p: p.suffix in (".xml", ".bz2") or p.name.endswith(".xml.bz2"),
     "gym_crawl.corpus.mediawiki:load_mediawiki_dump", "a MediaWiki XML dump, *.xml or *.xml.bz2",
-    example="gym_crawl.corpus.examples:write_mediawiki_dump")
+    example="gym_crawl.webgen.examples:write_mediawiki_dump")
 CORPUS_KINDS.register_kind(
-    "warc", _is_warc, "gym_crawl.corpus.warc:load_warc",
+    "warc", _is_warc, "gym_crawl.web.warc:load_warc",
     "WARC web archives: a *.warc / *.warc.gz file, a folder holding them, or a glob",
-    example="gym_crawl.corpus.warc:write_example_warc")
+    example="gym_crawl.webgen.examples:write_example_warc")
 CORPUS_KINDS.register_kind(
-    "html-folder", lambda p: p.is_dir(), "gym_crawl.corpus.html_folder:load_html_folder",
+    "html-folder", lambda p: p.is_dir(), "gym_crawl.web.html_folder:load_html_folder",
     "any other folder: its *.html / *.htm files and the links between them",
-    example="gym_crawl.corpus.examples:write_html_folder")
+    example="gym_crawl.webgen.examples:write_html_folder")
 
 
 # ------------------------------------------------------------------------ resolve

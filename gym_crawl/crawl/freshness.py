@@ -1,4 +1,4 @@
-"""Freshness and age of a crawler's collection on a :class:`~gym_crawl.corpus.changing.ChangingWeb`,
+"""Freshness and age of a crawler's collection on a :class:`~gym_crawl.webgen.changing.ChangingWeb`,
 and the efficiency ratios of Palotai et al.'s Table 1.
 
 Freshness and age (Cho & Garcia-Molina, "Effective page refresh policies for web crawlers", 2003)
@@ -52,7 +52,7 @@ import math
 import numpy as np
 from numba import njit
 
-from gym_crawl.corpus.changing import ChangingWeb
+from gym_crawl.webgen.changing import ChangingWeb
 
 __all__ = ["CollectionFreshness", "download_efficiency", "relative_found_urls", "sent_efficiency", "table1",
            "window_counts", "window_edges"]

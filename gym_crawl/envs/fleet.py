@@ -2,7 +2,7 @@
 ``ParallelEnv`` (the multi-crawler env).
 
 The world (Palotai et al., "Selection in scale-free small world", §3): a fleet of *foragers* crawls a
-changing news site (a :class:`gym_crawl.corpus.changing.ChangingWeb`) and sends the URLs of possibly new
+changing news site (a :class:`gym_crawl.webgen.changing.ChangingWeb`) and sends the URLs of possibly new
 documents to a *reinforcing agent* (RA), which rewards only the **first submitter** of a new document and
 controls the fleet's life (multiplication and deletion by score). This module is the env side — the
 web, the RA, the path structure and the bookkeeping. The foragers' learning (weblog update, TD URL
@@ -115,7 +115,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import njit
 
-from gym_crawl.corpus.changing import _count_le
+from gym_crawl.webgen.changing import _count_le
 
 try:  # PettingZoo is the optional 'multi' extra
     from pettingzoo import ParallelEnv
@@ -249,7 +249,7 @@ class ForagerFleetEnv(ParallelEnv):
     """Palotai et al.'s forager fleet + reinforcing agent on a :class:`ChangingWeb` (module docstring).
 
     Args:
-        web: the changing web (``gym_crawl.corpus.changing.make_changing_web``).
+        web: the changing web (``gym_crawl.webgen.changing.make_changing_web``).
         step_hours: simulated hours per step under ``clock="step"`` (every live forager fetches one URL).
         clock: ``"step"`` (default; the earlier per-fleet-step clock) or ``"download"`` (the paper's: one
             forager at a time, ``download_hours`` per downloaded page, time slices of ``slice_hours``).

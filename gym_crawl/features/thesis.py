@@ -25,7 +25,7 @@ column                           value
 column (the thesis has none). Values are integers 0..9, so ``normalize=True`` divides each
 column by its maximum (9, or 7/4 for the change) to fit the env's ``Box(-1, 1)`` observation
 (the env clips candidate rows there); the thesis' LFA uses the raw integers, and so does
-:class:`agents.lfa.ThesisLFAAgent` through ``env.features_of`` (unclipped).
+:class:`agents.linear.lfa.ThesisLFAAgent` through ``env.features_of`` (unclipped).
 
 As every feature set here, it reads only the crawl's own statistics (fetched pages' scores,
 discovered links' text), and a row changes only when its page gains a parent (``local``).

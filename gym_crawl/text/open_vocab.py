@@ -1,7 +1,7 @@
 """The open-vocabulary text model of a live web: known words keep the reference model's IDF and vectors,
 words never seen before get deterministic ones.
 
-A live web (:class:`gym_crawl.corpus.live.LiveWeb`) meets words its reference text model (normally the one
+A live web (:class:`gym_crawl.web.LiveWeb`) meets words its reference text model (normally the one
 of the corpus the policy was trained on) never saw. :class:`OpenTextModel` holds IDF and vectors at the
 web's vocabulary capacity and fills a row when the web reports a new word:
 

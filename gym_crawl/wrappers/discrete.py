@@ -12,7 +12,7 @@ candidate pages each step; the agent picks a slot:
        "mask":       MultiBinary(K),                  # 1 = slot holds a candidate
        "state":      Box(-1, 1, (6,), float32)}       # crawl summary (WikiCrawlEnv STATE_NAMES)
 
-  (SB3 ``MultiInputPolicy`` and :mod:`agents.sb3_policies` read it);
+  (SB3 ``MultiInputPolicy`` and :mod:`agents.sb3.policies` read it);
 * observation, ``flatten=True``: one ``Box((K·d + K + 6,), float32)`` laid out as
   ``[candidates row-major (K·d) | mask (K) | state (6)]`` (SB3 ``MlpPolicy``,
   and the candidate-scoring policy with ``candidate_dim=d``);
@@ -30,7 +30,7 @@ towards the episode budget), the reward is the env's ``invalid_action_penalty``
 last reward), ``info["invalid_action"]`` is True, ``info["fetched_page"]`` is -1
 and ``info["pages_fetched"]`` does not move. An action outside ``Discrete(K)``
 raises ``ValueError`` naming the valid range. The candidate-scoring policies of
-:mod:`agents.sb3_policies` never choose a masked slot (logit ``-1e8``; Q strictly
+:mod:`agents.sb3.policies` never choose a masked slot (logit ``-1e8``; Q strictly
 below every valid slot's).
 
 :class:`gym_crawl.wrappers.TopicSampler` draws the episode's topic from a list, and

@@ -1,0 +1,307 @@
+"""One HTML page → its title, main text and out-links, the same way for every web corpus.
+
+The WARC compiler (:mod:`gym_crawl.web.warc`) and the live crawler both call :func:`extract_page`, so a
+page read from an archive and the same page fetched live give identical fields. :func:`render_page` is its
+inverse, used to serve a corpus as a web site.
+
+What :func:`extract_page` returns:
+
+* **title**: the first ``<title>``'s text, white space collapsed;
+* **text**: the page's *main* text — boilerplate (navigation, menus, footers, sidebars, cookie notices)
+  removed by Resiliparse's main-content extractor (``extract_plain_text(main_content=True)``, plus the site
+  banner: a ``<header>`` outside ``<main>``/``<article>`` and ``role="banner"``), list
+  bullets and image alt texts left out, white space collapsed within lines;
+* **links**: every ``<a href>`` (also in navigation and footers), in document order:
+
+  - ``url``: :func:`~gym_crawl.web.urls.canonical_url` of the ``href`` against the page's ``<base href>``
+    (itself resolved against the page URL) or the page URL; only ``http(s)`` targets are kept (``mailto:``,
+    ``javascript:`` … dropped); links to the page itself (same canonical URL) dropped; a target linked
+    several times keeps its first link; ``rel="nofollow"`` links are **kept** (they are part of the web a
+    crawler sees; a polite crawler may still choose not to follow them);
+  - ``anchor``: the link's text, or the ``alt`` texts of the images inside it when it has no text;
+  - ``context``: :func:`~gym_crawl.corpus.builder.surrounding_window` — 150 characters each side of the
+    anchor in the page's *visible* text (all rendered text of ``<body>``, not only the main text: the
+    anchor of a navigation link has its neighbours in the menu), as every other corpus defines it;
+  - ``position``: where the link sits, from its innermost enclosing landmark — ``"nav"`` (``<nav>`` or
+    ``role="navigation"``), ``"header"`` (``<header>``, ``role="banner"``), ``"footer"`` (``<footer>``,
+    ``role="contentinfo"``), ``"aside"`` (``<aside>``, ``role="complementary"``); else ``"list"`` inside a
+    ``<ul>``/``<ol>``/``<dl>``/``<menu>``; else ``"main"`` inside ``<main>``/``<article>``/``role="main"``;
+    else ``"other"``.
+
+The visible text skips ``<script>``, ``<style>``, ``<noscript>``, ``<template>``, ``<svg>``, ``<iframe>``,
+``<object>`` and elements with the ``hidden`` attribute; block elements break lines.
+
+Both libraries parse with Lexbor, an HTML5 parser (the browsers' tree-building rules, so broken HTML parses as
+a browser shows it): selectolax's tree for the walk over the visible text and links (its C-level traversal
+visits a node ~50× faster than Resiliparse's Python DOM nodes), Resiliparse's for the main text. The choice
+against lxml, and of Resiliparse against trafilatura for the main text, is measured by
+``gym-crawl bench warc_compile``.
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gym_crawl.corpus.builder import enter_element, surrounding_window
+from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
+from gym_crawl.web.urls import canonical_url
+
+__all__ = ["LINK_POSITIONS", "ExtractedLink", "ExtractedPage", "decode_html", "extract_page", "render_page"]
+
+
+
+@dataclass(frozen=True)
+class ExtractedLink:
+    """One out-link of a page (see the module docstring for each field's exact definition)."""
+
+    url: str
+    """canonical absolute URL of the target"""
+    anchor: str
+    """the link's text (or the alt texts of the images inside it)"""
+    context: str
+    """150 characters each side of the anchor in the page's visible text"""
+    position: str
+    """one of :data:`LINK_POSITIONS`"""
+
+
+@dataclass(frozen=True)
+class ExtractedPage:
+    """Title, main text and out-links of one HTML page."""
+
+    title: str
+    text: str
+    links: tuple[ExtractedLink, ...]
+
+
+# ----------------------------------------------------------------------------------------- decoding
+
+_CT_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _codec(label: str | None) -> str | None:
+    """The Python codec for an encoding label as browsers map it (``iso-8859-1``/``ascii`` → ``cp1252``,
+    ``x-sjis`` → ``shift_jis``), or ``None`` for an unknown label."""
+    if not label:
+        return None
+    from resiliparse.parse.encoding import map_encoding_to_html5
+
+    name = map_encoding_to_html5(label.strip().strip("\"'").lower(), fallback_utf8=False)
+    if not name:
+        return None
+    import codecs
+
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_html(body: bytes, content_type: str | None = None) -> str:
+    """Decode an HTML payload: a byte-order mark, else the ``charset`` of the HTTP ``Content-Type``
+    (``content_type``), else a ``<meta charset>`` / ``http-equiv`` declaration in the first 4 KiB, else
+    UTF-8. Labels are mapped as browsers map them (WHATWG encoding labels: ``iso-8859-1`` decodes as
+    ``windows-1252``); an unknown label falls through to the next source; undecodable bytes are replaced
+    (U+FFFD), never an error."""
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise TypeError(f"body must be bytes, got {type(body).__name__}")
+    body = bytes(body)
+    for bom, bom_enc in _BOMS:
+        if body.startswith(bom):
+            return body[len(bom):].decode(bom_enc, errors="replace")
+    enc: str | None = None
+    if content_type:
+        m = _CT_CHARSET.search(content_type)
+        enc = _codec(m.group(1)) if m else None
+    if enc is None:
+        m2 = _META_CHARSET.search(body[:4096])
+        enc = _codec(m2.group(1).decode("ascii", "replace")) if m2 else None
+        if enc in ("utf-16-le", "utf-16-be", "utf-16"):  # a meta tag readable as ASCII is not UTF-16
+            enc = "utf-8"
+    return body.decode(enc or "utf-8", errors="replace")
+
+
+# ------------------------------------------------------------------------------------- extraction
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object", "head", "title",
+                   "math", "select", "textarea"})
+_BLOCK = frozenset({"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "h2", "h3", "h4", "h5",
+                    "h6", "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre",
+                    "hr", "dd", "dt", "dl", "figure", "figcaption", "form", "caption", "body", "html", "address",
+                    "details", "summary", "menu", "fieldset", "legend", "center"})
+_WS = re.compile(r"\s+")
+_SKIP_IN_MAIN = ["header:not(article *):not(main *)", "[role=banner]"]
+"""Besides Resiliparse's own main-content rules: a page header outside the article (the site banner) is
+boilerplate; an article's own ``<header>`` (its heading, byline) is kept."""
+
+
+class _Walk:
+    """Visible text of ``<body>`` with the character span of every ``<a href>`` in it."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.links: list[tuple[str, int, int, str, str]] = []  # href, start, end, anchor, position
+        self._open: list = []  # [href, start, pieces, alts, position] of the open link
+
+    def emit(self, s: str) -> None:
+        s = _WS.sub(" ", s)
+        last = self.parts[-1][-1:] if self.parts else "\n"
+        if s[:1] == " " and last in (" ", "\n"):
+            s = s[1:]
+        if s:
+            self.parts.append(s)
+            self.length += len(s)
+            if self._open:
+                self._open[2].append(s)
+
+    def newline(self) -> None:
+        if self.parts and self.parts[-1][-1:] != "\n":
+            if self.parts[-1][-1:] == " ":
+                self.parts[-1] = self.parts[-1][:-1]
+                self.length -= 1
+                if self._open and self._open[2]:
+                    self._open[2][-1] = self._open[2][-1][:-1]
+            self.parts.append("\n")
+            self.length += 1
+            if self._open:
+                self._open[2].append(" ")
+
+    def open_link(self, href: str, position: str) -> None:
+        self.close_link()
+        self._open = [href, self.length, [], [], position]
+
+    def alt(self, alt: str) -> None:
+        if self._open and alt.strip():
+            self._open[3].append(alt.strip())
+
+    def close_link(self) -> None:
+        if self._open:
+            href, start, pieces, alts, position = self._open
+            end = self.length
+            if end > start and self.parts and self.parts[-1] == "\n":
+                end -= 1  # a block break inside the link is not part of its text
+            text = " ".join("".join(pieces).split())
+            self.links.append((href, start, max(start, end), text or " ".join(alts), position))
+            self._open = []
+
+    def run(self, body: Any) -> None:  # noqa: C901  (known debt, docs/architecture.md)
+        """Walk ``body`` (a selectolax ``LexborNode``) in document order, emitting text and link spans."""
+        # selectolax yields nodes on entry only; an element is left when the next node's parent is not it.
+        # The stack holds (mem_id, tag, skipped, landmark, in_list, in_main) of the open elements.
+        stack: list[tuple[int, str, bool, str | None, bool, bool]] = [(body.mem_id, "body", False, None, False, False)]
+        for node in body.traverse(include_text=True):
+            parent_id = node.parent.mem_id if node.parent is not None else None
+            while len(stack) > 1 and stack[-1][0] != parent_id:
+                self._end(stack.pop())
+            _, _, skipped, landmark, in_list, in_main = stack[-1]
+            tag = node.tag
+            if tag == "-text":
+                if not skipped:
+                    self.emit(node.text_content or "")
+                continue
+            if not tag or tag[0] in "-_!" or node.mem_id == stack[0][0]:
+                continue  # comments, doctype; the body itself
+            attrs = node.attributes
+            if skipped or tag in _SKIP or "hidden" in attrs:
+                stack.append((node.mem_id, tag, True, None, False, False))
+                continue
+            if tag in _BLOCK:
+                self.newline()
+            landmark, in_list, in_main, _ = enter_element(tag, attrs.get("role"), landmark, in_list, in_main)
+            if tag == "a":
+                href = attrs.get("href")
+                if href is not None:
+                    self.open_link(href, landmark or ("list" if in_list else "main" if in_main else "other"))
+            elif tag == "img":
+                self.alt(attrs.get("alt") or "")
+            stack.append((node.mem_id, tag, False, landmark, in_list, in_main))
+        while len(stack) > 1:
+            self._end(stack.pop())
+
+    def _end(self, entry: tuple[int, str, bool, str | None, bool, bool]) -> None:
+        """Close the element ``entry`` of the walk's stack: its link, then its block break."""
+        _, tag, skipped, *_ = entry
+        if not skipped:
+            if tag == "a":
+                self.close_link()
+            if tag in _BLOCK:
+                self.newline()
+
+    def result(self) -> tuple[str, list[tuple[str, int, int, str, str]]]:
+        self.close_link()
+        text = "".join(self.parts).rstrip()
+        n = len(text)
+        return text, [(h, min(s, n), min(e, n), a, p) for h, s, e, a, p in self.links]
+
+
+def _lines(text: str) -> str:
+    """Collapse white space within lines; drop empty lines (paragraphs stay on their own lines)."""
+    return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
+
+
+def extract_page(body: bytes, url: str, content_type: str | None = None) -> ExtractedPage:
+    """Title, main text and out-links of the HTML ``body`` fetched from ``url`` (see the module docstring).
+
+    ``content_type``: the HTTP ``Content-Type`` header, for its charset (:func:`decode_html`). ``url`` must be
+    an absolute ``http(s)`` URL (``ValueError`` naming it otherwise). Never raises on malformed HTML or bytes.
+    """
+    page_url = canonical_url(url)
+    if page_url is None:
+        raise ValueError(f"url {url!r}: not an absolute http(s) URL")
+    try:
+        from resiliparse.extract.html2text import extract_plain_text
+        from resiliparse.parse.html import HTMLTree
+        from selectolax.lexbor import LexborHTMLParser
+    except ImportError:  # pragma: no cover - both are dependencies of the web extra
+        raise ImportError("HTML extraction needs resiliparse and selectolax: pip install 'gym-crawl[web]'") from None
+    html = decode_html(body, content_type)
+    doc = LexborHTMLParser(html)
+    title_node = doc.css_first("title")
+    title = " ".join((title_node.text(deep=True) if title_node is not None else "").split())
+    base = page_url
+    base_node = doc.css_first("base[href]")
+    if base_node is not None:
+        base = canonical_url(base_node.attributes.get("href") or "", page_url) or page_url
+    walk = _Walk()
+    if doc.body is not None:
+        walk.run(doc.body)
+    visible, spans = walk.result()
+    tree = HTMLTree.parse(html)
+    main = _lines(extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=False,
+                                     alt_texts=False, skip_elements=_SKIP_IN_MAIN)) if tree.body is not None else ""
+    links: list[ExtractedLink] = []
+    seen = {page_url}
+    for href, start, end, anchor, position in spans:
+        if base == page_url and href.lstrip()[:1] == "#":
+            continue  # a fragment of the page itself (the most frequent link of long documents)
+        target = canonical_url(href, base)
+        if target is None or target in seen:
+            continue
+        seen.add(target)
+        links.append(ExtractedLink(target, anchor, surrounding_window(visible, start, end), position))
+    return ExtractedPage(title, main, tuple(links))
+
+
+# -------------------------------------------------------------------------------------- rendering
+
+def render_page(title: str, text: str, links: Sequence[tuple[str, str]]) -> bytes:
+    """A UTF-8 HTML page with ``title``, ``text`` and ``links`` (``(url, anchor)`` pairs), for serving a
+    corpus as a web site: ``extract_page(render_page(t, x, L), url)`` gives back the title ``t`` (white space
+    collapsed), a text with the tokens of ``x`` (each line of ``x`` a paragraph of ``<main><article>``) and
+    the canonical URLs and anchors of ``L`` in order (less links to ``url`` itself and repeated targets).
+
+    The links are a ``<nav>`` list after the article, so each extracted link has ``position == "nav"`` and
+    its ``context`` is the visible text around its list item: the end of ``x`` and the neighbouring anchors
+    (150 characters each side).
+    """
+    esc = _html.escape
+    paras = "".join(f"<p>{esc(ln)}</p>" for ln in text.splitlines() if ln.strip())
+    items = "".join(f'<li><a href="{esc(u, quote=True)}">{esc(a)}</a></li>' for u, a in links)
+    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{esc(title)}</title></head>'
+            f"<body><main><article>{paras}</article></main>"
+            f"<nav><ul>{items}</ul></nav></body></html>").encode()

@@ -1,0 +1,806 @@
+"""``LiveWeb``: a web discovered while crawling it, with the columnar layout the crawl engine reads.
+
+A :class:`LiveWeb` is a :class:`~gym_crawl.corpus.core.Corpus` whose pages are fetched over HTTP when the
+crawler chooses them, so ``gym.make("WikiCrawl-v1", corpus=LiveWeb(seeds=[...]))`` runs the offline MDP —
+observations, action modes, feature sets, reducers — on a live site.
+
+**Page ids in discovery order, fixed capacity.** Every per-page array is allocated at ``max_pages`` (the
+action space of page mode is ``Discrete(max_pages)``); seeds get ids ``0..s-1``, then every fetched page's
+new out-links get the next ids in document order. A URL discovered past the capacity is dropped and
+counted (``stats["pages_dropped"]``), as are links past ``max_links`` or ``max_links_per_page`` and hosts
+past ``max_domains``. A page's URL (its ``titles`` entry, the canonical URL), the words of its URL
+(``title_terms``) and its host (``page_domain``) are known when it is discovered; its text and out-links
+only once it is fetched. Arrays are allocated zeroed (``np.zeros``: the operating system commits memory
+only where it is written), so a capacity of 10^5 pages and 10^7 links costs what the crawl fills.
+
+**Rows in fetch order.** A page's links are ``link_dst[link_lo[p]:link_hi[p]]`` and its bag of words
+``text_terms[text_lo[p]:text_hi[p]]``: append-only buffers, in the order pages were fetched (a static corpus
+gives the same ranges as views of its CSR pointers). Link ids never change. Per-link text (``anchor_ptr``,
+``context_ptr``) and per-page URL words (``title_ptr``) are CSRs in id order, since ids are handed out in
+the order they are appended.
+
+**Materialising a page.** The env calls :meth:`materialize` before the crawl state fetches a page: the
+first time, the page is fetched (``fetch(url)``, any callable returning a fetch result: ``url``,
+``final_url``, ``status``, ``body``, ``content_type``, ``error`` — by default a
+:class:`~gym_crawl.web.fetcher.PoliteFetcher`), parsed with
+:func:`~gym_crawl.web.html_extract.extract_page`, and its text and links appended; afterwards it is a
+no-op. A failed fetch (robots.txt, 404, timeout, too large, not HTML, ...) leaves the page fetched with no
+text and no links; :meth:`materialize` returns the reason (``""`` for a page). Because content stays in
+the arrays, a second episode (``env.reset()``) re-crawls from memory and only pages never fetched go to
+the network.
+
+**Open vocabulary.** Word ids ``0..V0-1`` are the vocabulary of the reference text model given as
+``text=`` (a :class:`~gym_crawl.text.model.TextModel`, or a corpus whose default text model is used) —
+normally the corpus the policy was trained on, so known words keep their ids, IDF and vectors. Every
+other word gets the next id when first seen; the text layer's open-vocabulary model
+(:mod:`gym_crawl.text.open_vocab`) gives it a deterministic vector. Listeners registered with
+:meth:`add_vocab_listener` are told of new words before anything can read them.
+
+**Replay.** :meth:`LiveWeb.from_warc` rebuilds the same web from a WARC the crawl recorded: the same
+configuration, the recorded fetch results instead of the network, the same extraction — so the same agent
+with the same seed sees bit-identical observations (see ``docs/live.md``).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, StringTable
+from gym_crawl.tokenize import tokenize
+
+__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
+
+SCOPES = ("hosts", "domain", "any")
+#: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by
+# :meth:`LiveWeb.from_warc`
+CONFIG_FIELD = "gym-crawl-liveweb"
+#: the ``type`` entry of that configuration
+LIVE_CONFIG_TYPE = "gym_crawl.liveweb"
+#: fetch error of a replayed page that the archive does not hold
+NOT_IN_ARCHIVE = "not-in-archive"
+_UNFETCHED, _FETCHED, _FAILED = 0, 1, 2
+_IP = re.compile(r"^[0-9.]+$|^\[?[0-9a-f:]+\]?$", re.IGNORECASE)
+
+
+class StringList:
+    """A growable table of strings with the read interface of :class:`StringTable` (``len``, ``[i]``,
+    iteration, ``index``, ``get``, ``in``, ``tolist``): the live web's URLs, words and hosts."""
+
+    __slots__ = ("_ids", "_items")
+
+    def __init__(self, items: Iterable[str] = ()):
+        self._items: list[str] = []
+        self._ids: dict[str, int] = {}
+        for s in items:
+            self.add(s)
+
+    def add(self, s: str) -> int:
+        """Append ``s`` (if new); returns its position."""
+        i = self._ids.get(s)
+        if i is None:
+            i = self._ids[s] = len(self._items)
+            self._items.append(s)
+        return i
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int) -> str:
+        return self._items[int(i)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._items))
+
+    def tolist(self) -> list[str]:
+        return list(self._items)
+
+    def index(self, s: str) -> int:
+        i = self._ids.get(s)
+        if i is None:
+            raise KeyError(s)
+        return i
+
+    def get(self, s: str, default: int = -1) -> int:
+        return self._ids.get(s, default)
+
+    def __contains__(self, s: object) -> bool:
+        return isinstance(s, str) and s in self._ids
+
+
+def _registered_domain(host: str) -> str:
+    """The last two labels of a host name (``docs.python.org`` → ``python.org``); an IP address as is."""
+    h = host.split(":")[0]
+    if _IP.match(h):
+        return h
+    parts = h.split(".")
+    return ".".join(parts[-2:]) if len(parts) > 2 else h
+
+
+class _Buffer:
+    """An append-only numpy buffer that doubles its capacity (callers re-read ``.a`` after appending)."""
+
+    __slots__ = ("a", "n")
+
+    def __init__(self, dtype: Any, capacity: int = 1024):
+        self.a = np.zeros(max(16, capacity), dtype)
+        self.n = 0
+
+    def append(self, values: np.ndarray) -> int:
+        """Append ``values``; returns the start position."""
+        k = len(values)
+        if self.n + k > len(self.a):
+            cap = len(self.a)
+            while cap < self.n + k:
+                cap *= 2
+            b = np.zeros(cap, self.a.dtype)
+            b[: self.n] = self.a[: self.n]
+            self.a = b
+        s = self.n
+        self.a[s:s + k] = values
+        self.n += k
+        return s
+
+
+class LiveWeb(Corpus):
+    """A web fetched while it is crawled (see the module docstring).
+
+    Args:
+        seeds: seed URLs (ids ``0..len(seeds)-1``; canonicalised; at least one).
+        fetch: ``fetch(url) -> result`` (attributes ``url``, ``final_url``, ``status``, ``body``,
+            ``content_type``, ``error``: ``None`` for a page, else the reason). Default: a
+            :class:`~gym_crawl.web.fetcher.PoliteFetcher` under ``policy``, recording to ``warc``.
+        policy: the default fetcher's :class:`~gym_crawl.web.fetcher.FetchPolicy` (its host scope
+            is narrowed to ``scope``); only without ``fetch``.
+        warc: path of a WARC file the default fetcher records every request and response to (and this web
+            its configuration, :meth:`config`, in the warcinfo record).
+        resume: with ``warc``: an existing WARC's fetches are replayed from the file (its pages are not
+            requested again) and new ones appended to it.
+        overwrite: with ``warc`` and without ``resume``: replace an existing WARC file (otherwise an existing file
+            is refused, ``FileExistsError``).
+        text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
+            whose vocabulary gives the first word ids; ``None``: an empty vocabulary (every word hashed).
+        scope: which discovered URLs enter the web: ``"hosts"`` (the seeds' hosts, default), ``"domain"``
+            (their registered domains: last two labels of the host), ``"any"``, or a predicate
+            ``url -> bool``.
+        max_pages: page capacity (the action space of page mode).
+        max_links: link capacity (default ``64 × max_pages``).
+        max_links_per_page: out-links kept per page, in document order.
+        max_domains: host capacity (with ``scope="hosts"``: the number of seed hosts).
+        max_words: vocabulary capacity (default: the reference vocabulary + 10^6).
+        extract: ``extract(body, url, content_type) -> page`` with ``title``, ``text`` (the main text) and
+            ``links`` (``url``, ``anchor``, ``context``, optionally ``position``); default
+            :func:`~gym_crawl.web.html_extract.extract_page`.
+        name: the corpus name.
+    """
+
+    # the string columns grow as pages are fetched
+    titles: StringList
+    vocab: StringList
+    domains: StringList
+
+    live = True
+
+    def __init__(self, seeds: Sequence[str], *, fetch: Callable[[str], Any] | None = None, policy: Any = None,
+                 warc: str | Path | None = None, resume: bool = False, overwrite: bool = False, text: Any = None,
+                 scope: str | Callable[[str], bool] = "hosts", max_pages: int = 100_000,
+                 max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
+                 max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live"):
+        from gym_crawl.web.urls import canonical_url, url_host, url_text
+
+        self._canonical, self._host_of, self._url_text = canonical_url, url_host, url_text
+        if isinstance(seeds, (str, bytes)) or not seeds:
+            raise ValueError(f"seeds must be a non-empty list of URLs, got {seeds!r}")
+        canon = []
+        for s in seeds:
+            c = canonical_url(s) if isinstance(s, str) else None
+            if c is None:
+                raise ValueError(f"seeds: {s!r} is not an absolute http(s) URL")
+            if c not in canon:
+                canon.append(c)
+        for key, v in (("max_pages", max_pages), ("max_links_per_page", max_links_per_page),
+                       ("max_domains", max_domains)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{key} must be a positive integer, got {v!r}")
+        if len(canon) > max_pages:
+            raise ValueError(f"{len(canon)} seeds exceed max_pages={max_pages}")
+        if not (callable(scope) or scope in SCOPES):
+            raise ValueError(f"scope must be one of {SCOPES} or a predicate url -> bool, got {scope!r}")
+        if fetch is not None and (policy is not None or warc is not None):
+            raise ValueError("pass either fetch= or policy=/warc= (the default fetcher's options), not both")
+        if resume and warc is None:
+            raise ValueError("resume=True needs warc= (the WARC file to continue)")
+        n = max_pages
+        L = 64 * n if max_links is None else int(max_links)
+        if L < 1:
+            raise ValueError(f"max_links must be a positive integer, got {max_links!r}")
+        ref_vocab = _reference_vocab(text)
+        W = len(ref_vocab) + 1_000_000 if max_words is None else int(max_words)
+        if len(ref_vocab) + 1 > W:
+            raise ValueError(f"max_words={W} must exceed the reference vocabulary ({len(ref_vocab)} words)")
+        self.seed_urls: tuple[str, ...] = tuple(canon)
+        self.reference_text = text
+        self.scope = scope
+        self.max_pages, self.max_links, self.max_links_per_page = n, L, int(max_links_per_page)
+        self.max_domains, self.max_words = int(max_domains), W
+        self._extract = extract
+        # ---- Corpus fields (arrays at capacity, zeroed: committed by the OS only where written)
+        self._link_lo = np.zeros(n, np.int64)
+        self._link_hi = np.zeros(n, np.int64)
+        self._text_lo = np.zeros(n, np.int64)
+        self._text_hi = np.zeros(n, np.int64)
+        self.link_dst = np.zeros(L, np.int32)
+        self.link_source = np.zeros(L, np.int32)
+        #: each link's position in its page (LINK_POSITIONS code; -1 when the extractor gives none)
+        self.link_position: np.ndarray = np.full(L, -1, np.int8)
+        self.anchor_ptr = np.zeros(L + 1, np.int64)
+        self.context_ptr = np.zeros(L + 1, np.int64)
+        self.title_ptr = np.zeros(n + 1, np.int64)
+        self.page_domain = np.zeros(n, np.int32)
+        self.label_ptr = np.zeros(n + 1, np.int64)
+        self.label_ids = np.zeros(0, np.int32)
+        self._bufs = {k: _Buffer(np.int32) for k in ("text_terms", "text_counts", "title_terms", "anchor_terms",
+                                                     "context_terms")}
+        self.titles = StringList()
+        self.vocab = StringList(ref_vocab)
+        self.domains = StringList()
+        self.labels = StringTable.from_strings([])
+        self.texts = None
+        self.meta = {"name": name, "live": True, "default_seeds": list(canon),
+                     "domain_definition": "the host name of the page's canonical URL (port included when not "
+                                          "the scheme's default)"}
+        self.path = None
+        self.checksum = None
+        #: per page: 0 = discovered, 1 = fetched, 2 = fetch failed
+        self.page_state = np.zeros(n, np.int8)
+        #: HTML ``<title>`` of fetched pages (page id → title)
+        self.page_titles: dict[int, str] = {}
+        #: fetch error of failed pages (page id → reason)
+        self.fetch_errors: dict[int, str] = {}
+        #: final URL of fetched pages that were redirected (page id → URL)
+        self.final_urls: dict[int, str] = {}
+        self._texts: dict[int, str] = {}
+        self._n = 0
+        self._L = 0
+        self._listeners: list[Callable[[int, list[str]], None]] = []
+        self.stats: Counter[str] = Counter()
+        self._cache: dict[str, Any] = {}
+        self._fetcher: Any = None
+        self._recorder: Any = None
+        self._seed_hosts = {url_host(u) for u in canon}
+        self._seed_domains = {_registered_domain(h) for h in self._seed_hosts}
+        if scope == "hosts":  # no other host can ever appear
+            self.max_domains = len(self._seed_hosts)
+        for u in canon:
+            self._discover(u)
+        if fetch is None:
+            fetch = self._default_fetcher(policy, warc, resume, overwrite)
+        self._fetch = fetch
+
+    # ------------------------------------------------------------------ the Corpus interface
+    @property
+    def link_lo(self) -> np.ndarray:
+        return self._link_lo
+
+    @property
+    def link_hi(self) -> np.ndarray:
+        return self._link_hi
+
+    @property
+    def text_lo(self) -> np.ndarray:
+        return self._text_lo
+
+    @property
+    def text_hi(self) -> np.ndarray:
+        return self._text_hi
+
+    @property
+    def text_terms(self) -> np.ndarray:  # type: ignore[override]
+        return self._bufs["text_terms"].a
+
+    @property
+    def text_counts(self) -> np.ndarray:  # type: ignore[override]
+        return self._bufs["text_counts"].a
+
+    @property
+    def title_terms(self) -> np.ndarray:  # type: ignore[override]
+        return self._bufs["title_terms"].a
+
+    @property
+    def anchor_terms(self) -> np.ndarray:  # type: ignore[override]
+        return self._bufs["anchor_terms"].a
+
+    @property
+    def context_terms(self) -> np.ndarray:  # type: ignore[override]
+        return self._bufs["context_terms"].a
+
+    @property
+    def link_ptr(self) -> np.ndarray:  # type: ignore[override]
+        raise AttributeError("a LiveWeb stores each page's links as link_lo[p]:link_hi[p] (fetch order), not as "
+                             "a CSR pointer; LiveWeb.to_corpus() gives a static corpus with link_ptr")
+
+    @property
+    def text_ptr(self) -> np.ndarray:  # type: ignore[override]
+        raise AttributeError("a LiveWeb stores each page's text as text_lo[p]:text_hi[p] (fetch order), not as "
+                             "a CSR pointer; LiveWeb.to_corpus() gives a static corpus with text_ptr")
+
+    @property
+    def n_pages(self) -> int:
+        """The page capacity (page ids are ``0..max_pages-1``; :attr:`n_discovered` of them are in use)."""
+        return self.max_pages
+
+    @property
+    def n_discovered(self) -> int:
+        """Pages discovered so far (ids ``0..n_discovered-1``)."""
+        return self._n
+
+    @property
+    def n_fetched_pages(self) -> int:
+        """Pages fetched (or failed) so far."""
+        return int(np.count_nonzero(self.page_state[: self._n]))
+
+    @property
+    def n_links(self) -> int:
+        """Links stored so far."""
+        return self._L
+
+    @property
+    def n_words(self) -> int:
+        """The vocabulary capacity (word ids are below it; ``len(vocab)`` are in use)."""
+        return self.max_words
+
+    @property
+    def n_domain_slots(self) -> int:
+        return self.max_domains
+
+    def max_out_degree(self) -> int:
+        return self.max_links_per_page
+
+    def __repr__(self) -> str:
+        return (f"LiveWeb(seeds={list(self.seed_urls)!r}, discovered={self._n}, fetched={self.n_fetched_pages}, "
+                f"links={self._L}, max_pages={self.max_pages})")
+
+    def validate(self, stored: dict[str, Any] | None = None) -> None:
+        """A live web is consistent by construction (nothing to check)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        raise TypeError("a LiveWeb holds network connections and cannot be pickled; run live crawls in one "
+                        "process (LiveWeb.to_corpus() gives a static corpus of what was crawled)")
+
+    def out_degree(self) -> np.ndarray:
+        return self._link_hi - self._link_lo
+
+    def in_degree(self) -> np.ndarray:
+        return np.bincount(self.link_dst[: self._L], minlength=self.max_pages)
+
+    def link_src(self) -> np.ndarray:
+        return self.link_source[: self._L].copy()
+
+    def url(self, page: int) -> str:
+        """The canonical URL of ``page``."""
+        return self.titles[int(page)]
+
+    def page_id(self, title: str) -> int:
+        """Page id of a URL (canonicalised first); ``KeyError`` naming it when it was never discovered."""
+        i = self.titles.get(title)
+        if i < 0:
+            c = self._canonical(title) if isinstance(title, str) else None
+            i = self.titles.get(c) if c is not None else -1
+        if i < 0:
+            raise KeyError(f"URL {title!r} has not been discovered by live web {self.name!r} "
+                           f"({self._n} pages discovered)")
+        return i
+
+    def to_networkx(self, with_text: bool = False) -> Any:
+        return self.to_corpus().to_networkx(with_text)
+
+    def summary(self, top_labels: int = 10) -> dict[str, Any]:
+        return {"name": self.name, "live": True, "seeds": list(self.seed_urls), "pages_discovered": self._n,
+                "pages_fetched": self.n_fetched_pages, "links": self._L, "words": len(self.vocab),
+                "domains": len(self.domains), "max_pages": self.max_pages, **dict(self.stats)}
+
+    def save(self, path: Any) -> Path:
+        """Save a static snapshot (:meth:`to_corpus`)."""
+        return self.to_corpus().save(path)
+
+    # ------------------------------------------------------------------ vocabulary
+    def add_vocab_listener(self, fn: Callable[[int, list[str]], None]) -> None:
+        """Call ``fn(first_id, words)`` whenever words are added (and once now for words added so far
+        beyond the reference vocabulary)."""
+        self._listeners.append(fn)
+
+    def add_words(self, words: Iterable[str]) -> np.ndarray:
+        """Word ids of ``words``, adding the unknown ones (in order of first appearance)."""
+        v = self.vocab
+        words = words if isinstance(words, list) else list(words)
+        known = v._ids.get
+        ids = [known(w, -1) for w in words]
+        if -1 not in ids:  # the common case: every word known
+            return np.array(ids, np.int32)
+        first = len(v)
+        ids = []
+        for w in words:
+            i = v.get(w)
+            if i < 0:
+                if len(v) >= self.max_words:
+                    self.stats["words_dropped"] += 1
+                    continue
+                i = v.add(w)
+            ids.append(i)
+        if len(v) > first:
+            new = [v[i] for i in range(first, len(v))]
+            for fn in self._listeners:
+                fn(first, new)
+        return np.asarray(ids, np.int32)
+
+    # ------------------------------------------------------------------ discovery
+    def in_scope(self, url: str) -> bool:
+        """Whether a discovered URL enters the web (``scope``)."""
+        s = self.scope
+        if callable(s):
+            return bool(s(url))
+        if s == "any":
+            return True
+        h = self._host_of(url)
+        if s == "hosts":
+            return h in self._seed_hosts
+        return _registered_domain(h) in self._seed_domains
+
+    def _discover(self, url: str) -> int:
+        """Id of ``url``, giving it the next id (URL words, host) when new; -1 when over capacity."""
+        i = self.titles.get(url)
+        if i >= 0:
+            return i
+        if self._n >= self.max_pages:
+            self.stats["pages_dropped"] += 1
+            return -1
+        host = self._host_of(url)
+        d = self.domains.get(host)
+        if d < 0:
+            if len(self.domains) >= self.max_domains:
+                self.stats["domains_dropped"] += 1
+                return -1
+            d = self.domains.add(host)
+        p = self._n
+        self.titles.add(url)
+        self.page_domain[p] = d
+        ids = self.add_words(tokenize(self._url_text(url)))
+        tb = self._bufs["title_terms"]
+        tb.append(ids)
+        self.title_ptr[p + 1] = tb.n
+        self._n += 1
+        return p
+
+    # ------------------------------------------------------------------ fetching
+    def _default_fetcher(self, policy: Any, warc: str | Path | None, resume: bool,
+                         overwrite: bool = False) -> Callable[[str], Any]:
+        from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
+
+        pol = policy if policy is not None else FetchPolicy()
+        if not isinstance(pol, FetchPolicy):
+            raise TypeError(f"policy must be a FetchPolicy, got {type(pol).__name__}")
+        if self.scope == "hosts" and not pol.allowed_hosts and not pol.allowed_domains:
+            pol = pol.from_dict({**pol.to_dict(), "allowed_hosts": sorted(self._seed_hosts)})
+        elif self.scope == "domain" and not pol.allowed_hosts and not pol.allowed_domains:
+            pol = pol.from_dict({**pol.to_dict(), "allowed_domains": sorted(self._seed_domains)})
+        self.policy = pol
+        recorder = None
+        if warc is not None:
+            from gym_crawl.web.warc_io import WarcRecorder, read_fetches
+
+            path = Path(warc)
+            resuming = resume and path.exists()
+            if resuming:
+                self._check_same_config(path)
+            # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
+            recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=pol, seeds=self.seed_urls,
+                                    info={CONFIG_FIELD: self.config()})
+            self._recorder = recorder
+            if resuming:
+                self.preload(read_fetches(path))
+        self._fetcher = PoliteFetcher(pol, recorder=recorder)
+        return self._fetcher.fetch
+
+    def close(self) -> None:
+        """Close the default fetcher's connections and its WARC recorder (the file is then complete and
+        valid). Idempotent; a closed web still serves the pages it holds but fetches nothing new."""
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
+        if self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
+
+    def __enter__(self) -> LiveWeb:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def recorder(self) -> Any:
+        """The WARC recorder of the default fetcher (``None`` without ``warc=``)."""
+        return self._recorder
+
+    def config(self) -> dict[str, Any]:
+        """What :meth:`from_warc` needs to rebuild this web's id space (JSON-ready)."""
+        if callable(self.scope):
+            raise TypeError("a LiveWeb with a predicate scope cannot be described for replay; pass the "
+                             "predicate again: LiveWeb.from_warc(path, scope=...)")
+        ref = self.reference_text
+        return {"type": LIVE_CONFIG_TYPE, "seeds": list(self.seed_urls), "scope": self.scope,
+                "max_pages": self.max_pages, "max_links": self.max_links,
+                "max_links_per_page": self.max_links_per_page, "max_domains": self.max_domains,
+                "max_words": self.max_words, "name": self.name,
+                "reference_vocabulary": len(_reference_vocab(ref)),
+                "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
+
+    def _check_same_config(self, path: Path) -> None:
+        """Refuse to resume a WARC recorded with another configuration (its pages would get other ids)."""
+        from gym_crawl.web.warc_io import read_warcinfo
+
+        mine = self.config()
+        for fields in read_warcinfo(path):
+            raw = fields.get(CONFIG_FIELD)
+            if raw:
+                theirs = json.loads(raw) if isinstance(raw, str) else raw
+                diff = [k for k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
+                                    "max_words", "reference_vocabulary") if theirs.get(k) != mine.get(k)]
+                if diff:
+                    raise ValueError(f"warc {str(path)!r} was recorded with other {', '.join(diff)} "
+                                     f"({', '.join(f'{k}={theirs.get(k)!r}' for k in diff)}): resume it with the "
+                                     f"same seeds, scope, capacities and text model")
+                return
+
+    def preload(self, results: Iterable[Any]) -> int:
+        """Put fetch results in the fetch cache (first result per URL wins); returns how many were added.
+        A page whose URL is in the cache is materialised from it, without a request."""
+        k = 0
+        for r in results:
+            u = self._canonical(r.url) if isinstance(r.url, str) else None
+            if u is not None and u not in self._cache:
+                self._cache[u] = r
+                k += 1
+        return k
+
+    def materialize_cached(self) -> int:
+        """Materialise every page of the fetch cache in the order it was filled — a WARC's crawl order after
+        :meth:`from_warc` — which rebuilds the crawl's id space exactly (each URL was discovered before it
+        was fetched). Returns the pages materialised; cached URLs never discovered are skipped."""
+        k = 0
+        for url in list(self._cache):
+            p = self.titles.get(url)
+            if p >= 0 and not self.page_state[p]:
+                self.materialize(p)
+                k += 1
+        return k
+
+    def is_fetched(self, page: int) -> bool:
+        """Whether ``page`` was fetched (or its fetch failed)."""
+        return bool(self.page_state[int(page)] != _UNFETCHED)
+
+    def materialize(self, page: int) -> str:
+        """Fetch ``page`` if it never was (or take it from the fetch cache), and store its text and
+        out-links. Returns the fetch error (``""`` for a page). Idempotent."""
+        page = int(page)
+        st = self.page_state[page]
+        if st != _UNFETCHED:
+            return self.fetch_errors.get(page, "")
+        if page >= self._n:
+            raise ValueError(f"page {page} has not been discovered ({self._n} pages discovered)")
+        url = self.titles[page]
+        res = self._cache.get(url)
+        if res is None:
+            res = self._fetch(url)
+            self._cache[url] = res
+            self.stats["requests"] += 1
+        else:
+            self.stats["cache_hits"] += 1
+        err = getattr(res, "error", None)
+        body = getattr(res, "body", b"") or b""
+        if err is None and not body and getattr(res, "status", 200) not in (None, 200):
+            err = f"http-{res.status}"
+        if err:
+            self._store(page, "", (), "", str(err))
+            return str(err)
+        final = getattr(res, "final_url", None) or url
+        # the Content-Type header as sent (its charset decodes the page, as the WARC compiler does)
+        ctype = next((v for k, v in (getattr(res, "headers", None) or ()) if k.lower() == "content-type"),
+                     getattr(res, "content_type", None))
+        try:
+            ex = self._extractor()(body, final, ctype)
+        except ValueError as e:
+            self._store(page, "", (), "", f"unparsable: {e}")
+            return self.fetch_errors[page]
+        final_c = self._canonical(final)
+        if final_c is not None and final_c != url:
+            self.final_urls[page] = final_c
+            if final_c not in self.titles:
+                self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
+        self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
+        return ""
+
+    def _extractor(self) -> Callable[..., Any]:
+        if self._extract is None:
+            from gym_crawl.web.html_extract import extract_page
+
+            self._extract = extract_page
+        return self._extract
+
+    def _store(self, page: int, title: str, links: Sequence[Any], text: str, error: str) -> None:
+        """Append the page's bag of words and links (in document order, in-scope, deduplicated by
+        target) and mark it fetched (or failed, with ``error``)."""
+        bag = Counter(self.add_words(tokenize(text)).tolist())
+        terms = np.array(sorted(bag), np.int32)
+        counts = np.array([bag[t] for t in terms.tolist()], np.int32)
+        s = self._bufs["text_terms"].append(terms)
+        self._bufs["text_counts"].append(counts)
+        self._text_lo[page], self._text_hi[page] = s, s + len(terms)
+        lo = self._L
+        kept = 0
+        for ln in links:
+            if kept >= self.max_links_per_page:
+                self.stats["links_dropped_per_page"] += 1
+                continue
+            if self.max_links <= self._L:
+                self.stats["links_dropped"] += 1
+                continue
+            u = ln.url
+            if not self.in_scope(u):
+                self.stats["links_out_of_scope"] += 1
+                continue
+            t = self._discover(u)
+            if t < 0:
+                continue
+            e = self._L
+            self.link_dst[e] = t
+            self.link_source[e] = page
+            pos = getattr(ln, "position", None)
+            self.link_position[e] = LINK_POSITIONS.index(pos) if pos in LINK_POSITIONS else -1
+            a = self._bufs["anchor_terms"]
+            a.append(self.add_words(tokenize(ln.anchor or "")))
+            self.anchor_ptr[e + 1] = a.n
+            c = self._bufs["context_terms"]
+            c.append(self.add_words(tokenize(ln.context or "")))
+            self.context_ptr[e + 1] = c.n
+            self._L += 1
+            kept += 1
+        self._link_lo[page], self._link_hi[page] = lo, self._L
+        self.page_titles[page] = title
+        self._texts[page] = text
+        if error:
+            self.fetch_errors[page] = error
+            self.page_state[page] = _FAILED
+            self.stats["fetch_errors"] += 1
+            self.stats[f"error:{error.split(':')[0]}"] += 1
+        else:
+            self.page_state[page] = _FETCHED
+            self.stats["pages_fetched"] += 1
+
+    def fetched_text_of(self, page: int) -> str:
+        """The plain text kept for a fetched page (``""`` otherwise)."""
+        return self._texts.get(int(page), "")
+
+    # ------------------------------------------------------------------ snapshot and replay
+    def to_corpus(self, name: str | None = None) -> Corpus:
+        """A static :class:`Corpus` of the discovered pages in the layout of a WARC corpus
+        (:func:`gym_crawl.web.warc.load_warc`): same ids; ``urls`` the canonical URLs (``page_id(url)``
+        finds a page); titles the HTML titles; unfetched pages without text or links (``meta["fetched"]``
+        lists the fetched ones); ``texts`` the kept main texts."""
+        n, L = self._n, self._L
+        lo, hi = self._link_lo[:n], self._link_hi[:n]
+        order = np.argsort(self.link_source[:L], kind="stable")  # links by source page, document order kept
+        link_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum((hi - lo).astype(np.int64), out=link_ptr[1:])
+        text_ptr = np.zeros(n + 1, np.int64)
+        tlens = self._text_hi[:n] - self._text_lo[:n]
+        np.cumsum(tlens, out=text_ptr[1:])
+        tidx = np.repeat(self._text_lo[:n], tlens) + (np.arange(int(text_ptr[-1])) - np.repeat(text_ptr[:-1], tlens))
+        tt, tc = self.text_terms[tidx], self.text_counts[tidx]
+
+        def regather(ptr: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            lens = (ptr[1:L + 1] - ptr[:L])[order]
+            starts = ptr[:L][order]
+            new_ptr = np.zeros(L + 1, np.int64)
+            np.cumsum(lens, out=new_ptr[1:])
+            idx = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(new_ptr[:-1], lens))
+            return new_ptr, np.asarray(vals[idx], np.int32)
+
+        anchor_ptr, anchor_terms = regather(self.anchor_ptr, self.anchor_terms)
+        context_ptr, context_terms = regather(self.context_ptr, self.context_terms)
+        V = len(self.vocab)
+        urls = self.titles.tolist()
+        titles = [self.page_titles.get(i) or u for i, u in enumerate(urls)]
+        seen = Counter(titles)
+        titles = [t if seen[t] == 1 or t == u else f"{t} ({u})" for t, u in zip(titles, urls)]
+        return Corpus(
+            text_ptr=text_ptr, text_terms=np.asarray(tt, np.int32), text_counts=np.asarray(tc, np.int32),
+            title_ptr=self.title_ptr[: n + 1].copy(), title_terms=self.title_terms[: self.title_ptr[n]].copy(),
+            link_ptr=link_ptr, link_dst=self.link_dst[:L][order].copy(),
+            anchor_ptr=anchor_ptr, anchor_terms=anchor_terms, context_ptr=context_ptr, context_terms=context_terms,
+            page_domain=self.page_domain[:n].copy(), label_ptr=np.zeros(n + 1, np.int64),
+            label_ids=np.zeros(0, np.int32), titles=StringTable.from_strings(titles),
+            vocab=StringTable.from_strings(self.vocab.tolist()[:V]),
+            domains=StringTable.from_strings(self.domains.tolist()), labels=StringTable.from_strings([]),
+            texts=StringTable.from_strings([self._texts.get(i, "") for i in range(n)]),
+            urls=StringTable.from_strings(urls), link_position=self.link_position[:L][order].copy(),
+            meta={"name": name or f"{self.name}-snapshot", "seeds": list(self.seed_urls),
+                  "fetched": [i for i in range(n) if self.page_state[i]],
+                  "title_definition": "the HTML <title> of a fetched page (its URL when it has none or was not "
+                                      "fetched; a title several pages share gets ' (<url>)' appended)",
+                  "domain_definition": self.meta["domain_definition"],
+                  "vocabulary_order": "first appearance while crawling (reference vocabulary first)"})
+
+    @classmethod
+    def from_warc(cls, path: str | Path, *, text: Any = None, **overrides: Any) -> LiveWeb:
+        """The web a recorded live crawl saw, rebuilt from its WARC without network access: the
+        configuration recorded in its warcinfo (:meth:`config`; ``overrides`` replace entries; ``text`` must be
+        the reference text model the crawl used), fetch results read back with
+        :func:`~gym_crawl.web.warc_io.read_fetches`; a URL the archive does not hold fails with
+        ``"not-in-archive"``."""
+        from gym_crawl.web.warc_io import read_fetches, read_warcinfo
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"warc {str(path)!r}: no such file")
+        cfg: dict[str, Any] | None = None
+        for fields in read_warcinfo(path):
+            raw = fields.get(CONFIG_FIELD)
+            if raw:
+                cfg = json.loads(raw) if isinstance(raw, str) else raw
+                break
+        if cfg is None and "seeds" not in overrides:
+            raise ValueError(f"warc {str(path)!r} holds no live-web configuration record; pass seeds=... "
+                             f"(and the capacities the crawl used) to LiveWeb.from_warc")
+        kw = {k: v for k, v in (cfg or {}).items()
+              if k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
+                       "max_words", "name")}
+        kw.update(overrides)
+        want = (cfg or {}).get("reference_vocabulary")
+        if want is not None and len(_reference_vocab(text)) != int(want):
+            raise ValueError(f"warc {str(path)!r} was crawled with a reference vocabulary of {want} words "
+                             f"({(cfg or {}).get('reference_name')!r}); text= gives {len(_reference_vocab(text))}: "
+                             f"pass the same text model")
+        web = cls(kw.pop("seeds"), fetch=_Missing, text=text, **kw)
+        web.preload(read_fetches(path))
+        web.meta["replayed_from"] = str(path)
+        return web
+
+
+def replay_corpus(warc: str | Path, *, text: Any = None, name: str | None = None) -> Corpus:
+    """The static :class:`Corpus` of a live crawl recorded in ``warc``: :meth:`LiveWeb.from_warc`, every
+    recorded page materialised in crawl order (:meth:`LiveWeb.materialize_cached`), then
+    :meth:`LiveWeb.to_corpus` — the crawl's page ids, its URLs (``urls``), HTML titles, unfetched pages
+    text-less."""
+    web = LiveWeb.from_warc(warc, text=text)
+    web.materialize_cached()
+    return web.to_corpus(name=name or f"{Path(warc).name}-replay")
+
+
+class _Missing:
+    """The fetch result of a URL a replayed archive does not hold."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.final_url = None
+        self.status = None
+        self.body = b""
+        self.content_type = None
+        self.error = NOT_IN_ARCHIVE
+
+
+def _reference_vocab(text: Any) -> list[str]:
+    """The vocabulary (list of words, id order) of a reference text model or corpus (``[]`` for None)."""
+    if text is None:
+        return []
+    corpus = getattr(text, "corpus", text)
+    vocab = getattr(corpus, "vocab", None)
+    if vocab is None:
+        raise TypeError(f"text must be a TextModel or a Corpus (the reference vocabulary), got {type(text).__name__}")
+    return vocab.tolist()
+

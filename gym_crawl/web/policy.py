@@ -1,0 +1,199 @@
+"""What a polite crawl may fetch: :class:`FetchPolicy` (politeness, limits, scope, trap guards) and the
+checks that depend on a URL alone (:func:`in_scope`, :func:`trap_reason`, :func:`url_pattern`).
+
+:class:`~gym_crawl.web.fetcher.PoliteFetcher` applies a policy; the module docstring of
+:mod:`gym_crawl.web.fetcher` says in which order.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = ["ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "in_scope", "trap_reason", "url_pattern"]
+
+ROBOTS_TOKEN = "gym_crawl"
+"""The product token robots.txt ``User-agent`` lines match (the User-Agent header starts with it)."""
+
+_DIGITS = re.compile(r"\d+")
+
+
+def default_user_agent(contact: str | None = None) -> str:
+    """``gym_crawl/<version>`` with ``(+<contact>)`` appended when a contact URL is given."""
+    from gym_crawl import __version__
+
+    return f"{ROBOTS_TOKEN}/{__version__}" + (f" (+{contact})" if contact else "")
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """How politely and how far :class:`~gym_crawl.web.fetcher.PoliteFetcher` fetches. Every field has a
+    safe default.
+
+    :param user_agent: the whole User-Agent header; default ``None`` = ``gym_crawl/<version> (+<contact>)``.
+    :param contact: a URL (or ``mailto:``) where site owners reach the crawl's operator, appended to the
+        default User-Agent; default ``None``.
+    :param obey_robots: fetch and obey each origin's robots.txt; default ``True``.
+    :param delay: minimum seconds between the end of one response from an origin and the next request to
+        it; default ``1.0``. robots.txt ``Crawl-delay`` raises it per origin.
+    :param max_crawl_delay: the largest ``Crawl-delay`` honoured (seconds); a larger one is capped to it;
+        default ``60.0``.
+    :param rate: global limit on request starts per second over all origins, ``None`` = none; default
+        ``10.0``.
+    :param connect_timeout: seconds to establish a connection; default ``5.0``.
+    :param read_timeout: seconds to wait for the status line or for any next piece of the body; default
+        ``15.0``.
+    :param max_time: seconds one request may take in total (a server trickling bytes below the read
+        timeout is cut off); default ``60.0``.
+    :param max_bytes: body bytes read per page before the fetch stops with ``"too-large"``; default
+        ``2 MiB``.
+    :param content_types: media types that are pages; default ``("text/html", "application/xhtml+xml")``.
+    :param max_redirects: redirect hops followed per fetch; default ``5``.
+    :param max_retries: further attempts after a 429/503 reply or a connection error; default ``2``.
+    :param backoff: seconds before the first retry when the reply gives no ``Retry-After``; doubles per
+        retry; default ``1.0``.
+    :param max_retry_after: cap (seconds) on a ``Retry-After`` wait and on the backoff; default ``60.0``.
+    :param allowed_hosts: host names (``"example.org"``) or ``host:port`` the crawl may fetch; empty =
+        any host; default ``()``.
+    :param allowed_domains: registrable domains whose hosts and sub-hosts may be fetched
+        (``"example.org"`` admits ``www.example.org``); empty = any; default ``()``. When both
+        ``allowed_hosts`` and ``allowed_domains`` are given, a URL in either is in scope.
+    :param allow_patterns: regular expressions (``re.search`` on the canonical URL); when given, a URL must
+        match one; default ``()``.
+    :param deny_patterns: regular expressions; a URL matching one is out of scope; default ``()``.
+    :param max_url_length: characters of the canonical URL; default ``2048``.
+    :param max_path_depth: non-empty path segments; default ``16``.
+    :param max_query_params: query parameters; default ``8``.
+    :param max_repeated_segments: times one path segment may occur in a path (``/a/b/a/b/a/``); default ``3``.
+    :param max_pages_per_pattern: pages fetched per origin whose URLs are equal once digit runs are
+        replaced and query values dropped (``/calendar/2026/11/`` and ``/calendar/2027/1/`` share one
+        pattern, and so do ``/p/1`` and ``/p/2`` of a site that numbers its pages — hence off by default);
+        ``None`` = no limit; default ``None``.
+    :param max_pages_per_host: page requests per origin (redirect hops count, retries do not); ``None`` =
+        no limit; default ``10000``.
+    :param robots_max_bytes: bytes of robots.txt read (Google reads 500 KiB); default ``512000``.
+    :param robots_ttl: seconds a robots.txt is reused before it is fetched again (Google caches it up to a
+        day); default ``86400.0``.
+    :param robots_retry: seconds after which an origin whose robots.txt was unreachable (429, 5xx, timeout,
+        connection error — everything disallowed meanwhile) is asked again; default ``600.0``.
+    """
+
+    user_agent: str | None = None
+    contact: str | None = None
+    obey_robots: bool = True
+    delay: float = 1.0
+    max_crawl_delay: float = 60.0
+    rate: float | None = 10.0
+    connect_timeout: float = 5.0
+    read_timeout: float = 15.0
+    max_time: float = 60.0
+    max_bytes: int = 2 * 1024 * 1024
+    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    max_redirects: int = 5
+    max_retries: int = 2
+    backoff: float = 1.0
+    max_retry_after: float = 60.0
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_domains: tuple[str, ...] = ()
+    allow_patterns: tuple[str, ...] = ()
+    deny_patterns: tuple[str, ...] = ()
+    max_url_length: int = 2048
+    max_path_depth: int = 16
+    max_query_params: int = 8
+    max_repeated_segments: int = 3
+    max_pages_per_pattern: int | None = None
+    max_pages_per_host: int | None = 10000
+    robots_max_bytes: int = 512000
+    robots_ttl: float = 86400.0
+    robots_retry: float = 600.0
+
+    def __post_init__(self) -> None:
+        for name in ("allowed_hosts", "allowed_domains", "allow_patterns", "deny_patterns", "content_types"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                raise TypeError(f"FetchPolicy.{name} must be a sequence of strings, got the string {v!r}")
+            object.__setattr__(self, name, tuple(v))
+        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"FetchPolicy.{name} must be >= 0 seconds, got {getattr(self, name)!r}")
+        for name in ("connect_timeout", "read_timeout", "max_time"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"FetchPolicy.{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        if self.rate is not None and not self.rate > 0:
+            raise ValueError(f"FetchPolicy.rate must be > 0 requests per second or None, got {self.rate!r}")
+        for name in ("max_bytes", "max_url_length", "max_path_depth", "robots_max_bytes",
+                     "max_repeated_segments"):
+            if not getattr(self, name) >= 1:
+                raise ValueError(f"FetchPolicy.{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("max_redirects", "max_retries", "max_query_params"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"FetchPolicy.{name} must be >= 0, got {getattr(self, name)!r}")
+        for name in ("max_pages_per_pattern", "max_pages_per_host"):
+            v = getattr(self, name)
+            if v is not None and not v >= 1:
+                raise ValueError(f"FetchPolicy.{name} must be >= 1 or None, got {v!r}")
+        for name in ("allow_patterns", "deny_patterns"):
+            for p in getattr(self, name):
+                try:
+                    re.compile(p)
+                except re.error as e:
+                    raise ValueError(f"FetchPolicy.{name}: invalid regular expression {p!r}: {e}") from None
+
+    @property
+    def agent(self) -> str:
+        """The User-Agent header sent with every request."""
+        return self.user_agent or default_user_agent(self.contact)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy as JSON-ready values (tuples become lists); ``FetchPolicy(**d)`` rebuilds it."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FetchPolicy:
+        """The policy ``to_dict`` wrote; unknown keys are an error naming them."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown FetchPolicy fields {unknown}; known: {sorted(names)}")
+        return cls(**d)
+
+
+def in_scope(policy: FetchPolicy, canon: str) -> bool:
+    """Whether the canonical URL ``canon`` is within the policy's hosts/domains and URL patterns."""
+    parts = urlsplit(canon)
+    hostname = (parts.hostname or "").lower()
+    if policy.allowed_hosts or policy.allowed_domains:
+        netloc = parts.netloc.lower()
+        ok = hostname in policy.allowed_hosts or netloc in policy.allowed_hosts or any(
+            hostname == d or hostname.endswith("." + d) for d in policy.allowed_domains)
+        if not ok:
+            return False
+    if policy.allow_patterns and not any(re.search(p, canon) for p in policy.allow_patterns):
+        return False
+    return not any(re.search(p, canon) for p in policy.deny_patterns)
+
+
+def trap_reason(policy: FetchPolicy, canon: str) -> str | None:
+    """The trap guard the canonical URL ``canon`` trips (``"trap:url-length"``, ``"trap:path-depth"``,
+    ``"trap:query-params"``, ``"trap:repeated-segment"``), or ``None``. The URL-pattern and per-host caps
+    depend on the crawl so far and are the fetcher's."""
+    if len(canon) > policy.max_url_length:
+        return "trap:url-length"
+    parts = urlsplit(canon)
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) > policy.max_path_depth:
+        return "trap:path-depth"
+    if len(parse_qsl(parts.query, keep_blank_values=True)) > policy.max_query_params:
+        return "trap:query-params"
+    if segments and max(Counter(segments).values()) > policy.max_repeated_segments:
+        return "trap:repeated-segment"
+    return None
+
+
+def url_pattern(url: str) -> str:
+    """The URL with digit runs replaced by ``#`` and query values dropped (the trap-pattern key)."""
+    parts = urlsplit(url)
+    keys = "&".join(sorted(k for k, _ in parse_qsl(parts.query, keep_blank_values=True)))
+    return _DIGITS.sub("#", f"{parts.scheme}://{parts.netloc}{parts.path}") + (f"?{keys}" if keys else "")

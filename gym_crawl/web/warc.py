@@ -1,0 +1,630 @@
+"""Compile WARC web archives (``.warc``, ``.warc.gz``) into a :class:`~gym_crawl.corpus.core.Corpus`.
+
+``load_warc("crawl.warc.gz")``, a folder of WARC files or a glob (``"crawl/*.warc.gz"``); also
+``load_corpus(path)`` and :func:`load_warc`. What becomes of each record:
+
+* **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
+  ``application/xhtml+xml``; ``html_types=`` to change) go through
+  :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler):
+
+  - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
+    (:func:`~gym_crawl.web.urls.canonical_url`); ``corpus.page_id(url)`` finds the page, so seeds may be
+    URLs;
+  - **title** is the HTML ``<title>`` (white space collapsed; the URL when there is none); a title that
+    several pages share gets their URL appended (``"Index (https://a.org/x/)"``) so titles stay unique;
+  - **title/URL tokens** (``title_terms``) are the words of the URL
+    (:func:`~gym_crawl.web.urls.url_text`) — what a crawler knows of a page before fetching it, never
+    its content;
+  - **text** (bag of words and the kept ``texts`` entry) is the main text (boilerplate removed);
+  - **domain** is :func:`~gym_crawl.web.urls.url_host` (``host`` or ``host:port``);
+  - **links** keep the extractor's anchor text and 150-character surrounding text; a link counts once per
+    (source, target) pair (the first), links to the page itself are dropped.
+
+* **redirects** — a 3xx ``response`` with a ``Location`` header maps its URL to the target, so a link to the
+  redirecting URL points to the final page (chains followed up to :data:`MAX_REDIRECT_HOPS`; loops and
+  chains ending outside the archive leave the link unresolved).
+* **duplicates** — the first record of a URL wins (files in sorted path order, records in file order); a
+  page whose payload digest (``WARC-Payload-Digest``, else the SHA-1 of the payload) equals an earlier
+  page's is merged into it: its URL becomes an alias of the first page.
+* **skipped** and counted in ``corpus.meta["warc_summary"]["skipped"]`` (printed by ``gym-crawl corpus
+  info``): ``request``, ``metadata``, ``warcinfo``, ``resource``, other record types; ``revisit`` records;
+  ``non_html`` content; ``http_error`` (status ≥ 400 or 1xx); ``redirect_without_location``;
+  ``truncated`` records (``WARC-Truncated`` header, or a block shorter than its ``Content-Length``);
+  ``broken`` records (no target URI, unparseable HTTP headers or URL, a chunked or gzip/deflate body
+  that does not decode, another content encoding); ``too_large`` records (over
+  ``max_record_bytes``); ``empty`` payloads; ``unreadable`` — the rest of a file after a record that
+  cannot be parsed (the records before it are kept; the file is listed in ``unreadable_files``).
+* **links to URLs not in the archive** are dropped, unless ``include_unfetched=True``: each such URL then
+  becomes a text-less page (ids after every fetched page, in order of first link;
+  ``meta["unfetched_pages"] = {"first": id, "count": n}``).
+* **labels** — ``labels=`` a JSON file ``{url: label | [labels]}`` or a CSV file ``url,label[,label…]``
+  (or a dict); ``label_rules=`` URL-prefix rules, a list of ``(prefix, label)`` or a JSON file (a list of
+  pairs or ``{prefix: label}``), the longest matching prefix wins. URLs and prefixes are canonicalised.
+  Without labels, a topic is given by words (``topic="plate tectonics"``) and seed URLs.
+
+How it runs: each WARC file is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
+shard chunks of at most ``chunk_pages`` pages (``.npz``, written atomically, with a local vocabulary), so
+no process ever holds a whole file; files are parsed in parallel over ``workers`` processes
+(``engine="process"``) or on a Dask cluster (``engine="dask"``, the same function through
+``Client.map``). The global join — which record is the page of a URL, digest duplicates, redirects, each
+link's target id — is computed from sorted arrays of 64-bit URL hashes (``engine="process"``) or by Dask
+DataFrame merges over the URL hashes (``engine="dask"``); both give the same corpus. The assembly then reads
+the chunks once more, one at a time, into the corpus arrays (both in :mod:`gym_crawl.web.warc_build`).
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import glob as _glob
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
+from gym_crawl.tokenize import tokenize
+from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
+from gym_crawl.web.urls import canonical_url, url_text
+from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
+
+__all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
+           "parse_warc_file", "warc_files"]
+
+WARC_SUFFIXES = (".warc", ".warc.gz")
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+"""Content types compiled into pages by default."""
+SKIP_REASONS = ("request", "metadata", "warcinfo", "resource", "other_record", "revisit", "non_html",
+                "http_error", "redirect_without_location", "truncated", "broken", "too_large", "empty",
+                "unreadable")
+"""Every reason a record is not compiled into a page (the keys of ``warc_summary["skipped"]``)."""
+
+
+@dataclass(frozen=True)
+class WarcOptions:
+    """What :func:`parse_warc_file` needs besides the file.
+
+    :param html_types: content types (without parameters, lowercase) compiled into pages
+    :param max_record_bytes: records with a larger block are skipped (``too_large``) without being read
+    :param chunk_pages: pages buffered before a shard chunk is written (bounds a worker's memory)
+    """
+
+    html_types: tuple[str, ...] = HTML_TYPES
+    max_record_bytes: int = 20 << 20
+    chunk_pages: int = 2000
+
+
+# ------------------------------------------------------------------------------------------ inputs
+
+def _is_warc_name(p: Path) -> bool:
+    return p.name.lower().endswith(WARC_SUFFIXES)
+
+
+def warc_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
+    """The WARC files named by ``spec``: a file, a folder (its ``*.warc`` / ``*.warc.gz`` files at any
+    depth), a glob, or a list of these — sorted by path, duplicates removed. Raises ``FileNotFoundError``
+    naming the spec when nothing matches."""
+    specs = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    if not specs:
+        raise ValueError("no WARC path given")
+    out: set[Path] = set()
+    for s in specs:
+        p = Path(os.fspath(s)).expanduser()
+        if any(c in str(p) for c in "*?["):
+            found = [Path(m) for m in _glob.glob(str(p), recursive=True) if _is_warc_name(Path(m))]
+        elif p.is_dir():
+            found = [f for f in p.rglob("*") if f.is_file() and _is_warc_name(f)]
+        elif p.is_file():
+            found = [p]
+        else:
+            raise FileNotFoundError(f"WARC path {os.fspath(s)!r}: no such file or folder")
+        if not found:
+            raise FileNotFoundError(f"WARC path {os.fspath(s)!r}: no .warc or .warc.gz file found")
+        out.update(f.resolve() for f in found)
+    return sorted(out)
+
+
+# ----------------------------------------------------------------------------------- parse one file
+
+def _hash64(s: str) -> int:
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
+
+
+def _sha1_digest(payload: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode("ascii")
+
+
+def _strings(prefix: str, values: list[str]) -> dict[str, np.ndarray]:
+    t = StringTable.from_strings(values)
+    return {f"{prefix}_blob": t.blob, f"{prefix}_off": t.offsets}
+
+
+def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    if rows:
+        ptr[1:] = np.cumsum([len(r) for r in rows])
+    vals = np.fromiter((v for r in rows for v in r), np.int32, count=int(ptr[-1]))
+    return ptr, vals
+
+
+class _ChunkWriter:
+    """Buffers the pages and redirects of one WARC file and writes them as ``.npz`` chunks."""
+
+    def __init__(self, out_dir: Path, stem: str, chunk_pages: int) -> None:
+        self.out_dir, self.stem, self.chunk_pages = out_dir, stem, chunk_pages
+        self.chunks: list[dict[str, Any]] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.words: dict[str, int] = {}
+        self.urls: list[str] = []
+        self.titles: list[str] = []
+        self.url_hash: list[int] = []
+        self.digest_hash: list[int] = []
+        self.texts: list[str] = []
+        self.bags: list[Counter] = []
+        self.url_toks: list[list[int]] = []
+        self.link_n: list[int] = []
+        self.link_urls: list[str] = []
+        self.link_hash: list[int] = []
+        self.anchor: list[list[int]] = []
+        self.context: list[list[int]] = []
+        self.position: list[int] = []
+        self.redirects: list[tuple[int, int]] = []
+
+    def _ids(self, text: str) -> list[int]:
+        w = self.words
+        out = []
+        for t in tokenize(text):
+            i = w.get(t)
+            if i is None:
+                i = w[t] = len(w)
+            out.append(i)
+        return out
+
+    def add_page(self, url: str, digest: str, page: Any) -> None:
+        self.urls.append(url)
+        self.titles.append(page.title)
+        self.url_hash.append(_hash64(url))
+        self.digest_hash.append(_hash64(digest))
+        self.texts.append(page.text)
+        self.bags.append(Counter(self._ids(page.text)))
+        self.url_toks.append(self._ids(url_text(url)))
+        self.link_n.append(len(page.links))
+        for link in page.links:
+            self.link_urls.append(link.url)
+            self.link_hash.append(_hash64(link.url))
+            self.anchor.append(self._ids(link.anchor))
+            self.context.append(self._ids(link.context))
+            self.position.append(LINK_POSITIONS.index(link.position))
+        if len(self.urls) >= self.chunk_pages:
+            self.flush()
+
+    def add_redirect(self, src: str, dst: str) -> None:
+        self.redirects.append((_hash64(src), _hash64(dst)))
+
+    def flush(self) -> None:
+        if not self.urls and not self.redirects:
+            return
+        n = len(self.urls)
+        text_ptr = np.zeros(n + 1, np.int64)
+        terms: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        for i, bag in enumerate(self.bags):
+            k = np.fromiter(bag.keys(), np.int32, count=len(bag))
+            v = np.fromiter(bag.values(), np.int32, count=len(bag))
+            terms.append(k)
+            counts.append(v)
+            text_ptr[i + 1] = text_ptr[i] + len(k)
+        url_ptr, url_terms = _csr(self.url_toks)
+        anchor_ptr, anchor_terms = _csr(self.anchor)
+        context_ptr, context_terms = _csr(self.context)
+        link_ptr = np.zeros(n + 1, np.int64)
+        link_ptr[1:] = np.cumsum(self.link_n, dtype=np.int64)
+        vocab = sorted(self.words, key=self.words.__getitem__)
+        red = np.asarray(self.redirects, np.int64).reshape(-1, 2)
+        arrays = {
+            "url_hash": np.asarray(self.url_hash, np.int64), "digest_hash": np.asarray(self.digest_hash, np.int64),
+            "text_ptr": text_ptr,
+            "text_terms": np.concatenate(terms) if terms else np.zeros(0, np.int32),
+            "text_counts": np.concatenate(counts) if counts else np.zeros(0, np.int32),
+            "url_ptr": url_ptr, "url_terms": url_terms, "link_ptr": link_ptr,
+            "link_hash": np.asarray(self.link_hash, np.int64), "anchor_ptr": anchor_ptr, "anchor_terms": anchor_terms,
+            "context_ptr": context_ptr, "context_terms": context_terms,
+            "position": np.asarray(self.position, np.int8),
+            "redirect_from": red[:, 0].copy(), "redirect_to": red[:, 1].copy(),
+            **_strings("urls", self.urls), **_strings("titles", self.titles), **_strings("texts", self.texts),
+            **_strings("link_urls", self.link_urls),
+            **_strings("vocab", vocab),
+        }
+        path = self.out_dir / f"{self.stem}.{len(self.chunks):05d}.npz"
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+        self.chunks.append({"path": str(path), "pages": n, "links": len(self.link_hash),
+                            "redirects": len(self.redirects)})
+        self._reset()
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: int = 0,
+                    options: WarcOptions | None = None) -> dict[str, Any]:
+    """Read one WARC file record by record and write its pages as shard chunks into ``out_dir``.
+
+    Returns ``{"file", "index", "chunks": [{"path", "pages", "links", "redirects"}], "skipped": {reason:
+    count}, "records", "unreadable"}`` (JSON-serialisable). ``index`` orders this file among the others (its
+    chunks are named after it). Memory: one record plus at most ``options.chunk_pages`` extracted pages.
+    """
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    opts = options or WarcOptions()
+    path = Path(path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = _ChunkWriter(out, f"{index:06d}", opts.chunk_pages)
+    skipped: Counter = Counter()
+    records = 0
+    unreadable: str | None = None
+    names = {int(WarcRecordType.request): "request", int(WarcRecordType.metadata): "metadata",
+             int(WarcRecordType.warcinfo): "warcinfo", int(WarcRecordType.resource): "resource",
+             int(WarcRecordType.revisit): "revisit"}
+    response = int(WarcRecordType.response)
+    it = iter(ArchiveIterator(str(path), parse_http=False))
+    while True:
+        try:
+            rec = next(it)
+        except StopIteration:
+            break
+        except (OSError, ValueError, RuntimeError) as e:
+            unreadable = f"{type(e).__name__}: {e}"
+            skipped["unreadable"] += 1
+            break
+        records += 1
+        rtype = int(rec.record_type)
+        if rtype != response:
+            skipped[names.get(rtype, "other_record")] += 1
+            continue
+        reason = _read_response(rec, opts, writer)
+        if reason is not None:
+            skipped[reason] += 1
+    writer.flush()
+    return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
+            "records": records, "unreadable": unreadable}
+
+
+def _dechunk(data: bytes) -> bytes | None:
+    """The body of a ``Transfer-Encoding: chunked`` payload, or ``None`` when it is malformed."""
+    out: list[bytes] = []
+    i = 0
+    while True:
+        j = data.find(b"\r\n", i)
+        if j < 0:
+            return None
+        try:
+            size = int(data[i:j].split(b";", 1)[0].strip() or b"x", 16)
+        except ValueError:
+            return None
+        if size == 0:
+            return b"".join(out)
+        out.append(data[j + 2:j + 2 + size])
+        i = j + 2 + size + 2
+
+
+def _decode_body(data: bytes, http: Any, limit: int) -> bytes | None:
+    """The payload as the server meant it: ``Transfer-Encoding: chunked`` and ``Content-Encoding`` gzip /
+    deflate undone (as many WARC writers store the bytes on the wire), at most ``limit`` bytes decompressed;
+    ``None`` when it cannot be decoded."""
+    import zlib
+
+    te = (http.get("Transfer-Encoding") or "").lower()
+    if "chunked" in te:
+        data = _dechunk(data)  # type: ignore[assignment]
+        if data is None:
+            return None
+    ce = (http.get("Content-Encoding") or "").strip().lower()
+    if ce in ("", "identity"):
+        return data
+    if ce in ("gzip", "x-gzip", "deflate"):
+        for wbits in ((16 + zlib.MAX_WBITS,) if ce != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)):
+            try:
+                d = zlib.decompressobj(wbits)
+                out = d.decompress(data, limit)
+                if not d.unconsumed_tail:
+                    return out
+            except zlib.error:
+                continue
+        return None
+    return None  # an encoding this reader does not undo (e.g. br): not readable as HTML
+
+
+def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | None:
+    """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used."""
+    h = rec.headers
+    uri = (h.get("WARC-Target-URI") or "").strip().strip("<>")
+    declared = h.get("Content-Length")
+    if not uri or declared is None or not declared.strip().isdigit():
+        return "broken"
+    if int(declared) > opts.max_record_bytes:
+        return "too_large"
+    if h.get("WARC-Truncated"):
+        return "truncated"
+    rec.freeze()
+    if rec.content_length < int(declared):
+        return "truncated"
+    url = canonical_url(uri)
+    if url is None:
+        return "broken"
+    try:
+        rec.parse_http()
+    except (OSError, ValueError):
+        return "broken"
+    if not rec.is_http_parsed or rec.http_headers is None:
+        return "broken"
+    status = rec.http_headers.status_code or 0
+    if 300 <= status < 400:
+        loc = rec.http_headers.get("Location")
+        if not loc:
+            return "redirect_without_location"
+        target = canonical_url(loc, url)
+        if target is None:
+            return "broken"
+        if target != url:
+            writer.add_redirect(url, target)
+        return None
+    if not 200 <= status < 300:
+        return "http_error"
+    ctype = rec.http_headers.get("Content-Type")
+    if _media_type(ctype) not in opts.html_types:
+        return "non_html"
+    payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
+    if payload is None:
+        return "broken"
+    if not payload.strip():
+        return "empty"
+    digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
+    writer.add_page(url, digest, extract_page(payload, url, ctype))
+    return None
+
+
+# ------------------------------------------------------------------------------------------ labels
+
+def _read_label_map(labels: str | os.PathLike | Mapping[str, Any]) -> dict[str, list[str]]:
+    """URL → labels from a dict, a JSON file or a CSV file; URLs canonicalised."""
+    if isinstance(labels, Mapping):
+        raw: Iterable[tuple[str, Any]] = labels.items()
+        where = "labels"
+    else:
+        p = Path(labels).expanduser()
+        where = f"labels file {p}"
+        if not p.is_file():
+            raise FileNotFoundError(f"{where}: no such file")
+        if p.suffix.lower() == ".json":
+            try:
+                obj = json.loads(p.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ValueError(f"{where}: not valid JSON ({e})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"{where}: expected a JSON object {{url: label or [labels]}}, "
+                                 f"got {type(obj).__name__}")
+            raw = obj.items()
+        elif p.suffix.lower() == ".csv":
+            with open(p, newline="", encoding="utf-8") as f:
+                rows = [r for r in csv.reader(f) if r and r[0].strip()]
+            if rows and canonical_url(rows[0][0]) is None:
+                rows = rows[1:]  # a header row
+            raw = [(r[0], [c for c in r[1:] if c.strip()]) for r in rows]
+        else:
+            raise ValueError(f"{where}: expected a .json or .csv file")
+    out: dict[str, list[str]] = {}
+    for url, labs in raw:
+        c = canonical_url(str(url))
+        if c is None:
+            raise ValueError(f"{where}: {url!r} is not an absolute http(s) URL")
+        labs = [labs] if isinstance(labs, str) else list(labs)
+        if not all(isinstance(x, str) and x.strip() for x in labs):
+            raise ValueError(f"{where}: labels of {url!r} must be non-empty strings, got {labs!r}")
+        out.setdefault(c, [])
+        out[c].extend(x.strip() for x in labs if x.strip() not in out[c])
+    return out
+
+
+def _read_label_rules(rules: str | os.PathLike | Sequence[Sequence[str]] | Mapping[str, str]
+                      ) -> list[tuple[str, str]]:
+    """``(canonical prefix, label)`` pairs, longest prefix first."""
+    where = "label_rules"
+    obj: Any = rules
+    if isinstance(rules, (str, os.PathLike)):
+        p = Path(rules).expanduser()
+        where = f"label_rules file {p}"
+        if not p.is_file():
+            raise FileNotFoundError(f"{where}: no such file")
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{where}: not valid JSON ({e})") from None
+    pairs = list(obj.items()) if isinstance(obj, Mapping) else list(obj)
+    out = []
+    for item in pairs:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise ValueError(f"{where}: each rule must be a (prefix, label) pair of strings, got {item!r}")
+        prefix, label = item
+        c = canonical_url(prefix)
+        if c is None:
+            raise ValueError(f"{where}: prefix {prefix!r} is not an absolute http(s) URL")
+        if not prefix.rstrip().endswith("/") and c.endswith("/") and not prefix.rstrip().endswith(c.rstrip("/")):
+            c = c[:-1]
+        if not label.strip():
+            raise ValueError(f"{where}: empty label for prefix {prefix!r}")
+        out.append((c, label.strip()))
+    return sorted(out, key=lambda r: -len(r[0]))
+
+
+# ---------------------------------------------------------------------------------------- load_warc
+
+def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
+              labels: str | os.PathLike | Mapping[str, Any] | None = None,
+              label_rules: str | os.PathLike | Sequence[Sequence[str]] | Mapping[str, str] | None = None,
+              workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
+              cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
+              html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
+              chunk_pages: int = 2000, cache: bool = True) -> Corpus:
+    """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
+
+    :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
+    :param labels: URL → label(s): a JSON (``{url: label | [labels]}``) or CSV (``url,label…``) file or a dict
+    :param label_rules: URL-prefix rules ``[(prefix, label), …]`` or a JSON file of them; longest prefix wins
+    :param workers: processes parsing files in parallel (``engine="process"``; default: one per file up to
+        the CPU count; ``1`` parses in this process)
+    :param include_unfetched: keep links to URLs not in the archive as text-less pages
+    :param engine: ``"process"`` (local processes; the join from sorted hash arrays) or ``"dask"`` (files
+        parsed by ``Client.map`` on a Dask cluster, the join by Dask DataFrame merges)
+    :param cluster: with ``engine="dask"``: a scheduler address or a ``distributed.Client``; ``None`` starts a
+        ``LocalCluster(n_workers=2, threads_per_worker=1)`` for the call. Remote workers must see ``path``
+        and ``work_dir`` at the same paths (a shared file system)
+    :param work_dir: folder for the shard chunks (default: a temporary folder removed afterwards)
+    :param name: corpus name (default ``"warc:<first file's name>"``)
+    :param html_types: content types compiled into pages
+    :param max_record_bytes: larger records are skipped (``too_large``)
+    :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
+    :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
+        the files (path, size, modification time), the labels and the options that change the result, and
+        re-open it memory-mapped next time instead of compiling again
+    """
+    files = warc_files(path)
+    if engine not in ("process", "dask"):
+        raise ValueError(f"engine must be 'process' or 'dask', got {engine!r}")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive int or None, got {workers!r}")
+    if chunk_pages < 1:
+        raise ValueError(f"chunk_pages must be ≥ 1, got {chunk_pages!r}")
+    label_map = _read_label_map(labels) if labels is not None else None
+    rules = _read_label_rules(label_rules) if label_rules is not None else None
+    opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
+                       chunk_pages=int(chunk_pages))
+    corpus_name = name or f"warc:{files[0].name.split('.warc')[0]}"
+    cache_path = None
+    if cache:
+        from gym_crawl.corpus.cache import data_dir, open_cached
+
+        cache_path = data_dir() / "warc" / _cache_key(files, label_map, rules, include_unfetched, opts, corpus_name)
+        hit = open_cached(cache_path, what=f"WARC corpus {corpus_name!r}")
+        if hit is not None:
+            return hit
+    own_dir = work_dir is None
+    wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir or ".").expanduser()
+    wd.mkdir(parents=True, exist_ok=True)
+    try:
+        if engine == "dask":
+            results, join_fn = _run_dask(files, wd, opts, cluster)
+        else:
+            results = _run_processes(files, wd, opts, workers)
+            join_fn = None
+        chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
+        skipped: Counter = Counter()
+        for r in results:
+            skipped.update(r["skipped"])
+        if not any(c["pages"] for c in chunks):
+            raise CorpusFormatError(
+                f"WARC {os.fspath(path) if isinstance(path, (str, os.PathLike)) else files[0]}: no HTML page "
+                f"found in {len(files)} file(s) ({sum(r['records'] for r in results)} records; skipped: "
+                f"{dict(sorted(skipped.items())) or 'none'})")
+        join = join_fn(chunks) if join_fn is not None else join_numpy(load_keys(chunks))
+        summary: dict[str, Any] = {
+            "files": len(files), "records": sum(r["records"] for r in results),
+            "skipped": {k: int(skipped.get(k, 0)) for k in SKIP_REASONS},
+            "duplicates": {"url": join.url_duplicates, "payload_digest": join.digest_duplicates},
+            "redirects": {"records": sum(c["redirects"] for c in chunks), "used": join.redirects_used},
+            "unreadable_files": {r["file"]: r["unreadable"] for r in results if r["unreadable"]},
+            "engine": engine,
+        }
+        meta = {
+            "source": "WARC " + ", ".join(str(f) for f in files[:5]) + (f" … ({len(files)} files)"
+                                                                          if len(files) > 5 else ""),
+            "warc_summary": summary,
+            "title_definition": "the HTML <title> (the URL when missing; '<title> (<url>)' when several pages "
+                                "share it); title tokens are the words of the page's canonical URL (host and "
+                                "path parts), what a crawler knows before fetching it; corpus.urls holds the URLs",
+            "text_definition": "the main text (boilerplate removed by Resiliparse's main-content extractor)",
+            "domain_definition": "the URL's host (host:port for a non-default port)",
+            "anchor_definition": "the link's text (or the alt text of an image inside the link)",
+            "context_definition": "150 characters each side of the anchor in the page's visible text",
+        }
+        if rules is not None:
+            meta["label_definition"] = "URL-prefix rules (longest prefix wins)" + (" and a URL map"
+                                                                                  if label_map else "")
+        elif label_map is not None:
+            meta["label_definition"] = "a URL → label map"
+        corpus = assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
+                           label_map=label_map, rules=rules, meta=meta)
+    finally:
+        if own_dir:
+            shutil.rmtree(wd, ignore_errors=True)
+    if cache_path is None:
+        return corpus
+    from gym_crawl.corpus.cache import store_cached
+
+    return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
+
+
+_COMPILER_VERSION = 2
+"""Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
+(2: the ``link_position`` column)."""
+
+
+def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,
+               opts: WarcOptions, name: str) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    h.update(json.dumps([_COMPILER_VERSION, label_map, rules, include_unfetched, list(opts.html_types),
+                        opts.max_record_bytes, name], sort_keys=True).encode())
+    return h.hexdigest()[:24]
+
+
+def _run_processes(files: list[Path], wd: Path, opts: WarcOptions, workers: int | None) -> list[dict[str, Any]]:
+    n = workers if workers is not None else min(len(files), os.cpu_count() or 1)
+    if n <= 1 or len(files) == 1:
+        return [parse_warc_file(f, wd, i, opts) for i, f in enumerate(files)]
+    with ProcessPoolExecutor(max_workers=min(n, len(files))) as ex:
+        futures = [ex.submit(parse_warc_file, f, wd, i, opts) for i, f in enumerate(files)]
+        return [fu.result() for fu in futures]
+
+
+def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> tuple[list[dict[str, Any]], Any]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("engine='dask' needs Dask: pip install 'gym-crawl[cluster]'") from None
+    own: list[Any] = []
+    if cluster is None:
+        lc = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(lc)
+        own = [client, lc]
+    elif isinstance(cluster, Client):
+        client = cluster
+    else:
+        client = Client(cluster)
+        own = [client]
+    try:
+        futures = client.map(parse_warc_file, [str(f) for f in files], [str(wd)] * len(files), range(len(files)),
+                             [opts] * len(files), pure=False)
+        results = client.gather(futures)
+        chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
+        join = join_dask(chunks, client) if any(c["pages"] for c in chunks) else None
+    finally:
+        for o in own:
+            o.close()
+    return results, (lambda _chunks: join)
