@@ -188,8 +188,8 @@ def crawl_task(served: _Served, corpus: Any, task: Any, text: Any, env_text: dic
     URLs, CPU and wall seconds."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
-    from gym_crawl.web.fetcher import PoliteFetcher
     from gym_crawl.tasks import topic_of
+    from gym_crawl.web.fetcher import PoliteFetcher
 
     topic = topic_of(corpus, task)
     errors: dict[str, str | None] = {}
