@@ -123,7 +123,9 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
 
     ``delay``/``contact``: the fetch policy's per-host delay (seconds) and the contact URL in the
     User-Agent (used to build ``policy`` when none is given). ``text``: the reference text model or corpus
-    (normally the one the agent was trained on). ``capacity``: the web's page capacity (default
+    (normally the one the agent was trained on); ``None``: the general English model
+    (:mod:`gym_crawl.text.general`; ``env_overrides={"text": {"general": False}}`` hashes every word instead).
+    ``capacity``: the web's page capacity (default
     ``max(10_000, 50 × max_pages)``). ``fetch``: a fetch function instead of the polite fetcher (tests,
     replays; then no WARC is written). ``overwrite``: replace an existing ``warc`` file (without ``resume``; an
     existing file is otherwise refused). ``env_overrides``: more env keywords (features, reducer, ...).

@@ -217,12 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a contact URL put in the User-Agent, as polite crawlers do")
     lv.add_argument("--text", default=None, metavar="CORPUS",
                     help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
-                         "on); default: hashed vectors for every word")
+                         "on); 'general': require the general English model; 'none': hashed vectors for every "
+                         "word; default: the general English model when its source is on this machine "
+                         "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
     lv.add_argument("--capacity", type=_int_at_least(1), default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
 
     d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
-    d.add_argument("name", help="wikispeedia | simplewiki")
+    d.add_argument("name", help="wikispeedia (also the source of the general English text model of live and WARC "
+                                "webs) | simplewiki")
     d.add_argument("--dest", default=None, help="folder (default: the cache)")
     d.add_argument("--date", default="latest", help="dump date for simplewiki (YYYYMMDD or latest)")
     d.add_argument("--from", dest="from_path", default=None, metavar="PATH",
@@ -395,9 +398,11 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     _check_live_flags(args, names)
     pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
     agent = _load_agents(names, args.load)[0][1]
-    text = load_corpus(args.text) if args.text else None
+    text = load_corpus(args.text) if args.text and args.text not in ("general", "none") else None
     over = {k: v for k, v in _env_overrides(args).items()
             if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    if args.text in ("general", "none"):
+        over["text"] = {"general": args.text == "general"}
     res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
                      scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
                      resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over)
