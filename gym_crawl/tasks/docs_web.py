@@ -1,8 +1,9 @@
 """The ``docs-web`` task set: Debian's documentation sites crawled into a corpus.
 
-The corpus is compiled by ``gym-crawl bench docs-web`` into ``<data dir>/docs-web``
-(:func:`load_docs_web`). Its labels are ``<site>`` and ``<site>.<section>...``; every section label is a
-topic, and whole sites are held out for testing (:func:`split_of`).
+The corpus is compiled by ``gym-crawl bench docs-web`` into ``<data dir>/docs-web`` and registered as the
+corpus ``docs-web`` (``load_corpus("docs-web")``, :func:`load_docs_web`). Its labels are ``<site>`` and
+``<site>.<section>...``; every section label is a topic, and whole sites are held out for testing
+(:func:`split_of`).
 
 Two task sets are built on it:
 
@@ -22,12 +23,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gym_crawl.corpus.sources import built_corpus_path, load_built_corpus
+
 __all__ = ["CORPUS_DIRNAME", "FAR_BUDGET", "GENRES", "HARD_MAX_VISIBLE", "NEAR_BUDGET", "corpus_path",
-           "docs_web_hard_tasks", "docs_web_tasks", "genre_of", "load_docs_web", "page_sites", "site_label", "split_of",
-           "visible_fraction"]
+           "docs_web_hard_tasks", "docs_web_tasks", "genre_of", "load_docs_web", "page_sites", "site_label",
+           "split_note", "split_of", "visible_fraction"]
 
 CORPUS_DIRNAME = "docs-web"
-"""Folder of the compiled corpus under :func:`gym_crawl.corpus.data_dir`."""
+"""The corpus' registered name, also its folder under :func:`gym_crawl.corpus.data_dir`."""
 
 
 def site_label(label: str) -> str:
@@ -46,6 +49,13 @@ def split_of(label: str) -> str:
     from gym_crawl.tasks.task import is_test_topic
 
     return "test" if is_test_topic(site_label(label)) else "train"
+
+
+def split_note(tasks: list[Any]) -> str:
+    """What a listing says about the split of ``tasks`` (:class:`~gym_crawl.tasks.task.Task`):
+    ``"split by site: test sites django, python"``."""
+    return "split by site: test sites " + ", ".join(sorted({site_label(t.label) for t in tasks
+                                                           if t.split == "test"}))
 
 
 def page_sites(corpus: Any) -> Any:
@@ -194,19 +204,11 @@ def docs_web_hard_tasks(corpus: Any, set_name: str = "docs-web-hard", *, min_pag
 
 
 def corpus_path(data: str | os.PathLike | None = None) -> Path:
-    """Where the compiled ``docs-web`` corpus lives: ``<data dir>/docs-web``."""
-    from gym_crawl.corpus import data_dir
-
-    return Path(data) if data is not None else data_dir() / CORPUS_DIRNAME
+    """Where the compiled ``docs-web`` corpus lives: ``data`` when given, else ``<data dir>/docs-web``."""
+    return built_corpus_path(CORPUS_DIRNAME, data)
 
 
 def load_docs_web(path: str | os.PathLike | None = None) -> Any:
-    """The compiled ``docs-web`` corpus (memory-mapped); ``FileNotFoundError`` saying how to build it when
-    it is not there."""
-    from gym_crawl.corpus.core import Corpus
-
-    p = corpus_path(path)
-    if not (p / "manifest.json").is_file():
-        raise FileNotFoundError(f"the docs-web corpus is not built at {p}: run `gym-crawl bench docs-web` "
-                                "(add --install to install the Debian documentation packages)")
-    return Corpus.load(p)
+    """The compiled ``docs-web`` corpus (memory-mapped), as ``load_corpus("docs-web", path=path)``;
+    ``FileNotFoundError`` naming ``gym-crawl bench docs-web`` when it is not built."""
+    return load_built_corpus(CORPUS_DIRNAME, path)

@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.corpus import load_corpus
 from gym_crawl.tasks import docs_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
 
 __all__ = ["TASK_SETS", "Task", "TaskSet", "TaskSetDef", "build_task_sets", "is_test_topic", "labelled_tasks",
-           "load_task_corpus", "split_labels", "tasks_for", "topic_of"]
+           "split_labels", "tasks_for", "topic_of"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,14 @@ class TaskSetDef:
     :param build: ``build(corpus, set_name, min_pages=, near_budget=, far_budget=, max_tasks=)`` → tasks;
         ``near_budget``/``far_budget`` are ``None`` for the set's own budgets.
     :param doc: one line for listings.
+    :param note: ``note(tasks)`` → what a listing says about the built tasks (how they are split), or
+        ``None`` to say nothing.
     """
 
     corpus: str | None
     build: Callable[..., list[Task]]
     doc: str = ""
+    note: Callable[[list[Task]], str] | None = None
 
 
 def split_labels(labels: Sequence[str]) -> dict[str, str]:
@@ -125,26 +129,17 @@ TASK_SETS: dict[str, TaskSetDef] = {
     "hard": TaskSetDef("synthetic-hard", _label_sets(("near",)), "synthetic-hard labels, budget 100"),
     "hard-100k": TaskSetDef("synthetic-hard-100000", _label_sets(("near",)),
                             "synthetic-hard-100000 labels, budget 100"),
-    "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site"),
+    "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site",
+                           docs_web.split_note),
     "docs-web-hard": TaskSetDef("docs-web", _docs_web_hard_set,
-                                "docs-web sections named by a cross-site genre absent from their pages"),
+                                "docs-web sections named by a cross-site genre absent from their pages",
+                                docs_web.split_note),
 }
-
-
-def load_task_corpus(spec: str) -> Any:
-    """``load_corpus(spec)``; ``"docs-web"`` is the compiled docs-web corpus (:func:`docs_web.load_docs_web`)."""
-    if spec == "docs-web":
-        from gym_crawl.tasks.docs_web import load_docs_web
-
-        return load_docs_web()
-    from gym_crawl.corpus import load_corpus
-
-    return load_corpus(spec)
 
 
 def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", min_pages: int = 25,
                     quick_budget: int | None = None, max_tasks: int | None = None,
-                    load: Callable[[str], Any] = load_task_corpus) -> tuple[list[TaskSet], dict[str, Any]]:
+                    load: Callable[[str], Any] | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
     """The named task sets and the corpora they use (``{spec: Corpus}``).
 
     :param names: names of :data:`TASK_SETS`; an unknown name is a ``ValueError`` listing the known ones.
@@ -152,8 +147,10 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
     :param min_pages: labels with fewer pages are no topic.
     :param quick_budget: caps every task's budget (and replaces the near/far budgets).
     :param max_tasks: keep at most this many tasks per set (half train, half test).
-    :param load: ``spec -> Corpus``. A set whose corpus does not load is returned empty, with a note.
+    :param load: ``spec -> Corpus`` (default :func:`gym_crawl.corpus.load_corpus`). A set whose corpus does not
+        load is returned empty, with a note.
     """
+    load = load if load is not None else load_corpus
     corpora: dict[str, Any] = {}
     sets: list[TaskSet] = []
     for name in names:
@@ -172,9 +169,8 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
         note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
-        if spec == "docs-web" and tasks:
-            note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
-                                                                    if t.split == "test"}))
+        if d.note is not None and tasks:
+            note = d.note(tasks)
         sets.append(TaskSet(name, spec, tasks, note))
     return sets, corpora
 
