@@ -290,3 +290,106 @@ def test_docs_name_files_that_exist():
                for m in re.findall(r"`((?:gym_crawl|agents|benchmarks|tests)/[\w/]+\.py)", f.read_text())
                if not (ROOT / m).exists()]
     assert not missing, "docs name files that do not exist:\n" + "\n".join(missing)
+
+
+# ------------------------------------------------------------------------------------------ private names
+# A name that starts with one underscore is private to the module that defines it (a private module, to its
+# package). No module of the package imports another module's private name, imports a private module of a
+# package it is not inside, or reads ``obj._attr`` where no class or function of its own module defines
+# ``_attr``. What one module needs of another is public, with a docstring.
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """The private names a module defines: its functions, classes and globals, the methods and class attributes
+    of its classes, the attributes its code assigns (``self._x = ``, ``obj._x = ``) and its ``__slots__``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                  for t in node.targets):
+            out.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
+                       and isinstance(c.value, str))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr",
+                                                                                                  "object.__setattr__"):
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                out.add(str(node.args[1].value))
+    return {n for n in out if _private(n)}
+
+
+def _outside_modules(tree: ast.AST) -> set[str]:
+    """Local names bound to modules outside the package (``import torch``, ``import sys as s``): their private
+    names are theirs (``torch._foreach_mul_``), not a boundary of this package."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update((a.asname or a.name.split(".")[0]) for a in node.names if not a.name.startswith("gym_crawl"))
+    return out
+
+
+def private_crossings(module: str, source: str) -> list[str]:
+    """Where ``module`` (its ``source``) uses a private name of another module of the package."""
+    tree = ast.parse(source)
+    pkg = module if module in _PACKAGES else module.rsplit(".", 1)[0]
+    mine, outside = _own_private_names(tree), _outside_modules(tree)
+    out = []
+
+    def private_module(path: str) -> str | None:
+        """The first private module on ``path`` whose package ``module`` is not inside."""
+        parts = path.split(".")
+        for i, p in enumerate(parts):
+            if _private(p) and not (module + ".").startswith(".".join(parts[:i]) + "."):
+                return ".".join(parts[: i + 1])
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")
+                base = ".".join(up[: len(up) - (node.level - 1)] + ([base] if base else []))
+            if not base.startswith("gym_crawl"):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if (bad := private_module(full if full in MODULES or full in _PACKAGES else base)) is not None:
+                    out.append(f"{node.lineno}: imports {full} (private module {bad})")
+                elif _private(a.name) and full not in MODULES and base != module:
+                    out.append(f"{node.lineno}: imports {base}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("gym_crawl") and (bad := private_module(a.name)) is not None:
+                    out.append(f"{node.lineno}: imports {a.name} (private module {bad})")
+        elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in mine:
+            if isinstance(node.value, ast.Name) and node.value.id in outside:
+                continue
+            out.append(f"{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+_PACKAGES = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+
+
+def test_the_private_name_check_sees_imports_reads_and_private_modules():
+    src = ("import torch\nfrom gym_crawl.corpus.download import _reason\nfrom gym_crawl.benchmarks._plotting import "
+           "plt\nfrom gym_crawl._io import atomic_write_bytes\nclass A:\n    def _f(self):\n        return a._f, "
+           "b._g, torch._foreach_mul_, self._h\n")
+    assert private_crossings("gym_crawl.cli", src) == [
+        "2: imports gym_crawl.corpus.download._reason",
+        "3: imports gym_crawl.benchmarks._plotting.plt (private module gym_crawl.benchmarks._plotting)",
+        "7: b._g"]
+    assert private_crossings("gym_crawl.benchmarks.sb3", src)[1:] == ["7: b._g"]  # inside the package: its own
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_crosses_a_module_boundary(module):
+    assert private_crossings(module, MODULES[module].read_text()) == []

@@ -96,12 +96,12 @@ from gym_crawl.corpus.mediawiki_assemble import assemble_corpus
 from gym_crawl.corpus.mediawiki_download import SIMPLEWIKI_BASE, download_simplewiki, parse_checksums, simplewiki_urls
 from gym_crawl.corpus.mediawiki_parse import (
     ChunkAccumulator,
+    ParseJob,
     SiteInfo,
-    _is_bz2,
-    _Job,
-    _parse_job,
-    _plan_chunks,
     find_multistream_index,
+    is_bz2,
+    parse_job,
+    plan_chunks,
     read_multistream_index,
     read_siteinfo,
 )
@@ -170,20 +170,20 @@ def _auto_workers(path: Path, index: Path | None, workers: int | None) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _parse_parallel(path: Path, index: Path, workers: int, base: _Job, progress: bool
+def _parse_parallel(path: Path, index: Path, workers: int, base: ParseJob, progress: bool
                     ) -> tuple[list[ChunkAccumulator], int]:
     """Parse a multistream dump with a process pool; chunks come back in file order."""
     import multiprocessing as mp
 
     offsets = read_multistream_index(index)
     info = read_siteinfo(path, end=int(offsets[0])) if len(offsets) else SiteInfo()
-    ranges = _plan_chunks(path, offsets, n_chunks=max(workers * 4, 1))
-    jobs = [_Job(base.path, a, b, True, info, base.namespaces, base.keep_text) for a, b in ranges]
+    ranges = plan_chunks(path, offsets, n_chunks=max(workers * 4, 1))
+    jobs = [ParseJob(base.path, a, b, True, info, base.namespaces, base.keep_text) for a, b in ranges]
     bar = _progress_bar(progress, ranges[-1][1] - ranges[0][0], f"{path.name} ({workers} workers)")
     out: list[ChunkAccumulator] = []
     try:
         with mp.get_context().Pool(processes=min(workers, len(jobs))) as pool:
-            for job, acc in zip(jobs, pool.imap(_parse_job, jobs)):
+            for job, acc in zip(jobs, pool.imap(parse_job, jobs)):
                 acc.siteinfo = info
                 out.append(acc)
                 if bar is not None:
@@ -194,7 +194,7 @@ def _parse_parallel(path: Path, index: Path, workers: int, base: _Job, progress:
     return out, len(jobs)
 
 
-def _parse_serial(path: Path, base: _Job, progress: bool) -> list[ChunkAccumulator]:
+def _parse_serial(path: Path, base: ParseJob, progress: bool) -> list[ChunkAccumulator]:
     bar = _progress_bar(progress, path.stat().st_size, path.name)
     done = [0]
 
@@ -203,7 +203,7 @@ def _parse_serial(path: Path, base: _Job, progress: bool) -> list[ChunkAccumulat
         done[0] = pos
 
     try:
-        return [_parse_job(base, tick if bar is not None else None)]
+        return [parse_job(base, tick if bar is not None else None)]
     finally:
         if bar is not None:
             bar.close()
@@ -220,8 +220,8 @@ def compile_mediawiki_dump(path: str | os.PathLike, *, namespaces: Sequence[int]
     namespaces = tuple(sorted(set(int(n) for n in namespaces)))
     idx = Path(index) if index is not None else find_multistream_index(path)
     n_workers = _auto_workers(path, idx, workers)
-    base = _Job(str(path), 0, path.stat().st_size, False, None, namespaces, keep_text)
-    if n_workers > 1 and idx is not None and _is_bz2(path):
+    base = ParseJob(str(path), 0, path.stat().st_size, False, None, namespaces, keep_text)
+    if n_workers > 1 and idx is not None and is_bz2(path):
         chunks, n_chunks = _parse_parallel(path, idx, n_workers, base, progress)
     else:
         if n_workers > 1:

@@ -115,7 +115,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import njit
 
-from gym_crawl.webgen.changing import _count_le
+from gym_crawl.webgen.changing import count_le
 
 try:  # PettingZoo is the optional 'multi' extra
     from pettingzoo import ParallelEnv
@@ -157,7 +157,7 @@ def _fetch(p, t, send_window, indptr, indices, birth, mptr, mtimes, pvisited, fr
     m = 0
     for i in range(n):
         u = out_ids[i]
-        k = _count_le(mtimes, mptr[u], mptr[u + 1], t)  # modifications of u up to t
+        k = count_le(mtimes, mptr[u], mptr[u + 1], t)  # modifications of u up to t
         last = birth[u] if k == 0 else mtimes[mptr[u] + k - 1]
         if t - last <= send_window and sent_ver[u] < k:
             sent_ver[u] = k

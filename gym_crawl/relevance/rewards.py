@@ -143,13 +143,13 @@ class ClassifierReward(RewardScheme):
 
     def __init__(self, kind: str = "auto", *, threshold: float = 0.5, fraction: float = 0.3, salt: str | None = None,
                  classifier: Any = None, **train_kwargs: Any):
-        from gym_crawl.relevance.classifier import ALL_KINDS, DEFAULT_SPLIT_SALT, _check_fraction
+        from gym_crawl.relevance.classifier import ALL_KINDS, DEFAULT_SPLIT_SALT, check_fraction
 
         if kind != "auto" and kind not in ALL_KINDS:
             raise ValueError(f"ClassifierReward kind {kind!r}: expected 'auto' or one of {ALL_KINDS}")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold < 1.0:
             raise ValueError(f"ClassifierReward threshold must be in (0, 1), got {threshold!r}")
-        self.kind, self.threshold, self.fraction = kind, float(threshold), _check_fraction(fraction)
+        self.kind, self.threshold, self.fraction = kind, float(threshold), check_fraction(fraction)
         self.salt = DEFAULT_SPLIT_SALT if salt is None else str(salt)
         self.train_kwargs = dict(train_kwargs)
         self._given = classifier
