@@ -152,8 +152,8 @@ class CollectionFreshness:
 
     def record(self, page, t_fetch) -> None:
         """Store the copy of ``page`` fetched at ``t_fetch`` (hours)."""
-        p = self.web._page(page)
-        t = self.web._now("t_fetch", t_fetch)
+        p = self.web.check_page(page)
+        t = self.web.check_time("t_fetch", t_fetch)
         if self.web.birth[p] > t:
             raise ValueError(f"page {p} is not born at t_fetch={t} (birth {self.web.birth[p]}): it cannot be fetched")
         if self._in[p] and t < self._tau[p]:
@@ -185,7 +185,7 @@ class CollectionFreshness:
     # -- instantaneous ----------------------------------------------------------------------------------
 
     def _check_now(self, t) -> float:
-        t = self.web._now("t", t)
+        t = self.web.check_time("t", t)
         if t < self._latest:
             raise ValueError(f"t={t} is before the latest record ({self._latest}); use mean_freshness/windowed "
                              "for past times")

@@ -74,7 +74,7 @@ def _reward_key(scheme: RewardScheme) -> tuple | None:
         tr = cast(ThresholdReward, scheme)
         return ("threshold", tr.tiers, tr.word_reward, tr.miss)
     if t is BinaryReward:
-        return ("binary", cast(BinaryReward, scheme)._labelled)
+        return ("binary", cast(BinaryReward, scheme).labelled)
     if t is LabelReward:
         return ("labels",)
     return None
@@ -215,10 +215,8 @@ class CrawlState:
             self._pages.ensure_all()
             self._links.ensure_all()
         key = _reward_key(scheme)
-        self._rw = None if key is None else scorer._tables.setdefault(
-            ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),
-                              np.zeros(self.corpus.n_pages, bool)))
-        if self._rw is not None and self._pages.complete and not scorer._tables.get(("reward-all", key)):
+        self._rw = None if key is None else scorer.reward_table(key)
+        if self._rw is not None and self._pages.complete and not self._rw[2].all():
             # every page is scored already (eager tables): fill the per-page reward cache in one vectorized
             # call of the (elementwise) built-in scheme — the values _page_reward would cache page by page
             pt = self._pages
@@ -226,7 +224,6 @@ class CrawlState:
             self._rw[0][:] = rws
             self._rw[1][:] = rls
             self._rw[2][:] = True
-            scorer._tables[("reward-all", key)] = True
         self._eval_label = bool(scorer.topic.label)
         lt = self._links
         #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)

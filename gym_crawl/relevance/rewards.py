@@ -70,14 +70,20 @@ class ThresholdReward(RewardScheme):
 
 
 class BinaryReward(RewardScheme):
+    """Reward 1 for a relevant page, else 0.
+
+    :param labelled: relevant means the page carries the topic's label; ``False``: the page contains a
+        topic word (tf-idf relevance > 0).
+    """
+
     name = "binary"
     max_reward = 1.0
 
     def __init__(self, labelled: bool = False):
-        self._labelled = labelled
+        self.labelled = labelled
 
     def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:
-        rel = s.label if self._labelled else (s.tfidf > 0)
+        rel = s.label if self.labelled else (s.tfidf > 0)
         return rel.astype(np.float32), rel.astype(bool)
 
 

@@ -270,7 +270,9 @@ class ChangingWeb:
 
     # -- checks -----------------------------------------------------------------------------------
 
-    def _page(self, page) -> int:
+    def check_page(self, page) -> int:
+        """``page`` as an int page id of this web; ``TypeError`` / ``ValueError`` naming the value and the range
+        ``[0, n_pages)`` otherwise."""
         try:
             p = int(page)
         except (TypeError, ValueError):
@@ -298,8 +300,9 @@ class ChangingWeb:
             raise ValueError(f"{name} must not be NaN")
         return v
 
-    def _now(self, name: str, t) -> float:
-        """A query time: a number <= horizon (modifications after the horizon are not simulated)."""
+    def check_time(self, name: str, t) -> float:
+        """``t`` as a query time in hours: a number (not NaN) <= the horizon (modifications after the horizon are
+        not simulated); the error names the argument ``name``, the value and the horizon."""
         v = self._time(name, t)
         if v > self.horizon:
             raise ValueError(f"{name}={v} is past the horizon ({self.horizon} h) of this ChangingWeb; "
@@ -310,12 +313,12 @@ class ChangingWeb:
 
     def exists(self, page, t) -> bool:
         """Whether page ``page`` is published at time ``t`` (``birth <= t``)."""
-        return bool(self.birth[self._page(page)] <= self._now("t", t))
+        return bool(self.birth[self.check_page(page)] <= self.check_time("t", t))
 
     def out_links(self, page, t) -> np.ndarray:
         """int32 targets of ``page``'s links that exist at ``t`` (empty if ``page`` does not exist)."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return np.empty(0, np.int32)
         row = self.indices[self.indptr[p]:self.indptr[p + 1]]
@@ -323,8 +326,8 @@ class ChangingWeb:
 
     def version_at(self, page, t) -> int:
         """Number of modifications in ``(birth, t]`` (0 = as born); -1 if the page is not born at ``t``."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return -1
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
@@ -332,8 +335,8 @@ class ChangingWeb:
 
     def last_modified(self, page, t) -> float:
         """Time of the latest modification ``<= t`` (the birth time if none; NaN if not born at ``t``)."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return math.nan
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
@@ -342,7 +345,7 @@ class ChangingWeb:
 
     def next_modification(self, page, after) -> float:
         """First modification time ``> after`` (``inf`` if none up to the horizon)."""
-        p = self._page(page)
+        p = self.check_page(page)
         after = self._time("after", after)
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
         j = lo + int(np.searchsorted(self.mod_times[lo:hi], after, side="right"))
@@ -350,7 +353,7 @@ class ChangingWeb:
 
     def page_state(self, page) -> np.ndarray:
         """The page's classifier output ``state(A)``: float32[state_dim] in [-1, 1] (read-only view)."""
-        return self.states[self._page(page)]
+        return self.states[self.check_page(page)]
 
     def is_new(self, page, t, window: float = 24.0) -> bool:
         """Whether the page exists at ``t`` and was born or last modified within ``window`` hours
@@ -362,15 +365,15 @@ class ChangingWeb:
 
     def exists_many(self, pages, t) -> np.ndarray:
         """bool array: ``exists(p, t)`` for each of ``pages``."""
-        return self.birth[self._pages(pages)] <= self._now("t", t)
+        return self.birth[self._pages(pages)] <= self.check_time("t", t)
 
     def versions_at(self, pages, t) -> np.ndarray:
         """int64 array: ``version_at(p, t)`` for each of ``pages`` (-1 where not born)."""
-        return _versions_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t))
+        return _versions_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t))
 
     def last_modified_at(self, pages, t) -> np.ndarray:
         """float64 array: ``last_modified(p, t)`` for each of ``pages`` (NaN where not born)."""
-        return _last_modified_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t))
+        return _last_modified_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t))
 
     def next_modification_at(self, pages, after) -> np.ndarray:
         """float64 array: ``next_modification(p, a)`` for each page (``after``: a number or one per page)."""
@@ -382,18 +385,18 @@ class ChangingWeb:
 
     def is_new_many(self, pages, t, window: float = 24.0) -> np.ndarray:
         """bool array: ``is_new(p, t, window)`` for each of ``pages``."""
-        return _is_new_many(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t),
+        return _is_new_many(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t),
                             float(window))
 
     def n_modifications(self, pages, t0, t1) -> np.ndarray:
         """int64 array: number of modifications of each page in ``(t0, t1]``."""
-        return _n_modifications(self.mod_ptr, self.mod_times, self._pages(pages), self._now("t0", t0),
-                                self._now("t1", t1))
+        return _n_modifications(self.mod_ptr, self.mod_times, self._pages(pages), self.check_time("t0", t0),
+                                self.check_time("t1", t1))
 
     def born_between(self, t0, t1) -> np.ndarray:
         """int64 pages born in ``(t0, t1]``, in order of birth (new documents of that period)."""
-        a = np.searchsorted(self._birth_sorted, self._now("t0", t0), side="right")
-        b = np.searchsorted(self._birth_sorted, self._now("t1", t1), side="right")
+        a = np.searchsorted(self._birth_sorted, self.check_time("t0", t0), side="right")
+        b = np.searchsorted(self._birth_sorted, self.check_time("t1", t1), side="right")
         return self._birth_order[a:b]
 
     def out_degree_at(self, page, t) -> int:
