@@ -111,7 +111,7 @@ class HanIndexFeatures(FeatureSet):
                                 s.link_cat, s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist,
                                 out, self._state_rel, self._tail, np.float32(self.d1), np.float32(self.d2),
                                 FK._EDGES5, FK._EDGES6, self._kscale)
-        self._no_parent(pages, bad)
+        self.refuse_unparented(pages, bad)
         return out
 
     def reference_compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:

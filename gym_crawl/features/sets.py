@@ -113,12 +113,19 @@ class FeatureSet:
     _fill: Callable[[CrawlState, np.ndarray, np.ndarray, int, bool], None] | None = None
 
     @staticmethod
-    def _no_parent(pages: np.ndarray, bad: int) -> None:
+    def refuse_unparented(pages: np.ndarray, bad: int) -> None:
+        """Raise the ``ValueError`` of a compiled row writer that met a page without a fetched parent.
+
+        :param pages: the int64 pages whose rows were asked for.
+        :param bad: what the writer returned: the index in ``pages`` of the first page without a parent, or -1.
+        """
         if bad >= 0:
             raise ValueError(f"pages {[int(pages[bad])]} are not frontier pages (no fetched parent)")
 
     @staticmethod
-    def _parent(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+    def best_parents(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """The best parent of each of ``pages`` (``state.best_parent[pages]``, int32): the fetched page whose
+        state a candidate's row reads. ``ValueError`` naming the pages that are not frontier pages."""
         bp = state.best_parent[pages]
         if len(bp) and bp.min() < 0:
             bad = pages[bp < 0]
@@ -157,7 +164,7 @@ class Han2018Features(FeatureSet):
     def raw(self, state: CrawlState, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Continuous quantities: relevances (n, 6+2C), change (n,), distance (n,) int."""
         pages = np.asarray(pages, dtype=np.int64)
-        s = self._parent(state, pages)
+        s = self.best_parents(state, pages)
         C = self.C
         rels = np.empty((len(pages), 6 + 2 * C), np.float32)
         rels[:, 0] = state.rel[s]
@@ -183,7 +190,7 @@ class Han2018Features(FeatureSet):
         bad = FK.han_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
                           s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out, col0,
                           self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), _EDGES5, _EDGES6)
-        self._no_parent(pages, bad)
+        self.refuse_unparented(pages, bad)
 
 
     def batch_layout(self) -> BatchLayout | None:
@@ -210,7 +217,7 @@ class TresFeatures(FeatureSet):
         s = state
         bad = FK.tres_rows(pages, s.best_parent, s.relevant, s.dist, s.path_rel, s.path_len, s.kw_url, s.kw_anchor,
                            s.page_domain, s.dom_fetched, s.dom_relevant, out, col0, with_bias)
-        self._no_parent(pages, bad)
+        self.refuse_unparented(pages, bad)
 
     def batch_layout(self) -> BatchLayout | None:
         if type(self) is not TresFeatures:

@@ -288,7 +288,7 @@ class SiteFeatures(FeatureSet):
         out = np.zeros((len(pages), self.dim), np.float32)
         if not len(pages):
             return out
-        bp = self._parent(state, pages).astype(np.int64)
+        bp = self.best_parents(state, pages).astype(np.int64)
         ep = self.episode(state)
         urls = _url_table(state.corpus)
         urls.ensure(pages)

@@ -119,7 +119,7 @@ class TresClfFeatures(FeatureSet):
         """(len(pages),) float32 classifier probability of the best parent's link text to each page."""
         pages = np.asarray(pages, np.int64)
         clf, cbp, cprob = self._cache(state)
-        bp = self._parent(state, pages)
+        bp = self.best_parents(state, pages)
         stale = cbp[pages] != bp
         if stale.any():
             sp_, sbp = pages[stale], bp[stale].astype(np.int64)
