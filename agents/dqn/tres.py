@@ -265,7 +265,7 @@ class _DDQNBase(Agent):
         autograd's ``addmm``/``threshold``/``mse_loss`` backward, so loss and gradients are bit-identical to
         ``mse_loss(online(x), y).backward()`` (tested), at about half the cost on these tiny tensors
         (≈ 125 µs vs ≈ 240 µs for a 64-row batch and two 64-unit layers: autograd's per-node overhead)."""
-        layers = self.online._lin  # type: ignore[union-attr]
+        layers = self.online.linears  # type: ignore[union-attr]
         last = len(layers) - 1
         with torch.no_grad():
             hs = [x]

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
+from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments, summarize_episodes
 
 __all__ = [
     "DEFAULT_PPO",
@@ -139,13 +139,11 @@ class RLlibResult:
     evaluation: dict[str, list[dict[str, Any]]]
 
     def summary(self) -> dict[str, Any]:
-        from gym_crawl.agents.sb3.train import _aggregate
-
         return {"backend": "rllib", "algo": "ppo", "policy": "scoring", "corpus": self.config.corpus,
                 "corpus_path": self.corpus_path, "num_env_runners": self.config.num_env_runners,
                 "timesteps": self.timesteps, "train_seconds": round(self.train_seconds, 2),
                 "env_steps_per_second": round(self.timesteps / max(self.train_seconds, 1e-9), 1),
-                "evaluation": {k: _aggregate(v) for k, v in self.evaluation.items()}}
+                "evaluation": {k: summarize_episodes(v) for k, v in self.evaluation.items()}}
 
 
 # --------------------------------------------------------------------------- environment
