@@ -216,9 +216,9 @@ def _markdown(out: dict[str, Any]) -> str:
 
 
 def _plot(out: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks._plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     cur = [r for r in out["rows"] if r["code"] == "current"]
     base = {(r["corpus"], r["reducer"], r["agent"]): r for r in out["rows"] if r["code"] == "baseline"}
     labels = [f"{r['corpus'][:5]}\n{r['reducer']}\n{r['agent'][:6]}" for r in cur]

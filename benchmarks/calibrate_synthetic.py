@@ -350,9 +350,9 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _plot(res: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks._plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     b = res["config"]["budgets"][0]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     ax = axes[0]

@@ -179,9 +179,9 @@ def _curve_stats(runs: list[dict[str, Any]], key: str) -> tuple[np.ndarray, np.n
 
 
 def plot(result: dict[str, Any], path: Path) -> Path:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks._plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     runs = result["learning"]
     if runs:

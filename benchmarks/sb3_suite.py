@@ -316,9 +316,9 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figure(res: dict[str, Any], out: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, agent_color, save_png
+    from gym_crawl.benchmarks._plotting import agent_color, pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     sets = [(n, e) for n, e in res["sets"].items() if e.get("agents")]
     if not sets:
         return

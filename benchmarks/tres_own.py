@@ -183,7 +183,7 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
     ``env``: env keywords on top of the variant's. Returns ``{"eval", "scale", "task", "found", "area",
     "harvest_rate"}`` per evaluation and test task (``area``: :func:`area` over the crawl's budget)."""
     from gym_crawl.agents import make_agent, run_episode
-    from gym_crawl.benchmarks.suite import _episode, resolve_agent
+    from gym_crawl.benchmarks.suite import resolve_agent, task_episode
     from gym_crawl.tasks import topic_of
 
     var = resolve_agent(name)
@@ -193,7 +193,7 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
     ep = 0
     for _ in range(epochs):
         for i in rng.permutation(len(train)):
-            _episode(envs, agent, train[int(i)], 1000 * seed + ep, env_kw)
+            task_episode(envs, agent, train[int(i)], 1000 * seed + ep, env_kw)
             ep += 1
     weights = agent.state_dict()
     out = []
@@ -234,7 +234,7 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
 
     test = [t for t in ts.tasks if t.split == "test"]
     train = [t for t in ts.tasks if t.split == "train"]
-    envs = suite._Envs(corpus)
+    envs = suite.TaskEnvs(corpus)
     seed_list = list(range(seeds))
     views: dict[str, list[dict[str, Any]]] = {"long": [], "area": [], "task": []}
     own: list[dict[str, Any]] = []
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [a for a in p.agents if a not in known]
     if bad:
         raise SystemExit(f"--agents: unknown agent(s) {bad}; registered agents and variants: {known}")
-    not_learning = [a for a in p.agents if not suite._is_learner(a)]
+    not_learning = [a for a in p.agents if not suite.is_learner(a)]
     if not_learning:
         raise SystemExit(f"--agents: {not_learning} do not learn (no observe): the own protocol needs a learner")
     out = Path(args.out)

@@ -373,9 +373,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _plot(r: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks._plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     panels: list[tuple[str, dict[str, float], str]] = []
     for sample, v in r.get("reading", {}).items():
         panels.append((f"WARC reading, {sample}", {k: v[k]["mb_per_s"] for k in ("fastwarc", "warcio")}, "MB/s"))

@@ -394,9 +394,9 @@ def _plot_curves(results: Sequence[Any], rows: Sequence[dict[str, Any]], path: P
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks._plotting import BOUNDS, _plt, agent_colors, save_png
+    from gym_crawl.benchmarks._plotting import BOUNDS, agent_colors, pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     n_eps = {r["agent"]: sum(x["agent"] == r["agent"] for x in rows) for r in rows}
     colors = agent_colors(str(r["agent"]) for r in rows)
     fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -319,10 +319,9 @@ def _own_private_names(tree: ast.AST) -> set[str]:
                                                   for t in node.targets):
             out.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
                        and isinstance(c.value, str))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr",
-                                                                                                  "object.__setattr__"):
-            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-                out.add(str(node.args[1].value))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
+            out.add(str(node.args[1].value))
     return {n for n in out if _private(n)}
 
 
