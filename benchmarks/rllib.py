@@ -75,7 +75,7 @@ def _cpu() -> float:
 
 def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: str) -> dict[str, Any]:
     """Sampling-only and training env steps/s of one algorithm with ``runners`` env runners (see module doc)."""
-    from gym_crawl.agents.rllib.train import _iteration_row, build_algo_config
+    from gym_crawl.agents.rllib.train import build_algo_config, iteration_row
 
     cfg = _cfg(args, p, runners, args.seed, Path(args.out) / "runs" / f"throughput-{runners}")
     algo = build_algo_config(cfg, corpus_path).build_algo()
@@ -127,7 +127,7 @@ def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: s
                     "steps_per_runner_cpu_second": round(steps / max(cpu, 1e-9), 1), "load_average": round(load0, 2)}
         rows, t0 = [], time.perf_counter()
         for it in range(p.train_iters):
-            rows.append(_iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
+            rows.append(iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
             if it == 0:
                 c0, r0 = _cpu(), runner_cpu()
         d_cpu = (_cpu() - c0) + (runner_cpu() - r0)
@@ -147,7 +147,7 @@ def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict
     import torch
 
     from gym_crawl.agents.rllib.model import CandidateScoringRLModule
-    from gym_crawl.agents.rllib.train import _model_config, evaluate_module, train
+    from gym_crawl.agents.rllib.train import evaluate_module, module_config, train
 
     runs = []
     for seed in range(args.seed, args.seed + (args.seeds or p.seeds)):
@@ -155,7 +155,7 @@ def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict
         res = train(cfg)
         torch.manual_seed(seed)
         fresh = CandidateScoringRLModule(observation_space=res.module.observation_space,
-                                         action_space=res.module.action_space, model_config=_model_config(cfg)).eval()
+                                         action_space=res.module.action_space, model_config=module_config(cfg)).eval()
         before = evaluate_module(fresh, cfg, corpus_path, cfg.eval_topics, 1, seed=seed + 30_000)
         after = res.evaluation["eval"]
         runs.append({"seed": seed, "timesteps": res.timesteps, "train_seconds": round(res.train_seconds, 2),
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.agents.rllib.train import RLlibConfig, _init_ray, resolve_corpus_path
+    from gym_crawl.agents.rllib.train import RLlibConfig, init_ray, resolve_corpus_path
 
     p = QUICK if args.quick else FULL
     torch.set_num_threads(1)  # the driver runs the PPO update; on a shared 2-core machine 2 threads thrash
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus_path = resolve_corpus_path(args.corpus, out)
     machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2),
                "python": platform.python_version()}
-    started = _init_ray(RLlibConfig(num_env_runners=max(args.runners)))
+    started = init_ray(RLlibConfig(num_env_runners=max(args.runners)))
     try:
         tp = []
         for n in args.runners:
