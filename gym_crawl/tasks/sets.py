@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus import load_corpus
+from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.tasks import docs_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
 
@@ -71,8 +72,6 @@ def tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int, 
     entry: ``"near"`` (most in-linked member, ``near_budget``), ``"size"`` (same seed, budget = label size),
     ``"far"`` (most in-linked page outside the label, ``far_budget``). ``max_tasks`` keeps the first half
     train / half test tasks in label order."""
-    from gym_crawl.relevance.topic import resolve_topic
-
     indeg = corpus.in_degree()
     out_deg = corpus.out_degree()
     cats = labelled_tasks(corpus, min_pages)
@@ -179,8 +178,6 @@ def topic_of(corpus: Any, task: Task) -> Any:
     """The task's :class:`~gym_crawl.relevance.topic.Topic`: its label's topic, named by the label's last
     components, with the task's seed pages; a task with ``words`` is named by them (topic words and name)
     instead of by its label. A word outside the corpus vocabulary is a ``KeyError`` naming it."""
-    from gym_crawl.relevance.topic import Topic, resolve_topic
-
     if task.words:
         unknown = [w for w in task.words if corpus.word_id(w) < 0]
         if unknown:
