@@ -403,3 +403,120 @@ def test_the_private_name_check_sees_imports_reads_and_private_modules():
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_private_name_crosses_a_module_boundary(module):
     assert private_crossings(module, MODULES[module].read_text()) == []
+
+
+# ------------------------------------------------------------------------------------ the doc and the tree
+# docs/architecture.md draws the layers, maps every module and lists the modules and functions past the size
+# rule; these tests hold the doc to the tree, so neither drifts from the other.
+
+ARCH_DOC = ROOT / "docs" / "architecture.md"
+
+
+def _doc_section(title: str) -> str:
+    text = ARCH_DOC.read_text()
+    assert f"\n## {title}\n" in text, f"docs/architecture.md has no section '## {title}'"
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _module_of_file(rel: str) -> str:
+    """``agents/dqn/core.py`` → ``gym_crawl.agents.dqn.core`` (the installed name of a file of the repository)."""
+    parts = Path(rel).with_suffix("").parts
+    if parts[0] in ("agents", "benchmarks"):
+        parts = ("gym_crawl", *parts)
+    return ".".join(p for p in parts if p != "__init__")
+
+
+def _module_map() -> list[tuple[str, str]]:
+    return re.findall(r"^\| `([\w/]+\.py)` \| (\w+) \|", _doc_section("Module map"), re.M)
+
+
+def test_the_module_map_lists_every_module_once_and_nothing_else():
+    rows = _module_map()
+    files = [f for f, _ in rows]
+    assert len(files) == len(set(files)), "modules listed twice: " + str(sorted({f for f in files
+                                                                                 if files.count(f) > 1}))
+    tree = {str(p.relative_to(ROOT)) for p in MODULES.values()}
+    assert not tree - set(files), "modules missing from the module map of docs/architecture.md: " + \
+        str(sorted(tree - set(files)))
+    assert not set(files) - tree, "the module map lists files that do not exist: " + str(sorted(set(files) - tree))
+
+
+def test_the_module_map_gives_each_module_the_layer_of_the_architecture_test():
+    wrong = []
+    for f, layer in _module_map():
+        me = _layer(_module_of_file(f))
+        want = "base" if me is None else LAYERS[me]
+        if layer != want:
+            wrong.append(f"{f}: the map says {layer}, the architecture test {want}")
+    assert not wrong, "\n".join(wrong)
+    base = {Path(f).stem for f, layer in _module_map() if layer == "base" and f.count("/") == 1}
+    assert base == BASE, f"base modules: the map has {sorted(base)}, the architecture test {sorted(BASE)}"
+
+
+def test_the_doc_and_the_package_docstring_draw_the_layers_of_the_architecture_test():
+    chain = re.search(r"```\n(registry → .*)\n```", _doc_section("Layers"))
+    assert chain, "docs/architecture.md ## Layers draws no 'registry → ...' chain"
+    drawn = [x.strip() for part in chain.group(1).split("→") for x in part.split("/")]
+    assert drawn == ["registry", *LAYERS]
+    table = re.findall(r"^\| (\w[\w, ]*) \| `gym_crawl", _doc_section("Layers"), re.M)
+    assert [x.strip() for row in table for x in row.split(",")] == ["registry", *LAYERS]
+    import gym_crawl
+
+    said = re.search(r"Layers \(data flows one way\): (.*?) \(docs/architecture.md\)", " ".join(
+        (gym_crawl.__doc__ or "").split()))
+    assert said, "gym_crawl/__init__.py's docstring does not draw the layers"
+    assert [x.strip() for part in said.group(1).split("→") for x in part.split("/")] == LAYERS
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 700, 80
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function's body, its docstring excluded."""
+    body = node.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value,
+                                                                                                  str):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def _oversized() -> set[str]:
+    """``path`` of every module past MAX_MODULE_LINES lines, ``path function`` of every function whose body
+    (docstring excluded) is past MAX_FUNCTION_LINES."""
+    out = set()
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        text = path.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            out.add(rel)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > MAX_FUNCTION_LINES:
+                out.add(f"{rel} {node.name}")
+    return out
+
+
+def test_what_breaks_the_size_rule_is_listed_with_its_reason():
+    listed = set()
+    for path, func, reason in re.findall(r"^\| `([\w/]+\.py)` \|\s*`?(\w*)`?\s*\| (.+) \|$",
+                                         _doc_section("Size"), re.M):
+        assert reason.strip(), f"{path} {func}: no reason given"
+        listed.add(f"{path} {func}" if func else path)
+    big = _oversized()
+    assert not big - listed, (f"past {MAX_MODULE_LINES} lines (module) or {MAX_FUNCTION_LINES} (function body) and "
+                              f"not in docs/architecture.md ## Size (split it, or list it with a reason): "
+                              f"{sorted(big - listed)}")
+    assert not listed - big, f"listed in docs/architecture.md ## Size but within the rule now: {sorted(listed - big)}"
+
+
+def test_every_complexity_exemption_is_listed_as_known_debt():
+    """A ``# noqa: C901`` function is in the table of docs/architecture.md ## Static checks and their known debt."""
+    table = _doc_section("Static checks and their known debt")
+    missing = []
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "noqa: C901" in lines[node.lineno - 1] \
+                    and not re.search(rf"`{re.escape(rel)}` `(\w+\.)?{node.name}`", table):
+                missing.append(f"{rel} {node.name}")
+    assert not missing, f"complexity exemptions not listed as known debt: {missing}"
