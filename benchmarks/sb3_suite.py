@@ -81,7 +81,7 @@ QUICK = Preset(sets=("ws-100",), seeds=2, timesteps=512, eval_every=256, budget=
 FULL = Preset(sets=("ws-100", "hard"), seeds=5, timesteps=30_000, eval_every=10_000, budget=None, max_tasks=None,
               n_envs=4, reps=2000)
 """The full run: 30k env steps per seed (the held-out curve of a 1-seed pilot flattened after ~10k steps), sized
-for a shared 2-core machine (~60 env steps per wall second there, ~200 per CPU-second)."""
+for a shared 2-core machine (its cost: ``benchmarks/RESULTS.md``)."""
 
 
 # ------------------------------------------------------------------------------------- environments

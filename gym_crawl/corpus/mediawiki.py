@@ -48,22 +48,18 @@ examples of each in ``meta["compile_examples"]``; skips are also logged):
 =============================  ==========================================================
 
 **XML reader: ``xml.etree.ElementTree.XMLPullParser``, not ``mwxml``.**
-Measured on the shipped samples (best of 3, this machine, decompression
-included / excluded): ltgwiki (3.7 MB XML) 0.16 s / 0.07 s with the pull parser
-vs 0.35 s / 0.25 s with ``mwxml``; enwiki sample (6.1 MB) 0.22 s / 0.03 s vs
-0.26 s / 0.07 s — 2.5–3.5× faster on the XML work itself. The pull parser is
-also fed bytes, so the same code parses a whole file or any byte range of a
+It is faster on the XML work itself (the comparison is in ``benchmarks/RESULTS.md``), and it is
+fed bytes, so the same code parses a whole file or any byte range of a
 multistream dump (a run of bz2 streams holding ``<page>`` elements but no
 ``<mediawiki>`` header, which ``mwxml`` cannot open), and its errors carry the
 line/column that :class:`CorpusFormatError` reports. Memory stays flat: each
 ``<page>`` element is dropped once processed.
 
-**Wikitext: own scanner, not ``mwparserfromhell``.** On the same samples the
-scanner renders 12.5 MB/s (enwiki) and 9.0 MB/s (ltgwiki) vs 1.9 and 1.4 MB/s
-for ``mwparserfromhell.parse(t).strip_code()``, whose output also kept
-reference text and left ``{{``/``<ref``/``{|`` in 15 of 106 enwiki articles;
-and the scanner gives each link's anchor span in the rendered text, which the
-surrounding-text window needs.
+**Wikitext: own scanner, not ``mwparserfromhell``.** The scanner is several times
+faster than ``mwparserfromhell.parse(t).strip_code()``, whose output also keeps
+reference text and leaves ``{{``/``<ref``/``{|`` in some articles (figures in
+``benchmarks/RESULTS.md``); and the scanner gives each link's anchor span in the
+rendered text, which the surrounding-text window needs.
 
 **Parallel parsing.** When the multistream index
 (``…-multistream-index.txt.bz2``, lines ``offset:page_id:title``) lies beside

@@ -117,8 +117,8 @@ def weighted_row_sums(matrix: np.ndarray, cols: np.ndarray, weights: np.ndarray,
                       n_rows: int) -> np.ndarray:
     """``out[r] = Σ_{j: rowpos[j]=r} weights[j] · matrix[cols[j]]`` → (n_rows, k) float32.
 
-    One sparse (n_rows × V) by dense (V × k) product, so no (nnz × k) temporary is built:
-    ~3-6× faster than gathering rows and summing them with ``np.add.reduceat``.
+    One sparse (n_rows × V) by dense (V × k) product, so no (nnz × k) temporary is built (as gathering the
+    rows and summing them with ``np.add.reduceat`` would).
     """
     if len(rowpos) == 0:
         return np.zeros((n_rows, matrix.shape[1]), np.float32)
