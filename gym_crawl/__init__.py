@@ -29,8 +29,9 @@ DEFAULT_MAX_EPISODE_STEPS = 1000
 #: The hard task: the same env whose defaults are a task with headroom — the ``synthetic-hard`` corpus (link text
 #: as uninformative as real Wikipedia's), its first topic (``geology``) from its main page, and a budget of 100
 #: pages, as in the ``hard`` task set (how far best-first and the oracle get there: benchmarks/RESULTS.md, "The
-#: default task WikiCrawl-v2"). Its train / test topics are the ``hard`` task set's (``gym-crawl train`` and ``gym-crawl eval`` use them). v1 and v0 keep their
-#: defaults (the 20,000-page default synthetic web, budget 1000) so their results reproduce.
+#: default task WikiCrawl-v2"). Its train / test topics are the ``hard`` task set's (``gym-crawl train`` and
+#: ``gym-crawl eval`` use them). v1 and v0 keep their defaults (the 20,000-page default synthetic web, budget
+#: 1000) so their results reproduce.
 ENV_ID_V2 = "WikiCrawl-v2"
 V2_KWARGS = {"corpus": "synthetic-hard"}
 V2_MAX_EPISODE_STEPS = 100

@@ -169,11 +169,6 @@ class CollectionFreshness:
         self._log_m.append(m)
         self._latest = max(self._latest, t)
 
-    def record_many(self, pages, t_fetch) -> None:
-        """``record(p, t_fetch)`` for each of ``pages`` (one fetch time for all)."""
-        for p in np.asarray(pages).reshape(-1):
-            self.record(p, t_fetch)
-
     def __len__(self) -> int:
         return len(self._members)
 

@@ -248,9 +248,6 @@ class CrawlState:
         v.flags.writeable = False
         return v
 
-    def in_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
-        return self.status[pages] == FRONTIER
-
     def set_domain_cap(self, cap: int | None) -> np.ndarray:
         """Change the cap mid-crawl (adaptive schedules); returns the frontier pages it dropped.
 

@@ -432,10 +432,6 @@ class ForagerFleetEnv(ParallelEnv):
     def _path_start(self, f: _Forager) -> bool:
         return f.path_step > self.params["max_step"] or f.n_frontier == 0
 
-    def valid_actions(self, agent: str) -> np.ndarray:
-        """Read-only copy of the agent's valid page ids mask now (= its ``obs["action_mask"]``)."""
-        return self._mask(self._f[agent]).astype(bool)
-
     def _mask(self, f: _Forager) -> np.ndarray:
         if self._path_start(f):
             return (f.known & (self._birth <= self._t)).astype(np.int8)
@@ -698,12 +694,6 @@ class ForagerFleetEnv(ParallelEnv):
                 "version": np.concatenate([x[1] for x in self._found]).astype(np.int64),
                 "time": np.concatenate([np.full(len(x[0]), x[2]) for x in self._found]),
                 "forager": np.concatenate([np.full(len(x[0]), x[3], np.int64) for x in self._found])}
-
-    def forager_stats(self, agent: str) -> dict[str, float]:
-        """Counts of a live forager: downloaded, sent, relevant, score, born_at."""
-        f = self._f[agent]
-        return {"downloaded": f.downloaded, "sent": f.sent, "relevant": f.relevant, "score": f.score,
-                "born_at": f.born_at}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":

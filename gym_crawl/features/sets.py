@@ -45,7 +45,7 @@ from gym_crawl.crawl.state import DIST_CAP, CrawlState
 from gym_crawl.registry import Registry
 
 __all__ = ["BatchLayout", "FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
-           "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
+           "FEATURE_SETS", "register_feature_set", "bucket5", "bucket6", "change_bucket"]
 
 
 
@@ -320,10 +320,6 @@ def register_feature_set(name: str, factory: Callable[[int], FeatureSet] | str, 
     """Make ``features=name`` build ``factory(n_categories)``; ``factory`` may be a lazy
     ``"module:attribute"`` string (for extensions and third parties)."""
     FEATURE_SETS.register(name, factory, description)
-
-
-def feature_set_names() -> list[str]:
-    return FEATURE_SETS.names()
 
 
 def get_feature_set(spec: str | FeatureSet, n_categories: int = 4) -> FeatureSet:

@@ -91,10 +91,6 @@ class TresClfFeatures(FeatureSet):
         self.train_kwargs = train_kwargs
         self._caches: dict[tuple[int, str], tuple[TextClassifier, np.ndarray, np.ndarray]] = {}
 
-    def classifier_for(self, state: CrawlState) -> TextClassifier:
-        """The classifier of the state's current topic (trained on first use)."""
-        return self._cache(state)[0]
-
     def _cache(self, state: CrawlState) -> tuple[TextClassifier, np.ndarray, np.ndarray]:
         scorer = state.scorer
         if scorer is None:

@@ -399,10 +399,6 @@ class ChangingWeb:
         b = np.searchsorted(self._birth_sorted, self.check_time("t1", t1), side="right")
         return self._birth_order[a:b]
 
-    def out_degree_at(self, page, t) -> int:
-        """Number of visible out-links of ``page`` at ``t``."""
-        return int(self.out_links(page, t).shape[0])
-
     def __repr__(self) -> str:
         return (f"ChangingWeb(n_pages={self.n_pages}, links={self.indices.shape[0]}, horizon={self.horizon} h, "
                 f"modifications={self.mod_times.shape[0]}, state_dim={self.state_dim})")
