@@ -60,7 +60,6 @@ from gym_crawl import tasks as tasks_lib
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
-from gym_crawl.corpus import load_corpus
 from gym_crawl.tasks import Task, TaskSet, is_test_topic, labelled_tasks, topic_of
 
 __all__ = [
@@ -117,7 +116,7 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 
 
 def _load_corpus(spec: str) -> Any:
     """The suite's corpus loader, one place so tests can hand in an in-memory corpus."""
-    return load_corpus(spec)
+    return tasks_lib.load_task_corpus(spec)
 
 
 # ------------------------------------------------------------------------------------------- running

@@ -39,9 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gym_crawl.crawl import batch_kernels as BK
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.features import kernels as FK
 from gym_crawl.registry import Registry
 
 __all__ = ["BatchLayout", "FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
@@ -49,18 +48,16 @@ __all__ = ["BatchLayout", "FeatureSet", "Han2018Features", "TresFeatures", "Comb
 
 
 
-_EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
-_EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
 
 
 def bucket5(x: np.ndarray) -> np.ndarray:
     """Han's 5-bucket index: [0,.2)→0, [.2,.4)→1, …, [.8,1]→4 (values clipped to [0, 1])."""
-    return np.searchsorted(_EDGES5, x, side="right")
+    return np.searchsorted(FK.EDGES5, x, side="right")
 
 
 def bucket6(x: np.ndarray) -> np.ndarray:
     """Han's 6-bucket index: [0,.1)→0, [.1,.3)→1, [.3,.5)→2, [.5,.7)→3, [.7,.9)→4, [.9,1]→5."""
-    return np.searchsorted(_EDGES6, x, side="right")
+    return np.searchsorted(FK.EDGES6, x, side="right")
 
 
 def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray:
@@ -74,9 +71,10 @@ def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray
 
 
 class BatchLayout(NamedTuple):
-    """What the batched vector env's compiled step needs to write a feature set's rows: the kernel's
-    ``kind`` (``gym_crawl.crawl.batch_kernels.FEAT_*``), whether Han's columns are discretized, the column
-    where TRES's start, and Han's δ1, δ2."""
+    """What a feature set hands the batched vector env's compiled step so that
+    :func:`gym_crawl.features.kernels.layout_rows` writes its rows: the layout ``kind`` (a ``FEAT_*`` of
+    :mod:`gym_crawl.features.kernels`), whether Han's columns are discretized, the column where TRES's start,
+    and Han's δ1, δ2."""
 
     kind: int
     han_discretized: bool
@@ -189,14 +187,14 @@ class Han2018Features(FeatureSet):
         s = state
         bad = FK.han_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
                           s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out, col0,
-                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), _EDGES5, _EDGES6)
+                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), FK.EDGES5, FK.EDGES6)
         self.refuse_unparented(pages, bad)
 
 
     def batch_layout(self) -> BatchLayout | None:
         if type(self) is not Han2018Features:  # a subclass may compute other rows
             return None
-        return BatchLayout(BK.FEAT_HAN, bool(self.discretize), 0, float(self.d1), float(self.d2))
+        return BatchLayout(FK.FEAT_HAN, bool(self.discretize), 0, float(self.d1), float(self.d2))
 
 
 class TresFeatures(FeatureSet):
@@ -222,7 +220,7 @@ class TresFeatures(FeatureSet):
     def batch_layout(self) -> BatchLayout | None:
         if type(self) is not TresFeatures:
             return None
-        return BatchLayout(BK.FEAT_TRES, False, 0, 0.1, 0.3)
+        return BatchLayout(FK.FEAT_TRES, False, 0, 0.1, 0.3)
 
 
 class CombinedFeatures(FeatureSet):
@@ -265,7 +263,7 @@ class CombinedFeatures(FeatureSet):
         h, t = self.parts
         if type(h) is not Han2018Features or type(t) is not TresFeatures:
             return None
-        return BatchLayout(BK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, float(h.d1), float(h.d2))
+        return BatchLayout(FK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, float(h.d1), float(h.d2))
 
 
 _FILLED_COMPUTES = (Han2018Features.compute, TresFeatures.compute)

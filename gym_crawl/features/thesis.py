@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.features import kernels as FK
 from gym_crawl.features.sets import FeatureSet
 
 __all__ = ["ThesisFeatures", "disc_relevance", "disc_change", "disc_change_code", "disc_distance"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from gym_crawl.agents import make_env_for
-from gym_crawl.corpus import load_corpus
 from gym_crawl.tasks.sets import (
     TASK_SETS,
     Task,
@@ -28,13 +27,14 @@ from gym_crawl.tasks.sets import (
     build_task_sets,
     is_test_topic,
     labelled_tasks,
+    load_task_corpus,
     split_labels,
     tasks_for,
     topic_of,
 )
 
 __all__ = ["TASK_SETS", "Task", "TaskSet", "TaskSetDef", "build_task_sets", "get", "is_test_topic",
-           "labelled_tasks", "make", "names", "parse", "split_labels", "task_set", "tasks_for",
+           "labelled_tasks", "load_task_corpus", "make", "names", "parse", "split_labels", "task_set", "tasks_for",
            "topic_of"]
 
 _SPLITS = ("train", "test", "all")
@@ -73,7 +73,7 @@ def parse(spec: str) -> tuple[str, str, int | None]:
 
 def _corpus(spec: str) -> Any:
     if spec not in _CORPORA:
-        _CORPORA[spec] = load_corpus(spec)
+        _CORPORA[spec] = load_task_corpus(spec)
     return _CORPORA[spec]
 
 

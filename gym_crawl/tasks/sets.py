@@ -35,7 +35,7 @@ from gym_crawl.tasks import docs_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
 
 __all__ = ["TASK_SETS", "Task", "TaskSet", "TaskSetDef", "build_task_sets", "is_test_topic", "labelled_tasks",
-           "split_labels", "tasks_for", "topic_of"]
+           "load_task_corpus", "split_labels", "tasks_for", "topic_of"]
 
 
 @dataclass(frozen=True)
@@ -136,9 +136,15 @@ TASK_SETS: dict[str, TaskSetDef] = {
 }
 
 
+def load_task_corpus(spec: str) -> Any:
+    """The corpus a task set names: ``load_corpus(spec)`` (``"docs-web"`` is a registered corpus, opened, never
+    built)."""
+    return load_corpus(spec)
+
+
 def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", min_pages: int = 25,
                     quick_budget: int | None = None, max_tasks: int | None = None,
-                    load: Callable[[str], Any] | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
+                    load: Callable[[str], Any] = load_task_corpus) -> tuple[list[TaskSet], dict[str, Any]]:
     """The named task sets and the corpora they use (``{spec: Corpus}``).
 
     :param names: names of :data:`TASK_SETS`; an unknown name is a ``ValueError`` listing the known ones.
@@ -146,10 +152,8 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
     :param min_pages: labels with fewer pages are no topic.
     :param quick_budget: caps every task's budget (and replaces the near/far budgets).
     :param max_tasks: keep at most this many tasks per set (half train, half test).
-    :param load: ``spec -> Corpus`` (default :func:`gym_crawl.corpus.load_corpus`). A set whose corpus does not
-        load is returned empty, with a note.
+    :param load: ``spec -> Corpus``. A set whose corpus does not load is returned empty, with a note.
     """
-    load = load if load is not None else load_corpus
     corpora: dict[str, Any] = {}
     sets: list[TaskSet] = []
     for name in names:
