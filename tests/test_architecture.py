@@ -520,3 +520,12 @@ def test_every_complexity_exemption_is_listed_as_known_debt():
                     and not re.search(rf"`{re.escape(rel)}` `(\w+\.)?{node.name}`", table):
                 missing.append(f"{rel} {node.name}")
     assert not missing, f"complexity exemptions not listed as known debt: {missing}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("gym_crawl.tasks")))
+def test_tasks_import_what_they_use_at_module_top(module):
+    """``gym_crawl.tasks`` sits above agents: it imports what it uses at module top, so the import graph drawn
+    from the code shows where it sits (no lazy import hides an arrow)."""
+    top = _imports(module, MODULES[module], top_level_only=True)
+    every = _imports(module, MODULES[module], top_level_only=False)
+    assert every <= top, f"{module} imports inside functions: {sorted(every - top)}"
