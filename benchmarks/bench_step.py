@@ -139,8 +139,9 @@ def cartpole_steps_per_s(steps: int = 50_000) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def _baseline_tree(rev: str, into: Path) -> Path:
-    """Extract revision ``rev`` of this repository into ``into`` (``git archive``)."""
+def baseline_tree(rev: str, into: Path) -> Path:
+    """Extract revision ``rev`` of this repository into ``into`` (``git archive``) and return ``into``: a tree to
+    put first on ``PYTHONPATH`` to run that revision's package. ``SystemExit`` naming ``rev`` when git cannot."""
     ar = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, timeout=300)
     if ar.returncode != 0:
         raise SystemExit(f"--baseline {rev!r}: git archive failed: {ar.stderr.decode()[-500:]}")
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-step-base-") as tmp:
         codes: list[tuple[str, str | None]] = [("current", None)]
         if args.baseline:
-            codes.append(("baseline", str(_baseline_tree(args.baseline, Path(tmp)))))
+            codes.append(("baseline", str(baseline_tree(args.baseline, Path(tmp)))))
         for label, pp in codes:
             out["rows"] += measure(preset, args.wikispeedia, pp, label)
             for corpus in preset.corpora:
