@@ -114,16 +114,20 @@ class _DecisionRecorder(gym.Wrapper):
 
 def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Path | None, topic: str,
                seed: int = 0, scope: str = "hosts", delay: float | None = None, contact: str | None = None,
-               text: Any = None, resume: bool = False, capacity: int | None = None, policy: Any = None,
+               text: Any = None, resume: bool = False, overwrite: bool = False, capacity: int | None = None,
+               policy: Any = None,
                fetch: Any = None, env_overrides: dict[str, Any] | None = None, progress: TextIO | None = sys.stderr,
                progress_every: float = 5.0, handle_signals: bool = True) -> LiveCrawlResult:
     """Crawl the live web from ``seeds`` with ``agent`` for at most ``max_pages`` steps (see the module docstring).
 
     ``delay``/``contact``: the fetch policy's per-host delay (seconds) and the contact URL in the
     User-Agent (used to build ``policy`` when none is given). ``text``: the reference text model or corpus
-    (normally the one the agent was trained on). ``capacity``: the web's page capacity (default
+    (normally the one the agent was trained on); ``None``: the general English model
+    (:mod:`gym_crawl.text.general`; ``env_overrides={"text": {"general": False}}`` hashes every word instead).
+    ``capacity``: the web's page capacity (default
     ``max(10_000, 50 × max_pages)``). ``fetch``: a fetch function instead of the polite fetcher (tests,
-    replays; then no WARC is written). ``env_overrides``: more ``WikiCrawl-v1`` keywords (features, reducer, ...).
+    replays; then no WARC is written). ``overwrite``: replace an existing ``warc`` file (without ``resume``; an
+    existing file is otherwise refused). ``env_overrides``: more env keywords (features, reducer, ...).
     """
     from gym_crawl.web.live import LiveWeb
 
@@ -140,7 +144,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             if contact is not None:
                 kw["contact"] = contact
             policy = FetchPolicy(**kw)
-        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, text=text, scope=scope, max_pages=cap)
+        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, overwrite=overwrite, text=text, scope=scope,
+                      max_pages=cap)
     else:
         web = LiveWeb(seeds, fetch=fetch, text=text, scope=scope, max_pages=cap)
     env = make_env_for(agent, corpus=web, topic=topic, max_episode_steps=max_pages, **(env_overrides or {}))

@@ -161,6 +161,8 @@ class LiveWeb(Corpus):
             its configuration, :meth:`config`, in the warcinfo record).
         resume: with ``warc``: an existing WARC's fetches are replayed from the file (its pages are not
             requested again) and new ones appended to it.
+        overwrite: with ``warc`` and without ``resume``: replace an existing WARC file (otherwise an existing file
+            is refused, ``FileExistsError``).
         text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
             whose vocabulary gives the first word ids; ``None``: an empty vocabulary (every word hashed).
         scope: which discovered URLs enter the web: ``"hosts"`` (the seeds' hosts, default), ``"domain"``
@@ -185,7 +187,7 @@ class LiveWeb(Corpus):
     live = True
 
     def __init__(self, seeds: Sequence[str], *, fetch: Callable[[str], Any] | None = None, policy: Any = None,
-                 warc: str | Path | None = None, resume: bool = False, text: Any = None,
+                 warc: str | Path | None = None, resume: bool = False, overwrite: bool = False, text: Any = None,
                  scope: str | Callable[[str], bool] = "hosts", max_pages: int = 100_000,
                  max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
                  max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live"):
@@ -277,7 +279,7 @@ class LiveWeb(Corpus):
         for u in canon:
             self._discover(u)
         if fetch is None:
-            fetch = self._default_fetcher(policy, warc, resume)
+            fetch = self._default_fetcher(policy, warc, resume, overwrite)
         self._fetch = fetch
 
     # ------------------------------------------------------------------ the Corpus interface
@@ -475,7 +477,8 @@ class LiveWeb(Corpus):
         return p
 
     # ------------------------------------------------------------------ fetching
-    def _default_fetcher(self, policy: Any, warc: str | Path | None, resume: bool) -> Callable[[str], Any]:
+    def _default_fetcher(self, policy: Any, warc: str | Path | None, resume: bool,
+                         overwrite: bool = False) -> Callable[[str], Any]:
         from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
 
         pol = policy if policy is not None else FetchPolicy()
@@ -495,7 +498,7 @@ class LiveWeb(Corpus):
             if resuming:
                 self._check_same_config(path)
             # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
-            recorder = WarcRecorder(path, append=resume, policy=pol, seeds=self.seed_urls,
+            recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=pol, seeds=self.seed_urls,
                                     info={CONFIG_FIELD: self.config()})
             self._recorder = recorder
             if resuming:
