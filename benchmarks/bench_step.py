@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WIKISPEEDIA = ROOT.parent / "shared" / "data" / "wikispeedia"
@@ -217,7 +217,7 @@ def _markdown(out: dict[str, Any]) -> str:
 
 
 def _plot(out: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     cur = [r for r in out["rows"] if r["code"] == "current"]

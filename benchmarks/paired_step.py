@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.benchmarks.bench_step import REDUCERS, baseline_tree
 
 __all__ = ["WORKER", "main", "parse_configs", "summarize"]
@@ -124,7 +124,7 @@ def _markdown(out: dict[str, Any]) -> str:
 
 
 def _plot(out: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(max(4.0, 1.4 * len(out["rows"]) + 2), 3.5))

@@ -37,7 +37,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.train_common import parse_topics
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "rllib"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
@@ -180,7 +180,7 @@ def _curve_stats(runs: list[dict[str, Any]], key: str) -> tuple[np.ndarray, np.n
 
 
 def plot(result: dict[str, Any], path: Path) -> Path:
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))

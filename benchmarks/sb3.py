@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
@@ -257,7 +257,7 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     agents = [a for a in res["agents"] if a["held_out"]]

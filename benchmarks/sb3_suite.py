@@ -52,7 +52,7 @@ import numpy as np
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks import suite
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.tasks import topic_of
 from gym_crawl.wrappers import TopicSampler
 
@@ -317,7 +317,7 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figure(res: dict[str, Any], out: Path) -> None:
-    from gym_crawl.benchmarks._plotting import agent_color, pyplot, save_png
+    from gym_crawl.benchmarks.plotting import agent_color, pyplot, save_png
 
     plt = pyplot()
     sets = [(n, e) for n, e in res["sets"].items() if e.get("agents")]

@@ -59,7 +59,7 @@ from gym_crawl import tasks as tasks_lib
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.tasks import Task, TaskSet, is_test_topic, labelled_tasks, topic_of
 
 __all__ = [
@@ -400,7 +400,7 @@ SUITE_COLORS = {"online-classifier": "#e377c2", "hashed-q": "#393b79", "lfa-sync
 
 def suite_color(name: str) -> Any:
     """The colour of agent ``name`` in the suite's figures (:data:`SUITE_COLORS`, else the shared palette's)."""
-    from gym_crawl.benchmarks._plotting import agent_color
+    from gym_crawl.benchmarks.plotting import agent_color
 
     return SUITE_COLORS.get(name) or agent_color(name)
 
@@ -412,7 +412,7 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
     import matplotlib.pyplot as plt
     from rliable import plot_utils
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     sets = [(n, e) for n, e in summary["sets"].items() if e.get("agents")]
     if not sets:

@@ -452,7 +452,7 @@ def _plot(live: dict[str, Any], groups: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     keys = [k for k in groups if " / " in k and "seed" not in k]

@@ -42,7 +42,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl.agents import AGENTS, register_agent
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
     register_agent("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
@@ -326,7 +326,7 @@ def figures(rows: list[dict[str, Any]], out: Path) -> list[str]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     paths = []
     corpora = sorted({r["corpus"] for r in rows})

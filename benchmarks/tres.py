@@ -93,8 +93,8 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
-from gym_crawl.benchmarks._plotting import pyplot
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.plotting import pyplot
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.corpus.url_sites import url_hash_domains
 from gym_crawl.relevance.search import SEEDFINDER_DEFAULTS, SearchEngine
 from gym_crawl.relevance.search import seedfinder_results as library_seedfinder_results

@@ -41,7 +41,7 @@ three readings ``x`` (:data:`VIEWS`): relevant found after ``L`` steps; the **ar
 them early — on sections of 25–1,000 pages a crawl of ``L`` steps finds nearly all of them whatever it does,
 so found-at-``L`` saturates); relevant found after ``B`` steps
 (tasks where the oracle finds no more than random are dropped); IQM with rliable's stratified bootstrap 95 %
-CI over seeds × tasks, over all, far-seed and near-seed tasks (:func:`gym_crawl.benchmarks._evaluate.summarize`),
+CI over seeds × tasks, over all, far-seed and near-seed tasks (:func:`gym_crawl.benchmarks.evaluate.summarize`),
 per-task wins/ties/losses against best-first, mean found and mean harvest rate. Reward ``labels`` in both
 protocols (what ``relevant_found`` counts; TRES's binary reward from a perfect classifier). Output (``--out``,
 default ``benchmarks/results/tres_own``): ``tres_own.json`` (every crawl) and ``tres_own.md`` (the tables),
@@ -59,7 +59,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 __all__ = ["FULL", "QUICK", "Preset", "main", "own_crawl", "run_set", "summarize_set"]
 
@@ -305,8 +305,8 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
 # ============================================================================ tables
 def summarize_set(res: dict[str, Any], reps: int = 2000) -> dict[str, Any]:
     """Normalized scores of the three views (:data:`VIEWS`: found at L, area over L, found at B) as
-    :func:`gym_crawl.benchmarks._evaluate.summarize` gives them, each agent with its mean harvest rate."""
-    from gym_crawl.benchmarks._evaluate import summarize
+    :func:`gym_crawl.benchmarks.evaluate.summarize` gives them, each agent with its mean harvest rate."""
+    from gym_crawl.benchmarks.evaluate import summarize
 
     out: dict[str, Any] = {}
     for view in VIEWS:

@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _plot(r: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
     panels: list[tuple[str, dict[str, float], str]] = []

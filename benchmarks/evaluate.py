@@ -219,7 +219,7 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
     from gym_crawl.benchmarks.suite import suite_color
 
     items = sorted(res["agents"].items(), key=lambda kv: kv[1]["iqm"])
