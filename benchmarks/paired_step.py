@@ -30,8 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.benchmarks.bench_step import REDUCERS, baseline_tree
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 __all__ = ["WORKER", "main", "parse_configs", "summarize"]
 
