@@ -112,7 +112,7 @@ def _episode(env: Any, agent: Any, seed: int, steps: int) -> dict[str, Any]:
         out[k:] = c[k - 1] if k else 0
         return out
 
-    return {"thesis": pad(np.cumsum(_thesis_flags(env.unwrapped, fetched))),
+    return {"thesis": pad(np.cumsum(_thesis_flags(env.unwrapped.view, fetched))),
             "label": pad(np.cumsum(np.asarray(label, np.int64))), "steps": res.steps,
             "invalid": res.invalid_actions, "seconds": res.seconds}
 

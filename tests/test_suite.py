@@ -76,6 +76,7 @@ def test_iqm_and_bootstrap_ci():
     assert suite.iqm_ci(c, reps=100) == pytest.approx((0.7, 0.7, 0.7))
 
 
+@pytest.mark.slow  # a benchmark run
 def test_quick_run_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     # the session's in-memory tiny corpus (its text model is already trained) stands for Wikispeedia
     real = suite._load_corpus

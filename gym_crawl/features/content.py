@@ -50,6 +50,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import log, log1p
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
@@ -278,8 +279,8 @@ class TresLocalFeatures(FeatureSet):
         out[:, 3] = state.kw_url[pages]
         out[:, 4] = state.kw_anchor[pages]
         nrp, npar = state.n_relpar[pages], state.n_par[pages]
-        out[:, 5] = np.log1p(nrp) / np.log(10.0)
-        out[:, 6] = np.log1p(npar) / np.log(10.0)
+        out[:, 5] = log1p(np.asarray(nrp, np.float64)) / log(10.0)
+        out[:, 6] = log1p(np.asarray(npar, np.float64)) / log(10.0)
         out[:, 7] = nrp / np.maximum(npar, 1)
         out[:, 8] = 1.0
         return out

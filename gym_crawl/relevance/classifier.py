@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import exp, log, row_dots
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.relevance.topic import Topic
@@ -156,7 +157,7 @@ class TextClassifier:
             nz = np.diff(M.indptr) > 0
             S = np.zeros((n, self.vectors.shape[1]))
             S[nz] = np.add.reduceat(contrib, M.indptr[:-1][nz], axis=0)
-            out += _rownorm_dense(S) @ self.w_vec.astype(np.float64)
+            out += row_dots(_rownorm_dense(S), self.w_vec.astype(np.float64))
         return out
 
     def decision(self, terms: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
@@ -203,7 +204,7 @@ class TextClassifier:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return (1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))).astype(np.float32)
+    return (1.0 / (1.0 + exp(-np.clip(np.asarray(z, np.float64), -40, 40)))).astype(np.float32)
 
 
 def _rownorm_sparse(X: sp.csr_matrix) -> sp.csr_matrix:
@@ -219,7 +220,7 @@ def _rownorm_dense(X: np.ndarray) -> np.ndarray:
 
 def _idf(M: sp.csr_matrix) -> np.ndarray:
     df = np.bincount(sp.csr_matrix(M).indices, minlength=M.shape[1]).astype(np.float64)
-    return np.log((M.shape[0] + 1.0) / (df + 1.0)) + 1.0
+    return log((M.shape[0] + 1.0) / (df + 1.0)) + 1.0
 
 
 class _Views:
@@ -260,8 +261,8 @@ def _fit(kind: str, views: _Views, rows: np.ndarray | slice, y: np.ndarray, hp: 
         B = views.binary[rows]
         c1 = np.asarray(B[y].sum(axis=0)).ravel() + hp
         c0 = np.asarray(B[~y].sum(axis=0)).ravel() + hp
-        w = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
-        prior = 0.0 if balanced else float(np.log(max(y.sum(), 1) / max((~y).sum(), 1)))
+        w = log(c1 / c1.sum()) - log(c0 / c0.sum())
+        prior = 0.0 if balanced else log(max(y.sum(), 1) / max((~y).sum(), 1))
         return TextClassifier("nb", idf, vec_idf, w.astype(np.float32), np.zeros(0, np.float32), prior, None,
                               {"alpha": hp, "balanced": balanced})
     if kind == "svm":

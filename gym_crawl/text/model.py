@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import log, norm, sparse_rows_dense
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
@@ -58,8 +59,9 @@ from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 __all__ = ["GeneralOpenTextModel", "OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges",
            "general_corpus_model", "general_text_model", "get_text_model", "open_text_model", "weighted_row_sums"]
 
-TEXT_MODEL_VERSION = 3
-"""3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
+TEXT_MODEL_VERSION = 4
+"""4: word vectors and IDF by the package's own arithmetic (:mod:`gym_crawl._svd`, :mod:`gym_crawl._arith`), the
+same bits on any CPU; 3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
 _META_KEYS = frozenset({"version", "idf_fraction", "idf_pages", "dim", "seed", "max_train_pages", "vectors", "files"})
 
 
@@ -127,18 +129,12 @@ def weighted_row_sums(matrix: np.ndarray, cols: np.ndarray, weights: np.ndarray,
                       n_rows: int) -> np.ndarray:
     """``out[r] = Σ_{j: rowpos[j]=r} weights[j] · matrix[cols[j]]`` → (n_rows, k) float32.
 
-    One sparse (n_rows × V) by dense (V × k) product, so no (nnz × k) temporary is built (as gathering the
-    rows and summing them with ``np.add.reduceat`` would).
+    The weights are rounded to float32, each row's terms summed in their order in float64 and the sum rounded to
+    float32 once (:func:`gym_crawl._arith.sparse_rows_dense`: the same bits on any CPU and thread count, and for
+    any grouping of rows into calls); no (nnz × k) temporary is built.
     """
-    if len(rowpos) == 0:
-        return np.zeros((n_rows, matrix.shape[1]), np.float32)
-    if np.any(rowpos[1:] < rowpos[:-1]):
-        order = np.argsort(rowpos, kind="stable")
-        rowpos, cols, weights = rowpos[order], cols[order], weights[order]
-    indptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(rowpos, minlength=n_rows), out=indptr[1:])
-    M = sp.csr_matrix((weights.astype(np.float32, copy=False), cols, indptr), shape=(n_rows, matrix.shape[0]))
-    return np.asarray(M @ matrix, dtype=np.float32)
+    w = np.asarray(weights).astype(np.float32, copy=False)
+    return sparse_rows_dense(rowpos, cols, w, matrix, n_rows, np.float32)
 
 
 @dataclass
@@ -195,7 +191,7 @@ class TextModel:
             sample = np.sort(rng.choice(n, size=min(n, n_idf), replace=False))
             terms, _ = gather_csr(corpus.text_ptr, corpus.text_terms, sample)
             df = np.bincount(terms, minlength=V).astype(np.float64)
-            idf = (np.log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
+            idf = (log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
             if bar is not None:
                 bar.update(1)
             if vectors_path is not None:
@@ -274,7 +270,7 @@ class TextModel:
         if not keep:
             return np.zeros(self.dim, np.float32)
         v = self.vectors[keep].mean(axis=0)
-        return v / max(float(np.linalg.norm(v)), 1e-12)
+        return v / max(norm(v), 1e-12)
 
     # ------------------------------------------------------------ caching
     def save(self, path: Path) -> None:
@@ -323,7 +319,7 @@ class TextModel:
         files = meta.pop("files", None)
         if meta.get("version") != TEXT_MODEL_VERSION or not isinstance(files, dict):
             raise TextModelError(f"{mf}: text model version {meta.get('version')!r}, this gym_crawl reads "
-                                 f"{TEXT_MODEL_VERSION} (with per-file checksums): rebuild it")
+                                 f"{TEXT_MODEL_VERSION}: rebuild it")
         if set(files) != {"idf.npy", "vectors.npy"}:
             raise TextModelError(f"{mf}: lists files {sorted(files)}, expected idf.npy and vectors.npy")
         try:
