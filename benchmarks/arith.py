@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = Path("benchmarks") / "results" / "arith"

@@ -452,9 +452,9 @@ def _plot(live: dict[str, Any], groups: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     keys = [k for k in groups if " / " in k and "seed" not in k]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
     x = np.arange(len(keys))

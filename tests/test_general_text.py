@@ -253,9 +253,8 @@ def test_the_general_source_holds_no_docs_web_test_site_text(tmp_path):
 def test_cli_text_option(monkeypatch, capsys, tiny_corpus, spec, text, env_text):
     """``crawl --live``: no ``--text`` leaves the default (the general model); ``none`` / ``general`` choose
     hashing / require the general model; a corpus overrides it."""
-    import gym_crawl.agents.live_crawl as lc
-    import gym_crawl.corpus as corpus_mod
     from gym_crawl import cli
+    from gym_crawl.cli import crawl
 
     seen = {}
 
@@ -269,8 +268,8 @@ def test_cli_text_option(monkeypatch, capsys, tiny_corpus, spec, text, env_text)
         seen.update(kw)
         return Res()
 
-    monkeypatch.setattr(lc, "crawl_live", fake)
-    monkeypatch.setattr(corpus_mod, "load_corpus", lambda name: tiny_corpus)
+    monkeypatch.setattr(crawl, "crawl_live", fake)
+    monkeypatch.setattr(crawl, "load_corpus", lambda name: tiny_corpus)
     args = ["crawl", "--live", H + "/", "--agent", "best-first", "--topic", "rock", "--json"]
     assert cli.main(args + (["--text", spec] if spec else [])) == 0
     assert (seen["text"] is tiny_corpus) if text == "corpus" else seen["text"] is None

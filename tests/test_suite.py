@@ -143,7 +143,7 @@ def test_variants_resolve_to_registered_agents_with_their_env():
         assert kw.get("features") == v.env.get("features", kw.get("features")) and kw["reward"] == "labels"
         agent = make_agent(v.agent, **v.config)
         assert all(agent.config[k] == val for k, val in v.config.items())   # the variant's options reach the agent
-    assert suite._is_learner("lfa-sync+content") and not suite._is_learner("best-first")
+    assert suite.is_learner("lfa-sync+content") and not suite.is_learner("best-first")
     # a plain registered name is itself, with the suite's evaluation overrides
     assert suite.resolve_agent("hashed-q") == suite.Variant("hashed-q", {}, {}, {"epsilon": 0.0})
     # paper-faithful defaults stay untouched: the variant's options do not leak into the registered agent

@@ -270,9 +270,9 @@ class _DDQNBase(Agent):
         """The MSE loss of the online network on ``x`` against ``y`` and its gradients written into each
         parameter's ``.grad``, by the MLP's backward written out (no autograd graph): the same operations as
         autograd's ``addmm``/``threshold``/``mse_loss`` backward, so loss and gradients are bit-identical to
-        ``mse_loss(online(x), y).backward()`` (tested), at about half the cost on these tiny tensors
-        (≈ 125 µs vs ≈ 240 µs for a 64-row batch and two 64-unit layers: autograd's per-node overhead)."""
-        layers = self.online._lin  # type: ignore[union-attr]
+        ``mse_loss(online(x), y).backward()`` (tested), without autograd's per-node overhead, which dominates on
+        these tiny tensors (figures in ``benchmarks/RESULTS.md``)."""
+        layers = self.online.linears  # type: ignore[union-attr]
         last = len(layers) - 1
         with torch.no_grad():
             hs = [x]

@@ -106,7 +106,7 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
         if len(out) and out.min() < 0:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out
-    bp = FeatureSet._parent(state, pages).astype(np.int64)
+    bp = FeatureSet.best_parents(state, pages).astype(np.int64)
     dst = state.link_dst
     starts = state.link_lo[bp]
     lens = state.link_hi[bp] - starts
@@ -204,7 +204,7 @@ class ContentFeatures(FeatureSet):
     def parent_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) unit page vectors of the pages' best parents (fetched pages; cached)."""
         c = self._check(state)
-        bp = self._parent(state, np.asarray(pages, np.int64)).astype(np.int64)
+        bp = self.best_parents(state, np.asarray(pages, np.int64)).astype(np.int64)
         todo = np.unique(bp[~c.page_done[bp]])
         if len(todo):
             c.page_vec[todo] = _unit(c.text.page_vectors(todo))
@@ -271,7 +271,7 @@ class TresLocalFeatures(FeatureSet):
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)
-        s = self._parent(state, pages)
+        s = self.best_parents(state, pages)
         out = np.empty((len(pages), 9), np.float32)
         out[:, 0] = state.relevant[s]
         out[:, 1] = 1.0 / (1.0 + state.dist[s])

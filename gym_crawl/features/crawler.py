@@ -51,7 +51,7 @@ class CrawlerFeatures(FeatureSet):
         out = np.zeros((len(pages), len(self.names)), np.float32)
         if not len(pages):
             return out
-        bp = self._parent(state, pages).astype(np.int64)
+        bp = self.best_parents(state, pages).astype(np.int64)
         dom = state.page_domain[pages]
         out[:, 0] = dom == state.page_domain[bp]
         out[:, 1] = np.minimum(state.path_len[bp] / 10.0, 1.0)

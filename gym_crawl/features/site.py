@@ -280,16 +280,12 @@ class SiteFeatures(FeatureSet):
         ep.advance(state, urls)
         return ep
 
-    def page_probability(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
-        """The online page classifier's probability for fetched ``pages`` (taken before it learned from them)."""
-        return self.episode(state).prob[np.asarray(pages, np.int64)].copy()
-
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, dtype=np.int64)
         out = np.zeros((len(pages), self.dim), np.float32)
         if not len(pages):
             return out
-        bp = self._parent(state, pages).astype(np.int64)
+        bp = self.best_parents(state, pages).astype(np.int64)
         ep = self.episode(state)
         urls = _url_table(state.corpus)
         urls.ensure(pages)

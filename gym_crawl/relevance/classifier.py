@@ -71,7 +71,8 @@ from gym_crawl.text.model import TextModel, gather_csr, gather_ranges
 
 __all__ = ["TextClassifier", "ClassifierReport", "train_topic_classifier", "split_pages", "bag_matrix",
            "link_bags", "page_bags", "KINDS", "ALL_KINDS", "evaluate", "classifier_train_mask", "heldout_view",
-           "true_label_mask", "train_heldout_classifier", "TRAIN_LABEL_PREFIX", "DEFAULT_SPLIT_SALT"]
+           "true_label_mask", "train_heldout_classifier", "TRAIN_LABEL_PREFIX", "DEFAULT_SPLIT_SALT",
+           "check_fraction"]
 
 #: the kinds model selection chooses from by default
 KINDS = ("tfidf-lr", "nb", "vec-lr", "tfidf+vec-lr")
@@ -449,7 +450,9 @@ TRAIN_LABEL_PREFIX = "clf-train:"
 DEFAULT_SPLIT_SALT = "gym-crawl-classifier-split"
 
 
-def _check_fraction(fraction: float) -> float:
+def check_fraction(fraction: float) -> float:
+    """``fraction`` (the share of pages in the classifier-train split) as a float in (0, 1); ``ValueError``
+    naming it otherwise."""
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 < float(fraction) < 1.0:
         raise ValueError(f"fraction must be a number in (0, 1) (share of pages in the classifier-train split), "
                          f"got {fraction!r}")
@@ -457,7 +460,7 @@ def _check_fraction(fraction: float) -> float:
 
 
 def _hash_mask(corpus: Corpus, fraction: float, salt: str) -> np.ndarray:
-    thr = int(_check_fraction(fraction) * 2 ** 32)
+    thr = int(check_fraction(fraction) * 2 ** 32)
     pre = f"{salt}\x00".encode()
     h = np.fromiter((zlib.crc32(t.encode("utf-8"), zlib.crc32(pre)) for t in corpus.titles), np.uint64,
                     count=corpus.n_pages)

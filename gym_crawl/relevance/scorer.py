@@ -195,6 +195,18 @@ class TopicScorer:
         from :meth:`save_tables`' cache, as :meth:`page_table`)."""
         return self._table("links", LinkTable)  # type: ignore[return-value]
 
+    def reward_table(self, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The per-page reward cache that every crawl of this topic shares under one reward scheme:
+        ``(reward, relevant, done)``, ``(n_pages,)`` float32, bool, bool, created zero / ``False`` at the first
+        ask and filled by the crawls (``done[p]``: page ``p``'s entries are set).
+
+        :param key: identifies the scheme and its parameters (a crawl state's reward key, e.g.
+            ``("binary", labelled)``); the same key always gives the same arrays.
+        """
+        n = self.corpus.n_pages
+        return self._tables.setdefault(("reward", key), (np.zeros(n, np.float32), np.zeros(n, bool),
+                                                         np.zeros(n, bool)))
+
     def _table(self, name: str, cls: type) -> object:
         """The cached table ``name``; at the first ask, the :meth:`save_tables` cache if there is one
         (both tables at once), else an empty ``cls`` filled on demand."""

@@ -33,7 +33,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes, urljoin, urlsplit, urlunsplit
 
-__all__ = ["MAX_URL_CHARS", "canonical_url", "is_public_suffix", "registered_domain", "url_host", "url_text"]
+__all__ = [
+    "MAX_URL_CHARS", "canonical_url", "canonicalize", "is_public_suffix", "registered_domain", "url_host", "url_text",
+]
 
 MAX_URL_CHARS = 16384
 """Longest URL (characters, as written) :func:`canonical_url` reads; a longer one has no canonical form. A
@@ -66,11 +68,6 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
     return host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
 
 
-@lru_cache(maxsize=1 << 16)
-def _canonical_cached(url: str, base: str | None) -> str | None:
-    return _canonical(url, base)
-
-
 def _query_part(text: str) -> str:
     """One name or value of a query in canonical form (see the module docstring)."""
     out = []
@@ -101,7 +98,8 @@ def _canonical_query(query: str) -> str:
     return "&".join(f"{k}={v}" for k, v in pairs)
 
 
-def _canonical(url: str, base: str | None) -> str | None:
+def canonicalize(url: str, base: str | None) -> str | None:
+    """:func:`canonical_url` without its cache, its length bound and its type check."""
     u = _IGNORED_IN_URL.sub("", url.strip())
     try:
         if base is not None:
@@ -120,6 +118,9 @@ def _canonical(url: str, base: str | None) -> str | None:
     return urlunsplit((scheme, _netloc(host, port, scheme), c.path or "/", _canonical_query(parts.query), ""))
 
 
+_canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize)
+
+
 def canonical_url(url: str, base: str | None = None) -> str | None:
     """The canonical absolute form of ``url`` (see the module docstring), or ``None`` when it is not an
     ``http(s)`` URL with a host.
@@ -135,7 +136,7 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
         return None
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
-    return _canonical(url, base)
+    return canonicalize(url, base)
 
 
 def url_host(url: str) -> str:
