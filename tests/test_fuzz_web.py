@@ -10,8 +10,7 @@ gzip members) compiled and read by both readers. Each case is bounded in time; t
   never becomes a page;
 * both WARC readers (FastWARC, warcio) read the same records.
 
-The default suite runs a few seeded cases; ``pytest -m slow tests/test_fuzz_web.py`` (or
-``benchmarks/fuzz_web.py``) runs many more.
+The default suite runs a few seeded cases; ``pytest -m slow tests/test_fuzz_web.py`` runs many more.
 """
 from __future__ import annotations
 
@@ -147,7 +146,7 @@ def run_response_fuzz(seed: int, n: int, folder: Path) -> None:
         other = site.base_urls["b"]
         cases = [make_case(rng, i, other) for i in range(n)]
         for c in cases:
-            site._routes["a"][c.path] = c.raw
+            site.set_route("a", c.path, c.raw)
         host = site.base_urls["a"].split("//", 1)[1]
         pol = FetchPolicy(delay=0.0, rate=None, connect_timeout=1.0, read_timeout=0.5, max_time=MAX_TIME,
                           max_retries=1, backoff=0.05, max_retry_after=0.2, max_bytes=200_000,

@@ -464,6 +464,10 @@ def test_a_full_disk_or_read_only_folder_is_one_line_not_a_traceback(tmp_path, m
                      str(tmp_path / "w.warc.gz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--warc" in err[0] and "Read-only file system" in err[0]
+    assert cli.main(["corpus", "compile", "synthetic-1000", str(tmp_path / "ro")]) == 2  # refused before loading
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "corpus compile destination" in err[0] and "Read-only file system" in err[0]
+    assert not (tmp_path / "ro").exists()
 
 
 def test_a_disk_that_fills_during_a_crawl_is_one_line(tmp_path, monkeypatch, capsys):
@@ -494,6 +498,56 @@ def test_a_disk_that_fills_during_a_crawl_is_one_line(tmp_path, monkeypatch, cap
     assert code == 1 and err == [f"gym-crawl: error: {warc}: No space left on device"] and "Traceback" not in stderr
     monkeypatch.setattr(WarcRecorder, "_flush_locked", real)
     assert records_warcio(warc)[1] is None and readers_disagree(warc) is None
+
+
+def test_a_disk_that_fills_during_a_compile_is_one_line(tmp_path, monkeypatch, capsys):
+    """The disk fills halfway through writing a corpus (a saved one to replace, then a WARC's compile): one line
+    naming the file and exit 1; the corpus that was there still loads, and nothing half-written is left."""
+    import errno
+
+    from gym_crawl import cli
+    from gym_crawl.corpus import core
+
+    out = tmp_path / "c"
+    assert cli.main(["corpus", "compile", "synthetic-1000", str(out)]) == 0
+    capsys.readouterr()
+    before = core.Corpus.load(out)
+    real, calls = core.save_npy, {"n": 0}
+
+    def save_npy(path, arr):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, arr)
+
+    monkeypatch.setattr(core, "save_npy", save_npy)
+    assert cli.main(["corpus", "compile", "synthetic-1000", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gym-crawl: error: ") and err[0].endswith(": No space left on device")
+    assert calls["n"] == 4  # it failed mid-save, not before
+    monkeypatch.setattr(core, "save_npy", real)
+    after = core.Corpus.load(out)
+    assert (after.n_pages, after.n_links, after.checksum) == (before.n_pages, before.n_links, before.checksum)
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["c"]
+
+    warc = tmp_path / "w" / "site.warc.gz"
+    warc.parent.mkdir()
+    pages = {"a": {f"/p{i}": html_page(f"p{i}", "<p>geology</p>") for i in range(3)}}
+    with serve_site(pages) as site, WarcRecorder(warc) as rec, \
+            PoliteFetcher(policy(obey_robots=False), recorder=rec) as f:
+        assert all(f.fetch(site.url("a", f"/p{i}")).ok for i in range(3))
+
+    def savez(f, **arrays):
+        f.write(b"PK")
+        raise OSError(errno.ENOSPC, "No space left on device")  # as a write to an open file: no file name
+
+    monkeypatch.setattr(np, "savez", savez)
+    assert cli.main(["corpus", "compile", str(warc), str(tmp_path / "wc")]) == 1
+    stderr = capsys.readouterr().err
+    err = [ln for ln in stderr.strip().splitlines() if ln.startswith("gym-crawl: error")]
+    assert len(err) == 1 and err[0].endswith(".npz: No space left on device") and "Traceback" not in stderr
+    assert not (tmp_path / "wc").exists()
+    assert not list(Path(os.environ["GYM_CRAWL_DATA"]).rglob("*.npz.tmp"))  # no part of a chunk left
 
 
 def test_a_seed_refused_by_robots_is_named_with_its_reason():

@@ -254,8 +254,14 @@ class _ChunkWriter:
         }
         path = self.out_dir / f"{self.stem}.{len(self.chunks):05d}.npz"
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+        except OSError as e:  # a full disk: name the file (a write to an open file names none), leave no part
+            tmp.unlink(missing_ok=True)
+            if e.filename is None and e.errno is not None:
+                raise OSError(e.errno, e.strerror or str(e), str(path)) from e
+            raise
         os.replace(tmp, path)
         self.chunks.append({"path": str(path), "pages": n, "links": len(self.link_hash),
                             "redirects": len(self.redirects)})
