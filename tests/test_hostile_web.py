@@ -550,7 +550,7 @@ def test_a_disk_that_fills_during_a_compile_is_one_line(tmp_path, monkeypatch, c
     assert not list(Path(os.environ["GYM_CRAWL_DATA"]).rglob("*.npz.tmp"))  # no part of a chunk left
 
 
-def test_a_seed_refused_by_robots_is_named_with_its_reason():
+def test_a_seed_refused_by_robots_or_the_network_is_named_with_its_reason():
     pages = {"a": {"/robots.txt": robots_txt(["/"]), "/": html_page("Start")}}
     with serve_site(pages) as site:
         web = LiveWeb([site.url("a", "/")], policy=policy(), max_pages=100)
@@ -558,6 +558,16 @@ def test_a_seed_refused_by_robots_is_named_with_its_reason():
         with pytest.raises(ValueError, match=r"seed pages could not be fetched: .*/ \(robots\)"):
             env.reset(seed=0)
         web.close()
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on: the network refuses the seed
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    web = LiveWeb([closed], policy=policy(obey_robots=False, max_retries=0), max_pages=100)
+    env = gym.make("WikiCrawl-v1", corpus=web, topic="geology", max_episode_steps=5)
+    with pytest.raises(ValueError, match=r"seed pages could not be fetched: .*:\d+/ \(connect\)"):
+        env.reset(seed=0)
+    web.close()
 
 
 # ================================================================================ offline, network hygiene
