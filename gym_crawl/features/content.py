@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from gym_crawl.corpus.core import Corpus, StringTable
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
 from gym_crawl.text.model import TextModel, gather_csr
@@ -511,7 +512,7 @@ def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens
     web's :class:`LiveHashedTokens`)."""
     memo = _HASHED.setdefault(corpus, {})
     if bits not in memo:
-        memo[bits] = LiveHashedTokens(corpus, bits) if corpus.live else HashedTokens(corpus, bits)
+        memo[bits] = LiveHashedTokens(corpus, bits) if isinstance(corpus, PageSource) else HashedTokens(corpus, bits)
     return memo[bits]
 
 

@@ -41,6 +41,7 @@ from gym_crawl._io import (
 )
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
@@ -368,7 +369,7 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     memo = _MEMO.setdefault(corpus, {})
     if key in memo:
         return memo[key]
-    if corpus.live:  # a live web: its reference model's words, hashed vectors for the others
+    if isinstance(corpus, PageSource):  # a web that grows: its reference model's words, hashed vectors for the others
         memo[key] = open_text_model(corpus, getattr(corpus, "reference_text", None), dim=dim)
         return memo[key]
     fp = _corpus_fingerprint(corpus)
