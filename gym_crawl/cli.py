@@ -209,6 +209,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "on); default: hashed vectors for every word")
     lv.add_argument("--capacity", type=int, default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
+    lv.add_argument("--concurrency", type=int, default=None, metavar="N",
+                    help="pages in flight at once, over all hosts (default 1; Scrapy's CONCURRENT_REQUESTS is 16); "
+                         "each step dispatches one page and lands the ones that arrived")
+    lv.add_argument("--per-host", type=int, default=None, metavar="N",
+                    help="pages in flight per host (default 1: a host is fetched one request at a time anyway, "
+                         "so more only queues there); a busy host's pages are not offered")
+    lv.add_argument("--rate", type=float, default=None, metavar="R",
+                    help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
+                         "pages/s)")
 
     d = sub.add_parser("download", **fmt, help="download a real corpus into the cache ($GYM_CRAWL_DATA)")
     d.add_argument("name", help="wikispeedia | simplewiki")
@@ -271,8 +280,9 @@ def _cmd_crawl(args: argparse.Namespace) -> int:
         raise ValueError(f"--agent {args.agent!r}: no agent name given (see `gym-crawl agents`)")
     if args.live:
         return _cmd_crawl_live(args, names)
-    if args.warc or args.resume or args.max_pages is not None:
-        raise SystemExit("--warc, --resume and --max-pages go with --live URL ...")
+    if args.warc or args.resume or args.max_pages is not None or args.concurrency is not None or \
+            args.per_host is not None or args.rate is not None:
+        raise SystemExit("--warc, --resume, --max-pages, --concurrency, --per-host and --rate go with --live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise SystemExit("--load/--save need exactly one --agent")
     plot = args.plot
@@ -344,6 +354,12 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
         raise SystemExit("--live needs --topic WORDS (what the crawl looks for)")
     if args.resume and not args.warc:
         raise SystemExit("--resume needs --warc FILE (the crawl to continue)")
+    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
+        if v is not None and v < 1:
+            raise SystemExit(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 "
+                             f"hosts busy, one request each)")
+    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
+        raise SystemExit(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
     pages = args.max_pages if args.max_pages is not None else args.steps
     agent = _load_agent(names[0], args.load)
     text = load_corpus(args.text) if args.text else None
@@ -351,7 +367,9 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
             if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
     res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
                      scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
-                     resume=args.resume, capacity=args.capacity, env_overrides=over)
+                     resume=args.resume, capacity=args.capacity, env_overrides=over,
+                     concurrency=args.concurrency or 1, per_host=args.per_host or 1,
+                     rate=10.0 if args.rate is None else (args.rate or None))
     if args.save:
         agent.save(args.save)
     summary = res.summary()

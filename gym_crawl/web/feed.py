@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -100,6 +101,7 @@ class ArrivalFeed:
         self._script_end = 0
         self._robots_records: dict[str, RobotsRules] = {}
         self.calls = 0
+        self._last_shape: tuple[str, str, tuple[str, ...], str | None] = ("", "", (), None)
 
     # ------------------------------------------------------------------ replay
     def load_script(self, calls: dict[int, list[list[str]]], robots: dict[str, RobotsRules]) -> None:
@@ -133,22 +135,32 @@ class ArrivalFeed:
             self.stats[f"refused:{reason}"] += 1
         return reason
 
+    def _shape(self, url: str) -> tuple[str, str, tuple[str, ...], str | None]:
+        """``(url, origin, failure keys, URL pattern)`` of ``url``, split once (discovery asks twice)."""
+        if self._last_shape[0] != url:
+            parts = urlsplit(url)
+            keys = failure_keys(url, parts) if self.rules.learn_after else ()
+            pattern = url_pattern(url) if self.rules.traps and self.policy is not None else None
+            self._last_shape = (url, origin_of(url, parts), keys, pattern)
+        return self._last_shape
+
     def _judge(self, url: str) -> str | None:
         R, pol = self.rules, self.policy
         if R.not_html and not_html_reason(url):
             return "not-html"
-        if self._bad and any(k in self._bad for k in failure_keys(url)):
+        _, origin, keys, pattern = self._shape(url)
+        if self._bad and any(k in self._bad for k in keys):
             return "learned"
-        if R.traps and pol is not None:
+        if pattern is not None:
             t = trap_reason(pol, url)
             if t is not None:
                 return t
-            if pol.max_pages_per_pattern is not None and self._pattern_n[url_pattern(url)] >= pol.max_pages_per_pattern:
+            if pol.max_pages_per_pattern is not None and self._pattern_n[pattern] >= pol.max_pages_per_pattern:
                 return "trap:pattern"
-            if pol.max_pages_per_host is not None and self._host_n[origin_of(url)] >= pol.max_pages_per_host:
+            if pol.max_pages_per_host is not None and self._host_n[origin] >= pol.max_pages_per_host:
                 return "host-cap"
         if self.robots_on:
-            rules = self.rules_of.get(origin_of(url))
+            rules = self.rules_of.get(origin)
             if rules is not None and not rules.allows(url):
                 return "robots"
         return None
@@ -156,7 +168,7 @@ class ArrivalFeed:
     def discovered(self, page: int, url: str, domain: int) -> None:
         """``page`` (URL ``url``, domain id ``domain``) got its id: count it, and start the robots job of a new
         origin."""
-        origin = origin_of(url)
+        _, origin, keys, pattern = self._shape(url)
         pages = self._origin_pages.get(origin)
         if pages is None:
             pages = self._origin_pages[origin] = []
@@ -167,13 +179,11 @@ class ArrivalFeed:
                 if not self.scripted:
                     self._submit_robots(origin)
         pages.append(page)
-        if self.rules.learn_after:
-            for k in failure_keys(url):
-                self._shape_pages.setdefault(k, []).append(page)
-        if self.rules.traps and self.policy is not None:
-            pat = url_pattern(url)
-            self._pattern_n[pat] += 1
-            self._pattern_pages.setdefault(pat, []).append(page)
+        for k in keys:
+            self._shape_pages.setdefault(k, []).append(page)
+        if pattern is not None:
+            self._pattern_n[pattern] += 1
+            self._pattern_pages.setdefault(pattern, []).append(page)
             self._host_n[origin] += 1
 
     def _submit_robots(self, origin: str) -> None:

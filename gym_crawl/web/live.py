@@ -80,6 +80,7 @@ NOT_IN_ARCHIVE = "not-in-archive"
 _UNFETCHED, _FETCHED, _FAILED = 0, 1, 2
 #: the corpus columns a live web grows (append-only buffers)
 _GROWING = ("text_terms", "text_counts", "title_terms", "anchor_terms", "context_terms")
+_TEXT_IDS_MAX = 200_000  # link texts whose word ids are remembered
 _IP = re.compile(r"^[0-9.]+$|^\[?[0-9a-f:]+\]?$", re.IGNORECASE)
 
 
@@ -288,6 +289,7 @@ class LiveWeb(Corpus):
         self._n = 0
         self._L = 0
         self._listeners: list[Callable[[int, list[str]], None]] = []
+        self._text_ids: dict[str, np.ndarray] = {}
         #: what happened (the counters of :mod:`gym_crawl.web.feed`)
         self.stats: Counter[str] = Counter()
         self._fetcher: Any = None
@@ -622,9 +624,9 @@ class LiveWeb(Corpus):
             self.link_source[e] = page
             pos = getattr(ln, "position", None)
             self.link_position[e] = LINK_POSITIONS.index(pos) if pos in LINK_POSITIONS else -1
-            self._append("anchor_terms", self.add_words(tokenize(ln.anchor or "")))
+            self._append("anchor_terms", self._word_ids(ln.anchor or ""))
             self.anchor_ptr[e + 1] = self._bufs["anchor_terms"].n
-            self._append("context_terms", self.add_words(tokenize(ln.context or "")))
+            self._append("context_terms", self._word_ids(ln.context or ""))
             self.context_ptr[e + 1] = self._bufs["context_terms"].n
             self._L += 1
             kept += 1
@@ -639,6 +641,11 @@ class LiveWeb(Corpus):
         else:
             self.page_state[page] = _FETCHED
             self.stats["pages_fetched"] += 1
+
+    def cached_result(self, page: int) -> Any:
+        """The fetch result held for ``page``'s URL (fetched, drained from flight at close, or from an archive),
+        or ``None``."""
+        return self._feed.cache.get(self.url(page))
 
     def fetched_text_of(self, page: int) -> str:
         """The plain text kept for a fetched page (``""`` otherwise)."""
@@ -692,6 +699,17 @@ class LiveWeb(Corpus):
                 "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0))}
 
     # ------------------------------------------------------------------ vocabulary
+    def _word_ids(self, text: str) -> np.ndarray:
+        """Word ids of the tokens of a link's ``text`` (anchor or context), remembered per string: navigation
+        links repeat their text on every page, and a word's id never changes."""
+        ids = self._text_ids.get(text)
+        if ids is None:
+            ids = self.add_words(tokenize(text))
+            if len(self._text_ids) >= _TEXT_IDS_MAX:
+                self._text_ids.clear()
+            self._text_ids[text] = ids
+        return ids
+
     def add_vocab_listener(self, fn: Callable[[int, list[str]], None]) -> None:
         """Call ``fn(first_id, words)`` whenever words are added (and once now for words added so far
         beyond the reference vocabulary)."""

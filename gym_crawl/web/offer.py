@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 __all__ = ["LEARNED_ERRORS", "NON_HTML_EXTENSIONS", "NON_HTML_QUERY", "NON_HTML_SEGMENTS", "OfferRules",
            "RobotsRules", "failure_keys", "not_html_reason", "origin_of"]
@@ -71,10 +71,10 @@ def _extension(segment: str) -> str:
     return ext.lower() if dot and base and ext and len(ext) <= 10 else ""
 
 
-def not_html_reason(url: str) -> bool:
+def not_html_reason(url: str, parts: SplitResult | None = None) -> bool:
     """Whether the URL itself says it is not an HTML page (extension, source/raw/download view; the module
-    docstring has the lists)."""
-    parts = urlsplit(url)
+    docstring has the lists). ``parts``: ``urlsplit(url)`` when the caller has it."""
+    parts = parts or urlsplit(url)
     segs = [s for s in parts.path.split("/") if s]
     if segs and not parts.path.endswith("/") and _extension(segs[-1]) in NON_HTML_EXTENSIONS:
         return True
@@ -90,11 +90,11 @@ def not_html_reason(url: str) -> bool:
     return False
 
 
-def failure_keys(url: str) -> tuple[str, ...]:
+def failure_keys(url: str, parts: SplitResult | None = None) -> tuple[str, ...]:
     """The URL shapes a failure of ``url`` counts against: its origin, folder (digit runs as ``#``) and
     extension (``http://h/docs/v#/*.txt``), with its query's keys; and, when the extension is not an HTML one,
-    its origin and extension (``http://h/**/*.txt``)."""
-    parts = urlsplit(url)
+    its origin and extension (``http://h/**/*.txt``). ``parts``: ``urlsplit(url)`` when the caller has it."""
+    parts = parts or urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path or "/"
     folder, _, last = path.rpartition("/")
@@ -181,7 +181,7 @@ class RobotsRules:
         return cls(str(d["kind"]), d.get("text"), str(d["agent"]))
 
 
-def origin_of(url: str) -> str:
+def origin_of(url: str, parts: SplitResult | None = None) -> str:
     """``scheme://netloc`` of a canonical URL."""
-    parts = urlsplit(url)
+    parts = parts or urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
