@@ -16,12 +16,13 @@ its rules (:class:`~gym_crawl.web.offer.RobotsRules`) refuse the held pages they
 later link of the origin at discovery. The other discovery rules are :class:`~gym_crawl.web.offer.OfferRules`'.
 
 **Replay.** Each ``arrived`` call that delivered something writes an ``arrivals`` metadata record (the call's
-number and its events: ``["page", url]``, ``["robots", origin]``, in order), each robots.txt that arrived a
-``robots`` record (its rules). A web rebuilt from the WARC (:meth:`LiveWeb.from_warc`, or a resumed crawl) is
-*scripted*: call ``k`` delivers exactly the events recorded for call ``k`` (pages from the fetch cache, rules
-from the records), whatever the wall clock does; once the script is exhausted, a resumed crawl goes on over
-the network and a replay delivers what is left from the archive, one job per blocking call. A WARC without
-``arrivals`` records (one page in flight, recorded before them) replays that way from the start.
+number and its events: ``["page", url]``, ``["robots", origin]``, in order), and closing the web an empty one
+for the last call made; each robots.txt that arrived a ``robots`` record (its rules). A web rebuilt from the
+WARC (:meth:`LiveWeb.from_warc`, or a resumed crawl) is *scripted*: call ``k`` delivers exactly the events
+recorded for call ``k`` (pages from the fetch cache, rules from the records), whatever the wall clock does;
+once the script is exhausted, a resumed crawl goes on over the network and a replay delivers what is left from
+the archive, one job per blocking call. A WARC without ``arrivals`` records (one page in flight, recorded
+before them) replays that way from the start.
 
 Counters (``web.stats``): ``fetches`` (page fetches the fetcher ran), ``requests_wire`` (HTTP requests that
 left on a connection, robots.txt included), ``robots_fetches``, ``cache_hits``, ``pages_fetched``,
@@ -412,8 +413,12 @@ class ArrivalFeed:
         return k
 
     def close(self) -> None:
-        """Wait for the jobs in flight (their fetches are written to the WARC, their pages kept in the fetch
-        cache, not added to the web) and stop the backend."""
+        """Record how many ``arrived`` calls the crawl made (an empty ``arrivals`` record for the last one, so a
+        replay delivers nothing where the crawl got nothing, up to its end), wait for the jobs in flight (their
+        fetches are written to the WARC, their pages kept in the fetch cache, not added to the web) and stop the
+        backend."""
+        if self.recorder is not None and self.calls > self._script_end:
+            self.recorder.write_metadata(ARRIVALS_KIND, {"call": self.calls - 1, "events": []})
         for job, res in self.backend.close(wait=True):
             if job.kind == "page":
                 self._record_fetch(res)

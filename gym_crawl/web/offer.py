@@ -10,8 +10,8 @@ reason, and a refused URL never costs a step):
    one of :data:`NON_HTML_SEGMENTS` (Sphinx's ``_sources/``, ``_downloads/``, ``_images/``, ``_static/``; a
    ``raw/`` view), or the query asks for a raw or download view (:data:`NON_HTML_QUERY`);
 2. **learned** (``"learned"``): a URL *shape* of the host (:func:`failure_keys`: its folder and extension,
-   and the host and extension) that failed ``learn_after`` times — not HTML, too large, a client error —
-   and never gave a page;
+   its top folder and extension, the host and a non-HTML extension) that failed ``learn_after`` times — not
+   HTML, too large, a client error — and never gave a page;
 3. **the trap guards** of the fetch policy that a URL alone decides (``"trap:url-length"``,
    ``"trap:path-depth"``, ``"trap:query-params"``, ``"trap:repeated-segment"``) and its caps, counted over
    the URLs offered: at most ``max_pages_per_pattern`` URLs per digit pattern (``"trap:pattern"``) and
@@ -92,18 +92,23 @@ def not_html_reason(url: str, parts: SplitResult | None = None) -> bool:
 
 def failure_keys(url: str, parts: SplitResult | None = None) -> tuple[str, ...]:
     """The URL shapes a failure of ``url`` counts against: its origin, folder (digit runs as ``#``) and
-    extension (``http://h/docs/v#/*.txt``), with its query's keys; and, when the extension is not an HTML one,
-    its origin and extension (``http://h/**/*.txt``). ``parts``: ``urlsplit(url)`` when the caller has it."""
+    extension (``http://h/docs/v#/*.txt``), with its query's keys; in a folder two or more deep, its origin,
+    top folder and extension too (``http://h/docs/**/*.txt``); and, when the extension is not an HTML one, its
+    origin and extension (``http://h/**/*.txt``). ``parts``: ``urlsplit(url)`` when the caller has it."""
     parts = parts or urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path or "/"
     folder, _, last = path.rpartition("/")
     ext = _extension(last)
+    dot_ext = f".{ext}" if ext else ""
     keys = "&".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
-    shape = f"{origin}{_DIGITS.sub('#', folder)}/*" + (f".{ext}" if ext else "") + (f"?{keys}" if keys else "")
+    out = [f"{origin}{_DIGITS.sub('#', folder)}/*{dot_ext}" + (f"?{keys}" if keys else "")]
+    segs = folder.split("/")  # "", top, ...
+    if len(segs) > 2:
+        out.append(f"{origin}/{_DIGITS.sub('#', segs[1])}/**/*{dot_ext}")
     if ext and ext not in _HTML_EXTENSIONS:
-        return shape, f"{origin}/**/*.{ext}"
-    return (shape,)
+        out.append(f"{origin}/**/*.{ext}")
+    return tuple(out)
 
 
 @dataclass(frozen=True)
