@@ -41,10 +41,12 @@ from gym_crawl.agents.base import Agent
 from gym_crawl.agents.factory import make_env_for
 from gym_crawl.agents.runner import EpisodeResult, run_episode
 
-__all__ = ["DECISION_TYPE", "LiveCrawlResult", "crawl_live"]
+__all__ = ["CRAWL_KIND", "DECISION_TYPE", "LiveCrawlResult", "crawl_live"]
 
 #: ``type`` of the WARC metadata record of one crawl decision
 DECISION_TYPE = "gym_crawl.decision"
+#: ``kind`` of the WARC metadata record of a crawl's settings (one per run; a resumed run must match them)
+CRAWL_KIND = "crawl"
 _POLICY_DEFAULT_RATE = 10.0
 
 
@@ -175,6 +177,19 @@ def _no_page(web: Any, page: int) -> bool:
     return res is None or getattr(res, "error", None) is not None
 
 
+def _check_resumable(warc: Path, settings: dict[str, Any]) -> None:
+    """Refuse to resume a crawl recorded with other settings: its arrivals would not replay."""
+    from gym_crawl.web.warc_io import read_metadata
+
+    for rec in read_metadata(warc, CRAWL_KIND):
+        diff = [k for k in ("concurrency", "per_host", "seed", "topic", "agent") if rec.get(k) != settings[k]]
+        if diff:
+            raise ValueError(f"warc {str(warc)!r} was crawled with {', '.join(f'{k}={rec.get(k)!r}' for k in diff)}; "
+                             f"this run has {', '.join(f'{k}={settings[k]!r}' for k in diff)}: resume with the same "
+                             f"agent, seed, topic, concurrency and per-host limit")
+        return
+
+
 def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Path | None, topic: str,
                seed: int = 0, scope: str = "hosts", delay: float | None = None, contact: str | None = None,
                text: Any = None, resume: bool = False, capacity: int | None = None, policy: Any = None,
@@ -215,6 +230,10 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
     cap = capacity if capacity is not None else max(10_000, 50 * max_pages)
+    settings = {"concurrency": concurrency, "per_host": per_host, "seed": seed, "topic": topic,
+                "agent": getattr(agent, "name", type(agent).__name__)}
+    if resume and warc is not None and Path(warc).exists():
+        _check_resumable(Path(warc), settings)
     if fetch is None:
         from gym_crawl.web.fetcher import FetchPolicy
 
@@ -243,6 +262,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             with contextlib.suppress(ValueError):  # not the main thread: the caller handles signals
                 old[s] = signal.signal(s, _stop)
     show = _Progress(web, progress, progress_every) if progress is not None else None
+    if web.recorder is not None:
+        web.recorder.write_metadata(CRAWL_KIND, settings)
     rec_env = _DecisionRecorder(env, web, web.recorder, agent)
 
     def on_step(t: int, info: dict) -> None:

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import random
 from collections import defaultdict
+from urllib.parse import urlsplit
 
 import gymnasium as gym
 import numpy as np
@@ -23,6 +24,7 @@ from gym_crawl.web.fetcher import FetchPolicy
 from gym_crawl.web.live import LiveWeb
 from gym_crawl.web.offer import OfferRules, failure_keys, not_html_reason
 from gym_crawl.web.serve.server import Response, html_page, robots_txt, serve_corpus, serve_site
+from gym_crawl.web.warc_io import read_decisions, read_fetches
 from tests.conftest import make_tiny_corpus
 
 FAST = {"delay": 0.0, "rate": None, "connect_timeout": 2.0, "read_timeout": 5.0, "max_time": 10.0}
@@ -331,3 +333,73 @@ def test_concurrency_on_the_command_line(tmp_path):
         p = subprocess.run([sys.executable, "-m", "gym_crawl", "crawl", *args], check=False, capture_output=True,
                            text=True, timeout=120)
         assert p.returncode != 0 and msg in p.stderr, (args, p.stderr)
+
+
+def test_online_learners_learn_from_pages_that_land_later(tiny_corpus):
+    """With pages in flight, the online classifier learns from each page when it lands (with that page's reward),
+    not only when the page it just chose happens to be the one that landed."""
+    agent = make_agent("online-classifier")
+    seen: list[float] = []
+    learn = agent.learn
+    agent.learn = lambda x, r, tr, rows: (seen.append(r), learn(x, r, tr, rows))[1]  # type: ignore[method-assign]
+    env = make_env_for(agent, corpus=tiny_corpus, topic="geology", max_episode_steps=60, concurrency=8)
+    res = run_episode(env, agent, seed=0)
+    assert len(seen) == res.pages_fetched - 1  # every page the agent chose and that landed (the seed aside)
+    assert sum(seen) == pytest.approx(res.reward_sum - float(env.unwrapped.state.reward[res.fetched[0]]))
+
+
+def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_live_cli import _valid_warc
+
+    with _jittered(serve_corpus(small, n_hosts=4), seed=2) as site:
+        warc = tmp_path / "w.warc.gz"
+        seed = site.page_urls[small.page_id("Geology")]
+        args = ["--live", seed, "--agent", "random", "--topic", "geology", "--warc", str(warc), "--scope", "any",
+                "--seed", "3", "--json", "--concurrency", "4"]
+        cmd = [sys.executable, "-m", "gym_crawl", "crawl", *args]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        p = subprocess.Popen([*cmd, "--max-pages", "200", "--delay", "0.3"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            t_end = time.monotonic() + 120
+            while time.monotonic() < t_end and p.poll() is None:
+                time.sleep(0.3)
+                try:
+                    if warc.exists() and sum(1 for _ in read_decisions(warc)) >= 8:
+                        break
+                except Exception:  # noqa: BLE001 - a record being written: read again later
+                    pass
+            assert p.poll() is None, "the crawl ended before it was interrupted"
+            p.send_signal(signal.SIGINT)
+            stdout, stderr = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert p.returncode == 0, stderr
+        out = json.loads(stdout.strip().splitlines()[-1])
+        assert out["stopped_by"] == "SIGINT" and 8 <= out["steps"] < 200 and out["concurrency"] == 4
+        _valid_warc(warc)
+        first = [d["url"] for d in read_decisions(warc)]
+        assert len(first) == out["steps"]
+        fetched_before = {f.url for f in read_fetches(warc)}
+        n1 = len(site.log)
+        k = out["steps"]
+        bad = subprocess.run([*cmd[:-2], "--concurrency", "2", "--max-pages", str(k + 5), "--resume"], check=False,
+                             capture_output=True, text=True, timeout=120, env=env)
+        assert bad.returncode != 0 and "concurrency" in bad.stderr
+        p2 = subprocess.run([*cmd, "--max-pages", str(k + 6), "--delay", "0", "--resume"], check=False,
+                            capture_output=True, text=True, timeout=180, env=env)
+        assert p2.returncode == 0, p2.stderr
+        out2 = json.loads(p2.stdout.strip().splitlines()[-1])
+        assert out2["steps"] == k + 6 and out2["stopped_by"] is None
+        decisions = [d["url"] for d in read_decisions(warc)]
+        assert decisions[k:2 * k] == first  # the resumed run re-decided the recorded steps identically
+        again = {e.path for e in site.log[n1:] if e.path != "/robots.txt"}  # paths are unique over the hosts
+        assert again and not again & {urlsplit(u).path for u in fetched_before}, "resume re-requested recorded pages"
+        _valid_warc(warc)

@@ -111,6 +111,7 @@ the info keys :data:`WINDOW_INFO_KEYS`:
 =====================  =====================================================================
 ``dispatched_page``    page id this step's action sent (-1 on reset and invalid steps)
 ``landed_pages``       (W,) int64 pages landed by this step in completion order, -1 padded
+``landed_rewards``     (W,) float32 their rewards (0 padded); the step's reward is their sum
 ``in_flight``          pages in flight when the step returned
 ``parked``             discovered pages held out of the frontier (host busy or not cleared)
 =====================  =====================================================================
@@ -160,7 +161,7 @@ INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domain
              "candidate_ids", "action_mask", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps",
              "topic", "fetch_error")
 #: Info keys added by an env with a window of pages in flight (a page source, or ``concurrency > 1``).
-WINDOW_INFO_KEYS = ("dispatched_page", "landed_pages", "in_flight", "parked")
+WINDOW_INFO_KEYS = ("dispatched_page", "landed_pages", "landed_rewards", "in_flight", "parked")
 _EMPTY = np.zeros(0, np.int32)
 _EMPTY.flags.writeable = False
 
@@ -758,10 +759,12 @@ class WikiCrawlEnv(gym.Env):
         }
         if self._window is not None:
             landed = np.full(self.concurrency, -1, np.int64)
+            rewards = np.zeros(self.concurrency, np.float32)
             k = 0 if invalid else min(len(self._landed), self.concurrency)
             landed[:k] = self._landed[:k]
+            rewards[:k] = self.state.reward[self._landed[:k]]
             info.update(dispatched_page=-1 if invalid else int(self._dispatched), landed_pages=landed,
-                        in_flight=self._window.size, parked=self._window.n_parked)
+                        landed_rewards=rewards, in_flight=self._window.size, parked=self._window.n_parked)
         if self.action_mode == "slot":
             info["action_mask"] = ids >= 0
         return info
