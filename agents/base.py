@@ -34,8 +34,8 @@ import numpy as np
 from gym_crawl.envs.view import CrawlView
 from gym_crawl.registry import Registry
 
-__all__ = ["Agent", "Transition", "AGENTS", "register_agent", "make_agent", "agent_names", "agent_class",
-           "crawl_view"]
+__all__ = ["Agent", "Transition", "AGENTS", "MODEL_LOADERS", "register_agent", "make_agent", "model_spec",
+           "agent_names", "agent_class", "crawl_view"]
 
 
 def crawl_view(env: Any) -> CrawlView:
@@ -79,6 +79,10 @@ class Agent:
     #: Env keyword defaults this agent is designed for (e.g. ``{"features": "han2018"}``); the CLI and
     #: benchmarks apply them unless the user overrides them.
     env_defaults: dict[str, Any] = {}
+    #: The env a trained model was trained on (:class:`gym_crawl.agents.env_config.EnvConfig`: env id, feature set,
+    #: K, ...), or ``None``. :func:`gym_crawl.agents.make_env_for` builds that env and refuses a keyword that
+    #: contradicts one of its fixed keywords.
+    env_config: Any = None
     #: The agent's score of the action it chose last (its priority / Q-value), or ``None`` when it has none;
     #: a live crawl records it with each decision.
     last_score: float | None = None
@@ -200,7 +204,7 @@ def _load_torch_agent(p: Path) -> Agent:
     try:
         import torch
     except ImportError:
-        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[sb3]')") from None
+        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[torch]')") from None
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types; report ours without its advice
@@ -276,7 +280,7 @@ def _resolve(name: str) -> str:
     """``name`` made known to :data:`AGENTS`: plug-ins are registered, and an unregistered ``"module:Class"``
     (``gym-crawl crawl --agent my_pkg.agents:MyAgent``) is registered under that spec, imported on use."""
     _load_plugins()
-    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and not name.startswith("sb3:"):
+    if isinstance(name, str) and name not in AGENTS and name.count(":") == 1 and model_spec(name) is None:
         mod, attr = name.split(":")
         if mod and attr:
             AGENTS.register(name, name, f"agent class {name}")
@@ -318,9 +322,37 @@ def config_keys(factory: Any) -> set[str] | None:
     return keys
 
 
+#: ``"<kind>:<path>"`` agent specs: a trained model read from a file or a training run's output folder.
+MODEL_LOADERS: dict[str, str] = {"sb3": "gym_crawl.agents.sb3.agent:load_sb3_agent",
+                                 "rllib": "gym_crawl.agents.rllib.agent:load_rllib_agent"}
+
+
+def model_spec(name: str) -> tuple[str, str] | None:
+    """``(kind, path)`` of a trained-model spec (``"sb3:runs/train/seed0"``, ``"rllib:runs/rl"``), else ``None``."""
+    kind, sep, path = name.partition(":") if isinstance(name, str) else ("", "", "")
+    return (kind, path) if sep and kind in MODEL_LOADERS else None
+
+
 def make_agent(name: str, **config: Any) -> Agent:
     """Instantiate the agent registered as ``name`` with keyword ``config``; an option the agent does not take
-    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored)."""
+    raises ``ValueError`` naming it, the close matches and every option (it would otherwise be ignored).
+
+    ``name`` may also be a trained model, ``"sb3:<path>"`` (a ``gym-crawl train`` output folder, its ``agent.npz``
+    or a stock SB3 ``model.zip``) or ``"rllib:<path>"``: the model is loaded with the env it was trained on
+    (its ``env_config``); such a spec takes no ``config``."""
+    spec = model_spec(name)
+    if spec is not None:
+        if config:
+            raise ValueError(f"agent {name!r}: a trained model takes no options, got {sorted(config)}")
+        mod, attr = MODEL_LOADERS[spec[0]].split(":")
+        import importlib
+
+        try:
+            loader = getattr(importlib.import_module(mod), attr)
+        except ImportError as e:
+            raise ValueError(f"agent {name!r} needs {e.name or e}, which is not installed here: install the optional "
+                             f"extra, pip install 'gym-crawl[{spec[0]}]'") from None
+        return loader(spec[1])
     keys = config_keys(agent_class(name))
     unknown = sorted(set(config) - keys) if keys is not None else []
     if unknown:

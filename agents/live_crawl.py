@@ -192,7 +192,8 @@ def _check_resumable(warc: Path, settings: dict[str, Any]) -> None:
 
 def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Path | None, topic: str,
                seed: int = 0, scope: str = "hosts", delay: float | None = None, contact: str | None = None,
-               text: Any = None, resume: bool = False, capacity: int | None = None, policy: Any = None,
+               text: Any = None, resume: bool = False, overwrite: bool = False, capacity: int | None = None,
+               policy: Any = None,
                fetch: Any = None, env_overrides: dict[str, Any] | None = None, progress: TextIO | None = sys.stderr,
                progress_every: float = 5.0, handle_signals: bool = True, concurrency: int = 1, per_host: int = 1,
                rate: float | None = _POLICY_DEFAULT_RATE, offer: Any = None) -> LiveCrawlResult:
@@ -220,6 +221,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     :param concurrency: pages in flight at most (Scrapy's ``CONCURRENT_REQUESTS``); :param per_host: per host
         (each host is still fetched one request at a time, with its delay).
     :param offer: the web's :class:`~gym_crawl.web.offer.OfferRules` (default: all on).
+    :param overwrite: replace an existing ``warc`` file (without ``resume``; an existing file is otherwise
+        refused).
     :returns: a :class:`LiveCrawlResult`.
     """
     from gym_crawl.web.live import LiveWeb
@@ -244,8 +247,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             if contact is not None:
                 kw["contact"] = contact
             policy = FetchPolicy(**kw)
-        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, text=text, scope=scope, max_pages=cap,
-                      offer=offer)
+        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, overwrite=overwrite, text=text, scope=scope,
+                      max_pages=cap, offer=offer)
     else:
         web = LiveWeb(seeds, fetch=fetch, text=text, scope=scope, max_pages=cap, offer=offer)
     env = make_env_for(agent, corpus=web, topic=topic, max_episode_steps=max_pages, concurrency=concurrency,

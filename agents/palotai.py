@@ -210,6 +210,11 @@ class FleetRun:
     policies: dict[str, PalotaiForager] = field(default_factory=dict)
     max_foragers: int = 0
 
+    def __repr__(self) -> str:
+        """One line: the counts and the surviving foragers' names (not their weights)."""
+        return (f"FleetRun(steps={self.steps}, births={self.births}, deaths={self.deaths}, "
+                f"max_foragers={self.max_foragers}, policies={sorted(self.policies)})")
+
 
 def run_fleet(env: Any, kind: str, seed: int = 0, *, on_step: Callable[[int, dict, dict], None] | None = None,
               max_steps: int | None = None, **params: Any) -> FleetRun:

@@ -12,10 +12,19 @@ __all__ = ["CrawlTrainingConfig", "add_common_arguments", "available_cores", "pa
            "use_subprocesses"]
 
 
+def _default_env_id() -> str:
+    from gym_crawl.envs import DEFAULT_ENV_ID
+
+    return DEFAULT_ENV_ID
+
+
 @dataclass
 class CrawlTrainingConfig:
-    """The corpus, topics, env and network of a training run (fields common to both backends)."""
+    """The corpus, topics, env and network of a training run (fields common to both backends). ``env_id`` is the
+    registered WikiCrawl id the envs are built from (saved in ``config.json``, so a trained model runs on it
+    again)."""
 
+    env_id: str = field(default_factory=_default_env_id)
     corpus: str = "synthetic"
     train_topics: list[str] = field(default_factory=lambda: ["geology", "cancer", "poetry", "astronomy", "jazz"])
     eval_topics: list[str] = field(default_factory=lambda: ["sports", "fiction", "cameras"])

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["BASELINES", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
@@ -248,8 +249,7 @@ class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 formatter_class=_OneDefaultFormatter)
+    ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=_OneDefaultFormatter)
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",

@@ -15,12 +15,14 @@ before (named topics from their main pages, one seed, no baseline table).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import EXIT_USAGE, error_line
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
@@ -143,6 +145,19 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _without_task_set(argv: list[str]) -> list[str]:
+    """``argv`` without ``--task-set NAME`` (the single trainer does not know the flag)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--task-set":
+            skip = True
+        elif not a.startswith("--task-set="):
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import dataclasses
     import os
@@ -157,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if set_name == "none":
         set_name = None
     if not set_name:
-        return sb3_train.main(argv)
+        return sb3_train.main(_without_task_set(argv))
     given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
     try:
         if a.seeds < 1:
@@ -175,14 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg.eval_monitor_tasks = MONITOR_TASKS
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train: error: {e}")
-        return 2
-    if cfg.progress_bar:
-        try:
-            import rich  # noqa: F401
-            import tqdm  # noqa: F401
-        except ImportError:
-            cfg.progress_bar = False
+        print(error_line(e), file=sys.stderr)
+        return EXIT_USAGE
     from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
 
     os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
@@ -234,4 +243,6 @@ def main(argv: list[str] | None = None) -> int:
                        "cpu_seconds": round(cpu, 1), "config": dataclasses.asdict(cfg)})
     print(f"  saved {Path(cfg.out) / 'report.json'} and per seed model.zip, agent.npz in "
           f"{Path(cfg.out) / f'seed{seeds[0]}'} …")
+    if cfg.tensorboard:
+        print(f"  TensorBoard logs: {Path(cfg.out) / 'seed*' / 'tb'} (tensorboard --logdir {cfg.out})")
     return 0

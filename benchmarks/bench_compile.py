@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gym_crawl._console import ArgumentParser
+
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parents[1] / "shared" / "data" / "mediawiki_samples"
 SAMPLE_FILES = ["ltgwiki-20170901-pages-articles.xml.bz2",
@@ -208,7 +210,7 @@ def bench_synthetic(n_pages: int, seed: int, readers: int, workdir: str | None, 
 # --------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pages", type=int, default=323_000, help="synthetic corpus size (default 323000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--readers", type=int, default=3, help="concurrent processes opening the saved corpus")

@@ -24,7 +24,6 @@ Writes ``bench_step.json``, ``bench_step.md`` and ``bench_step.png`` to ``--out`
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,7 +240,7 @@ def _plot(out: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench bench_step", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench bench_step", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="synthetic corpus, topk and tree, short runs")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--wikispeedia", type=Path, default=DEFAULT_WIKISPEEDIA)

@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from gym_crawl._console import ArgumentParser
+
 DEFAULT_SIZES = [20_000, 100_000, 323_198]
 
 
@@ -68,7 +70,7 @@ def measure(n_pages: int, seed: int = 0, save: bool = False, preset: str = "defa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=None, help="page counts (default 20k 100k 323k)")
     ap.add_argument("--full", action="store_true", help="also run 1,000,000 pages")
     ap.add_argument("--seed", type=int, default=0)

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.core import Corpus
@@ -446,7 +447,7 @@ def _finite(x: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench calibrate_synthetic", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench calibrate_synthetic", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (budget 100, every 4th Wikispeedia category)")
     ap.add_argument("--out", default="benchmarks/results/calibrate_synthetic")
     ap.add_argument("--data", default=str(SHARED_DATA), help="folder holding wikispeedia/ and mediawiki_samples/")

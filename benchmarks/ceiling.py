@@ -37,7 +37,6 @@ each set.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.baselines import BestFirstPageAgent, GreedyOracleAgent, RandomAgent
 from gym_crawl.agents.hashed.online_classifier import FrontierRows, feature_rows
@@ -592,7 +592,7 @@ DEFAULT_MAX_TASKS = {"ws-100": 40, "hard": 40, "docs-web-hard": None}
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench ceiling", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench ceiling", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="+", default=None,
                     help="task sets (default: hard ws-100 docs-web-hard; --quick: hard)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the random crawls (the normalization's baseline)")

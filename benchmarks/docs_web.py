@@ -73,7 +73,6 @@ genre (:data:`gym_crawl.tasks.docs_web.GENRES`: release notes → "changelog", h
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
@@ -87,6 +86,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.tasks.docs_web import (
     CORPUS_DIRNAME,
     FAR_BUDGET,
@@ -669,7 +669,7 @@ def build(*, install: bool = False, data: Path | None = None, force: bool = Fals
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench docs-web", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench docs-web", description=__doc__.split("\n")[0])
     ap.add_argument("--install", action="store_true",
                     help="install the missing Debian documentation packages with apt-get (needs root)")
     ap.add_argument("--data", help="folder of the WARC, crawl manifest and corpus (default: the data cache, which "

@@ -17,7 +17,6 @@ Writes ``env.json``, ``env.md`` and ``env_topics.png`` to ``--out`` (default
 """
 from __future__ import annotations
 
-import argparse
 import cProfile
 import pstats
 import resource
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -194,7 +194,7 @@ FULL = Preset("full", steps=5000, topic_steps=500, seeds=5)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench env", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench env", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset (CI-sized)")
     ap.add_argument("--out", default="benchmarks/results/env")
     ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA))

@@ -15,7 +15,6 @@ Writes ``feature_cost.json`` and ``feature_cost.md`` to ``--out`` (default
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "feature_cost"
@@ -100,7 +100,7 @@ def measure(corpus: Any, features: list[str], steps: int, budget: int, seed: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench feature_cost", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench feature_cost", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", action="append", help="corpus spec (repeatable); default: synthetic")
     ap.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES), help="feature sets to time")
     ap.add_argument("--steps", type=int, default=2000, help="timed steps per corpus")

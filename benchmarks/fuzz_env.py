@@ -15,7 +15,6 @@ violation (none expected: the command exits 1 on one).
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gym_crawl._console import ArgumentParser
 
 INVARIANTS = (
     "info['reward_sum'] equals the reset's reward_sum plus the sum of the rewards step returned",
@@ -198,7 +199,7 @@ def fuzz(corpus: Any, total_steps: int, seed: int = 0, max_episode_steps: int = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench fuzz_env", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench fuzz_env", description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=100_000, help="env steps in all, shared by the configurations")
     ap.add_argument("--corpus", default="synthetic-1000", help="corpus (small: many episodes end on an empty frontier)")
     ap.add_argument("--seed", type=int, default=0)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -535,7 +536,7 @@ def plans(preset: Preset) -> list[CorpusPlan]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench han2018", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench han2018", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (small synthetic corpus, "
                                                          "< 60 s); default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/han2018", help="output folder")

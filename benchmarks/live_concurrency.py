@@ -196,7 +196,7 @@ def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, concurrenc
                     truth = view.hidden_relevance()
                     fetched = np.asarray(res.fetched)
                     curve = np.cumsum(truth[fetched[1:]])  # the seed aside
-                    vnow = env.unwrapped._source.now  # virtual seconds the crawl took
+                    vnow = env.unwrapped.page_source.now  # virtual seconds the crawl took
                     row = {"agent": agent_name, "topic": topic, "seed": s, "concurrency": w, "steps": res.steps,
                            "pages": int(len(fetched) - 1), "virtual_s": round(float(vnow), 3),
                            "pages_per_virtual_s": round((len(fetched) - 1) / vnow, 2) if vnow else None}

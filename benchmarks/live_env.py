@@ -18,7 +18,6 @@ JSON into ``benchmarks/results/live_env/``::
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import platform
 import time
@@ -27,6 +26,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+
+from gym_crawl._console import ArgumentParser
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_env"  # under the current folder
 N_HOSTS = 8
@@ -172,7 +173,7 @@ def measure(frontiers: list[int], steps: int, http: bool) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench live_env", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench live_env", description=__doc__.split("\n")[0])
     ap.add_argument("--frontier", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--steps", type=int, default=300, help="timed steps at each frontier size")
     ap.add_argument("--http", action="store_true", help="fetch from a loopback HTTP server (default: in memory)")

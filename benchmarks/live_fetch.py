@@ -18,7 +18,6 @@ Writes ``live_fetch.json`` and ``live_fetch.md`` to ``--out`` (default ``benchma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import platform
@@ -27,6 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from gym_crawl._console import ArgumentParser
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_fetch"  # under the current folder
 WARMUP = 50
@@ -111,7 +112,7 @@ def to_markdown(res: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench live_fetch", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench live_fetch", description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=2000, help="timed requests per configuration")
     ap.add_argument("--page-kb", type=int, default=20, help="size of the served page in KiB")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="output folder")

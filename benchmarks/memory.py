@@ -33,7 +33,6 @@ Figures come from ``/proc/<pid>/status`` and ``/proc/<pid>/smaps_rollup`` (Linux
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
@@ -297,7 +297,7 @@ def _plot(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="3,000 pages, 50 steps, 1-2 workers (the test suite)")
     ap.add_argument("--pages", type=int, default=None, help="corpus size (full: 323,000)")
     ap.add_argument("--steps", type=int, default=None, help="crawl steps (full: 2,000)")

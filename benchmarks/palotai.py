@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 KINDS = ("wl", "rl", "wlrl")
@@ -74,7 +75,7 @@ WINDOW = 3.0  # hours (the paper's 3-hour windows)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench palotai", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench palotai", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (2,000 pages, 48 h, 2 runs)")
     ap.add_argument("--out", default="benchmarks/results/palotai")
     ap.add_argument("--runs", type=int, default=None, help="runs per (graph, kind) (default 5; quick 2)")

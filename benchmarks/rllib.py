@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.train_common import parse_topics
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
@@ -250,7 +251,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench rllib", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench rllib", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset (a few minutes)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--corpus", default="synthetic")

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
@@ -309,7 +310,7 @@ def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gym-crawl bench sb3", description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="gym-crawl bench sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="CI-sized run (< 60 s)")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     p.add_argument("--corpus", default="synthetic")

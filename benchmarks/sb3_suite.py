@@ -49,6 +49,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks import suite
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
@@ -352,7 +353,7 @@ def _figure(res: dict[str, Any], out: Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench sb3_suite", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench sb3_suite", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (4 tasks, budget 30, 2 seeds, 512 steps)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--wikispeedia", default=str(suite.DEFAULT_WIKISPEEDIA),

@@ -15,7 +15,6 @@ The synthetic generator stands in for the Simple English dump (thesis Table 4.1:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 CHILD = r"""
@@ -129,7 +129,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench scale", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: 5,000 pages, 300 steps")
     ap.add_argument("--pages", default=None, help="comma-separated corpus sizes (full: 323000)")
     ap.add_argument("--steps", type=int, default=None, help="crawl steps per agent (full: 10,000)")

@@ -44,7 +44,6 @@ Protocol
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import time
@@ -57,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl import tasks as tasks_lib
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
@@ -311,10 +311,11 @@ def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str
                 for s in seed_list:
                     work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
                                  "learner": False, "epochs": 0, "config": config.get(a, {})})
-    from tqdm.auto import tqdm
+    from gym_crawl._console import Progress
 
     runs: list[dict[str, Any]] = []
-    bar = tqdm(total=len(work), desc="suite", disable=not progress)
+    label = f"{', '.join(dict.fromkeys(w['set'] for w in work))}: agents x seeds"
+    bar = Progress(len(work), label, unit="runs", enabled=progress)
     if jobs <= 1:
         for w in work:
             runs += [{**r, "set": w["set"]} for r in _job(w)]
@@ -494,7 +495,7 @@ def parse_agent_config(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench suite", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench suite", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (a few tasks, 2 seeds, budget 30)")
     ap.add_argument("--out", default="benchmarks/results/suite")
     ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA),

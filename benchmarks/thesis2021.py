@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.benchmarks.han2018 import DEFAULT_WIKISPEEDIA, RunResult, figures, load_corpus_cached, run_tasks
 
@@ -69,7 +70,7 @@ PRESETS = {p.name: p for p in (QUICK, FULL)}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench thesis2021", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench thesis2021", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (small synthetic corpus, "
                                                          "< 60 s); default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/thesis2021")

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.agents import AGENTS, register_agent
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
@@ -56,7 +57,7 @@ HEAD_SIZES = (4604, 20000, 32325, 100000, 323198)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench thesis_dqn", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench thesis_dqn", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run (synthetic-1000, 5 seeds, 100+100 steps)")
     ap.add_argument("--out", default="benchmarks/results/thesis_dqn")
     ap.add_argument("--corpus", default="synthetic-20000",

@@ -8,13 +8,13 @@ wall time does not. JSON + Markdown + PNG into ``benchmarks/results/throughput/`
 """
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "throughput"  # under the current folder
@@ -91,7 +91,7 @@ def vector(corpus: Any, n_envs: int, steps: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench throughput", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench throughput", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small corpus, few steps (the test suite runs it)")
     ap.add_argument("--corpus", action="append", default=None,
                     help="corpus spec (repeatable); default: synthetic and ../shared/data/wikispeedia if present")

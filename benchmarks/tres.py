@@ -91,6 +91,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.corpus.url_sites import url_hash_domains
@@ -735,7 +736,7 @@ def _cells(v: str | None) -> tuple[tuple[str, str], ...] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench tres", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the QUICK preset: CI-sized run (< ~60 s); "
                                                          "default: the FULL preset")
     ap.add_argument("--out", default="benchmarks/results/tres")

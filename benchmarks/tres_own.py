@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 
@@ -385,7 +386,7 @@ def _max_tasks(v: str | None) -> tuple[tuple[str, int | None], ...] | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench tres_own", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench tres_own", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="CI-sized run on ws-100 (budget 20, 4 tasks, 2 seeds, "
                                                          "L = 8×B)")
     ap.add_argument("--sets", default=None, help="comma-separated task sets (full: docs-web-hard,docs-web)")

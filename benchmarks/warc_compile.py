@@ -23,7 +23,6 @@ JSON and a PNG bar chart into ``benchmarks/results/warc_compile/`` (``--out``)::
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import glob
 import io
@@ -39,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gym_crawl._console import ArgumentParser
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = Path("benchmarks") / "results" / "warc_compile"  # under the current folder
@@ -314,7 +315,7 @@ def bench_peak_rss(path: Path, chunk_pages: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="gym-crawl bench warc_compile", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="gym-crawl bench warc_compile", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=int, default=20_000, help="synthetic pages (default 20000)")
     ap.add_argument("--files", type=int, default=4, help="WARC files the synthetic web is split into")
     ap.add_argument("--real-pages", type=int, default=1500, help="real HTML files sampled (default 1500)")

@@ -7,70 +7,52 @@ agent as a polite crawler of real sites, recorded to WARC), ``download``
 ``bench NAME`` (a benchmark of ``benchmarks/``), ``train`` (Stable-Baselines3 training) and ``serve`` (a
 corpus, folders of HTML or the misbehaving demo site as hosts on loopback).
 
+Every command builds the default task's env (:data:`gym_crawl.envs.DEFAULT_ENV_ID`) unless told otherwise.
+
 This module is the application layer: it sits above ``agents`` and ``benchmarks`` and imports
 them lazily, so ``import gym_crawl`` never pulls them in.
 
-Output: results (tables, JSON rows, the paths ``download`` and ``corpus compile`` produce) go to stdout;
-diagnostics (such as where ``--plot`` wrote its curve) go to stderr through the ``gym_crawl`` logger —
-``-v`` adds debug lines, ``-q`` keeps only warnings and errors (``-qq``: errors).
-Progress is a tqdm bar on a terminal or in a notebook, and otherwise (a log file, CI) one log line every
-few seconds.
+Output (:mod:`gym_crawl._console`): results (tables, JSON rows, the paths ``download`` and ``corpus compile``
+produce) go to stdout; progress (one labelled bar) and diagnostics (such as where ``--plot`` wrote its curve) go
+to stderr through the ``gym_crawl`` logger — ``-v`` adds debug lines, ``-q`` keeps only warnings and errors
+(``-qq``: errors). Errors read ``gym-crawl: error: ...``; exit codes: 0 done, 1 the run failed, 2 a usage error,
+130 interrupted (Ctrl-C). A reader that closes the output early (``| head``) ends the command quietly.
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import json
 import logging
+import os
+import re
+import shlex
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from gym_crawl._console import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ArgumentParser,
+    Progress,
+    error_line,
+    setup_logging,
+)
+
 __all__ = ["main", "build_parser"]
+
+_EPILOG = ("Results go to stdout; progress and diagnostics to stderr. Exit codes: 0 done, 1 the run failed, 2 a usage "
+           "error (the message names the argument), 130 interrupted (Ctrl-C).")
 
 log = logging.getLogger("gym_crawl")
 
-
-def _setup_logging(verbose: int = 0, quiet: int = 0) -> None:
-    """Send the ``gym_crawl`` logger to stderr at INFO (``-v``: DEBUG, ``-q``: WARNING, ``-qq``: ERROR)."""
-    level = min(logging.CRITICAL, max(logging.DEBUG, logging.INFO - 10 * verbose + 10 * quiet))
-    for h in [h for h in log.handlers if getattr(h, "_gym_crawl_cli", False)]:
-        log.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("gym-crawl: %(message)s"))
-    handler._gym_crawl_cli = True  # type: ignore[attr-defined]
-    log.addHandler(handler)
-    log.setLevel(level)
-    log.propagate = False
-
-
-class _Progress:
-    """Progress of one episode's steps: a tqdm bar (``tqdm.auto``) when stderr is a terminal or in a Jupyter
-    kernel; otherwise an INFO log line every ``every`` seconds (and none when logging is above INFO)."""
-
-    def __init__(self, total: int, desc: str, every: float = 5.0):
-        self.total, self.desc, self.every, self.n = total, desc, every, 0
-        self._t0 = self._last = time.monotonic()
-        self.bar: Any = None
-        if log.isEnabledFor(logging.INFO) and (sys.stderr.isatty() or "ipykernel" in sys.modules):
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=desc, leave=False)
-
-    def update(self, k: int = 1) -> None:
-        self.n += k
-        if self.bar is not None:
-            self.bar.update(k)
-            return
-        now = time.monotonic()
-        if now - self._last >= self.every:
-            self._last = now
-            log.info("%s: %d/%d steps, %.0f s", self.desc, self.n, self.total, now - self._t0)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+#: errors that mean the command line, or a value or file it names, is wrong: exit code 2
+_USAGE_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -142,16 +124,29 @@ def _check_writable(path: str, flag: str) -> None:
     os.unlink(probe)
 
 
+def _default_env() -> tuple[str, dict[str, Any]]:
+    """The default task's env id and its registered keywords (``corpus``, ``max_episode_steps``, ...)."""
+    from gym_crawl.envs import DEFAULT_ENV_ID
+    from gym_crawl.wrappers.factory import registered_kwargs
+
+    return DEFAULT_ENV_ID, registered_kwargs(DEFAULT_ENV_ID)
+
+
 def _add_env_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", default="synthetic", help="synthetic, synthetic-<N>, wikispeedia, simplewiki or a path")
+    env_id, reg = _default_env()
+    p.add_argument("--corpus", default=None,
+                   help=f"synthetic, synthetic-<N>, synthetic-hard, wikispeedia, simplewiki or a path (default: the "
+                        f"default task {env_id}'s, {reg.get('corpus', 'synthetic')})")
     p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
     p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
     p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels | classifier (default: the "
                                                   "agent's choice, else labels for a topic with a label, else han2018)")
-    p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined)")
+    p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined; a "
+                                                    "trained model's: the one it was trained with)")
     p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
     p.add_argument("--k", type=_int_at_least(1), default=None,
-                   help="candidate slots K (default: the agent's choice, else 64)")
+                   help="candidate slots K (default: the agent's choice, else 64; lowered to the corpus' pages on a "
+                        "smaller web)")
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
@@ -164,8 +159,8 @@ def _add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from gym_crawl import __version__
 
-    ap = argparse.ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
-                                 formatter_class=_HelpFormatter)
+    ap = ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
+                        formatter_class=_HelpFormatter, epilog=_EPILOG)
     ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
     _add_verbosity(ap, 0)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -176,10 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("crawl", **fmt, help="run one or more agents and report relevant pages found")
     c.add_argument("--agent", default="best-first",
                    help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
-                        "(agent.npz, a train output folder or a stock SB3 model.zip), rllib:<path> an RLlib one "
-                        "(a `train --backend rllib` output folder)")
+                        "(agent.npz, a train output folder or a stock SB3 model.zip) on the env it was trained on, "
+                        "rllib:<path> an RLlib one (a `train --backend rllib` output folder); module:Class an Agent "
+                        "class of an importable module or of a module file in the current folder")
     _add_env_args(c)
-    c.add_argument("--steps", type=_int_at_least(1), default=1000, help="env steps per episode (page budget)")
+    c.add_argument("--steps", type=_int_at_least(1), default=None,
+                   help=f"env steps per episode, the page budget (default: the default task's, "
+                        f"{_default_env()[1].get('max_episode_steps')})")
     c.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
     c.add_argument("--episodes", type=_int_at_least(1), default=1,
                    help="episodes per agent; learners keep their weights")
@@ -197,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     lv.add_argument("--resume", action="store_true",
                     help="continue the crawl recorded in --warc: its fetches are replayed from the file, then "
                          "the crawl goes on over the network (same --agent, --seed and seeds)")
+    lv.add_argument("--overwrite", action="store_true", help="replace an existing --warc file (instead of --resume)")
     lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
                     help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
                          "domains, or any")
@@ -271,103 +270,136 @@ def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
             "domain_cap": args.domain_cap}
 
 
-def _cmd_crawl(args: argparse.Namespace) -> int:
-    from gym_crawl.agents import make_env_for, run_episode
-    from gym_crawl.corpus import load_corpus
-
-    names = [n.strip() for n in args.agent.split(",") if n.strip()]
+def _agent_specs(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
-        raise ValueError(f"--agent {args.agent!r}: no agent name given (see `gym-crawl agents`)")
+        raise ValueError(f"--agent {text!r}: no agent name given (see `gym-crawl agents`)")
+    return names
+
+
+@contextlib.contextmanager
+def _errors_name(spec: str) -> Iterator[None]:
+    """Re-raise a usage error about one agent of ``--agent a,b,c`` so that its message names that agent."""
+    try:
+        yield
+    except _USAGE_ERRORS as e:
+        msg = _message(e)
+        raise ValueError(msg if spec in msg else f"--agent {spec}: {msg}") from e
+
+
+@contextlib.contextmanager
+def _current_folder_importable() -> Iterator[None]:
+    """While loading ``--agent module:Class`` specs, a module file in the current folder is importable too, as under
+    ``python -m``; the folder comes after the installed packages, so a local file never shadows one of them."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def _load_agents(names: list[str], load: str | None) -> list[tuple[str, Any]]:
+    """Every agent of ``--agent`` loaded before the first crawl, so a bad spec fails at once and is named."""
+    from gym_crawl.agents import Agent, make_agent
+    from gym_crawl.agents.base import model_spec
+
+    out = []
+    with _current_folder_importable():
+        for name in names:
+            with _errors_name(name):
+                if load and model_spec(name) is None:
+                    out.append((name, Agent.load(load, expect=name)))
+                else:
+                    out.append((name, make_agent(name)))
+    return out
+
+
+def _cmd_crawl(args: argparse.Namespace) -> int:
+    names = _agent_specs(args.agent)
     if args.live:
         return _cmd_crawl_live(args, names)
-    if args.warc or args.resume or args.max_pages is not None or args.concurrency is not None or \
+    if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
             args.per_host is not None or args.rate is not None:
-        raise SystemExit("--warc, --resume, --max-pages, --concurrency, --per-host and --rate go with --live URL ...")
+        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host and --rate go with "
+                         "--live URL ...")
     if (args.load or args.save) and len(names) != 1:
-        raise SystemExit("--load/--save need exactly one --agent")
-    plot = args.plot
-    for flag, out in (("--save", args.save), ("--plot", plot)):
+        raise ValueError("--load/--save need exactly one --agent")
+    for flag, out in (("--save", args.save), ("--plot", args.plot)):
         if out:
             _check_writable(out, flag)
-    from gym_crawl import __version__
-
     results, rows = [], []
-    corpus_cache: dict[str, Any] = {}
-    for name in names:
-        agent = _load_agent(name, args.load)
-        kw = _env_overrides(args)
-        if isinstance(kw["corpus"], str):
-            kw["corpus"] = corpus_cache.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
-        env = make_env_for(agent, **kw)
-        view = env.unwrapped.view
-        about = {"agent": name, "agent_name": agent.name, "corpus": str(args.corpus),
-                 "reward": view.reward_name, "K": int(view.max_candidates), "features": view.feature_set_name,
-                 "reducer": view.reducer_name, "budget": args.steps, "gym_crawl_version": __version__}
-        if args.load:
-            about["loaded_from"] = str(args.load)
-        for ep in range(args.episodes):
-            bar = _Progress(args.steps, f"{name} ep {ep + 1}/{args.episodes}")
-            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info, bar=bar: bar.update(1))
-            bar.close()
-            row = {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
-            results.append(res)
-            rows.append(row)
-            if args.json:
-                print(json.dumps(row), flush=True)
-        if args.save:
-            agent.save(args.save)
-        env.close()
+    corpora: dict[str, Any] = {}
+    for name, agent in _load_agents(names, args.load):
+        with _errors_name(name):
+            for res, row in _crawl_agent(args, name, agent, corpora):
+                results.append(res)
+                rows.append(row)
+                if args.json:
+                    print(json.dumps(row), flush=True)
     if not args.json:
         _print_table(rows)
-    if plot:
-        _plot_curves(results, rows, Path(plot))
-        log.info("curve written to %s", plot)
-    return 0
+    if args.plot:
+        _plot_curves(results, rows, Path(args.plot))
+        log.info("curve written to %s", args.plot)
+    return EXIT_OK
 
 
-def _load_agent(name: str, load: str | None) -> Any:
-    from gym_crawl.agents import Agent, make_agent
+def _crawl_agent(args: argparse.Namespace, name: str, agent: Any,
+                 corpora: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Run ``args.episodes`` episodes of one agent: ``(EpisodeResult, JSON row)`` per episode."""
+    from gym_crawl import __version__
+    from gym_crawl.agents import make_env_for, run_episode
+    from gym_crawl.agents.factory import env_id_for
+    from gym_crawl.corpus import load_corpus
+    from gym_crawl.wrappers.factory import registered_kwargs
 
-    if name.startswith("sb3:"):
-        from gym_crawl.agents.sb3.agent import load_sb3_agent
-
-        return load_sb3_agent(name.split(":", 1)[1])
-    if name.startswith("rllib:"):
-        from gym_crawl.agents.rllib.agent import load_rllib_agent
-
-        return load_rllib_agent(name.split(":", 1)[1])
-    if load:
-        return Agent.load(load, expect=name)
-    return make_agent(name)
+    env_id = env_id_for(agent)
+    reg = registered_kwargs(env_id)
+    kw = _env_overrides(args)
+    spec = str(args.corpus if args.corpus is not None else reg.get("corpus", "synthetic"))
+    if kw["corpus"] is None and "corpus" in reg:
+        kw["corpus"] = reg["corpus"]
+    if isinstance(kw["corpus"], str):
+        kw["corpus"] = corpora.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
+    budget = args.steps if args.steps is not None else int(reg["max_episode_steps"])
+    kw["max_episode_steps"] = budget
+    env = make_env_for(agent, env_id, **kw)
+    view = env.unwrapped.view
+    about = {"agent": name, "agent_name": agent.name, "corpus": spec, "env_id": env_id,
+             "reward": view.reward_name, "K": int(view.max_candidates), "features": view.feature_set_name,
+             "reducer": view.reducer_name, "budget": budget, "gym_crawl_version": __version__}
+    if args.load:
+        about["loaded_from"] = str(args.load)
+    for ep in range(args.episodes):
+        with Progress(budget, f"{name} ep {ep + 1}/{args.episodes}") as bar:
+            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info, bar=bar: bar.update(1))
+        yield res, {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
+    if args.save:
+        agent.save(args.save)
+    env.close()
 
 
 def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
-    """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`)."""
+    """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`);
+    a crawl stopped by a signal (Ctrl-C) exits ``128 + signal number`` after closing its WARC."""
+    import signal
+
     from gym_crawl.agents.live_crawl import crawl_live
     from gym_crawl.corpus import load_corpus
 
-    if len(names) != 1:
-        raise SystemExit("--live runs exactly one --agent")
-    if args.corpus != "synthetic" or args.seeds or args.episodes != 1:
-        raise SystemExit("--live replaces --corpus and --seeds (the seed URLs) and runs one episode")
-    if not args.topic:
-        raise SystemExit("--live needs --topic WORDS (what the crawl looks for)")
-    if args.resume and not args.warc:
-        raise SystemExit("--resume needs --warc FILE (the crawl to continue)")
-    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
-        if v is not None and v < 1:
-            raise SystemExit(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 "
-                             f"hosts busy, one request each)")
-    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
-        raise SystemExit(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
-    pages = args.max_pages if args.max_pages is not None else args.steps
-    agent = _load_agent(names[0], args.load)
+    _check_live_flags(args, names)
+    pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
+    agent = _load_agents(names, args.load)[0][1]
     text = load_corpus(args.text) if args.text else None
     over = {k: v for k, v in _env_overrides(args).items()
             if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
     res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
                      scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
-                     resume=args.resume, capacity=args.capacity, env_overrides=over,
+                     resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over,
                      concurrency=args.concurrency or 1, per_host=args.per_host or 1,
                      rate=10.0 if args.rate is None else (args.rate or None))
     if args.save:
@@ -378,12 +410,37 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     else:
         for k, v in summary.items():
             print(f"{k:>24}: {v}")
-    return 0
+    if res.stopped_by:
+        log.info("stopped by %s; the WARC is closed and resumable (--resume)", res.stopped_by)
+        return 128 + int(signal.Signals[res.stopped_by])
+    return EXIT_OK
+
+
+def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
+    if len(names) != 1:
+        raise ValueError("--live runs exactly one --agent")
+    if args.corpus is not None or args.seeds or args.episodes != 1:
+        raise ValueError("--live replaces --corpus and --seeds (the seed URLs) and runs one episode")
+    if not args.topic:
+        raise ValueError("--live needs --topic WORDS (what the crawl looks for)")
+    if args.resume and not args.warc:
+        raise ValueError("--resume needs --warc FILE (the crawl to continue)")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues --warc FILE and --overwrite replaces it: give one of them")
+    if args.warc and Path(args.warc).exists() and not (args.resume or args.overwrite):
+        raise ValueError(f"--warc {args.warc}: the file exists; add --resume to continue that crawl or --overwrite "
+                         f"to replace it")
+    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
+        if v is not None and v < 1:
+            raise ValueError(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 hosts "
+                             f"busy, one request each)")
+    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
+        raise ValueError(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
 
 
 def _print_table(rows: Sequence[dict[str, Any]]) -> None:
     """The summary table: one line per episode; the agent column is the spec given to ``--agent``."""
-    cols = ["agent", "episode", "seed", "topic", "reward", "K", "steps", "relevant_found", "harvest_rate",
+    cols = ["agent", "corpus", "episode", "seed", "topic", "reward", "K", "steps", "relevant_found", "harvest_rate",
             "relevant_domains", "seconds", "steps_per_second"]
     cells = [[str(r[c]) for c in cols] for r in rows]
     w = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
@@ -527,66 +584,133 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         close = difflib.get_close_matches(args.name.replace("-", "_"), known, n=3)
         hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-        raise SystemExit(f"unknown benchmark {args.name!r}{hint}; available: {known}") from None
+        raise ValueError(f"unknown benchmark {args.name!r}{hint}; available: {known}") from None
     return int(mod.main(args.args) or 0)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _cmd_agents(args: argparse.Namespace) -> int:
+    from gym_crawl.agents import AGENTS, agent_names
+
+    agent_names()  # installed plug-ins' entry points included
+    desc = AGENTS.describe()
+    w = max(map(len, desc))
+    print("\n".join(f"{n.ljust(w)}  {d}" for n, d in desc.items()))
+    return EXIT_OK
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from gym_crawl.web.serve.server import serve_command
+
+    return serve_command(args)
+
+
+def _cmd_eval(argv: list[str]) -> int:
+    from gym_crawl.benchmarks._evaluate import main as eval_main
+
+    return int(eval_main(argv) or 0)
+
+
+def _cmd_train(argv: list[str]) -> int:
+    from gym_crawl.agents.rllib.train import main as rllib_main
+    from gym_crawl.agents.rllib.train import requested_backend
+
+    if requested_backend(argv) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
+        return int(rllib_main(argv) or 0)
+    from gym_crawl.benchmarks._train_report import main as train_main
+
+    return int(train_main(argv) or 0)
+
+
+_COMMANDS = {"crawl": _cmd_crawl, "download": _cmd_download, "corpus": _cmd_corpus, "agents": _cmd_agents,
+             "bench": _cmd_bench, "serve": _cmd_serve}
+
+#: Python keywords that CLI users set with a flag: error messages from the library speak the flag instead
+_FLAGS = {"max_candidates": "--k", "max_episode_steps": "--steps", "domain_cap": "--domain-cap", "seeds": "--seeds",
+          "topic": "--topic", "features": "--features", "reducer": "--reducer", "reward": "--reward",
+          "corpus": "--corpus", "append": "--resume", "overwrite": "--overwrite"}
+_KEYWORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")=(\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[^\s,;)]+)")
+
+
+def _message(e: BaseException) -> str:
+    return str(e.args[0] if isinstance(e, KeyError) and e.args else e)
+
+
+def _cli_words(msg: str) -> str:
+    """``msg`` with the Python keywords it advises (``seeds=['A', 'B']``, ``overwrite=True``, ``max_candidates``)
+    written as the flags that set them (``--seeds A,B``, ``--overwrite``, ``--k``); a message that already names
+    both (``CLI: ...``) is left as it is."""
+    if "CLI:" in msg:
+        return msg
+
+    def flag(m: re.Match[str]) -> str:
+        name, raw = _FLAGS[m.group(1)], m.group(2)
+        if raw == "True":
+            return name
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        if isinstance(value, (list, tuple)):
+            value = ",".join("TITLE" if v is Ellipsis else str(v) for v in value)
+        return f"{name} {shlex.quote(str(value))}"
+
+    out = _KEYWORD.sub(flag, msg)
+    if "max_candidates" in out:  # the env's keyword for K, without a value
+        out = out.replace("max_candidates", "K (--k)")
+    return out
+
+
+def _run(command: Any, arg: Any) -> int:
+    """``command(arg)`` with its errors reported in the one style: a usage error (a wrong value or file) exits 2,
+    a failed run (an I/O or network error) 1; ``-v`` adds the traceback."""
+    try:
+        return int(command(arg) or 0)
+    except _USAGE_ERRORS as e:
+        log.debug("traceback", exc_info=True)
+        print(error_line(_cli_words(_message(e))), file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        log.debug("traceback", exc_info=True)
+        print(error_line(e), file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _dispatch(argv: list[str]) -> int:
     lead = 0
     while lead < len(argv) and argv[lead] in ("-v", "-vv", "--verbose", "-q", "-qq", "--quiet"):
         lead += 1
-    if lead < len(argv) and argv[lead] in ("train", "eval"):
-        flags, argv = argv[:lead], argv[lead:]
-        _setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
-                       sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
-    if argv and argv[0] == "eval":
-        from gym_crawl.benchmarks._evaluate import main as eval_main
-
-        try:
-            return int(eval_main(argv[1:]) or 0)
-        except (ValueError, KeyError, FileNotFoundError) as e:
-            print(f"gym-crawl eval: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
-            return 2
-    if argv and argv[0] == "train":
-        from gym_crawl.agents.rllib.train import main as rllib_main
-        from gym_crawl.agents.rllib.train import requested_backend
-
-        if requested_backend(argv[1:]) == "rllib":  # Ray RLlib (docs/rllib.md); importing it does not load Ray
-            return int(rllib_main(argv[1:]) or 0)
-        from gym_crawl.benchmarks._train_report import main as train_main
-
-        return int(train_main(argv[1:]) or 0)
+    if lead < len(argv) and argv[lead] in ("train", "eval"):  # their own parsers (see `gym-crawl train --help`)
+        flags = argv[:lead]
+        setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
+                      sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
+        return _run(_cmd_train if argv[lead] == "train" else _cmd_eval, argv[lead + 1:])
     args = build_parser().parse_args(argv)
-    _setup_logging(args.verbose, args.quiet)
+    setup_logging(args.verbose, args.quiet)
+    return _run(_COMMANDS[args.cmd], args)
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush does not fail on a closed pipe again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``gym-crawl`` with ``argv`` (default: ``sys.argv[1:]``) and return its exit code: 0 done, 1 the run
+    failed, 2 a usage error, 130 interrupted by Ctrl-C. A reader that closes the output early (``| head``) ends
+    the command quietly with 0."""
     try:
-        if args.cmd == "crawl":
-            return _cmd_crawl(args)
-        if args.cmd == "download":
-            return _cmd_download(args)
-        if args.cmd == "corpus":
-            return _cmd_corpus(args)
-        if args.cmd == "agents":
-            from gym_crawl.agents import AGENTS, agent_names
-
-            agent_names()  # installed plug-ins' entry points included
-            desc = AGENTS.describe()
-            w = max(map(len, desc))
-            print("\n".join(f"{n.ljust(w)}  {d}" for n, d in desc.items()))
-            return 0
-        if args.cmd == "bench":
-            return _cmd_bench(args)
-        if args.cmd == "serve":
-            from gym_crawl.web.serve.server import serve_command
-
-            return serve_command(args)
-    except (ValueError, KeyError, FileNotFoundError, FileExistsError) as e:
-        msg = str(e.args[0] if isinstance(e, KeyError) and e.args else e)
-        if args.cmd == "crawl" and "max_candidates" in msg and "--k" not in msg:
-            msg += " (K: set it with --k)"  # the env's keyword is max_candidates; the CLI's flag is --k
-        print(f"gym-crawl: error: {msg}", file=sys.stderr)
-        return 2
-    return 0
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("gym-crawl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_OK
 
 
 if __name__ == "__main__":

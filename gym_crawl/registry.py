@@ -25,7 +25,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Registry", "RegistryEntry"]
+__all__ = ["EXTRA_OF_MODULE", "Registry", "RegistryEntry"]
+
+EXTRA_OF_MODULE: dict[str, str] = {
+    "torch": "torch", "stable_baselines3": "sb3", "sb3_contrib": "sb3", "ray": "rllib", "pettingzoo": "multi",
+    "rliable": "bench", "fastwarc": "web", "resiliparse": "web", "selectolax": "web", "warcio": "web",
+    "w3lib": "web", "protego": "web", "urllib3": "web", "dask": "cluster",
+}
+"""Top-level module → the optional extra of ``pyproject.toml`` that installs it: a lazy entry whose import fails on
+one of them says ``pip install 'gym-crawl[<extra>]'``."""
 
 T = TypeVar("T")
 
@@ -111,7 +119,14 @@ class Registry(Generic[T]):
             mod, attr = e.target.split(":")
             try:
                 e.target = getattr(importlib.import_module(mod), attr)
-            except (ImportError, AttributeError) as err:
+            except ImportError as err:
+                extra = EXTRA_OF_MODULE.get((err.name or "").split(".")[0])
+                if extra is not None:
+                    raise ValueError(f"{self.kind} {name!r} needs {err.name!r}, which is not installed here: install "
+                                     f"the optional extra, pip install 'gym-crawl[{extra}]'") from None
+                raise ValueError(f"{self.kind} {name!r} is registered as {mod}:{attr} but is not available "
+                                 f"here ({err})") from None
+            except AttributeError as err:
                 raise ValueError(f"{self.kind} {name!r} is registered as {mod}:{attr} but is not available "
                                  f"here ({err})") from None
             if not e.description:

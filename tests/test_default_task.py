@@ -29,7 +29,7 @@ def test_v2_budget_reaches_the_env_and_v1_builds_without_a_warning(tiny_corpus):
     env.close()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        env = make_env_for("best-first", corpus=tiny_corpus, max_episode_steps=5)
+        env = make_env_for("best-first", corpus=tiny_corpus, max_episode_steps=5, env_id=gym_crawl.ENV_ID)
     assert env.spec.id == gym_crawl.ENV_ID
     env.reset(seed=0)
     assert env.unwrapped.budget == 5

@@ -143,7 +143,6 @@ def test_reset_options_topic_and_seeds(tiny_corpus):
     ({"max_candidates": 0}, ValueError, "max_candidates"),
     ({"max_candidates": 2.5}, ValueError, "max_candidates must be an integer"),
     ({"max_candidates": True}, ValueError, "max_candidates must be an integer"),
-    ({"max_candidates": 10**7}, ValueError, "max_candidates must be <= the corpus' 600 pages"),
     ({"seeds": "Geology"}, ValueError, r"seeds must be a list.*seeds=\['Geology'\]"),
     ({"seeds": []}, ValueError, "seeds is empty"),
     ({"seeds": [1.5]}, ValueError, "each seed must be"),

@@ -64,6 +64,11 @@ def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, mon
     assert len(rep["found"]["trained maskable-ppo"]) == 2 and [r["seed"] for r in rep["runs"]] == [0, 1]
     assert "trained vs best-first: CIs" in text and "CPU-minutes" in text
     assert ag["best-first"]["ci"][0] <= ag["best-first"]["iqm"] <= ag["best-first"]["ci"][1]
+    # the trained policy crawls with no flags: its env id, feature set and K come with it
+    assert main(["crawl", "--agent", f"sb3:{out / 'seed0'}", "--corpus", corpus_dir, "--topic", "cancer",
+                 "--steps", "5", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["features"], row["K"], row["env_id"]) == ("transferable+site", 8, cfg["env_id"])
 
 
 def test_named_topics_keep_the_plain_trainer_and_errors_name_the_flag(corpus_dir, tmp_path, capsys):
@@ -74,12 +79,12 @@ def test_named_topics_keep_the_plain_trainer_and_errors_name_the_flag(corpus_dir
     assert "relevant pages / episode" in text and "| best-first |" not in text
     assert not (tmp_path / "plain" / "report.json").exists()
     assert main(["train", "--task-set", "nope", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
-    assert "unknown task set 'nope'" in capsys.readouterr().out
+    assert "gym-crawl: error: unknown task set 'nope'" in capsys.readouterr().err
     assert main(["train", "--task-set", "ws-100", "--seeds", "0", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
-    assert "--seeds must be >= 1" in capsys.readouterr().out
+    assert "--seeds must be >= 1" in capsys.readouterr().err
     assert main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--features", "tres",
                  "--prior", "best-first", "--out", str(tmp_path / "bad"), *FLAGS]) == 2
-    assert "--prior none" in capsys.readouterr().out
+    assert "--prior none" in capsys.readouterr().err
 
 
 def test_report_normalizes_by_random_and_oracle():

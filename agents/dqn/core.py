@@ -32,7 +32,7 @@ try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("gym_crawl.agents.dqn needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+    raise ImportError("gym_crawl.agents.dqn needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
 
 __all__ = ["LOSS_HISTORY", "adam", "init_target", "load_networks_state", "networks_state", "read_checkpoint",
            "record_loss", "restore_networks", "save_checkpoint", "update_target"]

@@ -9,7 +9,7 @@ try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.dqn.tres needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+    raise ImportError("agents.dqn.tres needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
 
 __all__ = ["QNetwork"]
 

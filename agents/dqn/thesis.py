@@ -97,7 +97,7 @@ try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.dqn.thesis needs PyTorch: pip install 'gym-crawl[sb3]'") from e
+    raise ImportError("agents.dqn.thesis needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
 
 __all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "SELECT_MODES"]
 

@@ -4,7 +4,8 @@
 candidate-scoring ``RLModule``'s weights, read with ``torch.load(weights_only=True)`` by
 :func:`gym_crawl.agents.rllib.train.load_module`, plus the ``module.pt.json`` sidecar (K, feature
 dimension, model config). The run's ``config.json`` beside it supplies the env keywords the policy was
-trained with (``features``, ``reducer``, ``reward``, ``max_candidates``) as :attr:`RLlibAgent.env_defaults`.
+trained with (``features``, ``reducer``, ``reward``, ``max_candidates``) as :attr:`RLlibAgent.env_defaults`, and
+its env id, feature set (fixed: another one is refused), K and reducer as :attr:`RLlibAgent.env_config`.
 An RLlib checkpoint folder written by ``Algorithm.save()`` holds pickled state, which is never loaded here:
 export its module first with ``gym_crawl.agents.rllib.train.save_module(algo.get_module(), "module.pt",
 ...)``. The agent acts greedily (argmax of the masked logits). Ray is the optional extra ``rllib``; without
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.agents.base import Agent, crawl_view
+from gym_crawl.agents.env_config import TRAINED_ENV_KEYS, EnvConfig, read_env_config
 
 __all__ = ["RLlibAgent", "load_rllib_agent"]
 
@@ -65,6 +67,9 @@ class RLlibAgent(Agent):
         self.env_defaults = {k: run[k] for k in _ENV_KEYS if k in run}
         meta = json.loads(self.path.with_suffix(self.path.suffix + ".json").read_text(encoding="utf-8"))
         self.env_defaults.setdefault("max_candidates", int(meta["max_candidates"]))
+        self.env_config = (read_env_config(cfg_file, keys=TRAINED_ENV_KEYS) if cfg_file.is_file()
+                           else EnvConfig(source=str(self.path), kwargs={"max_candidates": int(meta["max_candidates"])},
+                                          fixed=frozenset({"features"})))
         self._dim = int(meta["candidate_dim"])
         self.module: Any = None
         self._k: int | None = None

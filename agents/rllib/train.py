@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
 from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
 
 __all__ = [
@@ -168,7 +169,7 @@ def resolve_corpus_path(spec: Any, out: Path | None = None) -> str:
 
 def env_creator(env_config: dict[str, Any]) -> Any:
     """Ray env creator: the discrete scoring env of ``env_config`` (keys: ``corpus`` — a compiled corpus
-    directory —, ``topics``, ``topic_mode``, ``max_episode_steps``, ``reward_scale`` and the
+    directory —, ``env_id``, ``topics``, ``topic_mode``, ``max_episode_steps``, ``reward_scale`` and the
     ``WikiCrawlEnv`` keywords ``reducer``, ``max_candidates``, ``features``, ``reward``)."""
     from gym_crawl.wrappers import make_scoring_env
 
@@ -199,7 +200,7 @@ def _reward_scale(cfg: RLlibConfig) -> float | None:
 
 
 def _env_config(cfg: RLlibConfig, corpus_path: str, topics: Sequence[str], topic_mode: str) -> dict[str, Any]:
-    return {"corpus": corpus_path, "topics": list(topics), "topic_mode": topic_mode,
+    return {"env_id": cfg.env_id, "corpus": corpus_path, "topics": list(topics), "topic_mode": topic_mode,
             "max_episode_steps": int(cfg.max_episode_steps), "reward_scale": _reward_scale(cfg),
             "reducer": cfg.reducer, "max_candidates": int(cfg.max_candidates), "features": cfg.features,
             "reward": cfg.reward}
@@ -495,8 +496,8 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gym-crawl train --backend rllib", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="gym-crawl train --backend rllib", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     d = RLlibConfig()
     p.add_argument("--backend", default="rllib", choices=["rllib"], help="this module trains with Ray RLlib")
     p.add_argument("--algo", default="ppo", choices=["ppo"], help="RLlib algorithm (PPO, new API stack)")
@@ -536,16 +537,16 @@ def main(argv: list[str] | None = None) -> int:
         import ray  # noqa: F401
         from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
     except ImportError as e:
-        print(f"gym-crawl train --backend rllib: error: Ray RLlib is not installed ({e}); "
-              "pip install 'gym-crawl[rllib]' (CPU-only machine: install the CPU torch wheel first, "
-              "docs/rllib.md)", file=sys.stderr)
-        return 2
+        print(error_line(f"train --backend rllib: Ray RLlib is not installed ({e}); pip install "
+                         "'gym-crawl[rllib]' (CPU-only machine: install the CPU torch wheel first, docs/rllib.md)"),
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         cfg = config_from_args(a)
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train --backend rllib: error: {e}", file=sys.stderr)
-        return 2
+        print(error_line(e), file=sys.stderr)
+        return EXIT_USAGE
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads or 1))
     res = train(cfg, progress=not a.quiet)
     s = res.summary()
@@ -560,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {split:5s} topics: relevant pages / episode {ev['mean_relevant_found']:.1f}  "
                   f"reward {ev['mean_reward']:.1f}  by topic {ev['relevant_found_by_topic']}")
     print(f"  saved {res.out / 'module.pt'}, {res.out / 'curve.json'}, {res.out / 'results.json'}")
+    if cfg.tensorboard:
+        print(f"  TensorBoard logs: {res.out / 'tb'} (tensorboard --logdir {res.out / 'tb'})")
     return 0
 
 

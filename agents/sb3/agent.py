@@ -39,6 +39,7 @@ import torch as th
 from gymnasium import spaces
 
 from gym_crawl.agents.base import Agent, crawl_view
+from gym_crawl.agents.env_config import CONFIG_FILE, TRAINED_ENV_KEYS, EnvConfig, read_env_config
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
@@ -166,8 +167,9 @@ class SB3Agent(Agent):
         top_rows: continuous wrapper's summary rows.
         deterministic: act greedily (default) or sample from the policy.
         info: free-form JSON metadata (training run, steps, topics) kept in the saved header.
-        env_kwargs: ``WikiCrawl-v1`` keywords the policy was trained with (``features``, ``reducer``,
-            ``max_candidates``, ``text``, ...): exposed as :attr:`env_defaults`, so
+        env_kwargs: ``WikiCrawlEnv`` keywords the policy was trained with (``features``, ``reducer``,
+            ``max_candidates``, ``text``, ...) and optionally the ``env_id``: exposed as :attr:`env_defaults` and
+            :attr:`env_config` (whose fixed keywords are :meth:`fixed_env_keys`), so
             :func:`gym_crawl.agents.make_env_for` builds the env the policy expects, and saved with it.
     """
 
@@ -185,10 +187,13 @@ class SB3Agent(Agent):
                          env_kwargs=dict(env_kwargs or {}))
         if "action" in (env_kwargs or {}):
             raise ValueError("env_kwargs must not set 'action': the wrapper option fixes the action mode")
-        self.env_defaults = dict(env_kwargs or {})
+        self.env_defaults = {k: v for k, v in (env_kwargs or {}).items() if k != "env_id"}
         if wrapper not in ("discrete", "continuous"):
             raise ValueError(f"wrapper must be 'discrete' or 'continuous', got {wrapper!r}")
         self.algo, self.wrapper, self.flatten, self.top_rows = algo, wrapper, bool(flatten), int(top_rows)
+        self.env_config: EnvConfig | None = (
+            read_env_config(env_kwargs, fixed=self.fixed_env_keys(), name="the SB3 agent's env_kwargs")
+            if env_kwargs else None)
         self.deterministic = bool(deterministic)
         self.policy_cls = policy_class(algo, policy)
         self.policy_kwargs = dict(policy_kwargs or {})
@@ -199,6 +204,13 @@ class SB3Agent(Agent):
         self._state: dict[str, np.ndarray] = {}
         self.policy: Any = None
         self._spaces: tuple[Any, Any] | None = None
+
+    def fixed_env_keys(self) -> tuple[str, ...]:
+        """Env keywords a caller may not change (:class:`~gym_crawl.agents.env_config.EnvConfig`): the feature set
+        always, and K unless the policy scores candidate rows one by one (the candidate-scoring policies on the
+        discrete wrapper's ``Dict`` observation, and the continuous wrapper's weight vector run at any K)."""
+        any_k = self.wrapper == "continuous" or (self.config["policy"] in _OWN_POLICIES and not self.flatten)
+        return ("features",) if any_k else ("features", "max_candidates")
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -382,19 +394,46 @@ def load_sb3_zip(path: str | Path, **env_kwargs: Any) -> SB3Agent:
 
 def load_sb3_agent(path: str | Path) -> SB3Agent:
     """Load an :class:`SB3Agent` from its ``.npz``, a training output folder (``<dir>/agent.npz``) or a stock SB3
-    ``model.zip`` (the ``agent.npz`` beside it when there is one, else :func:`load_sb3_zip`)."""
+    ``model.zip`` (the ``agent.npz`` beside it when there is one, else :func:`load_sb3_zip`), with the env it was
+    trained on: its :attr:`~SB3Agent.env_config` is the ``env_kwargs`` saved in the file and, for a training run's
+    output, the env id, feature set, K and reducer of the ``config.json`` beside it (``gym-crawl train`` writes
+    both; a file and a ``config.json`` that disagree are refused, naming both)."""
     p = Path(path)
     if p.is_dir():
         p = p / "agent.npz"
     elif p.suffix == ".zip" and (p.parent / "agent.npz").exists():
         p = p.parent / "agent.npz"  # the pickle-free agent.npz `gym-crawl train` writes beside model.zip
     elif p.suffix == ".zip" and p.exists():
-        return load_sb3_zip(p)
+        zipped = load_sb3_zip(p)
+        zipped.env_config = _saved_env(zipped, p)
+        return zipped
     if not p.exists():
         raise FileNotFoundError(f"{path}: no SB3 agent file (expected a `gym-crawl train` output folder or the "
                                 f"agent.npz it writes)")
     agent = Agent.load(p, expect="sb3")
     if not isinstance(agent, SB3Agent):
         raise ValueError(f"{p} holds agent {agent.name!r}, not an SB3 agent")  # noqa: TRY004 - bad file content
+    agent.env_config = _saved_env(agent, p)
     return agent
+
+
+def _saved_env(agent: SB3Agent, path: Path) -> EnvConfig:
+    """The env config of an agent loaded from ``path``: its header's ``env_kwargs`` and the training run's
+    ``config.json`` beside the file, when there is one."""
+    own = agent.env_config or EnvConfig(source=str(path), fixed=frozenset(agent.fixed_env_keys()))
+    run_file = path.parent / CONFIG_FILE
+    if not run_file.is_file():
+        return EnvConfig(source=str(path), env_id=own.env_id, kwargs=own.kwargs, fixed=own.fixed)
+    run = read_env_config(run_file, keys=TRAINED_ENV_KEYS, fixed=own.fixed)
+    clash = sorted(k for k in run.kwargs if k in own.kwargs and own.kwargs[k] != run.kwargs[k])
+    if own.env_id and run.env_id and own.env_id != run.env_id:
+        clash.append("env_id")
+    if clash:
+        mine = {**own.kwargs, "env_id": own.env_id}
+        theirs = {**run.kwargs, "env_id": run.env_id}
+        diff = ", ".join(f"{k} ({mine[k]!r} vs {theirs[k]!r})" for k in clash)
+        raise ValueError(f"{path} and {run_file} disagree on {diff}: they come from different training runs; keep "
+                         f"the agent file with its own run's {CONFIG_FILE}")
+    return EnvConfig(source=str(run_file), env_id=own.env_id or run.env_id, kwargs={**run.kwargs, **own.kwargs},
+                     fixed=own.fixed)
 

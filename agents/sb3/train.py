@@ -29,7 +29,8 @@ checkpoint that scored best on held-out topics.
 Machinery: ``SubprocVecEnv`` for ``--n-envs`` > 1 (each worker memory-maps the cached
 corpus — ``synthetic`` / ``synthetic-N`` / compiled corpora are ``np.load(mmap_mode="r")``;
 the main process builds the cache first; resident memory per worker is measured and
-reported), TensorBoard logs in ``<out>/tb``, SB3's progress bar, ``CheckpointCallback``
+reported), TensorBoard logs in ``<out>/tb`` (printed at the end), a labelled progress bar of env steps on
+stderr, ``CheckpointCallback``
 (``<out>/checkpoints``), seeds for envs, topics and networks. Outputs in ``--out``:
 ``model.zip`` (SB3's format), ``agent.npz`` (pickle-free :class:`agents.sb3.agent.SB3Agent`,
 for ``--agent sb3:<out>``), ``config.json``, ``results.json``.
@@ -54,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
 from gym_crawl.agents.train_common import (
     CrawlTrainingConfig,
     add_common_arguments,
@@ -208,7 +210,7 @@ def _env_spec(cfg: TrainConfig, topics: Sequence[str], topic_mode: str, corpus: 
     kw = env_kwargs(cfg)
     if corpus is not None:
         kw["corpus"] = corpus
-    return {"kind": cfg.wrapper, "topics": list(topics), "topic_mode": topic_mode,
+    return {"kind": cfg.wrapper, "env_id": cfg.env_id, "topics": list(topics), "topic_mode": topic_mode,
             "max_episode_steps": cfg.max_episode_steps, "flatten": cfg.flatten, "top_rows": cfg.top_rows,
             "reward_scale": _reward_scale(cfg), **kw}
 
@@ -386,6 +388,27 @@ def _crawl_metrics_callback() -> Any:
     return CrawlMetrics()
 
 
+def _progress_callback(total: int, desc: str) -> Any:
+    """An SB3 callback drawing the run's env steps as one labelled bar on stderr (:class:`gym_crawl._console.Progress`,
+    the progress style of every ``gym-crawl`` command), in place of SB3's own bar (rich, on stdout)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from gym_crawl._console import Progress
+
+    class ProgressBar(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.bar = Progress(total, desc, unit="env steps")
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.training_env.num_envs)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    return ProgressBar()
+
+
 def train(cfg: TrainConfig) -> TrainResult:
     """Train ``cfg.algo`` for ``cfg.timesteps`` env steps, save the model and agent, evaluate on train and held-out
     topics. See the module docstring for outputs."""
@@ -430,8 +453,9 @@ def train(cfg: TrainConfig) -> TrainResult:
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():  # the held-out eval env is deliberately a single in-process env
         warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
-        model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), progress_bar=cfg.progress_bar,
-                    tb_log_name=cfg.algo)
+        if cfg.progress_bar:
+            callbacks.append(_progress_callback(cfg.timesteps, f"train {cfg.algo} seed {cfg.seed}"))
+        model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), tb_log_name=cfg.algo)
     model.logger.dump(model.num_timesteps)  # SB3 dumps before each update: flush the last update's train/* values
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     memory = worker_memory(env) or memory
@@ -442,6 +466,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     name, pkw = policy_spec(cfg, candidate_dim)
     agent = SB3Agent.from_model(model, algo=cfg.algo, policy=name, policy_kwargs=pkw, wrapper=cfg.wrapper,
                                 flatten=cfg.flatten, top_rows=cfg.top_rows,
+                                env_kwargs={"env_id": cfg.env_id, "features": cfg.features,
+                                            "max_candidates": cfg.max_candidates, "reducer": cfg.reducer},
                                 info={"timesteps": int(model.num_timesteps), "train_seconds": round(seconds, 2),
                                       "corpus": cfg.corpus, "train_topics": cfg.train_topics,
                                       "max_candidates": cfg.max_candidates, "reducer": cfg.reducer})
@@ -457,8 +483,8 @@ def train(cfg: TrainConfig) -> TrainResult:
 
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="sb3", choices=["sb3", "rllib"],
                    help="sb3: this trainer (SubprocVecEnv); rllib: Ray RLlib, see docs/rllib.md")
     d = TrainConfig()
@@ -504,15 +530,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = config_from_args(a)
         cfg.validate()
     except ValueError as e:
-        print(f"gym-crawl train: error: {e}", file=sys.stderr)
-        return 2
-    if cfg.progress_bar:
-        try:
-            import rich  # noqa: F401
-            import tqdm  # noqa: F401
-        except ImportError:
-            print("note: SB3's progress bar needs tqdm and rich (pip install rich); continuing without it")
-            cfg.progress_bar = False
+        print(error_line(e), file=sys.stderr)
+        return EXIT_USAGE
     os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
                                                                        use_subprocesses(cfg.n_envs, cfg.vec))))
     res = train(cfg)
@@ -526,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     for m in res.worker_memory_mb:
         print(f"  worker pid {m['pid']}: rss {m.get('rss')} MB, private {m.get('uss')} MB, shared {m.get('shared')} MB")
     print(f"  saved {res.out / 'model.zip'}, {res.out / 'agent.npz'}, {res.out / 'results.json'}")
+    if cfg.tensorboard:
+        print(f"  TensorBoard logs: {res.out / 'tb'} (tensorboard --logdir {res.out / 'tb'})")
     return 0
 
 

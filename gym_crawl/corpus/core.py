@@ -267,6 +267,12 @@ class Corpus:
             return False
         return _is_mmapped(self.link_ptr) and all(getattr(self, n) is a for n, a in loaded.items())
 
+    def __repr__(self) -> str:
+        """One line: name, sizes and where it is stored (the arrays are memory-mapped columns, not shown)."""
+        where = f", path={str(self.path)!r}" if self.path is not None else ""
+        return (f"Corpus({self.name!r}: {self.n_pages:,} pages, {self.n_links:,} links, {self.n_words:,} words, "
+                f"{len(self.domains):,} domains, {len(self.labels):,} labels{where})")
+
     @property
     def n_pages(self) -> int:
         return len(self.link_ptr) - 1

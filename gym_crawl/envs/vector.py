@@ -532,10 +532,11 @@ class WikiCrawlVectorEnv(VectorEnv):
             e.close()
 
 
-def make_vector_env(env_id: str = "WikiCrawl-v3", num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
-    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id: ``num_envs`` crawls built with
-    the id's registered keyword arguments updated with ``kwargs``, and the budget ``kwargs["max_episode_steps"]``
-    or else the id's registered ``max_episode_steps``. Its ``spec`` is the id's, with those keyword arguments.
+def make_vector_env(env_id: str | None = None, num_envs: int = 1, **kwargs: Any) -> WikiCrawlVectorEnv:
+    """The batched :class:`WikiCrawlVectorEnv` of a registered ``WikiCrawl`` id (default
+    :data:`gym_crawl.DEFAULT_ENV_ID`): ``num_envs`` crawls built with the id's registered keyword arguments updated
+    with ``kwargs``, and the budget ``kwargs["max_episode_steps"]`` or else the id's registered
+    ``max_episode_steps``. Its ``spec`` is the id's, with those keyword arguments.
 
     For ``WikiCrawl-v3`` this is ``gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point",
     **kwargs)``; for the older ids, whose spec carries an additional wrapper, it is the only way to the
@@ -543,6 +544,9 @@ def make_vector_env(env_id: str = "WikiCrawl-v3", num_envs: int = 1, **kwargs: A
     import copy
 
     import gym_crawl  # noqa: F401  (registers the ids)
+    from gym_crawl.envs import DEFAULT_ENV_ID
+
+    env_id = DEFAULT_ENV_ID if env_id is None else env_id
 
     spec = gym.spec(env_id)
     if spec.entry_point != "gym_crawl.envs.wiki_crawl:WikiCrawlEnv":

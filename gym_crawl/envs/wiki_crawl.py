@@ -261,7 +261,8 @@ class WikiCrawlEnv(gym.Env):
             ``"tres"``, …) or a FeatureSet.
         reducer: a registered reducer name (``"topk"``, ``"outlinks"``, ``"random"``, ``"full"``, ``"tree"``)
             or a Reducer.
-        max_candidates: K, the number of candidate slots (1 ≤ K ≤ n_pages).
+        max_candidates: K, the number of candidate slots (≥ 1); on a web of fewer pages it is lowered to its page
+            count (``env.unwrapped.view.max_candidates`` is the K in use).
         n_categories: category slots C shared by all topics of this env (≥ 0).
         action: ``"slot"`` (``Discrete(K)``) or ``"page"`` (``Discrete(n_pages)``); see the module docstring.
         observation: ``"candidates"`` (the ``Dict`` with K candidate rows) or ``"state"`` (summary only; needs
@@ -337,8 +338,7 @@ class WikiCrawlEnv(gym.Env):
         self.observation_mode: str = observation
         self.domain_cap_spec = world.domain_cap_spec
         self.corpus: Corpus = world.corpus
-        if self.corpus.n_pages < K:
-            raise ValueError(f"max_candidates must be <= the corpus' {self.corpus.n_pages} pages, got {K}")
+        K = min(K, self.corpus.n_pages)  # a small web has fewer pages than candidate slots: one slot per page
         self.text: TextModel = world.text
         self.n_categories = world.n_categories
         self.features: FeatureSet = world.new_features()
@@ -398,6 +398,13 @@ class WikiCrawlEnv(gym.Env):
     def view(self) -> CrawlView:
         """The read-only view agents read the crawl through (:class:`CrawlView`: the one list of it)."""
         return self._view
+
+    @property
+    def page_source(self) -> PageSource | None:
+        """Where the crawl's pages come from when a step does not fetch on the spot: the corpus itself when it is
+        a page source (a live web), the virtual clock (:class:`SimulatedFetches`, its ``now`` the virtual seconds
+        elapsed) of a static corpus with a window; ``None`` otherwise."""
+        return self._source
 
     @property
     def world(self) -> CrawlWorld:

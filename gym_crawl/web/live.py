@@ -178,6 +178,8 @@ class LiveWeb(Corpus):
             :meth:`config`, in the warcinfo record; its arrivals and robots.txt rules as metadata records).
         resume: with ``warc``: an existing WARC's fetches are replayed from the file (its pages are not
             requested again, its arrivals delivered in their recorded order) and new ones appended to it.
+        overwrite: with ``warc`` and without ``resume``: replace an existing WARC file (otherwise an existing file
+            is refused, ``FileExistsError``).
         text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
             whose vocabulary gives the first word ids; ``None``: an empty vocabulary (every word hashed).
         scope: which discovered URLs enter the web: ``"hosts"`` (the seeds' hosts, default), ``"domain"``
@@ -209,7 +211,7 @@ class LiveWeb(Corpus):
     domains: StringList
 
     def __init__(self, seeds: Sequence[str], *, fetch: Callable[[str], Any] | None = None, policy: Any = None,
-                 warc: str | Path | None = None, resume: bool = False, text: Any = None,
+                 warc: str | Path | None = None, resume: bool = False, overwrite: bool = False, text: Any = None,
                  scope: str | Callable[[str], bool] = "hosts", max_pages: int = 100_000,
                  max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
                  max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live",
@@ -309,7 +311,7 @@ class LiveWeb(Corpus):
         self._use_robots = self.offer.robots and (obeys if robots is None else bool(robots))
         backend: Any
         if fetch is None:
-            backend, resumed = self._default_backend(warc, resume, max_workers)
+            backend, resumed = self._default_backend(warc, resume, overwrite, max_workers)
             archive = resumed or archive
         else:
             backend = SyncJobs(fetch, lambda url: self._feed.robots_record(url))
@@ -436,7 +438,8 @@ class LiveWeb(Corpus):
             pol = pol.from_dict({**pol.to_dict(), "allowed_domains": sorted(self._seed_domains)})
         return pol
 
-    def _default_backend(self, warc: str | Path | None, resume: bool, max_workers: int) -> tuple[Any, Path | None]:
+    def _default_backend(self, warc: str | Path | None, resume: bool, overwrite: bool,
+                         max_workers: int) -> tuple[Any, Path | None]:
         """The polite fetcher on worker threads, and the WARC recorder; returns the scheduler and the WARC to
         resume (``None`` unless resuming an existing file)."""
         from gym_crawl.web.fetcher import PoliteFetcher
@@ -451,8 +454,8 @@ class LiveWeb(Corpus):
                 self._check_same_config(path)
                 resumed = path
             # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
-            self._recorder = WarcRecorder(path, append=resume, policy=self.policy, seeds=self.seed_urls,
-                                          info={CONFIG_FIELD: self.config()})
+            self._recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=self.policy,
+                                          seeds=self.seed_urls, info={CONFIG_FIELD: self.config()})
         # no recorder on the fetcher: the feed writes each fetch on the caller's thread, in arrival order
         self._fetcher = PoliteFetcher(self.policy)
         return FetchScheduler(self._fetcher, max_workers), resumed

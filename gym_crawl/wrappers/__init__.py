@@ -8,7 +8,7 @@
 * :class:`SeedSearch` — each episode's seeds expanded by SeedFinder's search rounds;
 * :func:`make_env` / :func:`make_vec_env` — the one module that builds WikiCrawl envs
   (:func:`gym_crawl.agents.make_env_for` builds the env of an agent through it);
-* :func:`make_scoring_env` — ``make_env("WikiCrawl-v1")`` → ``TopicSampler`` → one of the scoring wrappers::
+* :func:`make_scoring_env` — ``make_env(DEFAULT_ENV_ID)`` → ``TopicSampler`` → one of the scoring wrappers::
 
       from gym_crawl.wrappers import make_scoring_env
       env = make_scoring_env("discrete", corpus="synthetic", topics=["geology", "cancer"],

@@ -9,13 +9,13 @@
 * :func:`make_scoring_env` — the SB3 / RLlib training stack: :func:`make_env` → :class:`TopicSampler` →
   a scoring wrapper.
 
-Both builders make by the registered :class:`~gymnasium.envs.registration.EnvSpec`, not by the id
-string: Gymnasium's "``WikiCrawl-v1`` is out of date" warning is raised only for strings, and the
-package supports its older ids on purpose — ``WikiCrawl-v0`` is the first release's env that the paper
-reproductions pin, ``WikiCrawl-v1`` is the env every caller that names its corpus builds
-(``WikiCrawl-v2`` only changes the defaults), and both observe ``budget_used`` like the published runs
-(``WikiCrawl-v3`` observes the steps taken; :mod:`gym_crawl.envs.budget`). ``gym.make("WikiCrawl-v1")`` in
-user code still warns, as Gymnasium does for any older version.
+Every builder's default id is :data:`gym_crawl.DEFAULT_ENV_ID`, the default task. They make by the registered
+:class:`~gymnasium.envs.registration.EnvSpec`, not by the id string: Gymnasium's "``WikiCrawl-v1`` is out of date"
+warning is raised only for strings, and the package supports its older ids on purpose — ``WikiCrawl-v0`` is the
+first release's env that the paper reproductions pin, ``WikiCrawl-v1`` and ``WikiCrawl-v2`` differ from the
+default in their defaults (corpus, budget), and all three observe ``budget_used`` like the published runs
+(``WikiCrawl-v3`` observes the steps taken; :mod:`gym_crawl.envs.budget`). ``gym.make("WikiCrawl-v1")`` in user
+code still warns, as Gymnasium does for any older version.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.wrappers.common import TopicSampler
 from gym_crawl.wrappers.continuous import LinearScoringWrapper
 from gym_crawl.wrappers.discrete import DiscreteScoringWrapper
@@ -55,13 +56,14 @@ def registered_kwargs(env_id: str) -> dict[str, Any]:
     return kw
 
 
-def make_env(env_id: str = "WikiCrawl-v1", **kwargs: Any) -> gym.Env:
+def make_env(env_id: str = DEFAULT_ENV_ID, **kwargs: Any) -> gym.Env:
     """``gym.make(env_id, **kwargs)`` for a registered WikiCrawl id (see the module docstring).
 
     An adaptive ``domain_cap`` (``"A-B"``) given without ``domain_cap_horizon`` falls over the episode budget,
     as in TRES: ``domain_cap_horizon`` is set to ``max_episode_steps`` (the one given, else the id's).
 
-    :param env_id: a registered WikiCrawl id (``ValueError`` listing them otherwise).
+    :param env_id: a registered WikiCrawl id (:func:`env_ids`; ``ValueError`` listing them otherwise); default
+        :data:`~gym_crawl.DEFAULT_ENV_ID`.
     :param kwargs: env keywords (``corpus``, ``topic``, ``reward``, …) and ``gym.make``'s own
         (``max_episode_steps``, ``disable_env_checker``, …).
     """
@@ -82,7 +84,7 @@ def _with_cap_horizon(spec: gym.envs.registration.EnvSpec, kwargs: dict[str, Any
     return {**kwargs, "domain_cap_horizon": int(steps)}
 
 
-def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_mode: str = "vector_entry_point",
+def make_vec_env(env_id: str = DEFAULT_ENV_ID, *, num_envs: int, vectorization_mode: str = "vector_entry_point",
                  **kwargs: Any) -> gym.vector.VectorEnv:
     """``gym.make_vec(env_id, num_envs, vectorization_mode, **kwargs)`` for a registered WikiCrawl id.
 
@@ -104,27 +106,31 @@ def make_vec_env(env_id: str = "WikiCrawl-v1", *, num_envs: int, vectorization_m
 
 
 def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
-                     max_episode_steps: int = 1000, flatten: bool = False, reward_scale: float | None = 1.0,
-                     top_rows: int = 4, **env_kwargs: Any) -> gym.Env:
-    """Build ``make_env("WikiCrawl-v1", **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
+                     max_episode_steps: int | None = None, flatten: bool = False, reward_scale: float | None = 1.0,
+                     top_rows: int = 4, env_id: str = DEFAULT_ENV_ID, **env_kwargs: Any) -> gym.Env:
+    """Build ``make_env(env_id, **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
 
     Args:
         kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
             (:class:`gym_crawl.wrappers.LinearScoringWrapper`).
         topics: topics sampled per episode (default: the env's single topic, i.e. no sampler).
         topic_mode: ``"random"`` or ``"cycle"`` (see :class:`TopicSampler`).
-        max_episode_steps: the page budget (env steps per episode), passed to ``gym.make``.
+        max_episode_steps: the page budget (env steps per episode), passed to ``gym.make`` (default: ``env_id``'s
+            registered budget).
         flatten: discrete only — flat ``Box`` observation.
         reward_scale: multiply rewards (``None``: by ``1 / |max reward|`` of each episode's scheme; see
             :class:`DiscreteScoringWrapper`).
         top_rows: continuous only — candidate rows in the summary observation.
+        env_id: the registered WikiCrawl id (default :data:`~gym_crawl.envs.DEFAULT_ENV_ID`, the default task).
         env_kwargs: :class:`WikiCrawlEnv` arguments (``corpus``, ``reducer``, ``max_candidates``,
             ``features``, ``reward``, …).
     """
     if kind not in ("discrete", "continuous"):
         raise ValueError(f"unknown wrapper kind {kind!r}; expected 'discrete' or 'continuous'")
     action = "slot" if kind == "discrete" else "page"
-    env = make_env("WikiCrawl-v1", max_episode_steps=max_episode_steps, action=action, **env_kwargs)
+    if max_episode_steps is not None:
+        env_kwargs["max_episode_steps"] = max_episode_steps
+    env = make_env(env_id, action=action, **env_kwargs)
     if topics:
         env = TopicSampler(env, topics, mode=topic_mode)
     if kind == "discrete":

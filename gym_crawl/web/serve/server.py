@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
+from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK
 from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, robots_txt
 from gym_crawl.web.serve.site import LoggedRequest, Response, Route, Series, Site, html_page, redirect
 
@@ -272,7 +273,8 @@ def add_serve_arguments(p: Any) -> None:
 
 
 def serve_command(args: Any) -> int:
-    """Run ``gym-crawl serve``: start the site, print its hosts' URLs, serve until Ctrl-C or ``--duration``."""
+    """Run ``gym-crawl serve``: start the site, print its hosts' URLs, serve until Ctrl-C or ``--duration``; returns
+    the exit code (0 after ``--duration``, 130 when Ctrl-C stopped it, as every interrupted command)."""
     names = [n for n in args.misbehave.split(",") if n]
     for n in names:
         if n not in MISBEHAVIOURS:
@@ -300,10 +302,11 @@ def serve_command(args: Any) -> int:
         corpus = load_corpus(args.sources[0])
         n = args.hosts
         misbehave = {f"h{i}": names for i in range(n or min(max(1, len(corpus.domains)), 8))} if names else None
-        site = serve_corpus(corpus, n, misbehave=misbehave, latency=args.latency)
+        site = serve_corpus(corpus, n, misbehave=misbehave, first_address=args.first_address, latency=args.latency)
     with site:
         for label, url in site.base_urls.items():
             print(f"{label}\t{url}/", flush=True)
+        code = EXIT_OK
         try:
             if args.duration is not None:
                 time.sleep(args.duration)
@@ -311,6 +314,6 @@ def serve_command(args: Any) -> int:
                 while True:
                     time.sleep(3600)
         except KeyboardInterrupt:
-            pass
+            code = EXIT_INTERRUPTED
         print(f"served {len(site.log)} requests", flush=True)
-    return 0
+    return code

@@ -1,0 +1,104 @@
+"""The command line's output conventions, shared by every ``gym-crawl`` sub-command.
+
+* **Streams.** Results (tables, JSON rows, the paths a command produces) go to stdout; progress and diagnostics
+  go to stderr through the ``gym_crawl`` logger, prefixed ``gym-crawl:``.
+* **Progress.** :class:`Progress` is one labelled bar: a tqdm bar on stderr when stderr is a terminal or in a
+  Jupyter kernel, otherwise (a log file, CI) one log line every few seconds.
+* **Errors.** One prefix, ``gym-crawl: error: MESSAGE`` (:func:`error_line`), also for argument errors
+  (:class:`ArgumentParser`).
+* **Exit codes.** :data:`EXIT_OK` 0, :data:`EXIT_FAILURE` 1 (the run failed: an I/O or network error, a bug's
+  traceback), :data:`EXIT_USAGE` 2 (the command line or a value or file it names is wrong),
+  :data:`EXIT_INTERRUPTED` 130 (Ctrl-C: SIGINT, 128 + 2, as shells report it).
+
+Lowest layer of the package: imports nothing from ``gym_crawl``.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from typing import Any, NoReturn
+
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Progress", "error_line",
+           "setup_logging"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+log = logging.getLogger("gym_crawl")
+
+
+def error_line(message: object) -> str:
+    """``gym-crawl: error: <message>``: how every command reports an error on stderr."""
+    return f"gym-crawl: error: {message}"
+
+
+def setup_logging(verbose: int = 0, quiet: int = 0) -> None:
+    """Send the ``gym_crawl`` logger to stderr at INFO (``-v``: DEBUG, ``-q``: WARNING, ``-qq``: ERROR), each line
+    prefixed ``gym-crawl:``. Calling it again replaces the handler it added before."""
+    level = min(logging.CRITICAL, max(logging.DEBUG, logging.INFO - 10 * verbose + 10 * quiet))
+    for h in [h for h in log.handlers if getattr(h, "_gym_crawl_cli", False)]:
+        log.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("gym-crawl: %(message)s"))
+    handler._gym_crawl_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose argument errors read ``gym-crawl: error: ...`` (after the usage line)
+    and exit with :data:`EXIT_USAGE`, as every other error of the command does; sub-parsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, error_line(message) + "\n")
+
+
+class Progress:
+    """A labelled progress bar of ``total`` units on stderr.
+
+    A tqdm bar (``tqdm.auto``) when stderr is a terminal or in a Jupyter kernel; otherwise an INFO log line
+    ``<desc>: n/total <unit>, s`` every ``every`` seconds (none when logging is above INFO, e.g. ``-q``).
+
+    :param total: units of work (steps, runs, env steps).
+    :param desc: the label, e.g. ``"best-first ep 1/1"`` or ``"train seed 0"``.
+    :param unit: what one unit is, for the log line and the bar.
+    :param every: seconds between log lines when there is no bar.
+    :param enabled: ``False``: show nothing (a caller's ``progress=False``).
+    """
+
+    def __init__(self, total: int, desc: str, every: float = 5.0, unit: str = "steps", enabled: bool = True):
+        self.total, self.desc, self.unit, self.n = int(total), desc, unit, 0
+        self.every = every if enabled else float("inf")
+        self._t0 = self._last = time.monotonic()
+        self.bar: Any = None
+        if enabled and log.isEnabledFor(logging.INFO) and (sys.stderr.isatty() or "ipykernel" in sys.modules):
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, desc=desc, unit=" " + unit, leave=False, file=sys.stderr)
+
+    def update(self, k: int = 1) -> None:
+        """``k`` more units done."""
+        self.n += k
+        if self.bar is not None:
+            self.bar.update(k)
+            return
+        now = time.monotonic()
+        if now - self._last >= self.every:
+            self._last = now
+            log.info("%s: %d/%d %s, %.0f s", self.desc, self.n, self.total, self.unit, now - self._t0)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
