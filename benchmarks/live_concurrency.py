@@ -8,7 +8,8 @@ pages in flight costs in harvest.
 ``--n-pages`` pages on ``--hosts`` domains and serves it with :func:`~gym_crawl.web.serve.server.serve_corpus`,
 one host per loopback address (``127.0.0.2`` …), every response delayed ``--latency`` seconds. This process
 crawls it live with :func:`~gym_crawl.agents.live_crawl.crawl_live`: best-first, seeded with every host's index
-page, ``--pages`` steps, ``concurrency`` W pages in flight and one per host, the polite fetcher at ``--delay``
+page, ``--pages`` steps (``--pages-one`` with one page in flight), ``concurrency`` W pages in flight and one per
+host, the polite fetcher at ``--delay``
 seconds per host and no global rate limit, the web's scope ``any``, the served corpus as the reference text
 model, every request and response recorded to a WARC. The politeness bound is ``hosts / (delay + latency)``
 pages per second. Measured: pages with content per wall second, the crawler process' CPU milliseconds per page
@@ -19,9 +20,10 @@ least the delay, one keep-alive connection per host, the User-Agent.
 
 **Harvest, offline.** On the same static corpus, the virtual clock of
 :class:`~gym_crawl.corpus.page_source.SimulatedFetches` (the same latency and delay) replaces the network:
-best-first, breadth-first and random crawls with W = 1 and W = 16 (one per host), ``--harvest-topics`` topics ×
-``--harvest-seeds`` seeds, and the relevant pages (the topic's label) among the first 100/200/300 pages fetched:
-what the window costs at equal pages, and the pages per virtual second it buys.
+best-first, breadth-first and random crawls with (W, per-host limit) = (1, 1), (16, 1), (16, 4) and (16, 16),
+``--harvest-topics`` topics × ``--harvest-seeds`` seeds, and the relevant pages (the topic's label) among the first
+100/200/300 pages fetched — what the window costs at equal pages — and per virtual minute, with the pages per
+virtual second it buys.
 
 **Harvest, live.** In each throughput crawl, the relevant pages (the topic's label of the served page) among
 the first 100/200/300 pages that landed after the seeds.
@@ -177,29 +179,34 @@ def relevant_curve(urls: list[str], corpus: Any, truth: np.ndarray) -> np.ndarra
 
 
 # ---------------------------------------------------------------------- offline harvest
-def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, concurrencies: tuple[int, ...],
+HARVEST_SETTINGS = ((1, 1), (16, 1), (16, 4), (16, 16))
+"""(W, per-host limit) of the offline harvest runs: one page in flight; 16 over 16 hosts; 16 with up to 4 queued
+per host; 16 with no per-host limit (a busy host's pages wait in its queue)."""
+
+
+def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, settings: tuple[tuple[int, int], ...],
                     latency: float, delay: float, budget: int) -> list[dict[str, Any]]:
-    """Relevant pages among the first pages fetched (the topic's label), W = each of ``concurrencies``, on the
-    virtual clock."""
+    """Relevant pages (the topic's label) among the first pages fetched, and per virtual minute, for each
+    ``(W, per_host)`` of ``settings`` on the virtual clock."""
     from gym_crawl.agents import make_agent, make_env_for, run_episode
 
     rows = []
     for agent_name, n_seeds in (("best-first", 1), ("bfs", 1), ("random", seeds)):
         for topic in topics:
             for s in range(n_seeds):
-                for w in concurrencies:
+                for w, m in settings:
                     agent = make_agent(agent_name)
                     env = make_env_for(agent, corpus=corpus, topic=topic, max_episode_steps=budget, concurrency=w,
-                                       per_host=1, timing={"latency": latency, "delay": delay})
+                                       per_host=m, timing={"latency": latency, "delay": delay})
                     res = run_episode(env, agent, seed=s)
-                    view = env.unwrapped.view
-                    truth = view.hidden_relevance()
+                    truth = env.unwrapped.view.hidden_relevance()
                     fetched = np.asarray(res.fetched)
                     curve = np.cumsum(truth[fetched[1:]])  # the seed aside
-                    vnow = env.unwrapped.page_source.now  # virtual seconds the crawl took
-                    row = {"agent": agent_name, "topic": topic, "seed": s, "concurrency": w, "steps": res.steps,
-                           "pages": int(len(fetched) - 1), "virtual_s": round(float(vnow), 3),
-                           "pages_per_virtual_s": round((len(fetched) - 1) / vnow, 2) if vnow else None}
+                    vnow = float(env.unwrapped.page_source.now)  # virtual seconds the crawl took
+                    row = {"agent": agent_name, "topic": topic, "seed": s, "concurrency": w, "per_host": m,
+                           "steps": res.steps, "pages": int(len(fetched) - 1), "virtual_s": round(vnow, 3),
+                           "pages_per_virtual_s": round((len(fetched) - 1) / vnow, 2) if vnow else None,
+                           "relevant_per_virtual_min": round(60 * int(curve[-1]) / vnow, 2) if vnow else None}
                     for k in HARVEST_AT:
                         row[f"relevant_at_{k}"] = int(curve[k - 1]) if len(curve) >= k else None
                     rows.append(row)
@@ -207,30 +214,30 @@ def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, concurrenc
     return rows
 
 
-def summarize_harvest(rows: list[dict[str, Any]], concurrencies: tuple[int, ...]) -> list[dict[str, Any]]:
-    """Per agent and W: mean ± sd over topics × seeds of the relevant pages at each equal page count, and the
-    paired ratio W / W=1."""
+def summarize_harvest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per agent and (W, per_host): mean ± sd over topics × seeds of the relevant pages at each equal page count
+    and per virtual minute, and the ratio of the relevant pages to W = 1's over the same runs."""
     out = []
-    by: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    by: dict[tuple[str, int, int], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        by[(r["agent"], r["concurrency"])].append(r)
-    for agent in dict.fromkeys(r["agent"] for r in rows):
-        base = {(r["topic"], r["seed"]): r for r in by[(agent, concurrencies[0])]}
-        for w in concurrencies:
-            rs = by[(agent, w)]
-            speed = statistics.mean(r["pages_per_virtual_s"] for r in rs)
-            row: dict[str, Any] = {"agent": agent, "concurrency": w, "runs": len(rs),
-                                   "pages_per_virtual_s": round(speed, 2)}
-            for k in HARVEST_AT:
-                vals = [r[f"relevant_at_{k}"] for r in rs if r[f"relevant_at_{k}"] is not None]
-                if vals:
-                    row[f"relevant_at_{k}"] = round(statistics.mean(vals), 1)
-                    row[f"relevant_at_{k}_sd"] = round(statistics.pstdev(vals), 1)
-                    b = [base[(r["topic"], r["seed"])][f"relevant_at_{k}"] for r in rs
-                         if r[f"relevant_at_{k}"] is not None]
-                    tot_b = sum(x for x in b if x is not None)
-                    row[f"ratio_at_{k}"] = round(sum(vals) / tot_b, 3) if tot_b else None
-            out.append(row)
+        by[(r["agent"], r["concurrency"], r["per_host"])].append(r)
+    for agent, w, m in by:
+        rs = by[(agent, w, m)]
+        base = {(r["topic"], r["seed"]): r for r in by[(agent, 1, 1)]}
+        row: dict[str, Any] = {"agent": agent, "concurrency": w, "per_host": m, "runs": len(rs),
+                               "pages_per_virtual_s": round(statistics.mean(r["pages_per_virtual_s"] for r in rs), 2),
+                               "relevant_per_virtual_min": round(statistics.mean(r["relevant_per_virtual_min"]
+                                                                                 for r in rs), 2)}
+        for k in HARVEST_AT:
+            vals = [r[f"relevant_at_{k}"] for r in rs if r[f"relevant_at_{k}"] is not None]
+            if vals:
+                row[f"relevant_at_{k}"] = round(statistics.mean(vals), 1)
+                row[f"relevant_at_{k}_sd"] = round(statistics.pstdev(vals), 1)
+                b = [base[(r["topic"], r["seed"])][f"relevant_at_{k}"] for r in rs
+                     if r[f"relevant_at_{k}"] is not None and (r["topic"], r["seed"]) in base]
+                tot_b = sum(x for x in b if x is not None)
+                row[f"ratio_at_{k}"] = round(sum(vals) / tot_b, 3) if tot_b else None
+        out.append(row)
     return out
 
 
@@ -256,17 +263,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
     a.legend(fontsize=8)
     summ = result["harvest_offline_summary"]
     agents = list(dict.fromkeys(r["agent"] for r in summ))
+    sets = list(dict.fromkeys((r["concurrency"], r["per_host"]) for r in summ))
     x = np.arange(len(agents))
-    for j, w in enumerate(sorted({r["concurrency"] for r in summ})):
-        vals = [next((r.get("relevant_at_300", 0) for r in summ if r["agent"] == ag and r["concurrency"] == w), 0)
+    width = 0.8 / len(sets)
+    for j, (w, m) in enumerate(sets):
+        pick = [next((r for r in summ if r["agent"] == ag and (r["concurrency"], r["per_host"]) == (w, m)), {})
                 for ag in agents]
-        sds = [next((r.get("relevant_at_300_sd", 0) for r in summ if r["agent"] == ag and r["concurrency"] == w), 0)
-               for ag in agents]
-        b.bar(x + 0.38 * j, vals, 0.38, yerr=sds, label=f"W = {w}")
-    b.set_xticks(x + 0.19, agents)
+        b.bar(x + width * j, [p.get("relevant_at_300", 0) for p in pick], width,
+              yerr=[p.get("relevant_at_300_sd", 0) for p in pick], label=f"W = {w}, per host {m}")
+    b.set_xticks(x + 0.4 - width / 2, agents)
     b.set_ylabel("relevant pages among the first 300")
     b.set_title("harvest at equal pages (offline, virtual clock)")
-    b.legend(fontsize=8)
+    b.legend(fontsize=7)
     fig.tight_layout()
     save_png(fig, path)
 
@@ -277,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-pages", type=int, default=20_000, help="pages of the served synthetic web")
     ap.add_argument("--latency", type=float, default=0.1, help="seconds every response waits (default 0.1)")
     ap.add_argument("--delay", type=float, default=1.0, help="per-host politeness delay (default 1 s)")
-    ap.add_argument("--pages", type=int, default=1500, help="steps of each throughput crawl")
+    ap.add_argument("--pages", type=int, default=1500, help="steps of each throughput crawl with W > 1")
+    ap.add_argument("--pages-one", type=int, default=300,
+                    help="steps of the throughput crawl with W = 1 (about one page per latency: slow)")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     ap.add_argument("--harvest-pages", type=int, default=320, help="steps of each harvest crawl")
     ap.add_argument("--harvest-topics", nargs="+", default=list(HARVEST_TOPICS))
@@ -286,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     if args.quick:
-        args.hosts, args.n_pages, args.pages, args.concurrency = 8, 2000, 60, [1, 8]
+        args.hosts, args.n_pages, args.pages, args.pages_one, args.concurrency = 8, 2000, 60, 40, [1, 8]
         args.harvest_pages, args.harvest_topics, args.harvest_seeds = 120, ["geology"], 2
     corpus = _corpus(args.n_pages, args.hosts)
     load = os.getloadavg()
@@ -294,20 +304,20 @@ def main(argv: list[str] | None = None) -> int:
                               "delay": args.delay, "politeness_bound_pages_per_s":
                                   round(args.hosts / (args.delay + args.latency), 1),
                               "load_average_before": [round(x, 2) for x in load], "cpus": os.cpu_count()}
-    harvest_w = (1, 16) if not args.quick else (1, 8)
+    settings = HARVEST_SETTINGS if not args.quick else ((1, 1), (8, 1), (8, 8))
     t = time.time()
-    rows = offline_harvest(corpus, tuple(args.harvest_topics), args.harvest_seeds, harvest_w, args.latency,
+    rows = offline_harvest(corpus, tuple(args.harvest_topics), args.harvest_seeds, settings, args.latency,
                            args.delay, args.harvest_pages)
     result["harvest_offline"] = rows
-    result["harvest_offline_summary"] = summarize_harvest(rows, harvest_w)
+    result["harvest_offline_summary"] = summarize_harvest(rows)
     for r in result["harvest_offline_summary"]:
         print("offline", r, flush=True)
     print(f"offline harvest: {time.time() - t:.0f} s", flush=True)
     server = _Server(args.n_pages, args.hosts, args.latency)
     try:
         with tempfile.TemporaryDirectory(prefix="gym-crawl-live-concurrency-") as tmp:
-            result["live"] = [live_run(server, corpus, pages=args.pages, concurrency=w, delay=args.delay,
-                                       warc_dir=Path(tmp)) for w in args.concurrency]
+            result["live"] = [live_run(server, corpus, pages=args.pages if w > 1 else args.pages_one, concurrency=w,
+                                       delay=args.delay, warc_dir=Path(tmp)) for w in args.concurrency]
     finally:
         result["server_cpu_s"] = round(server.stop(), 2)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

@@ -359,10 +359,10 @@ class HashedTokens:
 
 
 class LiveHashedTokens:
-    """The :class:`HashedTokens` of a live web (``corpus.live``): the same columns, computed as pages and
-    words are discovered instead of precomputed over a vocabulary and titles that are not known in
-    advance. A word's column hash, a page's target tokens (URL words, URL character n-grams, host) and its
-    parent-title tokens are cached when first asked for (a page's URL and host never change)."""
+    """The :class:`HashedTokens` of a live web (a :class:`~gym_crawl.corpus.page_source.PageSource`): the same
+    columns, computed as pages and words are discovered instead of precomputed over a vocabulary and titles that
+    are not known in advance. A word's column hash, a page's target tokens (URL words, URL character n-grams,
+    host) and its parent-title tokens are cached when first asked for (a page's URL and host never change)."""
 
     def __init__(self, corpus: Corpus, bits: int):
         self.bits = bits
