@@ -86,6 +86,10 @@ class Agent:
     #: The agent's score of the action it chose last (its priority / Q-value), or ``None`` when it has none;
     #: a live crawl records it with each decision.
     last_score: float | None = None
+    #: How far the score of the action chosen last was ahead of the best other candidate's (``None``: a random
+    #: choice, or an agent without scores). A replay of a recorded crawl accepts another choice only where this
+    #: margin was within float rounding (tests/test_golden.py).
+    last_margin: float | None = None
     #: Agents whose ``__init__`` checks its own keyword options (unknown names are its error) set this; for the
     #: others :func:`make_agent` refuses options that no ``__init__`` between the class and Agent names.
     checks_own_config = False
@@ -110,6 +114,13 @@ class Agent:
 
     def act(self, obs: Any, info: dict) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def overrule(self, action: int) -> None:
+        """Take ``action`` instead of the one :meth:`act` just returned (called between :meth:`act` and the env
+        step; :meth:`observe` then gets ``action``). A replay that follows a recorded crawl through a near-tie
+        uses it. Agents that keep state of their own choice update it here; this base refuses, since it cannot
+        know what an agent kept."""
+        raise NotImplementedError(f"agent {self.name!r} cannot take another action than the one it chose")
 
     def observe(self, transition: Transition) -> None:
         """Learn from a transition (no-op for non-learners)."""

@@ -209,7 +209,9 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     :param delay: the per-host delay in seconds (default: the policy's 1 s); :param contact: a contact URL for
         the User-Agent; :param rate: requests per second over all hosts (``None``: no global limit) — these three
         build ``policy`` when none is given.
-    :param text: the reference text model or corpus (normally the one the agent was trained on).
+    :param text: the reference text model or corpus (normally the one the agent was trained on); ``None``: the
+        general English model (:mod:`gym_crawl.text.general`; ``env_overrides={"text": {"general": False}}``
+        hashes every word instead).
     :param resume: continue ``warc`` (see the module docstring).
     :param capacity: the web's page capacity (default ``max(10_000, 50 × max_pages)``).
     :param policy: a :class:`~gym_crawl.web.fetcher.FetchPolicy` (then ``delay``/``contact``/``rate`` are ignored).

@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._arith import dot, row_dots
+
 __all__ = ["KINDS", "FleetRun", "PalotaiForager", "make_fleet_policy", "run_fleet"]
 
 #: forager kinds: weblog update only, URL-ordering (TD) update only, both
@@ -102,7 +104,9 @@ class PalotaiForager:
 
     def value(self, pages: np.ndarray | int) -> np.ndarray | float:
         """Estimated long-term profit ``state(URL) · weight`` (Alg. 3) of stored pages."""
-        return self.S[pages] @ self.weights
+        if np.ndim(pages) == 0:
+            return dot(self.S[pages], self.weights)
+        return row_dots(self.S[pages], self.weights)
 
     def act(self, obs: dict[str, Any]) -> int:
         """The page id to fetch next (Alg. 11): a start URL at a path start, else the greedy frontier URL."""
@@ -122,7 +126,7 @@ class PalotaiForager:
         ids = np.flatnonzero(mask)
         if not len(ids):
             raise ValueError("empty action mask inside a path: the env must signal a path start instead")
-        return int(ids[int(np.argmax(self.S[ids] @ self.weights))])
+        return int(ids[int(np.argmax(row_dots(self.S[ids], self.weights)))])
 
     # ------------------------------------------------------------------ learning
     def observe(self, reward: float, obs: dict[str, Any], info: dict[str, Any]) -> None:
@@ -139,10 +143,10 @@ class PalotaiForager:
         self.path_rewards.append(float(reward))
         if self.update_ordering and self.prev is not None:
             s_prev = self.S[self.prev].astype(np.float64)
-            delta = float(reward) + self.gamma * float(self.S[page] @ self.weights) - float(s_prev @ self.weights)
+            delta = float(reward) + self.gamma * dot(self.S[page], self.weights) - dot(s_prev, self.weights)
             step = self.alpha
             if self.normalize_td:
-                step /= max(1.0, float(s_prev @ s_prev))
+                step /= max(1.0, dot(s_prev, s_prev))
             self.weights += step * delta * s_prev
             self.td_updates += 1
         self.prev = page

@@ -63,13 +63,16 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._arith import dot, log, matmul, row_dots, tanh
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.priority_queue import UpdatablePQ
 
 __all__ = ["TDLambdaAgent", "ValueNet", "choose_keywords"]
 
 class ValueNet:
-    """V(x) = v · tanh(W x + b) + c over binary inputs x (K,). Parameters are float64 arrays.
+    """V(x) = v · tanh(W x + b) + c over binary inputs x (K,). Parameters are float64 arrays; products and tanh
+    are :mod:`gym_crawl._arith`'s (float64 sums in a fixed order, fdlibm's tanh), so V and its gradient are the
+    same bits on any CPU and thread count.
 
     Args:
         n_in: K inputs. hidden: H tanh units. rng: initial weights ~ N(0, init_scale²).
@@ -86,13 +89,13 @@ class ValueNet:
 
     def value(self, X: np.ndarray) -> np.ndarray:
         """(n,) V of rows of X (n, K)."""
-        return np.tanh(X @ self.W.T + self.b) @ self.v + self.c[0]
+        return row_dots(tanh(matmul(X, self.W.T) + self.b), self.v) + self.c[0]
 
     def weighted_grad(self, X: np.ndarray, coef: np.ndarray) -> dict[str, np.ndarray]:
         """Σ_k coef_k ∇_θ V(X_k): the gradient of V summed over rows with weights ``coef`` (n,)."""
-        H = np.tanh(X @ self.W.T + self.b)                 # (n, H)
+        H = tanh(matmul(X, self.W.T) + self.b)             # (n, H)
         G = (1.0 - H * H) * self.v * coef[:, None]         # (n, H) = coef · ∂V/∂z
-        return {"W": G.T @ X, "b": G.sum(0), "v": coef @ H, "c": np.array([coef.sum()])}
+        return {"W": matmul(G.T, X), "b": G.sum(0), "v": matmul(coef[None, :], H)[0], "c": np.array([coef.sum()])}
 
     def step(self, grad: dict[str, np.ndarray], scale: float) -> None:
         for k, p in self.params().items():
@@ -181,7 +184,7 @@ class TDLambdaAgent(Agent):
         if gl <= 0:
             self._depth = 1
         else:  # smallest k with (γλ)^k < cutoff, at most 64 ancestors
-            self._depth = min(64, max(1, int(np.ceil(np.log(self.trace_cutoff) / np.log(gl)))))
+            self._depth = min(64, max(1, int(np.ceil(log(self.trace_cutoff) / log(gl)))))
 
     # ------------------------------------------------------------ features
     def _keyword_vector(self, page: int) -> np.ndarray:
@@ -190,7 +193,7 @@ class TDLambdaAgent(Agent):
             assert self._topic_vec is not None
             x = np.empty(len(v) + 1, np.float64)
             x[:-1] = np.sqrt(len(v)) * v * self._topic_vec
-            x[-1] = float(v @ self._topic_vec)
+            x[-1] = dot(v, self._topic_vec)
             return x
         assert self._kw_index is not None
         ks = self._kw_index[_fetched_terms(self.env, page)]

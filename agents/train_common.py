@@ -8,8 +8,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["CrawlTrainingConfig", "add_common_arguments", "available_cores", "parse_topics", "resolve_torch_threads",
-           "use_subprocesses"]
+           "summarize_episodes", "use_subprocesses"]
 
 
 def _default_env_id() -> str:
@@ -117,3 +119,19 @@ def add_common_arguments(p: argparse.ArgumentParser, d: CrawlTrainingConfig, *, 
     p.add_argument("--eval-episodes", type=int, default=d.eval_episodes, help="final evaluation episodes per topic")
     p.add_argument("--torch-threads", type=int, default=d.torch_threads,
                    help="PyTorch threads of the learner (default: the cores left over by the env workers, at least 1)")
+
+
+def summarize_episodes(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary a trainer reports of its evaluation episodes (``{}`` for none): their number, the mean
+    ``relevant_found`` and ``reward``, and the mean ``relevant_found`` per topic.
+
+    :param rows: one dict per episode with the keys ``topic``, ``relevant_found`` and ``reward``.
+    """
+    if not rows:
+        return {}
+    by_topic: dict[str, list[int]] = {}
+    for r in rows:
+        by_topic.setdefault(r["topic"], []).append(r["relevant_found"])
+    return {"episodes": len(rows), "mean_relevant_found": float(np.mean([r["relevant_found"] for r in rows])),
+            "mean_reward": float(np.mean([r["reward"] for r in rows])),
+            "relevant_found_by_topic": {t: float(np.mean(v)) for t, v in sorted(by_topic.items())}}

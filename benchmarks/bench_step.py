@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WIKISPEEDIA = ROOT.parent / "shared" / "data" / "wikispeedia"
@@ -139,8 +139,9 @@ def cartpole_steps_per_s(steps: int = 50_000) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def _baseline_tree(rev: str, into: Path) -> Path:
-    """Extract revision ``rev`` of this repository into ``into`` (``git archive``)."""
+def baseline_tree(rev: str, into: Path) -> Path:
+    """Extract revision ``rev`` of this repository into ``into`` (``git archive``) and return ``into``: a tree to
+    put first on ``PYTHONPATH`` to run that revision's package. ``SystemExit`` naming ``rev`` when git cannot."""
     ar = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, timeout=300)
     if ar.returncode != 0:
         raise SystemExit(f"--baseline {rev!r}: git archive failed: {ar.stderr.decode()[-500:]}")
@@ -216,9 +217,9 @@ def _markdown(out: dict[str, Any]) -> str:
 
 
 def _plot(out: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     cur = [r for r in out["rows"] if r["code"] == "current"]
     base = {(r["corpus"], r["reducer"], r["agent"]): r for r in out["rows"] if r["code"] == "baseline"}
     labels = [f"{r['corpus'][:5]}\n{r['reducer']}\n{r['agent'][:6]}" for r in cur]
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-step-base-") as tmp:
         codes: list[tuple[str, str | None]] = [("current", None)]
         if args.baseline:
-            codes.append(("baseline", str(_baseline_tree(args.baseline, Path(tmp)))))
+            codes.append(("baseline", str(baseline_tree(args.baseline, Path(tmp)))))
         for label, pp in codes:
             out["rows"] += measure(preset, args.wikispeedia, pp, label)
             for corpus in preset.corpora:

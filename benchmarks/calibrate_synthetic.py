@@ -43,7 +43,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.tokenize import tokenize
 from gym_crawl.webgen.synthetic import ANCHOR_WORDS, GENERIC_ANCHOR_PHRASES, generate_synthetic
@@ -351,9 +351,9 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _plot(res: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     b = res["config"]["budgets"][0]
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     ax = axes[0]

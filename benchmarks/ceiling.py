@@ -49,7 +49,7 @@ from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.baselines import BestFirstPageAgent, GreedyOracleAgent, RandomAgent
 from gym_crawl.agents.hashed.online_classifier import FrontierRows, feature_rows
-from gym_crawl.benchmarks._report import write_json_report
+from gym_crawl.benchmarks.report import write_json_report
 
 __all__ = ["HindsightRanker", "ParentTruth", "RowRecorder", "Rows", "ceiling_task", "fit_ranker", "main", "roc_auc",
            "run_ceiling"]
@@ -424,7 +424,7 @@ def _compare(set_name: str, agents: list[str], results: list[dict[str, Any]], se
              max_tasks: int | None, budget: int | None, wikispeedia: str | None, config: dict[str, dict[str, Any]],
              reps: int) -> dict[str, Any]:
     """Learners run by ``gym-crawl eval``'s protocol, scored against this run's random and oracle."""
-    from gym_crawl.benchmarks._evaluate import evaluate
+    from gym_crawl.benchmarks.evaluate import evaluate
     from gym_crawl.benchmarks.suite import iqm_ci
 
     res = evaluate(set_name, agents, seeds=len(seeds), budget=budget, max_tasks=max_tasks, wikispeedia=wikispeedia,
@@ -539,7 +539,7 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     sets = [(n, e) for n, e in res["sets"].items() if e.get("features")]
     n_rows = max([sum(len(s.get("variants", {})) + len(s.get("labels", {})) for s in e["features"].values())

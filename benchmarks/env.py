@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 TOPICS = ("geology", "cancer", "poetry", "sports")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "feature_cost"
 DEFAULT_FEATURES = ("combined", "crawler", "site", "crawler+", "content")

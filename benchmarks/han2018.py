@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 ALL_AGENTS = ["lfa-sync", "lfa-async", "lfa-moderated", "thesis-lfa", "td-lambda", "random", "bfs", "best-first",
@@ -434,7 +434,7 @@ def _downsample(a: np.ndarray, n: int = 200) -> list[float]:
 
 
 def figures(runs: list[RunResult], out: Path, prefix: str = "") -> list[str]:
-    from gym_crawl.benchmarks._plotting import bars_figure, curves_figure, learning_curves_figure
+    from gym_crawl.benchmarks.plotting import bars_figure, curves_figure, learning_curves_figure
 
     paths = []
     for c in sorted({r.corpus for r in runs}):
@@ -1159,7 +1159,7 @@ def paper_summary(p: PaperPreset, root: Path, seed: int) -> dict[str, Any]:
 
 
 def paper_figures(p: PaperPreset, summ: dict[str, Any], out: Path) -> list[str]:
-    from gym_crawl.benchmarks._plotting import bars_figure, curves_figure
+    from gym_crawl.benchmarks.plotting import bars_figure, curves_figure
 
     kept = summ["_kept"]
     paths = []

@@ -246,9 +246,9 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     runs = [r for r in result["live"] if r["agent"] == "best-first"]
     ws = [r["concurrency"] for r in runs]
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         result["server_cpu_s"] = round(server.stop(), 2)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    from gym_crawl.benchmarks._report import write_json_report
+    from gym_crawl.benchmarks.report import write_json_report
 
     args.out.mkdir(parents=True, exist_ok=True)
     path = write_json_report(args.out / "live_concurrency.json", result, "live_concurrency", args)

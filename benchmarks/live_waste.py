@@ -53,9 +53,9 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 4))
     labels = [f"{r['site']}\n{'rules' if r['offer_rules'] else 'no rules'}" for r in rows]
     vals = [100 * (r["without_page_fraction"] or 0) for r in rows]
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
               "without_page_fraction_rules_off": round(sum(r["steps_without_page"] for r in off_rows)
                                                       / max(1, sum(r["steps"] for r in off_rows)), 4),
               "seconds": round(time.time() - t0, 1), "load_average": [round(x, 2) for x in os.getloadavg()]}
-    from gym_crawl.benchmarks._report import write_json_report
+    from gym_crawl.benchmarks.report import write_json_report
 
     args.out.mkdir(parents=True, exist_ok=True)
     path = write_json_report(args.out / "live_waste.json", result, "live_waste", args)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
 RSS_BUDGET_MB = 1024.0

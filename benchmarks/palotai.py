@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 KINDS = ("wl", "rl", "wlrl")
 GRAPHS = ("sfsw", "rewired")
@@ -331,7 +331,7 @@ def figures(results: list[dict[str, Any]], table: dict, out: Path) -> list[str]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     graphs = [g for g in GRAPHS if g in table]
     kinds = [k for k in KINDS if any(k in table[g] for g in graphs)]

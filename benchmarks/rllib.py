@@ -37,7 +37,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.train_common import parse_topics
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "rllib"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
@@ -76,7 +76,7 @@ def _cpu() -> float:
 
 def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: str) -> dict[str, Any]:
     """Sampling-only and training env steps/s of one algorithm with ``runners`` env runners (see module doc)."""
-    from gym_crawl.agents.rllib.train import _iteration_row, build_algo_config
+    from gym_crawl.agents.rllib.train import build_algo_config, iteration_row
 
     cfg = _cfg(args, p, runners, args.seed, Path(args.out) / "runs" / f"throughput-{runners}")
     algo = build_algo_config(cfg, corpus_path).build_algo()
@@ -128,7 +128,7 @@ def throughput(args: argparse.Namespace, p: Preset, runners: int, corpus_path: s
                     "steps_per_runner_cpu_second": round(steps / max(cpu, 1e-9), 1), "load_average": round(load0, 2)}
         rows, t0 = [], time.perf_counter()
         for it in range(p.train_iters):
-            rows.append(_iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
+            rows.append(iteration_row(algo.train(), time.perf_counter() - t0, it + 1))
             if it == 0:
                 c0, r0 = _cpu(), runner_cpu()
         d_cpu = (_cpu() - c0) + (runner_cpu() - r0)
@@ -148,7 +148,7 @@ def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict
     import torch
 
     from gym_crawl.agents.rllib.model import CandidateScoringRLModule
-    from gym_crawl.agents.rllib.train import _model_config, evaluate_module, train
+    from gym_crawl.agents.rllib.train import evaluate_module, module_config, train
 
     runs = []
     for seed in range(args.seed, args.seed + (args.seeds or p.seeds)):
@@ -156,7 +156,7 @@ def learning(args: argparse.Namespace, p: Preset, corpus_path: str) -> list[dict
         res = train(cfg)
         torch.manual_seed(seed)
         fresh = CandidateScoringRLModule(observation_space=res.module.observation_space,
-                                         action_space=res.module.action_space, model_config=_model_config(cfg)).eval()
+                                         action_space=res.module.action_space, model_config=module_config(cfg)).eval()
         before = evaluate_module(fresh, cfg, corpus_path, cfg.eval_topics, 1, seed=seed + 30_000)
         after = res.evaluation["eval"]
         runs.append({"seed": seed, "timesteps": res.timesteps, "train_seconds": round(res.train_seconds, 2),
@@ -180,9 +180,9 @@ def _curve_stats(runs: list[dict[str, Any]], key: str) -> tuple[np.ndarray, np.n
 
 
 def plot(result: dict[str, Any], path: Path) -> Path:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     runs = result["learning"]
     if runs:
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.agents.rllib.train import RLlibConfig, _init_ray, resolve_corpus_path
+    from gym_crawl.agents.rllib.train import RLlibConfig, init_ray, resolve_corpus_path
 
     p = QUICK if args.quick else FULL
     torch.set_num_threads(1)  # the driver runs the PPO update; on a shared 2-core machine 2 threads thrash
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus_path = resolve_corpus_path(args.corpus, out)
     machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2),
                "python": platform.python_version()}
-    started = _init_ray(RLlibConfig(num_env_runners=max(args.runners)))
+    started = init_ray(RLlibConfig(num_env_runners=max(args.runners)))
     try:
         tp = []
         for n in args.runners:

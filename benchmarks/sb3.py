@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "sb3"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
@@ -257,9 +257,9 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     agents = [a for a in res["agents"] if a["held_out"]]
     topics = res["eval_topics"]
     bf = next(a for a in agents if a["name"] == "best-first")
@@ -290,7 +290,7 @@ def _figures(res: dict[str, Any], out: Path, slug: str) -> None:
     ax[1].legend(fontsize=6, ncol=2)
     fig.suptitle(f"SB3 agents vs best-first — {res['corpus']} ({res['n_pages']} pages)")
     save_png(fig, out / f"sb3_{slug}.png")
-    plt = _plt()
+    plt = pyplot()
     tp = [t for t in res["throughput"] if "steps_per_second" in t]
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.2))
     ax[0].bar([f"{t['vec_env']}({t['workers']})" for t in tp], [t["steps_per_second"] for t in tp], color="#1f77b4")

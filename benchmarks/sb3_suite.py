@@ -52,7 +52,7 @@ import numpy as np
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.benchmarks import suite
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.tasks import topic_of
 from gym_crawl.wrappers import TopicSampler
 
@@ -82,7 +82,7 @@ QUICK = Preset(sets=("ws-100",), seeds=2, timesteps=512, eval_every=256, budget=
 FULL = Preset(sets=("ws-100", "hard"), seeds=5, timesteps=30_000, eval_every=10_000, budget=None, max_tasks=None,
               n_envs=4, reps=2000)
 """The full run: 30k env steps per seed (the held-out curve of a 1-seed pilot flattened after ~10k steps), sized
-for a shared 2-core machine (~60 env steps per wall second there, ~200 per CPU-second)."""
+for a shared 2-core machine (its cost: ``benchmarks/RESULTS.md``)."""
 
 
 # ------------------------------------------------------------------------------------- environments
@@ -317,9 +317,9 @@ def _markdown(res: dict[str, Any]) -> str:
 
 
 def _figure(res: dict[str, Any], out: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, agent_color, save_png
+    from gym_crawl.benchmarks.plotting import agent_color, pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     sets = [(n, e) for n, e in res["sets"].items() if e.get("agents")]
     if not sets:
         return

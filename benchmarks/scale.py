@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 CHILD = r"""
 import json, sys, time, resource
@@ -119,7 +119,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Steps per second of each agent's crawl, one bar group per corpus size."""
     import numpy as np
 
-    from gym_crawl.benchmarks._plotting import bars_figure
+    from gym_crawl.benchmarks.plotting import bars_figure
 
     agents = list(dict.fromkeys(c["agent"] for r in rows for c in r["crawls"] if "skipped" not in c))
     sps = {a: np.array([next((c["steps_per_second"] for c in r["crawls"] if c["agent"] == a and "skipped" not in c),

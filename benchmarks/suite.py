@@ -59,7 +59,7 @@ from gym_crawl import tasks as tasks_lib
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.agents.variants import EVAL_CONFIG, VARIANTS, Variant, resolve_variant
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.tasks import Task, TaskSet, is_test_topic, labelled_tasks, topic_of
 
 __all__ = [
@@ -67,10 +67,12 @@ __all__ = [
     "QUICK",
     "VARIANTS",
     "Task",
+    "TaskEnvs",
     "TaskSet",
     "Variant",
     "build_task_sets",
     "iqm_ci",
+    "is_learner",
     "is_test_topic",
     "labelled_tasks",
     "main",
@@ -79,6 +81,8 @@ __all__ = [
     "resolve_agent",
     "run_suite",
     "suite_agent_names",
+    "suite_color",
+    "task_episode",
 ]
 
 DEFAULT_WIKISPEEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
@@ -117,17 +121,19 @@ def _load_corpus(spec: str) -> Any:
 
 # ------------------------------------------------------------------------------------------- running
 _CORPORA: dict[str, Any] = {}
-_ENVS: dict[str, _Envs] = {}
+_ENVS: dict[str, TaskEnvs] = {}
 
 
-def _is_learner(name: str) -> bool:
+def is_learner(name: str) -> bool:
+    """Whether the suite agent ``name`` learns (its class overrides :meth:`Agent.observe`): it is trained on the
+    train tasks before it is evaluated."""
     from gym_crawl.agents import Agent, agent_class
 
     cls = agent_class(resolve_agent(name).agent)
     return isinstance(cls, type) and cls.observe is not Agent.observe
 
 
-class _Envs:
+class TaskEnvs:
     """One env per (agent kind, budget), reused across tasks through reset options."""
 
     def __init__(self, corpus: Any):
@@ -146,7 +152,10 @@ class _Envs:
         return self.cache[key]
 
 
-def _episode(envs: _Envs, agent: Any, task: Task, seed: int, env_overrides: dict[str, Any] | None = None) -> int:
+def task_episode(envs: TaskEnvs, agent: Any, task: Task, seed: int,
+                 env_overrides: dict[str, Any] | None = None) -> int:
+    """One episode of ``agent`` on ``task`` (its topic, seeds and budget, ``reward="labels"``) in the env
+    ``envs`` holds for it; returns the relevant pages found."""
     from gym_crawl.agents import run_episode
 
     topic = topic_of(envs.corpus, task)
@@ -162,7 +171,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
     # one env per (corpus, agent kind, budget) per process: reused across jobs, so the per-topic work of a
     # reset (the env's topic scorers) is done once per topic, not once per seed
-    envs = _ENVS.setdefault(job["corpus"], _Envs(_CORPORA[job["corpus"]]))
+    envs = _ENVS.setdefault(job["corpus"], TaskEnvs(_CORPORA[job["corpus"]]))
     name, tasks = job["agent"], [Task(**t) for t in job["tasks"]]
     var = resolve_agent(name)
     cfg = {**var.config, **job["config"]}
@@ -172,7 +181,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
             for s in job["seeds"]:
                 agent = make_agent(var.agent, **cfg)
                 t0 = time.perf_counter()
-                found = _episode(envs, agent, t, s, var.env)
+                found = task_episode(envs, agent, t, s, var.env)
                 for s2 in job.get("copy_to", [s]):
                     out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s2,
                                 "found": found, "seconds": time.perf_counter() - t0, "run_seed": s})
@@ -185,7 +194,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
     ep = 0
     for _ in range(job["epochs"]):
         for i in rng.permutation(len(train)):
-            _episode(envs, agent, train[int(i)], 1000 * s + ep, var.env)
+            task_episode(envs, agent, train[int(i)], 1000 * s + ep, var.env)
             ep += 1
     train_seconds = time.perf_counter() - t0
     weights = agent.state_dict()
@@ -195,7 +204,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
         ev = make_agent(var.agent, **{**cfg, **var.eval_config})
         ev.load_state_dict({k: v.copy() for k, v in weights.items()})
         t1 = time.perf_counter()
-        found = _episode(envs, ev, t, s, var.env)
+        found = task_episode(envs, ev, t, s, var.env)
         out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s, "found": found,
                     "seconds": time.perf_counter() - t1, "train_seconds": train_seconds, "train_episodes": ep})
     return out
@@ -299,7 +308,7 @@ def run_suite(sets: list[TaskSet], corpora: dict[str, Any], agents: Sequence[str
             continue
         tasks = [dataclasses.asdict(t) for t in ts.tasks]
         for a in dict.fromkeys(list(BASELINES) + list(agents)):
-            if _is_learner(a):
+            if is_learner(a):
                 for s in seed_list:
                     work.append({"set": ts.name, "corpus": ts.corpus_spec, "agent": a, "tasks": tasks, "seeds": [s],
                                  "learner": True, "epochs": epochs, "config": config.get(a, {})})
@@ -389,8 +398,9 @@ SUITE_COLORS = {"online-classifier": "#e377c2", "hashed-q": "#393b79", "lfa-sync
                 "lfa-async+content": "#fdae6b", "tres+content": "#31a354", "td-lambda+content": "#8c564b"}
 
 
-def _color(name: str) -> Any:
-    from gym_crawl.benchmarks._plotting import agent_color
+def suite_color(name: str) -> Any:
+    """The colour of agent ``name`` in the suite's figures (:data:`SUITE_COLORS`, else the shared palette's)."""
+    from gym_crawl.benchmarks.plotting import agent_color
 
     return SUITE_COLORS.get(name) or agent_color(name)
 
@@ -402,7 +412,7 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
     import matplotlib.pyplot as plt
     from rliable import plot_utils
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     sets = [(n, e) for n, e in summary["sets"].items() if e.get("agents")]
     if not sets:
@@ -414,7 +424,7 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         for i, (a, v) in enumerate(items):
             ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
                         fmt="o",
-                        color=_color(a), capsize=3)
+                        color=suite_color(a), capsize=3)
         ax.set_yticks(y, [a for a, _ in items])
         ax.axvline(0, color="grey", lw=0.5)
         ax.axvline(1, color="grey", lw=0.5, ls="--")
@@ -426,7 +436,8 @@ def _plots(summary: dict[str, Any], out: Path) -> None:
         prof, cis = _profiles(e["_scores"], taus)
         fig, ax = plt.subplots(figsize=(6, 4))
         plot_utils.plot_performance_profiles(prof, taus, performance_profile_cis=cis, ax=ax,
-                                             colors={a: _color(a) for a in prof}, xlabel=r"normalized score $\tau$",
+                                             colors={a: suite_color(a) for a in prof},
+                                             xlabel=r"normalized score $\tau$",
                                              ylabel=r"fraction of runs with score $> \tau$")
         ax.legend(loc="lower left", fontsize=7)
         ax.set_title(f"performance profiles: {name} (test topics)")

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
 from gym_crawl.benchmarks.han2018 import DEFAULT_WIKISPEEDIA, RunResult, figures, load_corpus_cached, run_tasks
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 THESIS_TABLE_4_3 = {"cameras": (80, 104), "cancer": (538, 648), "fiction": (850, 1590), "geology": (597, 823),
                     "poetry": (250, 409)}
@@ -131,7 +131,7 @@ def _md(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from gym_crawl._io import atomic_write_bytes
-    from gym_crawl.benchmarks._plotting import line_figure
+    from gym_crawl.benchmarks.plotting import line_figure
 
     args = build_parser().parse_args(argv)
     p = preset_from_args(args)

@@ -42,7 +42,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl.agents import AGENTS, register_agent
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 if "thesis-dqn" not in AGENTS.names():  # until agents/base.py lists it (the lead's registry)
     register_agent("thesis-dqn", "gym_crawl.agents.dqn.thesis:ThesisDQNAgent",
@@ -112,7 +112,7 @@ def _episode(env: Any, agent: Any, seed: int, steps: int) -> dict[str, Any]:
         out[k:] = c[k - 1] if k else 0
         return out
 
-    return {"thesis": pad(np.cumsum(_thesis_flags(env.unwrapped, fetched))),
+    return {"thesis": pad(np.cumsum(_thesis_flags(env.unwrapped.view, fetched))),
             "label": pad(np.cumsum(np.asarray(label, np.int64))), "steps": res.steps,
             "invalid": res.invalid_actions, "seconds": res.seconds}
 
@@ -175,15 +175,15 @@ def head_cost(sizes: list[int], in_dim: int = 9, reps: int = 5) -> list[dict[str
     moments = 5 float32 copies of the parameters."""
     import torch
 
-    from gym_crawl.agents.dqn.thesis import ThesisDQNAgent, _Memory
+    from gym_crawl.agents.dqn.thesis import ReplayMemory, ThesisDQNAgent
 
     torch.set_num_threads(1)
     rows = []
     for n in sizes:
         agent = ThesisDQNAgent(seed=0)
         agent.rng = np.random.default_rng(0)
-        agent._build(in_dim, n)
-        agent.memory = _Memory(in_dim, 1000)
+        agent.build_networks(in_dim, n)
+        agent.memory = ReplayMemory(in_dim, 1000)
         rng = np.random.default_rng(0)
         for _ in range(200):
             agent.memory.add(rng.integers(0, 10, in_dim), int(rng.integers(n)), 1.0, rng.integers(0, 10, in_dim), False)
@@ -326,7 +326,7 @@ def figures(rows: list[dict[str, Any]], out: Path) -> list[str]:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
+    from gym_crawl.benchmarks.plotting import save_png
 
     paths = []
     corpora = sorted({r["corpus"] for r in rows})

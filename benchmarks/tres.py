@@ -93,7 +93,8 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes, atomic_write_json
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.plotting import pyplot
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 from gym_crawl.corpus.url_sites import url_hash_domains
 from gym_crawl.relevance.search import SEEDFINDER_DEFAULTS, SearchEngine
 from gym_crawl.relevance.search import seedfinder_results as library_seedfinder_results
@@ -435,17 +436,8 @@ def _png(fig: Any, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_pareto(agg: list[dict[str, Any]], corpus: str, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     topics = list(dict.fromkeys(r["topic"] for r in agg if r["corpus"] == corpus))
     if not topics:
         return
@@ -488,7 +480,7 @@ def _cell_label(row: str, cap: str) -> str:
 
 def plot_table4(agg: list[dict[str, Any]], corpus: str, path: Path) -> None:
     """Harvest rate (mean ± sd over runs) of every Table 4 cell, one panel per topic."""
-    plt = _plt()
+    plt = pyplot()
     rows = [r for r in agg if r["corpus"] == corpus]
     topics = list(dict.fromkeys(r["topic"] for r in rows))
     if not topics:
@@ -520,7 +512,7 @@ def plot_table4(agg: list[dict[str, Any]], corpus: str, path: Path) -> None:
 
 
 def plot_fig4(trace: list[list[float]], path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     a = np.asarray(trace, float)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
     ax1.plot(a[:, 0], a[:, 2], label="leaves")
@@ -541,7 +533,7 @@ def plot_fig4(trace: list[list[float]], path: Path) -> None:
 
 
 def plot_cost(cost: list[dict[str, Any]], path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     F = [c["frontier"] for c in cost]
     fig, ax = plt.subplots(figsize=(5.5, 4))
     ax.loglog(F, [c["sync_ms"] for c in cost], "o-", label="synchronous (MLP over the frontier)")

@@ -41,7 +41,7 @@ three readings ``x`` (:data:`VIEWS`): relevant found after ``L`` steps; the **ar
 them early — on sections of 25–1,000 pages a crawl of ``L`` steps finds nearly all of them whatever it does,
 so found-at-``L`` saturates); relevant found after ``B`` steps
 (tasks where the oracle finds no more than random are dropped); IQM with rliable's stratified bootstrap 95 %
-CI over seeds × tasks, over all, far-seed and near-seed tasks (:func:`gym_crawl.benchmarks._evaluate.summarize`),
+CI over seeds × tasks, over all, far-seed and near-seed tasks (:func:`gym_crawl.benchmarks.evaluate.summarize`),
 per-task wins/ties/losses against best-first, mean found and mean harvest rate. Reward ``labels`` in both
 protocols (what ``relevant_found`` counts; TRES's binary reward from a perfect classifier). Output (``--out``,
 default ``benchmarks/results/tres_own``): ``tres_own.json`` (every crawl) and ``tres_own.md`` (the tables),
@@ -59,7 +59,7 @@ import numpy as np
 
 from gym_crawl._console import ArgumentParser
 from gym_crawl._io import atomic_write_bytes
-from gym_crawl.benchmarks._report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 __all__ = ["FULL", "QUICK", "Preset", "main", "own_crawl", "run_set", "summarize_set"]
 
@@ -184,7 +184,7 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
     ``env``: env keywords on top of the variant's. Returns ``{"eval", "scale", "task", "found", "area",
     "harvest_rate"}`` per evaluation and test task (``area``: :func:`area` over the crawl's budget)."""
     from gym_crawl.agents import make_agent, run_episode
-    from gym_crawl.benchmarks.suite import _episode, resolve_agent
+    from gym_crawl.benchmarks.suite import resolve_agent, task_episode
     from gym_crawl.tasks import topic_of
 
     var = resolve_agent(name)
@@ -194,7 +194,7 @@ def ours_runs(envs: Any, name: str, train: list[Any], test: list[Any], seed: int
     ep = 0
     for _ in range(epochs):
         for i in rng.permutation(len(train)):
-            _episode(envs, agent, train[int(i)], 1000 * seed + ep, env_kw)
+            task_episode(envs, agent, train[int(i)], 1000 * seed + ep, env_kw)
             ep += 1
     weights = agent.state_dict()
     out = []
@@ -235,7 +235,7 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
 
     test = [t for t in ts.tasks if t.split == "test"]
     train = [t for t in ts.tasks if t.split == "train"]
-    envs = suite._Envs(corpus)
+    envs = suite.TaskEnvs(corpus)
     seed_list = list(range(seeds))
     views: dict[str, list[dict[str, Any]]] = {"long": [], "area": [], "task": []}
     own: list[dict[str, Any]] = []
@@ -305,8 +305,8 @@ def run_set(ts: Any, corpus: Any, agents: list[str], *, seeds: int, scale: int, 
 # ============================================================================ tables
 def summarize_set(res: dict[str, Any], reps: int = 2000) -> dict[str, Any]:
     """Normalized scores of the three views (:data:`VIEWS`: found at L, area over L, found at B) as
-    :func:`gym_crawl.benchmarks._evaluate.summarize` gives them, each agent with its mean harvest rate."""
-    from gym_crawl.benchmarks._evaluate import summarize
+    :func:`gym_crawl.benchmarks.evaluate.summarize` gives them, each agent with its mean harvest rate."""
+    from gym_crawl.benchmarks.evaluate import summarize
 
     out: dict[str, Any] = {}
     for view in VIEWS:
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [a for a in p.agents if a not in known]
     if bad:
         raise SystemExit(f"--agents: unknown agent(s) {bad}; registered agents and variants: {known}")
-    not_learning = [a for a in p.agents if not suite._is_learner(a)]
+    not_learning = [a for a in p.agents if not suite.is_learner(a)]
     if not_learning:
         raise SystemExit(f"--agents: {not_learning} do not learn (no observe): the own protocol needs a learner")
     out = Path(args.out)

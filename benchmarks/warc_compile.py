@@ -239,10 +239,9 @@ def bench_urls(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
 
     absolute = [urljoin(b, h) for h, b in pairs if not h.startswith(("mailto:", "javascript:"))]
     out: dict[str, Any] = {"urls": len(absolute)}
-    urls_mod._canonical.cache_clear()
     out["w3lib canonicalize_url"] = _rate(lambda u: canonicalize_url(u, keep_fragments=False), absolute)
-    out["canonical_url (w3lib + ports/host rules, uncached)"] = _rate(
-        lambda u: urls_mod._canonical.__wrapped__(u, None), absolute)
+    out["canonical_url (w3lib + ports/host rules, uncached)"] = _rate(lambda u: urls_mod.canonicalize(u, None),
+                                                                      absolute)
     out["courlan normalize_url"] = _rate(lambda u: courlan.normalize_url(u), absolute)
     sys.path.insert(0, str(HERE.parent / "tests"))
     try:
@@ -374,9 +373,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _plot(r: dict[str, Any], path: Path) -> None:
-    from gym_crawl.benchmarks._plotting import _plt, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
 
-    plt = _plt()
+    plt = pyplot()
     panels: list[tuple[str, dict[str, float], str]] = []
     for sample, v in r.get("reading", {}).items():
         panels.append((f"WARC reading, {sample}", {k: v[k]["mb_per_s"] for k in ("fastwarc", "warcio")}, "MB/s"))

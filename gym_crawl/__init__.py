@@ -28,10 +28,10 @@ ENV_ID_V0 = "WikiCrawl-v0"
 DEFAULT_MAX_EPISODE_STEPS = 1000
 #: The hard task: the same env whose defaults are a task with headroom — the ``synthetic-hard`` corpus (link text
 #: as uninformative as real Wikipedia's), its first topic (``geology``) from its main page, and a budget of 100
-#: pages, as in the ``hard`` task set. There best-first finds 28 relevant pages, the oracle 99 and random about 5;
-#: on the set's 34 test topics best-first finds 33.4 per task and the oracle 79.5 (0.42). Its train / test topics
-#: are the ``hard`` task set's (``gym-crawl train`` and ``gym-crawl eval`` use them). v1 and v0 keep their
-#: defaults (the 20,000-page default synthetic web, budget 1000) so their results reproduce.
+#: pages, as in the ``hard`` task set (how far best-first and the oracle get there: benchmarks/RESULTS.md, "The
+#: default task WikiCrawl-v2"). Its train / test topics are the ``hard`` task set's (``gym-crawl train`` and
+#: ``gym-crawl eval`` use them). v1 and v0 keep their defaults (the 20,000-page default synthetic web, budget
+#: 1000) so their results reproduce.
 ENV_ID_V2 = "WikiCrawl-v2"
 V2_KWARGS = {"corpus": "synthetic-hard"}
 V2_MAX_EPISODE_STEPS = 100

@@ -23,7 +23,7 @@ try:  # POSIX advisory locks (released by the kernel when the holder dies, even 
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest", "check_file",
+__all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest",
            "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock", "seal", "seal_problem",
            "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask"]
 
@@ -63,21 +63,6 @@ def sampled_sha256(path: str | os.PathLike) -> str:
 def file_digest(path: str | os.PathLike) -> dict[str, Any]:
     """``{"size", "sha256", "sample_sha256"}`` of a file, as manifests record them."""
     return {"size": os.path.getsize(path), "sha256": sha256_file(path), "sample_sha256": sampled_sha256(path)}
-
-
-def check_file(path: Path, spec: dict[str, Any], *, verify: bool) -> str | None:
-    """What is wrong with ``path`` against its manifest ``spec`` (``None`` when nothing is).
-
-    Always compares the size and the sampled hash (when the manifest records them); ``verify=True``
-    also recomputes the full sha256.
-    """
-    if "size" in spec and path.stat().st_size != spec["size"]:
-        return f"size {path.stat().st_size} bytes, manifest says {spec['size']} (truncated or replaced file)"
-    if "sample_sha256" in spec and sampled_sha256(path) != spec["sample_sha256"]:
-        return "sampled sha256 differs from the manifest (file corrupted or modified)"
-    if verify and "sha256" in spec and sha256_file(path) != spec["sha256"]:
-        return "sha256 differs from the manifest (file corrupted or modified)"
-    return None
 
 
 SEAL_KEY = "seal_sha256"

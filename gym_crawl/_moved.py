@@ -61,6 +61,9 @@ MOVED: dict[str, str] = {
     "gym_crawl.agents.hashed_q": "gym_crawl.agents.hashed.hashed_q",
     "gym_crawl.agents.mixture": "gym_crawl.agents.hashed.mixture",
     "gym_crawl.agents.seedfinder": "gym_crawl.agents.hashed.seedfinder",
+    # the feature sets' compiled rows and the batched step, out of the crawl layer
+    "gym_crawl.crawl.feature_kernels": "gym_crawl.features.kernels",
+    "gym_crawl.crawl.batch_kernels": "gym_crawl.envs.batch_kernels",
 }
 """Old dotted module path → the dotted path of the module that holds it now."""
 

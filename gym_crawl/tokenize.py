@@ -7,7 +7,6 @@ apostrophes/hyphens dropped), English stop words removed, tokens of length
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 __all__ = ["tokenize", "STOPWORDS", "TOKEN_RE"]
 
@@ -27,8 +26,3 @@ STOPWORDS: frozenset[str] = frozenset(
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """Split ``text`` into lowercase word tokens, dropping stop words and 1-letter tokens."""
     return [t for t in TOKEN_RE.findall(text.lower()) if len(t) > 1 and t not in stopwords]
-
-
-def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
-    """Tokenize each text of ``texts``."""
-    return [tokenize(t) for t in texts]

@@ -1,38 +1,15 @@
-"""Shared fixtures. The core suite runs on generated data; tests needing ../shared/data skip when absent.
-
-OpenBLAS picks its kernels for the CPU it runs on (``DYNAMIC_ARCH``): on an AVX-512 machine its SkylakeX
-kernels round matrix products differently in the last bits than the Haswell (AVX2) kernels the golden
-trajectories (tests/golden/) were recorded with, which changes observation digests. So that the replay is
-exact on any x86-64 machine with AVX2, the suite asks OpenBLAS for its Haswell kernels before numpy loads
-it (a user's setting of ``OPENBLAS_CORETYPE`` wins). Same seed ⇒ same trajectory holds on every machine;
-bit-identical figures *across* machines need the same BLAS kernels.
-"""
+"""Shared fixtures. The core suite runs on generated data; tests needing ../shared/data skip when absent."""
 from __future__ import annotations
 
-import os
-import sys
+import dataclasses
+import ipaddress
+import socket
+from pathlib import Path
 
+import numpy as np
+import pytest
 
-def _has_avx2() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx2" in f.read(200_000)
-    except OSError:
-        return False
-
-
-if "numpy" not in sys.modules and _has_avx2():
-    os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
-
-import dataclasses  # noqa: E402
-import ipaddress  # noqa: E402
-import socket  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from gym_crawl.corpus import Corpus, CorpusBuilder  # noqa: E402
+from gym_crawl.corpus import Corpus, CorpusBuilder
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

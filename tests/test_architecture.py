@@ -3,11 +3,11 @@ benchmarks and wrappers use the env's documented accessors rather than its inter
 
 Layer order (docs/architecture.md): corpus → web → webgen → text → relevance → crawl → features → reducers
 → envs → wrappers → agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it,
-never above. Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_console``, ``_moved``,
-``tokenize``, the package ``__init__``) are the lowest level: they import nothing of the package but each other.
-A lower layer names a loader above it only as a lazy ``"module:attribute"`` registry entry (the corpus registry's
-``synthetic`` and ``warc``), which the tests below check resolve; a module that moved keeps its old path only as an
-entry of ``gym_crawl._moved.MOVED``, a deprecated alias that draws no arrow.
+never above. Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_console``, ``_moved``, ``_arith``,
+``_svd``, ``tokenize``, the package ``__init__``) are the lowest level: they import nothing of the package but each
+other. A lower layer names a loader above it only as a lazy ``"module:attribute"`` registry entry (the corpus
+registry's ``synthetic`` and ``warc``), which the tests below check resolve; a module that moved keeps its old
+path only as an entry of ``gym_crawl._moved.MOVED``, a deprecated alias that draws no arrow.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["corpus", "web", "webgen", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers",
           "agents", "tasks", "benchmarks", "cli"]
-BASE = {"registry", "_io", "_limits", "_console", "_moved", "tokenize", "__init__"}
+BASE = {"registry", "_io", "_limits", "_console", "_moved", "_arith", "_svd", "tokenize", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)
 SOURCE_DIRS = {"gym_crawl": ROOT / "gym_crawl", "gym_crawl.agents": ROOT / "agents",
                "gym_crawl.benchmarks": ROOT / "benchmarks"}
@@ -138,7 +138,7 @@ INTERNAL = re.compile(r"\b(env|base|self\.env|crawl_env_of\([^)]*\))\s*\.\s*(sta
                       r"reducer|_[a-z]\w*)\b|\.unwrapped\._[a-z]|\bstep_page\(")
 
 
-@pytest.mark.parametrize("folder", ["agents", "benchmarks", "gym_crawl/wrappers", "gym_crawl/cli.py"])
+@pytest.mark.parametrize("folder", ["agents", "benchmarks", "gym_crawl/wrappers", "gym_crawl/cli"])
 def test_no_side_doors_into_the_env(folder):
     target = ROOT / folder
     files = [target] if target.is_file() else sorted(target.rglob("*.py"))
@@ -290,3 +290,243 @@ def test_docs_name_files_that_exist():
                for m in re.findall(r"`((?:gym_crawl|agents|benchmarks|tests)/[\w/]+\.py)", f.read_text())
                if not (ROOT / m).exists()]
     assert not missing, "docs name files that do not exist:\n" + "\n".join(missing)
+
+
+# ------------------------------------------------------------------------------------------ private names
+# A name that starts with one underscore is private to the module that defines it (a private module, to its
+# package). No module of the package imports another module's private name, imports a private module of a
+# package it is not inside, or reads ``obj._attr`` where no class or function of its own module defines
+# ``_attr``. What one module needs of another is public, with a docstring.
+
+#: private names of other libraries' base classes that a subclass of the package calls by design, and why
+FOREIGN_HOOKS = {
+    "_update_features_extractor": "Stable-Baselines3's BasePolicy: the extractor arguments a make_q_net override needs",
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _own_private_names(tree: ast.AST) -> set[str]:
+    """The private names a module defines: its functions, classes and globals, the methods and class attributes
+    of its classes, the attributes its code assigns (``self._x = ``, ``obj._x = ``) and its ``__slots__``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                  for t in node.targets):
+            out.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
+                       and isinstance(c.value, str))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
+            out.add(str(node.args[1].value))
+    return {n for n in out if _private(n)}
+
+
+def _outside_modules(tree: ast.AST, depth: int = 1) -> set[str]:
+    """Local names bound to modules outside the package (``import torch``, ``import sys as s``, or ``torch``
+    imported from a module of the package that imports it so): their private names are theirs
+    (``torch._foreach_mul_``), not a boundary of this package."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update((a.asname or a.name.split(".")[0]) for a in node.names if not a.name.startswith("gym_crawl"))
+        elif isinstance(node, ast.ImportFrom) and depth and (node.module or "") in MODULES:
+            theirs = _outside_modules(ast.parse(MODULES[node.module].read_text()), depth - 1)
+            out.update((a.asname or a.name) for a in node.names if a.name in theirs)
+    return out
+
+
+def private_crossings(module: str, source: str) -> list[str]:
+    """Where ``module`` (its ``source``) uses a private name of another module of the package."""
+    tree = ast.parse(source)
+    pkg = module if module in _PACKAGES else module.rsplit(".", 1)[0]
+    mine, outside = _own_private_names(tree), _outside_modules(tree)
+    out = []
+
+    def private_module(path: str) -> str | None:
+        """The first private module on ``path`` whose package ``module`` is not inside."""
+        parts = path.split(".")
+        for i, p in enumerate(parts):
+            if _private(p) and not (module + ".").startswith(".".join(parts[:i]) + "."):
+                return ".".join(parts[: i + 1])
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")
+                base = ".".join(up[: len(up) - (node.level - 1)] + ([base] if base else []))
+            if not base.startswith("gym_crawl"):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if (bad := private_module(full if full in MODULES or full in _PACKAGES else base)) is not None:
+                    out.append(f"{node.lineno}: imports {full} (private module {bad})")
+                elif _private(a.name) and full not in MODULES and base != module:
+                    out.append(f"{node.lineno}: imports {base}.{a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("gym_crawl") and (bad := private_module(a.name)) is not None:
+                    out.append(f"{node.lineno}: imports {a.name} (private module {bad})")
+        elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in mine:
+            if (isinstance(node.value, ast.Name) and node.value.id in outside) or node.attr in FOREIGN_HOOKS:
+                continue
+            out.append(f"{node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+_PACKAGES = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+
+
+def test_the_private_name_check_sees_imports_reads_and_private_modules():
+    src = ("import torch\nfrom gym_crawl.corpus.download import _reason\nfrom gym_crawl.benchmarks._plotting import "
+           "pyplot\nfrom gym_crawl._io import atomic_write_bytes\nclass A:\n    def _f(self):\n        self._h = 1\n"
+           "        return a._f, b._g, torch._foreach_mul_, self._h, self._k\n")
+    assert private_crossings("gym_crawl.cli", src) == [
+        "2: imports gym_crawl.corpus.download._reason",
+        "3: imports gym_crawl.benchmarks._plotting.pyplot (private module gym_crawl.benchmarks._plotting)",
+        "8: b._g", "8: self._k"]
+    # inside its package a private module is its own; a name of another module is not, even through self
+    assert private_crossings("gym_crawl.benchmarks.sb3", src)[1:] == ["8: b._g", "8: self._k"]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_crosses_a_module_boundary(module):
+    assert private_crossings(module, MODULES[module].read_text()) == []
+
+
+# ------------------------------------------------------------------------------------ the doc and the tree
+# docs/architecture.md draws the layers, maps every module and lists the modules and functions past the size
+# rule; these tests hold the doc to the tree, so neither drifts from the other.
+
+ARCH_DOC = ROOT / "docs" / "architecture.md"
+
+
+def _doc_section(title: str) -> str:
+    text = ARCH_DOC.read_text()
+    assert f"\n## {title}\n" in text, f"docs/architecture.md has no section '## {title}'"
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _module_of_file(rel: str) -> str:
+    """``agents/dqn/core.py`` → ``gym_crawl.agents.dqn.core`` (the installed name of a file of the repository)."""
+    parts = Path(rel).with_suffix("").parts
+    if parts[0] in ("agents", "benchmarks"):
+        parts = ("gym_crawl", *parts)
+    return ".".join(p for p in parts if p != "__init__")
+
+
+def _module_map() -> list[tuple[str, str]]:
+    return re.findall(r"^\| `([\w/]+\.py)` \| (\w+) \|", _doc_section("Module map"), re.M)
+
+
+def test_the_module_map_lists_every_module_once_and_nothing_else():
+    rows = _module_map()
+    files = [f for f, _ in rows]
+    assert len(files) == len(set(files)), "modules listed twice: " + str(sorted({f for f in files
+                                                                                 if files.count(f) > 1}))
+    tree = {str(p.relative_to(ROOT)) for p in MODULES.values()}
+    assert not tree - set(files), "modules missing from the module map of docs/architecture.md: " + \
+        str(sorted(tree - set(files)))
+    assert not set(files) - tree, "the module map lists files that do not exist: " + str(sorted(set(files) - tree))
+
+
+def test_the_module_map_gives_each_module_the_layer_of_the_architecture_test():
+    wrong = []
+    for f, layer in _module_map():
+        me = _layer(_module_of_file(f))
+        want = "base" if me is None else LAYERS[me]
+        if layer != want:
+            wrong.append(f"{f}: the map says {layer}, the architecture test {want}")
+    assert not wrong, "\n".join(wrong)
+    base = {Path(f).stem for f, layer in _module_map() if layer == "base" and f.count("/") == 1}
+    assert base == BASE, f"base modules: the map has {sorted(base)}, the architecture test {sorted(BASE)}"
+
+
+def test_the_doc_and_the_package_docstring_draw_the_layers_of_the_architecture_test():
+    chain = re.search(r"```\n(registry → .*)\n```", _doc_section("Layers"))
+    assert chain, "docs/architecture.md ## Layers draws no 'registry → ...' chain"
+    drawn = [x.strip() for part in chain.group(1).split("→") for x in part.split("/")]
+    assert drawn == ["registry", *LAYERS]
+    table = re.findall(r"^\| (\w[\w, ]*) \| `gym_crawl", _doc_section("Layers"), re.M)
+    assert [x.strip() for row in table for x in row.split(",")] == ["registry", *LAYERS]
+    import gym_crawl
+
+    said = re.search(r"Layers \(data flows one way\): (.*?) \(docs/architecture.md\)", " ".join(
+        (gym_crawl.__doc__ or "").split()))
+    assert said, "gym_crawl/__init__.py's docstring does not draw the layers"
+    assert [x.strip() for part in said.group(1).split("→") for x in part.split("/")] == LAYERS
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 700, 80
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function's body, its docstring excluded."""
+    body = node.body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value,
+                                                                                                  str):
+        body = body[1:]
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def _oversized() -> set[str]:
+    """``path`` of every module past MAX_MODULE_LINES lines, ``path function`` of every function whose body
+    (docstring excluded) is past MAX_FUNCTION_LINES."""
+    out = set()
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        text = path.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            out.add(rel)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _body_lines(node) > MAX_FUNCTION_LINES:
+                out.add(f"{rel} {node.name}")
+    return out
+
+
+def test_what_breaks_the_size_rule_is_listed_with_its_reason():
+    listed = set()
+    for path, func, reason in re.findall(r"^\| `([\w/]+\.py)` \|\s*`?(\w*)`?\s*\| (.+) \|$",
+                                         _doc_section("Size"), re.M):
+        assert reason.strip(), f"{path} {func}: no reason given"
+        listed.add(f"{path} {func}" if func else path)
+    big = _oversized()
+    assert not big - listed, (f"past {MAX_MODULE_LINES} lines (module) or {MAX_FUNCTION_LINES} (function body) and "
+                              f"not in docs/architecture.md ## Size (split it, or list it with a reason): "
+                              f"{sorted(big - listed)}")
+    assert not listed - big, f"listed in docs/architecture.md ## Size but within the rule now: {sorted(listed - big)}"
+
+
+def test_every_complexity_exemption_is_listed_as_known_debt():
+    """A ``# noqa: C901`` function is in the table of docs/architecture.md ## Static checks and their known debt."""
+    table = _doc_section("Static checks and their known debt")
+    missing = []
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "noqa: C901" in lines[node.lineno - 1] \
+                    and not re.search(rf"`{re.escape(rel)}` `(\w+\.)?{node.name}`", table):
+                missing.append(f"{rel} {node.name}")
+    assert not missing, f"complexity exemptions not listed as known debt: {missing}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("gym_crawl.tasks", "gym_crawl.cli"))))
+def test_tasks_and_cli_import_what_they_use_at_module_top(module):
+    """``gym_crawl.tasks`` (above agents) and the command line (above everything) import what they use at module
+    top, so the import graph drawn from the code shows where they sit: no lazy import hides an arrow. (The command
+    line imports only the sub-command that runs, by its name in ``gym_crawl.cli.app.COMMANDS``.)"""
+    top = _imports(module, MODULES[module], top_level_only=True)
+    every = _imports(module, MODULES[module], top_level_only=False)
+    assert every <= top, f"{module} imports inside functions: {sorted(every - top)}"

@@ -127,6 +127,7 @@ def test_roc_auc_and_heldout_auc(tiny_corpus):
     assert abs(ceiling.heldout_auc(noise, parent=False) - 0.5) < 0.1
 
 
+@pytest.mark.slow  # a benchmark run
 def test_bench_runs_end_to_end_quick(tiny_corpus, monkeypatch, tmp_path, capsys):
     real = suite._load_corpus
     monkeypatch.setattr(suite, "_load_corpus", lambda spec: tiny_corpus if spec == "tiny" else real(spec))

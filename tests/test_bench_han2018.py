@@ -11,6 +11,7 @@ from conftest import shared_data
 ALL = {"lfa-sync", "lfa-async", "lfa-moderated", "thesis-lfa", "td-lambda", "random", "bfs", "best-first", "oracle"}
 
 
+@pytest.mark.slow  # a benchmark run
 def test_han2018_quick(tmp_path) -> None:
     from gym_crawl.benchmarks.han2018 import main
 
@@ -64,6 +65,7 @@ def test_reused_deterministic_runs_equal_real_runs() -> None:
     assert not rnd.reused and len({tuple(row) for row in rnd.label.tolist()}) > 1
 
 
+@pytest.mark.slow  # a benchmark run
 def test_thesis2021_quick(tmp_path) -> None:
     from gym_crawl.benchmarks.thesis2021 import main
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gym_crawl.benchmarks.throughput import main
 
 
+@pytest.mark.slow  # a benchmark run
 def test_quick_run_writes_outputs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["--quick", "--steps", "60"]) == 0

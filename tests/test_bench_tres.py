@@ -16,6 +16,7 @@ from gym_crawl.corpus.url_sites import url_hash_domains
 torch.set_num_threads(1)
 
 
+@pytest.mark.slow  # a benchmark run
 def test_quick_run_writes_json_markdown_and_pngs(tmp_path):
     out = tmp_path / "tres"
     # the QUICK preset, made smaller still through its flag overrides (a 5,000-page web, 200-step crawls)

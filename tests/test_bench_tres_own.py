@@ -35,7 +35,7 @@ def test_area_is_the_mean_found_so_far():
 def test_own_crawl_learns_online_and_is_deterministic(tiny_corpus, tiny_tasks):
     _, test = tiny_tasks
     t = test[0]
-    envs = suite._Envs(tiny_corpus)
+    envs = suite.TaskEnvs(tiny_corpus)
     a = tres_own.own_crawl(envs, "tres", t, 6, seed=3, env=K)
     assert a["budget_long"] == 6 * t.budget and a["steps"] == 6 * t.budget
     # the DDQN updated its weights from the crawl's own transitions
@@ -48,11 +48,11 @@ def test_own_crawl_learns_online_and_is_deterministic(tiny_corpus, tiny_tasks):
     assert a["harvest_task"] == pytest.approx(a["found_task"] / (t.budget + 1))
     assert a["area_long"] <= a["found_long"]  # the found curve never falls
     # same seed => same crawl (a fresh agent, a fresh env cache)
-    b = tres_own.own_crawl(suite._Envs(tiny_corpus), "tres", t, 6, seed=3, env=K)
+    b = tres_own.own_crawl(suite.TaskEnvs(tiny_corpus), "tres", t, 6, seed=3, env=K)
     for k in ("found_long", "found_task", "area_long", "updates", "weight_change"):
         assert a[k] == b[k], k
     # the first B steps of the long crawl are the crawl at budget B: the agent never reads the budget
-    short = tres_own.own_crawl(suite._Envs(tiny_corpus), "tres", t, 1, seed=3, env=K)
+    short = tres_own.own_crawl(suite.TaskEnvs(tiny_corpus), "tres", t, 1, seed=3, env=K)
     assert short["found_long"] == a["found_task"]
 
 
@@ -67,7 +67,8 @@ def test_ours_runs_is_the_suite_protocol(tiny_corpus, tiny_tasks, monkeypatch):
     job = {"corpus": "tiny", "agent": "tres", "tasks": [dataclasses.asdict(t) for t in tasks], "seeds": [1],
            "learner": True, "epochs": 1, "config": {}}
     want = {r["task"]: r["found"] for r in suite._job(job)}
-    got = {r["task"]: r["found"] for r in tres_own.ours_runs(suite._Envs(tiny_corpus), "tres", train[:2], test[:2], 1)}
+    runs = tres_own.ours_runs(suite.TaskEnvs(tiny_corpus), "tres", train[:2], test[:2], 1)
+    got = {r["task"]: r["found"] for r in runs}
     assert got == want and len(got) == len(test[:2])
 
 

@@ -86,6 +86,25 @@ def test_registries_are_the_one_registry_class():
     assert {"synthetic", "synthetic-hard"} <= src.SIZED_CORPORA
 
 
+def test_a_built_corpus_is_registered_and_opened_never_built(tmp_path, monkeypatch):
+    """``docs-web`` is a name of ``CORPORA`` like any other; loading opens what its command compiled into the
+    data directory (or a given path) and, when there is none, builds nothing and names the command."""
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path))
+    assert "docs-web" in CORPORA and "docs-web" in src.BUILT_CORPORA
+    assert src.parse_corpus_name("docs-web") == ("docs-web", {})
+    with pytest.raises(FileNotFoundError, match=r"docs-web corpus is not built at .*docs-web: build it with "
+                                                r"`gym-crawl bench docs-web`"):
+        load_corpus("docs-web")
+    assert list(tmp_path.iterdir()) == []  # nothing built, nothing downloaded
+    make_tiny_corpus(60).save(tmp_path / "docs-web")
+    c = load_corpus("docs-web")
+    assert c.n_pages == 60 and Path(c.path) == tmp_path / "docs-web"
+    make_tiny_corpus(40).save(tmp_path / "elsewhere")
+    assert load_corpus("docs-web", path=tmp_path / "elsewhere").n_pages == 40
+    with pytest.raises(ValueError, match="'nope' is not a built corpus; built corpora: \\['docs-web'\\]"):
+        src.load_built_corpus("nope")
+
+
 def test_names_with_sizes():
     assert src.parse_corpus_name("synthetic") == ("synthetic", {})
     assert src.parse_corpus_name(" Synthetic-100k ") == ("synthetic", {"n_pages": 100_000})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gym_crawl.benchmarks import _evaluate, suite
+from gym_crawl.benchmarks import evaluate, suite
 from gym_crawl.cli import main
 
 
@@ -44,10 +44,10 @@ def test_eval_command_table_json_and_plot(tiny_sets, tmp_path, capsys):
 
 def test_eval_writes_no_plot_without_the_flag(tiny_sets, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    res = _evaluate.evaluate("ws-100", ["best-first"], seeds=1, budget=10, wikispeedia="tiny", progress=False)
+    res = evaluate.evaluate("ws-100", ["best-first"], seeds=1, budget=10, wikispeedia="tiny", progress=False)
     assert set(res["agents"]) == {"random", "best-first", "oracle"}
     assert all(r["found"] <= 10 + 1 for r in res["runs"])  # the budget (plus the seed page) bounds every crawl
-    assert "| best-first |" in _evaluate.format_table(res)
+    assert "| best-first |" in evaluate.format_table(res)
     assert not list(tmp_path.iterdir())
 
 
@@ -72,7 +72,7 @@ def test_summarize_separates_far_and_near_and_counts_wins_ties_losses():
              "best-first": {t: [5, 5] for t in kinds},
              # x: above best-first on both far tasks; on near tasks one above, one tie, one below
              "x": {"a": [9, 7], "b": [6, 6], "c": [10, 10], "d": [5, 5], "e": [0, 2]}}
-    out = _evaluate.summarize(_runs(found), kinds, list(found), 2, learners=["x"], reps=50)
+    out = evaluate.summarize(_runs(found), kinds, list(found), 2, learners=["x"], reps=50)
     x = out["agents"]["x"]
     assert out["n_test_tasks"] == 5 and out["best_learner"] == "x"
     assert (x["groups"]["far"]["wins"], x["groups"]["far"]["ties"], x["groups"]["far"]["losses"]) == (2, 0, 0)
@@ -84,14 +84,14 @@ def test_summarize_separates_far_and_near_and_counts_wins_ties_losses():
     bf = out["agents"]["best-first"]["groups"]
     assert all(g["iqm"] == pytest.approx(0.5) and g["ties"] == g["n_tasks"] for g in bf.values())
     with pytest.raises(ValueError, match="near/far"):
-        _evaluate.summarize(_runs(found), {"a": "far"}, list(found), 2)
+        evaluate.summarize(_runs(found), {"a": "far"}, list(found), 2)
 
 
 def test_summarize_drops_tasks_the_oracle_cannot_separate_from_random():
     kinds = {"a": "far", "b": "near"}
     found = {"random": {"a": [3, 3], "b": [0, 0]}, "oracle": {"a": [3, 3], "b": [4, 4]},
              "best-first": {"a": [3, 3], "b": [2, 2]}}
-    out = _evaluate.summarize(_runs(found), kinds, list(found), 2, reps=20)
+    out = evaluate.summarize(_runs(found), kinds, list(found), 2, reps=20)
     assert out["dropped_tasks"] == ["a"] and out["n_test_tasks"] == 1 and out["best_learner"] is None
     assert set(out["agents"]["best-first"]["groups"]) == {"all", "near"}
 
@@ -136,8 +136,8 @@ def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, caps
     rows = [r for r in capsys.readouterr().out.splitlines() if "| hashed-q" in r]
     assert len(rows) == 2 and all("| hashed-q (features=hashed-site)" in r for r in rows)
     res = {"config": {"x": {"gamma": 0.5, "features": "site"}}}
-    assert _evaluate.agent_label(res, "x") == "x (features=site, gamma=0.5)"
-    assert _evaluate.agent_label(res, "best-first") == "best-first"
+    assert evaluate.agent_label(res, "x") == "x (features=site, gamma=0.5)"
+    assert evaluate.agent_label(res, "best-first") == "best-first"
     # a value the agent cannot use is refused by name, so the option did reach it
     assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "hashed-q", "--seeds", "1",
                  "--budget", "10", "--config", 'hashed-q:features="no-such-set"']) == 2
@@ -151,7 +151,7 @@ def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, caps
 
 
 def test_eval_help_states_each_default_once():
-    ap = _evaluate.build_parser()
+    ap = evaluate.build_parser()
     fmt = ap._get_formatter()
     texts = {a.dest: fmt._get_help_string(a) or "" for a in ap._actions if a.option_strings and a.dest != "help"}
     assert all(t.count("default:") == 1 for t in texts.values()), texts

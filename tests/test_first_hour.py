@@ -259,11 +259,11 @@ def test_k_above_the_page_count_is_lowered(tiny_corpus):
 
 
 def test_errors_speak_flags_to_cli_users(tiny_path, capsys):
-    from gym_crawl.cli import _cli_words
+    from gym_crawl.cli.errors import cli_words
 
-    assert _cli_words("pass seeds=['United States', 'Rock']") == "pass --seeds 'United States,Rock'"
-    assert _cli_words("pass seeds=[...]") == "pass --seeds TITLE"
-    assert (_cli_words("x.warc.gz: WARC file exists; pass append=True to resume it or overwrite=True to replace it")
+    assert cli_words("pass seeds=['United States', 'Rock']") == "pass --seeds 'United States,Rock'"
+    assert cli_words("pass seeds=[...]") == "pass --seeds TITLE"
+    assert (cli_words("x.warc.gz: WARC file exists; pass append=True to resume it or overwrite=True to replace it")
             == "x.warc.gz: WARC file exists; pass --resume to resume it or --overwrite to replace it")
     assert main(["crawl", "--corpus", tiny_path, "--topic", "subject.gen", "--steps", "3"]) == 2
     err = capsys.readouterr().err
@@ -319,12 +319,12 @@ def test_every_error_has_one_prefix_and_the_usage_code(tiny_path, capsys, monkey
     assert main(["train", "--timesteps", "0", "--task-set", "none"]) == 2
     out, err = capsys.readouterr()
     assert err.startswith("gym-crawl: error: --timesteps") and out == ""
-    from gym_crawl import cli
+    from gym_crawl.cli import agents
 
     def fails(args):
         raise ConnectionResetError("the peer went away")
 
-    monkeypatch.setitem(cli._COMMANDS, "agents", fails)
+    monkeypatch.setattr(agents, "run", fails)
     assert main(["agents"]) == 1  # a failed run, not a usage error
     assert capsys.readouterr().err == "gym-crawl: error: the peer went away\n"
 
@@ -345,7 +345,7 @@ def test_ctrl_c_exits_130(tiny_path):
 
 
 def test_a_live_crawl_stopped_by_a_signal_exits_with_it(monkeypatch, capsys):
-    import gym_crawl.agents.live_crawl as live
+    from gym_crawl.cli import crawl
 
     class Stopped:
         stopped_by = "SIGINT"
@@ -353,7 +353,7 @@ def test_a_live_crawl_stopped_by_a_signal_exits_with_it(monkeypatch, capsys):
         def summary(self):
             return {"pages_fetched": 3, "stopped_by": "SIGINT"}
 
-    monkeypatch.setattr(live, "crawl_live", lambda agent, seeds, **kw: Stopped())
+    monkeypatch.setattr(crawl, "crawl_live", lambda agent, seeds, **kw: Stopped())
     assert main(["crawl", "--live", "http://127.0.0.1:9/", "--topic", "geology", "--agent", "random"]) == 130
     assert "stopped_by: SIGINT" in capsys.readouterr().out
 

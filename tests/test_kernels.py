@@ -234,3 +234,45 @@ def test_tree_route_equals_level_by_level_numpy(tiny_corpus):
         node[active] = np.where(go, tf._right[nd], tf._left[nd])
     np.testing.assert_array_equal(tf.route(X), node)
     assert np.all(env.state.status[env.view.candidate_pages()] == FRONTIER)
+
+
+# ------------------------------------------------------------------------------ the kernels' bundles
+def test_each_bundle_constructor_takes_its_fields_in_their_order():
+    """A bundle's compiled constructor is written out field by field; it must list exactly its fields, in their
+    order, or a kernel would read one array under another's name."""
+    import inspect
+
+    from gym_crawl.crawl import bundles as B
+    from gym_crawl.crawl.fields import CRAWL_ARRAYS, FIELDS, SLOT_ARRAYS
+
+    assert CRAWL_ARRAYS[:len(FIELDS) + len(SLOT_ARRAYS)] == tuple(f.name for f in FIELDS) + tuple(
+        n for n, _ in SLOT_ARRAYS)
+    for ctor, fields in ((B._new_crawl_arrays, CRAWL_ARRAYS), (B._new_score_tables, B.SCORE_TABLES),
+                         (B._new_link_graph, B._LINK_GRAPH), (B._new_fetch_work, B._FETCH_WORK)):
+        assert tuple(inspect.signature(ctor.py_func).parameters) == tuple(fields)
+    for public, fields in ((B.score_tables, B.SCORE_TABLES), (B.link_graph, B._LINK_GRAPH),
+                           (B.fetch_work, B._FETCH_WORK)):
+        assert tuple(inspect.signature(public).parameters) == tuple(fields)
+    with pytest.raises(KeyError, match=r"missing \['status'"):
+        B.crawl_arrays({})
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_a_copied_crawl_rebuilds_its_bundles_and_crawls_on_identically(tiny_corpus, clone):
+    """The crawl state's kernel bundles hold memory pointers and are not pickled: a copy rebuilds them over its
+    own arrays, then crawls on exactly as the original does, and neither touches the other's arrays."""
+    import copy
+    import pickle
+
+    from gym_crawl.envs import WikiCrawlEnv
+
+    env = WikiCrawlEnv(corpus=tiny_corpus, max_episode_steps=40)
+    env.reset(seed=2)
+    for _ in range(5):
+        env.step(0)
+    twin = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    assert twin.state.status is not env.state.status
+    ours = [env.step(0)[1] for _ in range(10)]
+    theirs = [twin.step(0)[1] for _ in range(10)]
+    assert ours == theirs
+    assert twin.state.fetched_pages().tolist() == env.state.fetched_pages().tolist()

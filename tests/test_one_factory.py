@@ -20,6 +20,9 @@ ENV_PACKAGE = Path("gym_crawl/envs")
 EXEMPT = {
     Path("benchmarks/bench_step.py"): "its worker scripts time the public gym.make path and also run against "
                                       "older git revisions (--baseline), which have no factory module",
+    Path("benchmarks/paired_step.py"): "the same reason as bench_step: its worker runs against a git revision too",
+    Path("benchmarks/arith.py"): "its worker script also runs against older git revisions (--baseline), which "
+                                 "have no factory module",
 }
 PATTERNS = ('gym.make("WikiCrawl', "gym.make('WikiCrawl", 'make_vec("WikiCrawl', "make_vec('WikiCrawl",
             "WikiCrawlEnv(", "WikiCrawlVectorEnv(")

@@ -41,11 +41,15 @@ COMBOS = [("dqn", "discrete", "scoring", {}), ("ppo", "discrete", "scoring", {})
           ("ppo", "discrete", "mlp", {}), ("dqn", "discrete", "mlp", {"flatten": True}),
           ("ppo", "continuous", "mlp", {}), ("sac", "continuous", "mlp", {}), ("td3", "continuous", "mlp", {}),
           ("a2c", "continuous", "mlp", {"reducer": "full"})]
+#: algorithms whose wrapper and policy kind another algorithm already covers in the default suite: with the slow tests
+SLOW_COMBOS = {("dqn", "discrete", "scoring"), ("a2c", "discrete", "scoring"), ("sac", "continuous", "mlp"),
+               ("td3", "continuous", "mlp")}
 
 
-@pytest.mark.parametrize("algo,wrapper,policy,kw", COMBOS, ids=[f"{a}-{w}-{p}{'-flat' if k.get('flatten') else ''}"
-                                                                 f"{'-full' if k.get('reducer') else ''}"
-                                                                 for a, w, p, k in COMBOS])
+@pytest.mark.parametrize("algo,wrapper,policy,kw", [
+    pytest.param(a, w, p, k, marks=[pytest.mark.slow] if (a, w, p) in SLOW_COMBOS and not k else [],
+                 id=f"{a}-{w}-{p}{'-flat' if k.get('flatten') else ''}{'-full' if k.get('reducer') else ''}")
+    for a, w, p, k in COMBOS])
 def test_train_predict_save_load(corpus_dir, tmp_path, algo, wrapper, policy, kw):
     res = train(cfg_for(corpus_dir, tmp_path, algo, wrapper, policy, **kw))
     assert res.timesteps >= 192
@@ -99,6 +103,7 @@ def test_agent_file_is_pickle_free(corpus_dir, tmp_path):
         assert all(z[k].dtype != object for k in z.files)
 
 
+@pytest.mark.slow  # three trainings (~11 CPU-s)
 def test_same_seed_same_weights(corpus_dir, tmp_path):
     def weights(out, seed):
         m = train(cfg_for(corpus_dir, out, "ppo", seed=seed, timesteps=128)).model
@@ -141,6 +146,7 @@ def test_cli_train_and_errors(corpus_dir, tmp_path, capsys):
     assert "does not fit" in capsys.readouterr().err  # errors go to stderr
 
 
+@pytest.mark.slow  # a benchmark run (~35 CPU-s)
 def test_bench_sb3_quick(corpus_dir, tmp_path):
     from gym_crawl.benchmarks.sb3 import main as bench
 

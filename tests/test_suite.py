@@ -76,6 +76,7 @@ def test_iqm_and_bootstrap_ci():
     assert suite.iqm_ci(c, reps=100) == pytest.approx((0.7, 0.7, 0.7))
 
 
+@pytest.mark.slow  # a benchmark run
 def test_quick_run_end_to_end(tiny_corpus, tmp_path, monkeypatch):
     # the session's in-memory tiny corpus (its text model is already trained) stands for Wikispeedia
     real = suite._load_corpus
@@ -142,7 +143,7 @@ def test_variants_resolve_to_registered_agents_with_their_env():
         assert kw.get("features") == v.env.get("features", kw.get("features")) and kw["reward"] == "labels"
         agent = make_agent(v.agent, **v.config)
         assert all(agent.config[k] == val for k, val in v.config.items())   # the variant's options reach the agent
-    assert suite._is_learner("lfa-sync+content") and not suite._is_learner("best-first")
+    assert suite.is_learner("lfa-sync+content") and not suite.is_learner("best-first")
     # a plain registered name is itself, with the suite's evaluation overrides
     assert suite.resolve_agent("hashed-q") == suite.Variant("hashed-q", {}, {}, {"epsilon": 0.0})
     # paper-faithful defaults stay untouched: the variant's options do not leak into the registered agent

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gym_crawl.benchmarks import _train_report
+from gym_crawl.benchmarks import train_report
 from gym_crawl.cli import main
 
 FLAGS = ["--algo", "maskable-ppo", "--timesteps", "128", "--n-envs", "1", "-K", "8", "--hidden", "8",
@@ -56,7 +56,7 @@ def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, mon
     # the task-set recipe fills what the command line leaves out
     assert cfg["features"] == "transferable+site" and cfg["prior"] == "none" and cfg["hyper"]["n_steps"] == 64
     assert cfg["torch_threads"] == 1
-    assert cfg["hyper"]["ent_coef"] == _train_report.RECIPE_HYPER["ent_coef"] and not cfg["eval_train"]
+    assert cfg["hyper"]["ent_coef"] == train_report.RECIPE_HYPER["ent_coef"] and not cfg["eval_train"]
     assert all(t["seeds"] for t in cfg["train_topics"])
     ag = rep["agents"]
     assert ag["oracle"]["iqm"] == pytest.approx(1.0)
@@ -92,6 +92,6 @@ def test_report_normalizes_by_random_and_oracle():
 
     found = {"random": np.array([[1.0, 2.0], [3.0, 2.0]]), "oracle": np.array([[10.0, 2.0]]),
              "best-first": np.array([[6.0, 2.0]])}
-    rep = _train_report.report(found, reps=50)
+    rep = train_report.report(found, reps=50)
     assert rep["best-first"]["tasks"] == 1  # the second task has oracle == random: dropped
     assert rep["best-first"]["iqm"] == pytest.approx(0.5) and rep["oracle"]["iqm"] == pytest.approx(1.0)

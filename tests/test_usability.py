@@ -242,12 +242,12 @@ def test_colours_are_distinct_and_stable_across_processes():
     import subprocess
     import sys
 
-    from gym_crawl.benchmarks._plotting import agent_colors
+    from gym_crawl.benchmarks.plotting import agent_colors
 
     names = ["random", "oracle", "best-first", "lfa-async"] + [f"sb3:runs/model{i}.zip" for i in range(40)]
     cols = agent_colors(names)
     assert len(set(cols.values())) == len(names)
-    code = ("import json; from gym_crawl.benchmarks._plotting import agent_colors; "
+    code = ("import json; from gym_crawl.benchmarks.plotting import agent_colors; "
             f"print(json.dumps(agent_colors({names!r})))")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**__import__("os").environ, "PYTHONHASHSEED": str(s)}).stdout for s in (1, 2)}
@@ -255,17 +255,16 @@ def test_colours_are_distinct_and_stable_across_processes():
 
 
 def test_cli_plot_names_models_numbers_episodes_per_agent_dashes_bounds(tmp_path, monkeypatch):
-    from gym_crawl import cli
-    from gym_crawl.benchmarks import _plotting
+    from gym_crawl.cli import crawl
 
     figs = []
-    monkeypatch.setattr(_plotting, "save_png", lambda fig, path: figs.append(fig) or Path(path))
+    monkeypatch.setattr(crawl, "save_png", lambda fig, path: figs.append(fig) or Path(path))
     results, rows = [], []
     for agent in ("random", "sb3:runs/ppo_geology/model.zip", "oracle"):
         for ep in range(2):
             results.append(type("R", (), {"relevant_curve": np.arange(5)})())
             rows.append({"agent": agent, "episode": ep, "topic": "geology", "reward": "labels", "K": 8})
-    cli._plot_curves(results, rows, tmp_path / "p.png")
+    crawl.plot_curves(results, rows, tmp_path / "p.png")
     ax = figs[0].axes[0]
     labels = [ln.get_label() for ln in ax.get_lines()]
     assert labels == ["random ep 1", "random ep 2", "sb3:ppo_geology/model.zip ep 1", "sb3:ppo_geology/model.zip ep 2",
@@ -283,7 +282,7 @@ def test_bench_report_stamps_rows_and_marks_quick_runs(tmp_path):
     import json
 
     from gym_crawl import __version__
-    from gym_crawl.benchmarks._report import write_json_report
+    from gym_crawl.benchmarks.report import write_json_report
 
     res = {"runs": [{"agent": "lfa-async", "topic": "cancer", "relevant_found": 3}, {"agent": "random"}],
            "table": {"x": [{"agent": "oracle", "reward": "labels"}]}}
@@ -486,9 +485,9 @@ def test_cli_errors_about_k_name_the_flag_and_help_states_the_reward_default(cap
     assert main(["crawl", "--agent", "random", "--corpus", "synthetic-500", "--steps", "5", "--k", "600",
                  "--features", "nope"]) == 2
     assert "--k" not in capsys.readouterr().err  # K above the corpus' pages is lowered, not an error
-    from gym_crawl.cli import _cli_words
+    from gym_crawl.cli.errors import cli_words
 
-    assert _cli_words("max_candidates must be an integer") == "K (--k) must be an integer"
+    assert cli_words("max_candidates must be an integer") == "K (--k) must be an integer"
     crawl = next(a for a in build_parser()._subparsers._group_actions[0].choices["crawl"]._actions
                  if a.dest == "reward")
     assert "labels for a topic with a label, else han2018" in crawl.help

@@ -25,6 +25,10 @@ fake_data = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 # ----------------------------------------------------------------- real data
+#: the real data set: compiling it takes ~15 CPU-s, so these checks of its counts and text run with the slow tests
+REAL = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     if not HAVE_SHARED:
@@ -42,6 +46,7 @@ def real(tmp_path_factory):
     return corpus, again, cache, compile_s, cached_s
 
 
+@REAL
 def test_counts(real):
     c = real[0]
     assert c.n_pages == 4604
@@ -53,6 +58,7 @@ def test_counts(real):
     assert c.meta["content_fingerprint_ok"] is True
 
 
+@REAL
 def test_titles_and_seeds(real):
     c = real[0]
     assert "Édouard_Manet" in c.titles
@@ -66,6 +72,7 @@ def test_titles_and_seeds(real):
     assert c.page_id("Geology") >= 0
 
 
+@REAL
 def test_boilerplate_removed(real):
     texts = real[0].texts.tolist()
     for bad in ("Schools Wikipedia", "Related subjects:", "#copyright", "Retrieved from",
@@ -77,6 +84,7 @@ def test_boilerplate_removed(real):
     assert "Geology (from Greek" in geo and "Geology and geophysics" not in geo
 
 
+@REAL
 def test_labels(real):
     c = real[0]
     n_labels = np.diff(c.label_ptr)
@@ -91,6 +99,7 @@ def test_labels(real):
     assert "subject.Science.Biology.Health_and_medicine" in c.page_labels(c.page_id("Cancer"))
 
 
+@REAL
 def test_anchors_are_target_titles(real):
     c = real[0]
     vocab = c.vocab.tolist()
@@ -103,6 +112,7 @@ def test_anchors_are_target_titles(real):
     assert not bad
 
 
+@REAL
 def test_contexts(real):
     c = real[0]
     nonempty = np.diff(c.context_ptr) > 0
@@ -116,6 +126,7 @@ def test_contexts(real):
     assert "lithosphere" in words or "crust" in words or "geology" in words
 
 
+@REAL
 def test_cached_reload_identical_and_fast(real):
     c, again, cache, compile_s, cached_s = real
     compiled = list((cache / "compiled").glob("wikispeedia-*"))

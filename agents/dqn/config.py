@@ -61,12 +61,12 @@ class DDQNConfig:
         seed: seeds the network's initial weights.
         torch_threads: PyTorch intra-op threads, set (process-wide, ``torch.set_num_threads``) when the agent
             builds its networks; 0 leaves torch's setting. Default 1: the MLP's batches (64 transitions, a few
-            thousand bootstrap rows, 64 hidden units) gain nothing from threads, and on a shared 2-core machine
-            two threads spin against each other (measured: 20 vs 413 TRES steps per CPU-second).
+            thousand bootstrap rows, 64 hidden units) gain nothing from threads, and on a shared machine threads
+            spin against each other (``benchmarks/RESULTS.md``).
 
     Speed (``train_freq``): TRES trains after every env step (``train_freq=1``, the default, the paper's
     Algorithm 4); each update's cost is dominated by the online network's pass over every bootstrap row
-    of the minibatch (Double DQN's argmax, ~1,500 rows). ``train_freq=4`` trades fidelity for ~2.5× speed
+    of the minibatch (Double DQN's argmax, ~1,500 rows). ``train_freq=4`` trades fidelity for speed
     (figures in benchmarks/RESULTS.md, ``gym-crawl bench throughput``).
     """
 

@@ -99,7 +99,7 @@ try:
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
     raise ImportError("agents.dqn.thesis needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
 
-__all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "SELECT_MODES"]
+__all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "ReplayMemory", "SELECT_MODES"]
 
 SELECT_MODES = ("frontier", "urpq", "masked", "unmasked")
 
@@ -194,7 +194,7 @@ class ThesisQNetwork(nn.Module):
 
 
 # ============================================================================ replay
-class _Memory:
+class ReplayMemory:
     """Keras-RL's ``SequentialMemory`` reduced to what DQN samples: a ring of ``(s, a, r, s', terminal)``."""
 
     def __init__(self, dim: int, limit: int):
@@ -279,7 +279,7 @@ class ThesisDQNAgent(Agent):
         self.online: ThesisQNetwork | None = None
         self.target: ThesisQNetwork | None = None
         self.opt: torch.optim.Optimizer | None = None
-        self.memory: _Memory | None = None
+        self.memory: ReplayMemory | None = None
         self.n_actions: int | None = None
         self.in_dim: int | None = None
         self.steps = 0            # training steps taken (Keras-RL's self.step during fit)
@@ -300,7 +300,9 @@ class ThesisDQNAgent(Agent):
         return float(self.cfg["eps_train"] if self.training else self.cfg["eps_test"])
 
     # ------------------------------------------------------------- building
-    def _build(self, in_dim: int, n_actions: int) -> None:
+    def build_networks(self, in_dim: int, n_actions: int) -> None:
+        """Create the online and target Q-networks (``in_dim`` state features → ``n_actions`` Q-values, the
+        online one initialized from the configured seed) and the Adam optimizer; done at the first episode."""
         c = self.cfg
         rng = np.random.default_rng(int(c["seed"]))
         self.in_dim, self.n_actions = int(in_dim), int(n_actions)
@@ -328,13 +330,13 @@ class ThesisDQNAgent(Agent):
             raise ValueError(f"{self.name}: the env's feature set has no state columns ('s.*'): {names}")
         n = int(env.n_pages)
         if self.online is None:
-            self._build(len(self._sidx), n)
+            self.build_networks(len(self._sidx), n)
         elif n != self.n_actions or len(self._sidx) != self.in_dim:
             raise ValueError(f"{self.name}: the network has {self.n_actions} page outputs and {self.in_dim} inputs; "
                              f"the env has {n} pages and {len(self._sidx)} state features (one output per page: "
                              f"a trained agent runs on its own corpus only)")
         if self.memory is None:
-            self.memory = _Memory(self.in_dim, int(self.cfg["memory"]))
+            self.memory = ReplayMemory(self.in_dim, int(self.cfg["memory"]))
         self._state_acc = getattr(env, "state_features_of", None)
         # cache of the state part of every frontier row seen (to detect a best-parent change)
         if getattr(self, "_srow", None) is None or len(self._srow) != n:
@@ -582,7 +584,7 @@ class ThesisDQNAgent(Agent):
         if "shape" not in state:
             raise ValueError(f"{self.name}: a state dict without 'shape' (not written by this agent)")
         in_dim, n = (int(v) for v in np.asarray(state["shape"]))
-        self._build(in_dim, n)
+        self.build_networks(in_dim, n)
         load_networks_state(state, self.online, self.target)  # type: ignore[arg-type]
 
     def save(self, path: str | Path) -> Path:
@@ -605,7 +607,7 @@ class ThesisDQNAgent(Agent):
         if not isinstance(agent, ThesisDQNAgent):
             raise ValueError(f"{path}: agent {blob['agent']!r} is not a thesis-dqn agent")
         if int(blob["in_dim"]) >= 0:
-            agent._build(int(blob["in_dim"]), int(blob["n_actions"]))
+            agent.build_networks(int(blob["in_dim"]), int(blob["n_actions"]))
             restore_networks(blob, agent.online, agent.target, agent.opt)
         agent.steps, agent.updates = int(blob["steps"]), int(blob["updates"])
         return agent

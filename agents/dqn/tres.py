@@ -85,6 +85,13 @@ CHECKPOINT_FORMAT = "gym_crawl.ddqn/1"
 DEFAULTS: dict[str, Any] = DDQNConfig().to_dict()
 
 
+def _gap(q: np.ndarray, j: int) -> float:
+    """``q[j]`` minus the largest other value of ``q`` (``inf`` for a single value): the margin of an argmax."""
+    if len(q) < 2:
+        return math.inf
+    return float(q[j]) - float(np.max(np.delete(q, j)))
+
+
 # ============================================================================ the learner
 class _DDQNBase(Agent):
     """Shared DDQN machinery (network, replay, target, schedules, persistence)."""
@@ -263,9 +270,9 @@ class _DDQNBase(Agent):
         """The MSE loss of the online network on ``x`` against ``y`` and its gradients written into each
         parameter's ``.grad``, by the MLP's backward written out (no autograd graph): the same operations as
         autograd's ``addmm``/``threshold``/``mse_loss`` backward, so loss and gradients are bit-identical to
-        ``mse_loss(online(x), y).backward()`` (tested), at about half the cost on these tiny tensors
-        (≈ 125 µs vs ≈ 240 µs for a 64-row batch and two 64-unit layers: autograd's per-node overhead)."""
-        layers = self.online._lin  # type: ignore[union-attr]
+        ``mse_loss(online(x), y).backward()`` (tested), without autograd's per-node overhead, which dominates on
+        these tiny tensors (figures in ``benchmarks/RESULTS.md``)."""
+        layers = self.online.linears  # type: ignore[union-attr]
         last = len(layers) - 1
         with torch.no_grad():
             hs = [x]
@@ -390,9 +397,15 @@ class TresAgent(_DDQNBase):
             warnings.warn(f"tres: all {len(valid)} candidate slots are full — with reducer='tree' some leaves "
                           "may not be shown; raise max_candidates (K) above the number of leaves", stacklevel=2)
         if self._explore():
+            self.last_margin = None
             return int(valid[self.rng.integers(len(valid))])
         v, q = self._greedy(obs)
-        return int(v[int(np.argmax(q))])
+        j = int(np.argmax(q))
+        self.last_margin = _gap(q, j)
+        return int(v[j])
+
+    def overrule(self, action: int) -> None:
+        """Nothing to update: :meth:`observe` reads the row of the slot taken from the transition."""
 
     def observe(self, tr: Transition) -> None:
         info = tr.info
@@ -454,12 +467,26 @@ class TresAsyncAgent(_DDQNBase):
         if self._explore():
             F = env.frontier_pages()
             p = int(F[self.rng.integers(len(F))])
+            self.last_margin = None
         else:
             p = self._next if self._next >= 0 and bool(env.is_frontier(self._next)) else self._best_page()
             if p < 0:
                 raise RuntimeError("tres-async: no frontier page has a priority")
+            self.last_margin = self._priority_gap(p)
         self._x_act = np.clip(env.features_of(np.asarray([p]))[0], -1.0, 1.0)
         return p
+
+    def _priority_gap(self, page: int) -> float:
+        """Stored priority of ``page`` minus the largest other stored priority (``inf`` when it is alone)."""
+        v = self._prio.get(np.asarray([page]))
+        self._prio.update(np.asarray([page]), np.asarray([-np.inf]))
+        other = self._prio.max()
+        self._prio.update(np.asarray([page]), v)
+        return float(v[0] - other) if other > -np.inf else math.inf
+
+    def overrule(self, action: int) -> None:
+        """Fetch ``action`` (a frontier page): its row becomes the transition's state-action row."""
+        self._x_act = np.clip(self.env.features_of(np.asarray([action]))[0], -1.0, 1.0)
 
     def observe(self, tr: Transition) -> None:
         info = tr.info

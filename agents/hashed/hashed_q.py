@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import Transition
-from gym_crawl.agents.hashed.online_classifier import _row_dot, _RowLearner
+from gym_crawl.agents.hashed.online_classifier import RowLearner, row_dot
 
 __all__ = ["ExperienceReplay", "HashedQAgent", "q_sgd_step", "q_targets"]
 
@@ -121,9 +121,9 @@ def q_targets(N: sp.csr_matrix, group: np.ndarray, n: int, r: np.ndarray, w_onli
     y = np.asarray(r, np.float64).copy()
     if N.shape[0] == 0:
         return y
-    q_t = _row_dot(N.indptr, N.indices, N.data, w_target) + b_target
+    q_t = row_dot(N.indptr, N.indices, N.data, w_target) + b_target
     if double:
-        q_o = _row_dot(N.indptr, N.indices, N.data, w_online) + b_online
+        q_o = row_dot(N.indptr, N.indices, N.data, w_online) + b_online
         order = np.lexsort((-q_o, group))  # per group, the best online row first
     else:
         order = np.lexsort((-q_t, group))
@@ -140,7 +140,7 @@ def q_sgd_step(w: np.ndarray, b: float, X: tuple[np.ndarray, np.ndarray, np.ndar
     ``w ← w(1 − lr·l2) + (lr / B) Σ_i (y_i − q_i) x_i / (‖x_i‖² + 1)``; returns the new bias
     ``b + (lr / B) Σ_i (y_i − q_i) / (‖x_i‖² + 1)`` (the bias is a constant feature 1, hence the + 1)."""
     indptr, cols, vals = X
-    q = _row_dot(indptr, cols, vals, w) + b
+    q = row_dot(indptr, cols, vals, w) + b
     rows = np.repeat(np.arange(len(y)), np.diff(indptr))
     sq = np.bincount(rows, weights=vals.astype(np.float64) ** 2, minlength=len(y)) + 1.0
     d = (y - q) / sq * (lr / len(y))
@@ -150,7 +150,7 @@ def q_sgd_step(w: np.ndarray, b: float, X: tuple[np.ndarray, np.ndarray, np.ndar
     return float(b + d.sum())
 
 
-class HashedQAgent(_RowLearner):
+class HashedQAgent(RowLearner):
     """deep-deep linear Q-learning over hashed link features (experience replay, double learning)."""
 
     name = "hashed-q"
@@ -185,12 +185,12 @@ class HashedQAgent(_RowLearner):
         assert self.w is not None and self.w_target is not None
         c = self.config
         self.memory.add(x[0], x[1], next_rows, reward * self._scale, transition.terminated)
-        idx = self._replay_idx(len(self.memory), int(c["batch"]) - 1)
+        idx = self.replay_indices(len(self.memory), int(c["batch"]) - 1)
         X, N, group, r = self.memory.batch(idx, len(self.w))
         y = q_targets(N, group, len(idx), r, self.w, self.b, self.w_target, self.b_target, float(c["gamma"]),
                       bool(c["double"]))
         self.b = q_sgd_step(self.w, self.b, X, y, lr=float(c["lr"]), l2=float(c["l2"]))
-        self._hold_prior()
+        self.hold_prior()
         self.t += 1
         if self.t % int(c["switch_every"]) == 0:
             self.w_target = self.w.copy()

@@ -42,8 +42,8 @@ import scipy.sparse as sp
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
 
-__all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "FrontierRows", "OnlineClassifierAgent", "SparseMemory", "feature_rows",
-           "logistic_sgd_step"]
+__all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "FrontierRows", "OnlineClassifierAgent", "RowLearner", "SparseMemory",
+           "feature_rows", "logistic_sgd_step", "row_dot"]
 
 #: the feature column that holds best-first's link score (``CrawlView.link_scores``: the topic relevance of the
 #: best discovering link's URL + anchor + context text)
@@ -63,7 +63,7 @@ def feature_rows(env: Any, pages: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix(np.asarray(env.features_of(pages), np.float32))
 
 
-def _row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarray) -> np.ndarray:
+def row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``X @ w`` for CSR arrays (scipy's compiled CSR mat-vec: sums each row in column order, so the
     result is deterministic)."""
     n = len(indptr) - 1
@@ -121,7 +121,7 @@ class FrontierRows:
         rid = self.latest[pages]
         if len(rid) and rid.min() < 0:
             raise KeyError(f"pages {pages[rid < 0][:5].tolist()} have no stored feature row")
-        return _row_dot(self.indptr, self.cols, self.vals, w)[rid] + b
+        return row_dot(self.indptr, self.cols, self.vals, w)[rid] + b
 
     def compact(self, keep_pages: np.ndarray) -> None:
         """Drop every row but the latest rows of ``keep_pages`` (when fewer than half are kept)."""
@@ -191,7 +191,7 @@ def logistic_sgd_step(w: np.ndarray, b: float, indptr: np.ndarray, cols: np.ndar
     """One minibatch SGD step of L2-regularized logistic regression, in place on ``w``; returns the
     new bias. Gradient of ``Σ_i weight_i · logloss(σ(w·x_i + b), y_i) + l2/2 ·‖w‖²``:
     ``w ← w − lr (Σ_i weight_i (p_i − y_i) x_i + l2 w)``, ``b ← b − lr Σ_i weight_i (p_i − y_i)``."""
-    z = _row_dot(indptr, cols, vals, w) + b
+    z = row_dot(indptr, cols, vals, w) + b
     p = 1.0 / (1.0 + np.exp(-np.clip(z, -35.0, 35.0)))
     g = weight * (p - y)
     rows = np.repeat(np.arange(len(y)), np.diff(indptr))
@@ -201,8 +201,11 @@ def logistic_sgd_step(w: np.ndarray, b: float, indptr: np.ndarray, cols: np.ndar
     return float(b - lr * g.sum())
 
 
-class _RowLearner(Agent):
-    """Shared machinery of the linear learners over frontier feature rows (page action mode)."""
+class RowLearner(Agent):
+    """What the linear learners over frontier feature rows share (page action mode): the rows of the
+    frontier's pages, the weights (with best-first's link score held at ``prior`` under
+    ``prior_mode="fixed"``), greedy or ε-greedy choice, and replay sampling. A subclass implements
+    :meth:`learn`."""
 
     action_kind = "page"
     needs_observation = False
@@ -254,9 +257,9 @@ class _RowLearner(Agent):
         elif len(self.w) != d:
             raise ValueError(f"{self.name}: weights have {len(self.w)} columns but the env's feature set "
                              f"{env.feature_set_name!r} has {d}; use the feature set the agent was trained with")
-        self._hold_prior()
+        self.hold_prior()
 
-    def _hold_prior(self) -> None:
+    def hold_prior(self) -> None:
         """With ``prior_mode="fixed"``: put the weight of best-first's link score back at ``prior`` (the
         learning step's gradient and L2 shrinkage never move it; the other weights are the learned residual)."""
         if self._prior_col >= 0 and self.w is not None:
@@ -328,15 +331,16 @@ class _RowLearner(Agent):
               next_rows: sp.csr_matrix | None) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _replay_idx(self, n: int, k: int) -> np.ndarray:
-        """The newest item plus ``k`` uniformly drawn (with replacement) from the others."""
+    def replay_indices(self, n: int, k: int) -> np.ndarray:
+        """Indexes into the subclass' ``memory`` (a ring buffer with ``pos`` and ``capacity``): the newest item,
+        then ``k`` drawn uniformly with replacement from its ``n`` items."""
         newest = (self.memory.pos - 1) % self.memory.capacity
         if n <= 1 or k <= 0:
             return np.array([newest])
         return np.concatenate([[newest], self.rng.integers(0, n, size=k)])
 
 
-class OnlineClassifierAgent(_RowLearner):
+class OnlineClassifierAgent(RowLearner):
     """ACHE-style online link classifier: logistic regression of 'the link leads to a relevant page'."""
 
     name = "online-classifier"
@@ -360,7 +364,7 @@ class OnlineClassifierAgent(_RowLearner):
         self.memory.add(x[0], x[1], y)
         self.n_pos += int(y)
         self.n_neg += int(1 - y)
-        idx = self._replay_idx(len(self.memory), int(self.config["batch"]))
+        idx = self.replay_indices(len(self.memory), int(self.config["batch"]))
         indptr, cols, vals, ys = self.memory.batch(idx)
         if self.config["balanced"] and self.n_pos and self.n_neg:
             n = self.n_pos + self.n_neg
@@ -372,7 +376,7 @@ class OnlineClassifierAgent(_RowLearner):
         assert self.w is not None
         self.b = logistic_sgd_step(self.w, self.b, indptr, cols, vals, ys, weight,
                                    lr=float(self.config["lr"]), l2=float(self.config["l2"]))
-        self._hold_prior()
+        self.hold_prior()
 
     def predict_proba(self, pages: np.ndarray) -> np.ndarray:
         """P(relevant) of frontier ``pages`` under the current model."""

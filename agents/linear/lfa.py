@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._arith import dot, row_dots
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.linear.pair_index import PairIndex
 from gym_crawl.agents.priority_queue import UpdatablePQ
@@ -162,7 +163,7 @@ class AsyncFrontier:
 
     def index(self, agent: LFAAgent, pages: np.ndarray, X: np.ndarray) -> None:
         assert self.pq is not None and agent.w is not None
-        self.pq.push_many(pages, X.astype(np.float64) @ agent.w, agent._ties(len(pages)))
+        self.pq.push_many(pages, row_dots(X, agent.w), agent._ties(len(pages)))
 
     def forget(self, page: int) -> None:
         assert self.pq is not None
@@ -323,7 +324,7 @@ class LFAAgent(Agent):
         explore = self.epsilon > 0 and self.rng.random() < self.epsilon
         page, x = self.frontier.select(self, explore)
         self._x_sa = x
-        self._q_sa = float(x @ self.w)
+        self._q_sa = dot(x, self.w)
         self.last_score = self._q_sa
         return page
 
@@ -359,7 +360,7 @@ class LFAAgent(Agent):
             learn = True
             rule = self.update_rule
             if len(upd) and (rule.sarsa_on_relevant or not relevant):
-                q = X.astype(np.float64) @ self.w
+                q = row_dots(X, self.w)
                 q_next = float(q[self._choose_next(q)])
             elif rule.skip_without_next:
                 learn = False  # the thesis updates only when the new page has selectable out-links
@@ -396,7 +397,7 @@ class LFAAgent(Agent):
     def q_values(self, pages: np.ndarray) -> np.ndarray:
         """(len(pages),) q̂ of frontier ``pages`` with the current weights (for analyses)."""
         assert self.w is not None
-        return self.env.features_of(np.asarray(pages, dtype=np.int64)).astype(np.float64) @ self.w
+        return row_dots(self.env.features_of(np.asarray(pages, dtype=np.int64)), self.w)
 
 
 class LFASyncAgent(LFAAgent):

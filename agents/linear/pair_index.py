@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gym_crawl._arith import row_dots
+
 __all__ = ["PairIndex", "split_columns"]
 
 _EMPTY = -1
@@ -337,12 +339,14 @@ class PairIndex:
     def pair_scores(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(active pair ids (P,), q̂ of each (P,))`` for weights ``w`` (d,).
 
-        Scored in float32 (rows are float32, as ``env.argmax_frontier`` scores them): the
-        part-wise sums can differ from a full-row product in the last bit, which only matters
-        between exactly tied pairs, and those are tie-broken at random anyway."""
+        Scored in float32 (rows are float32, as ``env.argmax_frontier`` scores them): each part's
+        float64 sum in column order (:func:`gym_crawl._arith.row_dots`, the same bits on any CPU) rounded to
+        float32, then the two parts added in float32; that can differ from a full-row product in the last
+        bit, which only matters between exactly tied pairs, and those are tie-broken at random anyway."""
         w = np.asarray(w, dtype=np.float32)
-        qs = self._S[: self.n_s] @ w[self.s_cols]
-        qa = self._A[: self.n_a] @ w[self.a_cols] if len(self.a_cols) else np.zeros(max(self.n_a, 1), np.float32)
+        qs = row_dots(self._S[: self.n_s], w[self.s_cols]).astype(np.float32)
+        qa = row_dots(self._A[: self.n_a], w[self.a_cols]).astype(np.float32) if len(self.a_cols) \
+            else np.zeros(max(self.n_a, 1), np.float32)
         n = self.n_active
         return self._act[:n], qs[self._act_s[:n]] + qa[self._act_a[:n]]
 

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
-from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments
+from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments, summarize_episodes
 
 __all__ = [
     "DEFAULT_PPO",
@@ -66,9 +66,12 @@ __all__ = [
     "env_creator",
     "evaluate_module",
     "greedy_actions",
+    "init_ray",
+    "iteration_row",
     "load_module",
     "log_curve_row",
     "main",
+    "module_config",
     "open_tensorboard",
     "progress_line",
     "register",
@@ -140,13 +143,11 @@ class RLlibResult:
     evaluation: dict[str, list[dict[str, Any]]]
 
     def summary(self) -> dict[str, Any]:
-        from gym_crawl.agents.sb3.train import _aggregate
-
         return {"backend": "rllib", "algo": "ppo", "policy": "scoring", "corpus": self.config.corpus,
                 "corpus_path": self.corpus_path, "num_env_runners": self.config.num_env_runners,
                 "timesteps": self.timesteps, "train_seconds": round(self.train_seconds, 2),
                 "env_steps_per_second": round(self.timesteps / max(self.train_seconds, 1e-9), 1),
-                "evaluation": {k: _aggregate(v) for k, v in self.evaluation.items()}}
+                "evaluation": {k: summarize_episodes(v) for k, v in self.evaluation.items()}}
 
 
 # --------------------------------------------------------------------------- environment
@@ -206,7 +207,10 @@ def _env_config(cfg: RLlibConfig, corpus_path: str, topics: Sequence[str], topic
             "reward": cfg.reward}
 
 
-def _model_config(cfg: RLlibConfig) -> dict[str, Any]:
+def module_config(cfg: RLlibConfig) -> dict[str, Any]:
+    """The scoring module's ``model_config`` of a run (:mod:`gym_crawl.agents.rllib.model`): the row encoder's
+    ``cfg.hidden`` layers, score and value heads with one hidden layer of the last width, tanh, the pooled
+    context fed to the score head."""
     h = [int(x) for x in cfg.hidden]
     return {"hidden": h, "head": h[-1:], "value": h[-1:], "activation": "tanh", "context": True}
 
@@ -250,7 +254,7 @@ def build_algo_config(cfg: RLlibConfig, corpus_path: str) -> Any:
             .learners(num_learners=0)
             .training(**hyper)
             .rl_module(rl_module_spec=RLModuleSpec(module_class=CandidateScoringRLModule,
-                                                   model_config=_model_config(cfg)))
+                                                   model_config=module_config(cfg)))
             .callbacks(_callbacks_class())
             .debugging(seed=int(cfg.seed), log_level="ERROR")
             .reporting(min_sample_timesteps_per_iteration=0))
@@ -341,7 +345,7 @@ def evaluate_module(module: Any, cfg: RLlibConfig, corpus_path: str, topics: Seq
 
 
 # --------------------------------------------------------------------------- training
-def _init_ray(cfg: RLlibConfig) -> bool:
+def init_ray(cfg: RLlibConfig) -> bool:
     """Start (or connect to) Ray; returns whether this call started it. Workers use ``cfg.torch_threads``
     threads for torch/BLAS (2-core machines: 1)."""
     import ray
@@ -363,7 +367,10 @@ def _init_ray(cfg: RLlibConfig) -> bool:
     return True
 
 
-def _iteration_row(result: dict[str, Any], seconds: float, iteration: int) -> dict[str, float]:
+def iteration_row(result: dict[str, Any], seconds: float, iteration: int) -> dict[str, float]:
+    """One row of the learning curve from RLlib's result dict of a training iteration: env steps so far, the
+    ``seconds`` elapsed, mean episode return and the crawl metrics of the finished episodes (NaN when RLlib
+    reported none)."""
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, EPISODE_RETURN_MEAN, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     er = result.get(ENV_RUNNER_RESULTS, {}) or {}
@@ -448,7 +455,7 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
     out.mkdir(parents=True, exist_ok=True)
     corpus_path = resolve_corpus_path(cfg.corpus, out)
     atomic_write_json(out / "config.json", {**asdict(cfg), "corpus_path": corpus_path})
-    started = _init_ray(cfg)
+    started = init_ray(cfg)
     algo = None
     writer = open_tensorboard(out / "tb" / "rllib_ppo") if cfg.tensorboard else None
     try:
@@ -459,7 +466,7 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
         while steps < cfg.timesteps:
             result = algo.train()
             it += 1
-            row = _iteration_row(result, time.perf_counter() - t0, it)
+            row = iteration_row(result, time.perf_counter() - t0, it)
             curve.append(row)
             steps = int(row["env_steps"]) if np.isfinite(row["env_steps"]) else steps + 1
             if writer is not None:
@@ -481,10 +488,10 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
     from gym_crawl.agents.rllib.model import CandidateScoringRLModule
 
     local = CandidateScoringRLModule(observation_space=obs_space, action_space=act_space,
-                                     model_config=_model_config(cfg))
+                                     model_config=module_config(cfg))
     local.load_state_dict(state)
     local.eval()
-    save_module(local, out / "module.pt", obs_space, act_space, _model_config(cfg))
+    save_module(local, out / "module.pt", obs_space, act_space, module_config(cfg))
     evaluation = {"train": evaluate_module(local, cfg, corpus_path, cfg.train_topics, cfg.eval_episodes,
                                            seed=cfg.seed + 20_000),
                   "eval": evaluate_module(local, cfg, corpus_path, cfg.eval_topics, cfg.eval_episodes,

@@ -38,6 +38,7 @@ import numpy as np
 import torch as th
 from gymnasium import spaces
 
+from gym_crawl._arith import row_dots
 from gym_crawl.agents.base import Agent, crawl_view
 from gym_crawl.agents.env_config import CONFIG_FILE, TRAINED_ENV_KEYS, EnvConfig, read_env_config
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
@@ -303,7 +304,7 @@ class SB3Agent(Agent):
         w = np.clip(a.astype(np.float32).reshape(-1), -1.0, 1.0)
         if self._exact:
             return self.env.argmax_frontier(w)
-        sc = np.asarray(obs["candidates"], np.float32) @ w
+        sc = row_dots(np.asarray(obs["candidates"], np.float32), w).astype(np.float32)
         sc[np.asarray(obs["mask"]) == 0] = -np.inf
         return int(info["candidate_ids"][int(np.argmax(sc))])
 

@@ -61,6 +61,7 @@ from gym_crawl.agents.train_common import (
     add_common_arguments,
     available_cores,
     resolve_torch_threads,
+    summarize_episodes,
     use_subprocesses,
 )
 
@@ -156,23 +157,12 @@ class TrainResult:
     train_cpu_seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
-        ev = {k: _aggregate(v) for k, v in self.evaluation.items()}
+        ev = {k: summarize_episodes(v) for k, v in self.evaluation.items()}
         return {"algo": self.config.algo, "wrapper": self.config.wrapper, "policy": self.config.policy,
                 "corpus": self.config.corpus, "timesteps": self.timesteps,
                 "train_seconds": round(self.train_seconds, 2),
                 "train_cpu_seconds": round(self.train_cpu_seconds, 2), "evaluation": ev,
                 "worker_memory_mb": self.worker_memory_mb}
-
-
-def _aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    if not rows:
-        return {}
-    by_topic: dict[str, list[int]] = {}
-    for r in rows:
-        by_topic.setdefault(r["topic"], []).append(r["relevant_found"])
-    return {"episodes": len(rows), "mean_relevant_found": float(np.mean([r["relevant_found"] for r in rows])),
-            "mean_reward": float(np.mean([r["reward"] for r in rows])),
-            "relevant_found_by_topic": {t: float(np.mean(v)) for t, v in sorted(by_topic.items())}}
 
 
 # --------------------------------------------------------------------------- environments

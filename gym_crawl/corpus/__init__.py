@@ -6,7 +6,9 @@
 * ``None`` / a name of :data:`CORPORA`: ``"synthetic"`` — the embedded default (generated, cached),
   ``"synthetic-<N>"`` (e.g. ``"synthetic-100000"``) a generated web of N pages, ``"synthetic-hard"``
   / ``"synthetic-hard-<N>"`` the harder preset, ``"wikispeedia"`` — SNAP's Wikispeedia (downloaded on
-  demand into the cache), ``"simplewiki"`` — the Simple English Wikipedia dump (downloaded on demand);
+  demand into the cache), ``"simplewiki"`` — the Simple English Wikipedia dump (downloaded on demand),
+  ``"docs-web"`` — Debian's documentation sites, compiled by ``gym-crawl bench docs-web`` (never built here:
+  a missing one is an error naming that command);
 * a path of one of the :data:`CORPUS_KINDS` (tried in order): a compiled corpus directory (has
   ``manifest.json``), the thesis' ``xml/ + index.txt + links.txt`` layout, a Wikispeedia folder or
   archive, a MediaWiki ``*.xml[.bz2]`` dump, WARC web archives (``*.warc[.gz]``, a folder of them or a

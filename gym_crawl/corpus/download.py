@@ -46,6 +46,7 @@ zero. A dependency for the remaining part (a cache folder and a digest check) wo
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
@@ -56,14 +57,14 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "fetch", "ChecksumError", "DownloadError", "RemoteFile", "DATASETS", "register_dataset", "download",
     "content_fingerprint", "WIKISPEEDIA_FINGERPRINT", "WIKISPEEDIA_TSV_SHA256", "verify_wikispeedia",
-    "local_copy", "register_local_copy",
+    "local_copy", "register_local_copy", "error_reason", "no_empty_folders_left",
 ]
 
 CHUNK = 1 << 20
@@ -108,8 +109,10 @@ class DownloadError(FileNotFoundError):
         return DownloadError(self.url, self.reason, hint)
 
 
-def _reason(e: BaseException) -> str:
-    """A short reason for a transfer error (``URLError`` wraps the socket error in ``reason``)."""
+def error_reason(e: BaseException) -> str:
+    """A one-line reason for a transfer error, for a :class:`DownloadError`: ``"HTTP 404 Not Found"`` for an
+    ``HTTPError``, the wrapped socket error of a ``URLError`` (``"ConnectionRefusedError: ..."``), else the
+    exception's type and message."""
     r = getattr(e, "reason", None)
     if isinstance(e, urllib.error.HTTPError):
         return f"HTTP {e.code} {e.reason}"
@@ -264,7 +267,7 @@ def fetch(url: str, dest: str | os.PathLike, sha256: str | None = None, *, md5: 
                 raise
         except (TimeoutError, _Incomplete, urllib.error.URLError, http.client.HTTPException, OSError) as e:
             if attempt >= retries:
-                raise DownloadError(url, f"failed after {retries} retries ({_reason(e)})",
+                raise DownloadError(url, f"failed after {retries} retries ({error_reason(e)})",
                                     f"the partial file {part.name} is kept and resumed next time") from None
         time.sleep(min(RETRY_BACKOFF * 2 ** attempt, 10.0))
         attempt += 1
@@ -386,22 +389,27 @@ def register_local_copy(name: str, path: str | os.PathLike, check: Callable[[Pat
     return p
 
 
-def _created_dirs(folder: Path) -> list[Path]:
-    """The folders ``folder.mkdir(parents=True)`` would create, deepest first."""
-    out = []
+@contextlib.contextmanager
+def no_empty_folders_left(folder: Path) -> Iterator[None]:
+    """Run the ``with`` block; when it raises, remove again the folders on the way to ``folder`` that did not
+    exist before it and are still empty, deepest first (a folder holding a resumable ``.part`` stays).
+
+    :param folder: the download folder the block creates (``folder.mkdir(parents=True)``) and fills.
+    """
+    created = []
     p = folder.absolute()
     while not p.exists() and p != p.parent:
-        out.append(p)
+        created.append(p)
         p = p.parent
-    return out
-
-
-def _remove_empty(dirs: Sequence[Path]) -> None:
-    for d in dirs:  # deepest first; a folder holding a .part (resumable) is kept
-        try:
-            d.rmdir()
-        except OSError:
-            break
+    try:
+        yield
+    except BaseException:
+        for d in created:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def _stamp(folder: Path, files: Iterable[RemoteFile]) -> dict[str, list[int]]:
@@ -439,14 +447,12 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
         dest_dir = data_dir() / name
     folder = Path(dest_dir)
     files = DATASETS[name]
-    created = _created_dirs(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:  # e.g. a read-only GYM_CRAWL_DATA
-        _remove_empty(created)
-        raise DownloadError(files[0].url, f"cannot create the download folder {folder} ({e.strerror or e}); "
-                                          f"set GYM_CRAWL_DATA to a writable folder", offline_hint(name)) from None
-    try:
+    with no_empty_folders_left(folder):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # e.g. a read-only GYM_CRAWL_DATA
+            raise DownloadError(files[0].url, f"cannot create the download folder {folder} ({e.strerror or e}); "
+                                              f"set GYM_CRAWL_DATA to a writable folder", offline_hint(name)) from None
         for rf in files:
             try:
                 fetch(rf.url, folder / rf.filename, rf.sha256, size=rf.size, progress=progress, timeout=timeout,
@@ -454,10 +460,7 @@ def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: 
             except DownloadError as e:
                 raise e.with_hint(offline_hint(name)) from None
             except urllib.error.HTTPError as e:
-                raise DownloadError(rf.url, _reason(e), offline_hint(name)) from None
-    except BaseException:
-        _remove_empty(created)
-        raise
+                raise DownloadError(rf.url, error_reason(e), offline_hint(name)) from None
     check = _VERIFIERS.get(name)
     if verify and check is not None:
         marker = folder / ".verified.json"

@@ -48,22 +48,18 @@ examples of each in ``meta["compile_examples"]``; skips are also logged):
 =============================  ==========================================================
 
 **XML reader: ``xml.etree.ElementTree.XMLPullParser``, not ``mwxml``.**
-Measured on the shipped samples (best of 3, this machine, decompression
-included / excluded): ltgwiki (3.7 MB XML) 0.16 s / 0.07 s with the pull parser
-vs 0.35 s / 0.25 s with ``mwxml``; enwiki sample (6.1 MB) 0.22 s / 0.03 s vs
-0.26 s / 0.07 s — 2.5–3.5× faster on the XML work itself. The pull parser is
-also fed bytes, so the same code parses a whole file or any byte range of a
+It is faster on the XML work itself (the comparison is in ``benchmarks/RESULTS.md``), and it is
+fed bytes, so the same code parses a whole file or any byte range of a
 multistream dump (a run of bz2 streams holding ``<page>`` elements but no
 ``<mediawiki>`` header, which ``mwxml`` cannot open), and its errors carry the
 line/column that :class:`CorpusFormatError` reports. Memory stays flat: each
 ``<page>`` element is dropped once processed.
 
-**Wikitext: own scanner, not ``mwparserfromhell``.** On the same samples the
-scanner renders 12.5 MB/s (enwiki) and 9.0 MB/s (ltgwiki) vs 1.9 and 1.4 MB/s
-for ``mwparserfromhell.parse(t).strip_code()``, whose output also kept
-reference text and left ``{{``/``<ref``/``{|`` in 15 of 106 enwiki articles;
-and the scanner gives each link's anchor span in the rendered text, which the
-surrounding-text window needs.
+**Wikitext: own scanner, not ``mwparserfromhell``.** The scanner is several times
+faster than ``mwparserfromhell.parse(t).strip_code()``, whose output also keeps
+reference text and leaves ``{{``/``<ref``/``{|`` in some articles (figures in
+``benchmarks/RESULTS.md``); and the scanner gives each link's anchor span in the
+rendered text, which the surrounding-text window needs.
 
 **Parallel parsing.** When the multistream index
 (``…-multistream-index.txt.bz2``, lines ``offset:page_id:title``) lies beside
@@ -96,12 +92,12 @@ from gym_crawl.corpus.mediawiki_assemble import assemble_corpus
 from gym_crawl.corpus.mediawiki_download import SIMPLEWIKI_BASE, download_simplewiki, parse_checksums, simplewiki_urls
 from gym_crawl.corpus.mediawiki_parse import (
     ChunkAccumulator,
+    ParseJob,
     SiteInfo,
-    _is_bz2,
-    _Job,
-    _parse_job,
-    _plan_chunks,
     find_multistream_index,
+    is_bz2,
+    parse_job,
+    plan_chunks,
     read_multistream_index,
     read_siteinfo,
 )
@@ -170,20 +166,20 @@ def _auto_workers(path: Path, index: Path | None, workers: int | None) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _parse_parallel(path: Path, index: Path, workers: int, base: _Job, progress: bool
+def _parse_parallel(path: Path, index: Path, workers: int, base: ParseJob, progress: bool
                     ) -> tuple[list[ChunkAccumulator], int]:
     """Parse a multistream dump with a process pool; chunks come back in file order."""
     import multiprocessing as mp
 
     offsets = read_multistream_index(index)
     info = read_siteinfo(path, end=int(offsets[0])) if len(offsets) else SiteInfo()
-    ranges = _plan_chunks(path, offsets, n_chunks=max(workers * 4, 1))
-    jobs = [_Job(base.path, a, b, True, info, base.namespaces, base.keep_text) for a, b in ranges]
+    ranges = plan_chunks(path, offsets, n_chunks=max(workers * 4, 1))
+    jobs = [ParseJob(base.path, a, b, True, info, base.namespaces, base.keep_text) for a, b in ranges]
     bar = _progress_bar(progress, ranges[-1][1] - ranges[0][0], f"{path.name} ({workers} workers)")
     out: list[ChunkAccumulator] = []
     try:
         with mp.get_context().Pool(processes=min(workers, len(jobs))) as pool:
-            for job, acc in zip(jobs, pool.imap(_parse_job, jobs)):
+            for job, acc in zip(jobs, pool.imap(parse_job, jobs)):
                 acc.siteinfo = info
                 out.append(acc)
                 if bar is not None:
@@ -194,7 +190,7 @@ def _parse_parallel(path: Path, index: Path, workers: int, base: _Job, progress:
     return out, len(jobs)
 
 
-def _parse_serial(path: Path, base: _Job, progress: bool) -> list[ChunkAccumulator]:
+def _parse_serial(path: Path, base: ParseJob, progress: bool) -> list[ChunkAccumulator]:
     bar = _progress_bar(progress, path.stat().st_size, path.name)
     done = [0]
 
@@ -203,7 +199,7 @@ def _parse_serial(path: Path, base: _Job, progress: bool) -> list[ChunkAccumulat
         done[0] = pos
 
     try:
-        return [_parse_job(base, tick if bar is not None else None)]
+        return [parse_job(base, tick if bar is not None else None)]
     finally:
         if bar is not None:
             bar.close()
@@ -220,8 +216,8 @@ def compile_mediawiki_dump(path: str | os.PathLike, *, namespaces: Sequence[int]
     namespaces = tuple(sorted(set(int(n) for n in namespaces)))
     idx = Path(index) if index is not None else find_multistream_index(path)
     n_workers = _auto_workers(path, idx, workers)
-    base = _Job(str(path), 0, path.stat().st_size, False, None, namespaces, keep_text)
-    if n_workers > 1 and idx is not None and _is_bz2(path):
+    base = ParseJob(str(path), 0, path.stat().st_size, False, None, namespaces, keep_text)
+    if n_workers > 1 and idx is not None and is_bz2(path):
         chunks, n_chunks = _parse_parallel(path, idx, n_workers, base, progress)
     else:
         if n_workers > 1:

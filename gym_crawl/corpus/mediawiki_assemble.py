@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, StringTable
-from gym_crawl.corpus.mediawiki_parse import _MAX_EXAMPLES, ChunkAccumulator
+from gym_crawl.corpus.mediawiki_parse import MAX_EXAMPLES, ChunkAccumulator
 from gym_crawl.corpus.wikitext import DISAMBIGUATION_TEMPLATES
 from gym_crawl.tokenize import tokenize
 
@@ -144,12 +144,12 @@ class _Notes:
         for c in chunks:
             self.stats.update(c.stats)
             for k, v in c.examples.items():
-                self.examples.setdefault(k, []).extend(v[:_MAX_EXAMPLES - len(self.examples.get(k, []))])
+                self.examples.setdefault(k, []).extend(v[:MAX_EXAMPLES - len(self.examples.get(k, []))])
 
     def note(self, what: str, example: str) -> None:
         self.stats[what] += 1
         ex = self.examples.setdefault(what, [])
-        if len(ex) < _MAX_EXAMPLES:
+        if len(ex) < MAX_EXAMPLES:
             ex.append(example)
 
 

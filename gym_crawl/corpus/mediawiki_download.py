@@ -90,14 +90,14 @@ def download_simplewiki(date: str = "latest", dest_dir: str | os.PathLike | None
     """
     import urllib.error
 
-    from gym_crawl.corpus.download import DownloadError, _reason
+    from gym_crawl.corpus.download import DownloadError, error_reason
 
     try:
         return _download_simplewiki(date, dest_dir, progress)
     except DownloadError as e:
         raise e.with_hint(_OFFLINE_HINT) from None
     except urllib.error.HTTPError as e:
-        raise DownloadError(e.url or SIMPLEWIKI_BASE, _reason(e), _OFFLINE_HINT) from None
+        raise DownloadError(e.url or SIMPLEWIKI_BASE, error_reason(e), _OFFLINE_HINT) from None
 
 
 _OFFLINE_HINT = ("no network? a local dump works instead: register it once with `gym-crawl download simplewiki "
@@ -107,15 +107,11 @@ _OFFLINE_HINT = ("no network? a local dump works instead: register it once with 
 
 def _download_simplewiki(date: str, dest_dir: str | os.PathLike | None, progress: bool) -> dict[str, Path]:
     from gym_crawl.corpus.cache import data_dir
-    from gym_crawl.corpus.download import _created_dirs, _remove_empty
+    from gym_crawl.corpus.download import no_empty_folders_left
 
     dest = Path(dest_dir) if dest_dir is not None else data_dir() / "simplewiki" / date
-    created = _created_dirs(dest)
-    try:
+    with no_empty_folders_left(dest):
         return _download_simplewiki_into(date, dest, progress)
-    except BaseException:
-        _remove_empty(created)  # no empty folders left behind (a resumable .part keeps its folder)
-        raise
 
 
 def _download_simplewiki_into(date: str, dest: Path, progress: bool) -> dict[str, Path]:

@@ -5,8 +5,8 @@
 * :func:`_iter_pages`: ``<page>`` elements of a byte range with ``xml.etree.ElementTree.XMLPullParser``;
 * :func:`_handle_page` sorts each page into article / redirect / template bookkeeping / skip and
   :class:`ChunkAccumulator` keeps the articles' bags of words and links in compact arrays;
-* :func:`find_multistream_index`, :func:`read_multistream_index`, :func:`_plan_chunks`: the cut of a
-  multistream dump into chunks parsed in parallel.
+* :func:`find_multistream_index`, :func:`read_multistream_index`, :func:`plan_chunks`: the cut of a
+  multistream dump into chunks (:class:`ParseJob`) that :func:`parse_job` parses in parallel.
 
 Stage 2, :mod:`gym_crawl.corpus.mediawiki_assemble`, merges the chunks into a :class:`Corpus`; stage 3,
 :mod:`gym_crawl.corpus.mediawiki_download`, fetches the Simple English Wikipedia dump. The loader
@@ -34,13 +34,15 @@ from gym_crawl.corpus.core import CorpusFormatError
 from gym_crawl.corpus.wikitext import WikiSite, parse_wikitext
 from gym_crawl.tokenize import tokenize
 
-__all__ = ["ChunkAccumulator", "SiteInfo", "find_multistream_index", "read_multistream_index", "read_siteinfo"]
+__all__ = ["MAX_EXAMPLES", "ChunkAccumulator", "ParseJob", "SiteInfo", "find_multistream_index", "is_bz2", "parse_job",
+           "plan_chunks", "read_multistream_index", "read_siteinfo"]
 
 logger = logging.getLogger("gym_crawl.corpus.mediawiki")
 
 _BLOCK = 1 << 20
 _REDIRECT_TEXT_RE = re.compile(r"\A\s*#redirect\s*:?\s*\[\[([^\]|]+)", re.I)
-_MAX_EXAMPLES = 5
+MAX_EXAMPLES = 5
+"""Examples a chunk keeps of each kind of skipped or dropped page (the compile report lists them)."""
 
 # ------------------------------------------------------------------ siteinfo
 
@@ -91,7 +93,7 @@ def _siteinfo_from_element(el: ET.Element) -> SiteInfo:
 # --------------------------------------------------------------- byte source
 
 @dataclass
-class _Job:
+class ParseJob:
     """One unit of parsing: a byte range of the dump (whole file, or a run of bz2 streams)."""
 
     path: str
@@ -103,7 +105,8 @@ class _Job:
     keep_text: bool
 
 
-def _is_bz2(path: str | os.PathLike) -> bool:
+def is_bz2(path: str | os.PathLike) -> bool:
+    """Whether the file at ``path`` starts with the bz2 magic bytes (``BZh``), whatever its name."""
     with open(path, "rb") as f:
         return f.read(3) == b"BZh"
 
@@ -114,7 +117,7 @@ def _byte_blocks(path: str, start: int, end: int) -> Iterator[tuple[bytes, int]]
     Handles plain XML and bz2 (one or many concatenated streams). A bz2 range
     that ends inside a stream raises :class:`CorpusFormatError` (truncated file).
     """
-    compressed = _is_bz2(path)
+    compressed = is_bz2(path)
     with open(path, "rb") as f:
         f.seek(start)
         pos = start
@@ -180,7 +183,7 @@ def _page_from_element(el: ET.Element) -> _RawPage:
     return _RawPage(title, ns, pid, redirect, text)
 
 
-def _iter_pages(job: _Job, progress: Callable[[int], None] | None = None
+def _iter_pages(job: ParseJob, progress: Callable[[int], None] | None = None
                 ) -> Iterator[tuple[str, Any]]:
     """Yield ``("siteinfo", SiteInfo)`` and ``("page", _RawPage)`` events of a job's byte range."""
     parser: Any = ET.XMLPullParser(events=("start", "end"))  # its events are (event, Element) pairs
@@ -292,7 +295,7 @@ class ChunkAccumulator:
         """Count one skip/drop of kind ``what`` and keep a few examples."""
         self.stats[what] += n
         ex = self.examples.setdefault(what, [])
-        if len(ex) < _MAX_EXAMPLES:
+        if len(ex) < MAX_EXAMPLES:
             ex.append(example)
         logger.debug("%s: %s", what, example)
 
@@ -382,7 +385,7 @@ def _handle_page(acc: ChunkAccumulator, p: _RawPage, site: WikiSite, info: SiteI
                     parsed.disambig_magic)
 
 
-def _parse_job(job: _Job, progress: Callable[[int], None] | None = None) -> ChunkAccumulator:
+def parse_job(job: ParseJob, progress: Callable[[int], None] | None = None) -> ChunkAccumulator:
     """Parse one byte range into a :class:`ChunkAccumulator` (runs in worker processes)."""
     acc = ChunkAccumulator(keep_text=job.keep_text)
     info = job.siteinfo
@@ -416,7 +419,7 @@ def find_multistream_index(path: str | os.PathLike) -> Path | None:
 def read_multistream_index(index: str | os.PathLike) -> np.ndarray:
     """Sorted unique stream start offsets from a multistream index (``offset:page_id:title`` lines)."""
     index = Path(index)
-    opener = bz2.open if _is_bz2(index) else open
+    opener = bz2.open if is_bz2(index) else open
     offsets = array("q")
     try:
         with opener(index, "rt", encoding="utf-8") as f:
@@ -432,7 +435,7 @@ def read_multistream_index(index: str | os.PathLike) -> np.ndarray:
     return np.unique(np.frombuffer(offsets, dtype=np.int64))
 
 
-def _plan_chunks(path: Path, offsets: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
+def plan_chunks(path: Path, offsets: np.ndarray, n_chunks: int) -> list[tuple[int, int]]:
     """Cut ``[offsets[0], filesize)`` at stream starts into about ``n_chunks`` byte-balanced ranges."""
     size = path.stat().st_size
     if len(offsets) == 0 or offsets[0] <= 0 or offsets[-1] >= size:
@@ -454,7 +457,7 @@ def read_siteinfo(path: str | os.PathLike, end: int | None = None) -> SiteInfo:
     """Parse only the ``<siteinfo>`` header of a dump (stops as soon as it is read)."""
     path = Path(path)
     end = path.stat().st_size if end is None else end
-    job = _Job(str(path), 0, end, wrap=False, siteinfo=None, namespaces=(0,), keep_text=False)
+    job = ParseJob(str(path), 0, end, wrap=False, siteinfo=None, namespaces=(0,), keep_text=False)
     try:
         for kind, obj in _iter_pages(job):
             return obj if kind == "siteinfo" else SiteInfo()

@@ -1,9 +1,11 @@
 """Every way a user names a corpus, registered in one place.
 
 * :data:`CORPORA` — named corpora (a :class:`~gym_crawl.registry.Registry`): ``synthetic``,
-  ``synthetic-hard``, ``wikispeedia``, ``simplewiki``. A name registered as *sized* also accepts a
-  page count suffix: ``synthetic-<N>``, ``synthetic-hard-<N>`` (``N`` may be written ``100_000``,
-  ``100k`` or ``1m``) → its loader gets ``n_pages=N``.
+  ``synthetic-hard``, ``wikispeedia``, ``simplewiki``, ``docs-web``. A name registered as *sized* also
+  accepts a page count suffix: ``synthetic-<N>``, ``synthetic-hard-<N>`` (``N`` may be written
+  ``100_000``, ``100k`` or ``1m``) → its loader gets ``n_pages=N``. A name registered as *built*
+  (:func:`register_built_corpus`: ``docs-web``) is a corpus a command compiles into the data directory;
+  loading opens it and never builds it.
 * :data:`CORPUS_KINDS` — the kinds of path a corpus can be read from, each with a detector, tried in
   registration order (first match wins): a compiled corpus directory, the thesis' layout, Wikispeedia
   data, a MediaWiki dump, WARC archives (a file, a folder of them or a glob), a folder of HTML files.
@@ -21,6 +23,7 @@ and :func:`load_corpus`, ``gym-crawl corpus info`` and the conformance tests (wh
 """
 from __future__ import annotations
 
+import functools
 import glob
 import importlib
 import os
@@ -29,17 +32,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gym_crawl.corpus.cache import data_dir
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 from gym_crawl.registry import Registry
 
 __all__ = [
+    "BUILT_CORPORA",
     "CORPORA",
     "CORPUS_KINDS",
     "DEFAULT_SYNTHETIC_PAGES",
     "SIZED_CORPORA",
     "CorpusKindRegistry",
+    "built_corpus_path",
+    "load_built_corpus",
     "load_corpus",
     "parse_corpus_name",
+    "register_built_corpus",
     "register_corpus",
 ]
 
@@ -163,6 +171,55 @@ register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
 register_corpus("simplewiki", _simplewiki)
 
 
+# ------------------------------------------------------------------ corpora a command builds
+BUILT_CORPORA: dict[str, str] = {}
+"""Names of :data:`CORPORA` that a command compiles into ``<data dir>/<name>`` → how to build it (the
+command, and what else a user may need to know)."""
+
+
+def built_corpus_path(name: str, path: str | os.PathLike | None = None) -> Path:
+    """Where the built corpus ``name`` lives: ``path`` when given, else ``<data dir>/<name>``
+    (:func:`~gym_crawl.corpus.cache.data_dir`, moved by ``GYM_CRAWL_DATA``)."""
+    return Path(path) if path is not None else data_dir() / name
+
+
+def load_built_corpus(name: str, path: str | os.PathLike | None = None, **load_kw: Any) -> Corpus:
+    """The built corpus ``name`` of :data:`BUILT_CORPORA`, memory-mapped from :func:`built_corpus_path`.
+
+    It is never built or downloaded here: when there is no compiled corpus at that path the
+    ``FileNotFoundError`` names the path and the command that builds it.
+
+    :param name: a name of :data:`BUILT_CORPORA`.
+    :param path: the compiled corpus' folder (default: ``<data dir>/<name>``).
+    :param load_kw: ``mmap`` / ``verify`` for :meth:`Corpus.load`.
+    """
+    if name not in BUILT_CORPORA:
+        raise ValueError(f"{name!r} is not a built corpus; built corpora: {sorted(BUILT_CORPORA)}")
+    p = built_corpus_path(name, path)
+    if not (p / "manifest.json").is_file():
+        raise FileNotFoundError(f"the {name} corpus is not built at {p}: build it with {BUILT_CORPORA[name]}; "
+                                "GYM_CRAWL_DATA moves the data directory")
+    return Corpus.load(p, **load_kw)
+
+
+def register_built_corpus(name: str, command: str, description: str, *, hint: str = "") -> None:
+    """Register ``name`` in :data:`CORPORA` as a corpus that ``command`` compiles into
+    ``<data dir>/<name>``; ``load_corpus(name, path=None)`` then opens it (:func:`load_built_corpus`).
+
+    :param name: the corpus name (also the folder name under the data directory).
+    :param command: the command a user runs to build it, named by the error when it is missing.
+    :param description: one line for listings.
+    :param hint: what else the error says about building it (an option, a requirement).
+    """
+    BUILT_CORPORA[name] = f"`{command}`" + (f" ({hint})" if hint else "")
+    register_corpus(name, functools.partial(load_built_corpus, name), description)
+
+
+register_built_corpus("docs-web", "gym-crawl bench docs-web",
+                      "Debian's documentation sites crawled into a corpus (built by `gym-crawl bench docs-web`)",
+                      hint="add --install to install the Debian documentation packages")
+
+
 _SIZE_RE = re.compile(r"^(?P<base>.+?)-(?P<n>\d[\d_]*(?:k|m)?)$")
 
 
@@ -242,7 +299,8 @@ def load_corpus(spec: Any = None, **kwargs: Any) -> Corpus:
     """Resolve ``spec`` to a :class:`Corpus`. ``kwargs`` go to the loader.
 
     ``spec`` is ``None`` (= ``"synthetic"``), a name of :data:`CORPORA` (``synthetic-<N>`` for sized
-    ones), a path of one of the :data:`CORPUS_KINDS`, a ``networkx`` graph or a :class:`Corpus`.
+    ones; a built one such as ``docs-web`` is opened, never built), a path of one of the
+    :data:`CORPUS_KINDS`, a ``networkx`` graph or a :class:`Corpus`.
     Errors name the spec and list the registered names and kinds.
     """
     if spec is None:

@@ -20,9 +20,8 @@ the contents of ``<nowiki>`` (literally), ``<pre>``, ``<poem>``, formatting tags
 Bold/italic quotes are removed and HTML entities decoded.
 
 Why a hand-written scanner and not ``mwparserfromhell``: see
-:mod:`gym_crawl.corpus.mediawiki` (measured on the two shipped samples: the
-scanner is several times faster and gives the link spans in the rendered text,
-which ``strip_code()`` does not).
+:mod:`gym_crawl.corpus.mediawiki` (the scanner is several times faster and gives
+the link spans in the rendered text, which ``strip_code()`` does not).
 
 How it works: brace structures are removed by a stack scanner (one regex
 search per token, so unbalanced or stray braces cannot derail it: an unclosed

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "allocate",
-           "crawl_bytes",
-           "env_rows", "reset_pages", "reset_domains"]
+__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "CRAWL_ARRAYS",
+           "allocate", "crawl_bytes", "env_rows", "reset_pages", "reset_domains"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,13 @@ DOMAIN_FIELDS = tuple(f for f in FIELDS if f.store == _D)
 #: position-indexed arrays (never reset: the counters say how much of them is valid)
 SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("fr_pages", np.int32), ("fetched", np.int32))
 
+
+#: the arrays of a crawl the fetch kernel reads and writes (:class:`~gym_crawl.crawl.bundles.CrawlArrays`): every
+#: column of :data:`FIELDS`, the slot arrays, the counters ``ctr`` (``kernels.N_COUNTERS``,) int64 and ``sums`` (1,)
+#: float64, and the kernel's output buffers ``out_new``, ``out_upd`` (max out-degree,) int32 and ``out_rem``
+#: (n_pages,) int32
+CRAWL_ARRAYS: tuple[str, ...] = (tuple(f.name for f in FIELDS) + tuple(name for name, _ in SLOT_ARRAYS)
+                                 + ("ctr", "sums", "out_new", "out_upd", "out_rem"))
 
 def allocate(n_pages: int, n_domains: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
     """Every column of :data:`FIELDS` plus the slot arrays, at their reset values.

@@ -152,8 +152,8 @@ class CollectionFreshness:
 
     def record(self, page, t_fetch) -> None:
         """Store the copy of ``page`` fetched at ``t_fetch`` (hours)."""
-        p = self.web._page(page)
-        t = self.web._now("t_fetch", t_fetch)
+        p = self.web.check_page(page)
+        t = self.web.check_time("t_fetch", t_fetch)
         if self.web.birth[p] > t:
             raise ValueError(f"page {p} is not born at t_fetch={t} (birth {self.web.birth[p]}): it cannot be fetched")
         if self._in[p] and t < self._tau[p]:
@@ -169,11 +169,6 @@ class CollectionFreshness:
         self._log_m.append(m)
         self._latest = max(self._latest, t)
 
-    def record_many(self, pages, t_fetch) -> None:
-        """``record(p, t_fetch)`` for each of ``pages`` (one fetch time for all)."""
-        for p in np.asarray(pages).reshape(-1):
-            self.record(p, t_fetch)
-
     def __len__(self) -> int:
         return len(self._members)
 
@@ -185,7 +180,7 @@ class CollectionFreshness:
     # -- instantaneous ----------------------------------------------------------------------------------
 
     def _check_now(self, t) -> float:
-        t = self.web._now("t", t)
+        t = self.web.check_time("t", t)
         if t < self._latest:
             raise ValueError(f"t={t} is before the latest record ({self._latest}); use mean_freshness/windowed "
                              "for past times")

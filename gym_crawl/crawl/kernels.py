@@ -13,6 +13,10 @@ float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float6
 
 Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
 array, so kernels can update them in place; :class:`CrawlState` exposes them as properties.
+
+:func:`fetch_page` takes its arrays in four named bundles (:mod:`gym_crawl.crawl.bundles`): the topic's
+``ScoreTables``, the corpus' ``LinkGraph``, the ``CrawlArrays`` of N crawls with the index of the one that
+fetches, and the ``FetchWork`` space.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
-           "N_COUNTERS", "fetch_page", "block_over_cap", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
+           "N_COUNTERS", "fetch_page", "block_over_cap", "chain_remove",
+           "frontier_remove", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
 DIST_CAP = 9
@@ -29,7 +34,9 @@ N_COUNTERS = 6
 
 
 @njit(cache=True, nogil=True)
-def _remove_only(page, fr_pages, fr_pos, ctr):
+def frontier_remove(page, fr_pages, fr_pos, ctr):
+    """Take ``page`` out of the frontier slots (the last slot's page moves into its slot); its status and
+    domain chain are the caller's."""
     i = fr_pos[page]
     last = fr_pages[ctr[0] - 1]
     fr_pages[i] = last
@@ -39,7 +46,8 @@ def _remove_only(page, fr_pages, fr_pos, ctr):
 
 
 @njit(cache=True, nogil=True)
-def _chain_remove(page, dom_next, dom_prev, dom_head, page_domain):
+def chain_remove(page, dom_next, dom_prev, dom_head, page_domain):
+    """Unlink ``page`` from its domain's chain of frontier pages."""
     nx_ = dom_next[page]
     pv = dom_prev[page]
     if pv >= 0:
@@ -63,7 +71,7 @@ def _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr
         nxt = dom_next[p]
         dom_next[p] = -1
         dom_prev[p] = -1
-        _remove_only(p, fr_pages, fr_pos, ctr)
+        frontier_remove(p, fr_pages, fr_pos, ctr)
         status[p] = BLOCKED
         p = nxt
     dom_head[d] = -1
@@ -83,27 +91,41 @@ def block_over_cap(cap, dom_fetched, status, fr_pages, fr_pos, dom_next, dom_pre
 
 
 @njit(cache=True, nogil=True)
-def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap,
-               pt_rel, pt_cat, pt_tfidf,
-               l_rel, l_cat, l_kwu, l_kwa,
-               link_lo, link_hi, link_dst, page_domain,
-               status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
-               n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl, min_par_dist,
-               link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
-               rel_a, cat_a, tfidf_a, reward_a, relevant_a, wrl, change, dist, par_mean, relpar_mean,
-               path_len, path_rel, fetch_step,
-               dom_fetched, dom_relevant, dom_eval_relevant,
-               ctr, sums, tslot, t_best, t_link, t_kwu, t_kwa, out_new, out_upd, out_rem):
-    """Fetch ``page`` (frontier or unseen; the caller checked). ``cap < 0``: no domain cap.
-    ``pt_*``: page-score tables by page id; ``l_*``: link-score tables by link id;
-    ``link_lo[p]:link_hi[p]``: the links of page ``p``. Writes the new / updated /
-    removed pages into ``out_*`` and returns their counts."""
+def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph, crawls, i, work):
+    """Crawl ``i`` of ``crawls`` fetches ``page`` (frontier or unseen; the caller checked).
+
+    :param r: the reward; ``relevant``: the reward's relevant flag; ``eval_rel``: the ground truth.
+    :param count_step: the fetch counts as a step.
+    :param beta: Han's smoothing factor of the ancestors' relevance.
+    :param cap: the per-domain cap, < 0 for none.
+    :param scores: the topic's :class:`~gym_crawl.crawl.bundles.ScoreTables`.
+    :param graph: the :class:`~gym_crawl.crawl.bundles.LinkGraph`.
+    :param crawls: :class:`~gym_crawl.crawl.bundles.CrawlArrays`; row ``i`` of each is updated in place.
+    :param work: the :class:`~gym_crawl.crawl.bundles.FetchWork` space.
+    :returns: how many pages it added to the frontier, updated and removed, written into row ``i`` of
+        ``crawls.out_new``, ``out_upd`` and ``out_rem``."""
+    pt_rel, pt_cat, pt_tfidf = scores.page_rel, scores.page_cat, scores.page_tfidf
+    l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
+    link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
+    c = crawls
+    status, fr_pages, fr_pos, fetched = c.status[i], c.fr_pages[i], c.fr_pos[i], c.fetched[i]
+    dom_next, dom_prev, dom_head = c.dom_next[i], c.dom_prev[i], c.dom_head[i]
+    n_par, sum_par_rel, n_relpar, sum_relpar_rel = c.n_par[i], c.sum_par_rel[i], c.n_relpar[i], c.sum_relpar_rel[i]
+    max_par_wrl, min_par_dist, link_rel, link_cat = c.max_par_wrl[i], c.min_par_dist[i], c.link_rel[i], c.link_cat[i]
+    kw_url, kw_anchor, best_parent, best_link = c.kw_url[i], c.kw_anchor[i], c.best_parent[i], c.best_link[i]
+    discovered_step, rel_a, cat_a, tfidf_a = c.discovered_step[i], c.rel[i], c.cat[i], c.tfidf[i]
+    reward_a, relevant_a, wrl, change, dist = c.reward[i], c.relevant[i], c.wrl[i], c.change[i], c.dist[i]
+    par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
+    fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
+    dom_eval_relevant, ctr, sums = c.dom_eval_relevant[i], c.ctr[i], c.sums[i]
+    out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
+    tslot, t_best, t_link, t_kwu, t_kwa = work.tslot, work.t_best, work.t_link, work.t_kwu, work.t_kwa
     st = status[page]
     has_parents = st == FRONTIER and n_par[page] > 0
     if st == FRONTIER:
         if cap >= 0:
-            _chain_remove(page, dom_next, dom_prev, dom_head, page_domain)
-        _remove_only(page, fr_pages, fr_pos, ctr)
+            chain_remove(page, dom_next, dom_prev, dom_head, page_domain)
+        frontier_remove(page, fr_pages, fr_pos, ctr)
     status[page] = VISITED
     fetched[ctr[C_N_FETCHED]] = page
     ctr[C_N_FETCHED] += 1

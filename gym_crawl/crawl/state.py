@@ -45,14 +45,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.page_source import PageSource
+from gym_crawl.crawl import bundles as B
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.fields import FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
+from gym_crawl.crawl.fields import CRAWL_ARRAYS, FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
@@ -75,7 +76,7 @@ def _reward_key(scheme: RewardScheme) -> tuple | None:
         tr = cast(ThresholdReward, scheme)
         return ("threshold", tr.tiers, tr.word_reward, tr.miss)
     if t is BinaryReward:
-        return ("binary", cast(BinaryReward, scheme)._labelled)
+        return ("binary", cast(BinaryReward, scheme).labelled)
     if t is LabelReward:
         return ("labels",)
     return None
@@ -157,9 +158,29 @@ class CrawlState:
         self._out_new = storage.get("out_new", np.zeros(deg, np.int32))
         self._out_upd = storage.get("out_upd", np.zeros(deg, np.int32))
         self._out_rem = storage.get("out_rem", np.zeros(n, np.int32))
+        self._bind_bundles()
         self.domain_cap: int | None = None
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
+
+    def _bind_bundles(self) -> None:
+        """The fetch kernel's bundles of this crawl's arrays (views: nothing is copied): its
+        :class:`~gym_crawl.crawl.bundles.CrawlArrays` (one crawl: each array with a leading axis of 1) and its
+        :class:`~gym_crawl.crawl.bundles.FetchWork`."""
+        mine = {**self.arrays, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
+                "out_upd": self._out_upd, "out_rem": self._out_rem}
+        self._crawl = B.crawl_arrays({name: mine[name][None] for name in CRAWL_ARRAYS})
+        self._work = B.fetch_work(self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the kernel bundles hold memory pointers: they are rebuilt from the arrays after unpickling
+        return {k: v for k, v in self.__dict__.items() if k not in ("_crawl", "_work", "_scores", "_graph")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_bundles()
+        if self.scorer is not None:
+            self._bind_tables()
 
     # ------------------------------------------------------------ counters
     @property
@@ -217,10 +238,8 @@ class CrawlState:
             self._pages.ensure_all()
             self._links.ensure_all()
         key = _reward_key(scheme)
-        self._rw = None if key is None else scorer._tables.setdefault(
-            ("reward", key), (np.zeros(self.corpus.n_pages, np.float32), np.zeros(self.corpus.n_pages, bool),
-                              np.zeros(self.corpus.n_pages, bool)))
-        if self._rw is not None and self._pages.complete and not scorer._tables.get(("reward-all", key)):
+        self._rw = None if key is None else scorer.reward_table(key)
+        if self._rw is not None and self._pages.complete and not self._rw[2].all():
             # every page is scored already (eager tables): fill the per-page reward cache in one vectorized
             # call of the (elementwise) built-in scheme — the values _page_reward would cache page by page
             pt = self._pages
@@ -228,22 +247,14 @@ class CrawlState:
             self._rw[0][:] = rws
             self._rw[1][:] = rls
             self._rw[2][:] = True
-            scorer._tables[("reward-all", key)] = True
         self._eval_label = bool(scorer.topic.label)
-        lt = self._links
-        #: the fetch kernel's array arguments after the page's own (same objects for the whole crawl)
-        self._kargs = (
-            self._pages.rel, self._pages.cat, self._pages.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
-            self.link_lo, self.link_hi, self.link_dst, self.page_domain,
-            self.status, self.fr_pages, self.fr_pos, self.dom_next, self.dom_prev, self.dom_head, self.fetched,
-            self.n_par, self.sum_par_rel, self.n_relpar, self.sum_relpar_rel, self.max_par_wrl, self.min_par_dist,
-            self.link_rel, self.link_cat, self.kw_url, self.kw_anchor, self.best_parent, self.best_link,
-            self.discovered_step,
-            self.rel, self.cat, self.tfidf, self.reward, self.relevant, self.wrl, self.change, self.dist,
-            self.par_mean, self.relpar_mean, self.path_len, self.path_rel, self.fetch_step,
-            self.dom_fetched, self.dom_relevant, self.dom_eval_relevant,
-            self._ctr, self._sums, self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa,
-            self._out_new, self._out_upd, self._out_rem)
+        self._bind_tables()
+
+    def _bind_tables(self) -> None:
+        """The fetch kernel's bundles of the topic's score tables and of the link graph (for the whole crawl)."""
+        pt, lt = self._pages, self._links
+        self._scores = B.score_tables(pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor)
+        self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain)
 
     # ------------------------------------------------------------ frontier
     @property
@@ -252,9 +263,6 @@ class CrawlState:
         v = self.fr_pages[: self.fr_size]
         v.flags.writeable = False
         return v
-
-    def in_frontier(self, pages: np.ndarray | int) -> np.ndarray | bool:
-        return self.status[pages] == FRONTIER
 
     def set_domain_cap(self, cap: int | None) -> np.ndarray:
         """Change the cap mid-crawl (adaptive schedules); returns the frontier pages it dropped.
@@ -271,8 +279,8 @@ class CrawlState:
     def _frontier_remove(self, page: int) -> None:
         """Take ``page`` out of the frontier store (slot and domain chain) without changing its status."""
         if self.domain_cap is not None:
-            K._chain_remove(page, self.dom_next, self.dom_prev, self.dom_head, self.page_domain)
-        K._remove_only(page, self.fr_pages, self.fr_pos, self._ctr)
+            K.chain_remove(page, self.dom_next, self.dom_prev, self.dom_head, self.page_domain)
+        K.frontier_remove(page, self.fr_pages, self.fr_pos, self._ctr)
 
     # --------------------------------------------------------------- fetch
     def _page_reward(self, page: int) -> tuple[float, bool, bool]:
@@ -323,7 +331,8 @@ class CrawlState:
             raise ValueError(f"page {page} is blocked: its domain reached the cap of {self.domain_cap} pages")
         r, relevant, eval_rel = self.page_reward(page)
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
-        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, *self._kargs)
+        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, self._scores,
+                                  self._graph, self._crawl, 0, self._work)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
                            self._out_rem[:nr].copy() if nr else _NO_PAGES.copy())
 
@@ -353,10 +362,9 @@ class CrawlState:
         self._sums[0] += reward
 
     @property
-    def work_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The fetch kernel's work space: per-target slots (n_pages,) and best score, link, URL and anchor
-        keyword flags per out-link (max out-degree,)."""
-        return self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa
+    def work_arrays(self) -> B.FetchWork:
+        """The fetch kernel's work space (:class:`~gym_crawl.crawl.bundles.FetchWork`)."""
+        return self._work
 
     @property
     def page_scores(self) -> PageTable:

@@ -115,7 +115,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import njit
 
-from gym_crawl.webgen.changing import _count_le
+from gym_crawl.webgen.changing import count_le
 
 try:  # PettingZoo is the optional 'multi' extra
     from pettingzoo import ParallelEnv
@@ -157,7 +157,7 @@ def _fetch(p, t, send_window, indptr, indices, birth, mptr, mtimes, pvisited, fr
     m = 0
     for i in range(n):
         u = out_ids[i]
-        k = _count_le(mtimes, mptr[u], mptr[u + 1], t)  # modifications of u up to t
+        k = count_le(mtimes, mptr[u], mptr[u + 1], t)  # modifications of u up to t
         last = birth[u] if k == 0 else mtimes[mptr[u] + k - 1]
         if t - last <= send_window and sent_ver[u] < k:
             sent_ver[u] = k
@@ -432,10 +432,6 @@ class ForagerFleetEnv(ParallelEnv):
     def _path_start(self, f: _Forager) -> bool:
         return f.path_step > self.params["max_step"] or f.n_frontier == 0
 
-    def valid_actions(self, agent: str) -> np.ndarray:
-        """Read-only copy of the agent's valid page ids mask now (= its ``obs["action_mask"]``)."""
-        return self._mask(self._f[agent]).astype(bool)
-
     def _mask(self, f: _Forager) -> np.ndarray:
         if self._path_start(f):
             return (f.known & (self._birth <= self._t)).astype(np.int8)
@@ -698,12 +694,6 @@ class ForagerFleetEnv(ParallelEnv):
                 "version": np.concatenate([x[1] for x in self._found]).astype(np.int64),
                 "time": np.concatenate([np.full(len(x[0]), x[2]) for x in self._found]),
                 "forager": np.concatenate([np.full(len(x[0]), x[3], np.int64) for x in self._found])}
-
-    def forager_stats(self, agent: str) -> dict[str, float]:
-        """Counts of a live forager: downloaded, sent, relevant, score, born_at."""
-        f = self._f[agent]
-        return {"downloaded": f.downloaded, "sent": f.sent, "relevant": f.relevant, "score": f.score,
-                "born_at": f.born_at}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":

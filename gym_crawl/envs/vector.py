@@ -16,7 +16,7 @@ Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
   tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
   60–80 MB per extra crawl on a 323,000-page web, against ~270 MB of private memory per
   ``AsyncVectorEnv`` worker);
-* steps the N crawls in **one compiled call** (:func:`gym_crawl.crawl.batch_kernels.batch_step`) when
+* steps the N crawls in **one compiled call** (:func:`gym_crawl.envs.batch_kernels.batch_step`) when
   the configuration allows it (see below): the N crawls' columns are stacked (a leading env axis) and
   every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
   work on the same memory;
@@ -58,23 +58,19 @@ from gymnasium.vector.utils import batch_space
 from gym_crawl._limits import check_fits
 from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
-from gym_crawl.crawl import batch_kernels as BK
 from gym_crawl.crawl import kernels as KN
+from gym_crawl.crawl.bundles import crawl_arrays, link_graph, score_tables
 from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
 from gym_crawl.crawl.state import FRONTIER
+from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.envs.world import WORLD_KEYS, CrawlWorld
+from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
 from gym_crawl.reducers.base import TopKRows
 
 __all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
 
-#: the crawl-state columns the batched kernel takes, in its order (``batch_step``'s ``st``)
-_ST_NAMES = ("status", "fr_pages", "fr_pos", "dom_next", "dom_prev", "dom_head", "fetched",
-             "n_par", "sum_par_rel", "n_relpar", "sum_relpar_rel", "max_par_wrl", "min_par_dist",
-             "link_rel", "link_cat", "kw_url", "kw_anchor", "best_parent", "best_link", "discovered_step",
-             "rel", "cat", "tfidf", "reward", "relevant", "wrl", "change", "dist", "par_mean", "relpar_mean",
-             "path_len", "path_rel", "fetch_step", "dom_fetched", "dom_relevant", "dom_eval_relevant")
 _EMPTY = np.zeros(0, np.int32)
 
 
@@ -157,8 +153,10 @@ class WikiCrawlVectorEnv(VectorEnv):
             if layout is None:
                 return False
         else:
-            layout = BatchLayout(BK.FEAT_NONE, False, 0, 0.1, 0.3)
-        self._layout = layout
+            layout = BatchLayout(FEAT_NONE, False, 0, 0.1, 0.3)
+        # the deltas as the float32 thresholds the row kernels compare in
+        self._layout = BatchLayout(layout.kind, layout.han_discretized, layout.tres_col0, np.float32(layout.delta1),
+                                   np.float32(layout.delta2))
         self._use_reducer = e0.observation_mode == "candidates"
         N, c = self.num_envs, e0.corpus
         n = c.n_pages
@@ -179,10 +177,9 @@ class WikiCrawlVectorEnv(VectorEnv):
             e.adopt_crawl_storage(store)
         s0 = self.envs[0].state
         self._work = s0.work_arrays
-        self._st = tuple(self._stack[k] for k in _ST_NAMES) + (self._ctr, self._sums)
-        self._outs = (self._out_new, self._out_upd, self._out_rem, self._counts)
-        self._link_lo, self._link_hi = s0.link_lo, s0.link_hi
-        self._link_dst = s0.link_dst
+        self._crawls = crawl_arrays({**self._stack, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
+                                     "out_upd": self._out_upd, "out_rem": self._out_rem})
+        self._graph = link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain)
         self._page_domain = s0.page_domain
         self._deg = deg
         K = self._K
@@ -212,8 +209,6 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._rowc = (np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros((K, d), np.float32),
                       np.zeros(K + 1, np.int32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32),
                       np.zeros((K, d), np.float32))
-        self._edges5 = np.array([0.2, 0.4, 0.6, 0.8])
-        self._edges6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
         return True
 
     def _topk_rows(self, i: int) -> TopKRows:
@@ -264,8 +259,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if self._uniform:
             assert rw is not None
             pt, lt = s0.page_scores, s0.link_scores
-            self._tables = (pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor,
-                            self._link_lo, self._link_hi, self._link_dst, self._page_domain)
+            self._scores = score_tables(pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor)
             self._rwt = (rw[0], rw[1], pt.label)
             self._done = (pt.done, lt.done, rw[2])
 
@@ -431,16 +425,14 @@ class WikiCrawlVectorEnv(VectorEnv):
             need = int(self._hsize.max()) + self._deg + self._K + 2
             if need > self._hk.shape[1]:
                 self._grow_heaps(need)
-        lay = self._layout
         b = e0.budget
         cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
         topk = (self._cur, self._has, self._mark, self._hk, self._hp, self._hsize, self._sel_p, self._sel_k,
                 self._nsel)
         bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
-                            e0.time_feature == "log_steps", self._use_reducer,
-                            lay[0], lay[1], lay[2], np.float32(lay[3]), np.float32(lay[4]), self._edges5,
-                            self._edges6, e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
-                            self._tables, self._rwt, self._st, self._work, self._outs, topk, self._obs_k,
+                            e0.time_feature == "log_steps", self._use_reducer, self._layout, e0.state.eval_label,
+                            self.world.log_pages, float(self.world.n_domains), self._scores, self._graph, self._rwt,
+                            self._crawls, self._work, self._counts, topk, self._obs_k,
                             (self._t, self._last_reward, self._penalty, self._reward_scale), self._res,
                             self._rowc)
         if bad >= 0:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from gym_crawl._arith import norm, row_dots
 from gym_crawl.crawl.state import FRONTIER, VISITED
 from gym_crawl.relevance.topic import Topic, resolve_topic
 
@@ -246,7 +247,7 @@ class CrawlView:
         """(k,) float32 unit vector of the current topic's words (the query the no-learning crawler's
         link and page cosines are taken against; read-only copy)."""
         q = np.array(self._env.scorer.queries[0], dtype=np.float32)
-        n = float(np.linalg.norm(q))
+        n = norm(q)
         return q / n if n > 0 else q
 
     @property
@@ -307,11 +308,13 @@ class CrawlView:
 
     def argmax_frontier(self, w: np.ndarray) -> int:
         """Frontier page maximizing ``w · x(s, a)`` over the *whole* frontier (ties: lowest slot).
-        One vectorized O(F × d) pass — Han's synchronous scoring."""
+        One O(F × d) pass — Han's synchronous scoring; each score is the float64 sum in column order rounded
+        to float32 (:func:`gym_crawl._arith.row_dots`: the same bits on any CPU)."""
         F = self.frontier_pages()
         if len(F) == 0:
             raise ValueError("the frontier is empty")
-        return int(F[int(np.argmax(self._env.features.compute(self._env.state, F) @ np.asarray(w, np.float32)))])
+        X = self._env.features.compute(self._env.state, F)
+        return int(F[int(np.argmax(row_dots(X, np.asarray(w, np.float32)).astype(np.float32)))])
 
 
 def _ro_i32(a: np.ndarray) -> np.ndarray:

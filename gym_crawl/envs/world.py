@@ -29,7 +29,7 @@ __all__ = ["CrawlWorld", "WORLD_KEYS", "check_int"]
 #: the env keyword arguments that describe the world (the others describe one crawl)
 WORLD_KEYS = ("corpus", "corpus_kwargs", "text", "n_categories", "features", "reducer", "reward", "beta",
               "domain_cap")
-_TEXT_KEYS = ("idf_fraction", "dim", "seed", "vectors_path")
+_TEXT_KEYS = ("idf_fraction", "dim", "seed", "vectors_path", "general")
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -84,6 +84,9 @@ def check_text(text: Any) -> None:
             raise ValueError(f"text: unknown option(s) {bad}; expected {list(_TEXT_KEYS)} or a TextModel")
         if "dim" in text:
             check_int("text['dim']", text["dim"], 1)
+        if text.get("general") not in (None, True, False):
+            raise ValueError(f"text['general'] must be None (the default: the general English model for a live "
+                             f"web or a web corpus when available), True or False, got {text['general']!r}")
     elif text is not None and not isinstance(text, TextModel):
         raise ValueError(f"text must be a dict of options or a TextModel, got {type(text).__name__}")
 

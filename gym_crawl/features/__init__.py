@@ -8,10 +8,9 @@ from gym_crawl.features.sets import (
                                      bucket5,
                                      bucket6,
                                      change_bucket,
-                                     feature_set_names,
                                      get_feature_set,
                                      register_feature_set,
 )
 
 __all__ = ["FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
-           "register_feature_set", "feature_set_names", "FEATURE_SETS", "bucket5", "bucket6", "change_bucket"]
+           "register_feature_set", "FEATURE_SETS", "bucket5", "bucket6", "change_bucket"]

@@ -50,6 +50,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import log, log1p
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl.state import CrawlState
@@ -106,7 +107,7 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
         if len(out) and out.min() < 0:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out
-    bp = FeatureSet._parent(state, pages).astype(np.int64)
+    bp = FeatureSet.best_parents(state, pages).astype(np.int64)
     dst = state.link_dst
     starts = state.link_lo[bp]
     lens = state.link_hi[bp] - starts
@@ -204,7 +205,7 @@ class ContentFeatures(FeatureSet):
     def parent_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) unit page vectors of the pages' best parents (fetched pages; cached)."""
         c = self._check(state)
-        bp = self._parent(state, np.asarray(pages, np.int64)).astype(np.int64)
+        bp = self.best_parents(state, np.asarray(pages, np.int64)).astype(np.int64)
         todo = np.unique(bp[~c.page_done[bp]])
         if len(todo):
             c.page_vec[todo] = _unit(c.text.page_vectors(todo))
@@ -271,7 +272,7 @@ class TresLocalFeatures(FeatureSet):
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)
-        s = self._parent(state, pages)
+        s = self.best_parents(state, pages)
         out = np.empty((len(pages), 9), np.float32)
         out[:, 0] = state.relevant[s]
         out[:, 1] = 1.0 / (1.0 + state.dist[s])
@@ -279,8 +280,8 @@ class TresLocalFeatures(FeatureSet):
         out[:, 3] = state.kw_url[pages]
         out[:, 4] = state.kw_anchor[pages]
         nrp, npar = state.n_relpar[pages], state.n_par[pages]
-        out[:, 5] = np.log1p(nrp) / np.log(10.0)
-        out[:, 6] = np.log1p(npar) / np.log(10.0)
+        out[:, 5] = log1p(np.asarray(nrp, np.float64)) / log(10.0)
+        out[:, 6] = log1p(np.asarray(npar, np.float64)) / log(10.0)
         out[:, 7] = nrp / np.maximum(npar, 1)
         out[:, 8] = 1.0
         return out

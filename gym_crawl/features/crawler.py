@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from gym_crawl._arith import log1p
 from gym_crawl.crawl.kernels import VISITED
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FeatureSet
 
 __all__ = ["CrawlerFeatures"]
 
-_LOG_HOST = float(np.log1p(1000.0))
-_LOG_SIB = float(np.log1p(100.0))
+_LOG_HOST = log1p(1000.0)
+_LOG_SIB = log1p(100.0)
 
 
 class CrawlerFeatures(FeatureSet):
@@ -50,12 +51,12 @@ class CrawlerFeatures(FeatureSet):
         out = np.zeros((len(pages), len(self.names)), np.float32)
         if not len(pages):
             return out
-        bp = self._parent(state, pages).astype(np.int64)
+        bp = self.best_parents(state, pages).astype(np.int64)
         dom = state.page_domain[pages]
         out[:, 0] = dom == state.page_domain[bp]
         out[:, 1] = np.minimum(state.path_len[bp] / 10.0, 1.0)
         fetched = state.dom_fetched[dom].astype(np.float64)
-        out[:, 2] = np.minimum(np.log1p(fetched) / _LOG_HOST, 1.0)
+        out[:, 2] = np.minimum(log1p(np.asarray(fetched, np.float64)) / _LOG_HOST, 1.0)
         out[:, 3] = np.divide(state.dom_relevant[dom], fetched, out=np.zeros(len(pages)), where=fetched > 0)
         out[:, 4] = fetched == 0
         # sibling statistics, once per distinct best parent
@@ -69,7 +70,7 @@ class CrawlerFeatures(FeatureSet):
             sib_f[i] = len(done)
             sib_r[i] = state.relevant[done].sum() if len(done) else 0.0
         f = sib_f[inv]
-        out[:, 5] = np.minimum(np.log1p(f) / _LOG_SIB, 1.0)
+        out[:, 5] = np.minimum(log1p(np.asarray(f, np.float64)) / _LOG_SIB, 1.0)
         out[:, 6] = np.divide(sib_r[inv], f, out=np.zeros(len(pages)), where=f > 0)
         out[:, 7] = 1.0
         return out

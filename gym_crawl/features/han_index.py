@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.features import kernels as FK
 from gym_crawl.features.sets import FeatureSet, Han2018Features, bucket5, bucket6, change_bucket
 
 __all__ = ["HanIndexFeatures"]
@@ -102,7 +102,7 @@ class HanIndexFeatures(FeatureSet):
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), 14 + 4C) float32 integer-valued rows (or in [0, 1] with ``normalize``), written by the
-        compiled :func:`~gym_crawl.crawl.feature_kernels.han_index_rows` (the same buckets as
+        compiled :func:`~gym_crawl.features.kernels.han_index_rows` (the same buckets as
         :meth:`reference_compute`, bit for bit)."""
         pages = np.asarray(pages, dtype=np.int64)
         out = np.empty((len(pages), self.dim), np.float32)
@@ -110,8 +110,8 @@ class HanIndexFeatures(FeatureSet):
         bad = FK.han_index_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel,
                                 s.link_cat, s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist,
                                 out, self._state_rel, self._tail, np.float32(self.d1), np.float32(self.d2),
-                                FK._EDGES5, FK._EDGES6, self._kscale)
-        self._no_parent(pages, bad)
+                                FK.EDGES5, FK.EDGES6, self._kscale)
+        self.refuse_unparented(pages, bad)
         return out
 
     def reference_compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:

@@ -39,28 +39,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gym_crawl.crawl import batch_kernels as BK
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.features import kernels as FK
 from gym_crawl.registry import Registry
 
 __all__ = ["BatchLayout", "FeatureSet", "Han2018Features", "TresFeatures", "CombinedFeatures", "get_feature_set",
-           "FEATURE_SETS", "register_feature_set", "feature_set_names", "bucket5", "bucket6", "change_bucket"]
+           "FEATURE_SETS", "register_feature_set", "bucket5", "bucket6", "change_bucket"]
 
 
 
-_EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
-_EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
 
 
 def bucket5(x: np.ndarray) -> np.ndarray:
     """Han's 5-bucket index: [0,.2)→0, [.2,.4)→1, …, [.8,1]→4 (values clipped to [0, 1])."""
-    return np.searchsorted(_EDGES5, x, side="right")
+    return np.searchsorted(FK.EDGES5, x, side="right")
 
 
 def bucket6(x: np.ndarray) -> np.ndarray:
     """Han's 6-bucket index: [0,.1)→0, [.1,.3)→1, [.3,.5)→2, [.5,.7)→3, [.7,.9)→4, [.9,1]→5."""
-    return np.searchsorted(_EDGES6, x, side="right")
+    return np.searchsorted(FK.EDGES6, x, side="right")
 
 
 def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray:
@@ -74,9 +71,10 @@ def change_bucket(c: np.ndarray, d1: float = 0.1, d2: float = 0.3) -> np.ndarray
 
 
 class BatchLayout(NamedTuple):
-    """What the batched vector env's compiled step needs to write a feature set's rows: the kernel's
-    ``kind`` (``gym_crawl.crawl.batch_kernels.FEAT_*``), whether Han's columns are discretized, the column
-    where TRES's start, and Han's δ1, δ2."""
+    """What a feature set hands the batched vector env's compiled step so that
+    :func:`gym_crawl.features.kernels.layout_rows` writes its rows: the layout ``kind`` (a ``FEAT_*`` of
+    :mod:`gym_crawl.features.kernels`), whether Han's columns are discretized, the column where TRES's start,
+    and Han's δ1, δ2."""
 
     kind: int
     han_discretized: bool
@@ -113,12 +111,19 @@ class FeatureSet:
     _fill: Callable[[CrawlState, np.ndarray, np.ndarray, int, bool], None] | None = None
 
     @staticmethod
-    def _no_parent(pages: np.ndarray, bad: int) -> None:
+    def refuse_unparented(pages: np.ndarray, bad: int) -> None:
+        """Raise the ``ValueError`` of a compiled row writer that met a page without a fetched parent.
+
+        :param pages: the int64 pages whose rows were asked for.
+        :param bad: what the writer returned: the index in ``pages`` of the first page without a parent, or -1.
+        """
         if bad >= 0:
             raise ValueError(f"pages {[int(pages[bad])]} are not frontier pages (no fetched parent)")
 
     @staticmethod
-    def _parent(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+    def best_parents(state: CrawlState, pages: np.ndarray) -> np.ndarray:
+        """The best parent of each of ``pages`` (``state.best_parent[pages]``, int32): the fetched page whose
+        state a candidate's row reads. ``ValueError`` naming the pages that are not frontier pages."""
         bp = state.best_parent[pages]
         if len(bp) and bp.min() < 0:
             bad = pages[bp < 0]
@@ -157,7 +162,7 @@ class Han2018Features(FeatureSet):
     def raw(self, state: CrawlState, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Continuous quantities: relevances (n, 6+2C), change (n,), distance (n,) int."""
         pages = np.asarray(pages, dtype=np.int64)
-        s = self._parent(state, pages)
+        s = self.best_parents(state, pages)
         C = self.C
         rels = np.empty((len(pages), 6 + 2 * C), np.float32)
         rels[:, 0] = state.rel[s]
@@ -182,14 +187,14 @@ class Han2018Features(FeatureSet):
         s = state
         bad = FK.han_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
                           s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out, col0,
-                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), _EDGES5, _EDGES6)
-        self._no_parent(pages, bad)
+                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), FK.EDGES5, FK.EDGES6)
+        self.refuse_unparented(pages, bad)
 
 
     def batch_layout(self) -> BatchLayout | None:
         if type(self) is not Han2018Features:  # a subclass may compute other rows
             return None
-        return BatchLayout(BK.FEAT_HAN, bool(self.discretize), 0, float(self.d1), float(self.d2))
+        return BatchLayout(FK.FEAT_HAN, bool(self.discretize), 0, float(self.d1), float(self.d2))
 
 
 class TresFeatures(FeatureSet):
@@ -210,12 +215,12 @@ class TresFeatures(FeatureSet):
         s = state
         bad = FK.tres_rows(pages, s.best_parent, s.relevant, s.dist, s.path_rel, s.path_len, s.kw_url, s.kw_anchor,
                            s.page_domain, s.dom_fetched, s.dom_relevant, out, col0, with_bias)
-        self._no_parent(pages, bad)
+        self.refuse_unparented(pages, bad)
 
     def batch_layout(self) -> BatchLayout | None:
         if type(self) is not TresFeatures:
             return None
-        return BatchLayout(BK.FEAT_TRES, False, 0, 0.1, 0.3)
+        return BatchLayout(FK.FEAT_TRES, False, 0, 0.1, 0.3)
 
 
 class CombinedFeatures(FeatureSet):
@@ -258,7 +263,7 @@ class CombinedFeatures(FeatureSet):
         h, t = self.parts
         if type(h) is not Han2018Features or type(t) is not TresFeatures:
             return None
-        return BatchLayout(BK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, float(h.d1), float(h.d2))
+        return BatchLayout(FK.FEAT_COMBINED, bool(h.discretize), h.dim - 1, float(h.d1), float(h.d2))
 
 
 _FILLED_COMPUTES = (Han2018Features.compute, TresFeatures.compute)
@@ -313,10 +318,6 @@ def register_feature_set(name: str, factory: Callable[[int], FeatureSet] | str, 
     """Make ``features=name`` build ``factory(n_categories)``; ``factory`` may be a lazy
     ``"module:attribute"`` string (for extensions and third parties)."""
     FEATURE_SETS.register(name, factory, description)
-
-
-def feature_set_names() -> list[str]:
-    return FEATURE_SETS.names()
 
 
 def get_feature_set(spec: str | FeatureSet, n_categories: int = 4) -> FeatureSet:

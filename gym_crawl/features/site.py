@@ -60,6 +60,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from gym_crawl._arith import dot, exp, log1p, matmul
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import CombinedFeatures, FeatureSet
@@ -68,8 +69,8 @@ from gym_crawl.tokenize import tokenize
 
 __all__ = ["SiteFeatures", "POSITION_COLUMNS", "link_positions", "crawler_plus", "transferable_site", "hashed_site"]
 
-_LOG_DIR = float(np.log1p(100.0))
-_LOG_HOST = float(np.log1p(1000.0))
+_LOG_DIR = log1p(100.0)
+_LOG_HOST = log1p(1000.0)
 #: URL path tokens kept per page (the first distinct ones)
 MAX_URL_TOKENS = 8
 #: one-hot position columns; corpus codes are indexes into LINK_POSITIONS, -1 = unknown
@@ -176,7 +177,7 @@ class _Episode:
             a, b = int(corpus.text_lo[p]), int(corpus.text_hi[p])
             t = np.asarray(corpus.text_terms[a:b], np.int64)
             wgt = np.asarray(corpus.text_counts[a:b], np.float64) * tm.idf[t]
-            X[i] = wgt @ tm.vectors[t]
+            X[i] = matmul(wgt[None, :], tm.vectors[t])[0]
         norms = np.linalg.norm(X, axis=1, keepdims=True)
         return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
 
@@ -216,8 +217,8 @@ class _Episode:
         dom = np.asarray(state.page_domain)
         lo, hi, dst_all = state.link_lo, state.link_hi, state.link_dst
         for i, p in enumerate(new.tolist()):
-            z = float(X[i] @ w[:-1] + w[-1])
-            pr = 1.0 / (1.0 + np.exp(-z)) if z >= 0 else float(np.exp(z) / (1.0 + np.exp(z)))
+            z = dot(X[i], w[:-1]) + float(w[-1])
+            pr = 1.0 / (1.0 + exp(-z)) if z >= 0 else exp(z) / (1.0 + exp(z))
             self.prob[p] = pr
             g = float(rel[i]) - pr
             w[:-1] += self.lr * (g * X[i] - self.l2 * w[:-1])
@@ -279,16 +280,12 @@ class SiteFeatures(FeatureSet):
         ep.advance(state, urls)
         return ep
 
-    def page_probability(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
-        """The online page classifier's probability for fetched ``pages`` (taken before it learned from them)."""
-        return self.episode(state).prob[np.asarray(pages, np.int64)].copy()
-
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, dtype=np.int64)
         out = np.zeros((len(pages), self.dim), np.float32)
         if not len(pages):
             return out
-        bp = self._parent(state, pages).astype(np.int64)
+        bp = self.best_parents(state, pages).astype(np.int64)
         ep = self.episode(state)
         urls = _url_table(state.corpus)
         urls.ensure(pages)
@@ -312,12 +309,12 @@ class SiteFeatures(FeatureSet):
         d = urls.dir[pages]
         dir_f = _grow(ep.dir_f, len(urls.dir_ids))[d]
         dir_r = _grow(ep.dir_r, len(urls.dir_ids))[d]
-        out[:, 6] = np.minimum(np.log1p(dir_f) / _LOG_DIR, 1.0)
+        out[:, 6] = np.minimum(log1p(np.asarray(dir_f, np.float64)) / _LOG_DIR, 1.0)
         out[:, 7] = np.divide(dir_r, dir_f, out=np.zeros(len(pages)), where=dir_f > 0)
         out[:, 8] = dir_f == 0
         dom = state.page_domain[pages]
         pending = np.maximum(ep.host_seen[dom] - state.dom_fetched[dom], 0)
-        out[:, 9] = np.minimum(np.log1p(pending) / _LOG_HOST, 1.0)
+        out[:, 9] = np.minimum(log1p(np.asarray(pending, np.float64)) / _LOG_HOST, 1.0)
         out[:, 10] = ep.prob[bp]
         out[:, 11] = ep.max_par_prob[pages]
         bl = np.asarray(state.best_link)[pages].astype(np.int64)

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl.state import DIST_CAP, CrawlState
+from gym_crawl.features import kernels as FK
 from gym_crawl.features.sets import FeatureSet
 
 __all__ = ["ThesisFeatures", "disc_relevance", "disc_change", "disc_change_code", "disc_distance"]
@@ -106,5 +106,5 @@ class ThesisFeatures(FeatureSet):
         bad = FK.thesis_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
                              s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out,
                              self.change_bins == "code", 0.1, 0.3, self._scale, self.normalize)
-        self._no_parent(pages, bad)
+        self.refuse_unparented(pages, bad)
         return out

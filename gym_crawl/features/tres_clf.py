@@ -91,10 +91,6 @@ class TresClfFeatures(FeatureSet):
         self.train_kwargs = train_kwargs
         self._caches: dict[tuple[int, str], tuple[TextClassifier, np.ndarray, np.ndarray]] = {}
 
-    def classifier_for(self, state: CrawlState) -> TextClassifier:
-        """The classifier of the state's current topic (trained on first use)."""
-        return self._cache(state)[0]
-
     def _cache(self, state: CrawlState) -> tuple[TextClassifier, np.ndarray, np.ndarray]:
         scorer = state.scorer
         if scorer is None:
@@ -119,7 +115,7 @@ class TresClfFeatures(FeatureSet):
         """(len(pages),) float32 classifier probability of the best parent's link text to each page."""
         pages = np.asarray(pages, np.int64)
         clf, cbp, cprob = self._cache(state)
-        bp = self._parent(state, pages)
+        bp = self.best_parents(state, pages)
         stale = cbp[pages] != bp
         if stale.any():
             sp_, sbp = pages[stale], bp[stale].astype(np.int64)

@@ -7,9 +7,7 @@ from gym_crawl.reducers.base import (
                                      Reducer,
                                      TopK,
                                      get_reducer,
-                                     reducer_names,
                                      register_reducer,
 )
 
-__all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer", "register_reducer",
-           "reducer_names", "REDUCERS"]
+__all__ = ["Reducer", "FullFrontier", "TopK", "Outlinks", "RandomSubset", "get_reducer", "register_reducer", "REDUCERS"]

@@ -33,7 +33,7 @@ from gym_crawl.features.sets import FeatureSet
 from gym_crawl.registry import Registry
 
 __all__ = ["Reducer", "FullFrontier", "TopK", "TopKRows", "Outlinks", "RandomSubset", "get_reducer",
-           "register_reducer", "reducer_names", "REDUCERS"]
+           "register_reducer", "REDUCERS"]
 
 
 class Reducer:
@@ -352,10 +352,6 @@ REDUCERS.register("tree", "gym_crawl.reducers.tree:TreeFrontier", "TRES's Tree-F
 def register_reducer(name: str, factory: Callable[[], Reducer] | str, description: str = "") -> None:
     """Make ``reducer=name`` build ``factory()`` (a callable or a lazy ``"module:attribute"``)."""
     REDUCERS.register(name, factory, description)
-
-
-def reducer_names() -> list[str]:
-    return REDUCERS.names()
 
 
 def get_reducer(spec: str | Reducer) -> Reducer:

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import exp, log, row_dots
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.relevance.topic import Topic
@@ -70,7 +71,8 @@ from gym_crawl.text.model import TextModel, gather_csr, gather_ranges
 
 __all__ = ["TextClassifier", "ClassifierReport", "train_topic_classifier", "split_pages", "bag_matrix",
            "link_bags", "page_bags", "KINDS", "ALL_KINDS", "evaluate", "classifier_train_mask", "heldout_view",
-           "true_label_mask", "train_heldout_classifier", "TRAIN_LABEL_PREFIX", "DEFAULT_SPLIT_SALT"]
+           "true_label_mask", "train_heldout_classifier", "TRAIN_LABEL_PREFIX", "DEFAULT_SPLIT_SALT",
+           "check_fraction"]
 
 #: the kinds model selection chooses from by default
 KINDS = ("tfidf-lr", "nb", "vec-lr", "tfidf+vec-lr")
@@ -155,7 +157,7 @@ class TextClassifier:
             nz = np.diff(M.indptr) > 0
             S = np.zeros((n, self.vectors.shape[1]))
             S[nz] = np.add.reduceat(contrib, M.indptr[:-1][nz], axis=0)
-            out += _rownorm_dense(S) @ self.w_vec.astype(np.float64)
+            out += row_dots(_rownorm_dense(S), self.w_vec.astype(np.float64))
         return out
 
     def decision(self, terms: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n_rows: int) -> np.ndarray:
@@ -202,7 +204,7 @@ class TextClassifier:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return (1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))).astype(np.float32)
+    return (1.0 / (1.0 + exp(-np.clip(np.asarray(z, np.float64), -40, 40)))).astype(np.float32)
 
 
 def _rownorm_sparse(X: sp.csr_matrix) -> sp.csr_matrix:
@@ -218,7 +220,7 @@ def _rownorm_dense(X: np.ndarray) -> np.ndarray:
 
 def _idf(M: sp.csr_matrix) -> np.ndarray:
     df = np.bincount(sp.csr_matrix(M).indices, minlength=M.shape[1]).astype(np.float64)
-    return np.log((M.shape[0] + 1.0) / (df + 1.0)) + 1.0
+    return log((M.shape[0] + 1.0) / (df + 1.0)) + 1.0
 
 
 class _Views:
@@ -259,8 +261,8 @@ def _fit(kind: str, views: _Views, rows: np.ndarray | slice, y: np.ndarray, hp: 
         B = views.binary[rows]
         c1 = np.asarray(B[y].sum(axis=0)).ravel() + hp
         c0 = np.asarray(B[~y].sum(axis=0)).ravel() + hp
-        w = np.log(c1 / c1.sum()) - np.log(c0 / c0.sum())
-        prior = 0.0 if balanced else float(np.log(max(y.sum(), 1) / max((~y).sum(), 1)))
+        w = log(c1 / c1.sum()) - log(c0 / c0.sum())
+        prior = 0.0 if balanced else log(max(y.sum(), 1) / max((~y).sum(), 1))
         return TextClassifier("nb", idf, vec_idf, w.astype(np.float32), np.zeros(0, np.float32), prior, None,
                               {"alpha": hp, "balanced": balanced})
     if kind == "svm":
@@ -448,7 +450,9 @@ TRAIN_LABEL_PREFIX = "clf-train:"
 DEFAULT_SPLIT_SALT = "gym-crawl-classifier-split"
 
 
-def _check_fraction(fraction: float) -> float:
+def check_fraction(fraction: float) -> float:
+    """``fraction`` (the share of pages in the classifier-train split) as a float in (0, 1); ``ValueError``
+    naming it otherwise."""
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 < float(fraction) < 1.0:
         raise ValueError(f"fraction must be a number in (0, 1) (share of pages in the classifier-train split), "
                          f"got {fraction!r}")
@@ -456,7 +460,7 @@ def _check_fraction(fraction: float) -> float:
 
 
 def _hash_mask(corpus: Corpus, fraction: float, salt: str) -> np.ndarray:
-    thr = int(_check_fraction(fraction) * 2 ** 32)
+    thr = int(check_fraction(fraction) * 2 ** 32)
     pre = f"{salt}\x00".encode()
     h = np.fromiter((zlib.crc32(t.encode("utf-8"), zlib.crc32(pre)) for t in corpus.titles), np.uint64,
                     count=corpus.n_pages)

@@ -70,14 +70,20 @@ class ThresholdReward(RewardScheme):
 
 
 class BinaryReward(RewardScheme):
+    """Reward 1 for a relevant page, else 0.
+
+    :param labelled: relevant means the page carries the topic's label; ``False``: the page contains a
+        topic word (tf-idf relevance > 0).
+    """
+
     name = "binary"
     max_reward = 1.0
 
     def __init__(self, labelled: bool = False):
-        self._labelled = labelled
+        self.labelled = labelled
 
     def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:
-        rel = s.label if self._labelled else (s.tfidf > 0)
+        rel = s.label if self.labelled else (s.tfidf > 0)
         return rel.astype(np.float32), rel.astype(bool)
 
 
@@ -143,13 +149,13 @@ class ClassifierReward(RewardScheme):
 
     def __init__(self, kind: str = "auto", *, threshold: float = 0.5, fraction: float = 0.3, salt: str | None = None,
                  classifier: Any = None, **train_kwargs: Any):
-        from gym_crawl.relevance.classifier import ALL_KINDS, DEFAULT_SPLIT_SALT, _check_fraction
+        from gym_crawl.relevance.classifier import ALL_KINDS, DEFAULT_SPLIT_SALT, check_fraction
 
         if kind != "auto" and kind not in ALL_KINDS:
             raise ValueError(f"ClassifierReward kind {kind!r}: expected 'auto' or one of {ALL_KINDS}")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold < 1.0:
             raise ValueError(f"ClassifierReward threshold must be in (0, 1), got {threshold!r}")
-        self.kind, self.threshold, self.fraction = kind, float(threshold), _check_fraction(fraction)
+        self.kind, self.threshold, self.fraction = kind, float(threshold), check_fraction(fraction)
         self.salt = DEFAULT_SPLIT_SALT if salt is None else str(salt)
         self.train_kwargs = dict(train_kwargs)
         self._given = classifier

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._arith import cosines, norm
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
@@ -40,7 +41,8 @@ __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", 
            "fill_topic_tables", "SCORE_TABLES_VERSION"]
 
 #: version of the on-disk score-table cache (:meth:`TopicScorer.save_tables`); a change makes old caches unused
-SCORE_TABLES_VERSION = 1
+#: (2: cosines summed in float64 in a fixed order, :func:`gym_crawl._arith.cosines`)
+SCORE_TABLES_VERSION = 2
 _TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
                 "link_rel": ("links", "rel"), "link_cat": ("links", "cat"), "link_kw_url": ("links", "kw_url"),
                 "link_kw_anchor": ("links", "kw_anchor")}
@@ -94,9 +96,10 @@ class LinkScores:
 
 
 def _cos(vecs: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Cosines of rows of ``vecs`` (n, k) with unit rows of ``queries`` (q, k) → (n, q)."""
-    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    return np.divide(vecs @ queries.T, norms, out=np.zeros((len(vecs), len(queries)), np.float32), where=norms > 0)
+    """Cosines of rows of ``vecs`` (n, k) with unit rows of ``queries`` (q, k) → (n, q) float32: float64 sums in
+    a fixed order (:func:`gym_crawl._arith.cosines`), so a row's cosines are the same bits on any CPU and thread
+    count and whatever other rows or queries share the call."""
+    return cosines(vecs, queries)
 
 
 class TopicScorer:
@@ -130,7 +133,7 @@ class TopicScorer:
         self.keyword_mask[[i for i in kid if i >= 0]] = True
         self._tables: dict[Any, Any] = {}
         qidf = text.idf * self.topic_word_mask
-        self._tfidf_query = qidf / max(float(np.linalg.norm(qidf)), 1e-12)
+        self._tfidf_query = qidf / max(norm(qidf), 1e-12)
         self.label_mask = topic.label_mask(self.corpus)
 
     def set_keywords(self, words: list[str]) -> None:
@@ -191,6 +194,18 @@ class TopicScorer:
         topic; entries equal ``score_links(range of the page's links)`` bit for bit (or memory-mapped
         from :meth:`save_tables`' cache, as :meth:`page_table`)."""
         return self._table("links", LinkTable)  # type: ignore[return-value]
+
+    def reward_table(self, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The per-page reward cache that every crawl of this topic shares under one reward scheme:
+        ``(reward, relevant, done)``, ``(n_pages,)`` float32, bool, bool, created zero / ``False`` at the first
+        ask and filled by the crawls (``done[p]``: page ``p``'s entries are set).
+
+        :param key: identifies the scheme and its parameters (a crawl state's reward key, e.g.
+            ``("binary", labelled)``); the same key always gives the same arrays.
+        """
+        n = self.corpus.n_pages
+        return self._tables.setdefault(("reward", key), (np.zeros(n, np.float32), np.zeros(n, bool),
+                                                         np.zeros(n, bool)))
 
     def _table(self, name: str, cls: type) -> object:
         """The cached table ``name``; at the first ask, the :meth:`save_tables` cache if there is one
@@ -352,10 +367,8 @@ class PageTable:
     ``done[p]`` when page ``p``'s entry is filled.
 
     ``ensure(p)`` scores one page as ``score_pages([p])`` does; ``ensure_all()`` scores every page
-    in batches with the same result: page vectors, norms and tf-idf sums are row-independent, and
-    the topic dot products are taken one row at a time, as a one-page call takes them (BLAS
-    computes a single-row product by another kernel than a batch, in another floating-point order):
-    a stacked ``matmul`` of ``(1, k)`` rows, which makes NumPy call that same single-row kernel per row.
+    in batches with the same result: page vectors, cosines and tf-idf sums are computed row by row in a
+    fixed order, whatever the batch.
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
@@ -392,11 +405,9 @@ class LinkTable:
     id), filled by source page: ``done[p]`` says page ``p``'s out-links are scored.
 
     The crawl step scores a fetched page's whole contiguous link range, so each entry must equal
-    ``score_links(np.arange(link_lo[p], link_hi[p]))``: ranges of two or more links are scored in
-    batches (a BLAS matrix product's rows do not depend on how many rows it has), single-link
-    ranges as single rows (BLAS takes a single-row product by another kernel; a stacked ``matmul`` of
-    ``(1, k)`` rows calls it once per row). Arrays are allocated zeroed (untouched memory costs nothing)
-    and filled as pages are asked for.
+    ``score_links(np.arange(link_lo[p], link_hi[p]))``; the link-text vectors and cosines are computed row by
+    row in a fixed order, so batches of any size give those values. Arrays are allocated zeroed (untouched
+    memory costs nothing) and filled as pages are asked for.
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
@@ -483,17 +494,17 @@ def _fill_pages(tables: list[PageTable], chunk: int) -> None:
         if not todo:
             continue
         V = text.page_vectors(pages)
-        norms = np.linalg.norm(V, axis=1, keepdims=True)
-        rows = V[:, None, :]
         t, rp = gather_ranges(c.text_lo, c.text_hi, c.text_terms, pages)
         cnt, _ = gather_ranges(c.text_lo, c.text_hi, c.text_counts, pages)
         w = cnt * text.idf[t]
         sq = np.bincount(rp, weights=w * w, minlength=len(pages))
         root = np.sqrt(sq)
+        cos_all = _cos(V, np.concatenate([tab.scorer.queries for tab in todo]))  # every topic's queries at once
+        col = 0
         for tab in todo:
             sc = tab.scorer
-            cos = np.divide(np.matmul(rows, sc.queries.T)[:, 0, :], norms,
-                            out=np.zeros((len(pages), 1 + sc.n_categories), np.float32), where=norms > 0)
+            cos = cos_all[:, col:col + len(sc.queries)]
+            col += len(sc.queries)
             tab.rel[pages] = cos[:, 0]
             tab.cat[pages] = cos[:, 1:]
             dot = np.bincount(rp, weights=w * sc._tfidf_query[t], minlength=len(pages))
@@ -504,8 +515,8 @@ def _fill_pages(tables: list[PageTable], chunk: int) -> None:
 
 
 def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int) -> None:
-    """Score the out-links of ``pages`` in ``tables`` (topics of one text model) where they are not scored yet:
-    single-link pages together as single rows, the others in batches of up to ``chunk_links`` links."""
+    """Score the out-links of ``pages`` in ``tables`` (topics of one text model) where they are not scored yet,
+    in batches of up to ``chunk_links`` links (a page's links are never split)."""
     pages = np.asarray(pages, np.int64)
     done = np.logical_and.reduce([t.done[pages] for t in tables])
     pages = pages[~done]
@@ -514,39 +525,36 @@ def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int) ->
     pages = np.unique(pages)
     t0 = tables[0]
     deg = t0.hi[pages] - t0.lo[pages]
-    single = t0.lo[pages[deg == 1]]
-    for a in range(0, len(single), chunk_links):
-        _score_link_batch(tables, single[a:a + chunk_links], single_rows=True)
-    multi = pages[deg > 1]
-    if len(multi):
-        ends = np.cumsum(deg[deg > 1])
+    linked, deg = pages[deg > 0], deg[deg > 0]
+    if len(linked):
+        ends = np.cumsum(deg)
         start = 0
-        while start < len(multi):
+        while start < len(linked):
             stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
-            grp = multi[start:stop]
+            grp = linked[start:stop]
             links = np.concatenate([np.arange(t0.lo[p], t0.hi[p]) for p in grp.tolist()]) \
                 if stop - start > 1 else np.arange(t0.lo[grp[0]], t0.hi[grp[0]])
-            _score_link_batch(tables, links, single_rows=False)
+            _score_link_batch(tables, links)
             start = stop
     for t in tables:
         t.done[pages] = True
 
 
-def _score_link_batch(tables: list[LinkTable], links: np.ndarray, single_rows: bool) -> None:
+def _score_link_batch(tables: list[LinkTable], links: np.ndarray) -> None:
     """Write the scores of ``links`` into every table: what :meth:`TopicScorer.score_links` computes, with the
-    link-text vectors, norms and anchor/URL tokens taken once for all tables. ``single_rows``: each link's
-    topic dot products as a one-link call takes them (a stacked ``matmul`` of ``(1, k)`` rows)."""
+    link-text vectors, cosines and anchor/URL tokens taken once for all tables."""
     text = tables[0].scorer.text
     t, rp, src = text.link_tokens(links)
     vec = weighted_row_sums(text.vectors, t, text.idf[t], rp, len(links))
-    norms = np.linalg.norm(vec, axis=1, keepdims=True)
+    cos_all = _cos(vec, np.concatenate([tab.scorer.queries for tab in tables]))  # every topic's queries at once
     named = src < 2  # anchor (0) and URL (1) tokens: the keyword flags look at these only
     t_named, rp_named, in_anchor = t[named], rp[named], src[named] == 0
     n = len(links)
+    col = 0
     for tab in tables:
         sc = tab.scorer
-        dots = np.matmul(vec[:, None, :], sc.queries.T)[:, 0, :] if single_rows else vec @ sc.queries.T
-        cos = np.divide(dots, norms, out=np.zeros((n, len(sc.queries)), np.float32), where=norms > 0)
+        cos = cos_all[:, col:col + len(sc.queries)]
+        col += len(sc.queries)
         kw = sc.keyword_mask[t_named]
         kw_anchor = np.bincount(rp_named[kw & in_anchor], minlength=n) > 0
         kw_url = np.bincount(rp_named[kw & ~in_anchor], minlength=n) > 0

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._arith import norm
 from gym_crawl.corpus.core import Corpus
 
 __all__ = ["SEEDFINDER_DEFAULTS", "SearchEngine", "search_engine", "seedfinder_results"]
@@ -47,7 +48,7 @@ class SearchEngine:
         per page) and match at least one term; ties by page id."""
         terms = np.unique(np.asarray(terms, np.int64))
         q = self.idf[terms]
-        score = np.asarray(self.MT[terms].T @ q).ravel() / max(float(np.linalg.norm(q)), 1e-12)
+        score = np.asarray(self.MT[terms].T @ q).ravel() / max(norm(q), 1e-12)
         ok = np.flatnonzero((score > 0) & ~exclude)
         order = np.lexsort((ok, -score[ok]))
         return ok[order[:k]]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gym_crawl.agents import make_env_for
 from gym_crawl.tasks.sets import (
     TASK_SETS,
     Task,
@@ -112,8 +113,6 @@ def make(spec: str, agent: Any = "best-first", *, corpus: Any = None, wikispeedi
     """The env of task ``spec`` for ``agent`` (a registered name, class or instance):
     ``make_env_for(agent, corpus=, topic=<task topic>, reward="labels", max_episode_steps=<budget>, **overrides)``.
     ``corpus``/``wikispeedia`` as in :func:`task_set`; ``overrides`` win (e.g. ``features="transferable"``)."""
-    from gym_crawl.agents import make_env_for
-
     task, c = get(spec, corpus=corpus, wikispeedia=wikispeedia)
     kw: dict[str, Any] = {"corpus": c, "topic": topic_of(c, task), "reward": "labels",
                           "max_episode_steps": task.budget}

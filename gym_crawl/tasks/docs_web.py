@@ -1,8 +1,9 @@
 """The ``docs-web`` task set: Debian's documentation sites crawled into a corpus.
 
-The corpus is compiled by ``gym-crawl bench docs-web`` into ``<data dir>/docs-web``
-(:func:`load_docs_web`). Its labels are ``<site>`` and ``<site>.<section>...``; every section label is a
-topic, and whole sites are held out for testing (:func:`split_of`).
+The corpus is compiled by ``gym-crawl bench docs-web`` into ``<data dir>/docs-web`` and registered as the
+corpus ``docs-web`` (``load_corpus("docs-web")``, :func:`load_docs_web`). Its labels are ``<site>`` and
+``<site>.<section>...``; every section label is a topic, and whole sites are held out for testing
+(:func:`split_of`).
 
 Two task sets are built on it:
 
@@ -22,12 +23,18 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from gym_crawl.corpus.sources import built_corpus_path, load_built_corpus
+from gym_crawl.relevance.topic import resolve_topic
+from gym_crawl.tasks.task import Task, is_test_topic, keep_first, labelled_tasks
+
 __all__ = ["CORPUS_DIRNAME", "FAR_BUDGET", "GENRES", "HARD_MAX_VISIBLE", "NEAR_BUDGET", "corpus_path",
-           "docs_web_hard_tasks", "docs_web_tasks", "genre_of", "load_docs_web", "page_sites", "site_label", "split_of",
-           "visible_fraction"]
+           "docs_web_hard_tasks", "docs_web_tasks", "genre_of", "load_docs_web", "page_sites", "site_label",
+           "split_note", "split_of", "visible_fraction"]
 
 CORPUS_DIRNAME = "docs-web"
-"""Folder of the compiled corpus under :func:`gym_crawl.corpus.data_dir`."""
+"""The corpus' registered name, also its folder under :func:`gym_crawl.corpus.data_dir`."""
 
 
 def site_label(label: str) -> str:
@@ -43,16 +50,19 @@ def split_of(label: str) -> str:
     """The fixed split of the ``docs-web`` task set: whole **sites** are held out — a label is a test topic
     when its site is (``sha256(site) mod 3 == 0``, the suite's rule applied to the site name), so every
     test task is on a site no learner trained on."""
-    from gym_crawl.tasks.task import is_test_topic
-
     return "test" if is_test_topic(site_label(label)) else "train"
+
+
+def split_note(tasks: list[Any]) -> str:
+    """What a listing says about the split of ``tasks`` (:class:`~gym_crawl.tasks.task.Task`):
+    ``"split by site: test sites django, python"``."""
+    return "split by site: test sites " + ", ".join(sorted({site_label(t.label) for t in tasks
+                                                           if t.split == "test"}))
 
 
 def page_sites(corpus: Any) -> Any:
     """``(n_pages,)`` int array: index into ``sorted(sites)`` of each page's site (the first component of
     its first label), -1 for an unlabelled page; and the site names."""
-    import numpy as np
-
     names = sorted({site_label(x) for x in corpus.labels.tolist()})
     idx = {n: i for i, n in enumerate(names)}
     lab_site = np.array([idx[site_label(x)] for x in corpus.labels.tolist()], dtype=np.int64)
@@ -72,9 +82,6 @@ def docs_web_tasks(corpus: Any, set_name: str = "docs-web", *, min_pages: int = 
     entry, the most in-linked page of the same site outside the section with out-links; budget
     ``far_budget``). Ties: the lowest page id. Split by site (:func:`split_of`). ``max_tasks`` keeps the
     first half train / half test tasks in label order."""
-    from gym_crawl.relevance.topic import resolve_topic
-    from gym_crawl.tasks.task import keep_first, labelled_tasks
-
     seeds = _SeedFinder(corpus)
     tasks = []
     for lab, members in labelled_tasks(corpus, min_pages):
@@ -101,10 +108,6 @@ class _SeedFinder:
     def tasks(self, set_name: str, lab: str, members: Any, near_budget: int, far_budget: int,
               words: tuple[str, ...] = ()) -> list[Any]:
         """The near and far task of section ``lab`` (none when it has no seed of either kind)."""
-        import numpy as np
-
-        from gym_crawl.tasks.task import Task
-
         c, indeg, out_deg = self.corpus, self.indeg, self.out_deg
         cand = members[out_deg[members] > 0]
         inside = np.zeros(c.n_pages, bool)
@@ -150,8 +153,6 @@ def genre_of(label: str) -> str | None:
 def visible_fraction(corpus: Any, members: Any, words: tuple[str, ...]) -> float:
     """Fraction of the ``members`` pages whose title tokens (a web corpus' title is its URL's words) or main
     text hold one of ``words``; words outside the vocabulary are in no page."""
-    import numpy as np
-
     ids = np.array([corpus.word_id(w) for w in words], dtype=np.int64)
     ids = ids[ids >= 0]
     if len(members) == 0:
@@ -174,8 +175,6 @@ def docs_web_hard_tasks(corpus: Any, set_name: str = "docs-web-hard", *, min_pag
     ``max_visible`` of its member pages (:func:`visible_fraction`), and that is the only such section of its
     site with that genre; named by the genre word (``Task.words``), with the near and far seeds and budgets
     of :func:`docs_web_tasks`. ``max_tasks`` keeps the first half train / half test tasks in label order."""
-    from gym_crawl.tasks.task import keep_first, labelled_tasks
-
     picked: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for lab, members in labelled_tasks(corpus, min_pages):
         g = genre_of(lab) if "." in lab else None
@@ -194,19 +193,11 @@ def docs_web_hard_tasks(corpus: Any, set_name: str = "docs-web-hard", *, min_pag
 
 
 def corpus_path(data: str | os.PathLike | None = None) -> Path:
-    """Where the compiled ``docs-web`` corpus lives: ``<data dir>/docs-web``."""
-    from gym_crawl.corpus import data_dir
-
-    return Path(data) if data is not None else data_dir() / CORPUS_DIRNAME
+    """Where the compiled ``docs-web`` corpus lives: ``data`` when given, else ``<data dir>/docs-web``."""
+    return built_corpus_path(CORPUS_DIRNAME, data)
 
 
 def load_docs_web(path: str | os.PathLike | None = None) -> Any:
-    """The compiled ``docs-web`` corpus (memory-mapped); ``FileNotFoundError`` saying how to build it when
-    it is not there."""
-    from gym_crawl.corpus.core import Corpus
-
-    p = corpus_path(path)
-    if not (p / "manifest.json").is_file():
-        raise FileNotFoundError(f"the docs-web corpus is not built at {p}: run `gym-crawl bench docs-web` "
-                                "(add --install to install the Debian documentation packages)")
-    return Corpus.load(p)
+    """The compiled ``docs-web`` corpus (memory-mapped), as ``load_corpus("docs-web", path=path)``;
+    ``FileNotFoundError`` naming ``gym-crawl bench docs-web`` when it is not built."""
+    return load_built_corpus(CORPUS_DIRNAME, path)

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.corpus import load_corpus
+from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.tasks import docs_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
 
@@ -44,11 +46,14 @@ class TaskSetDef:
     :param build: ``build(corpus, set_name, min_pages=, near_budget=, far_budget=, max_tasks=)`` → tasks;
         ``near_budget``/``far_budget`` are ``None`` for the set's own budgets.
     :param doc: one line for listings.
+    :param note: ``note(tasks)`` → what a listing says about the built tasks (how they are split), or
+        ``None`` to say nothing.
     """
 
     corpus: str | None
     build: Callable[..., list[Task]]
     doc: str = ""
+    note: Callable[[list[Task]], str] | None = None
 
 
 def split_labels(labels: Sequence[str]) -> dict[str, str]:
@@ -67,8 +72,6 @@ def tasks_for(corpus: Any, set_name: str, kinds: Sequence[str], min_pages: int, 
     entry: ``"near"`` (most in-linked member, ``near_budget``), ``"size"`` (same seed, budget = label size),
     ``"far"`` (most in-linked page outside the label, ``far_budget``). ``max_tasks`` keeps the first half
     train / half test tasks in label order."""
-    from gym_crawl.relevance.topic import resolve_topic
-
     indeg = corpus.in_degree()
     out_deg = corpus.out_degree()
     cats = labelled_tasks(corpus, min_pages)
@@ -125,20 +128,17 @@ TASK_SETS: dict[str, TaskSetDef] = {
     "hard": TaskSetDef("synthetic-hard", _label_sets(("near",)), "synthetic-hard labels, budget 100"),
     "hard-100k": TaskSetDef("synthetic-hard-100000", _label_sets(("near",)),
                             "synthetic-hard-100000 labels, budget 100"),
-    "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site"),
+    "docs-web": TaskSetDef("docs-web", _docs_web_set, "docs-web sections, near and far seeds, split by site",
+                           docs_web.split_note),
     "docs-web-hard": TaskSetDef("docs-web", _docs_web_hard_set,
-                                "docs-web sections named by a cross-site genre absent from their pages"),
+                                "docs-web sections named by a cross-site genre absent from their pages",
+                                docs_web.split_note),
 }
 
 
 def load_task_corpus(spec: str) -> Any:
-    """``load_corpus(spec)``; ``"docs-web"`` is the compiled docs-web corpus (:func:`docs_web.load_docs_web`)."""
-    if spec == "docs-web":
-        from gym_crawl.tasks.docs_web import load_docs_web
-
-        return load_docs_web()
-    from gym_crawl.corpus import load_corpus
-
+    """The corpus a task set names: ``load_corpus(spec)`` (``"docs-web"`` is a registered corpus, opened, never
+    built)."""
     return load_corpus(spec)
 
 
@@ -172,9 +172,8 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
         note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
-        if spec == "docs-web" and tasks:
-            note = "split by site: test sites " + ", ".join(sorted({t.label.split(".")[0] for t in tasks
-                                                                    if t.split == "test"}))
+        if d.note is not None and tasks:
+            note = d.note(tasks)
         sets.append(TaskSet(name, spec, tasks, note))
     return sets, corpora
 
@@ -183,8 +182,6 @@ def topic_of(corpus: Any, task: Task) -> Any:
     """The task's :class:`~gym_crawl.relevance.topic.Topic`: its label's topic, named by the label's last
     components, with the task's seed pages; a task with ``words`` is named by them (topic words and name)
     instead of by its label. A word outside the corpus vocabulary is a ``KeyError`` naming it."""
-    from gym_crawl.relevance.topic import Topic, resolve_topic
-
     if task.words:
         unknown = [w for w in task.words if corpus.word_id(w) < 0]
         if unknown:

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.relevance.topic import Topic
+
 __all__ = ["Task", "TaskSet", "is_test_topic", "keep_first", "labelled_tasks", "task_kind"]
 
 
@@ -57,8 +59,6 @@ def is_test_topic(label: str) -> bool:
 def labelled_tasks(corpus: Any, min_pages: int = 25) -> list[tuple[str, np.ndarray]]:
     """``(label, member page ids)`` of every label carried by >= ``min_pages`` pages (exact label),
     sorted by label; member ids are the pages carrying it or a sub-label (the topic's label mask)."""
-    from gym_crawl.relevance.topic import Topic
-
     counts = np.bincount(np.asarray(corpus.label_ids), minlength=len(corpus.labels))
     out = []
     for i, lab in enumerate(corpus.labels.tolist()):
@@ -79,7 +79,5 @@ def keep_first(tasks: list[Task], max_tasks: int | None) -> list[Task]:
 
 def task_kind(corpus: Any, task: Task) -> str:
     """``"near"`` when the task's first seed page carries the task's label (or a sub-label), else ``"far"``."""
-    from gym_crawl.relevance.topic import Topic
-
     seed = corpus.page_id(task.seeds[0])
     return "near" if Topic("t", ("x",), label=task.label).label_mask(corpus)[seed] else "far"

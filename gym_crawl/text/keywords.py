@@ -31,6 +31,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from gym_crawl._arith import matmul
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.text.model import TextModel, gather_ranges
 
@@ -101,7 +102,7 @@ def expand_keywords(text: TextModel, initial: Sequence[str], documents: np.ndarr
     if threshold is not None:
         b = float(threshold)
     elif nk >= 2:
-        G = K @ K.T
+        G = matmul(K, K.T)
         b = float((G.sum() - np.trace(G)) / (nk * (nk - 1)))
     else:
         b = float(single_keyword_threshold)
@@ -116,7 +117,7 @@ def expand_keywords(text: TextModel, initial: Sequence[str], documents: np.ndarr
     norms = np.linalg.norm(W[cand], axis=1)
     cand = cand[norms > 0]
     Wc = W[cand].astype(np.float64) / np.linalg.norm(W[cand], axis=1, keepdims=True)
-    cs = (Wc @ K.T).mean(axis=1)
+    cs = matmul(Wc, K.T).mean(axis=1)
     sel = (cs >= b) & ~np.isin(cand, ids)
     order = np.lexsort((cand[sel], -cs[sel]))
     if max_new is not None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from gym_crawl._arith import log, norm, sparse_rows_dense
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
@@ -42,15 +43,26 @@ from gym_crawl._io import (
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.page_source import PageSource
+from gym_crawl.text.general import (
+    GENERAL_OPTIONS,
+    GENERAL_SOURCE,
+    GENERAL_VERSION,
+    GeneralTextUnavailable,
+    general_rows,
+    general_source_path,
+    how_to_get,
+    model_fingerprint,
+    oov_params,
+)
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges", "get_text_model",
-           "open_text_model",
-           "weighted_row_sums"]
+__all__ = ["GeneralOpenTextModel", "OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges",
+           "general_corpus_model", "general_text_model", "get_text_model", "open_text_model", "weighted_row_sums"]
 
-TEXT_MODEL_VERSION = 3
-"""3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
+TEXT_MODEL_VERSION = 4
+"""4: word vectors and IDF by the package's own arithmetic (:mod:`gym_crawl._svd`, :mod:`gym_crawl._arith`), the
+same bits on any CPU; 3: ``meta.json`` records each file's size, sha256 and sampled sha256 (checked on open)."""
 _META_KEYS = frozenset({"version", "idf_fraction", "idf_pages", "dim", "seed", "max_train_pages", "vectors", "files"})
 
 
@@ -118,18 +130,12 @@ def weighted_row_sums(matrix: np.ndarray, cols: np.ndarray, weights: np.ndarray,
                       n_rows: int) -> np.ndarray:
     """``out[r] = Σ_{j: rowpos[j]=r} weights[j] · matrix[cols[j]]`` → (n_rows, k) float32.
 
-    One sparse (n_rows × V) by dense (V × k) product, so no (nnz × k) temporary is built:
-    ~3-6× faster than gathering rows and summing them with ``np.add.reduceat``.
+    The weights are rounded to float32, each row's terms summed in their order in float64 and the sum rounded to
+    float32 once (:func:`gym_crawl._arith.sparse_rows_dense`: the same bits on any CPU and thread count, and for
+    any grouping of rows into calls); no (nnz × k) temporary is built.
     """
-    if len(rowpos) == 0:
-        return np.zeros((n_rows, matrix.shape[1]), np.float32)
-    if np.any(rowpos[1:] < rowpos[:-1]):
-        order = np.argsort(rowpos, kind="stable")
-        rowpos, cols, weights = rowpos[order], cols[order], weights[order]
-    indptr = np.zeros(n_rows + 1, np.int64)
-    np.cumsum(np.bincount(rowpos, minlength=n_rows), out=indptr[1:])
-    M = sp.csr_matrix((weights.astype(np.float32, copy=False), cols, indptr), shape=(n_rows, matrix.shape[0]))
-    return np.asarray(M @ matrix, dtype=np.float32)
+    w = np.asarray(weights).astype(np.float32, copy=False)
+    return sparse_rows_dense(rowpos, cols, w, matrix, n_rows, np.float32)
 
 
 @dataclass
@@ -186,7 +192,7 @@ class TextModel:
             sample = np.sort(rng.choice(n, size=min(n, n_idf), replace=False))
             terms, _ = gather_csr(corpus.text_ptr, corpus.text_terms, sample)
             df = np.bincount(terms, minlength=V).astype(np.float64)
-            idf = (np.log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
+            idf = (log((len(sample) + 1.0) / (df + 1.0)) + 1.0).astype(np.float32)
             if bar is not None:
                 bar.update(1)
             if vectors_path is not None:
@@ -265,7 +271,7 @@ class TextModel:
         if not keep:
             return np.zeros(self.dim, np.float32)
         v = self.vectors[keep].mean(axis=0)
-        return v / max(float(np.linalg.norm(v)), 1e-12)
+        return v / max(norm(v), 1e-12)
 
     # ------------------------------------------------------------ caching
     def save(self, path: Path) -> None:
@@ -314,7 +320,7 @@ class TextModel:
         files = meta.pop("files", None)
         if meta.get("version") != TEXT_MODEL_VERSION or not isinstance(files, dict):
             raise TextModelError(f"{mf}: text model version {meta.get('version')!r}, this gym_crawl reads "
-                                 f"{TEXT_MODEL_VERSION} (with per-file checksums): rebuild it")
+                                 f"{TEXT_MODEL_VERSION}: rebuild it")
         if set(files) != {"idf.npy", "vectors.npy"}:
             raise TextModelError(f"{mf}: lists files {sorted(files)}, expected idf.npy and vectors.npy")
         try:
@@ -357,19 +363,40 @@ def _corpus_fingerprint(corpus: Corpus) -> str | None:
 
 def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, seed: int = 0,
                    max_train_pages: int = 20_000, vectors_path: str | None = None, progress: bool = True,
-                   verify: bool = False) -> TextModel:
+                   verify: bool = False, general: bool | None = None) -> TextModel:
     """The :class:`TextModel` of ``corpus``, memoized per corpus object and cached on
     disk (``<data_dir>/text_models``) for saved corpora.
+
+    ``general`` chooses the general English model (:mod:`gym_crawl.text.general`) for a live web without a
+    reference text model and for a web corpus (one with ``urls``: compiled WARC archives, replayed crawls):
+    ``None`` (default) uses it when its source dataset is on this machine and no ``vectors_path`` is given
+    (else one warning, and a live web hashes every word, a web corpus gets its own model); other corpora get
+    their own model (the options above), a live web with a reference text model its reference's words.
+    ``True`` requires it, for any corpus (``GeneralTextUnavailable`` saying how to get it when the dataset is
+    missing; ``ValueError`` for a live web built on a reference model); ``False`` never uses it.
 
     A cached model that fails its checks (``verify=True``: the full sha256 too) is reported in one
     warning naming the file and rebuilt; a cache that cannot be written (read-only ``GYM_CRAWL_DATA``)
     is reported in one warning and the model is kept in memory.
     """
+    if general is not None and not isinstance(general, bool):
+        raise ValueError(f"general must be None (default), True or False, got {general!r}")
     key = (idf_fraction, dim, seed, max_train_pages, str(vectors_path))
     memo = _MEMO.setdefault(corpus, {})
+    gkey = (*key, "general", general)
+    if gkey in memo:
+        return memo[gkey]
+    grows = isinstance(corpus, PageSource)  # a web discovered while it is crawled
+    web = getattr(corpus, "reference_text", None) is None if grows else getattr(corpus, "urls", None) is not None
+    if general or (general is None and vectors_path is None and web):
+        gm = general_text_model(required=bool(general), progress=progress)
+        if gm is not None:
+            memo[gkey] = (GeneralOpenTextModel.create_general(corpus, gm) if grows
+                          else general_corpus_model(corpus, gm))
+            return memo[gkey]
     if key in memo:
         return memo[key]
-    if isinstance(corpus, PageSource):  # a web that grows: its reference model's words, hashed vectors for the others
+    if grows:  # a web that grows: its reference model's words, hashed vectors for the others
         memo[key] = open_text_model(corpus, getattr(corpus, "reference_text", None), dim=dim)
         return memo[key]
     fp = _corpus_fingerprint(corpus)
@@ -462,3 +489,99 @@ class OpenTextModel(TextModel):
 
     def __reduce__(self) -> tuple[Any, ...]:
         raise TypeError("the text model of a live web cannot be pickled (its web cannot)")
+
+
+# ---------------------------------------------------------------- the general English model
+_GENERAL_MODELS: dict[tuple[str, str], TextModel] = {}
+
+
+def general_text_model(*, required: bool = False, progress: bool = True) -> TextModel | None:
+    """The general English text model (:mod:`gym_crawl.text.general`), built from the local copy of
+    :data:`GENERAL_SOURCE` on first use and cached; memoized per process.
+
+    :param required: raise :class:`GeneralTextUnavailable` (saying how to get the dataset) when the source
+        is not on this machine; else return ``None`` after one warning.
+    :param progress: progress bars on a terminal while the source is compiled and the model built.
+    """
+    path = general_source_path()
+    if path is None:
+        msg = f"the general English text model needs the {GENERAL_SOURCE} dataset, which is not on this machine: "
+        if required:
+            raise GeneralTextUnavailable(msg + how_to_get())
+        warn_once("general-text-missing", msg + how_to_get() + "; until then a live web hashes every word and "
+                  "a web corpus uses its own text model")
+        return None
+    key = (str(data_dir()), str(path))
+    if key not in _GENERAL_MODELS:
+        from gym_crawl.corpus.wikispeedia import load_wikispeedia
+
+        src = load_wikispeedia(path, progress=progress)
+        _GENERAL_MODELS[key] = get_text_model(src, progress=progress, **GENERAL_OPTIONS)
+    return _GENERAL_MODELS[key]
+
+
+def general_corpus_model(corpus: Corpus, model: TextModel) -> TextModel:
+    """The :class:`TextModel` of a static ``corpus`` under the general ``model``: row ``i`` is
+    :func:`general_rows` of the corpus' word ``i``. Cached in ``<data_dir>/text_models`` for a saved corpus
+    (atomically; a damaged cache is reported once and rebuilt), keyed by the corpus, the model and
+    :data:`GENERAL_VERSION`."""
+    fp = _corpus_fingerprint(corpus)
+    path = None
+    if fp is not None:
+        path = (data_dir() / "text_models" /
+                f"{corpus.name}-{fp}-general-{model_fingerprint(model)}-g{GENERAL_VERSION}-v{TEXT_MODEL_VERSION}")
+        if path.exists():
+            try:
+                return TextModel.load(corpus, path)
+            except (TextModelError, OSError) as e:
+                warn_once(f"damaged:{path}", f"text model cache unusable ({e}); rebuilding it")
+                shutil.rmtree(path, ignore_errors=True)
+    idf, vec = general_rows(model, corpus.vocab.tolist())
+    meta = {"version": TEXT_MODEL_VERSION, "idf_fraction": model.meta.get("idf_fraction"),
+            "idf_pages": model.meta.get("idf_pages"), "dim": int(vec.shape[1]), "seed": model.meta.get("seed"),
+            "max_train_pages": model.meta.get("max_train_pages"),
+            "vectors": f"general:{model.corpus.name}:{model_fingerprint(model)}+hashed"}
+    tm = TextModel(corpus, idf, vec, meta)
+    if path is not None:
+        try:
+            tm.save(path)
+            tm.path = path
+        except OSError as e:
+            warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
+                                                 f"({e.strerror or e}); keeping the text model in memory")
+    return tm
+
+
+class GeneralOpenTextModel(OpenTextModel):
+    """The text model of a live web without a reference model: every word the web discovers gets its
+    :func:`general_rows` row (the general model's, or the open vocabulary's), so the same word has the same
+    IDF and vector as in a web corpus under the same general model."""
+
+    general: TextModel
+
+    @classmethod
+    def create_general(cls, web: Corpus, model: TextModel) -> GeneralOpenTextModel:
+        """The model of live web ``web`` (no reference vocabulary) over the general ``model``."""
+        if getattr(web, "reference_text", None) is not None:
+            raise ValueError("a live web with a reference text model uses OpenTextModel, not the general model")
+        k = 2 * int(model.vectors.shape[1])  # [meaning, identity] (general_rows)
+        W = web.n_words
+        oov_idf, scale = oov_params(model)
+        meta = {"vectors": "general+hashed", "reference": None, "general": model.corpus.name,
+                "general_fingerprint": model_fingerprint(model), "reference_words": 0, "oov_idf": oov_idf,
+                "oov_scale": scale, "dim": k, "idf_pages": model.meta.get("idf_pages")}
+        m = cls(web, np.zeros(W, np.float32), np.zeros((W, k), np.float32), meta)
+        m._oov = (np.float32(oov_idf), float(scale))
+        m.reference = None
+        m.general = model
+        n_now = len(web.vocab)
+        if n_now:
+            m._add_words(0, web.vocab.tolist()[:n_now])
+        web.add_vocab_listener(m._add_words)  # type: ignore[attr-defined]
+        return m
+
+    def _add_words(self, first: int, words: list[str]) -> None:
+        oov_idf, scale = self._oov
+        idf, vec = general_rows(self.general, words, (float(oov_idf), scale))
+        self.idf[first:first + len(words)] = idf
+        self.vectors[first:first + len(words)] = vec

@@ -23,6 +23,8 @@ import hashlib
 
 import numpy as np
 
+from gym_crawl._arith import norm
+
 __all__ = ["hashed_word_vector"]
 
 
@@ -31,4 +33,4 @@ def hashed_word_vector(word: str, dim: int, scale: float = 1.0) -> np.ndarray:
     norm ``scale``."""
     seed = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "little")
     v = np.random.default_rng(seed).standard_normal(dim)
-    return (v * (scale / max(float(np.linalg.norm(v)), 1e-12))).astype(np.float32)
+    return (v * (scale / max(norm(v), 1e-12))).astype(np.float32)

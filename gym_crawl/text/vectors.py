@@ -3,7 +3,10 @@
 Training uses documents as contexts: the page × word count matrix of a page
 sample is turned into positive pointwise mutual information, factorized with
 a seeded randomized SVD, and each word's vector is ``V_k · sqrt(Σ_k)``,
-L2-normalised. Deterministic for a given corpus, sample and seed.
+L2-normalised. Deterministic for a given corpus, sample and seed, bit for bit on
+any CPU and thread count: the logarithms and the SVD are the package's own
+fixed-order arithmetic (:mod:`gym_crawl._arith`, :mod:`gym_crawl._svd`), not
+NumPy's vectorized ``log`` or LAPACK.
 """
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from gym_crawl._arith import log
+from gym_crawl._svd import truncated_svd
 
 __all__ = ["train_word_vectors", "load_word_vectors", "ppmi"]
 
@@ -25,7 +31,7 @@ def ppmi(counts: sp.csr_matrix) -> sp.csr_matrix:
     row = np.asarray(counts.sum(axis=1)).ravel()
     col = np.asarray(counts.sum(axis=0)).ravel()
     coo = counts.tocoo()
-    pmi = np.log(coo.data * total / (row[coo.row] * col[coo.col]))
+    pmi = log(coo.data * total / (row[coo.row] * col[coo.col]))
     keep = pmi > 0
     return sp.csr_matrix((pmi[keep], (coo.row[keep], coo.col[keep])), shape=counts.shape)
 
@@ -33,14 +39,13 @@ def ppmi(counts: sp.csr_matrix) -> sp.csr_matrix:
 def train_word_vectors(counts: sp.csr_matrix, dim: int = 64, seed: int = 0) -> np.ndarray:
     """(V, dim) float32 L2-normalised word vectors from a (docs × V) count matrix.
 
-    Words that never occur get a zero vector. ``dim`` is capped by the matrix rank.
+    Words that never occur get a zero vector. ``dim`` is capped by the matrix rank: components beyond it
+    (singular values at rounding-noise level) are zero columns.
     """
-    from sklearn.utils.extmath import randomized_svd
-
     M = ppmi(counts)
     k = int(max(1, min(dim, min(M.shape) - 1)))
-    _, S, Vt = randomized_svd(M, n_components=k, n_iter=5, random_state=seed)
-    W = (Vt.T * np.sqrt(S)).astype(np.float32)
+    S, V = truncated_svd(M, k, n_iter=5, seed=seed)
+    W = (V * np.sqrt(S)).astype(np.float32)
     # fix SVD sign ambiguity deterministically: largest-|value| entry of each component positive
     signs = np.sign(W[np.abs(W).argmax(axis=0), np.arange(W.shape[1])])
     signs[signs == 0] = 1

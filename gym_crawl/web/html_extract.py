@@ -189,7 +189,7 @@ class _Walk:
             self.links.append((href, start, max(start, end), text or " ".join(alts), position))
             self._open = []
 
-    def run(self, body: Any) -> None:  # noqa: C901  (known debt, docs/architecture.md)
+    def run(self, body: Any) -> None:
         """Walk ``body`` (a selectolax ``LexborNode``) in document order, emitting text and link spans."""
         # selectolax yields nodes on entry only; an element is left when the next node's parent is not it.
         # The stack holds (mem_id, tag, skipped, landmark, in_list, in_main) of the open elements.

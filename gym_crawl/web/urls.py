@@ -28,7 +28,7 @@ import re
 from functools import lru_cache
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
-__all__ = ["canonical_url", "url_host", "url_text"]
+__all__ = ["canonical_url", "canonicalize", "url_host", "url_text"]
 
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
@@ -52,8 +52,8 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
     return host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
 
 
-@lru_cache(maxsize=1 << 16)
-def _canonical(url: str, base: str | None) -> str | None:
+def canonicalize(url: str, base: str | None) -> str | None:
+    """:func:`canonical_url` without its cache and its type check: what the cache stores for ``(url, base)``."""
     u = _IGNORED_IN_URL.sub("", url.strip())
     try:
         if base is not None:
@@ -70,6 +70,9 @@ def _canonical(url: str, base: str | None) -> str | None:
     if not host:
         return None
     return urlunsplit((scheme, _netloc(host, port, scheme), c.path or "/", c.query, ""))
+
+
+_canonical = lru_cache(maxsize=1 << 16)(canonicalize)
 
 
 def canonical_url(url: str, base: str | None = None) -> str | None:

@@ -69,13 +69,13 @@ from numba import njit
 
 from gym_crawl.webgen.news_site import (
     NewsSite,
-    _check_float,
-    _check_int,
+    check_float,
+    check_int,
     generate_news_site,
     rewire_degree_preserving,
 )
 
-__all__ = ["ChangingWeb", "make_changing_web"]
+__all__ = ["ChangingWeb", "count_le", "make_changing_web"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -83,8 +83,15 @@ __all__ = ["ChangingWeb", "make_changing_web"]
 
 
 @njit(cache=True, nogil=True)
-def _count_le(times, lo, hi, t):
-    """Number of times[lo:hi] (sorted) that are <= t."""
+def count_le(times, lo, hi, t):
+    """Number of ``times[lo:hi]`` that are ``<= t`` (compiled binary search).
+
+    :param times: ``(n,)`` float64, sorted ascending within ``[lo, hi)`` (a page's modification times in the
+        CSR columns of :class:`ChangingWeb`).
+    :param lo: first index of the slice.
+    :param hi: one past its last index.
+    :param t: the time, in the web's hours.
+    """
     a, b = lo, hi
     while a < b:
         mid = (a + b) // 2
@@ -103,7 +110,7 @@ def _versions_at(mod_ptr, mod_times, birth, pages, t):
         if birth[p] > t:
             out[i] = -1
         else:
-            out[i] = _count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
+            out[i] = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
     return out
 
 
@@ -115,7 +122,7 @@ def _last_modified_at(mod_ptr, mod_times, birth, pages, t):
         if birth[p] > t:
             out[i] = np.nan
         else:
-            c = _count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
+            c = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
             out[i] = mod_times[mod_ptr[p] + c - 1] if c > 0 else birth[p]
     return out
 
@@ -125,7 +132,7 @@ def _next_modification_at(mod_ptr, mod_times, pages, after):
     out = np.empty(pages.shape[0], np.float64)
     for i in range(pages.shape[0]):
         p = pages[i]
-        j = mod_ptr[p] + _count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], after[i])
+        j = mod_ptr[p] + count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], after[i])
         out[i] = mod_times[j] if j < mod_ptr[p + 1] else np.inf
     return out
 
@@ -136,7 +143,7 @@ def _is_new_many(mod_ptr, mod_times, birth, pages, t, window):
     for i in range(pages.shape[0]):
         p = pages[i]
         if birth[p] <= t:
-            c = _count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
+            c = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
             last = mod_times[mod_ptr[p] + c - 1] if c > 0 else birth[p]
             out[i] = t - last <= window
     return out
@@ -147,8 +154,8 @@ def _n_modifications(mod_ptr, mod_times, pages, t0, t1):
     out = np.empty(pages.shape[0], np.int64)
     for i in range(pages.shape[0]):
         p = pages[i]
-        out[i] = (_count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t1)
-                  - _count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t0))
+        out[i] = (count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t1)
+                  - count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t0))
     return out
 
 
@@ -187,8 +194,8 @@ class ChangingWeb:
             raise ValueError("indptr must start at 0, be non-decreasing and end at len(indices)")
         if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
             raise ValueError(f"indices must lie in [0, n_pages={n})")
-        self.horizon = _check_float("horizon", horizon, 0.0, 1e12, lo_open=True)
-        self.history = _check_float("history", history, 0.0, 1e12)
+        self.horizon = check_float("horizon", horizon, 0.0, 1e12, lo_open=True)
+        self.history = check_float("history", history, 0.0, 1e12)
         birth = np.asarray(birth, dtype=np.float64)
         if birth.shape != (n,):
             raise ValueError(f"birth must have shape ({n},), got {birth.shape}")
@@ -230,7 +237,7 @@ class ChangingWeb:
             if getattr(self, name).shape != (n,):
                 raise ValueError(f"{name} must have shape ({n},)")
         out_deg = np.diff(self.indptr)
-        self.home = int(np.argmax(out_deg)) if home is None else _check_int("home", home, 0, n - 1)
+        self.home = int(np.argmax(out_deg)) if home is None else check_int("home", home, 0, n - 1)
         self.params = dict(params or {})
         self._birth_order = _readonly(np.argsort(self.birth, kind="stable"))
         self._birth_sorted = _readonly(self.birth[self._birth_order])
@@ -243,7 +250,7 @@ class ChangingWeb:
         """A web from Python lists: ``links`` = ``[(source, target), ...]``, ``birth`` = one time per
         page, ``modifications`` = one list of times per page. ``states`` defaults to zeros of
         ``state_dim`` columns."""
-        n = _check_int("n_pages", n_pages, 1)
+        n = check_int("n_pages", n_pages, 1)
         links = np.asarray(list(links), dtype=np.int64).reshape(-1, 2)
         if links.size and (links.min() < 0 or links.max() >= n):
             raise ValueError(f"links must name pages in [0, {n})")
@@ -263,7 +270,9 @@ class ChangingWeb:
 
     # -- checks -----------------------------------------------------------------------------------
 
-    def _page(self, page) -> int:
+    def check_page(self, page) -> int:
+        """``page`` as an int page id of this web; ``TypeError`` / ``ValueError`` naming the value and the range
+        ``[0, n_pages)`` otherwise."""
         try:
             p = int(page)
         except (TypeError, ValueError):
@@ -291,8 +300,9 @@ class ChangingWeb:
             raise ValueError(f"{name} must not be NaN")
         return v
 
-    def _now(self, name: str, t) -> float:
-        """A query time: a number <= horizon (modifications after the horizon are not simulated)."""
+    def check_time(self, name: str, t) -> float:
+        """``t`` as a query time in hours: a number (not NaN) <= the horizon (modifications after the horizon are
+        not simulated); the error names the argument ``name``, the value and the horizon."""
         v = self._time(name, t)
         if v > self.horizon:
             raise ValueError(f"{name}={v} is past the horizon ({self.horizon} h) of this ChangingWeb; "
@@ -303,12 +313,12 @@ class ChangingWeb:
 
     def exists(self, page, t) -> bool:
         """Whether page ``page`` is published at time ``t`` (``birth <= t``)."""
-        return bool(self.birth[self._page(page)] <= self._now("t", t))
+        return bool(self.birth[self.check_page(page)] <= self.check_time("t", t))
 
     def out_links(self, page, t) -> np.ndarray:
         """int32 targets of ``page``'s links that exist at ``t`` (empty if ``page`` does not exist)."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return np.empty(0, np.int32)
         row = self.indices[self.indptr[p]:self.indptr[p + 1]]
@@ -316,8 +326,8 @@ class ChangingWeb:
 
     def version_at(self, page, t) -> int:
         """Number of modifications in ``(birth, t]`` (0 = as born); -1 if the page is not born at ``t``."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return -1
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
@@ -325,8 +335,8 @@ class ChangingWeb:
 
     def last_modified(self, page, t) -> float:
         """Time of the latest modification ``<= t`` (the birth time if none; NaN if not born at ``t``)."""
-        p = self._page(page)
-        t = self._now("t", t)
+        p = self.check_page(page)
+        t = self.check_time("t", t)
         if self.birth[p] > t:
             return math.nan
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
@@ -335,7 +345,7 @@ class ChangingWeb:
 
     def next_modification(self, page, after) -> float:
         """First modification time ``> after`` (``inf`` if none up to the horizon)."""
-        p = self._page(page)
+        p = self.check_page(page)
         after = self._time("after", after)
         lo, hi = self.mod_ptr[p], self.mod_ptr[p + 1]
         j = lo + int(np.searchsorted(self.mod_times[lo:hi], after, side="right"))
@@ -343,7 +353,7 @@ class ChangingWeb:
 
     def page_state(self, page) -> np.ndarray:
         """The page's classifier output ``state(A)``: float32[state_dim] in [-1, 1] (read-only view)."""
-        return self.states[self._page(page)]
+        return self.states[self.check_page(page)]
 
     def is_new(self, page, t, window: float = 24.0) -> bool:
         """Whether the page exists at ``t`` and was born or last modified within ``window`` hours
@@ -355,15 +365,15 @@ class ChangingWeb:
 
     def exists_many(self, pages, t) -> np.ndarray:
         """bool array: ``exists(p, t)`` for each of ``pages``."""
-        return self.birth[self._pages(pages)] <= self._now("t", t)
+        return self.birth[self._pages(pages)] <= self.check_time("t", t)
 
     def versions_at(self, pages, t) -> np.ndarray:
         """int64 array: ``version_at(p, t)`` for each of ``pages`` (-1 where not born)."""
-        return _versions_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t))
+        return _versions_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t))
 
     def last_modified_at(self, pages, t) -> np.ndarray:
         """float64 array: ``last_modified(p, t)`` for each of ``pages`` (NaN where not born)."""
-        return _last_modified_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t))
+        return _last_modified_at(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t))
 
     def next_modification_at(self, pages, after) -> np.ndarray:
         """float64 array: ``next_modification(p, a)`` for each page (``after``: a number or one per page)."""
@@ -375,23 +385,19 @@ class ChangingWeb:
 
     def is_new_many(self, pages, t, window: float = 24.0) -> np.ndarray:
         """bool array: ``is_new(p, t, window)`` for each of ``pages``."""
-        return _is_new_many(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self._now("t", t),
+        return _is_new_many(self.mod_ptr, self.mod_times, self.birth, self._pages(pages), self.check_time("t", t),
                             float(window))
 
     def n_modifications(self, pages, t0, t1) -> np.ndarray:
         """int64 array: number of modifications of each page in ``(t0, t1]``."""
-        return _n_modifications(self.mod_ptr, self.mod_times, self._pages(pages), self._now("t0", t0),
-                                self._now("t1", t1))
+        return _n_modifications(self.mod_ptr, self.mod_times, self._pages(pages), self.check_time("t0", t0),
+                                self.check_time("t1", t1))
 
     def born_between(self, t0, t1) -> np.ndarray:
         """int64 pages born in ``(t0, t1]``, in order of birth (new documents of that period)."""
-        a = np.searchsorted(self._birth_sorted, self._now("t0", t0), side="right")
-        b = np.searchsorted(self._birth_sorted, self._now("t1", t1), side="right")
+        a = np.searchsorted(self._birth_sorted, self.check_time("t0", t0), side="right")
+        b = np.searchsorted(self._birth_sorted, self.check_time("t1", t1), side="right")
         return self._birth_order[a:b]
-
-    def out_degree_at(self, page, t) -> int:
-        """Number of visible out-links of ``page`` at ``t``."""
-        return int(self.out_links(page, t).shape[0])
 
     def __repr__(self) -> str:
         return (f"ChangingWeb(n_pages={self.n_pages}, links={self.indices.shape[0]}, horizon={self.horizon} h, "
@@ -465,22 +471,22 @@ def make_changing_web(n_pages: int = 20_000, horizon: float = 18 * 24.0, seed: i
     :func:`~gym_crawl.webgen.news_site.rewire_degree_preserving` (``rewire_swaps`` passed as its
     ``n_swaps``) and keeps everything else identical. Deterministic under ``seed``.
     """
-    n = _check_int("n_pages", n_pages, 50)
-    horizon = _check_float("horizon", horizon, 0.0, 1e9, lo_open=True)
-    seed = _check_int("seed", seed, 0)
+    n = check_int("n_pages", n_pages, 50)
+    horizon = check_float("horizon", horizon, 0.0, 1e9, lo_open=True)
+    seed = check_int("seed", seed, 0)
     if not isinstance(rewired, (bool, np.bool_)):
         raise TypeError(f"rewired must be a bool, got {rewired!r}")
-    state_dim = _check_int("state_dim", state_dim, 1, 100_000)
-    history = _check_float("history", history, 0.0, 1e9)
-    initial_fraction = _check_float("initial_fraction", initial_fraction, 0.0, 1.0)
-    index_out_degree = _check_int("index_out_degree", index_out_degree, 1)
-    index_rate = _check_float("index_rate", index_rate, 0.0, 1e6)
-    article_rate = _check_float("article_rate", article_rate, 0.0, 1e6)
-    rate_sigma = _check_float("rate_sigma", rate_sigma, 0.0, 10.0)
-    max_rate = _check_float("max_rate", max_rate, 0.0, 1e6, lo_open=True)
-    update_burst = _check_float("update_burst", update_burst, 0.0, 1e6)
-    burst_hours = _check_float("burst_hours", burst_hours, 0.0, 1e9, lo_open=True)
-    state_noise = _check_float("state_noise", state_noise, 0.0, 100.0)
+    state_dim = check_int("state_dim", state_dim, 1, 100_000)
+    history = check_float("history", history, 0.0, 1e9)
+    initial_fraction = check_float("initial_fraction", initial_fraction, 0.0, 1.0)
+    index_out_degree = check_int("index_out_degree", index_out_degree, 1)
+    index_rate = check_float("index_rate", index_rate, 0.0, 1e6)
+    article_rate = check_float("article_rate", article_rate, 0.0, 1e6)
+    rate_sigma = check_float("rate_sigma", rate_sigma, 0.0, 10.0)
+    max_rate = check_float("max_rate", max_rate, 0.0, 1e6, lo_open=True)
+    update_burst = check_float("update_burst", update_burst, 0.0, 1e6)
+    burst_hours = check_float("burst_hours", burst_hours, 0.0, 1e9, lo_open=True)
+    state_noise = check_float("state_noise", state_noise, 0.0, 100.0)
     if "seed" in generator_kw:
         raise TypeError("pass seed to make_changing_web itself, not as a generator keyword")
     ss = np.random.SeedSequence(seed)

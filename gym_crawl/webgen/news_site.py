@@ -81,6 +81,8 @@ from numba import njit
 __all__ = [
     "PALOTAI_TARGETS",
     "NewsSite",
+    "check_float",
+    "check_int",
     "fit_power_law",
     "generate_news_site",
     "graph_statistics",
@@ -131,7 +133,12 @@ class NewsSite:
 # argument checks
 
 
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
+    """``value`` as an int in ``[lo, hi]`` (``hi=None``: no upper bound) — the generators' argument check.
+
+    :raises TypeError: naming ``name`` when ``value`` is not an int (a bool is not one).
+    :raises ValueError: naming ``name``, the range and the value when it is outside the range.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r}")
     v = int(value)
@@ -141,7 +148,13 @@ def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     return v
 
 
-def _check_float(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:
+def check_float(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:
+    """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` when ``lo_open``) — the generators' argument
+    check.
+
+    :raises TypeError: naming ``name`` when ``value`` is not a number.
+    :raises ValueError: naming ``name``, the range and the value when it is outside the range or not finite.
+    """
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -472,18 +485,18 @@ def generate_news_site(n_pages: int = 20_000, *, gamma_out: float = 1.3, gamma_i
     ``dropped_links``); ``n_sections`` defaults to
     ``max(4, n_pages // 400)``. Deterministic under ``seed``.
     """
-    n = _check_int("n_pages", n_pages, 50, 50_000_000)
-    gamma_out = _check_float("gamma_out", gamma_out, 0.0, 10.0, lo_open=True)
-    gamma_in = _check_float("gamma_in", gamma_in, 0.0, 10.0, lo_open=True)
-    out_max = min(_check_int("out_max", out_max, 1), n - 1, max(4, n // 8))
-    in_max = min(_check_int("in_max", in_max, 1), n - 1)
-    in_min = _check_int("in_min", in_min, 1, in_max)
-    n_sections = _check_int("n_sections", max(4, n // 400) if n_sections is None else n_sections, 1, n)
-    p_local = _check_float("p_local", p_local, 0.0, 1.0)
-    related_links = _check_int("related_links", related_links, 0)
-    close_window = _check_int("close_window", close_window, 1, 1_000_000)
-    rho = _check_float("degree_correlation", degree_correlation, -1.0, 1.0)
-    seed = _check_int("seed", seed, 0)
+    n = check_int("n_pages", n_pages, 50, 50_000_000)
+    gamma_out = check_float("gamma_out", gamma_out, 0.0, 10.0, lo_open=True)
+    gamma_in = check_float("gamma_in", gamma_in, 0.0, 10.0, lo_open=True)
+    out_max = min(check_int("out_max", out_max, 1), n - 1, max(4, n // 8))
+    in_max = min(check_int("in_max", in_max, 1), n - 1)
+    in_min = check_int("in_min", in_min, 1, in_max)
+    n_sections = check_int("n_sections", max(4, n // 400) if n_sections is None else n_sections, 1, n)
+    p_local = check_float("p_local", p_local, 0.0, 1.0)
+    related_links = check_int("related_links", related_links, 0)
+    close_window = check_int("close_window", close_window, 1, 1_000_000)
+    rho = check_float("degree_correlation", degree_correlation, -1.0, 1.0)
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
 
     # degrees: in-degrees for every page, out-degrees drawn until the link sums match
@@ -613,7 +626,7 @@ def rewire_degree_preserving(graph, n_swaps: int | None = None, seed: int = 0):
     an ``(indptr, indices)`` tuple for anything else.
     """
     indptr, indices = _graph_arrays(graph)
-    seed = _check_int("seed", seed, 0, 2**32 - 1)
+    seed = check_int("seed", seed, 0, 2**32 - 1)
     n = indptr.shape[0] - 1
     src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
     dst = indices.astype(np.int64)
@@ -622,7 +635,7 @@ def rewire_degree_preserving(graph, n_swaps: int | None = None, seed: int = 0):
     if src.size and np.unique(src * n + dst).size != src.size:
         raise ValueError("graph has duplicate links; rewire_degree_preserving needs a simple graph")
     permute = n_swaps is None
-    swaps = src.size if n_swaps is None else _check_int("n_swaps", n_swaps, 0)
+    swaps = src.size if n_swaps is None else check_int("n_swaps", n_swaps, 0)
     done, _repairs = _rewire_kernel(n, src, dst, swaps, permute, seed)
     if done < 0:  # a tiny, dense graph whose permutation cannot be repaired: swaps only (always simple)
         dst = indices.astype(np.int64)
@@ -652,11 +665,11 @@ def fit_power_law(degrees, kmin: int = 1, kmax: int | None = None) -> float:
     from scipy.optimize import minimize_scalar
 
     d = np.asarray(degrees, dtype=np.int64)
-    kmin = _check_int("kmin", kmin, 1)
+    kmin = check_int("kmin", kmin, 1)
     d = d[d >= kmin]
     if d.size < 2:
         raise ValueError(f"fit_power_law: fewer than 2 degrees >= kmin={kmin}")
-    kmax = int(d.max()) if kmax is None else _check_int("kmax", kmax, kmin)
+    kmax = int(d.max()) if kmax is None else check_int("kmax", kmax, kmin)
     d = d[d <= kmax]
     logk = np.log(np.arange(kmin, kmax + 1, dtype=np.float64))
     s = float(np.log(d).sum())
@@ -789,11 +802,11 @@ def graph_statistics(graph, *, n_sources: int | None = 500, n_clustering: int | 
     """
     indptr, indices = _graph_arrays(graph)
     n = indptr.shape[0] - 1
-    seed = _check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     if n_sources is not None:
-        n_sources = _check_int("n_sources", n_sources, 1)
+        n_sources = check_int("n_sources", n_sources, 1)
     if n_clustering is not None:
-        n_clustering = _check_int("n_clustering", n_clustering, 1)
+        n_clustering = check_int("n_clustering", n_clustering, 1)
     rng = np.random.default_rng(seed)
     dout = np.diff(indptr)
     din = np.bincount(indices, minlength=n)

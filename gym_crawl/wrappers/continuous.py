@@ -43,6 +43,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from gym_crawl._arith import row_dots
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.common import auto_reward_scale, crawl_env_of
 
@@ -129,7 +130,7 @@ class LinearScoringWrapper(gym.Wrapper, RecordConstructorArgs):
             page = crawl_env_of(self.env).view.argmax_frontier(w)
             shown = np.flatnonzero(self._ids == page)
             return (int(shown[0]) if len(shown) else -1), page
-        sc = self._last["candidates"] @ w
+        sc = row_dots(self._last["candidates"], w).astype(np.float32)  # float64 sums in column order, rounded once
         sc[self._ids < 0] = -np.inf
         slot = int(np.argmax(sc))
         return slot, int(self._ids[slot])

@@ -164,10 +164,10 @@ def serve_corpus(corpus: Any, n_hosts: int | None = None, *, misbehave: Mapping[
                       first_address=first_address, latency=latency)
     page_urls = [site.url(host_of[p], paths[p]) for p in range(corpus.n_pages)]
     for p in range(corpus.n_pages):
-        site._routes[host_of[p]][paths[p]] = _LazyPage(corpus, p, page_urls)
+        site.set_route(host_of[p], paths[p], _LazyPage(corpus, p, page_urls))
     for lab in labels:
         mine = [(paths[p], corpus.titles[p]) for p in range(corpus.n_pages) if host_of[p] == lab]
-        site._routes[lab]["/"] = html_page(f"{lab} index", "<p>Every page of this host.</p>", mine)
+        site.set_route(lab, "/", html_page(f"{lab} index", "<p>Every page of this host.</p>", mine))
     site.page_urls = page_urls
     return site
 

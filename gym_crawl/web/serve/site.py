@@ -282,6 +282,19 @@ class Site:
         """Set by :func:`serve_corpus`: the URL of each corpus page (index = page id)."""
 
     # -------------------------------------------------------------- routing
+    def set_route(self, label: str, path: str, route: Route) -> None:
+        """Serve ``route`` at the exact ``path`` of host ``label`` from now on (a new route, or one replaced),
+        e.g. pages whose links need the bound addresses (:func:`~gym_crawl.web.serve.server.serve_corpus`).
+
+        :param label: a host label of :attr:`hosts` (``KeyError`` otherwise).
+        :param path: an exact path (a ``*`` prefix route can only be given to the constructor).
+        :param route: bytes, str, :class:`Response`, :class:`Series` or a function of the path.
+        """
+        if not (isinstance(route, (bytes, bytearray, str, Response, Series)) or callable(route)):
+            raise TypeError(f"route {path!r} of host {label!r} must be bytes, str, Response, Series or a function "
+                            f"of the path, got {type(route).__name__}")
+        self._routes[label][path] = route
+
     def _resolve(self, label: str, raw_path: str) -> Response:
         routes = self._routes[label]
         path = urlsplit(raw_path).path or "/"

@@ -1,7 +1,11 @@
 """Compiled (numba) rows of the built-in feature sets, read from the crawl state's columns.
 
 Each kernel writes the rows of ``pages`` into ``out[:, col0:...]`` and returns the index (into
-``pages``) of the first page without a fetched parent, or -1 (the caller raises). The arithmetic
+``pages``) of the first page without a fetched parent, or -1 (the caller raises). The feature sets of
+:mod:`gym_crawl.features.sets`, :mod:`~gym_crawl.features.thesis` and :mod:`~gym_crawl.features.han_index`
+call them for one crawl; the batched vector step calls :func:`layout_rows` and :func:`refresh_rows` with the
+layout a feature set hands it (:meth:`~gym_crawl.features.sets.FeatureSet.batch_layout`: one of the
+``FEAT_*`` kinds), so the arithmetic of every row stays here, with its feature set. The arithmetic
 is numpy's for the vectorized code these replace, written out (bit-identical rows):
 
 * ``float32 / int`` and ``int / int`` divide in float64, cast to float32 when stored;
@@ -14,11 +18,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["han_rows", "han_index_rows", "tres_rows", "thesis_rows", "DIST_CAP"]
+from gym_crawl.crawl.kernels import DIST_CAP
 
-DIST_CAP = 9
-_EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
-_EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+__all__ = ["EDGES5", "EDGES6", "FEAT_COMBINED", "FEAT_HAN", "FEAT_NONE", "FEAT_TRES", "han_index_rows", "han_rows",
+           "layout_rows", "refresh_rows", "thesis_rows", "tres_rows"]
+
+EDGES5 = np.array([0.2, 0.4, 0.6, 0.8])
+"""Han's 5-bucket edges: [0, .2) → 0, [.2, .4) → 1, …, [.8, 1] → 4 (float64)."""
+EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+"""Han's 6-bucket edges: [0, .1) → 0, [.1, .3) → 1, …, [.9, 1] → 5 (float64)."""
+
+#: the row layouts of the batched vector step (:class:`~gym_crawl.features.sets.BatchLayout` ``kind``): no rows
+#: (a state-only observation), Han's rows, TRES's, or Han's without its bias then TRES's and one bias column
+FEAT_NONE, FEAT_HAN, FEAT_TRES, FEAT_COMBINED = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True)
@@ -204,3 +216,48 @@ def thesis_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, l
             for j in range(out.shape[1]):
                 out[i, j] = out[i, j] * scale[j]
     return -1
+
+
+@njit(cache=True, nogil=True)
+def layout_rows(layout, pages, crawls, i, page_domain, rows):
+    """The rows of frontier ``pages`` in a feature set's batched ``layout`` into ``rows`` (zeroed).
+
+    :param layout: what :meth:`~gym_crawl.features.sets.FeatureSet.batch_layout` hands the batched step, with
+        ``delta1``, ``delta2`` as float32: ``kind`` :data:`FEAT_HAN` (``han_discretized``: the tilings),
+        :data:`FEAT_TRES`, or :data:`FEAT_COMBINED` (Han's without its bias, TRES's from column ``tres_col0``
+        without its bias, one bias column last).
+    :param pages: (n,) int32 frontier pages.
+    :param crawls: :class:`~gym_crawl.crawl.bundles.CrawlArrays`; the rows are crawl ``i``'s.
+    :param page_domain: (n_pages,) int32.
+    :param rows: (n, d) float32, zeroed.
+    """
+    c = crawls
+    kind = layout.kind
+    if kind == FEAT_HAN or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
+        han_rows(pages, c.best_parent[i], c.rel[i], c.cat[i], c.par_mean[i], c.relpar_mean[i], c.link_rel[i],
+                 c.link_cat[i], c.sum_par_rel[i], c.n_par[i], c.sum_relpar_rel[i], c.n_relpar[i], c.change[i],
+                 c.dist[i], rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2, EDGES5,
+                 EDGES6)
+    if kind == FEAT_TRES or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
+        tres_rows(pages, c.best_parent[i], c.relevant[i], c.dist[i], c.path_rel[i], c.path_len[i], c.kw_url[i],
+                  c.kw_anchor[i], page_domain, c.dom_fetched[i], c.dom_relevant[i], rows, layout.tres_col0,
+                  kind == FEAT_TRES)
+    if kind == FEAT_COMBINED:
+        d = rows.shape[1]
+        for j in range(len(pages)):
+            rows[j, d - 1] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def refresh_rows(layout, rows, pages, n, page_domain, dom_fetched, dom_relevant):
+    """Bring ``rows[:n]``, the rows of ``pages[:n]`` in a feature set's batched ``layout``, up to date in place
+    after a fetch: TRES's domain relevant ratio and domain-known columns (from ``layout.tres_col0 + 5``) change
+    with every fetch in a page's domain (``dom_fetched``, ``dom_relevant``: the crawl's per-domain counters);
+    Han's columns do not. A row written since is left as it is (the same values)."""
+    if layout.kind == FEAT_TRES or layout.kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
+        c0 = layout.tres_col0 + 5
+        for j in range(n):
+            dm = page_domain[pages[j]]
+            fd = dom_fetched[dm]
+            rows[j, c0] = np.float32(np.float64(dom_relevant[dm]) / np.float64(fd)) if fd > 0 else np.float32(0.0)
+            rows[j, c0 + 1] = 1.0 if fd > 0 else 0.5

@@ -15,13 +15,14 @@ import hashlib
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from gym_crawl._io import atomic_write_bytes
 
 __all__ = ["BOUNDS", "agent_color", "agent_colors", "bars_figure", "curves_figure", "learning_curves_figure",
-           "line_figure", "save_png"]
+           "line_figure", "pyplot", "save_png"]
 
 _COLORS = {
     "lfa-sync": "#1f77b4", "lfa-async": "#ff7f0e", "lfa-moderated": "#2ca02c", "thesis-lfa": "#9467bd",
@@ -89,7 +90,8 @@ def _legend_outside(ax, fontsize: int = 8) -> None:
         ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
-def _plt():
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the headless Agg backend (unless a backend was chosen already)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -102,7 +104,7 @@ def save_png(fig, path: str | Path) -> Path:
     """Write a figure as PNG atomically and close it."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    _plt().close(fig)
+    pyplot().close(fig)
     atomic_write_bytes(Path(path), buf.getvalue())
     return Path(path)
 
@@ -119,7 +121,7 @@ def curves_figure(panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray
 
     ``panels[panel][agent] = (mean (T,), std (T,))``.
     """
-    plt = _plt()
+    plt = pyplot()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.2 * c, 3.8 * r), squeeze=False)
     colors = agent_colors(n for agents in panels.values() for n in agents)
@@ -145,7 +147,7 @@ def curves_figure(panels: Mapping[str, Mapping[str, tuple[np.ndarray, np.ndarray
 def bars_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path, *, title: str,
                 labels: Sequence[str], xlabel: str, ylabel: str) -> Path:
     """Grouped bars: one subplot per panel, one bar group per label, one bar per agent."""
-    plt = _plt()
+    plt = pyplot()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.6 * c, 3.6 * r), squeeze=False)
     colors = agent_colors(n for agents in panels.values() for n in agents)
@@ -167,7 +169,7 @@ def bars_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path
 def learning_curves_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path: str | Path, *, title: str,
                            ylabel: str = "relevant pages per task") -> Path:
     """One subplot per panel; per agent the per-task values (E,) against the task index."""
-    plt = _plt()
+    plt = pyplot()
     r, c = _grid(len(panels))
     fig, axes = plt.subplots(r, c, figsize=(5.2 * c, 3.6 * r), squeeze=False)
     colors = agent_colors(n for agents in panels.values() for n in agents)
@@ -186,7 +188,7 @@ def learning_curves_figure(panels: Mapping[str, Mapping[str, np.ndarray]], path:
 def line_figure(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: str | Path, *, title: str,
                 xlabel: str, ylabel: str, logy: bool = False) -> Path:
     """Simple x/y lines, one per named series."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     colors = agent_colors(series)
     for name, (x, y) in series.items():

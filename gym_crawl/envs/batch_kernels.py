@@ -7,9 +7,11 @@ kernel work on the same memory. :func:`batch_step` then does, for every stepped 
 ``WikiCrawlEnv.step`` does with the ``topk`` reducer and a compiled feature set — the fetch
 (:func:`~gym_crawl.crawl.kernels.fetch_page`), the TopK heap update and selection
 (:func:`~gym_crawl.crawl.kernels.topk_update`, :func:`~gym_crawl.crawl.kernels.topk_select`), the K
-candidate rows (:mod:`gym_crawl.crawl.feature_kernels`, clipped to [-1, 1]), the state vector and the
-end-of-episode flags — by calling the same kernels on the rows, so trajectories are bit-identical to N
-single envs (``tests/test_vector_env.py``). One call per vector step replaces N Python ``env.step`` calls.
+candidate rows (the feature set's :func:`~gym_crawl.features.kernels.layout_rows` for the layout it hands
+over, clipped to [-1, 1]), the state vector and the end-of-episode flags — by calling the same kernels on the
+rows, so trajectories are bit-identical to N single envs (``tests/test_vector_env.py``). One call per vector
+step replaces N Python ``env.step`` calls. It lives with the envs because it composes the layers below them:
+the crawl's fetch and selection, the feature set's rows and the env's state vector.
 
 Per-env scalars live in arrays indexed by env: ``t`` (steps this episode), ``last_reward``, ``ncand``
 (filled slots), and the per-step outputs (``rewards``, ``term``, ``trunc``, ``fetched_page``,
@@ -22,13 +24,10 @@ import math
 import numpy as np
 from numba import njit
 
-from gym_crawl.crawl import feature_kernels as FK
 from gym_crawl.crawl import kernels as K
+from gym_crawl.features import kernels as FR
 
-__all__ = ["FEAT_COMBINED", "FEAT_HAN", "FEAT_NONE", "FEAT_TRES", "batch_pages", "batch_step"]
-
-#: feature layouts the batched step writes (see :func:`batch_step`)
-FEAT_NONE, FEAT_HAN, FEAT_TRES, FEAT_COMBINED = 0, 1, 2, 3
+__all__ = ["batch_pages", "batch_step"]
 
 
 @njit(cache=True, nogil=True)
@@ -63,34 +62,28 @@ def _clamp(v):
 
 
 @njit(cache=True, nogil=True)
-def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat_kind, han_disc, tres_col0, d1, d2,
-               edges5, edges6, eval_label, log_pages, n_domains,
-               tables, rwt, st, work, outs, topk, obs, env, res, rowc):
+def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
+               scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
     """Step every ``active`` sub-env: fetch ``pages[i]`` (``-1``: spend an invalid step), update its TopK
     heap, propose ``kk`` candidates, write their feature rows, mask and state vector.
 
-    ``tables``: shared per-topic score tables and the link graph; ``rwt``: the reward cache
-    ``(reward, relevant)`` and labels (every fetched page's entries filled); ``st``: stacked crawl
-    columns (and counters); ``work``: shared kernel work space; ``outs``: stacked new / updated /
-    removed page buffers and their counts; ``topk``: stacked heap and selection arrays; ``obs``: stacked
+    ``scores``: the topic's :class:`~gym_crawl.crawl.bundles.ScoreTables` (shared); ``graph``: the
+    :class:`~gym_crawl.crawl.bundles.LinkGraph`; ``rwt``: the reward cache ``(reward, relevant)`` and labels
+    (every fetched page's entries filled); ``crawls``: the N crawls'
+    :class:`~gym_crawl.crawl.bundles.CrawlArrays`; ``work``: the shared
+    :class:`~gym_crawl.crawl.bundles.FetchWork`; ``counts``: (N, 3) new / updated / removed page counts;
+    ``topk``: stacked heap and selection arrays; ``obs``: stacked
     observation arrays and ``ncand``; ``env``: per-env ``t``, ``last_reward``, ``penalty``,
     ``reward_scale``; ``res``: per-step outputs; ``rowc``: row-cache work space (``pslot`` (n_pages,) int32
     and ``upd_mark`` (n_pages,) bool, all -1 / False between calls; ``prev`` (K, d), ``prev_pages``,
-    ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d)). ``feat_kind``: :data:`FEAT_HAN` (``han_disc``: Han's
-    tilings), :data:`FEAT_TRES`, :data:`FEAT_COMBINED` (Han without its bias at column 0, TRES without its
-    bias at ``tres_col0``, one bias column last) or :data:`FEAT_NONE`. ``budget``: every sub-env's own budget
+    ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d)). ``layout``: the feature set's
+    :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
+    :func:`~gym_crawl.features.kernels.layout_rows` writes. ``budget``: every sub-env's own budget
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
     (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
     finite, or -1."""
-    (pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa, link_lo, link_hi, link_dst, page_domain) = tables
+    page_domain = graph.page_domain
     (rw_r, rw_rel, label) = rwt
-    (status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, fetched,
-     n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl, min_par_dist,
-     link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
-     rel_a, cat_a, tfidf_a, reward_a, relevant_a, wrl, change, dist, par_mean, relpar_mean,
-     path_len, path_rel, fetch_step, dom_fetched, dom_relevant, dom_eval_relevant, ctr, sums) = st
-    (tslot, t_best, t_link, t_kwu, t_kwa) = work
-    (out_new, out_upd, out_rem, counts) = outs
     (cur, has, mark, hk, hp, hsize, sel_p, sel_k, nsel) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
@@ -100,12 +93,15 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
     for i in range(len(pages)):
         if not active[i]:
             continue
+        # crawl i's rows of the arrays this loop reads (one view each, not one per access)
+        ctr, out_upd, out_rem, dom_fetched, dom_relevant = (crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i],
+                                                            crawls.dom_fetched[i], crawls.dom_relevant[i])
         t[i] += 1
         p = pages[i]
         terminated = False
         if p < 0:  # masked slot / non-frontier page: the step is spent, nothing fetched
             r = penalty[i]
-            sums[i, 0] += r  # reward_sum counts every reward of the episode, penalties included
+            crawls.sums[i, 0] += r  # reward_sum counts every reward of the episode, penalties included
             counts[i, 0] = 0
             counts[i, 1] = 0
             counts[i, 2] = 0
@@ -119,16 +115,7 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
                 return i
             rel = rw_rel[p]
             ev = label[p] if eval_label else rel
-            nn, nu, nr = K.fetch_page(
-                p, True, r, rel, ev, beta, cap, pt_rel, pt_cat, pt_tfidf, l_rel, l_cat, l_kwu, l_kwa,
-                link_lo, link_hi, link_dst, page_domain,
-                status[i], fr_pages[i], fr_pos[i], dom_next[i], dom_prev[i], dom_head[i], fetched[i],
-                n_par[i], sum_par_rel[i], n_relpar[i], sum_relpar_rel[i], max_par_wrl[i], min_par_dist[i],
-                link_rel[i], link_cat[i], kw_url[i], kw_anchor[i], best_parent[i], best_link[i],
-                discovered_step[i], rel_a[i], cat_a[i], tfidf_a[i], reward_a[i], relevant_a[i], wrl[i],
-                change[i], dist[i], par_mean[i], relpar_mean[i], path_len[i], path_rel[i], fetch_step[i],
-                dom_fetched[i], dom_relevant[i], dom_eval_relevant[i], ctr[i], sums[i],
-                tslot, t_best, t_link, t_kwu, t_kwa, out_new[i], out_upd[i], out_rem[i])
+            nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
             counts[i, 0] = nn
             counts[i, 1] = nu
             counts[i, 2] = nr
@@ -137,9 +124,9 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
             invalid[i] = False
             n_new_out[i] = nn
             if use_reducer:
-                K.topk_update(out_upd[i][:nu], link_rel[i], cur[i], has[i], hk[i], hp[i], hsize[i], p,
-                              out_rem[i][:nr])
-            fr = ctr[i, K.C_FR_SIZE]
+                K.topk_update(out_upd[:nu], crawls.link_rel[i], cur[i], has[i], hk[i], hp[i], hsize[i], p,
+                              out_rem[:nr])
+            fr = ctr[K.C_FR_SIZE]
             terminated = fr == 0
             # observation: the K candidates and their rows. The rows shown now are those of the current
             # selection at the pre-fetch state (true after every step and reset, compiled or not); a row
@@ -154,10 +141,10 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
                 for c in range(d):
                     prev[j, c] = f[j, c]
             for j in range(nu):
-                upd_mark[out_upd[i, j]] = True
+                upd_mark[out_upd[j]] = True
             n = 0
             if use_reducer and fr > 0:
-                n = K.topk_select(kk, status[i], cur[i], has[i], hk[i], hp[i], hsize[i], mark[i], sel_p[i],
+                n = K.topk_select(kk, crawls.status[i], cur[i], has[i], hk[i], hp[i], hsize[i], mark[i], sel_p[i],
                                   sel_k[i], nsel[i])
             ncand[i] = n
             f[:, :] = 0.0
@@ -168,13 +155,6 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
                 if o >= 0 and not upd_mark[q]:
                     for c in range(d):
                         f[j, c] = prev[o, c]
-                    if feat_kind == FEAT_TRES or feat_kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
-                        dm = page_domain[q]
-                        fd = dom_fetched[i, dm]
-                        c0 = tres_col0 + 5
-                        f[j, c0] = np.float32(np.float64(dom_relevant[i, dm]) / np.float64(fd)) if fd > 0 \
-                            else np.float32(0.0)
-                        f[j, c0 + 1] = 1.0 if fd > 0 else 0.5
                 else:
                     fill_idx[nfill] = j
                     fill_pages[nfill] = q
@@ -182,28 +162,12 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
             for j in range(n_old):
                 pslot[prev_pages[j]] = -1
             for j in range(nu):
-                upd_mark[out_upd[i, j]] = False
+                upd_mark[out_upd[j]] = False
             if nfill > 0:
                 cand = fill_pages[:nfill]
                 rows = fill_rows[:nfill]
                 rows[:, :] = 0.0
-                if feat_kind == FEAT_HAN:
-                    FK.han_rows(cand, best_parent[i], rel_a[i], cat_a[i], par_mean[i], relpar_mean[i],
-                                link_rel[i], link_cat[i], sum_par_rel[i], n_par[i], sum_relpar_rel[i],
-                                n_relpar[i], change[i], dist[i], rows, 0, han_disc, True, d1, d2, edges5, edges6)
-                elif feat_kind == FEAT_TRES:
-                    FK.tres_rows(cand, best_parent[i], relevant_a[i], dist[i], path_rel[i], path_len[i],
-                                 kw_url[i], kw_anchor[i], page_domain, dom_fetched[i], dom_relevant[i], rows, 0,
-                                 True)
-                elif feat_kind == FEAT_COMBINED:
-                    FK.han_rows(cand, best_parent[i], rel_a[i], cat_a[i], par_mean[i], relpar_mean[i],
-                                link_rel[i], link_cat[i], sum_par_rel[i], n_par[i], sum_relpar_rel[i],
-                                n_relpar[i], change[i], dist[i], rows, 0, han_disc, False, d1, d2, edges5, edges6)
-                    FK.tres_rows(cand, best_parent[i], relevant_a[i], dist[i], path_rel[i], path_len[i],
-                                 kw_url[i], kw_anchor[i], page_domain, dom_fetched[i], dom_relevant[i], rows,
-                                 tres_col0, False)
-                    for j in range(nfill):
-                        rows[j, d - 1] = 1.0
+                FR.layout_rows(layout, cand, crawls, i, page_domain, rows)
                 for j in range(nfill):  # np.clip(rows, -1, 1) (NaN stays NaN), into their slots
                     fj = fill_idx[j]
                     for c in range(d):
@@ -213,6 +177,8 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
                         elif x > 1.0:
                             x = np.float32(1.0)
                         f[fj, c] = x
+            # the columns a fetch changes in every row (TRES's per-domain ones), for the copied rows too
+            FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant)
             m = mask[i]
             for j in range(kk):
                 m[j] = j < n
@@ -222,15 +188,15 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, feat
         term[i] = terminated
         trunc[i] = truncated
         # state vector (the env's state_names), float64 arithmetic clamped to [-1, 1], stored as float32
-        nf = ctr[i, K.C_N_FETCHED]
+        nf = ctr[K.C_N_FETCHED]
         v = svec[i]
         if log_time:
             v[0] = np.float32(_clamp(math.log1p(np.float64(t[i])) / log_pages))
         else:
             v[0] = np.float32(_clamp(np.float64(t[i]) / np.float64(budget) if budget > 0 else 0.0))
-        v[1] = np.float32(_clamp(np.float64(ctr[i, K.C_RELEVANT_FOUND]) / np.float64(nf) if nf else 0.0))
-        v[2] = np.float32(_clamp(math.log1p(np.float64(ctr[i, K.C_FR_SIZE])) / log_pages))
+        v[1] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_FOUND]) / np.float64(nf) if nf else 0.0))
+        v[2] = np.float32(_clamp(math.log1p(np.float64(ctr[K.C_FR_SIZE])) / log_pages))
         v[3] = np.float32(_clamp(r / reward_scale[i]))
-        v[4] = np.float32(_clamp(np.float64(ctr[i, K.C_RELEVANT_DOMAINS]) / n_domains))
+        v[4] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_DOMAINS]) / n_domains))
         v[5] = np.float32(_clamp(np.float64(ncand[i]) / np.float64(kk)))
     return -1

@@ -61,7 +61,7 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
                            progress=progress)
     corpus = corpora[ts.corpus_spec]
     kinds = {t.name: task_kind(corpus, t) for t in ts.tasks}
-    learners = [a for a in names if a not in BASELINES and suite._is_learner(a)]
+    learners = [a for a in names if a not in BASELINES and suite.is_learner(a)]
     res = {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
            "budget": budget, "max_tasks": max_tasks, "config": config or {},
            "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
@@ -207,7 +207,7 @@ def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
     agents = list(dict.fromkeys(r["agent"] for r in res["runs"]))
     learners = res.get("learners")
     if learners is None:
-        learners = [a for a in agents if a not in BASELINES and suite._is_learner(a)]
+        learners = [a for a in agents if a not in BASELINES and suite.is_learner(a)]
     res.update(summarize(res["runs"], res["kinds"], agents, int(res["seeds"]), learners=learners, reps=reps))
     return res
 
@@ -219,14 +219,14 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from gym_crawl.benchmarks._plotting import save_png
-    from gym_crawl.benchmarks.suite import _color
+    from gym_crawl.benchmarks.plotting import save_png
+    from gym_crawl.benchmarks.suite import suite_color
 
     items = sorted(res["agents"].items(), key=lambda kv: kv[1]["iqm"])
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(items) + 1.4))
     for i, (a, v) in enumerate(items):
         ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
-                    fmt="o", color=_color(a), capsize=3)
+                    fmt="o", color=suite_color(a), capsize=3)
     ax.set_yticks(np.arange(len(items)), [agent_label(res, a) for a, _ in items])
     ax.axvline(0, color="grey", lw=0.5)
     ax.axvline(1, color="grey", lw=0.5, ls="--")

@@ -1,0 +1,127 @@
+"""The ``gym-crawl`` parser and dispatch: which sub-command runs, with which verbosity, and how it ends.
+
+Each sub-command is a module of this package with ``add_arguments(parser)`` and ``run(args)`` (``eval`` and
+``train`` parse their own arguments: ``run(argv)``), listed in :data:`COMMANDS` with its one-line help. Only
+the module of the sub-command that runs is imported (``gym-crawl --help`` imports none), so each imports what
+it needs at its top.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import Collection, Sequence
+from types import ModuleType
+from typing import Any, NamedTuple
+
+from gym_crawl import __version__
+from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK, ArgumentParser, setup_logging
+from gym_crawl.cli.errors import run_reporting
+from gym_crawl.cli.options import EPILOG, HelpFormatter, add_verbosity
+
+__all__ = ["COMMANDS", "Command", "build_parser", "command_module", "main"]
+
+
+class Command(NamedTuple):
+    """A sub-command: the module that holds it, its one-line help, and whether it parses its own arguments."""
+
+    module: str
+    help: str
+    own_parser: bool = False
+
+
+#: sub-command → :class:`Command`, in the order ``gym-crawl --help`` lists them
+COMMANDS: dict[str, Command] = {
+    "crawl": Command("gym_crawl.cli.crawl", "run one or more agents and report relevant pages found"),
+    "download": Command("gym_crawl.cli.download", "download a real corpus into the cache ($GYM_CRAWL_DATA)"),
+    "corpus": Command("gym_crawl.cli.corpus", "inspect or compile corpora"),
+    "agents": Command("gym_crawl.cli.agents", "list registered agents with one-line descriptions"),
+    "bench": Command("gym_crawl.cli.bench", "run a benchmark of benchmarks/ (e.g. env, han2018, thesis2021, tres, "
+                                            "sb3)"),
+    "serve": Command("gym_crawl.cli.serve", "serve a corpus, folders of HTML or the misbehaving demo site as hosts on "
+                                            "loopback (127.0.0.0/8) until Ctrl-C"),
+    "eval": Command("gym_crawl.cli.evaluate", "agents x a task set x seeds: normalized scores on its test topics next "
+                                              "to random, best-first and oracle (see `gym-crawl eval --help`)", True),
+    "train": Command("gym_crawl.cli.train", "train a Stable-Baselines3 agent, or Ray RLlib with --backend rllib "
+                                            "(see `gym-crawl train --help`)", True),
+}
+
+_VERBOSITY = ("-v", "-vv", "--verbose", "-q", "-qq", "--quiet")
+
+
+def command_module(name: str) -> ModuleType:
+    """The module of sub-command ``name`` (imported on first use)."""
+    return importlib.import_module(COMMANDS[name].module)
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``gym-crawl`` parser: every sub-command listed with its help; the arguments of those in ``commands``
+    (default: all of them, which imports every sub-command's module)."""
+    ap = ArgumentParser(prog="gym-crawl", description="Focused web crawling as a Gymnasium environment.",
+                        formatter_class=HelpFormatter, epilog=EPILOG)
+    ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
+    add_verbosity(ap, 0)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    add_verbosity(common, argparse.SUPPRESS)  # also accepted after the sub-command
+    fmt: dict[str, Any] = {"formatter_class": HelpFormatter, "parents": [common]}
+    for name, cmd in COMMANDS.items():
+        wanted = commands is None or name in commands
+        if cmd.own_parser:
+            sub.add_parser(name, help=cmd.help, add_help=False).add_argument("args", nargs=argparse.REMAINDER)
+        elif name == "bench":
+            bench = command_module(name) if wanted else None
+            listing = "".join(f"\n  {n:<20} {d}" for n, d in bench.benchmark_names().items()) if bench else ""
+            p = sub.add_parser(name, help=cmd.help, formatter_class=argparse.RawDescriptionHelpFormatter,
+                               description="benchmarks (`gym-crawl bench NAME --help` for each one's options):"
+                                           + listing)
+            if bench:
+                bench.add_arguments(p)
+        elif name == "serve":
+            p = sub.add_parser(name, help=cmd.help)
+            if wanted:
+                command_module(name).add_arguments(p)
+        else:
+            p = sub.add_parser(name, help=cmd.help, **fmt)
+            if wanted:
+                command_module(name).add_arguments(p)
+    return ap
+
+
+def _dispatch(argv: list[str]) -> int:
+    lead = 0
+    while lead < len(argv) and argv[lead] in _VERBOSITY:
+        lead += 1
+    name = argv[lead] if lead < len(argv) else None
+    if name in COMMANDS and COMMANDS[name].own_parser:  # their own parsers (see `gym-crawl train --help`)
+        flags = argv[:lead]
+        setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
+                      sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
+        return run_reporting(command_module(name).run, argv[lead + 1:])
+    args = build_parser([name] if name in COMMANDS else []).parse_args(argv)
+    setup_logging(args.verbose, args.quiet)
+    return run_reporting(command_module(args.cmd).run, args)
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush does not fail on a closed pipe again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``gym-crawl`` with ``argv`` (default: ``sys.argv[1:]``) and return its exit code: 0 done, 1 the run
+    failed, 2 a usage error, 130 interrupted by Ctrl-C. A reader that closes the output early (``| head``) ends
+    the command quietly with 0."""
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("gym-crawl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_OK

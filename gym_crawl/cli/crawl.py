@@ -1,0 +1,325 @@
+"""``gym-crawl crawl``: run agents on a corpus and report the relevant pages they found, or one agent as a polite
+live crawler of real sites (``--live URL ...``, recorded to WARC)."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from gym_crawl import __version__
+from gym_crawl._console import EXIT_OK, Progress
+from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
+from gym_crawl.agents.base import model_spec
+from gym_crawl.agents.factory import env_id_for
+from gym_crawl.agents.live_crawl import crawl_live
+from gym_crawl.benchmarks.plotting import BOUNDS, agent_colors, pyplot, save_png
+from gym_crawl.cli.errors import USAGE_ERRORS, error_message
+from gym_crawl.cli.options import check_writable, int_at_least
+from gym_crawl.corpus import load_corpus
+from gym_crawl.envs import DEFAULT_ENV_ID
+from gym_crawl.wrappers.factory import registered_kwargs
+
+__all__ = ["add_arguments", "plot_curves", "plot_label", "run"]
+
+log = logging.getLogger("gym_crawl")
+
+
+def _default_env() -> tuple[str, dict[str, Any]]:
+    """The default task's env id and its registered keywords (``corpus``, ``max_episode_steps``, ...)."""
+    return DEFAULT_ENV_ID, registered_kwargs(DEFAULT_ENV_ID)
+
+
+def _add_env_args(p: argparse.ArgumentParser) -> None:
+    env_id, reg = _default_env()
+    p.add_argument("--corpus", default=None,
+                   help=f"synthetic, synthetic-<N>, synthetic-hard, wikispeedia, simplewiki, docs-web or a path "
+                        f"(default: the default task {env_id}'s, {reg.get('corpus', 'synthetic')})")
+    p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
+    p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
+    p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels | classifier (default: the "
+                                                  "agent's choice, else labels for a topic with a label, else han2018)")
+    p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined; a "
+                                                    "trained model's: the one it was trained with)")
+    p.add_argument("--reducer", default=None, help="topk | outlinks | random | full | tree (default: agent's choice)")
+    p.add_argument("--k", type=int_at_least(1), default=None,
+                   help="candidate slots K (default: the agent's choice, else 64; lowered to the corpus' pages on a "
+                        "smaller web)")
+    p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
+
+
+def add_arguments(c: argparse.ArgumentParser) -> None:
+    """The flags of ``gym-crawl crawl``."""
+    c.add_argument("--agent", default="best-first",
+                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
+                        "(agent.npz, a train output folder or a stock SB3 model.zip) on the env it was trained on, "
+                        "rllib:<path> an RLlib one (a `train --backend rllib` output folder); module:Class an Agent "
+                        "class of an importable module or of a module file in the current folder")
+    _add_env_args(c)
+    c.add_argument("--steps", type=int_at_least(1), default=None,
+                   help=f"env steps per episode, the page budget (default: the default task's, "
+                        f"{_default_env()[1].get('max_episode_steps')})")
+    c.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the first episode (episode i: seed + i)")
+    c.add_argument("--episodes", type=int_at_least(1), default=1,
+                   help="episodes per agent; learners keep their weights")
+    c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
+    c.add_argument("--plot", default=None,
+                   help="write a PNG of relevant pages per step to this file (default: no plot)")
+    c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
+    c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
+    lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
+    lv.add_argument("--live", nargs="+", metavar="URL", default=None,
+                    help="crawl the live web from these seed URLs with one --agent (instead of --corpus)")
+    lv.add_argument("--max-pages", type=int, default=None, help="pages to fetch after the seeds (default: --steps)")
+    lv.add_argument("--warc", default=None, help="record every request and response (and the decisions) to this "
+                                                 "WARC file (.warc.gz)")
+    lv.add_argument("--resume", action="store_true",
+                    help="continue the crawl recorded in --warc: its fetches are replayed from the file, then "
+                         "the crawl goes on over the network (same --agent, --seed and seeds)")
+    lv.add_argument("--overwrite", action="store_true", help="replace an existing --warc file (instead of --resume)")
+    lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
+                    help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
+                         "domains, or any")
+    lv.add_argument("--delay", type=float, default=None, help="minimum seconds between requests to one host "
+                                                               "(default 1; robots.txt crawl-delay is honoured)")
+    lv.add_argument("--user-agent-contact", default=None, metavar="URL",
+                    help="a contact URL put in the User-Agent, as polite crawlers do")
+    lv.add_argument("--text", default=None, metavar="CORPUS",
+                    help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
+                         "on); 'general': require the general English model; 'none': hashed vectors for every "
+                         "word; default: the general English model when its source is on this machine "
+                         "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
+    lv.add_argument("--capacity", type=int, default=None,
+                    help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
+    lv.add_argument("--concurrency", type=int, default=None, metavar="N",
+                    help="pages in flight at once, over all hosts (default 1; Scrapy's CONCURRENT_REQUESTS is 16); "
+                         "each step dispatches one page and lands the ones that arrived")
+    lv.add_argument("--per-host", type=int, default=None, metavar="N",
+                    help="pages in flight per host (default 1: a host is fetched one request at a time anyway, "
+                         "so more only queues there); a busy host's pages are not offered")
+    lv.add_argument("--rate", type=float, default=None, metavar="R",
+                    help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
+                         "pages/s)")
+
+
+def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The user's env flags (unset ones are ``None`` and do not override the agent's defaults)."""
+    seeds = [s.strip() for s in args.seeds.split(",") if s.strip()] if args.seeds else None
+    return {"corpus": args.corpus, "topic": args.topic, "max_episode_steps": args.steps, "reward": args.reward,
+            "features": args.features, "reducer": args.reducer, "max_candidates": args.k, "seeds": seeds,
+            "domain_cap": args.domain_cap}
+
+
+def _agent_specs(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError(f"--agent {text!r}: no agent name given (see `gym-crawl agents`)")
+    return names
+
+
+@contextlib.contextmanager
+def _errors_name(spec: str) -> Iterator[None]:
+    """Re-raise a usage error about one agent of ``--agent a,b,c`` so that its message names that agent."""
+    try:
+        yield
+    except USAGE_ERRORS as e:
+        msg = error_message(e)
+        raise ValueError(msg if spec in msg else f"--agent {spec}: {msg}") from e
+
+
+@contextlib.contextmanager
+def _current_folder_importable() -> Iterator[None]:
+    """While loading ``--agent module:Class`` specs, a module file in the current folder is importable too, as under
+    ``python -m``; the folder comes after the installed packages, so a local file never shadows one of them."""
+    cwd = os.getcwd()
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def _load_agents(names: list[str], load: str | None) -> list[tuple[str, Any]]:
+    """Every agent of ``--agent`` loaded before the first crawl, so a bad spec fails at once and is named."""
+    out = []
+    with _current_folder_importable():
+        for name in names:
+            with _errors_name(name):
+                if load and model_spec(name) is None:
+                    out.append((name, Agent.load(load, expect=name)))
+                else:
+                    out.append((name, make_agent(name)))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """``gym-crawl crawl``: run the agents and print one row per episode (``--live``: one polite live crawl)."""
+    names = _agent_specs(args.agent)
+    if args.live:
+        return _cmd_crawl_live(args, names)
+    if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
+            args.per_host is not None or args.rate is not None:
+        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host and --rate go with "
+                         "--live URL ...")
+    if (args.load or args.save) and len(names) != 1:
+        raise ValueError("--load/--save need exactly one --agent")
+    for flag, out in (("--save", args.save), ("--plot", args.plot)):
+        if out:
+            check_writable(out, flag)
+    results, rows = [], []
+    corpora: dict[str, Any] = {}
+    for name, agent in _load_agents(names, args.load):
+        with _errors_name(name):
+            for res, row in _crawl_agent(args, name, agent, corpora):
+                results.append(res)
+                rows.append(row)
+                if args.json:
+                    print(json.dumps(row), flush=True)
+    if not args.json:
+        _print_table(rows)
+    if args.plot:
+        plot_curves(results, rows, Path(args.plot))
+        log.info("curve written to %s", args.plot)
+    return EXIT_OK
+
+
+def _crawl_agent(args: argparse.Namespace, name: str, agent: Any,
+                 corpora: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Run ``args.episodes`` episodes of one agent: ``(EpisodeResult, JSON row)`` per episode."""
+    env_id = env_id_for(agent)
+    reg = registered_kwargs(env_id)
+    kw = _env_overrides(args)
+    spec = str(args.corpus if args.corpus is not None else reg.get("corpus", "synthetic"))
+    if kw["corpus"] is None and "corpus" in reg:
+        kw["corpus"] = reg["corpus"]
+    if isinstance(kw["corpus"], str):
+        kw["corpus"] = corpora.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
+    budget = args.steps if args.steps is not None else int(reg["max_episode_steps"])
+    kw["max_episode_steps"] = budget
+    env = make_env_for(agent, env_id, **kw)
+    view = env.unwrapped.view
+    about = {"agent": name, "agent_name": agent.name, "corpus": spec, "env_id": env_id,
+             "reward": view.reward_name, "K": int(view.max_candidates), "features": view.feature_set_name,
+             "reducer": view.reducer_name, "budget": budget, "gym_crawl_version": __version__}
+    if args.load:
+        about["loaded_from"] = str(args.load)
+    for ep in range(args.episodes):
+        with Progress(budget, f"{name} ep {ep + 1}/{args.episodes}") as bar:
+            res = run_episode(env, agent, seed=args.seed + ep, on_step=lambda t, info, bar=bar: bar.update(1))
+        yield res, {**res.summary(), **about, "topic": res.topic, "episode": ep, "seed": args.seed + ep}
+    if args.save:
+        agent.save(args.save)
+    env.close()
+
+
+def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
+    """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`);
+    a crawl stopped by a signal (Ctrl-C) exits ``128 + signal number`` after closing its WARC."""
+    _check_live_flags(args, names)
+    pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
+    agent = _load_agents(names, args.load)[0][1]
+    text = load_corpus(args.text) if args.text and args.text not in ("general", "none") else None
+    over = {k: v for k, v in _env_overrides(args).items()
+            if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    if args.text in ("general", "none"):
+        over["text"] = {"general": args.text == "general"}
+    res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
+                     scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
+                     resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over,
+                     concurrency=args.concurrency or 1, per_host=args.per_host or 1,
+                     rate=10.0 if args.rate is None else (args.rate or None))
+    if args.save:
+        agent.save(args.save)
+    summary = res.summary()
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        for k, v in summary.items():
+            print(f"{k:>24}: {v}")
+    if res.stopped_by:
+        log.info("stopped by %s; the WARC is closed and resumable (--resume)", res.stopped_by)
+        return 128 + int(signal.Signals[res.stopped_by])
+    return EXIT_OK
+
+
+def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
+    if len(names) != 1:
+        raise ValueError("--live runs exactly one --agent")
+    if args.corpus is not None or args.seeds or args.episodes != 1:
+        raise ValueError("--live replaces --corpus and --seeds (the seed URLs) and runs one episode")
+    if not args.topic:
+        raise ValueError("--live needs --topic WORDS (what the crawl looks for)")
+    if args.resume and not args.warc:
+        raise ValueError("--resume needs --warc FILE (the crawl to continue)")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues --warc FILE and --overwrite replaces it: give one of them")
+    if args.warc and Path(args.warc).exists() and not (args.resume or args.overwrite):
+        raise ValueError(f"--warc {args.warc}: the file exists; add --resume to continue that crawl or --overwrite "
+                         f"to replace it")
+    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
+        if v is not None and v < 1:
+            raise ValueError(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 hosts "
+                             f"busy, one request each)")
+    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
+        raise ValueError(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
+
+
+def _print_table(rows: Sequence[dict[str, Any]]) -> None:
+    """The summary table: one line per episode; the agent column is the spec given to ``--agent``."""
+    cols = ["agent", "corpus", "episode", "seed", "topic", "reward", "K", "steps", "relevant_found", "harvest_rate",
+            "relevant_domains", "seconds", "steps_per_second"]
+    cells = [[str(r[c]) for c in cols] for r in rows]
+    w = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)))
+    print("  ".join("-" * w[i] for i in range(len(cols))))
+    for r in cells:
+        print("  ".join(v.ljust(w[i]) for i, v in enumerate(r)))
+
+
+def plot_label(row: dict[str, Any], n_episodes: int) -> str:
+    """A curve's label: the agent spec (a model's file name, not just ``sb3``), plus ``ep N`` (numbered per
+    agent) when that agent ran several episodes."""
+    spec = str(row["agent"])
+    if ":" in spec:
+        kind, path = spec.split(":", 1)
+        p = Path(path)
+        spec = f"{kind}:{p.parent.name + '/' if p.parent.name else ''}{p.name}"
+    if row.get("loaded_from"):
+        spec += f" ({Path(row['loaded_from']).name})"
+    return f"{spec} ep {row['episode'] + 1}" if n_episodes > 1 else spec
+
+
+def plot_curves(results: Sequence[Any], rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """Relevant pages per step, one curve per episode: a colour per agent (stable across runs), later episodes of
+    a learner darker, the bounds (``random``, ``oracle``) dashed, the legend outside the axes."""
+    plt = pyplot()
+    n_eps = {r["agent"]: sum(x["agent"] == r["agent"] for x in rows) for r in rows}
+    colors = agent_colors(str(r["agent"]) for r in rows)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for res, row in zip(results, rows):
+        n = n_eps[row["agent"]]
+        alpha = 0.35 + 0.65 * (row["episode"] + 1) / n if n > 1 else 1.0
+        ax.plot(range(1, len(res.relevant_curve) + 1), res.relevant_curve, color=colors[str(row["agent"])],
+                alpha=alpha, ls="--" if row["agent"] in BOUNDS else "-", label=plot_label(row, n))
+    ax.set_xlabel("step (pages fetched after the seeds)")
+    ax.set_ylabel("relevant pages found (accumulated)")
+    topics = sorted({r["topic"] for r in rows})
+    same = [f"{k} {next(iter(v))}" for k, v in (("reward", {r["reward"] for r in rows}),
+                                                  ("K", {r["K"] for r in rows})) if len(v) == 1]
+    ax.set_title("; ".join([f"topic: {', '.join(topics)}", *same]) if rows else "")
+    ax.grid(alpha=0.3)
+    if rows:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_png(fig, path)
+
+

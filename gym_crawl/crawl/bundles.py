@@ -1,0 +1,145 @@
+"""The compiled kernels' argument bundles: a few named groups of arrays instead of ~60 positional ones.
+
+Each bundle is a numba structref: one Python object that a compiled kernel reads by field name, unboxed as one
+pointer (a kernel call with a bundle costs less than one with its arrays one by one), and that shares its arrays
+(nothing is copied). Build one with its constructor function (:func:`crawl_arrays`, :func:`score_tables`,
+:func:`link_graph`, :func:`fetch_work`); a kernel reads ``bundle.name``.
+
+* :class:`CrawlArrays` — the arrays of N crawls (N = 1 for one env), each with a leading crawl axis: every
+  column of :data:`~gym_crawl.crawl.fields.CRAWL_ARRAYS`. A kernel works on crawl ``i``'s row of each.
+* :class:`ScoreTables` — a topic's score tables, by page id and by link id.
+* :class:`LinkGraph` — the corpus' links.
+* :class:`FetchWork` — the fetch kernel's work space.
+
+A bundle is not picklable (it holds memory pointers): an object that keeps one rebuilds it after unpickling.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+from numba.experimental import structref
+
+from gym_crawl.crawl.fields import CRAWL_ARRAYS
+
+__all__ = ["CrawlArrays", "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays", "fetch_work",
+           "link_graph", "score_tables"]
+
+
+class _Fields(types.StructRef):
+    """A bundle's numba type: its fields typed by the arrays it was built with."""
+
+    def preprocess_fields(self, fields: Any) -> Any:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@structref.register
+class CrawlArraysType(_Fields):
+    """The numba type of :class:`CrawlArrays`."""
+
+
+@structref.register
+class ScoreTablesType(_Fields):
+    """The numba type of :class:`ScoreTables`."""
+
+
+@structref.register
+class LinkGraphType(_Fields):
+    """The numba type of :class:`LinkGraph`."""
+
+
+@structref.register
+class FetchWorkType(_Fields):
+    """The numba type of :class:`FetchWork`."""
+
+
+class CrawlArrays(structref.StructRefProxy):
+    """The arrays of N crawls as one kernel argument (:func:`crawl_arrays`): each field of
+    :data:`~gym_crawl.crawl.fields.CRAWL_ARRAYS` with a leading crawl axis (N = 1 for one env)."""
+
+
+class ScoreTables(structref.StructRefProxy):
+    """A topic's score tables as one kernel argument (:func:`score_tables`; fields :data:`SCORE_TABLES`)."""
+
+
+class LinkGraph(structref.StructRefProxy):
+    """The corpus' links as one kernel argument (:func:`link_graph`)."""
+
+
+class FetchWork(structref.StructRefProxy):
+    """The fetch kernel's work space as one kernel argument (:func:`fetch_work`)."""
+
+
+#: the fields of :class:`ScoreTables`: ``page_rel`` (n_pages,) float32 topic relevance, ``page_cat`` (n_pages, C)
+#: float32 category relevances, ``page_tfidf`` (n_pages,) float32 tf-idf cosine with the topic words by page id;
+#: ``link_rel`` (n_links,) float32, ``link_cat`` (n_links, C) float32 of each link's text, ``link_kw_url``,
+#: ``link_kw_anchor`` (n_links,) bool (a topic keyword in its URL / anchor) by link id
+SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor")
+_LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain")
+_FETCH_WORK = ("tslot", "t_best", "t_link", "t_kwu", "t_kwa")
+
+for _proxy, _type, _fields in ((CrawlArrays, CrawlArraysType, CRAWL_ARRAYS),
+                               (ScoreTables, ScoreTablesType, SCORE_TABLES),
+                               (LinkGraph, LinkGraphType, _LINK_GRAPH), (FetchWork, FetchWorkType, _FETCH_WORK)):
+    structref.define_constructor(_proxy, _type, _fields)
+    structref.define_boxing(_type, _proxy)
+
+
+# The constructors, compiled once and cached (a structref proxy would compile its own in every process).
+@njit(cache=True)
+def _new_crawl_arrays(status, fr_pos, dom_next, dom_prev, n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl,
+                      min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
+                      rel, cat, tfidf, reward, relevant, wrl, change, dist, par_mean, relpar_mean, path_len,
+                      path_rel, fetch_step, dom_fetched, dom_relevant, dom_eval_relevant, dom_head, fr_pages,
+                      fetched, ctr, sums, out_new, out_upd, out_rem):
+    return CrawlArrays(status, fr_pos, dom_next, dom_prev, n_par, sum_par_rel, n_relpar, sum_relpar_rel, max_par_wrl,
+                       min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link, discovered_step,
+                       rel, cat, tfidf, reward, relevant, wrl, change, dist, par_mean, relpar_mean, path_len,
+                       path_rel, fetch_step, dom_fetched, dom_relevant, dom_eval_relevant, dom_head, fr_pages,
+                       fetched, ctr, sums, out_new, out_upd, out_rem)
+
+
+@njit(cache=True)
+def _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor):
+    return ScoreTables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor)
+
+
+@njit(cache=True)
+def _new_link_graph(link_lo, link_hi, link_dst, page_domain):
+    return LinkGraph(link_lo, link_hi, link_dst, page_domain)
+
+
+@njit(cache=True)
+def _new_fetch_work(tslot, t_best, t_link, t_kwu, t_kwa):
+    return FetchWork(tslot, t_best, t_link, t_kwu, t_kwa)
+
+
+def crawl_arrays(arrays: Mapping[str, np.ndarray]) -> CrawlArrays:
+    """The :class:`CrawlArrays` of ``arrays`` (every name of :data:`~gym_crawl.crawl.fields.CRAWL_ARRAYS`, each
+    with a leading crawl axis: ``a[None]`` of one crawl's column is a view with one)."""
+    missing = [n for n in CRAWL_ARRAYS if n not in arrays]
+    if missing:
+        raise KeyError(f"crawl_arrays: missing {missing}")
+    return _new_crawl_arrays(*(arrays[n] for n in CRAWL_ARRAYS))
+
+
+def score_tables(page_rel: np.ndarray, page_cat: np.ndarray, page_tfidf: np.ndarray, link_rel: np.ndarray,
+                 link_cat: np.ndarray, link_kw_url: np.ndarray, link_kw_anchor: np.ndarray) -> ScoreTables:
+    """A topic's :class:`ScoreTables` (see :data:`SCORE_TABLES`)."""
+    return _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor)
+
+
+def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, page_domain: np.ndarray) -> LinkGraph:
+    """The :class:`LinkGraph`: page ``p``'s links are ``link_lo[p]:link_hi[p]`` ((n_pages,) int64 each), their
+    targets ``link_dst`` (n_links,) int32; ``page_domain`` (n_pages,) int32."""
+    return _new_link_graph(link_lo, link_hi, link_dst, page_domain)
+
+
+def fetch_work(tslot: np.ndarray, t_best: np.ndarray, t_link: np.ndarray, t_kwu: np.ndarray,
+               t_kwa: np.ndarray) -> FetchWork:
+    """The :class:`FetchWork` space: ``tslot`` (n_pages,) int32, -1 between calls; per out-link target of the
+    fetched page its best link score ``t_best`` float32, link ``t_link`` int64 and keyword flags ``t_kwu``,
+    ``t_kwa`` bool (max out-degree,)."""
+    return _new_fetch_work(tslot, t_best, t_link, t_kwu, t_kwa)
