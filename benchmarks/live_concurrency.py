@@ -74,8 +74,18 @@ def _serve(conn: Any, n_pages: int, n_hosts: int, latency: float) -> None:
                 return
 
 
-class _Server:
-    """The site in its own process (spawned: nothing of this process is inherited)."""
+class LoopbackSite:
+    """The synthetic web of ``n_pages`` pages on ``n_hosts`` loopback hosts (``127.0.0.2`` …), served in its own
+    process (spawned: nothing of this process is inherited, and its CPU is not the crawler's).
+
+    :param n_pages: pages of the generated synthetic web (seed 0,
+        :func:`~gym_crawl.webgen.synthetic.generate_synthetic`).
+    :param n_hosts: hosts (domains), one loopback address each.
+    :param latency: seconds every response waits.
+
+    ``roots`` maps each host's label to its index page URL (the crawl's seeds); :meth:`log` returns and forgets
+    the requests served so far; :meth:`stop` ends the process and returns its CPU seconds.
+    """
 
     def __init__(self, n_pages: int, n_hosts: int, latency: float):
         ctx = mp.get_context("spawn")
@@ -126,8 +136,8 @@ def politeness(log: list[tuple], delay: float, agent: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- live runs
-def live_run(server: _Server, corpus: Any, *, pages: int, concurrency: int, delay: float, agent: str = "best-first",
-             seed: int = 0, warc_dir: Path) -> dict[str, Any]:
+def live_run(server: LoopbackSite, corpus: Any, *, pages: int, concurrency: int, delay: float,
+             agent: str = "best-first", seed: int = 0, warc_dir: Path) -> dict[str, Any]:
     """One live crawl of the served site; its throughput, CPU and the server's politeness verdict."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
@@ -243,9 +253,6 @@ def summarize_harvest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------- report
 def plot(result: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
@@ -313,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in result["harvest_offline_summary"]:
         print("offline", r, flush=True)
     print(f"offline harvest: {time.time() - t:.0f} s", flush=True)
-    server = _Server(args.n_pages, args.hosts, args.latency)
+    server = LoopbackSite(args.n_pages, args.hosts, args.latency)
     try:
         with tempfile.TemporaryDirectory(prefix="gym-crawl-live-concurrency-") as tmp:
             result["live"] = [live_run(server, corpus, pages=args.pages if w > 1 else args.pages_one, concurrency=w,

@@ -50,9 +50,6 @@ def crawl(seeds: list[str], topic: str, steps: int, concurrency: int, offer: Any
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     from gym_crawl.benchmarks.plotting import pyplot, save_png
 
     plt = pyplot()
