@@ -32,6 +32,7 @@ __all__ = ["canonical_url", "canonicalize", "url_host", "url_text"]
 
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
+_ABSOLUTE_HTTP = re.compile(r"\s*https?://", re.IGNORECASE)
 _URL_WORD_SPLIT = re.compile(r"[^\w]+|_+")
 _DROPPED_WORDS = frozenset({"www", "html", "htm", "php", "asp", "aspx", "jsp", "index"})
 
@@ -81,10 +82,12 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
     ``base``: the URL ``url`` is relative to (the page it was found on, or that page's ``<base href>``).
     Deterministic: the same input always gives the same string, and ``canonical_url`` of a canonical URL
     is that URL. The last 65,536 distinct ``(url, base)`` pairs are cached (a site's navigation links
-    repeat on every page).
+    repeat on every page), an absolute ``http(s)`` URL without its base.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
+    if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
+        base = None
     return _canonical(url, base)
 
 
