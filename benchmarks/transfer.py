@@ -569,7 +569,8 @@ def _plot(res: dict[str, Any], summary: dict[str, Any], path: Path) -> None:
         ys = np.array([r.get("iqm", np.nan) for r in rows])
         lo = np.array([r["ci"][0] if "ci" in r else np.nan for r in rows])
         hi = np.array([r["ci"][1] if "ci" in r else np.nan for r in rows])
-        axes[0].bar(x + (i - (len(agents) - 1) / 2) * w, ys, w, yerr=[ys - lo, hi - ys], capsize=2, label=a,
+        err = np.nan_to_num(np.maximum([ys - lo, hi - ys], 0.0))  # a point IQM may sit outside its bootstrap CI
+        axes[0].bar(x + (i - (len(agents) - 1) / 2) * w, ys, w, yerr=err, capsize=2, label=a,
                     color=suite_color(a.split("/")[0]), alpha=1.0 if _learner_name(a)[1] else 0.55)
     axes[0].axhline(TARGET, color="k", ls="--", lw=0.8)
     axes[0].set_xticks(x)
@@ -623,7 +624,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-test-tasks", type=int, default=None, help="at most this many test tasks per budget")
     ap.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
+    ap.add_argument("--replot", action="store_true",
+                    help="no crawl: summarize --out's transfer.json again and rewrite its .md and .png")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.replot:
+        import json
+
+        res = json.loads((out / "transfer.json").read_text(encoding="utf-8"))
+        seeds = int(res.get("meta", {}).get("seeds", args.seeds))
+        res["summary"] = summary = summarize(res, seeds, args.reps)
+        atomic_write_json(out / "transfer.json", res)
+        atomic_write_bytes(out / "transfer.md", markdown(summary).encode())
+        _plot(res, summary, out / "transfer.png")
+        print(markdown(summary))
+        return 0
     if args.seeds < 1:
         ap.error(f"--seeds must be >= 1, got {args.seeds}")
 
@@ -633,7 +648,6 @@ def main(argv: list[str] | None = None) -> int:
     corpus = load_docs_web()
     general = general_text_model(required=True, progress=False)  # the same general model for every agent
     roots, _ = find_sites()
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0, c0 = time.perf_counter(), time.process_time()
     res = run_transfer(corpus, roots, args.agents, seeds=args.seeds, budgets=args.budgets, epochs=args.epochs,
