@@ -578,9 +578,10 @@ def tres_local(n_categories: int = 4) -> TresLocalFeatures:
     return TresLocalFeatures()
 
 
-def hashed_transferable(n_categories: int = 4) -> HashedContentFeatures:
-    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use)."""
-    return HashedContentFeatures(n_categories, dense=transferable(n_categories), name="hashed-transferable")
+def hashed_transferable(n_categories: int = 4, dim: int = 64) -> HashedContentFeatures:
+    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use);
+    ``dim``: the text model's word-vector dimension."""
+    return HashedContentFeatures(n_categories, dense=transferable(n_categories, dim=dim), name="hashed-transferable")
 
 
 #: name -> (module-level factory taking n_categories, description); the package registry lists them lazily
