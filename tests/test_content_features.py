@@ -244,3 +244,24 @@ def test_no_leak_of_unfetched_pages(tiny_corpus, name, reducer):
     run_b, base_b = rollout(tampered, TextModel(tampered, tm.idf, tm.vectors, tm.meta))
     assert data_equivalence(run_a, run_b), f"{name}: an observation depends on an unfetched page's text or labels"
     assert base_b.view.hidden_relevance()[unfetched].all()  # the tampering is real
+
+
+
+def _vec_columns(names):
+    return [n for n in names if "_x_topic" in n or "_vec" in n]
+
+
+@pytest.mark.parametrize("name", ["content", "transferable", "hashed-transferable", "hashed-site", "transferable+site"])
+def test_named_sets_take_the_text_models_dimension(tiny_corpus, name):
+    """A named feature set's word-vector columns follow the env's text model (the general English model has 128
+    dims, a corpus' own model 64), so the hashed learners run on either."""
+    from gym_crawl.features import get_feature_set
+
+    small, big = (_vec_columns(get_feature_set(name, dim=d).names) for d in (8, 48))
+    assert small and len(big) == 6 * len(small)  # k columns per vector block
+    tm = get_text_model(tiny_corpus, dim=48)
+    env = _env(tiny_corpus, name, text=tm)
+    assert env.unwrapped.features.names == get_feature_set(name, dim=48).names
+    obs, _ = _crawl(env, steps=3)
+    assert obs["candidates"].shape[1] == len(env.unwrapped.features.names)
+    assert get_feature_set("han2018", dim=48).names == get_feature_set("han2018").names  # no word vectors: unchanged

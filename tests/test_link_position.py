@@ -17,6 +17,7 @@ from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, CorpusBuilder, CorpusF
 from gym_crawl.features.site import POSITION_COLUMNS
 from gym_crawl.web.html_extract import extract_page
 from gym_crawl.web.html_folder import load_html_folder
+from tests.helpers import fetch_now
 
 #: target path -> where its link sits in PAGE
 WHERE = {"n.html": "nav", "h.html": "header", "f.html": "footer", "s.html": "aside", "l.html": "list",
@@ -134,7 +135,7 @@ def test_live_web_records_positions_and_its_snapshot_keeps_them():
     base = "http://docs.test/"
     fetch = _site_fetch(base)
     web = LiveWeb([base + "index.html"], fetch=fetch, max_pages=50)
-    assert web.materialize(0) == ""
+    assert fetch_now(web, 0) == ""
     lo, hi = int(web.link_lo[0]), int(web.link_hi[0])
     got = {web.url(int(d)).rsplit("/", 1)[-1]: LINK_POSITIONS[int(k)]
            for d, k in zip(web.link_dst[lo:hi], web.link_position[lo:hi])}

@@ -19,6 +19,7 @@ from gym_crawl.web.live import LiveWeb, replay_corpus
 from gym_crawl.web.serve.server import serve_corpus
 from gym_crawl.web.warc_io import read_fetches
 from tests.conftest import make_tiny_corpus
+from tests.helpers import fetch_now
 
 FAST = FetchPolicy(delay=0.0, rate=None, connect_timeout=2.0, read_timeout=5.0, max_time=10.0)
 
@@ -100,9 +101,9 @@ def test_live_crawl_replays_bit_for_bit_from_its_warc(small, site, tmp_path, nam
     live = LiveWeb([seed_url], policy=FAST, warc=warc, text=tm, scope="any", max_pages=5000)
     a, res = _crawl(live, agent(), 25, seed=4)
     live.close()
-    assert res.steps == 25 and live.stats["requests"] >= 26
+    assert res.steps == 25 and live.stats["fetches"] >= 26
     fetched = list(read_fetches(warc))
-    assert len(fetched) == live.stats["requests"]
+    assert len(fetched) == live.stats["fetches"]
     n_log = len(site.log)
     replay = LiveWeb.from_warc(warc, text=tm)
     assert replay.max_pages == 5000 and replay.seed_urls == live.seed_urls
@@ -216,11 +217,17 @@ def test_a_misbehaving_site_gives_spent_steps_with_their_reasons(tmp_path):
                 break
         web.close()
         reasons = {e for e in env.errors if e}
-        want = {"content-type", "content-encoding", "http-404", "http-500", "redirect-loop", "robots", "too-large"}
-        traps = {r for r in reasons if r.startswith("trap:")}  # the calendar, stopped by a trap guard
-        assert want <= reasons and traps, reasons
-        assert reasons - want - traps <= {"timeout", "connect"}, reasons  # the slow page (connect if loaded)
+        want = {"http-404", "http-500", "redirect-loop", "too-large"}
+        assert want <= reasons, reasons
+        # the slow page (connect if loaded); the first redirect chain past the pattern cap (its hops count)
+        assert reasons - want <= {"timeout", "connect", "trap:pattern", "content-encoding"}, reasons
+        assert env.errors.count("redirect-loop") == 1 and env.errors.count("trap:pattern") <= 2, env.errors
+        # what cannot give a page is never offered: robots.txt's /private/, the PDF and PNG, the traps
+        refused = web.counters()["refused"]
+        assert refused["robots"] >= 1 and refused["not-html"] == 2, refused
+        assert {"trap:pattern", "trap:repeated-segment"} <= set(refused), refused
         assert not [e for e in site.log if e.path.startswith("/private/")]
+        assert not [e for e in site.log if e.path.endswith((".pdf", ".png"))]
         assert len([e for e in site.log if e.path.startswith("/calendar/")]) <= 5  # the trap, bounded
     replay = LiveWeb.from_warc(warc)
     env2 = Record(gym.make("WikiCrawl-v1", corpus=replay, topic="geology calendar", max_episode_steps=60,
@@ -237,13 +244,13 @@ def test_declared_encodings_decode_as_in_a_warc_corpus(tmp_path):
 
     with serve_site({}, misbehave={"a": ["encodings"]}) as site:
         web = LiveWeb([site.url("a", "/latin1.html")], policy=FAST, warc=tmp_path / "enc.warc.gz")
-        assert web.materialize(0) == ""
+        assert fetch_now(web, 0) == ""
         web.close()
     words = {web.vocab[int(t)] for t in web.text_terms[web.text_lo[0]:web.text_hi[0]]}
     assert any(not w.isascii() for w in words), words  # accented words, not mojibake
     assert all("Ã" not in w for w in words), words
     replay = LiveWeb.from_warc(tmp_path / "enc.warc.gz")
-    replay.materialize(0)
+    fetch_now(replay, 0)
     assert {replay.vocab[int(t)] for t in replay.text_terms[replay.text_lo[0]:replay.text_hi[0]]} == words
 
 

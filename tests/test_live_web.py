@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 
 import gym_crawl  # noqa: F401
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.envs.wiki_crawl import INFO_KEYS
 from gym_crawl.text.model import gather_csr, gather_ranges, get_text_model
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import render_page
 from gym_crawl.web.live import LiveWeb
+from tests.helpers import fetch_now
 
 H = "http://site.test"
 
@@ -69,7 +71,7 @@ def make_env(web: LiveWeb, steps: int = 25, **kw):
 
 def test_static_corpus_ranges_are_views_of_the_csr(tiny_corpus):
     c = tiny_corpus
-    assert not c.live
+    assert not isinstance(c, PageSource)
     assert np.shares_memory(c.link_lo, c.link_ptr) and np.shares_memory(c.text_hi, c.text_ptr)
     np.testing.assert_array_equal(c.link_hi - c.link_lo, np.diff(c.link_ptr))
     rng = np.random.default_rng(0)
@@ -85,16 +87,16 @@ def test_ids_in_discovery_order_and_rows_in_fetch_order():
     web = LiveWeb([H + "/", H + "/p/5"], fetch=fetch, max_pages=200)
     assert [web.url(i) for i in range(2)] == [H + "/", H + "/p/5"] and web.n_discovered == 2
     assert web.n_pages == 200 and web.n_links == 0
-    assert web.materialize(0) == ""
+    assert fetch_now(web, 0) == ""
     # the home page's links get ids 2, 3, 4 in document order
     assert [web.url(i) for i in range(2, 5)] == [H + "/p/0", H + "/p/1", H + "/missing"]
     assert web.link_dst[web.link_lo[0]:web.link_hi[0]].tolist() == [2, 3, 4]
-    assert web.materialize(3) == ""  # /p/1 before /p/5: its rows come after the home page's
+    assert fetch_now(web, 3) == ""  # /p/1 before /p/5: its rows come after the home page's
     assert web.link_lo[3] == web.link_hi[0] and web.text_lo[3] == web.text_hi[0]
-    assert web.materialize(1) == "" and web.link_lo[1] == web.link_hi[3]
-    assert web.materialize(4) == "http-404"
+    assert fetch_now(web, 1) == "" and web.link_lo[1] == web.link_hi[3]
+    assert fetch_now(web, 4) == "http-404"
     assert web.link_hi[4] == web.link_lo[4] and web.text_hi[4] == web.text_lo[4]
-    assert web.materialize(3) == "" and fetch.requests.count(H + "/p/1") == 1  # idempotent, fetched once
+    assert fetch_now(web, 3) == "" and fetch.requests.count(H + "/p/1") == 1  # idempotent, fetched once
     # URL words are known at discovery, text only once fetched
     assert "missing" in {web.vocab[int(t)] for t in web.title_terms[web.title_ptr[4]:web.title_ptr[5]]}
     snap = web.to_corpus()
@@ -146,7 +148,6 @@ def test_replay_from_recorded_results_is_bit_identical():
     """The same agent with the same seed on a web rebuilt from the recorded fetch results (what the WARC
     replay does) gets the same observations, rewards and fetched URLs, with no request."""
     fetch = SiteFetch(make_site())
-    live = LiveWeb([H + "/"], fetch=fetch, max_pages=100)
     recorded = []
 
     def recording(url):
@@ -154,7 +155,7 @@ def test_replay_from_recorded_results_is_bit_identical():
         recorded.append(r)
         return r
 
-    live._fetch = recording
+    live = LiveWeb([H + "/"], fetch=recording, max_pages=100)
 
     def run(web):
         env = make_env(web, steps=20, action="page", observation="state")
@@ -250,14 +251,14 @@ def test_capacity_and_scope_drop_and_count():
     site = make_site()
     site[f"{H}/p/3"] = render_page("Page 3", "geology", [("http://elsewhere.test/x", "out"), (f"{H}/p/4", "in")])
     web = LiveWeb([H + "/p/3"], fetch=SiteFetch(site), max_pages=2)
-    assert web.materialize(0) == ""
+    assert fetch_now(web, 0) == ""
     assert web.n_discovered == 2 and web.stats["links_out_of_scope"] == 1
     web2 = LiveWeb([H + "/"], fetch=SiteFetch(site), max_pages=3)
-    web2.materialize(0)
+    fetch_now(web2, 0)
     assert web2.n_discovered == 3 and web2.stats["pages_dropped"] == 1
     assert web2.link_hi[0] - web2.link_lo[0] == 2  # the link to the dropped URL is not stored
     web3 = LiveWeb([H + "/"], fetch=SiteFetch(site), max_pages=50, max_links_per_page=1)
-    web3.materialize(0)
+    fetch_now(web3, 0)
     assert web3.link_hi[0] - web3.link_lo[0] == 1 and web3.stats["links_dropped_per_page"] == 2
 
 

@@ -98,12 +98,14 @@ class BestFirstMixAgent(OnlineClassifierAgent):
         #: steps of the current episode by who named the fetched page: [both, best-first only, learner only]
         self.followed = np.zeros(3, np.int64)
         self._arms: tuple[int, ...] = ()
+        self._arms_in_flight: dict[int, tuple[int, ...]] = {}
 
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
         super().begin_episode(env, rng)
         self.bandit.reset()
         self.followed = np.zeros(3, np.int64)
         self._arms = ()
+        self._arms_in_flight = {}
 
     def best_first_scores(self, pages: np.ndarray) -> np.ndarray:
         """Best-first's priority of frontier ``pages``: the topic relevance of their link text (``link_scores``)."""
@@ -129,7 +131,8 @@ class BestFirstMixAgent(OnlineClassifierAgent):
         return page
 
     def observe(self, transition: Transition) -> None:
-        if transition.info["fetched_page"] == self._page and self._arms:
-            self.bandit.update(self._arms, float(transition.reward) > 0)
+        info = {**transition.info, "reward": transition.reward}
+        for arms, r in self.landed(info, self._arms or None, self._arms_in_flight):
+            self.bandit.update(arms, r > 0)
         self._arms = ()
         super().observe(transition)

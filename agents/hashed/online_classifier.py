@@ -235,6 +235,8 @@ class RowLearner(Agent):
         self.frontier = FrontierRows()
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._page = -1
+        #: rows of the pages dispatched and not landed yet (an env with pages in flight)
+        self._in_flight: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._prior_col = -1
 
     # ------------------------------------------------------------ episode
@@ -269,6 +271,7 @@ class RowLearner(Agent):
         self.frontier.reset(int(env.n_pages))
         self._ingest(env.frontier_changes().updated)
         self._x, self._page = None, -1
+        self._in_flight = {}
 
     def _ingest(self, pages: np.ndarray) -> sp.csr_matrix | None:
         pages = np.asarray(pages, np.int64)
@@ -297,11 +300,29 @@ class RowLearner(Agent):
         self._x, self._page = self.frontier.row(page), page
         return page
 
+    def landed(self, info: dict, kept: Any, store: dict[int, Any]) -> list[tuple[Any, float]]:
+        """``(what act kept for a page, its reward)`` for each page whose fetch landed this step. An env with pages
+        in flight (its info has ``landed_pages``) lands a page steps after it was dispatched: ``kept`` (this step's
+        dispatch) waits in ``store`` until then; otherwise the page this step fetched is the one chosen."""
+        landed = info.get("landed_pages")
+        if landed is None:
+            return [(kept, float(info["reward"]))] if kept is not None and info["fetched_page"] == self._page else []
+        if kept is not None and info.get("dispatched_page") == self._page:
+            store[self._page] = kept
+        out = []
+        for p, r in zip(landed.tolist(), info["landed_rewards"].tolist()):
+            if p < 0:
+                break
+            k = store.pop(int(p), None)
+            if k is not None:
+                out.append((k, float(r)))
+        return out
+
     def observe(self, transition: Transition) -> None:
-        info = transition.info
+        info = {**transition.info, "reward": transition.reward}
         new_rows = self._ingest(self.env.frontier_changes().updated)
-        if info["fetched_page"] == self._page and self._x is not None:
-            self.learn(self._x, float(transition.reward), transition, new_rows)
+        for x, r in self.landed(info, self._x, self._in_flight):
+            self.learn(x, r, transition, new_rows)
         self._x, self._page = None, -1
         if self.frontier.n_rows > 256:
             self.frontier.compact(self.env.frontier_pages())

@@ -98,6 +98,15 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
                          "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
     lv.add_argument("--capacity", type=int_at_least(1), default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
+    lv.add_argument("--concurrency", type=int, default=None, metavar="N",
+                    help="pages in flight at once, over all hosts (default 1; Scrapy's CONCURRENT_REQUESTS is 16); "
+                         "each step dispatches one page and lands the ones that arrived")
+    lv.add_argument("--per-host", type=int, default=None, metavar="N",
+                    help="pages in flight per host (default 1: a host is fetched one request at a time anyway, "
+                         "so more only queues there); a busy host's pages are not offered")
+    lv.add_argument("--rate", type=float, default=None, metavar="R",
+                    help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
+                         "pages/s)")
 
 
 def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -158,8 +167,10 @@ def run(args: argparse.Namespace) -> int:
     names = _agent_specs(args.agent)
     if args.live:
         return _cmd_crawl_live(args, names)
-    if args.warc or args.resume or args.overwrite or args.max_pages is not None:
-        raise ValueError("--warc, --resume, --overwrite and --max-pages go with --live URL ...")
+    if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
+            args.per_host is not None or args.rate is not None:
+        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host and --rate go with "
+                         "--live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise ValueError("--load/--save need exactly one --agent")
     for flag, out in (("--save", args.save), ("--plot", args.plot)):
@@ -224,7 +235,9 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
         over["text"] = {"general": args.text == "general"}
     res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
                      scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
-                     resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over)
+                     resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over,
+                     concurrency=args.concurrency or 1, per_host=args.per_host or 1,
+                     rate=10.0 if args.rate is None else (args.rate or None))
     if args.save:
         agent.save(args.save)
     summary = res.summary()
@@ -255,6 +268,12 @@ def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
                          f"to replace it")
     if args.warc and not args.resume:
         check_writable(args.warc, "--warc")
+    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
+        if v is not None and v < 1:
+            raise ValueError(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 hosts "
+                             f"busy, one request each)")
+    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
+        raise ValueError(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
 
 
 def _print_table(rows: Sequence[dict[str, Any]]) -> None:

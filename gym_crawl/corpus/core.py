@@ -345,17 +345,14 @@ class Corpus:
         return self.text_ptr[1:]
 
     def max_out_degree(self) -> int:
-        """The largest number of out-links a page has (or, for a live web, may have): the size of the
-        crawl state's per-fetch work buffers."""
+        """The largest number of out-links a page has (a web that grows while it is crawled: may have): the size
+        of the crawl state's per-fetch work buffers."""
         return int(np.diff(self.link_ptr).max()) if self.n_pages else 0
 
     @property
     def n_domain_slots(self) -> int:
-        """Size of the per-domain arrays of a crawl (the number of domains; a live web: its capacity)."""
+        """Size of the per-domain arrays of a crawl (the number of domains; a web that grows: its capacity)."""
         return max(1, len(self.domains))
-
-    #: whether pages are fetched while crawling (:meth:`materialize` does the work); ``False`` for a static corpus
-    live = False
 
     def link_src(self) -> np.ndarray:
         """(m,) int32 source page of each link (computed, not stored)."""

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import bundles as B
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.fields import CRAWL_ARRAYS, FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
@@ -232,7 +233,8 @@ class CrawlState:
             bind(scorer)
         self._pages = scorer.page_table()
         self._links = scorer.link_table()
-        if len(self.link_dst) <= EAGER_SCORING_LINKS and not self.corpus.live:  # one pass per topic, at its first reset
+        # one pass per topic at its first reset (a page source's pages are scored as they arrive)
+        if len(self.link_dst) <= EAGER_SCORING_LINKS and not isinstance(self.corpus, PageSource):
             self._pages.ensure_all()
             self._links.ensure_all()
         key = _reward_key(scheme)

@@ -57,6 +57,7 @@ from gymnasium.vector.utils import batch_space
 
 from gym_crawl._limits import check_fits
 from gym_crawl.corpus import load_corpus
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.bundles import crawl_arrays, link_graph, score_tables
 from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
@@ -92,10 +93,13 @@ class WikiCrawlVectorEnv(VectorEnv):
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
         corpus = load_corpus(kwargs.pop("corpus", None), **(kwargs.pop("corpus_kwargs", None) or {}))
-        if corpus.live:
+        if isinstance(corpus, PageSource):
             raise ValueError(f"WikiCrawlVectorEnv steps N crawls of a static corpus in compiled batches; corpus "
-                             f"{corpus.name!r} is a live web: use single envs (or compile its WARC with "
-                             f"replay_corpus first)")
+                             f"{corpus.name!r} is a live web (a page source): use single envs (or compile its WARC "
+                             f"with replay_corpus first)")
+        if kwargs.get("concurrency", 1) != 1 or kwargs.get("timing") is not None:
+            raise ValueError("WikiCrawlVectorEnv fetches one page per crawl and step; concurrency > 1 and timing= "
+                             "need single envs (gym.make, or make_vec with vectorization_mode='sync')")
         C = kwargs.get("n_categories", 4)
         if isinstance(C, numbers.Integral) and not isinstance(C, bool) and C >= 0:  # else the env names the error
             n = corpus.n_pages

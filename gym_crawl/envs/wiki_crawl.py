@@ -86,6 +86,37 @@ Gymnasium's vector envs can stack them):
 
 Variable-length per-step data (the new, updated and domain-capped frontier pages) is not in
 ``info`` — a vector env could not stack it — but in ``env.unwrapped.view.frontier_changes()``.
+
+**Pages in flight** (``concurrency=W``; see :mod:`gym_crawl.crawl.window` and ``docs/live.md``). With the
+default ``concurrency=1`` on a static corpus a step fetches the page it chose — the MDP above. A web
+discovered while it is crawled (a :class:`~gym_crawl.corpus.page_source.PageSource`, such as
+:class:`gym_crawl.web.LiveWeb`), or ``concurrency > 1`` on any corpus, runs a *window*: a step *dispatches*
+the chosen page (it leaves the frontier and is in flight), then *lands* every page the page source delivered
+(the env asks it with ``request`` / ``arrived`` and never does I/O itself), in their completion order, and
+returns once fewer than W pages are in flight and a candidate can be offered; it waits only while the window
+is full or nothing is offerable. A static corpus gets a deterministic virtual clock
+(:class:`~gym_crawl.corpus.page_source.SimulatedFetches`, ``timing=``: a response latency and a per-host
+delay), so the completion order is the one a polite deployed crawler would see. A page whose host already
+has ``per_host`` pages in flight (or whose host the source holds back: its robots.txt has not arrived) is not
+offered: it is parked out of the frontier until its host is free. With W = 1 every step lands the page it
+dispatched, so a static corpus with ``timing=`` crawls exactly as without it.
+
+In a window env the step's reward is the sum of the rewards of the pages it landed (0 when none landed);
+``fetched_page``, ``relevant`` and ``fetch_error`` describe the last page landed (-1 / False / "" when none);
+``pages_fetched`` counts landed pages. ``frontier_changes()`` reports the step's landed pages' new and
+updated frontier pages and the pages that came back from parking (``new``, ``updated``, both only pages
+offerable when the step returns), and the pages that were parked or refused (``removed``). The window adds
+the info keys :data:`WINDOW_INFO_KEYS`:
+
+=====================  =====================================================================
+``dispatched_page``    page id this step's action sent (-1 on reset and invalid steps)
+``landed_pages``       (W,) int64 pages landed by this step in completion order, -1 padded
+``landed_rewards``     (W,) float32 their rewards (0 padded); the step's reward is their sum
+``in_flight``          pages in flight when the step returned
+``parked``             discovered pages held out of the frontier (host busy or not cleared)
+=====================  =====================================================================
+
+The episode terminates when nothing is offerable, in flight or awaited.
 """
 from __future__ import annotations
 
@@ -100,7 +131,9 @@ import numpy as np
 from gymnasium import spaces
 
 from gym_crawl.corpus import Corpus
+from gym_crawl.corpus.page_source import FetchTiming, PageSource, SimulatedFetches, check_timing
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
+from gym_crawl.crawl.window import FetchWindow
 from gym_crawl.envs.view import CrawlView, FrontierChanges
 from gym_crawl.envs.world import CrawlWorld, check_int
 from gym_crawl.features.sets import FeatureSet
@@ -110,7 +143,7 @@ from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 from gym_crawl.text.model import TextModel
 
 __all__ = ["WikiCrawlEnv", "EpisodeRecord", "STATE_NAMES", "TIME_FEATURES", "ACTION_MODES", "OBSERVATION_MODES",
-           "FrontierChanges", "INFO_KEYS"]
+           "FrontierChanges", "INFO_KEYS", "WINDOW_INFO_KEYS"]
 
 #: The state vector's entries as ``WikiCrawl-v0``…``-v2`` name them; ``env.state_names`` is the env's own (its
 #: first entry is its ``time_feature``). Six entries for every env.
@@ -127,6 +160,8 @@ OBSERVATION_MODES = ("candidates", "state")
 INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domains", "reward_sum", "frontier_size",
              "candidate_ids", "action_mask", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps",
              "topic", "fetch_error")
+#: Info keys added by an env with a window of pages in flight (a page source, or ``concurrency > 1``).
+WINDOW_INFO_KEYS = ("dispatched_page", "landed_pages", "landed_rewards", "in_flight", "parked")
 _EMPTY = np.zeros(0, np.int32)
 _EMPTY.flags.writeable = False
 
@@ -165,6 +200,48 @@ def _check_seeds(seeds: Any) -> list[str | int] | None:
         if isinstance(s, bool) or not isinstance(s, (str, numbers.Integral)):
             raise ValueError(f"seeds: each seed must be a page title (str) or page id (int), got {s!r}")
     return out
+
+
+class _Landing:
+    """What the pages landed in one reset or step did: reward sum, pages in order, the last page's outcome,
+    and the frontier changes (lists of arrays; ``settled``: how many ``new`` arrays the window has checked)."""
+
+    __slots__ = ("last_error", "last_page", "last_relevant", "new", "pages", "removed", "reward", "settled",
+                 "updated")
+
+    def __init__(self) -> None:
+        self.reward = 0.0
+        self.pages: list[int] = []
+        self.last_page, self.last_relevant, self.last_error = -1, False, ""
+        self.new: list[np.ndarray] = []
+        self.updated: list[np.ndarray] = []
+        self.removed: list[np.ndarray] = []
+        self.settled = 0
+
+    def add(self, res: FetchResult, error: str) -> None:
+        self.reward += res.reward
+        self.pages.append(res.page)
+        self.last_page, self.last_relevant, self.last_error = res.page, res.eval_relevant, error
+        self.new.append(res.new_pages)
+        self.updated.append(res.updated_pages)
+        if len(res.removed_pages):
+            self.removed.append(res.removed_pages)
+
+    def changes(self, status: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(new, updated, removed)``: new and updated pages still offerable (each once, first occurrence
+        first), removed pages."""
+        def offerable(parts: list[np.ndarray]) -> np.ndarray:
+            if not parts:
+                return _EMPTY
+            a = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            a = a[status[a] == FRONTIER]
+            if len(parts) > 1 and len(a):
+                _, first = np.unique(a, return_index=True)
+                a = a[np.sort(first)]
+            return np.asarray(a, np.int32)
+
+        removed = np.concatenate(self.removed).astype(np.int32) if self.removed else _EMPTY
+        return offerable(self.new), offerable(self.updated), removed
 
 
 class WikiCrawlEnv(gym.Env):
@@ -209,6 +286,13 @@ class WikiCrawlEnv(gym.Env):
             :mod:`gym_crawl.envs.budget`.
         time_feature: what ``state[0]`` observes of time, one of :data:`TIME_FEATURES`: ``"log_steps"``
             (default, ``WikiCrawl-v3``) or ``"budget_used"`` (``WikiCrawl-v0``…``-v2``; 0 without a budget).
+        concurrency: W, the most pages in flight (>= 1; default 1). See "Pages in flight" in the module
+            docstring.
+        per_host: the most pages in flight per host (domain), >= 1 (default 1: one request at a time per host,
+            the polite fetcher's rule); pages of a host at the limit are not offered.
+        timing: the virtual clock of a static corpus crawled with a window
+            (:class:`~gym_crawl.corpus.page_source.FetchTiming` or ``{"latency": s, "delay": s}``; default
+            latency 0.1 s, delay 1 s when ``concurrency > 1``). Not for a page source (its clock is real).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -220,7 +304,8 @@ class WikiCrawlEnv(gym.Env):
                  text: dict | TextModel | None = None, corpus_kwargs: dict | None = None,
                  render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None,
                  max_episode_steps: int | None = None, world: CrawlWorld | None = None,
-                 time_feature: str = "log_steps", domain_cap_horizon: int | None = None):
+                 time_feature: str = "log_steps", domain_cap_horizon: int | None = None, concurrency: int = 1,
+                 per_host: int = 1, timing: FetchTiming | dict | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if action not in ACTION_MODES:
@@ -289,15 +374,38 @@ class WikiCrawlEnv(gym.Env):
         self.state_names: tuple[str, ...] = (time_feature, *STATE_NAMES[1:])
         self._cap_horizon_arg = (None if domain_cap_horizon is None
                                  else check_int("domain_cap_horizon", domain_cap_horizon, 1))
-        #: a live web fetches a page when the crawl first chooses it (one attribute check per step offline)
-        self._materialize = self.corpus.materialize if self.corpus.live else None  # type: ignore[attr-defined]
+        self.concurrency = check_int("concurrency", concurrency, 1)
+        self.per_host = check_int("per_host", per_host, 1)
+        tm = check_timing(timing)
+        corpus_source = self.corpus if isinstance(self.corpus, PageSource) else None
+        if corpus_source is not None and tm is not None:
+            raise ValueError(f"timing= simulates fetch times on a static corpus; corpus {self.corpus.name!r} delivers "
+                             f"its own pages (a page source): drop timing=")
+        #: where pages come from when they are not fetched on the spot: the corpus itself when it is a page
+        #: source (a live web), a virtual clock over a static corpus with a window, else None (a step fetches
+        #: the page it chose, the MDP of the papers)
+        self._source: PageSource | None = corpus_source
+        if self._source is None and (self.concurrency > 1 or tm is not None):
+            self._source = SimulatedFetches(self.corpus, tm)
+        self._window: FetchWindow | None = None
+        if self._source is not None:
+            self._window = FetchWindow(self.state, self.concurrency, self.per_host)
         self._fetch_error = ""
+        self._failed_seeds: dict[str, str] = {}
+        self._dispatched, self._landed = -1, _EMPTY
         self._view = CrawlView(self)
 
     @property
     def view(self) -> CrawlView:
         """The read-only view agents read the crawl through (:class:`CrawlView`: the one list of it)."""
         return self._view
+
+    @property
+    def page_source(self) -> PageSource | None:
+        """Where the crawl's pages come from when a step does not fetch on the spot: the corpus itself when it is
+        a page source (a live web), the virtual clock (:class:`SimulatedFetches`, its ``now`` the virtual seconds
+        elapsed) of a static corpus with a window; ``None`` otherwise."""
+        return self._source
 
     @property
     def world(self) -> CrawlWorld:
@@ -309,6 +417,8 @@ class WikiCrawlEnv(gym.Env):
         stacked columns, at their reset values; see :class:`CrawlState`). Before the first reset only."""
         if self._ep.started:
             raise RuntimeError("adopt_crawl_storage: the crawl has started; call it before the first reset")
+        if self._window is not None:
+            raise RuntimeError("adopt_crawl_storage: an env with pages in flight keeps its own crawl state")
         self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta, storage=storage)
 
     @property
@@ -372,6 +482,10 @@ class WikiCrawlEnv(gym.Env):
         self._ep.started = False  # until this reset completes: a failure below leaves an env that refuses step
         self._configure(topic)
         st = self.state
+        if self._window is not None:  # the last episode's in-flight and parked pages go back for the state's reset
+            self._window.clear()
+            assert self._source is not None
+            self._source.restart()
         st.reset(self.scorer, self.scheme, self._world.cap_schedule[0] if self._world.cap_schedule else None)
         if self._uses_reducer:
             self.reducer.reset(st, self.features, self.np_random)
@@ -379,33 +493,65 @@ class WikiCrawlEnv(gym.Env):
         self._ep.over = None
         self._ep.last_reward = 0.0
         self._ep.last_page = -1
-        new, upd = [], []
+        self._dispatched, self._landed = -1, _EMPTY
         failed: dict[str, str] = {}
-        for p in seed_ids.tolist():
-            if st.status[p] == VISITED:
-                continue
-            if self._materialize is not None:
-                err = self._materialize(p)
-                if err:
-                    failed[self.corpus.titles[int(p)]] = str(err)
-            res = st.fetch(p, count_step=False)
-            self._check_reward(res)
-            if self._uses_reducer:
-                self.reducer.on_fetch(res, None)
-            new.append(res.new_pages)
-            upd.append(res.updated_pages)
-        if st.fr_size == 0:
+        self._failed_seeds = failed
+        if self._window is not None:
+            new_a, upd_a, rem_a = self._reset_window(seed_ids)
+        else:
+            new, upd = [], []
+            for p in seed_ids.tolist():
+                if st.status[p] == VISITED:
+                    continue
+                res = st.fetch(p, count_step=False)
+                self._check_reward(res)
+                if self._uses_reducer:
+                    self.reducer.on_fetch(res, None)
+                new.append(res.new_pages)
+                upd.append(res.updated_pages)
+            new_a, upd_a, rem_a = np.concatenate(new), np.unique(np.concatenate(upd)), _EMPTY
+        if st.fr_size == 0 and (self._window is None or not self._window.n_parked):
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
             if failed:  # a live web: say why, not only that the frontier is empty
                 why = ", ".join(f"{t} ({e})" for t, e in failed.items())
                 rest = "; the other seeds have no out-links to unfetched pages" if len(failed) < len(titles) else ""
                 raise ValueError(f"the frontier is empty: seed pages could not be fetched: {why}{rest}")
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
-        new_a = np.concatenate(new)
-        self._ep.changes = (new_a, np.unique(np.concatenate(upd)), _EMPTY)
+        self._ep.changes = (new_a, upd_a, rem_a)
         self._observe()
         self._ep.started = True
         return self._obs_out(), self._info(-1, False, False, len(new_a))
+
+    def _reset_window(self, seed_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Request the seeds from the page source, land them as they arrive, then wait until a page can be
+        offered (the seed hosts' robots.txt) or nothing more is awaited. Returns the frontier changes."""
+        src, st = self._source, self.state
+        assert src is not None
+        waiting: dict[int, None] = {}
+        for p in seed_ids.tolist():
+            if st.status[p] != VISITED and p not in waiting:
+                waiting[p] = None
+                src.request(p)
+        log = _Landing()
+        while waiting or (st.fr_size == 0 and src.pending()):
+            ev = src.arrived(True)
+            for q in ev.pages:
+                if q not in waiting:
+                    raise RuntimeError(f"page source delivered page {q}, which reset did not request")
+                del waiting[q]
+                res = st.fetch(q, count_step=False)
+                self._check_reward(res)
+                if self._uses_reducer:
+                    self.reducer.on_fetch(res, None)
+                err = src.fetch_error(q)
+                if err:
+                    self._failed_seeds[self.corpus.titles[int(q)]] = str(err)
+                log.add(res, err)
+            self._settle(ev.refused, log)
+            if not ev.pages and not ev.refused and not src.pending() and waiting:
+                raise RuntimeError(f"page source has nothing pending but seeds {sorted(waiting)} never arrived")
+        new, upd, rem = log.changes(st.status)
+        return new, np.unique(upd), rem
 
     # ----------------------------------------------------------------- step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
@@ -431,7 +577,7 @@ class WikiCrawlEnv(gym.Env):
         try:  # a fetch refused (non-finite reward) changes nothing; anything failing after it ends the episode
             return self._do_fetch(page, x)
         except BaseException as e:
-            if self.state.n_fetched != n_before:
+            if self.state.n_fetched != n_before or self._window is not None:
                 self._ep.over = f"a step raised {type(e).__name__} after fetching page {page}"
             raise
 
@@ -474,7 +620,8 @@ class WikiCrawlEnv(gym.Env):
                              f"{res.page} ({self.corpus.titles[res.page]!r}); rewards must be finite")
 
     def _do_fetch(self, page: int, x: np.ndarray | None) -> tuple[Any, float, bool, bool, dict]:
-        self._fetch_error = "" if self._materialize is None else self._materialize(page)
+        if self._window is not None:
+            return self._window_fetch(page, x)
         res: FetchResult = self.state.fetch(page)
         self._check_reward(res)
         self._ep.t += 1
@@ -491,6 +638,69 @@ class WikiCrawlEnv(gym.Env):
         self._observe()
         return self._obs_out(), float(res.reward), terminated, truncated, \
             self._info(page, res.eval_relevant, False, len(res.new_pages))
+
+    def _window_fetch(self, page: int, x: np.ndarray | None) -> tuple[Any, float, bool, bool, dict]:
+        """One step with pages in flight (see "Pages in flight" in the module docstring): dispatch ``page``, land
+        what arrives, wait only while the window is full or nothing can be offered."""
+        w, src, st = self._window, self._source, self.state
+        assert w is not None and src is not None
+        w.dispatch(page, x)
+        src.request(page)
+        log = _Landing()
+        block = w.full
+        while True:
+            ev = src.arrived(block)
+            for q in ev.pages:
+                row = w.land(q)
+                res = st.fetch(q)
+                self._check_reward(res)
+                if self._uses_reducer:
+                    self.reducer.on_fetch(res, row)
+                log.add(res, src.fetch_error(q))
+            self._settle(ev.refused, log)
+            if not w.full and st.fr_size > 0:
+                break
+            if w.size == 0 and not src.pending():
+                break  # nothing offerable, in flight or awaited: the episode terminates
+            if block and not ev.pages and not ev.refused and not src.pending():
+                raise RuntimeError(f"page source has nothing pending while {w.size} pages are in flight")
+            block = True
+        self._ep.t += 1
+        dropped = self._apply_cap_schedule()
+        if len(dropped):
+            if self._uses_reducer:
+                self.reducer.on_frontier_change(dropped, _EMPTY)
+            log.removed.append(dropped)
+        self._ep.last_reward = log.reward
+        self._ep.last_page = log.last_page
+        self._fetch_error = log.last_error
+        self._dispatched = page
+        self._landed = np.asarray(log.pages, np.int32)
+        self._ep.changes = log.changes(st.status)
+        terminated = st.fr_size == 0 and w.size == 0 and not src.pending()
+        truncated = self._end_check(terminated)
+        self._observe()
+        return self._obs_out(), float(log.reward), terminated, truncated, \
+            self._info(log.last_page, log.last_relevant, False, len(self._ep.changes[0]))
+
+    def _settle(self, refused: Sequence[int], log: _Landing) -> None:
+        """After pages landed: block the pages the source refused, park the pages of busy or held hosts and
+        return those of hosts that are free again; the reducer and ``log`` are told."""
+        w, src = self._window, self._source
+        assert w is not None and src is not None
+        gone = w.refuse(np.asarray(refused, np.int32)) if len(refused) else _EMPTY
+        fresh = np.concatenate(log.new[log.settled:]) if len(log.new) > log.settled else _EMPTY
+        log.settled = len(log.new)
+        parked, returned = w.reconcile(src.held_domains(), fresh)
+        left = np.concatenate([parked, gone]) if len(gone) else parked
+        if self._uses_reducer and (len(left) or len(returned)):
+            self.reducer.on_frontier_change(left, returned)
+        if len(left):
+            log.removed.append(left)
+        if len(returned):
+            log.new.append(returned)
+            log.updated.append(returned)
+            log.settled = len(log.new)
 
     def _apply_cap_schedule(self) -> np.ndarray:
         """Lower an adaptive domain cap to its value after ``self._ep.t`` steps (evaluated after each
@@ -564,6 +774,14 @@ class WikiCrawlEnv(gym.Env):
             "n_new_pages": int(n_new), "steps": int(self._ep.t), "topic": self.topic.name,
             "fetch_error": self._fetch_error if page >= 0 else "",
         }
+        if self._window is not None:
+            landed = np.full(self.concurrency, -1, np.int64)
+            rewards = np.zeros(self.concurrency, np.float32)
+            k = 0 if invalid else min(len(self._landed), self.concurrency)
+            landed[:k] = self._landed[:k]
+            rewards[:k] = self.state.reward[self._landed[:k]]
+            info.update(dispatched_page=-1 if invalid else int(self._dispatched), landed_pages=landed,
+                        landed_rewards=rewards, in_flight=self._window.size, parked=self._window.n_parked)
         if self.action_mode == "slot":
             info["action_mask"] = ids >= 0
         return info

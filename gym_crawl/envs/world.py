@@ -128,8 +128,9 @@ class CrawlWorld:
         return self.cap_schedule is not None and self.cap_schedule[0] != self.cap_schedule[1]
 
     def new_features(self) -> FeatureSet:
-        """The feature set of one crawl (the same instance for every crawl when the spec is an instance)."""
-        return get_feature_set(self.feature_spec, self.n_categories)
+        """The feature set of one crawl (the same instance for every crawl when the spec is an instance); a
+        named set's word-vector columns take the dimension of this world's text model."""
+        return get_feature_set(self.feature_spec, self.n_categories, dim=self.text.dim)
 
     def new_reducer(self) -> Reducer:
         """The reducer of one crawl (the same instance for every crawl when the spec is an instance)."""

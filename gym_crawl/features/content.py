@@ -52,6 +52,7 @@ import scipy.sparse as sp
 
 from gym_crawl._arith import log, log1p
 from gym_crawl.corpus.core import Corpus, StringTable
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
 from gym_crawl.text.model import TextModel, gather_csr
@@ -359,10 +360,10 @@ class HashedTokens:
 
 
 class LiveHashedTokens:
-    """The :class:`HashedTokens` of a live web (``corpus.live``): the same columns, computed as pages and
-    words are discovered instead of precomputed over a vocabulary and titles that are not known in
-    advance. A word's column hash, a page's target tokens (URL words, URL character n-grams, host) and its
-    parent-title tokens are cached when first asked for (a page's URL and host never change)."""
+    """The :class:`HashedTokens` of a live web (a :class:`~gym_crawl.corpus.page_source.PageSource`): the same
+    columns, computed as pages and words are discovered instead of precomputed over a vocabulary and titles that
+    are not known in advance. A word's column hash, a page's target tokens (URL words, URL character n-grams,
+    host) and its parent-title tokens are cached when first asked for (a page's URL and host never change)."""
 
     def __init__(self, corpus: Corpus, bits: int):
         self.bits = bits
@@ -512,7 +513,7 @@ def hashed_tokens(corpus: Corpus, bits: int = DEFAULT_HASH_BITS) -> HashedTokens
     web's :class:`LiveHashedTokens`)."""
     memo = _HASHED.setdefault(corpus, {})
     if bits not in memo:
-        memo[bits] = LiveHashedTokens(corpus, bits) if corpus.live else HashedTokens(corpus, bits)
+        memo[bits] = LiveHashedTokens(corpus, bits) if isinstance(corpus, PageSource) else HashedTokens(corpus, bits)
     return memo[bits]
 
 
@@ -577,9 +578,10 @@ def tres_local(n_categories: int = 4) -> TresLocalFeatures:
     return TresLocalFeatures()
 
 
-def hashed_transferable(n_categories: int = 4) -> HashedContentFeatures:
-    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use)."""
-    return HashedContentFeatures(n_categories, dense=transferable(n_categories), name="hashed-transferable")
+def hashed_transferable(n_categories: int = 4, dim: int = 64) -> HashedContentFeatures:
+    """``hashed`` link tokens ⊕ the ``transferable`` dense columns (what the hashed online learners use);
+    ``dim``: the text model's word-vector dimension."""
+    return HashedContentFeatures(n_categories, dense=transferable(n_categories, dim=dim), name="hashed-transferable")
 
 
 #: name -> (module-level factory taking n_categories, description); the package registry lists them lazily

@@ -35,7 +35,7 @@ relevance of all / relevant parents of the target (updated as parents are fetche
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -320,8 +320,27 @@ def register_feature_set(name: str, factory: Callable[[int], FeatureSet] | str, 
     FEATURE_SETS.register(name, factory, description)
 
 
-def get_feature_set(spec: str | FeatureSet, n_categories: int = 4) -> FeatureSet:
-    """Resolve a registered feature-set name or return a :class:`FeatureSet` as is."""
+def get_feature_set(spec: str | FeatureSet, n_categories: int = 4, dim: int | None = None) -> FeatureSet:
+    """Resolve a registered feature-set name or return a :class:`FeatureSet` as is.
+
+    :param dim: the word-vector dimension of the env's text model: given to the set's factory when it takes a
+        ``dim`` keyword (the sets with word-vector columns: ``content``, ``transferable``, ``hashed-site`` …), so
+        their columns match the text model (64 for a corpus' own model, 128 for the general English model);
+        ``None``: the factory's default.
+    """
     if isinstance(spec, FeatureSet):
         return spec
-    return FEATURE_SETS.build(spec, n_categories)
+    factory = FEATURE_SETS.get(spec)
+    if dim is not None and _takes_dim(factory):
+        return factory(n_categories, dim=dim)
+    return factory(n_categories)
+
+
+def _takes_dim(factory: Any) -> bool:
+    """Whether a feature-set factory takes a ``dim`` keyword."""
+    import inspect
+
+    try:
+        return "dim" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False

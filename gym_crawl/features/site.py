@@ -332,23 +332,24 @@ def crawler_plus(n_categories: int = 4) -> CombinedFeatures:
     return CombinedFeatures([CrawlerFeatures(n_categories), SiteFeatures(n_categories)], name="crawler+")
 
 
-def transferable_site(n_categories: int = 4, name: str = "transferable+site") -> CombinedFeatures:
+def transferable_site(n_categories: int = 4, name: str = "transferable+site", dim: int = 64) -> CombinedFeatures:
     """``transferable`` (topic-relative link and parent columns, best-first's link score among them) ⊕ ``crawler``
     ⊕ ``site``, all dense: the columns of ``hashed-site`` without the hashed link tokens, for learners that take
     a fixed-width row (the SB3 candidate scorer). Not ``local`` (the crawler and site columns follow crawl-wide
-    statistics)."""
+    statistics). ``dim``: the text model's word-vector dimension."""
     from gym_crawl.features.content import transferable
     from gym_crawl.features.crawler import CrawlerFeatures
 
-    return CombinedFeatures([transferable(n_categories), CrawlerFeatures(n_categories), SiteFeatures(n_categories)],
-                            name=name)
+    return CombinedFeatures([transferable(n_categories, dim=dim), CrawlerFeatures(n_categories),
+                             SiteFeatures(n_categories)], name=name)
 
 
-def hashed_site(n_categories: int = 4) -> FeatureSet:
+def hashed_site(n_categories: int = 4, dim: int = 64) -> FeatureSet:
     """``hashed-transferable`` (hashed link tokens ⊕ the transferable columns) ⊕ ``crawler`` ⊕ ``site`` as dense
     columns: what the hashed online learners use, plus the host, directory, position and page-classifier
-    columns. Not ``local`` (the crawler and site columns follow crawl-wide statistics)."""
+    columns. Not ``local`` (the crawler and site columns follow crawl-wide statistics). ``dim``: the text model's
+    word-vector dimension."""
     from gym_crawl.features.content import HashedContentFeatures
 
-    dense = transferable_site(n_categories, name="transferable+crawler+site")
+    dense = transferable_site(n_categories, name="transferable+crawler+site", dim=dim)
     return HashedContentFeatures(n_categories, dense=dense, name="hashed-site")

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
@@ -51,6 +52,12 @@ class Reducer:
     def on_fetch(self, result: FetchResult, x: np.ndarray | None) -> None:
         """Called after every fetch with its result and the fetched candidate's (d,) features
         (``None`` for seeds, and for ``step_page`` fetches unless ``needs_experience``)."""
+
+    def on_frontier_change(self, left: np.ndarray, returned: np.ndarray) -> None:
+        """Called when pages leave the frontier without a fetch and come back to it (a crawl with several
+        pages in flight: :mod:`gym_crawl.crawl.window` parks the pages of a busy host and returns them when it
+        is free); ``left`` and ``returned`` are int32 page ids. Reducers that read the frontier store itself
+        (``full``, ``random``) need nothing; those that keep their own structure over it override this."""
 
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -218,6 +225,26 @@ class TopK(Reducer):
         for p in result.removed_pages.tolist():
             self._cur.pop(p, None)
 
+    def on_frontier_change(self, left: np.ndarray, returned: np.ndarray) -> None:
+        """Forget the pages that left; push the pages that returned with their current scores."""
+        if self._compiled:
+            self._has[left] = False
+            if len(returned):
+                need = int(self._hsize[0]) + len(returned)
+                if need > len(self._hk):
+                    cap = max(need, 2 * len(self._hk))
+                    self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
+                    self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
+                _topk_push(np.asarray(returned, np.int32), self.state.link_rel, self._cur_a, self._has, self._hk,
+                           self._hp, self._hsize)
+            return
+        for p in left.tolist():
+            self._cur.pop(p, None)
+        if len(returned):
+            for p, sc in zip(returned.tolist(), self.score(self.state, returned).tolist()):
+                self._cur[p] = sc
+                heapq.heappush(self._heap, (-sc, p))
+
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
         if k is None:
             k = self.state.fr_size
@@ -251,6 +278,32 @@ class TopK(Reducer):
                 heapq.heappush(h, out)
         self._sel = sel
         return np.asarray([p for _, p in sel], dtype=np.int32)
+
+
+@njit(cache=True, nogil=True)
+def _topk_push(pages, score, cur, has, hk, hp, hsize):
+    """Push ``pages`` with their scores ``score[p]`` (pages that came back to the frontier: their old heap
+    entries were dropped as stale)."""
+    size = hsize[0]
+    for i in range(len(pages)):
+        p = pages[i]
+        s = score[p]
+        cur[p] = s
+        has[p] = True
+        j = size
+        while j > 0:  # sift up (the heap of crawl/kernels.py: min-heap of (-score, page))
+            parent = (j - 1) >> 1
+            kp, pp = hk[parent], hp[parent]
+            if -s < kp or (-s == kp and p < pp):
+                hk[j] = kp
+                hp[j] = pp
+                j = parent
+            else:
+                break
+        hk[j] = -s
+        hp[j] = p
+        size += 1
+    hsize[0] = size
 
 
 class Outlinks(TopK):

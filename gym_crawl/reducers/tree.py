@@ -438,6 +438,18 @@ class TreeFrontier(Reducer):
         if self.n_frontier != st.fr_size:  # something left the frontier unreported: purge it
             self._purge_stale()
 
+    def on_frontier_change(self, left: np.ndarray, returned: np.ndarray) -> None:
+        """Drop the pages that left the frontier from their leaves; route the pages that came back."""
+        if len(left):
+            self.remove(left)
+        st = self.state
+        assert st is not None, "on_frontier_change before reset"
+        pages = np.asarray(returned, np.int64)
+        if len(pages):
+            pages = pages[(st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0) & (self._page_slot[pages] < 0)]
+        if len(pages):
+            self.insert(pages, self.features.compute(st, pages))
+
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
         """Algorithm 2: one uniformly drawn frontier page per non-empty leaf (all of them when
         ``k`` is None or there are at most ``k``; else ``k`` leaves chosen by ``overflow``).

@@ -130,8 +130,9 @@ def resolve_topic(spec: Topic | str | dict | None, corpus: Corpus) -> Topic:
     if key and (corpus.labels.get(key) >= 0 or "." in key):  # a label (exact, or dotted: topic words hold no dot)
         return _label_topic(spec, key, corpus, topics)
     words = tuple(tokenize(key.replace("_", " ")))
-    if corpus.live:  # an open vocabulary: every word is known
-        corpus.add_words(words)  # type: ignore[attr-defined]
+    add_words = getattr(corpus, "add_words", None)
+    if add_words is not None:  # an open vocabulary (a web that grows while crawled): every word is known
+        add_words(words)
     unknown = [w for w in words if corpus.word_id(w) < 0]
     if not words or unknown:
         close = difflib.get_close_matches(key, corpus.labels.tolist(), n=3, cutoff=0.6)

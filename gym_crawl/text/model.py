@@ -42,6 +42,7 @@ from gym_crawl._io import (
 )
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
+from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.text.general import (
     GENERAL_OPTIONS,
     GENERAL_SOURCE,
@@ -385,16 +386,17 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     gkey = (*key, "general", general)
     if gkey in memo:
         return memo[gkey]
-    web = getattr(corpus, "reference_text", None) is None if corpus.live else getattr(corpus, "urls", None) is not None
+    grows = isinstance(corpus, PageSource)  # a web discovered while it is crawled
+    web = getattr(corpus, "reference_text", None) is None if grows else getattr(corpus, "urls", None) is not None
     if general or (general is None and vectors_path is None and web):
         gm = general_text_model(required=bool(general), progress=progress)
         if gm is not None:
-            memo[gkey] = (GeneralOpenTextModel.create_general(corpus, gm) if corpus.live
+            memo[gkey] = (GeneralOpenTextModel.create_general(corpus, gm) if grows
                           else general_corpus_model(corpus, gm))
             return memo[gkey]
     if key in memo:
         return memo[key]
-    if corpus.live:  # a live web: its reference model's words, hashed vectors for the others
+    if grows:  # a web that grows: its reference model's words, hashed vectors for the others
         memo[key] = open_text_model(corpus, getattr(corpus, "reference_text", None), dim=dim)
         return memo[key]
     fp = _corpus_fingerprint(corpus)

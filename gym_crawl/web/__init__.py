@@ -14,8 +14,10 @@
   fetch's result and the crawl's decisions to WARC; :func:`read_fetches` / :func:`read_decisions` /
   :func:`read_warcinfo` read them back;
 * :mod:`~gym_crawl.web.live` — :class:`LiveWeb`, the corpus the crawl env walks while fetching it
-  (``gym.make("WikiCrawl-v1", corpus=LiveWeb(seeds=[...]))``), and its replay from a WARC
-  (:meth:`LiveWeb.from_warc`);
+  (``gym.make("WikiCrawl-v1", corpus=LiveWeb(seeds=[...]), concurrency=16)``), and its replay from a WARC
+  (:meth:`LiveWeb.from_warc`); its fetches run on worker threads (:mod:`~gym_crawl.web.scheduler`), its
+  arrivals are handled and recorded in order (:mod:`~gym_crawl.web.feed`), and :class:`OfferRules`
+  (:mod:`~gym_crawl.web.offer`) keep URLs that cannot give a page from being offered;
 * :mod:`~gym_crawl.web.serve` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
   run a multi-host HTTP site on 127.0.0.0/8 that can misbehave on purpose.
 
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 from gym_crawl.web.fetcher import PoliteFetcher
 from gym_crawl.web.live import LiveWeb
+from gym_crawl.web.offer import OfferRules
 from gym_crawl.web.policy import FetchPolicy
 from gym_crawl.web.result import FETCH_ERRORS, Exchange, FetchResult
 from gym_crawl.web.serve.server import Response, Site, serve_corpus, serve_folder, serve_site
 from gym_crawl.web.warc_io import WarcRecorder, read_decisions, read_fetches, read_warcinfo
 
-__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "LiveWeb", "PoliteFetcher", "Response", "Site",
+__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "LiveWeb", "OfferRules", "PoliteFetcher",
+           "Response", "Site",
            "WarcRecorder", "read_decisions", "read_fetches", "read_warcinfo", "serve_corpus", "serve_folder",
            "serve_site"]

@@ -143,6 +143,7 @@ class _Host:
         self.lock = threading.RLock()
         self.pool: Any = None
         self.robots: Any = None  # a protego.Protego, or True (allow all) / False (disallow all)
+        self.robots_text: str | None = None  # the text protego parsed
         self.robots_expires = float("inf")
         self.pages = 0
         self.patterns: Counter[str] = Counter()
@@ -274,6 +275,25 @@ class PoliteFetcher:
         """Whether :meth:`cancel` was called."""
         return self._cancel.is_set()
 
+    def robots(self, url: str) -> tuple[str, str | None, list[Exchange]]:
+        """The robots.txt rules in force for ``url``'s origin, reading the file (politely, blocking) when it is
+        not cached: ``(kind, text, exchanges)`` — ``kind`` ``"allow"`` (no usable file: 4xx, or the fetcher
+        ignores robots.txt), ``"disallow"`` (unreachable, 429/5xx, or redirected out of scope) or ``"parse"``
+        (``text`` is the file protego parsed); ``exchanges`` the requests this call made (none when cached)."""
+        canon = canonical_url(url)
+        if canon is None:
+            raise ValueError(f"url {url!r} is not an http(s) URL with a host")
+        exchanges: list[Exchange] = []
+        if not self.policy.obey_robots:
+            return "allow", None, exchanges
+        host = self._host(canon)
+        self._robots_allow(host, canon, exchanges)
+        with host.lock:
+            rp, text = host.robots, host.robots_text
+        if rp is True or rp is False:
+            return ("allow" if rp else "disallow"), None, exchanges
+        return "parse", text, exchanges
+
     def crawl_delay(self, url: str) -> float:
         """The delay (seconds) in force for ``url``'s origin: ``policy.delay`` raised by its robots.txt
         ``Crawl-delay`` once that has been read."""
@@ -366,7 +386,9 @@ class PoliteFetcher:
             if ex.status >= 400:
                 return True, False
             if 200 <= ex.status < 300:
-                rp = Protego.parse(ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace"))
+                text = ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace")
+                rp = Protego.parse(text)
+                host.robots_text = text
                 cd = rp.crawl_delay(self.policy.agent)
                 rr = rp.request_rate(self.policy.agent)
                 extra = max(float(cd or 0.0), rr.seconds / rr.requests if rr and rr.requests else 0.0)

@@ -19,15 +19,22 @@ gives the same ranges as views of its CSR pointers). Link ids never change. Per-
 ``context_ptr``) and per-page URL words (``title_ptr``) are CSRs in id order, since ids are handed out in
 the order they are appended.
 
-**Materialising a page.** The env calls :meth:`materialize` before the crawl state fetches a page: the
-first time, the page is fetched (``fetch(url)``, any callable returning a fetch result: ``url``,
-``final_url``, ``status``, ``body``, ``content_type``, ``error`` — by default a
-:class:`~gym_crawl.web.fetcher.PoliteFetcher`), parsed with
-:func:`~gym_crawl.web.html_extract.extract_page`, and its text and links appended; afterwards it is a
-no-op. A failed fetch (robots.txt, 404, timeout, too large, not HTML, ...) leaves the page fetched with no
-text and no links; :meth:`materialize` returns the reason (``""`` for a page). Because content stays in
-the arrays, a second episode (``env.reset()``) re-crawls from memory and only pages never fetched go to
-the network.
+**A page source.** A live web is a :class:`~gym_crawl.corpus.page_source.PageSource`: the env
+:meth:`request` s the page the crawler chose and later takes what :meth:`arrived` (several pages may be in
+flight: ``WikiCrawlEnv(concurrency=W)``). Fetches run on worker threads
+(:class:`~gym_crawl.web.scheduler.FetchScheduler` over a :class:`~gym_crawl.web.fetcher.PoliteFetcher`), or
+on the caller's thread through a ``fetch(url)`` function; what arrives is handled on the caller's thread
+(:class:`~gym_crawl.web.feed.ArrivalFeed`): the fetch is written to the WARC, the page parsed with
+:func:`~gym_crawl.web.html_extract.extract_page` and its text and links appended (:meth:`materialize`). The
+arrays change only there. A failed fetch (robots.txt, 404, timeout, too large, not HTML, ...) leaves the page
+fetched with no text and no links; :meth:`fetch_error` names the reason. Because content stays in the
+arrays, a second episode (``env.reset()``) re-crawls from memory and only pages never fetched go to the
+network.
+
+**What is offered.** A discovered link becomes a page only when in ``scope`` and allowed by the
+:class:`~gym_crawl.web.offer.OfferRules` (not a non-HTML URL, not a URL shape learned to fail, within the
+trap guards, allowed by its origin's robots.txt — which arrives before any page of the origin is offered);
+every refusal is counted by reason (:meth:`counters`).
 
 **Open vocabulary.** Word ids ``0..V0-1`` are the vocabulary of the reference text model given as
 ``text=`` (a :class:`~gym_crawl.text.model.TextModel`, or a corpus whose default text model is used) —
@@ -37,8 +44,9 @@ other word gets the next id when first seen; the text layer's open-vocabulary mo
 :meth:`add_vocab_listener` are told of new words before anything can read them.
 
 **Replay.** :meth:`LiveWeb.from_warc` rebuilds the same web from a WARC the crawl recorded: the same
-configuration, the recorded fetch results instead of the network, the same extraction — so the same agent
-with the same seed sees bit-identical observations (see ``docs/live.md``).
+configuration, the recorded fetch results instead of the network, delivered in the recorded order of
+arrivals, the same extraction — so the same agent with the same seed sees bit-identical observations,
+however many pages were in flight (see ``docs/live.md``).
 """
 from __future__ import annotations
 
@@ -51,7 +59,12 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, StringTable
+from gym_crawl.corpus.page_source import Arrivals
 from gym_crawl.tokenize import tokenize
+from gym_crawl.web.feed import ARRIVALS_KIND, ROBOTS_KIND, ArrivalFeed
+from gym_crawl.web.offer import OfferRules, RobotsRules
+from gym_crawl.web.policy import default_user_agent
+from gym_crawl.web.scheduler import SyncJobs
 
 __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
 
@@ -64,6 +77,9 @@ LIVE_CONFIG_TYPE = "gym_crawl.liveweb"
 #: fetch error of a replayed page that the archive does not hold
 NOT_IN_ARCHIVE = "not-in-archive"
 _UNFETCHED, _FETCHED, _FAILED = 0, 1, 2
+#: the corpus columns a live web grows (append-only buffers)
+_GROWING = ("text_terms", "text_counts", "title_terms", "anchor_terms", "context_terms")
+_TEXT_IDS_MAX = 200_000  # link texts whose word ids are remembered
 
 
 class StringList:
@@ -165,14 +181,15 @@ class LiveWeb(Corpus):
     Args:
         seeds: seed URLs (ids ``0..len(seeds)-1``; canonicalised; at least one).
         fetch: ``fetch(url) -> result`` (attributes ``url``, ``final_url``, ``status``, ``body``,
-            ``content_type``, ``error``: ``None`` for a page, else the reason). Default: a
-            :class:`~gym_crawl.web.fetcher.PoliteFetcher` under ``policy``, recording to ``warc``.
+            ``content_type``, ``error``: ``None`` for a page, else the reason), run on the caller's thread, one
+            request at a time. Default: a :class:`~gym_crawl.web.fetcher.PoliteFetcher` under ``policy`` on
+            worker threads (:class:`~gym_crawl.web.scheduler.FetchScheduler`), recording to ``warc``.
         policy: the default fetcher's :class:`~gym_crawl.web.fetcher.FetchPolicy` (its host scope
-            is narrowed to ``scope``); only without ``fetch``.
-        warc: path of a WARC file the default fetcher records every request and response to (and this web
-            its configuration, :meth:`config`, in the warcinfo record).
+            is narrowed to ``scope``); with ``fetch``, only its URL trap guards and caps apply, at discovery.
+        warc: path of a WARC file the web records every request and response to (and its configuration,
+            :meth:`config`, in the warcinfo record; its arrivals and robots.txt rules as metadata records).
         resume: with ``warc``: an existing WARC's fetches are replayed from the file (its pages are not
-            requested again) and new ones appended to it.
+            requested again, its arrivals delivered in their recorded order) and new ones appended to it.
         overwrite: with ``warc`` and without ``resume``: replace an existing WARC file (otherwise an existing file
             is refused, ``FileExistsError``).
         text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
@@ -189,6 +206,15 @@ class LiveWeb(Corpus):
             ``links`` (``url``, ``anchor``, ``context``, optionally ``position``); default
             :func:`~gym_crawl.web.html_extract.extract_page`.
         name: the corpus name.
+        offer: which discovered URLs are offered (:class:`~gym_crawl.web.offer.OfferRules`; default: every rule
+            on). Its robots.txt rule needs a fetcher that reads robots.txt (the default one, unless its policy
+            ignores robots.txt).
+        max_workers: the default fetcher's most fetches at once (worker threads); the crawl's ``concurrency``
+            is what bounds the pages in flight.
+        robots: hold each origin's pages until its robots.txt arrived (``offer.robots`` must be on too); default:
+            when the default fetcher obeys robots.txt (never with ``fetch``).
+        archive: a WARC whose recorded fetches, arrivals and robots.txt rules are delivered before anything
+            else (:meth:`from_warc` passes it; ``resume=True`` uses ``warc``).
     """
 
     # the string columns grow as pages are fetched
@@ -196,37 +222,31 @@ class LiveWeb(Corpus):
     vocab: StringList
     domains: StringList
 
-    live = True
-
     def __init__(self, seeds: Sequence[str], *, fetch: Callable[[str], Any] | None = None, policy: Any = None,
                  warc: str | Path | None = None, resume: bool = False, overwrite: bool = False, text: Any = None,
                  scope: str | Callable[[str], bool] = "hosts", max_pages: int = 100_000,
                  max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
-                 max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live"):
+                 max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live",
+                 offer: OfferRules | None = None, max_workers: int = 256, robots: bool | None = None,
+                 archive: str | Path | None = None):
         from gym_crawl.web.urls import canonical_url, url_host, url_text
 
         self._canonical, self._host_of, self._url_text = canonical_url, url_host, url_text
-        if isinstance(seeds, (str, bytes)) or not seeds:
-            raise ValueError(f"seeds must be a non-empty list of URLs, got {seeds!r}")
-        canon = []
-        for s in seeds:
-            c = canonical_url(s) if isinstance(s, str) else None
-            if c is None:
-                raise ValueError(f"seeds: {s!r} is not an absolute http(s) URL")
-            if c not in canon:
-                canon.append(c)
+        canon = _canonical_seeds(seeds)
         for key, v in (("max_pages", max_pages), ("max_links_per_page", max_links_per_page),
-                       ("max_domains", max_domains)):
+                       ("max_domains", max_domains), ("max_workers", max_workers)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{key} must be a positive integer, got {v!r}")
         if len(canon) > max_pages:
             raise ValueError(f"{len(canon)} seeds exceed max_pages={max_pages}")
         if not (callable(scope) or scope in SCOPES):
             raise ValueError(f"scope must be one of {SCOPES} or a predicate url -> bool, got {scope!r}")
-        if fetch is not None and (policy is not None or warc is not None):
-            raise ValueError("pass either fetch= or policy=/warc= (the default fetcher's options), not both")
+        if fetch is not None and warc is not None:
+            raise ValueError("pass either fetch= or warc= (the default fetcher records the WARC), not both")
         if resume and warc is None:
             raise ValueError("resume=True needs warc= (the WARC file to continue)")
+        if offer is not None and not isinstance(offer, OfferRules):
+            raise TypeError(f"offer must be an OfferRules, got {type(offer).__name__}")
         n = max_pages
         L = 64 * n if max_links is None else int(max_links)
         if L < 1:
@@ -240,6 +260,7 @@ class LiveWeb(Corpus):
         self.scope = scope
         self.max_pages, self.max_links, self.max_links_per_page = n, L, int(max_links_per_page)
         self.max_domains, self.max_words = int(max_domains), W
+        self.offer = offer if offer is not None else OfferRules()
         self._extract = extract
         # ---- Corpus fields (arrays at capacity, zeroed: committed by the OS only where written)
         self._link_lo = np.zeros(n, np.int64)
@@ -256,8 +277,10 @@ class LiveWeb(Corpus):
         self.page_domain = np.zeros(n, np.int32)
         self.label_ptr = np.zeros(n + 1, np.int64)
         self.label_ids = np.zeros(0, np.int32)
-        self._bufs = {k: _Buffer(np.int32) for k in ("text_terms", "text_counts", "title_terms", "anchor_terms",
-                                                     "context_terms")}
+        # the growing columns: append-only buffers, each column re-bound to its buffer after an append
+        self._bufs = {k: _Buffer(np.int32) for k in _GROWING}
+        for k in _GROWING:
+            setattr(self, k, self._bufs[k].a)
         self.titles = StringList()
         self.vocab = StringList(ref_vocab)
         self.domains = StringList()
@@ -280,19 +303,35 @@ class LiveWeb(Corpus):
         self._n = 0
         self._L = 0
         self._listeners: list[Callable[[int, list[str]], None]] = []
+        self._text_ids: dict[str, np.ndarray] = {}
+        #: what happened (the counters of :mod:`gym_crawl.web.feed`)
         self.stats: Counter[str] = Counter()
-        self._cache: dict[str, Any] = {}
         self._fetcher: Any = None
         self._recorder: Any = None
         self._seed_hosts = {url_host(u) for u in canon}
         self._scope = _scope_policy(scope if isinstance(scope, str) else "any", canon)
         if scope == "hosts":  # no other host can ever appear
             self.max_domains = len(self._seed_hosts)
+        #: the default fetcher's policy (``None`` with ``fetch``)
+        self.policy: Any = None
+        if fetch is None or policy is not None:
+            self.policy = self._scoped_policy(policy)
+        if fetch is None:
+            agent, obeys = self.policy.agent, self.policy.obey_robots
+        else:
+            agent, obeys = (self.policy.agent if self.policy is not None else default_user_agent()), False
+        self._use_robots = self.offer.robots and (obeys if robots is None else bool(robots))
+        backend: Any
+        if fetch is None:
+            backend, resumed = self._default_backend(warc, resume, overwrite, max_workers)
+            archive = resumed or archive
+        else:
+            backend = SyncJobs(fetch, lambda url: self._feed.robots_record(url))
+        self._feed = ArrivalFeed(self, backend, self.offer, self.policy, self._recorder, self._use_robots, agent)
+        if archive is not None:
+            self._load_archive(Path(archive))
         for u in canon:
             self._discover(u)
-        if fetch is None:
-            fetch = self._default_fetcher(policy, warc, resume, overwrite)
-        self._fetch = fetch
 
     # ------------------------------------------------------------------ the Corpus interface
     @property
@@ -311,35 +350,12 @@ class LiveWeb(Corpus):
     def text_hi(self) -> np.ndarray:
         return self._text_hi
 
-    @property
-    def text_terms(self) -> np.ndarray:  # type: ignore[override]
-        return self._bufs["text_terms"].a
-
-    @property
-    def text_counts(self) -> np.ndarray:  # type: ignore[override]
-        return self._bufs["text_counts"].a
-
-    @property
-    def title_terms(self) -> np.ndarray:  # type: ignore[override]
-        return self._bufs["title_terms"].a
-
-    @property
-    def anchor_terms(self) -> np.ndarray:  # type: ignore[override]
-        return self._bufs["anchor_terms"].a
-
-    @property
-    def context_terms(self) -> np.ndarray:  # type: ignore[override]
-        return self._bufs["context_terms"].a
-
-    @property
-    def link_ptr(self) -> np.ndarray:  # type: ignore[override]
-        raise AttributeError("a LiveWeb stores each page's links as link_lo[p]:link_hi[p] (fetch order), not as "
-                             "a CSR pointer; LiveWeb.to_corpus() gives a static corpus with link_ptr")
-
-    @property
-    def text_ptr(self) -> np.ndarray:  # type: ignore[override]
-        raise AttributeError("a LiveWeb stores each page's text as text_lo[p]:text_hi[p] (fetch order), not as "
-                             "a CSR pointer; LiveWeb.to_corpus() gives a static corpus with text_ptr")
+    def _append(self, column: str, values: np.ndarray) -> int:
+        """Append ``values`` to a growing column; returns the start position."""
+        buf = self._bufs[column]
+        start = buf.append(values)
+        setattr(self, column, buf.a)
+        return start
 
     @property
     def n_pages(self) -> int:
@@ -420,7 +436,312 @@ class LiveWeb(Corpus):
         """Save a static snapshot (:meth:`to_corpus`)."""
         return self.to_corpus().save(path)
 
+    # ------------------------------------------------------------------ fetching
+    def _scoped_policy(self, policy: Any) -> Any:
+        """The fetch policy, its host scope narrowed to the web's ``scope`` when it names none."""
+        from gym_crawl.web.fetcher import FetchPolicy
+
+        pol = policy if policy is not None else FetchPolicy()
+        if not isinstance(pol, FetchPolicy):
+            raise TypeError(f"policy must be a FetchPolicy, got {type(pol).__name__}")
+        if self.scope in ("hosts", "domain") and not pol.allowed_hosts and not pol.allowed_domains:
+            pol = pol.from_dict({**pol.to_dict(), "allowed_hosts": list(self._scope.allowed_hosts),
+                                 "allowed_domains": list(self._scope.allowed_domains)})
+        return pol
+
+    def _default_backend(self, warc: str | Path | None, resume: bool, overwrite: bool,
+                         max_workers: int) -> tuple[Any, Path | None]:
+        """The polite fetcher on worker threads, and the WARC recorder; returns the scheduler and the WARC to
+        resume (``None`` unless resuming an existing file)."""
+        from gym_crawl.web.fetcher import PoliteFetcher
+        from gym_crawl.web.scheduler import FetchScheduler
+
+        resumed = None
+        if warc is not None:
+            from gym_crawl.web.warc_io import WarcRecorder
+
+            path = Path(warc)
+            if resume and path.exists():
+                self._check_same_config(path)
+                resumed = path
+            # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
+            self._recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=self.policy,
+                                          seeds=self.seed_urls, info={CONFIG_FIELD: self.config()})
+        # no recorder on the fetcher: the feed writes each fetch on the caller's thread, in arrival order
+        self._fetcher = PoliteFetcher(self.policy)
+        return FetchScheduler(self._fetcher, max_workers), resumed
+
+    def _load_archive(self, path: Path) -> None:
+        """Deliver a WARC's recorded fetches (the fetch cache), arrivals (the script) and robots.txt rules first."""
+        from gym_crawl.web.warc_io import read_fetches, read_metadata
+
+        self.preload(read_fetches(path))
+        calls: dict[int, list[list[str]]] = {}
+        for a in read_metadata(path, ARRIVALS_KIND):
+            calls.setdefault(int(a["call"]), [[str(k), str(v)] for k, v in a["events"]])
+        robots: dict[str, RobotsRules] = {}
+        for r in read_metadata(path, ROBOTS_KIND):
+            robots.setdefault(str(r["origin"]), RobotsRules.from_dict(r))
+        self._feed.load_script(calls, robots)
+
+    def cancel(self) -> None:
+        """Cancel the default fetcher (:meth:`PoliteFetcher.cancel`): a fetch in progress ends within a fraction
+        of a second as ``"cancelled"`` (not recorded, so a resumed crawl fetches it again), and so does every
+        later one. Safe to call from a signal handler."""
+        if self._fetcher is not None:
+            self._fetcher.cancel()
+
+    def close(self) -> None:
+        """Wait for the fetches in flight (recorded, kept in the fetch cache), close the fetcher's connections and
+        the WARC recorder (the file is then complete and valid). Idempotent; a closed web still serves the pages
+        it holds but fetches nothing new."""
+        if self._fetcher is not None or self._recorder is not None:
+            self._feed.close()
+        if self._recorder is not None:
+            self._recorder.close()
+            self._recorder = None
+        if self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
+
+    def __enter__(self) -> LiveWeb:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def recorder(self) -> Any:
+        """The WARC recorder (``None`` without ``warc=``)."""
+        return self._recorder
+
+    def config(self) -> dict[str, Any]:
+        """What :meth:`from_warc` needs to rebuild this web's id space (JSON-ready)."""
+        if callable(self.scope):
+            raise TypeError("a LiveWeb with a predicate scope cannot be described for replay; pass the "
+                             "predicate again: LiveWeb.from_warc(path, scope=...)")
+        ref = self.reference_text
+        return {"type": LIVE_CONFIG_TYPE, "seeds": list(self.seed_urls), "scope": self.scope,
+                "max_pages": self.max_pages, "max_links": self.max_links,
+                "max_links_per_page": self.max_links_per_page, "max_domains": self.max_domains,
+                "max_words": self.max_words, "name": self.name, "offer": self.offer.to_dict(),
+                "robots": self._use_robots,
+                "policy": self.policy.to_dict() if self.policy is not None else None,
+                "reference_vocabulary": len(_reference_vocab(ref)),
+                "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
+
+    def _check_same_config(self, path: Path) -> None:
+        """Refuse to resume a WARC that is not this crawl's: not a WARC, damaged at its start, written by
+        something else, or recorded with another configuration (its pages would get other ids)."""
+        from gym_crawl.web.warc_io import read_first_warcinfo
+
+        if path.stat().st_size == 0:
+            return  # nothing recorded yet: as a new file
+        mine = self.config()
+        for fields in (read_first_warcinfo(path),):
+            raw = fields.get(CONFIG_FIELD)
+            if not raw:
+                raise ValueError(f"warc {str(path)!r} was not recorded by a live crawl of this package (its warcinfo "
+                                 f"has no {CONFIG_FIELD} field): refusing to append to it; record to another file")
+            if raw:
+                try:
+                    theirs = json.loads(raw) if isinstance(raw, str) else raw
+                except ValueError:
+                    raise ValueError(f"warc {str(path)!r}: its live-web configuration is not valid JSON") from None
+                diff = [k for k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
+                                    "max_words", "reference_vocabulary", "offer", "robots")
+                        if theirs.get(k) != mine.get(k)]
+                if diff:
+                    raise ValueError(f"warc {str(path)!r} was recorded with other {', '.join(diff)} "
+                                     f"({', '.join(f'{k}={theirs.get(k)!r}' for k in diff)}): resume it with the "
+                                     f"same seeds, scope, capacities, offer rules and text model")
+                return
+
+    def preload(self, results: Iterable[Any]) -> int:
+        """Put fetch results in the fetch cache (first result per URL wins); returns how many were added.
+        A requested page whose URL is in the cache arrives from it, without a request."""
+        k = 0
+        cache = self._feed.cache
+        for r in results:
+            u = self._canonical(r.url) if isinstance(r.url, str) else None
+            if u is not None and u not in cache:
+                cache[u] = r
+                k += 1
+        return k
+
+    def materialize_cached(self) -> int:
+        """Materialise what a recorded crawl fetched, in its order — its arrivals, robots.txt rules included, then
+        the other cached pages in the order they were cached — which rebuilds the crawl's id space exactly
+        (each URL was discovered before it was fetched). Returns the pages materialised; cached URLs never
+        discovered are skipped."""
+        return self._feed.replay_all()
+
+    def is_fetched(self, page: int) -> bool:
+        """Whether ``page`` was fetched (or its fetch failed)."""
+        return bool(self.page_state[int(page)] != _UNFETCHED)
+
+    def materialize(self, page: int, result: Any) -> str:
+        """Store ``page``'s fetch ``result`` (parsed by the extractor: text and out-links, appended to the
+        arrays) and return its fetch error (``""`` for a page). A page already fetched keeps what it has."""
+        page = int(page)
+        if self.page_state[page] != _UNFETCHED:
+            return self.fetch_errors.get(page, "")
+        url = self.titles[page]
+        res = result
+        err = getattr(res, "error", None)
+        body = getattr(res, "body", b"") or b""
+        if err is None and not body and getattr(res, "status", 200) not in (None, 200):
+            err = f"http-{res.status}"
+        if err:
+            self._store(page, "", (), "", str(err))
+            return str(err)
+        final = getattr(res, "final_url", None) or url
+        # the Content-Type header as sent (its charset decodes the page, as the WARC compiler does)
+        ctype = next((v for k, v in (getattr(res, "headers", None) or ()) if k.lower() == "content-type"),
+                     getattr(res, "content_type", None))
+        try:
+            ex = self._extractor()(body, final, ctype)
+        except ValueError as e:
+            self._store(page, "", (), "", f"unparsable: {e}")
+            return self.fetch_errors[page]
+        final_c = self._canonical(final)
+        if final_c is not None and final_c != url:
+            self.final_urls[page] = final_c
+            if final_c not in self.titles:
+                self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
+        if getattr(ex, "fallback", None):
+            self.stats["extract_fallback"] += 1  # read by the bounded fallback (a pathologically nested page)
+        self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
+        return ""
+
+    def _extractor(self) -> Callable[..., Any]:
+        if self._extract is None:
+            from gym_crawl.web.html_extract import extract_page
+
+            self._extract = extract_page
+        return self._extract
+
+    def _store(self, page: int, title: str, links: Sequence[Any], text: str, error: str) -> None:
+        """Append the page's bag of words and links (in document order, in scope and offered, deduplicated by
+        target) and mark it fetched (or failed, with ``error``)."""
+        bag = Counter(self.add_words(tokenize(text)).tolist())
+        terms = np.array(sorted(bag), np.int32)
+        counts = np.array([bag[t] for t in terms.tolist()], np.int32)
+        s = self._append("text_terms", terms)
+        self._append("text_counts", counts)
+        self._text_lo[page], self._text_hi[page] = s, s + len(terms)
+        lo = self._L
+        kept = 0
+        feed = self._feed
+        for ln in links:
+            if kept >= self.max_links_per_page:
+                self.stats["links_dropped_per_page"] += 1
+                continue
+            if self.max_links <= self._L:
+                self.stats["links_dropped"] += 1
+                continue
+            u = ln.url
+            if not self.in_scope(u):
+                self.stats["links_out_of_scope"] += 1
+                continue
+            t = self.titles.get(u)
+            if t < 0:
+                if feed.refusal(u) is not None:
+                    continue
+                t = self._discover(u)
+                if t < 0:
+                    continue
+            e = self._L
+            self.link_dst[e] = t
+            self.link_source[e] = page
+            pos = getattr(ln, "position", None)
+            self.link_position[e] = LINK_POSITIONS.index(pos) if pos in LINK_POSITIONS else -1
+            self._append("anchor_terms", self._word_ids(ln.anchor or ""))
+            self.anchor_ptr[e + 1] = self._bufs["anchor_terms"].n
+            self._append("context_terms", self._word_ids(ln.context or ""))
+            self.context_ptr[e + 1] = self._bufs["context_terms"].n
+            self._L += 1
+            kept += 1
+        self._link_lo[page], self._link_hi[page] = lo, self._L
+        self.page_titles[page] = title
+        self._texts[page] = text
+        if error:
+            self.fetch_errors[page] = error
+            self.page_state[page] = _FAILED
+            self.stats["fetch_errors"] += 1
+            self.stats[f"error:{error if error.startswith('trap:') else error.split(':')[0]}"] += 1
+        else:
+            self.page_state[page] = _FETCHED
+            self.stats["pages_fetched"] += 1
+
+    def cached_result(self, page: int) -> Any:
+        """The fetch result held for ``page``'s URL (fetched, drained from flight at close, or from an archive),
+        or ``None``."""
+        return self._feed.cache.get(self.url(page))
+
+    def fetched_text_of(self, page: int) -> str:
+        """The plain text kept for a fetched page (``""`` otherwise)."""
+        return self._texts.get(int(page), "")
+
+    # ------------------------------------------------------------------ the page source
+    def request(self, page: int) -> None:
+        """Start fetching ``page`` (:class:`~gym_crawl.corpus.page_source.PageSource`)."""
+        page = int(page)
+        if not 0 <= page < self._n:
+            raise ValueError(f"page {page} has not been discovered ({self._n} pages discovered)")
+        self._feed.request(page)
+
+    def arrived(self, block: bool) -> Arrivals:
+        """The pages whose fetch completed since the last call, their content now in the arrays, in completion
+        order; the pages no longer offered (:class:`~gym_crawl.corpus.page_source.PageSource`)."""
+        return self._feed.arrived(block)
+
+    def pending(self) -> int:
+        """Requests and robots.txt checks not yet delivered."""
+        return self._feed.pending()
+
+    def held_domains(self) -> np.ndarray:
+        """(max_domains,) bool, read-only: hosts whose robots.txt has not arrived (their pages are not offered)."""
+        return self._feed.held_domains()
+
+    def fetch_error(self, page: int) -> str:
+        """Why ``page`` has no content (``""`` for a page; see :data:`~gym_crawl.web.result.FETCH_ERRORS`)."""
+        return self.fetch_errors.get(int(page), "")
+
+    def restart(self) -> None:
+        """A new episode: requests in flight are no longer waited for (their results are kept when they come)."""
+        self._feed.restart()
+
+    @property
+    def refused(self) -> dict[int, str]:
+        """Discovered pages refused after their discovery (robots.txt that arrived later, a learned URL shape):
+        page id → reason (a copy)."""
+        return dict(self._feed.refused_pages)
+
+    def counters(self) -> dict[str, Any]:
+        """What the web did, for progress lines and reports: ``pages`` (fetched with content), ``fetches`` (page
+        fetches the fetcher ran), ``requests_wire`` (HTTP requests sent, robots.txt included), ``errors``
+        (fetch errors by kind), ``refused`` (discovered URLs not offered, by reason), ``discovered``, ``links``,
+        ``cache_hits``."""
+        st = self.stats
+        return {"pages": int(st.get("pages_fetched", 0)), "fetches": int(st.get("fetches", 0)),
+                "requests_wire": int(st.get("requests_wire", 0)),
+                "errors": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("error:")},
+                "refused": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("refused:")},
+                "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0))}
+
     # ------------------------------------------------------------------ vocabulary
+    def _word_ids(self, text: str) -> np.ndarray:
+        """Word ids of the tokens of a link's ``text`` (anchor or context), remembered per string: navigation
+        links repeat their text on every page, and a word's id never changes."""
+        ids = self._text_ids.get(text)
+        if ids is None:
+            ids = self.add_words(tokenize(text))
+            if len(self._text_ids) >= _TEXT_IDS_MAX:
+                self._text_ids.clear()
+            self._text_ids[text] = ids
+        return ids
+
     def add_vocab_listener(self, fn: Callable[[int, list[str]], None]) -> None:
         """Call ``fn(first_id, words)`` whenever words are added (and once now for words added so far
         beyond the reference vocabulary)."""
@@ -479,238 +800,11 @@ class LiveWeb(Corpus):
         p = self._n
         self.titles.add(url)
         self.page_domain[p] = d
-        ids = self.add_words(tokenize(self._url_text(url)))
-        tb = self._bufs["title_terms"]
-        tb.append(ids)
-        self.title_ptr[p + 1] = tb.n
+        self._append("title_terms", self.add_words(tokenize(self._url_text(url))))
+        self.title_ptr[p + 1] = self._bufs["title_terms"].n
         self._n += 1
+        self._feed.discovered(p, url, d)
         return p
-
-    # ------------------------------------------------------------------ fetching
-    def _default_fetcher(self, policy: Any, warc: str | Path | None, resume: bool,
-                         overwrite: bool = False) -> Callable[[str], Any]:
-        from gym_crawl.web.fetcher import FetchPolicy, PoliteFetcher
-
-        pol = policy if policy is not None else FetchPolicy()
-        if not isinstance(pol, FetchPolicy):
-            raise TypeError(f"policy must be a FetchPolicy, got {type(pol).__name__}")
-        if self.scope in ("hosts", "domain") and not pol.allowed_hosts and not pol.allowed_domains:
-            pol = pol.from_dict({**pol.to_dict(), "allowed_hosts": list(self._scope.allowed_hosts),
-                                 "allowed_domains": list(self._scope.allowed_domains)})
-        self.policy = pol
-        recorder = None
-        if warc is not None:
-            from gym_crawl.web.warc_io import WarcRecorder, read_fetches
-
-            path = Path(warc)
-            resuming = resume and path.exists()
-            if resuming:
-                self._check_same_config(path)
-            # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
-            recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=pol, seeds=self.seed_urls,
-                                    info={CONFIG_FIELD: self.config()})
-            self._recorder = recorder
-            if resuming:
-                self.preload(read_fetches(path))
-        self._fetcher = PoliteFetcher(pol, recorder=recorder)
-        return self._fetcher.fetch
-
-    def cancel(self) -> None:
-        """Cancel the default fetcher (:meth:`PoliteFetcher.cancel`): a fetch in progress ends within a fraction
-        of a second as ``"cancelled"`` (not recorded, so a resumed crawl fetches it again), and so does every
-        later one. Safe to call from a signal handler."""
-        if self._fetcher is not None:
-            self._fetcher.cancel()
-
-    def close(self) -> None:
-        """Close the default fetcher's connections and its WARC recorder (the file is then complete and
-        valid). Idempotent; a closed web still serves the pages it holds but fetches nothing new."""
-        if self._recorder is not None:
-            self._recorder.close()
-            self._recorder = None
-        if self._fetcher is not None:
-            self._fetcher.close()
-            self._fetcher = None
-
-    def __enter__(self) -> LiveWeb:  # noqa: PYI034 - typing.Self needs Python 3.11
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def recorder(self) -> Any:
-        """The WARC recorder of the default fetcher (``None`` without ``warc=``)."""
-        return self._recorder
-
-    def config(self) -> dict[str, Any]:
-        """What :meth:`from_warc` needs to rebuild this web's id space (JSON-ready)."""
-        if callable(self.scope):
-            raise TypeError("a LiveWeb with a predicate scope cannot be described for replay; pass the "
-                             "predicate again: LiveWeb.from_warc(path, scope=...)")
-        ref = self.reference_text
-        return {"type": LIVE_CONFIG_TYPE, "seeds": list(self.seed_urls), "scope": self.scope,
-                "max_pages": self.max_pages, "max_links": self.max_links,
-                "max_links_per_page": self.max_links_per_page, "max_domains": self.max_domains,
-                "max_words": self.max_words, "name": self.name,
-                "reference_vocabulary": len(_reference_vocab(ref)),
-                "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
-
-    def _check_same_config(self, path: Path) -> None:
-        """Refuse to resume a WARC that is not this crawl's: not a WARC, damaged at its start, written by
-        something else, or recorded with another configuration (its pages would get other ids)."""
-        from gym_crawl.web.warc_io import read_first_warcinfo
-
-        if path.stat().st_size == 0:
-            return  # nothing recorded yet: as a new file
-        fields = read_first_warcinfo(path)
-        raw = fields.get(CONFIG_FIELD)
-        if not raw:
-            raise ValueError(f"warc {str(path)!r} was not recorded by a live crawl of this package (its warcinfo "
-                             f"has no {CONFIG_FIELD} field): refusing to append to it; record to another file")
-        try:
-            theirs = json.loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            raise ValueError(f"warc {str(path)!r}: its live-web configuration is not valid JSON") from None
-        mine = self.config()
-        diff = [k for k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
-                            "max_words", "reference_vocabulary") if theirs.get(k) != mine.get(k)]
-        if diff:
-            raise ValueError(f"warc {str(path)!r} was recorded with other {', '.join(diff)} "
-                             f"({', '.join(f'{k}={theirs.get(k)!r}' for k in diff)}): resume it with the "
-                             f"same seeds, scope, capacities and text model")
-
-    def preload(self, results: Iterable[Any]) -> int:
-        """Put fetch results in the fetch cache (first result per URL wins); returns how many were added.
-        A page whose URL is in the cache is materialised from it, without a request."""
-        k = 0
-        for r in results:
-            u = self._canonical(r.url) if isinstance(r.url, str) else None
-            if u is not None and u not in self._cache:
-                self._cache[u] = r
-                k += 1
-        return k
-
-    def materialize_cached(self) -> int:
-        """Materialise every page of the fetch cache in the order it was filled — a WARC's crawl order after
-        :meth:`from_warc` — which rebuilds the crawl's id space exactly (each URL was discovered before it
-        was fetched). Returns the pages materialised; cached URLs never discovered are skipped."""
-        k = 0
-        for url in list(self._cache):
-            p = self.titles.get(url)
-            if p >= 0 and not self.page_state[p]:
-                self.materialize(p)
-                k += 1
-        return k
-
-    def is_fetched(self, page: int) -> bool:
-        """Whether ``page`` was fetched (or its fetch failed)."""
-        return bool(self.page_state[int(page)] != _UNFETCHED)
-
-    def materialize(self, page: int) -> str:
-        """Fetch ``page`` if it never was (or take it from the fetch cache), and store its text and
-        out-links. Returns the fetch error (``""`` for a page). Idempotent."""
-        page = int(page)
-        st = self.page_state[page]
-        if st != _UNFETCHED:
-            return self.fetch_errors.get(page, "")
-        if page >= self._n:
-            raise ValueError(f"page {page} has not been discovered ({self._n} pages discovered)")
-        url = self.titles[page]
-        res = self._cache.get(url)
-        if res is None:
-            res = self._fetch(url)
-            if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
-                self._cache[url] = res
-            self.stats["requests"] += 1
-        else:
-            self.stats["cache_hits"] += 1
-        err = getattr(res, "error", None)
-        body = getattr(res, "body", b"") or b""
-        if err is None and not body and getattr(res, "status", 200) not in (None, 200):
-            err = f"http-{res.status}"
-        if err:
-            self._store(page, "", (), "", str(err))
-            return str(err)
-        final = getattr(res, "final_url", None) or url
-        # the Content-Type header as sent (its charset decodes the page, as the WARC compiler does)
-        ctype = next((v for k, v in (getattr(res, "headers", None) or ()) if k.lower() == "content-type"),
-                     getattr(res, "content_type", None))
-        try:
-            ex = self._extractor()(body, final, ctype)
-        except ValueError as e:
-            self._store(page, "", (), "", f"unparsable: {e}")
-            return self.fetch_errors[page]
-        final_c = self._canonical(final)
-        if final_c is not None and final_c != url:
-            self.final_urls[page] = final_c
-            if final_c not in self.titles:
-                self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
-        if getattr(ex, "fallback", None):
-            self.stats["extract_fallback"] += 1  # read by the bounded fallback (a pathologically nested page)
-        self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
-        return ""
-
-    def _extractor(self) -> Callable[..., Any]:
-        if self._extract is None:
-            from gym_crawl.web.html_extract import extract_page
-
-            self._extract = extract_page
-        return self._extract
-
-    def _store(self, page: int, title: str, links: Sequence[Any], text: str, error: str) -> None:
-        """Append the page's bag of words and links (in document order, in-scope, deduplicated by
-        target) and mark it fetched (or failed, with ``error``)."""
-        bag = Counter(self.add_words(tokenize(text)).tolist())
-        terms = np.array(sorted(bag), np.int32)
-        counts = np.array([bag[t] for t in terms.tolist()], np.int32)
-        s = self._bufs["text_terms"].append(terms)
-        self._bufs["text_counts"].append(counts)
-        self._text_lo[page], self._text_hi[page] = s, s + len(terms)
-        lo = self._L
-        kept = 0
-        for ln in links:
-            if kept >= self.max_links_per_page:
-                self.stats["links_dropped_per_page"] += 1
-                continue
-            if self.max_links <= self._L:
-                self.stats["links_dropped"] += 1
-                continue
-            u = ln.url
-            if not self.in_scope(u):
-                self.stats["links_out_of_scope"] += 1
-                continue
-            t = self._discover(u)
-            if t < 0:
-                continue
-            e = self._L
-            self.link_dst[e] = t
-            self.link_source[e] = page
-            pos = getattr(ln, "position", None)
-            self.link_position[e] = LINK_POSITIONS.index(pos) if pos in LINK_POSITIONS else -1
-            a = self._bufs["anchor_terms"]
-            a.append(self.add_words(tokenize(ln.anchor or "")))
-            self.anchor_ptr[e + 1] = a.n
-            c = self._bufs["context_terms"]
-            c.append(self.add_words(tokenize(ln.context or "")))
-            self.context_ptr[e + 1] = c.n
-            self._L += 1
-            kept += 1
-        self._link_lo[page], self._link_hi[page] = lo, self._L
-        self.page_titles[page] = title
-        self._texts[page] = text
-        if error:
-            self.fetch_errors[page] = error
-            self.page_state[page] = _FAILED
-            self.stats["fetch_errors"] += 1
-            self.stats[f"error:{error.split(':')[0]}"] += 1
-        else:
-            self.page_state[page] = _FETCHED
-            self.stats["pages_fetched"] += 1
-
-    def fetched_text_of(self, page: int) -> str:
-        """The plain text kept for a fetched page (``""`` otherwise)."""
-        return self._texts.get(int(page), "")
 
     # ------------------------------------------------------------------ snapshot and replay
     def to_corpus(self, name: str | None = None) -> Corpus:
@@ -767,9 +861,10 @@ class LiveWeb(Corpus):
         """The web a recorded live crawl saw, rebuilt from its WARC without network access: the
         configuration recorded in its warcinfo (:meth:`config`; ``overrides`` replace entries; ``text`` must be
         the reference text model the crawl used), fetch results read back with
-        :func:`~gym_crawl.web.warc_io.read_fetches`; a URL the archive does not hold fails with
-        ``"not-in-archive"``."""
-        from gym_crawl.web.warc_io import read_fetches, read_warcinfo
+        :func:`~gym_crawl.web.warc_io.read_fetches` and delivered in the recorded order of arrivals (robots.txt
+        rules from their records) — a crawl with several pages in flight replays bit for bit; a URL the archive
+        does not hold fails with ``"not-in-archive"``."""
+        from gym_crawl.web.warc_io import read_warcinfo
 
         path = Path(path)
         if not path.is_file():
@@ -785,15 +880,20 @@ class LiveWeb(Corpus):
                              f"(and the capacities the crawl used) to LiveWeb.from_warc")
         kw = {k: v for k, v in (cfg or {}).items()
               if k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
-                       "max_words", "name")}
+                       "max_words", "name", "robots")}
+        # a crawl recorded before offer rules offered every in-scope URL
+        kw["offer"] = OfferRules.from_dict(cfg["offer"]) if cfg and cfg.get("offer") else OfferRules.none()
+        if cfg and cfg.get("policy"):
+            from gym_crawl.web.policy import FetchPolicy
+
+            kw["policy"] = FetchPolicy.from_dict(cfg["policy"])
         kw.update(overrides)
         want = (cfg or {}).get("reference_vocabulary")
         if want is not None and len(_reference_vocab(text)) != int(want):
             raise ValueError(f"warc {str(path)!r} was crawled with a reference vocabulary of {want} words "
                              f"({(cfg or {}).get('reference_name')!r}); text= gives {len(_reference_vocab(text))}: "
                              f"pass the same text model")
-        web = cls(kw.pop("seeds"), fetch=_Missing, text=text, **kw)
-        web.preload(read_fetches(path))
+        web = cls(kw.pop("seeds"), fetch=_Missing, text=text, archive=path, **kw)
         web.meta["replayed_from"] = str(path)
         return web
 
@@ -806,6 +906,27 @@ def replay_corpus(warc: str | Path, *, text: Any = None, name: str | None = None
     web = LiveWeb.from_warc(warc, text=text)
     web.materialize_cached()
     return web.to_corpus(name=name or f"{Path(warc).name}-replay")
+
+
+def _canonical_seeds(seeds: Any) -> list[str]:
+    """The seed URLs canonicalised, duplicates dropped; ``ValueError`` naming a bad one."""
+    from gym_crawl.web.urls import canonical_url
+
+    if isinstance(seeds, (str, bytes)) or not seeds:
+        raise ValueError(f"seeds must be a non-empty list of URLs, got {seeds!r}")
+    canon: list[str] = []
+    for s in seeds:
+        c = canonical_url(s) if isinstance(s, str) else None
+        if c is None:
+            raise ValueError(f"seeds: {s!r} is not an absolute http(s) URL")
+        if c not in canon:
+            canon.append(c)
+    return canon
+
+
+def _allow_all(url: str) -> tuple[str, None, list[Any]]:
+    """The robots.txt rules where none are read: allow all."""
+    return "allow", None, []
 
 
 class _Missing:

@@ -46,6 +46,7 @@ _CACHED_CHARS = 2048
 
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
+_ABSOLUTE_HTTP = re.compile(r"\s*https?://", re.IGNORECASE)
 _URL_WORD_SPLIT = re.compile(r"[^\w]+|_+")
 _DROPPED_WORDS = frozenset({"www", "html", "htm", "php", "asp", "aspx", "jsp", "index"})
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
@@ -128,12 +129,15 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
     ``base``: the URL ``url`` is relative to (the page it was found on, or that page's ``<base href>``).
     Deterministic: the same input always gives the same string, and ``canonical_url`` of a canonical URL
     is that URL. A URL (or base) longer than :data:`MAX_URL_CHARS` characters gives ``None``. The last
-    65,536 distinct short ``(url, base)`` pairs are cached (a site's navigation links repeat on every page).
+    65,536 distinct short ``(url, base)`` pairs are cached (a site's navigation links repeat on every page),
+    an absolute ``http(s)`` URL without its base.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     if len(url) > MAX_URL_CHARS or (base is not None and len(base) > MAX_URL_CHARS):
         return None
+    if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
+        base = None
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
     return canonicalize(url, base)

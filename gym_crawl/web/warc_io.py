@@ -16,7 +16,9 @@ file name ends in ``.gz``):
   ``{"kind": "fetch", "result": FetchResult.to_metadata()}`` — the result minus its body — with
   ``WARC-Refers-To`` naming the response record that holds the body;
 * :meth:`WarcRecorder.write_decision` adds ``{"kind": "decision", "decision": {...}}`` metadata records for
-  the crawl's decisions (step, page, chosen URL, score, ... — whatever the caller logs).
+  the crawl's decisions (step, page, chosen URL, score, ... — whatever the caller logs), and
+  :meth:`WarcRecorder.write_metadata` ``{"kind": <kind>, <kind>: {...}}`` records of any other kind (a live
+  web's arrivals and robots.txt rules, :mod:`gym_crawl.web.feed`).
 
 The records of one fetch are buffered and written to the file together, then flushed, so Ctrl-C or a crash
 loses at most the fetch in progress. ``WarcRecorder(path, append=True)`` resumes a file: a record cut by a
@@ -24,8 +26,8 @@ kill is detected (an unfinished gzip member, or a record shorter than its ``Cont
 truncated back to the end of its last complete record before writing continues.
 
 :func:`read_fetches` rebuilds every :class:`~gym_crawl.web.result.FetchResult` in crawl order (the
-body from the response record the metadata refers to), :func:`read_decisions` the decisions and
-:func:`read_warcinfo` the warcinfo fields.
+body from the response record the metadata refers to), :func:`read_decisions` the decisions,
+:func:`read_metadata` the records of one kind and :func:`read_warcinfo` the warcinfo fields.
 """
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ from gym_crawl.web.policy import FetchPolicy, default_user_agent
 from gym_crawl.web.result import Exchange, FetchResult
 
 __all__ = ["MAX_TARGET_URI", "WarcInUseError", "WarcRecorder", "complete_prefix", "read_decisions", "read_fetches",
-           "read_first_warcinfo", "read_warcinfo", "readers_disagree", "records_fastwarc", "records_warcio"]
+           "read_first_warcinfo", "read_metadata", "read_warcinfo", "readers_disagree", "records_fastwarc",
+           "records_warcio"]
 
 WARC_VERSION = "WARC/1.1"
 _JSON = "application/json"
@@ -215,6 +218,20 @@ class WarcRecorder:
         url = d.get("url")
         uri = _uri_or_urn(url, "decision")
         self._metadata(uri, {"kind": "decision", "decision": d}, None, None)
+        with self._lock:
+            self._flush_locked()
+
+    def write_metadata(self, kind: str, payload: Mapping[str, Any], uri: str | None = None) -> None:
+        """Write ``{"kind": kind, kind: payload}`` (JSON-serialisable) as a metadata record, and flush;
+        :func:`read_metadata` reads them back. ``kind`` must not be ``"fetch"`` (the fetcher's records)."""
+        if kind == "fetch" or not isinstance(kind, str) or not kind:
+            raise ValueError(f"write_metadata: kind must be a non-empty string other than 'fetch', got {kind!r}")
+        d = dict(payload)
+        try:
+            json.dumps(d)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"write_metadata: payload must be JSON-serialisable ({e})") from None
+        self._metadata(uri or f"urn:gym-crawl:{kind}", {"kind": kind, kind: d}, None, None)
         with self._lock:
             self._flush_locked()
 
@@ -610,6 +627,16 @@ def _warcinfo_fields(rec: Any) -> dict[str, Any]:
             except ValueError:
                 raise ValueError(f"warcinfo field {k} is not valid JSON") from None
     return fields
+
+
+def read_metadata(path: str | os.PathLike, kind: str) -> Iterator[dict[str, Any]]:
+    """Every payload :meth:`WarcRecorder.write_metadata` recorded with ``kind`` in ``path``, in order."""
+    p = Path(path)
+    for rec in _iter_records(p):
+        if rec.rec_type == "metadata":
+            obj = _json_payload(rec, p)
+            if obj is not None and obj.get("kind") == kind and isinstance(obj.get(kind), dict):
+                yield obj[kind]
 
 
 def read_warcinfo(path: str | os.PathLike) -> list[dict[str, Any]]:

@@ -67,13 +67,15 @@ def _index(label: str, routes: Mapping[str, Route]) -> bytes:
 
 
 def serve_site(pages: Mapping[str, Mapping[str, Route]], *, misbehave: Mapping[str, Iterable[str]] | None = None,
-               settings: MisbehaveSettings | None = None, bind: str = "auto", first_address: int = 2) -> Site:
+               settings: MisbehaveSettings | None = None, bind: str = "auto", first_address: int = 2,
+               latency: float = 0.0) -> Site:
     """Start a :class:`Site` serving ``pages`` (``{host label: {path: route}}``), each host on its own
     loopback address (see :class:`Site` for ``bind``/``first_address``).
 
     :param misbehave: ``{host label: names}`` — the :data:`MISBEHAVIOURS` to add to that host (its own
         routes win on a clash). A host given only here is served too.
     :param settings: parameters of the misbehaviours (default :class:`MisbehaveSettings`).
+    :param latency: seconds every response waits before its status line (:class:`Site`).
 
     A host without a ``/`` route gets an index page linking to all of its paths (prefix routes and
     robots.txt aside). Use as ``with serve_site(...) as site:``.
@@ -92,7 +94,7 @@ def serve_site(pages: Mapping[str, Mapping[str, Route]], *, misbehave: Mapping[s
     for label, r in routes.items():
         if "/" not in r:
             r["/"] = _index(label, r)
-    return Site(routes, bind=bind, first_address=first_address)
+    return Site(routes, bind=bind, first_address=first_address, latency=latency)
 
 
 # ---------------------------------------------------------------------- a corpus as a site
@@ -142,15 +144,16 @@ def corpus_page_html(corpus: Any, page: int, urls: Sequence[str]) -> bytes:
 
 
 def serve_corpus(corpus: Any, n_hosts: int | None = None, *, misbehave: Mapping[str, Iterable[str]] | None = None,
-                 settings: MisbehaveSettings | None = None, bind: str = "auto", first_address: int = 2) -> Site:
+                 settings: MisbehaveSettings | None = None, bind: str = "auto", first_address: int = 2,
+                 latency: float = 0.0) -> Site:
     """Serve a :class:`~gym_crawl.corpus.core.Corpus` as a website of ``n_hosts`` hosts (default: one per
     domain, at most 8).
 
     Page ``p`` lives on host ``"h<domain id % n_hosts>"`` at ``corpus_paths(corpus)[p]``; its HTML is
     :func:`corpus_page_html` (rendered on its first request), with links to the absolute URLs of their
     targets on whatever host those live. ``site.page_urls[p]`` is page ``p``'s URL; each host's ``/`` lists
-    its pages. ``misbehave`` keys are host labels (``"h0"``, ...). To serve a folder of HTML files byte for
-    byte, use :func:`serve_folder`.
+    its pages. ``misbehave`` keys are host labels (``"h0"``, ...); ``latency`` delays every response
+    (:class:`Site`). To serve a folder of HTML files byte for byte, use :func:`serve_folder`.
     """
     n = n_hosts if n_hosts is not None else min(max(1, len(corpus.domains)), 8)
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -160,7 +163,7 @@ def serve_corpus(corpus: Any, n_hosts: int | None = None, *, misbehave: Mapping[
     host_of = [labels[d % n] for d in corpus.page_domain.tolist()]
     # bind first, then route every page to its absolute URL (which needs the bound addresses)
     site = serve_site({lab: {"/": b""} for lab in labels}, misbehave=misbehave, settings=settings, bind=bind,
-                      first_address=first_address)
+                      first_address=first_address, latency=latency)
     page_urls = [site.url(host_of[p], paths[p]) for p in range(corpus.n_pages)]
     for p in range(corpus.n_pages):
         site.set_route(host_of[p], paths[p], _LazyPage(corpus, p, page_urls))
@@ -267,6 +270,8 @@ def add_serve_arguments(p: Any) -> None:
                    help=f"comma-separated misbehaviours added to every host: {', '.join(MISBEHAVIOURS)}")
     p.add_argument("--first-address", type=int, default=2, help="first loopback address 127.0.0.N (default 2)")
     p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: Ctrl-C)")
+    p.add_argument("--latency", type=float, default=0.0,
+                   help="seconds every response waits before it is sent (a far server; default 0)")
 
 
 def serve_command(args: Any) -> int:
@@ -299,7 +304,7 @@ def serve_command(args: Any) -> int:
         corpus = load_corpus(args.sources[0])
         n = args.hosts
         misbehave = {f"h{i}": names for i in range(n or min(max(1, len(corpus.domains)), 8))} if names else None
-        site = serve_corpus(corpus, n, misbehave=misbehave, first_address=args.first_address)
+        site = serve_corpus(corpus, n, misbehave=misbehave, first_address=args.first_address, latency=args.latency)
     with site:
         for label, url in site.base_urls.items():
             print(f"{label}\t{url}/", flush=True)

@@ -190,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
         entry = LoggedRequest(start, start, self.server.label, self.path, self.command, self.conn_id, resp.status, 0,
                               self.headers.get("User-Agent", ""))
         site._log_request(entry)  # logged on arrival; ``end`` and ``bytes_sent`` are filled in as it is served
+        if site.latency:
+            time.sleep(site.latency)
         if isinstance(resp, Raw):
             self._serve_raw(resp, entry)
             return
@@ -278,18 +280,24 @@ class Site:
     :param bind: ``"auto"`` (distinct loopback addresses ``127.0.0.2``, ``127.0.0.3``, ... on one port, else
         distinct ports of ``127.0.0.1``), ``"addresses"`` or ``"ports"`` (only that layout).
     :param first_address: last byte of the first loopback address used (2 = ``127.0.0.2``).
+    :param latency: seconds every response waits before its status line (a far server: every request costs
+        this round trip), on top of a route's own ``delay``.
 
     ``base_urls[label]`` is ``http://<address>:<port>`` (no trailing slash); ``url(label, path)`` builds a
     URL; ``log`` lists every :class:`LoggedRequest` in arrival order (a request is logged when it arrives,
     its ``end`` is set just before its last byte is written).
     """
 
-    def __init__(self, routes: Mapping[str, Mapping[str, Route]], *, bind: str = "auto", first_address: int = 2):
+    def __init__(self, routes: Mapping[str, Mapping[str, Route]], *, bind: str = "auto", first_address: int = 2,
+                 latency: float = 0.0):
         if not routes:
             raise ValueError("serve_site needs at least one host")
         if bind not in ("auto", "addresses", "ports"):
             raise ValueError(f"bind must be 'auto', 'addresses' or 'ports', got {bind!r}")
         labels = list(routes)
+        if not (isinstance(latency, (int, float)) and 0 <= latency < 60):
+            raise ValueError(f"latency must be a number of seconds in [0, 60), got {latency!r}")
+        self.latency = float(latency)
         if not 1 <= first_address <= 254 - len(labels):
             raise ValueError(f"first_address must be in [1, {254 - len(labels)}] for {len(labels)} hosts, "
                              f"got {first_address}")

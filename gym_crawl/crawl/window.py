@@ -1,0 +1,308 @@
+"""The window of pages in flight: a crawl that keeps several requests open at once, politely.
+
+With one page in flight (the MDP of the papers) a step fetches the page it chose before it returns. With a
+window of ``W`` pages, a step *dispatches* the page it chose — the page leaves the frontier and is *in
+flight* (status :data:`INFLIGHT`) — and returns as soon as fewer than ``W`` pages are in flight, after
+*landing* every page that arrived meanwhile (:meth:`FetchWindow.land` puts it back where the fetch kernel
+expects a frontier page, and :meth:`~gym_crawl.crawl.state.CrawlState.fetch` does the rest: scores, reward,
+statistics, out-links). :class:`FetchWindow` keeps the in-flight set; the env decides when to wait.
+
+**The per-host limit is a mask.** A frontier page whose host (its domain) already has ``per_host`` pages in
+flight — or whose host is *held* by the page source (a host whose robots.txt has not arrived yet) — is not
+offered: :meth:`FetchWindow.reconcile` *parks* it (status :data:`PARKED`, out of the frontier store, so no
+reducer, mask or page-mode agent sees it) and returns it to the frontier when its host is free again. The
+rule depends only on the in-flight set and the held hosts, not on a clock, and it spreads the window over
+hosts as Scrapy's per-domain slots do. A parked page still collects its parents' aggregates (the fetch
+kernel updates every discovered page whose status is below ``VISITED`` and not ``UNSEEN``), and a domain cap
+reached while it was parked blocks it when it would return.
+
+Statuses (the fetch kernel's ``UNSEEN``, ``FRONTIER``, ``VISITED``, ``BLOCKED`` plus two):
+
+* :data:`INFLIGHT` (4, above ``VISITED``): the fetch kernel neither re-adds nor updates it;
+* :data:`PARKED` (-1, below ``UNSEEN``): the kernel updates its aggregates and does not re-add it.
+
+Everything here is O(pages moved), except that parking a host that just became busy scans the frontier once
+(O(frontier), compiled).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from gym_crawl.crawl import kernels as K
+from gym_crawl.crawl.state import CrawlState
+
+__all__ = ["INFLIGHT", "PARKED", "FetchWindow"]
+
+INFLIGHT = 4
+"""Status of a dispatched page whose content has not been landed yet."""
+PARKED = -1
+"""Status of a discovered, unfetched page held out of the frontier (its host is busy or held)."""
+_FR = K.C_FR_SIZE
+
+
+@njit(cache=True, nogil=True)
+def _take(page, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain):
+    """Remove ``page`` from the frontier store (and its domain chain when ``chain``); status unchanged."""
+    if chain:
+        nx_ = dom_next[page]
+        pv = dom_prev[page]
+        if pv >= 0:
+            dom_next[pv] = nx_
+        else:
+            dom_head[page_domain[page]] = nx_
+        if nx_ >= 0:
+            dom_prev[nx_] = pv
+        dom_next[page] = -1
+        dom_prev[page] = -1
+    i = fr_pos[page]
+    last = fr_pages[ctr[_FR] - 1]
+    fr_pages[i] = last
+    fr_pos[last] = i
+    fr_pos[page] = -1
+    ctr[_FR] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _put(page, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain):
+    """Append ``page`` to the frontier store (prepend it to its domain chain when ``chain``), status FRONTIER."""
+    fs = ctr[_FR]
+    fr_pages[fs] = page
+    fr_pos[page] = fs
+    ctr[_FR] = fs + 1
+    status[page] = K.FRONTIER
+    if chain:
+        d = page_domain[page]
+        h = dom_head[d]
+        dom_next[page] = h
+        dom_prev[page] = -1
+        if h >= 0:
+            dom_prev[h] = page
+        dom_head[d] = page
+
+
+@njit(cache=True, nogil=True)
+def _park(p, d, status, park_next, park_head):
+    status[p] = PARKED
+    park_next[p] = park_head[d]
+    park_head[d] = p
+
+
+@njit(cache=True, nogil=True)
+def park_frontier(flag, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
+                  park_next, park_head, out):
+    """Park every frontier page whose domain is flagged (one pass over the frontier); writes them to ``out``
+    and returns their count."""
+    k = 0
+    i = 0
+    while i < ctr[_FR]:
+        p = fr_pages[i]
+        d = page_domain[p]
+        if flag[d]:
+            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)  # the last moves to i
+            _park(p, d, status, park_next, park_head)
+            out[k] = p
+            k += 1
+        else:
+            i += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def park_pages(pages, flag, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
+               park_next, park_head, out, k):
+    """Park those of ``pages`` that are in the frontier and whose domain is flagged; appends to ``out[k:]``."""
+    for j in range(len(pages)):
+        p = pages[j]
+        d = page_domain[p]
+        if status[p] == K.FRONTIER and flag[d]:
+            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
+            _park(p, d, status, park_next, park_head)
+            out[k] = p
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def unpark(flag, cap, dom_fetched, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
+           park_next, park_head, out):
+    """Return the parked pages of every domain that is not flagged to the frontier, each domain's in ascending
+    page order (a domain at its cap blocks them instead). Writes the returned pages to ``out``; returns
+    ``(returned, blocked)`` counts (``blocked`` pages left the parked set without returning)."""
+    k = 0
+    blocked = 0
+    for d in range(len(park_head)):
+        if flag[d] or park_head[d] < 0:
+            continue
+        p = park_head[d]
+        start = k
+        while p >= 0:
+            nx_ = park_next[p]
+            park_next[p] = -1
+            if status[p] == PARKED:
+                out[k] = p
+                k += 1
+            p = nx_
+        park_head[d] = -1
+        seg = out[start:k]
+        seg.sort()
+        if cap >= 0 and dom_fetched[d] >= cap:
+            for j in range(start, k):
+                status[out[j]] = K.BLOCKED
+            ctr[K.C_ANY_BLOCKED] = 1
+            blocked += k - start
+            k = start
+            continue
+        for j in range(start, k):
+            _put(out[j], status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
+    return k, blocked
+
+
+@njit(cache=True, nogil=True)
+def refuse(pages, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain, out):
+    """Block ``pages`` for good (status BLOCKED): frontier pages leave the store (written to ``out``, count
+    returned first), parked ones leave the parked set (counted second); other pages are left alone."""
+    k = 0
+    parked = 0
+    for j in range(len(pages)):
+        p = pages[j]
+        st = status[p]
+        if st == K.FRONTIER:
+            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
+            out[k] = p
+            k += 1
+        elif st == PARKED:
+            parked += 1
+        else:
+            continue
+        status[p] = K.BLOCKED
+        ctr[K.C_ANY_BLOCKED] = 1
+    return k, parked
+
+
+class FetchWindow:
+    """The in-flight pages of one crawl and the per-host mask (see the module docstring).
+
+    :param state: the crawl state (its frontier store and statuses are what the window moves pages in and out
+        of).
+    :param concurrency: W, the most pages in flight.
+    :param per_host: the most pages in flight per host (domain); pages of a host at the limit are parked.
+    """
+
+    def __init__(self, state: CrawlState, concurrency: int, per_host: int):
+        self.state = state
+        self.concurrency = int(concurrency)
+        self.per_host = int(per_host)
+        n = state.corpus.n_pages
+        D = max(1, int(state.corpus.n_domain_slots))
+        self.in_domain = np.zeros(D, np.int32)
+        self.flag = np.zeros(D, bool)
+        self.park_next = np.full(n, -1, np.int32)
+        self.park_head = np.full(D, -1, np.int32)
+        self._out = np.zeros(n, np.int32)
+        #: pages in flight, in dispatch order → what the env keeps for the landing (the candidate's row)
+        self.in_flight: dict[int, Any] = {}
+        self.n_parked = 0
+
+    # ------------------------------------------------------------------ the frontier arrays
+    def _args(self) -> tuple[Any, ...]:
+        st = self.state
+        return (st.fr_pages, st.fr_pos, st.counters, st.domain_cap is not None, st.dom_next, st.dom_prev,
+                st.dom_head, st.page_domain)
+
+    @property
+    def size(self) -> int:
+        """Pages in flight."""
+        return len(self.in_flight)
+
+    @property
+    def full(self) -> bool:
+        """Whether ``concurrency`` pages are in flight."""
+        return len(self.in_flight) >= self.concurrency
+
+    # ------------------------------------------------------------------ dispatch and landing
+    def dispatch(self, page: int, row: Any = None) -> None:
+        """``page`` (a frontier page) leaves the frontier and is in flight; ``row`` is kept for :meth:`land`."""
+        st = self.state
+        if st.status[page] != K.FRONTIER:
+            raise ValueError(f"page {page} is not in the frontier (status {int(st.status[page])})")
+        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        _take(page, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+        st.status[page] = INFLIGHT
+        self.in_domain[pd[page]] += 1
+        self.in_flight[int(page)] = row
+
+    def land(self, page: int) -> Any:
+        """Put an arrived in-flight ``page`` back in the frontier store, where
+        :meth:`CrawlState.fetch <gym_crawl.crawl.state.CrawlState.fetch>` takes it (call that next); returns the
+        row given to :meth:`dispatch`."""
+        page = int(page)
+        if page not in self.in_flight:
+            raise ValueError(f"page {page} is not in flight")
+        row = self.in_flight.pop(page)
+        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        _put(page, self.state.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+        self.in_domain[pd[page]] -= 1
+        return row
+
+    # ------------------------------------------------------------------ the mask
+    def reconcile(self, held: np.ndarray | None, new_pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Park the frontier pages of hosts at their limit or ``held`` ((n_domain_slots,) bool, or ``None``) and
+        return the parked pages of the hosts that are free again. ``new_pages``: pages added to the frontier
+        since the last call (only they need checking when no host became busy). Returns ``(parked,
+        returned)`` int32 page arrays."""
+        flag = self.in_domain >= self.per_host
+        if held is not None:
+            flag |= held[: len(flag)]
+        grew = bool(np.any(flag & ~self.flag))
+        self.flag = flag
+        st = self.state
+        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        out = self._out
+        if grew:
+            k = park_frontier(flag, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd, self.park_next,
+                              self.park_head, out)
+        elif len(new_pages) and flag.any():
+            k = park_pages(np.asarray(new_pages, np.int32), flag, st.status, fr_pages, fr_pos, ctr, chain, dn, dp,
+                           dh, pd, self.park_next, self.park_head, out, 0)
+        else:
+            k = 0
+        parked = out[:k].copy()
+        self.n_parked += k
+        returned = np.zeros(0, np.int32)
+        if self.n_parked:  # pages parked now are on flagged hosts: unpark leaves them
+            cap = -1 if st.domain_cap is None else int(st.domain_cap)
+            r, blocked = unpark(flag, cap, st.dom_fetched, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd,
+                                self.park_next, self.park_head, out)
+            returned = out[:r].copy()
+            self.n_parked -= r + blocked
+        return parked, returned
+
+    def refuse(self, pages: np.ndarray) -> np.ndarray:
+        """Block ``pages`` for good (a robots.txt disallows them, a learned pattern refuses them); returns those
+        that were in the frontier (the others were parked, in flight, fetched or unseen)."""
+        if not len(pages):
+            return np.zeros(0, np.int32)
+        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        k, parked = refuse(np.asarray(pages, np.int32), self.state.status, fr_pages, fr_pos, ctr, chain, dn, dp,
+                           dh, pd, self._out)
+        self.n_parked -= parked
+        return self._out[:k].copy()
+
+    def clear(self) -> None:
+        """Return every in-flight and parked page to the frontier store (before the crawl state's reset, which
+        then clears them with the rest of the episode)."""
+        st = self.state
+        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        for p in self.in_flight:
+            _put(p, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+        self.in_flight.clear()
+        self.in_domain[:] = 0
+        if self.n_parked or np.any(self.park_head >= 0):
+            self.flag[:] = False
+            unpark(self.flag, -1, st.dom_fetched, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd,
+                   self.park_next, self.park_head, self._out)
+        self.flag[:] = False
+        self.n_parked = 0

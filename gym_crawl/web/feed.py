@@ -1,0 +1,428 @@
+"""How pages arrive in a :class:`~gym_crawl.web.live.LiveWeb`: requests, completions in order, robots.txt
+holds, refusals, counters, and the record that lets a replay deliver the same arrivals.
+
+:class:`ArrivalFeed` is the live web's side of :class:`~gym_crawl.corpus.page_source.PageSource`. A requested
+page becomes a *job* of a backend — the threaded :class:`~gym_crawl.web.scheduler.FetchScheduler` over the
+polite fetcher, or :class:`~gym_crawl.web.scheduler.SyncJobs` over a fetch function or an archive — unless its
+result is known already (fetched in an earlier episode, or in the fetch cache of a resumed crawl).
+:meth:`ArrivalFeed.arrived` drains what completed, on the caller's thread and in completion order: it writes
+each fetch (every request/response, then its result) to the WARC, adds the page's text and links to the web
+(:meth:`LiveWeb.materialize`), applies robots.txt files that arrived, learns URL shapes that fail, and returns
+an :class:`~gym_crawl.corpus.page_source.Arrivals`.
+
+**Robots.txt before offer.** The first URL of an origin (seed or link) starts a robots job; until it arrives
+the origin's domain is *held* (:meth:`held_domains`): its discovered pages are not offered. When it arrives,
+its rules (:class:`~gym_crawl.web.offer.RobotsRules`) refuse the held pages they disallow and decide every
+later link of the origin at discovery. The other discovery rules are :class:`~gym_crawl.web.offer.OfferRules`'.
+
+**Replay.** Each ``arrived`` call that delivered something writes an ``arrivals`` metadata record (the call's
+number and its events: ``["page", url]``, ``["robots", origin]``, in order), and closing the web an empty one
+for the last call made; each robots.txt that arrived a ``robots`` record (its rules). A web rebuilt from the
+WARC (:meth:`LiveWeb.from_warc`, or a resumed crawl) is *scripted*: call ``k`` delivers exactly the events
+recorded for call ``k`` (pages from the fetch cache, rules from the records), whatever the wall clock does;
+once the script is exhausted, a resumed crawl goes on over the network and a replay delivers what is left from
+the archive, one job per blocking call. A WARC without ``arrivals`` records (one page in flight, recorded
+before them) replays that way from the start.
+
+Counters (``web.stats``): ``fetches`` (page fetches the fetcher ran), ``requests_wire`` (HTTP requests that
+left on a connection, robots.txt included), ``robots_fetches``, ``cache_hits``, ``pages_fetched``,
+``fetch_errors`` and ``error:<kind>``, ``refused:<reason>`` (discovered URLs not offered, and held pages
+refused), and the capacity drops of the web.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from gym_crawl.corpus.page_source import NO_ARRIVALS, Arrivals
+from gym_crawl.web.offer import LEARNED_ERRORS, OfferRules, RobotsRules, failure_keys, not_html_reason, origin_of
+from gym_crawl.web.policy import trap_reason, url_pattern
+from gym_crawl.web.scheduler import Job
+
+__all__ = ["ARRIVALS_KIND", "ROBOTS_KIND", "ArrivalFeed"]
+
+ARRIVALS_KIND = "arrivals"
+"""``kind`` of the WARC metadata record of one ``arrived`` call's events."""
+ROBOTS_KIND = "robots"
+"""``kind`` of the WARC metadata record of one origin's robots.txt rules as the crawl obeyed them."""
+
+
+class ArrivalFeed:
+    """The arrivals of one live web (see the module docstring).
+
+    :param web: the :class:`~gym_crawl.web.live.LiveWeb` (its ``url``, ``titles``, ``page_state``,
+        ``materialize``, ``stats`` and ``max_domains`` are used).
+    :param backend: a :class:`~gym_crawl.web.scheduler.FetchScheduler` or
+        :class:`~gym_crawl.web.scheduler.SyncJobs`.
+    :param rules: the offer rules.
+    :param policy: the fetch policy whose URL trap guards and caps apply at discovery (``None``: none).
+    :param recorder: the WARC recorder (``None``: nothing is recorded).
+    :param robots: hold each origin until its robots.txt arrived.
+    :param agent: the User-Agent robots.txt rules are matched against.
+    """
+
+    def __init__(self, web: Any, backend: Any, rules: OfferRules, policy: Any, recorder: Any, robots: bool,
+                 agent: str):
+        self.web = web
+        self.backend = backend
+        self.rules = rules
+        self.policy = policy
+        self.recorder = recorder
+        self.robots_on = bool(robots)
+        self.agent = agent
+        self.stats: Counter[str] = web.stats
+        #: fetch results by canonical URL (a resumed or replayed crawl's archive, pages fetched)
+        self.cache: dict[str, Any] = {}
+        self._requested: dict[int, None] = {}
+        self._jobs_out: set[int] = set()
+        self._stale: set[int] = set()
+        self._ready: list[tuple[str, Any, Any]] = []
+        self._robots_jobs: set[str] = set()
+        self.rules_of: dict[str, RobotsRules] = {}
+        self._robots_wait: dict[str, int] = {}
+        D = int(web.max_domains)
+        self._held = np.zeros(D, bool)
+        self._held_n = np.zeros(D, np.int32)
+        self._origin_pages: dict[str, list[int]] = {}
+        self._shape_pages: dict[str, list[int]] = {}
+        self._fails: Counter[str] = Counter()
+        self._oks: Counter[str] = Counter()
+        self._bad: set[str] = set()
+        self._pattern_n: Counter[str] = Counter()
+        self._pattern_pages: dict[str, list[int]] = {}
+        self._host_n: Counter[str] = Counter()
+        #: discovered URLs refused at discovery (url -> reason) and discovered pages refused later (id -> reason)
+        self.refused_urls: dict[str, str] = {}
+        self.refused_pages: dict[int, str] = {}
+        self._resend = False
+        self._script: dict[int, list[list[str]]] | None = None
+        self._script_end = 0
+        self._robots_records: dict[str, RobotsRules] = {}
+        self.calls = 0
+        self._last_shape: tuple[str, str, tuple[str, ...], str | None] = ("", "", (), None)
+
+    # ------------------------------------------------------------------ replay
+    def load_script(self, calls: dict[int, list[list[str]]], robots: dict[str, RobotsRules]) -> None:
+        """Deliver the recorded events of ``calls`` (call number -> events) before anything else, with the
+        recorded robots.txt ``robots`` (origin -> rules)."""
+        self._script = dict(calls)
+        self._script_end = max(calls) + 1 if calls else 0
+        self._robots_records = dict(robots)
+
+    @property
+    def scripted(self) -> bool:
+        """Whether the next :meth:`arrived` call is delivered from the recorded script."""
+        return self._script is not None and self.calls < self._script_end
+
+    def robots_record(self, url: str) -> tuple[str, str | None, list[Any]]:
+        """The recorded robots.txt rules of ``url``'s origin, shaped as ``PoliteFetcher.robots`` returns them
+        (an origin the archive does not hold: allow all)."""
+        r = self._robots_records.get(origin_of(url))
+        return ("allow", None, []) if r is None else (r.kind, r.text, [])
+
+    # ------------------------------------------------------------------ discovery
+    def refusal(self, url: str) -> str | None:
+        """Why the newly discovered ``url`` is not offered (a reason of :mod:`gym_crawl.web.offer`), counted
+        once per URL; ``None``: it is offered."""
+        r = self.refused_urls.get(url)
+        if r is not None:
+            return r
+        reason = self._judge(url)
+        if reason is not None:
+            self.refused_urls[url] = reason
+            self.stats[f"refused:{reason}"] += 1
+        return reason
+
+    def _shape(self, url: str) -> tuple[str, str, tuple[str, ...], str | None]:
+        """``(url, origin, failure keys, URL pattern)`` of ``url``, split once (discovery asks twice)."""
+        if self._last_shape[0] != url:
+            parts = urlsplit(url)
+            keys = failure_keys(url, parts) if self.rules.learn_after else ()
+            pattern = url_pattern(url) if self.rules.traps and self.policy is not None else None
+            self._last_shape = (url, origin_of(url, parts), keys, pattern)
+        return self._last_shape
+
+    def _judge(self, url: str) -> str | None:
+        R, pol = self.rules, self.policy
+        if R.not_html and not_html_reason(url):
+            return "not-html"
+        _, origin, keys, pattern = self._shape(url)
+        if self._bad and any(k in self._bad for k in keys):
+            return "learned"
+        if pattern is not None:
+            t = trap_reason(pol, url)
+            if t is not None:
+                return t
+            if pol.max_pages_per_pattern is not None and self._pattern_n[pattern] >= pol.max_pages_per_pattern:
+                return "trap:pattern"
+            if pol.max_pages_per_host is not None and self._host_n[origin] >= pol.max_pages_per_host:
+                return "host-cap"
+        if self.robots_on:
+            rules = self.rules_of.get(origin)
+            if rules is not None and not rules.allows(url):
+                return "robots"
+        return None
+
+    def discovered(self, page: int, url: str, domain: int) -> None:
+        """``page`` (URL ``url``, domain id ``domain``) got its id: count it, and start the robots job of a new
+        origin."""
+        _, origin, keys, pattern = self._shape(url)
+        pages = self._origin_pages.get(origin)
+        if pages is None:
+            pages = self._origin_pages[origin] = []
+            if self.robots_on and origin not in self.rules_of:
+                self._robots_wait[origin] = domain
+                self._held_n[domain] += 1
+                self._held[domain] = True
+                if not self.scripted:
+                    self._submit_robots(origin)
+        pages.append(page)
+        for k in keys:
+            self._shape_pages.setdefault(k, []).append(page)
+        if pattern is not None:
+            self._pattern_n[pattern] += 1
+            self._pattern_pages.setdefault(pattern, []).append(page)
+            self._host_n[origin] += 1
+
+    def _submit_robots(self, origin: str) -> None:
+        if origin not in self._robots_jobs:
+            self._robots_jobs.add(origin)
+            self.backend.submit(Job("robots", origin + "/robots.txt", origin))
+
+    # ------------------------------------------------------------------ the page source
+    def request(self, page: int) -> None:
+        p = int(page)
+        if p in self._requested:
+            raise ValueError(f"page {p} was requested already and has not arrived")
+        if self.web.page_state[p] == 0 and p in self.refused_pages:
+            raise ValueError(f"page {p} ({self.web.url(p)}) was refused ({self.refused_pages[p]}) and is not offered")
+        self._requested[p] = None
+        if self.web.page_state[p] != 0:  # fetched in an earlier episode: its content is in the arrays
+            self._ready.append(("page", p, None))
+            return
+        if self.scripted:
+            return
+        self._start(p)
+
+    def _start(self, p: int) -> None:
+        url = self.web.url(p)
+        res = self.cache.get(url)
+        if res is not None:
+            self.stats["cache_hits"] += 1
+            self._ready.append(("page", p, res))
+        elif p in self._stale:  # its job from an earlier episode is still running: it is delivered when done
+            self._stale.discard(p)
+        else:
+            self._jobs_out.add(p)
+            self.backend.submit(Job("page", url, p))
+
+    def _go_live(self) -> None:
+        """The script is exhausted: what was requested and never delivered goes to the backend."""
+        for p in list(self._requested):
+            if self.web.page_state[p] != 0:
+                self._ready.append(("page", p, None))
+            elif p not in self._jobs_out:
+                self._start(p)
+        for origin in list(self._robots_wait):
+            self._submit_robots(origin)
+
+    def arrived(self, block: bool) -> Arrivals:
+        k = self.calls
+        self.calls += 1
+        items: list[tuple[str, Any, Any]] = []
+        scripted = self._script is not None and k < self._script_end
+        if scripted:
+            assert self._script is not None
+            for kind, key in self._script.get(k, []):
+                if kind == "page":
+                    p = self.web.titles.get(key)
+                    if p < 0 or p not in self._requested:
+                        raise ValueError(f"the recorded crawl delivered {key!r} at call {k}, which this crawl has "
+                                         f"not requested: the replay diverged (another agent, seed or text model?)")
+                    items.append(("page", p, self.cache.get(key)))
+                else:
+                    items.append(("robots", key, self._robots_records.get(key) or RobotsRules("allow", None,
+                                                                                               self.agent)))
+        else:
+            items, self._ready = self._ready, []
+            for job, res in self.backend.completed(block and not items):
+                if job.kind == "page":
+                    self._jobs_out.discard(job.tag)
+                    self._record_fetch(res)
+                    if job.tag in self._requested:
+                        items.append(("page", job.tag, res))
+                    elif getattr(res, "error", None) != "cancelled":  # requested in an episode that ended: kept
+                        self.cache.setdefault(self.web.url(job.tag), res)
+                else:
+                    kind_, text, exchanges = res
+                    self._record_exchanges(exchanges, robots=True)
+                    items.append(("robots", job.tag, RobotsRules(kind_, text, self.agent)))
+        pages: list[int] = []
+        refused: list[int] = []
+        events: list[list[str]] = []
+        for kind, tag, res in items:
+            if kind == "page":
+                p = tag
+                del self._requested[p]
+                url = self.web.url(p)
+                if self.web.page_state[p] == 0:
+                    if res is None:
+                        raise ValueError(f"no fetch result for {url!r}: the archive does not hold what its "
+                                         f"record of arrivals says")
+                    if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
+                        self.cache.setdefault(url, res)
+                    err = self.web.materialize(p, res)
+                    refused.extend(self._learn(url, err))
+                    refused.extend(self._after_refusal(url, res, err))
+                pages.append(p)
+                events.append(["page", url])
+            else:
+                refused.extend(self._robots_arrived(tag, res, record=not scripted))
+                events.append(["robots", tag])
+        if scripted and self.calls == self._script_end:
+            self._go_live()
+        if self._resend:
+            self._resend = False
+            refused.extend(p for p in self.refused_pages if self.web.page_state[p] == 0)
+        if events and not scripted and self.recorder is not None:
+            self.recorder.write_metadata(ARRIVALS_KIND, {"call": k, "events": events})
+        if not pages and not refused:
+            return NO_ARRIVALS
+        return Arrivals(tuple(pages), tuple(refused))
+
+    def pending(self) -> int:
+        return len(self._requested) + len(self._robots_wait)
+
+    def held_domains(self) -> np.ndarray:
+        v = self._held.view()
+        v.flags.writeable = False
+        return v
+
+    def restart(self) -> None:
+        for p in self._requested:
+            if p in self._jobs_out:
+                self._stale.add(p)
+        self._requested.clear()
+        self._ready.clear()
+        self._resend = bool(self.refused_pages)
+
+    # ------------------------------------------------------------------ what arrived
+    def _robots_arrived(self, origin: str, rules: RobotsRules, record: bool) -> list[int]:
+        self.rules_of[origin] = rules
+        d = self._robots_wait.pop(origin, None)
+        if d is not None:
+            self._held_n[d] -= 1
+            self._held[d] = self._held_n[d] > 0
+        if record and self.recorder is not None:
+            self.recorder.write_metadata(ROBOTS_KIND, {"origin": origin, **rules.to_dict()})
+        out = []
+        if rules.kind != "allow":
+            web = self.web
+            out = self._refuse_where([p for p in self._origin_pages.get(origin, ()) if not rules.allows(web.url(p))],
+                                     "robots")
+        return out
+
+    def _refuse_where(self, pages: Any, reason: str) -> list[int]:
+        """Refuse those of ``pages`` that are discovered, unfetched, unrequested and not refused yet."""
+        out = []
+        web = self.web
+        for p in pages:
+            if web.page_state[p] == 0 and p not in self._requested and p not in self.refused_pages:
+                self.refused_pages[p] = reason
+                self.stats[f"refused:{reason}"] += 1
+                out.append(p)
+        return out
+
+    def _after_refusal(self, url: str, res: Any, error: str) -> list[int]:
+        """A fetch the fetcher refused for a reason that holds for other URLs too refuses them: the rest of a
+        URL pattern past its cap (``trap:pattern``), of a host past its cap (``host-cap``), the other URLs of a
+        redirect loop (``redirect-loop``)."""
+        if error == "trap:pattern":
+            return self._refuse_where(self._pattern_pages.get(url_pattern(url), ()), error)
+        if error == "host-cap":
+            return self._refuse_where(self._origin_pages.get(origin_of(url), ()), error)
+        if error == "redirect-loop":
+            web = self.web
+            hops = [web.titles.get(u) for u, _ in (getattr(res, "redirects", None) or ())]
+            return self._refuse_where([p for p in hops if p >= 0], error)
+        return []
+
+    def _learn(self, url: str, error: str) -> list[int]:
+        """Count the outcome of ``url`` against its shapes; refuse the unrequested pages of shapes that just
+        went bad."""
+        n = self.rules.learn_after
+        if not n:
+            return []
+        keys = failure_keys(url)
+        if not error:
+            for key in keys:
+                self._oks[key] += 1
+            return []
+        if error not in LEARNED_ERRORS:
+            return []
+        out = []
+        for key in keys:
+            self._fails[key] += 1
+            if self._fails[key] >= n and not self._oks[key] and key not in self._bad:
+                self._bad.add(key)
+                self.stats["learned_shapes"] += 1
+                out.extend(self._refuse_where(self._shape_pages.get(key, ()), "learned"))
+        return out
+
+    # ------------------------------------------------------------------ recording
+    def _record_exchanges(self, exchanges: list[Any], robots: bool = False) -> None:
+        sent = sum(1 for ex in exchanges if getattr(ex, "sent", True))
+        self.stats["requests_wire"] += sent
+        if robots and exchanges:
+            self.stats["robots_fetches"] += 1
+        if self.recorder is not None:
+            for ex in exchanges:
+                self.recorder.write_exchange(ex)
+            if robots:
+                self.recorder.flush()
+
+    def _record_fetch(self, res: Any) -> None:
+        self.stats["fetches"] += 1
+        self._record_exchanges(list(getattr(res, "exchanges", ()) or ()))
+        if self.recorder is not None and getattr(res, "error", None) != "cancelled":  # fetched again on resume
+            self.recorder.write_result(res)
+
+    def replay_all(self) -> int:
+        """Deliver the whole script without a crawl (every recorded page materialised, every robots.txt
+        applied, in the recorded order), then every other cached page; returns the pages materialised."""
+        k = 0
+        web = self.web
+        for call in sorted(self._script or {}):
+            for kind, key in (self._script or {})[call]:
+                if kind == "page":
+                    p = web.titles.get(key)
+                    if p >= 0 and web.page_state[p] == 0 and key in self.cache:
+                        self._learn(key, web.materialize(p, self.cache[key]))
+                        k += 1
+                else:
+                    self._robots_arrived(key, self._robots_records.get(key) or RobotsRules("allow", None, self.agent),
+                                         record=False)
+        for url in list(self.cache):
+            p = web.titles.get(url)
+            if p >= 0 and web.page_state[p] == 0:
+                web.materialize(p, self.cache[url])
+                k += 1
+        self.calls = self._script_end
+        return k
+
+    def close(self) -> None:
+        """Record how many ``arrived`` calls the crawl made (an empty ``arrivals`` record for the last one, so a
+        replay delivers nothing where the crawl got nothing, up to its end), wait for the jobs in flight (their
+        fetches are written to the WARC, their pages kept in the fetch cache, not added to the web) and stop the
+        backend."""
+        if self.recorder is not None and self.calls > self._script_end:
+            self.recorder.write_metadata(ARRIVALS_KIND, {"call": self.calls - 1, "events": []})
+        for job, res in self.backend.close(wait=True):
+            if job.kind == "page":
+                self._record_fetch(res)
+                self.cache.setdefault(self.web.url(job.tag), res)
+            else:
+                self._record_exchanges(res[2], robots=True)
