@@ -179,8 +179,11 @@ def _no_page(web: Any, page: int) -> bool:
 
 def _check_resumable(warc: Path, settings: dict[str, Any]) -> None:
     """Refuse to resume a crawl recorded with other settings: its arrivals would not replay."""
-    from gym_crawl.web.warc_io import read_metadata
+    from gym_crawl.web.warc_io import read_first_warcinfo, read_metadata
 
+    if not warc.exists() or warc.stat().st_size == 0:
+        return  # nothing recorded yet: as a new file
+    read_first_warcinfo(warc)  # not a WARC, or damaged at its start: one line naming the file
     for rec in read_metadata(warc, CRAWL_KIND):
         diff = [k for k in ("concurrency", "per_host", "seed", "topic", "agent") if rec.get(k) != settings[k]]
         if diff:

@@ -278,7 +278,8 @@ class ArrivalFeed:
                     refused.extend(self._learn(url, err))
                     refused.extend(self._after_refusal(url, res, err))
                 pages.append(p)
-                events.append(["page", url])
+                if getattr(res, "error", None) != "cancelled":  # not recorded: a resume requests it again
+                    events.append(["page", url])
             else:
                 refused.extend(self._robots_arrived(tag, res, record=not scripted))
                 events.append(["robots", tag])
