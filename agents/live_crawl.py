@@ -12,11 +12,11 @@ as a metadata record, beside the web's record of arrivals that replays the crawl
 
 A progress line goes to stderr (steps, pages, relevant, harvest rate, pages in flight, requests on the wire,
 refusals, fetch errors, frontier, pages per second, the busiest hosts' rates): rewritten in place on a
-terminal, a line every ``progress_every`` seconds otherwise. SIGINT (Ctrl-C) and SIGTERM stop the crawl after
-the current step; the fetches still in flight are waited for and recorded (bounded by the policy's timeouts),
-and the WARC is closed, so it is valid and a later ``resume=True`` run continues it: the recorded arrivals are
-replayed from the file (no request), the agent makes the same decisions under the same seed, and the crawl goes
-on over the network from where it stopped.
+terminal, a line every ``progress_every`` seconds otherwise. SIGINT (Ctrl-C) and SIGTERM stop the crawl at once:
+the fetches in progress are cancelled (within a fraction of a second, not recorded, so a resume fetches them
+again) and the episode ends after that step; the WARC is closed either way, so it is valid and a later
+``resume=True`` run continues it: the recorded arrivals are replayed from the file (no request), the agent
+makes the same decisions under the same seed, and the crawl goes on over the network from where it stopped.
 
 The counters of :class:`LiveCrawlResult` say what happened: ``steps``, ``pages`` (fetched with content),
 ``steps_without_page`` (steps whose page gave none: a fetch error, an invalid action), ``requests_wire``
@@ -179,8 +179,11 @@ def _no_page(web: Any, page: int) -> bool:
 
 def _check_resumable(warc: Path, settings: dict[str, Any]) -> None:
     """Refuse to resume a crawl recorded with other settings: its arrivals would not replay."""
-    from gym_crawl.web.warc_io import read_metadata
+    from gym_crawl.web.warc_io import read_first_warcinfo, read_metadata
 
+    if not warc.exists() or warc.stat().st_size == 0:
+        return  # nothing recorded yet: as a new file
+    read_first_warcinfo(warc)  # not a WARC, or damaged at its start: one line naming the file
     for rec in read_metadata(warc, CRAWL_KIND):
         diff = [k for k in ("concurrency", "per_host", "seed", "topic", "agent") if rec.get(k) != settings[k]]
         if diff:
@@ -262,6 +265,7 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
     if handle_signals:
         def _stop(signum: int, frame: Any) -> None:
             stop["by"] = signal.Signals(signum).name
+            web.cancel()  # the fetch in progress ends within a fraction of a second
 
         for s in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):  # not the main thread: the caller handles signals

@@ -350,24 +350,16 @@ def crawl_policy(base_urls: dict[str, str], roots: Sequence[SiteRoot]) -> Any:
 
 
 def hrefs(body: bytes, url: str, content_type: str | None = None) -> list[str]:
-    """Canonical absolute URLs of every ``<a href>`` of an HTML page, in document order (``None``-free;
-    ``<base href>`` honoured; non-http(s) targets dropped). Lexbor's parser (selectolax), as the compiler's."""
-    from selectolax.lexbor import LexborHTMLParser
+    """Canonical absolute URLs of the out-links of an HTML page, in document order: the links
+    :func:`gym_crawl.web.html_extract.extract_links` gives (the package's one HTML reader, which the WARC
+    compiler and the live crawler use; ``<base href>`` honoured, non-http(s) targets, links to the page
+    itself and repeated targets dropped)."""
+    from gym_crawl.web.html_extract import extract_links
 
-    from gym_crawl.web.html_extract import decode_html
-    from gym_crawl.web.urls import canonical_url
-
-    doc = LexborHTMLParser(decode_html(body, content_type))
-    base = url
-    node = doc.css_first("base[href]")
-    if node is not None:
-        base = canonical_url(node.attributes.get("href") or "", url) or url
-    out = []
-    for a in doc.css("a[href]"):
-        u = canonical_url((a.attributes.get("href") or "").strip(), base)
-        if u is not None:
-            out.append(u)
-    return out
+    try:
+        return [link.url for link in extract_links(body, url, content_type)]
+    except ValueError:  # not an http(s) page URL: nothing to resolve its links against
+        return []
 
 
 @dataclass
@@ -383,9 +375,8 @@ class CrawlStats:
 def crawl(fetcher: Any, seeds: Sequence[str], site_of_url: Any, *, progress: bool = True) -> CrawlStats:
     """Breadth-first crawl from ``seeds`` with ``fetcher`` until the frontier is empty.
 
-    The crawler follows every ``<a href>`` of a page (resolved against its ``<base href>`` or its URL and
-    canonicalised as the compiler does: a superset of the links the compiled corpus keeps); a link is queued
-    once, when the fetcher's scope, trap and robots checks accept it. ``site_of_url(url) -> site name``
+    The crawler follows every out-link of a page (:func:`hrefs`: the links the compiler reads from it); a
+    link is queued once, when the fetcher's scope, trap and robots checks accept it. ``site_of_url(url) -> site name``
     groups the counts."""
     from collections import deque
 

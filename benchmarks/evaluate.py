@@ -44,6 +44,10 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
         raise ValueError(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
     if budget is not None and budget < 1:
         raise ValueError(f"--budget must be >= 1, got {budget}")
+    if max_tasks is not None and max_tasks < 1:
+        raise ValueError(f"--max-tasks must be >= 1 (or absent: all tasks), got {max_tasks}")
+    if jobs < 1:
+        raise ValueError(f"--jobs must be >= 1 worker process, got {jobs}")
     known = suite.suite_agent_names()
     unknown = [a for a in agents if a not in known]
     if unknown:

@@ -89,6 +89,7 @@ def _timed_fetch(fetch: Any) -> Any:
 
 def _serve(n_pages: int) -> tuple[Any, str]:
     """A loopback HTTP server of the generated site (one host: the port; pages keep their numbers)."""
+    import socketserver
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -108,7 +109,12 @@ def _serve(n_pages: int) -> tuple[Any, str]:
         def log_message(self, *a: Any) -> None:
             pass
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        def server_bind(self) -> None:  # without HTTPServer's reverse lookup (getfqdn) of the address
+            socketserver.TCPServer.server_bind(self)
+            self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+    srv = Server(("127.0.0.1", 0), Handler)
     port = srv.server_address[1]
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, f"http://127.0.0.1:{port}"

@@ -240,8 +240,8 @@ def bench_urls(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
     absolute = [urljoin(b, h) for h, b in pairs if not h.startswith(("mailto:", "javascript:"))]
     out: dict[str, Any] = {"urls": len(absolute)}
     out["w3lib canonicalize_url"] = _rate(lambda u: canonicalize_url(u, keep_fragments=False), absolute)
-    out["canonical_url (w3lib + ports/host rules, uncached)"] = _rate(lambda u: urls_mod.canonicalize(u, None),
-                                                                      absolute)
+    out["canonical_url (w3lib + ports/host/query rules, uncached)"] = _rate(
+        lambda u: urls_mod.canonicalize(u, None), absolute)
     out["courlan normalize_url"] = _rate(lambda u: courlan.normalize_url(u), absolute)
     sys.path.insert(0, str(HERE.parent / "tests"))
     try:

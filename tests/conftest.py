@@ -83,29 +83,57 @@ def _is_loopback(host: object) -> bool:
     return ip.is_loopback or ip.is_unspecified or bool(mapped is not None and mapped.is_loopback)
 
 
+def _is_address(host: object) -> bool:
+    """Whether ``host`` is an IP address literal (or ``None``/empty: the local wildcard), not a name."""
+    if host is None:
+        return True
+    if isinstance(host, (bytes, bytearray)):
+        host = bytes(host).decode("ascii", "replace")
+    name = str(host).strip("[]").split("%", 1)[0]
+    if not name:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 class _NetworkGuard:
-    """Fails any connection or name lookup outside 127.0.0.0/8, ::1 and localhost (tests run offline)."""
+    """Fails any connection outside 127.0.0.0/8 and ::1, and any name resolution — a name looked up, even
+    ``localhost``, or an address looked up backwards (tests run offline and resolve nothing)."""
 
     def __init__(self) -> None:
         self.violations: list[str] = []
 
+    def fail(self, msg: str) -> None:
+        msg = f"network guard: {msg}"
+        self.violations.append(msg)
+        raise NetworkGuardError(msg)
+
     def check(self, what: str, host: object) -> None:
         if not _is_loopback(host):
-            msg = (f"network guard: a test tried to {what} {host!r}; tests may only talk to servers they start "
-                   "on loopback (127.0.0.0/8, ::1, localhost)")
-            self.violations.append(msg)
-            raise NetworkGuardError(msg)
+            self.fail(f"a test tried to {what} {host!r}; tests may only talk to servers they start on loopback "
+                      "(127.0.0.0/8, ::1)")
+
+    def check_lookup(self, host: object) -> None:
+        if not _is_address(host):
+            self.fail(f"a test tried to resolve the name {host!r}; tests resolve no name (use 127.0.0.x)")
+        self.check("resolve", host)
 
 
 @pytest.fixture(autouse=True)
 def network_guard(monkeypatch: pytest.MonkeyPatch):
-    """Guard every test: ``socket.socket.connect``/``connect_ex``/``sendto``, ``socket.getaddrinfo``,
-    ``gethostbyname`` and ``create_connection`` raise :class:`NetworkGuardError` for a non-loopback host, and the test
-    fails even when the code under test swallows that error. Yields the guard (``.violations``)."""
+    """Guard every test: ``socket.socket.connect``/``connect_ex``/``sendto`` and ``create_connection`` raise
+    :class:`NetworkGuardError` for a non-loopback host; ``getaddrinfo``, ``gethostbyname`` and ``gethostbyname_ex``
+    for any name (only loopback address literals pass); ``gethostbyaddr``, ``getnameinfo`` and ``getfqdn`` (reverse
+    lookups) always. The test fails even when the code under test swallows that error. Yields the guard
+    (``.violations``)."""
     guard = _NetworkGuard()
     inet = (socket.AF_INET, socket.AF_INET6)
     connect, connect_ex, sendto = socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto
     getaddrinfo, gethostbyname, create_connection = socket.getaddrinfo, socket.gethostbyname, socket.create_connection
+    gethostbyname_ex = socket.gethostbyname_ex
 
     def guarded_connect(self, address):
         if self.family in inet:
@@ -123,12 +151,22 @@ def network_guard(monkeypatch: pytest.MonkeyPatch):
         return sendto(self, data, *args)
 
     def guarded_getaddrinfo(host, *args, **kwargs):
-        guard.check("resolve", host)
+        guard.check_lookup(host)
         return getaddrinfo(host, *args, **kwargs)
 
     def guarded_gethostbyname(host):
-        guard.check("resolve", host)
+        guard.check_lookup(host)
         return gethostbyname(host)
+
+    def guarded_gethostbyname_ex(host):
+        guard.check_lookup(host)
+        return gethostbyname_ex(host)
+
+    def reverse(name):
+        def refuse(*args, **kwargs):
+            guard.fail(f"a test called socket.{name}{args!r}, a reverse lookup; our servers and clients resolve "
+                       "nothing (override HTTPServer.server_bind, which calls getfqdn)")
+        return refuse
 
     def guarded_create_connection(address, *args, **kwargs):
         guard.check("connect to", address[0])
@@ -139,10 +177,79 @@ def network_guard(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(socket.socket, "sendto", guarded_sendto)
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     monkeypatch.setattr(socket, "gethostbyname", guarded_gethostbyname)
+    monkeypatch.setattr(socket, "gethostbyname_ex", guarded_gethostbyname_ex)
+    for name in ("gethostbyaddr", "getnameinfo", "getfqdn"):
+        monkeypatch.setattr(socket, name, reverse(name))
     monkeypatch.setattr(socket, "create_connection", guarded_create_connection)
     yield guard
     if guard.violations:
         pytest.fail("\n".join(guard.violations), pytrace=False)
+
+
+# ---------------------------------------------------------------- both WARC readers agree on every WARC we write
+_WARCS_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _package_warcs(folder: Path) -> list[Path]:
+    """The WARC files under ``folder`` that this package wrote (their first record is a warcinfo whose software
+    is ``gym_crawl/<version>``); files crafted by tests, damaged at their start or foreign are left out."""
+    try:
+        from gym_crawl.web.warc_io import read_first_warcinfo
+    except ImportError:  # pragma: no cover
+        return []
+    out = []
+    for p in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if not (p.name.endswith((".warc", ".warc.gz")) and p.is_file()):
+            continue
+        try:
+            software = str(read_first_warcinfo(p).get("software", ""))
+        except (ValueError, OSError):
+            continue
+        if software.startswith("gym_crawl/"):
+            out.append(p)
+    return out
+
+
+def _disagreements(folder: Path) -> list[str]:
+    """FastWARC and warcio read every WARC the package wrote under ``folder`` alike (each file checked once per
+    size and modification time)."""
+    try:
+        from gym_crawl.web.warc_io import readers_disagree
+    except ImportError:  # pragma: no cover - the web extra is absent
+        return []
+    problems = []
+    for p in _package_warcs(folder):
+        st = p.stat()
+        key = (str(p), st.st_size, st.st_mtime_ns)
+        if key in _WARCS_CHECKED:
+            continue
+        _WARCS_CHECKED.add(key)
+        why = readers_disagree(p)
+        if why is not None:
+            problems.append(why)
+    return problems
+
+
+@pytest.fixture(autouse=True)
+def warc_readers_agree(request: pytest.FixtureRequest):
+    """After every test that used ``tmp_path``: each WARC the package wrote there reads the same with FastWARC (the
+    compiler's reader) and warcio (the replay's), record for record (:func:`gym_crawl.web.warc_io.readers_disagree`)."""
+    yield
+    tmp = getattr(request.node, "funcargs", {}).get("tmp_path")  # still a path after the fixture's teardown
+    if tmp is not None:
+        problems = _disagreements(Path(tmp))
+        if problems:
+            pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warc_readers_agree_everywhere(tmp_path_factory: pytest.TempPathFactory):
+    """At the end of the session, the same check over every WARC the package wrote under the session's temporary
+    folders (those of module and session fixtures too)."""
+    yield
+    problems = _disagreements(tmp_path_factory.getbasetemp())
+    if problems:
+        pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
 
 
 def shared_data(sub: str) -> Path:

@@ -301,6 +301,8 @@ def test_docs_name_files_that_exist():
 #: private names of other libraries' base classes that a subclass of the package calls by design, and why
 FOREIGN_HOOKS = {
     "_update_features_extractor": "Stable-Baselines3's BasePolicy: the extractor arguments a make_q_net override needs",
+    "_dns_host": "urllib3's HTTPConnection: the host name to resolve (trailing dot kept) that a _new_conn override "
+                 "connects to",
 }
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import socketserver
 import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -74,11 +75,18 @@ def _make_handler(state: _State):
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse lookup of the address (getfqdn): tests resolve nothing."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+
 @pytest.fixture
 def server(monkeypatch):
     monkeypatch.setattr(dl, "RETRY_BACKOFF", 0.0)
     state = _State()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(state))
+    httpd = _Server(("127.0.0.1", 0), _make_handler(state))
     httpd.daemon_threads = True
     t = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     t.start()

@@ -55,9 +55,14 @@ def test_network_guard_fails_non_loopback_connections_and_lookups(network_guard)
         u.sendto(b"x", ("192.0.2.53", 53))
     with PoliteFetcher(policy(obey_robots=False)) as f, pytest.raises(NetworkGuardError):
         f.fetch("http://example.org/")
-    assert len(network_guard.violations) == 6
+    with pytest.raises(NetworkGuardError, match="resolve the name 'localhost'"):
+        socket.getaddrinfo("localhost", 80)  # even localhost is a name lookup
+    with pytest.raises(NetworkGuardError, match="reverse lookup"):
+        socket.getfqdn("127.0.0.1")
+    with pytest.raises(NetworkGuardError, match="reverse lookup"):
+        socket.gethostbyaddr("127.0.0.1")
+    assert len(network_guard.violations) == 9
     network_guard.violations.clear()  # this test provoked them on purpose
-    socket.getaddrinfo("localhost", 80)
     socket.getaddrinfo("127.0.0.5", 80)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
         u.sendto(b"x", ("127.0.0.1", 9))  # loopback datagrams are fine

@@ -12,7 +12,7 @@ CASES = [
     ("https://example.com", None, "https://example.com/"),
     ("HTTPS://A.org:8443", None, "https://a.org:8443/"),
     ("http://a.org:443/x", None, "http://a.org:443/x"),  # 443 is not http's default
-    ("http://bücher.de/ä ö?q=a b", None, "http://xn--bcher-kva.de/%C3%A4%20%C3%B6?q=a+b"),
+    ("http://bücher.de/ä ö?q=a b", None, "http://xn--bcher-kva.de/%C3%A4%20%C3%B6?q=a%20b"),
     ("http://example.com/%7ejoe/%7Efoo", None, "http://example.com/~joe/~foo"),
     ("http://example.com/%e4%b8%ad", None, "http://example.com/%E4%B8%AD"),
     ("http://example.com/a%2fb", None, "http://example.com/a%2Fb"),  # an encoded slash stays encoded

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
-from gym_crawl.cli.options import HelpFormatter, add_verbosity, int_at_least
+from gym_crawl.cli.options import HelpFormatter, add_verbosity, check_writable, int_at_least
 from gym_crawl.corpus import load_corpus
+from gym_crawl.corpus.core import check_corpus_destination
 
 __all__ = ["add_arguments", "run"]
 
@@ -64,6 +66,21 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seeds "
                       f"{json.dumps(t['seed'], ensure_ascii=False)}  ({t['seed_in_links']} in-links)")
         return 0
+    _check_compile_destination(args.spec, args.out)
     corpus = load_corpus(args.spec)
     print(corpus.save(args.out))
     return 0
+
+
+def _check_compile_destination(spec: str, out: str) -> None:
+    """Refuse (before loading anything) a ``corpus compile`` destination that is the source, lies inside it or
+    holds it, or that holds anything but a saved corpus (``FileExistsError`` / ``ValueError`` naming it)."""
+    dest = Path(out).expanduser()
+    src = Path(spec).expanduser()
+    if src.exists():
+        s, d = src.resolve(), dest.resolve()
+        if s == d or s in d.parents or d in s.parents:
+            raise ValueError(f"corpus compile: the destination {out} is (or holds, or lies in) the source {spec}; "
+                             "give another folder — the source is never written")
+    check_corpus_destination(dest)
+    check_writable(str(dest / "manifest.json") if dest.is_dir() else str(dest), "corpus compile destination")

@@ -21,7 +21,7 @@ from gym_crawl.agents.factory import env_id_for
 from gym_crawl.agents.live_crawl import crawl_live
 from gym_crawl.benchmarks.plotting import BOUNDS, agent_colors, pyplot, save_png
 from gym_crawl.cli.errors import USAGE_ERRORS, error_message
-from gym_crawl.cli.options import check_writable, int_at_least
+from gym_crawl.cli.options import check_writable, int_at_least, seconds
 from gym_crawl.corpus import load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.wrappers.factory import registered_kwargs
@@ -76,7 +76,8 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
     lv.add_argument("--live", nargs="+", metavar="URL", default=None,
                     help="crawl the live web from these seed URLs with one --agent (instead of --corpus)")
-    lv.add_argument("--max-pages", type=int, default=None, help="pages to fetch after the seeds (default: --steps)")
+    lv.add_argument("--max-pages", type=int_at_least(1), default=None,
+                    help="pages to fetch after the seeds (default: --steps)")
     lv.add_argument("--warc", default=None, help="record every request and response (and the decisions) to this "
                                                  "WARC file (.warc.gz)")
     lv.add_argument("--resume", action="store_true",
@@ -86,8 +87,8 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
                     help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
                          "domains, or any")
-    lv.add_argument("--delay", type=float, default=None, help="minimum seconds between requests to one host "
-                                                               "(default 1; robots.txt crawl-delay is honoured)")
+    lv.add_argument("--delay", type=seconds, default=None, help="minimum seconds between requests to one host "
+                                                                 "(default 1; robots.txt crawl-delay is honoured)")
     lv.add_argument("--user-agent-contact", default=None, metavar="URL",
                     help="a contact URL put in the User-Agent, as polite crawlers do")
     lv.add_argument("--text", default=None, metavar="CORPUS",
@@ -95,7 +96,7 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
                          "on); 'general': require the general English model; 'none': hashed vectors for every "
                          "word; default: the general English model when its source is on this machine "
                          "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
-    lv.add_argument("--capacity", type=int, default=None,
+    lv.add_argument("--capacity", type=int_at_least(1), default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
     lv.add_argument("--concurrency", type=int, default=None, metavar="N",
                     help="pages in flight at once, over all hosts (default 1; Scrapy's CONCURRENT_REQUESTS is 16); "
@@ -265,6 +266,8 @@ def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
     if args.warc and Path(args.warc).exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--warc {args.warc}: the file exists; add --resume to continue that crawl or --overwrite "
                          f"to replace it")
+    if args.warc and not args.resume:
+        check_writable(args.warc, "--warc")
     for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
         if v is not None and v < 1:
             raise ValueError(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 hosts "

@@ -66,7 +66,14 @@ def run_reporting(command: Callable[[Any], int | None], arg: Any) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         raise
-    except OSError as e:
+    except OSError as e:  # the system refused: a full disk, a read-only folder, a WARC another crawl writes
         log.debug("traceback", exc_info=True)
-        print(error_line(e), file=sys.stderr)
+        print(error_line(_os_error(e)), file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _os_error(e: OSError) -> str:
+    """One line naming the file and the system's reason."""
+    if e.strerror and e.filename:
+        return f"{e.filename}: {e.strerror}"
+    return " ".join(str(e).split()) or type(e).__name__

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EPILOG", "HelpFormatter", "add_verbosity", "check_writable", "int_at_least"]
+__all__ = ["EPILOG", "HelpFormatter", "add_verbosity", "check_writable", "int_at_least", "seconds"]
 
 EPILOG = ("Results go to stdout; progress and diagnostics to stderr. Exit codes: 0 done, 1 the run failed, 2 a usage "
           "error (the message names the argument), 130 interrupted (Ctrl-C).")
@@ -36,6 +36,17 @@ def int_at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
         return v
     return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type``: a finite number of seconds >= 0 (``inf``, ``nan`` and negatives are usage errors)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}") from None
+    if not (0 <= v < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
+    return v
 
 
 def add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:

@@ -68,7 +68,7 @@ from gym_crawl._io import (
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "LINK_POSITIONS",
-           "csr_from_lists"]
+           "check_corpus_destination", "csr_from_lists"]
 
 FORMAT_NAME = "gym_crawl.corpus"
 FORMAT_VERSION = 1
@@ -203,6 +203,25 @@ LINK_POSITIONS = ("nav", "header", "footer", "aside", "list", "main", "other")
 #: the id arrays whose value ranges and the pointer arrays whose monotonicity :meth:`Corpus.validate` checks
 _ID_BOUNDS = ("link_dst", "text_terms", "title_terms", "anchor_terms", "context_terms", "page_domain", "label_ids")
 _PTR_NAMES = ("text_ptr", "title_ptr", "link_ptr", "anchor_ptr", "context_ptr", "label_ptr")
+
+
+def check_corpus_destination(path: str | os.PathLike) -> None:
+    """Raise ``FileExistsError`` naming ``path`` unless a corpus may be saved there: it does not exist, is an
+    empty folder, or holds a saved corpus — a ``manifest.json`` (valid or damaged: a broken cache is rebuilt in
+    place), or only a corpus' own files (``.npy`` arrays and JSON) — never a file or a folder of other files,
+    which saving would replace."""
+    p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        return
+    if not p.is_dir():
+        raise FileExistsError(f"{p}: exists and is not a folder; a corpus is saved as a folder — give a new name")
+    if (p / "manifest.json").is_file():
+        return
+    others = [c.name for c in p.iterdir() if not (c.is_file() and c.suffix in (".npy", ".json"))]
+    if others:
+        raise FileExistsError(f"{p}: the folder holds other files ({', '.join(sorted(others)[:3])}"
+                              f"{', …' if len(others) > 3 else ''}; it is not a saved corpus); saving would replace "
+                              "them — give an empty or new folder")
 
 
 @dataclass(eq=False)
@@ -489,12 +508,15 @@ class Corpus:
         manifest (written last, sealed with its own sha256) records every file's size, sha256, sampled
         sha256, shape and dtype, so a half-written or corrupted directory is never accepted; the files
         are stamped as checked (see :meth:`load`), so the first open after a save hashes nothing. Leftover
-        ``.partial`` directories of killed writers are removed first. An empty corpus (0 pages) is refused.
+        ``.partial`` directories of killed writers are removed first. An empty corpus (0 pages) is refused,
+        and so is a ``path`` that holds anything but a saved corpus (a file, a folder of other files:
+        ``FileExistsError`` naming it) — only a saved corpus is ever replaced.
         """
         if self.n_pages == 0:
             raise CorpusFormatError(f"refusing to save corpus {self.name!r} to {path}: it has 0 pages "
                                     f"(an empty source?)")
         path = Path(path)
+        check_corpus_destination(path)
         clean_orphans(path)
         tmp = partial_dir(path)
         try:

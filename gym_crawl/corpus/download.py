@@ -64,7 +64,7 @@ from pathlib import Path
 __all__ = [
     "fetch", "ChecksumError", "DownloadError", "RemoteFile", "DATASETS", "register_dataset", "download",
     "content_fingerprint", "WIKISPEEDIA_FINGERPRINT", "WIKISPEEDIA_TSV_SHA256", "verify_wikispeedia",
-    "local_copy", "register_local_copy", "error_reason", "no_empty_folders_left",
+    "local_copy", "register_local_copy", "downloaded", "offline_hint", "error_reason", "no_empty_folders_left",
 ]
 
 CHUNK = 1 << 20
@@ -418,6 +418,25 @@ def _stamp(folder: Path, files: Iterable[RemoteFile]) -> dict[str, list[int]]:
         st = (folder / rf.filename).stat()
         out[rf.filename] = [st.st_size, st.st_mtime_ns]
     return out
+
+
+def downloaded(name: str) -> Path | None:
+    """The folder of dataset ``name`` when it is on this machine — its local copy (:func:`local_copy`), or its
+    cache folder holding every file (of the expected size, when known) — else ``None``. Never touches the
+    network: what a caller that must not download (a task constructor) asks first."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS)) or '(none)'}")
+    mine = local_copy(name)
+    if mine is not None:
+        return mine
+    from gym_crawl.corpus.cache import data_dir
+
+    folder = data_dir() / name
+    for rf in DATASETS[name]:
+        f = folder / rf.filename
+        if not f.is_file() or (rf.size is not None and f.stat().st_size != rf.size):
+            return None
+    return folder
 
 
 def download(name: str, dest_dir: str | os.PathLike | None = None, *, progress: bool = True,

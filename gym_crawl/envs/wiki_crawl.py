@@ -391,6 +391,7 @@ class WikiCrawlEnv(gym.Env):
         if self._source is not None:
             self._window = FetchWindow(self.state, self.concurrency, self.per_host)
         self._fetch_error = ""
+        self._failed_seeds: dict[str, str] = {}
         self._dispatched, self._landed = -1, _EMPTY
         self._view = CrawlView(self)
 
@@ -493,6 +494,8 @@ class WikiCrawlEnv(gym.Env):
         self._ep.last_reward = 0.0
         self._ep.last_page = -1
         self._dispatched, self._landed = -1, _EMPTY
+        failed: dict[str, str] = {}
+        self._failed_seeds = failed
         if self._window is not None:
             new_a, upd_a, rem_a = self._reset_window(seed_ids)
         else:
@@ -509,6 +512,10 @@ class WikiCrawlEnv(gym.Env):
             new_a, upd_a, rem_a = np.concatenate(new), np.unique(np.concatenate(upd)), _EMPTY
         if st.fr_size == 0 and (self._window is None or not self._window.n_parked):
             titles = [self.corpus.titles[int(p)] for p in seed_ids]
+            if failed:  # a live web: say why, not only that the frontier is empty
+                why = ", ".join(f"{t} ({e})" for t, e in failed.items())
+                rest = "; the other seeds have no out-links to unfetched pages" if len(failed) < len(titles) else ""
+                raise ValueError(f"the frontier is empty: seed pages could not be fetched: {why}{rest}")
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         self._ep.changes = (new_a, upd_a, rem_a)
         self._observe()
@@ -536,7 +543,10 @@ class WikiCrawlEnv(gym.Env):
                 self._check_reward(res)
                 if self._uses_reducer:
                     self.reducer.on_fetch(res, None)
-                log.add(res, src.fetch_error(q))
+                err = src.fetch_error(q)
+                if err:
+                    self._failed_seeds[self.corpus.titles[int(q)]] = str(err)
+                log.add(res, err)
             self._settle(ev.refused, log)
             if not ev.pages and not ev.refused and not src.pending() and waiting:
                 raise RuntimeError(f"page source has nothing pending but seeds {sorted(waiting)} never arrived")

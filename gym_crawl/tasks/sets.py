@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus import load_corpus
+from gym_crawl.corpus.download import DATASETS, downloaded, offline_hint
 from gym_crawl.relevance.topic import Topic, resolve_topic
 from gym_crawl.tasks import docs_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
@@ -138,7 +139,15 @@ TASK_SETS: dict[str, TaskSetDef] = {
 
 def load_task_corpus(spec: str) -> Any:
     """The corpus a task set names: ``load_corpus(spec)`` (``"docs-web"`` is a registered corpus, opened, never
-    built)."""
+    built). Never downloads: a downloadable dataset (``"wikispeedia"``) that is not on this machine is a
+    ``FileNotFoundError`` saying how to get it (``gym-crawl download NAME``, or ``--from PATH`` offline)."""
+    name = spec.strip().lower() if isinstance(spec, str) else spec
+    if name in DATASETS:
+        folder = downloaded(name)
+        if folder is None:
+            raise FileNotFoundError(f"corpus {name!r} is not on this machine and a task never downloads: run "
+                                    f"`gym-crawl download {name}` first; {offline_hint(name)}")
+        return load_corpus(folder)
     return load_corpus(spec)
 
 

@@ -8,7 +8,8 @@
 * :mod:`~gym_crawl.web.fetcher` — :class:`PoliteFetcher` under a :class:`FetchPolicy`
   (:mod:`~gym_crawl.web.policy`: robots.txt, per-host delay, one connection per host, global rate,
   timeouts, byte cap, content types, redirects, retries, scope and trap guards), returning a
-  :class:`FetchResult` per URL (:mod:`~gym_crawl.web.result`);
+  :class:`FetchResult` per URL (:mod:`~gym_crawl.web.result`); :mod:`~gym_crawl.web.transport` bounds every
+  wait of a fetch by its deadline and a cancel flag;
 * :mod:`~gym_crawl.web.warc_io` — :class:`WarcRecorder` writes every request/response and each
   fetch's result and the crawl's decisions to WARC; :func:`read_fetches` / :func:`read_decisions` /
   :func:`read_warcinfo` read them back;

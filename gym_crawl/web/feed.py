@@ -254,7 +254,7 @@ class ArrivalFeed:
                     self._record_fetch(res)
                     if job.tag in self._requested:
                         items.append(("page", job.tag, res))
-                    else:  # requested in an episode that ended: kept for when it is asked again
+                    elif getattr(res, "error", None) != "cancelled":  # requested in an episode that ended: kept
                         self.cache.setdefault(self.web.url(job.tag), res)
                 else:
                     kind_, text, exchanges = res
@@ -272,12 +272,14 @@ class ArrivalFeed:
                     if res is None:
                         raise ValueError(f"no fetch result for {url!r}: the archive does not hold what its "
                                          f"record of arrivals says")
-                    self.cache.setdefault(url, res)
+                    if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
+                        self.cache.setdefault(url, res)
                     err = self.web.materialize(p, res)
                     refused.extend(self._learn(url, err))
                     refused.extend(self._after_refusal(url, res, err))
                 pages.append(p)
-                events.append(["page", url])
+                if getattr(res, "error", None) != "cancelled":  # not recorded: a resume requests it again
+                    events.append(["page", url])
             else:
                 refused.extend(self._robots_arrived(tag, res, record=not scripted))
                 events.append(["robots", tag])
@@ -386,7 +388,7 @@ class ArrivalFeed:
     def _record_fetch(self, res: Any) -> None:
         self.stats["fetches"] += 1
         self._record_exchanges(list(getattr(res, "exchanges", ()) or ()))
-        if self.recorder is not None:
+        if self.recorder is not None and getattr(res, "error", None) != "cancelled":  # fetched again on resume
             self.recorder.write_result(res)
 
     def replay_all(self) -> int:

@@ -38,7 +38,7 @@ What the fetcher does, in order, for ``fetch(url)``:
 A page is a ``200`` reply with an allowed content type (a missing ``Content-Type`` is sniffed from the
 body's first bytes); any other final status is the error ``"http-<code>"``. Network failures are
 ``"timeout"`` (connect or read timeout, or the total time limit) and ``"connect"`` (refused, reset,
-unresolvable, TLS).
+unresolvable, TLS, or a malformed response: a broken status line, chunk size or compressed body).
 
 A *host* here is an origin (scheme, host and port), the unit robots.txt applies to. The HTTP client is
 ``urllib3``: its ``HTTPConnectionPool(maxsize=1, block=True)`` is exactly "one connection per host", it
@@ -49,6 +49,7 @@ redirect/retry layer to switch off.
 from __future__ import annotations
 
 import email.utils
+import http.client
 import re
 import threading
 import time
@@ -71,10 +72,13 @@ from gym_crawl.web.result import (
     Exchange,
     FetchResult,
     Recorder,
+    header_text,
+    looks_like_html,
     parse_content_type,
     sniff_charset,
 )
-from gym_crawl.web.urls import canonical_url
+from gym_crawl.web.transport import Budget, CancelFlag, ContentDecoder, bounded, connection_classes
+from gym_crawl.web.urls import MAX_URL_CHARS, canonical_url
 
 # FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
 __all__ = [
@@ -90,12 +94,15 @@ __all__ = [
     "url_pattern",
 ]
 
+DECODED_CODINGS = frozenset({"gzip", "x-gzip", "deflate", "identity"})
+"""``Content-Encoding`` values the fetcher undoes (it asks for ``gzip, deflate``); a reply in any other coding
+(``br``, ``zstd``, ``bzip2``, an unknown one) is the error ``"content-encoding"`` and its body is not read."""
 CHUNK = 16384
 """Bytes read from a response body per read; a capped body holds at most ``max_bytes + CHUNK`` bytes."""
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 503})
 ROBOTS_MAX_REDIRECTS = 5
-_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
+_DELTA_SECONDS = re.compile(r"[0-9]{1,12}")  # ASCII digits only: str.isdigit() also accepts "²"
 
 
 def _utc_now() -> str:
@@ -108,8 +115,10 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if _DELTA_SECONDS.fullmatch(value):
         return float(value)
+    if not value.isascii():
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -140,22 +149,37 @@ class _Host:
         self.patterns: Counter[str] = Counter()
 
 
+class _Run:
+    """The time limit of one ``fetch`` / ``check``: ``deadline`` (on the fetcher's clock) is set when its first
+    request starts, ``max_time`` later."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None
+
+
+class _CancelledFetch(Exception):
+    """Raised inside the fetcher when :meth:`PoliteFetcher.cancel` stopped a fetch."""
+
+
 class PoliteFetcher:
     """Fetches URLs one at a time under a :class:`FetchPolicy` (see the module docstring).
 
     :param policy: the politeness/scope policy; default ``FetchPolicy()``.
     :param recorder: receives every :class:`Exchange` and :class:`FetchResult` (e.g. a ``WarcRecorder``);
         default none.
-    :param clock: monotonic seconds (default ``time.monotonic``); :param sleep: waits seconds (default
-        ``time.sleep``) — injectable so tests can run politeness on a fake clock.
+    :param clock: monotonic seconds (default ``time.monotonic``); :param sleep: waits seconds (default: a
+        sleep that :meth:`cancel` ends early) — injectable so tests can run politeness on a fake clock.
 
     Thread-safe: requests to one origin are serialised by a per-origin lock, so several threads may share a
     fetcher without ever opening two connections to one origin. Use it as a context manager or call
-    :meth:`close` to close its connections.
+    :meth:`close` to close its connections. :meth:`cancel` (from another thread or a signal handler) ends
+    every fetch in progress within :data:`~gym_crawl.web.transport.SLICE` seconds.
     """
 
     def __init__(self, policy: FetchPolicy | None = None, *, recorder: Recorder | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep):
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None):
         try:
             import urllib3  # noqa: F401
         except ImportError:  # pragma: no cover - urllib3 comes with the web extra
@@ -165,7 +189,8 @@ class PoliteFetcher:
         self.policy = policy or FetchPolicy()
         self.recorder = recorder
         self._clock = clock
-        self._sleep = sleep
+        self._cancel = CancelFlag()
+        self._sleep: Callable[[float], Any] = sleep if sleep is not None else self._cancel.wait
         self._hosts: dict[str, _Host] = {}
         self._hosts_lock = threading.Lock()
         self._rate_lock = threading.Lock()
@@ -175,17 +200,22 @@ class PoliteFetcher:
     # ------------------------------------------------------------------ public API
     def check(self, url: str) -> str | None:
         """Why :meth:`fetch` would refuse ``url`` before requesting it (``"out-of-scope"``, ``"trap:..."``,
-        ``"host-cap"``, ``"robots"``), or ``None``. May fetch the origin's robots.txt (when not cached)."""
+        ``"host-cap"``, ``"robots"``; ``"cancelled"`` after :meth:`cancel`), or ``None``. May fetch the
+        origin's robots.txt (when not cached)."""
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, got {type(url).__name__}")
-        reason = self._refusal(canonical_url(url))
+        try:
+            reason = self._refusal(url, None, [], _Run())
+        except _CancelledFetch:
+            return "cancelled"
         if self.recorder is not None:
             self.recorder.flush()
         return reason
 
     def fetch(self, url: str) -> FetchResult:
         """Fetch ``url`` politely (blocking); never raises for network or HTTP problems (see the module
-        docstring for the ``error`` values). Redirects are followed and every hop is checked and recorded."""
+        docstring for the ``error`` values). Redirects are followed and every hop is checked and recorded.
+        A fetch ended by :meth:`cancel` has the error ``"cancelled"`` and its result is not recorded."""
         if self._closed:
             raise RuntimeError("PoliteFetcher is closed")
         if not isinstance(url, str):
@@ -194,40 +224,56 @@ class PoliteFetcher:
         started = _utc_now()
         exchanges: list[Exchange] = []
         chain: list[tuple[str, int]] = []
-        canon = canonical_url(url)
-        reason = self._refusal(canon, exchanges)
-        if reason is not None:
-            return self._finish(url, None, None, None, reason, chain, started, t0, exchanges)
-        assert canon is not None  # _refusal refuses a URL without a canonical form
-        current: str = canon
-        seen = {current}
-        while True:
-            host = self._host(current)
-            with host.lock:
-                host.pages += 1
-                host.patterns[url_pattern(current)] += 1
-            ex = self._exchange(host, current, "page", exchanges)
-            if ex.status is None:
-                return self._finish(url, current, None, ex, ex.error, chain, started, t0, exchanges)
-            location = ex.header("location")
-            if ex.status in REDIRECT_STATUSES and location:
-                chain.append((current, ex.status))
-                nxt = canonical_url(location, base=current)
-                if nxt is None:
-                    return self._finish(url, current, ex.status, ex, "out-of-scope", chain, started, t0, exchanges)
-                err: str | None
-                if nxt in seen:
-                    err = "redirect-loop"
-                elif len(chain) > self.policy.max_redirects:
-                    err = "redirect-limit"
-                else:
-                    err = self._refusal(nxt, exchanges)
-                if err is not None:
-                    return self._finish(url, current, ex.status, ex, err, chain, started, t0, exchanges)
-                seen.add(nxt)
-                current = nxt
-                continue
-            return self._finish(url, current, ex.status, ex, ex.error, chain, started, t0, exchanges)
+        run = _Run()
+        try:
+            canon = canonical_url(url) if len(url) <= MAX_URL_CHARS else None
+            reason = self._refusal(url, canon, exchanges, run)
+            if reason is not None:
+                return self._finish(url, None, None, None, reason, chain, started, t0, exchanges)
+            assert canon is not None  # _refusal refuses a URL without a canonical form
+            current: str = canon
+            seen = {current}
+            while True:
+                host = self._host(current)
+                with host.lock:
+                    host.pages += 1
+                    host.patterns[url_pattern(current)] += 1
+                ex = self._exchange(host, current, "page", exchanges, run)
+                if ex.status is None:
+                    return self._finish(url, current, None, ex, ex.error, chain, started, t0, exchanges)
+                location = header_text(ex.header("location"))
+                if ex.status in REDIRECT_STATUSES and location:
+                    chain.append((current, ex.status))
+                    nxt = canonical_url(location, base=current) if len(location) <= MAX_URL_CHARS else None
+                    err: str | None
+                    if nxt is None:
+                        err = "trap:url-length" if len(location) > MAX_URL_CHARS else "out-of-scope"
+                    elif nxt in seen:
+                        err = "redirect-loop"
+                    elif len(chain) > self.policy.max_redirects:
+                        err = "redirect-limit"
+                    else:
+                        err = self._refusal(nxt, nxt, exchanges, run)
+                    if err is not None or nxt is None:
+                        return self._finish(url, current, ex.status, ex, err, chain, started, t0, exchanges)
+                    seen.add(nxt)
+                    current = nxt
+                    continue
+                return self._finish(url, current, ex.status, ex, ex.error, chain, started, t0, exchanges)
+        except _CancelledFetch:
+            return self._finish(url, None, None, None, "cancelled", chain, started, t0, exchanges)
+
+    def cancel(self) -> None:
+        """Cancel: every fetch in progress ends within :data:`~gym_crawl.web.transport.SLICE` seconds with the
+        error ``"cancelled"`` (its result is not recorded; the exchanges already made are), and every later
+        ``fetch`` and ``check`` answers ``"cancelled"`` at once. Safe to call from a signal handler or another
+        thread; :meth:`close` still closes the connections."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel.is_set()
 
     def robots(self, url: str) -> tuple[str, str | None, list[Exchange]]:
         """The robots.txt rules in force for ``url``'s origin, reading the file (politely, blocking) when it is
@@ -274,7 +320,14 @@ class PoliteFetcher:
         self.close()
 
     # ------------------------------------------------------------------ refusal checks
-    def _refusal(self, canon: str | None, exchanges: list[Exchange] | None = None) -> str | None:
+    def _refusal(self, url: str, canon: str | None, exchanges: list[Exchange], run: _Run) -> str | None:
+        """Why ``url`` (canonical form ``canon``, or ``None`` to compute it) is not requested, or ``None``."""
+        if self._cancel.is_set():
+            raise _CancelledFetch
+        if len(url) > MAX_URL_CHARS:  # refused before anything else reads it
+            return "trap:url-length"
+        if canon is None:
+            canon = canonical_url(url)
         if canon is None or not in_scope(self.policy, canon):
             return "out-of-scope"
         trap = trap_reason(self.policy, canon)
@@ -286,15 +339,16 @@ class PoliteFetcher:
             return "trap:pattern"
         if p.max_pages_per_host is not None and host.pages >= p.max_pages_per_host:
             return "host-cap"
-        if p.obey_robots and not self._robots_allow(host, canon, exchanges if exchanges is not None else []):
+        if p.obey_robots and not self._robots_allow(host, canon, exchanges, run):
             return "robots"
         return None
 
     # ------------------------------------------------------------------ robots.txt
-    def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange]) -> bool:
+    def _robots_allow(self, host: _Host, canon: str, exchanges: list[Exchange], run: _Run | None = None) -> bool:
+        run = run if run is not None else _Run()
         with host.lock:
             if host.robots is None or self._clock() >= host.robots_expires:
-                host.robots, transient = self._read_robots(host, exchanges)
+                host.robots, transient = self._read_robots(host, exchanges, run)
                 p = self.policy
                 host.robots_expires = self._clock() + (p.robots_retry if transient else p.robots_ttl)
             rp = host.robots
@@ -302,9 +356,10 @@ class PoliteFetcher:
             return rp
         return bool(rp.can_fetch(canon, self.policy.agent))
 
-    def _read_robots(self, host: _Host, exchanges: list[Exchange]) -> tuple[Any, bool]:
+    def _read_robots(self, host: _Host, exchanges: list[Exchange], run: _Run) -> tuple[Any, bool]:
         """``(rules, transient)``: a ``protego.Protego``, or ``True`` (allow all) / ``False`` (disallow
-        all); ``transient`` when the file was unreachable (429, 5xx, timeout, connection error)."""
+        all); ``transient`` when the file was unreachable (429, 5xx, timeout, connection error, a content
+        coding the fetcher does not decode)."""
         try:
             from protego import Protego
         except ImportError:  # pragma: no cover - protego comes with the web extra
@@ -312,19 +367,21 @@ class PoliteFetcher:
         url = host.origin + "/robots.txt"
         for _ in range(ROBOTS_MAX_REDIRECTS + 1):
             h = self._host(url)
-            ex = self._exchange(h, url, "robots", exchanges)
+            ex = self._exchange(h, url, "robots", exchanges, run)
+            if ex.error == "cancelled":
+                raise _CancelledFetch
             if ex.status is None:
                 return False, True  # timeout / connection error: disallow all, for now
-            location = ex.header("location")
+            location = header_text(ex.header("location"))
             if ex.status in REDIRECT_STATUSES and location:
-                nxt = canonical_url(location, base=url)
+                nxt = canonical_url(location, base=url) if len(location) <= MAX_URL_CHARS else None
                 if nxt is None:
                     return True, False  # an unusable Location: as no robots.txt
-                if not in_scope(self.policy, nxt):
+                if not in_scope(self.policy, nxt) or trap_reason(self.policy, nxt) is not None:
                     return False, False  # its rules live where the crawl may not go: disallow rather than guess
                 url = nxt
                 continue
-            if ex.status == 429 or ex.status >= 500:
+            if ex.status == 429 or ex.status >= 500 or not ex.decoded:
                 return False, True
             if ex.status >= 400:
                 return True, False
@@ -359,36 +416,53 @@ class PoliteFetcher:
             p = urlsplit(host.origin)
             if p.hostname is None:
                 raise ValueError(f"origin {host.origin!r} has no host name")
+            plain, tls = connection_classes()
             cls = urllib3.HTTPSConnectionPool if p.scheme == "https" else urllib3.HTTPConnectionPool
-            host.pool = cls(p.hostname, p.port, maxsize=1, block=True, retries=False,
-                            timeout=urllib3.Timeout(connect=self.policy.connect_timeout,
-                                                    read=self.policy.read_timeout))
+            pool = cls(p.hostname, p.port, maxsize=1, block=True, retries=False,
+                       timeout=urllib3.Timeout(connect=self.policy.connect_timeout, read=self.policy.read_timeout))
+            pool.ConnectionCls = tls if p.scheme == "https" else plain
+            host.pool = pool
         return host.pool
 
-    def _wait_turn(self, host: _Host) -> None:
-        """Sleep until ``host`` may be requested and the global rate allows a request start."""
+    def _wait_turn(self, host: _Host, run: _Run) -> bool:
+        """Sleep until ``host`` may be requested and the global rate allows a request start; ``False`` (without
+        waiting) when that moment is past the fetch's deadline."""
         while True:
+            if self._cancel.is_set():
+                raise _CancelledFetch
             with self._rate_lock:
                 now = self._clock()
                 wait = max(host.next_time, self._next_global) - now
                 if wait <= 0:
                     if self.policy.rate is not None:
                         self._next_global = now + 1.0 / self.policy.rate
-                    return
+                    return True
+            if run.deadline is not None and now + wait > run.deadline:
+                return False
             self._sleep(wait)
 
-    def _exchange(self, host: _Host, url: str, purpose: str, exchanges: list[Exchange]) -> Exchange:
-        """One request to ``url`` with its retries (each attempt is an exchange appended and recorded)."""
+    def _exchange(self, host: _Host, url: str, purpose: str, exchanges: list[Exchange],
+                  run: _Run | None = None) -> Exchange:
+        """One request to ``url`` with its retries (each attempt is an exchange appended and recorded), within
+        the fetch's time limit (``run``: that of the fetch it belongs to; default a new one): an attempt that
+        could only start after it is not made."""
+        run = run if run is not None else _Run()
         p = self.policy
+        ex: Exchange | None = None
         with host.lock:
             for attempt in range(p.max_retries + 1):
-                self._wait_turn(host)
-                ex = self._once(host, url, purpose)
+                if not self._wait_turn(host, run):
+                    break
+                if run.deadline is None:
+                    run.deadline = self._clock() + p.max_time
+                ex = self._once(host, url, purpose, run)
                 end = self._clock()
                 host.next_time = end + host.delay
                 exchanges.append(ex)
                 if self.recorder is not None:
                     self.recorder.write_exchange(ex)
+                if ex.error == "cancelled":
+                    raise _CancelledFetch
                 retry = ex.error == "connect" or (ex.status in RETRY_STATUSES)
                 if not retry or attempt == p.max_retries:
                     return ex
@@ -396,9 +470,15 @@ class PoliteFetcher:
                 if wait is None:
                     wait = p.backoff * 2 ** attempt
                 host.next_time = max(host.next_time, end + min(wait, p.max_retry_after))
-            raise AssertionError("unreachable")  # pragma: no cover
+        if ex is not None:
+            return ex  # the last attempt: no time was left for another
+        late = Exchange(url=url, purpose=purpose, method="GET", request_headers=[], started_at=_utc_now(),
+                        error="timeout", sent=False,
+                        detail=f"the request could not start within the fetch's time limit (max_time={p.max_time:g} s)")
+        exchanges.append(late)
+        return late
 
-    def _once(self, host: _Host, url: str, purpose: str) -> Exchange:
+    def _once(self, host: _Host, url: str, purpose: str, run: _Run) -> Exchange:
         import urllib3
         from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTimeoutError
 
@@ -410,55 +490,84 @@ class PoliteFetcher:
         req_headers = [("Host", parts.netloc), ("User-Agent", p.agent), ("Accept", accept),
                        ("Accept-Encoding", "gzip, deflate")]
         ex = Exchange(url=url, purpose=purpose, method="GET", request_headers=req_headers, started_at=_utc_now())
-        start = self._clock()
+        assert run.deadline is not None
+        left = max(0.0, run.deadline - self._clock())
+        budget = Budget(deadline=time.monotonic() + left, connect_timeout=p.connect_timeout,
+                        read_timeout=p.read_timeout, cancel=self._cancel)
         pool = self._pool(host)
-        try:
-            resp = pool.urlopen("GET", target, headers=dict(req_headers), redirect=False, retries=False,
-                                preload_content=False, decode_content=True, assert_same_host=False,
-                                release_conn=False, pool_timeout=p.connect_timeout + p.max_time)
-        except ConnectTimeoutError as e:  # NewConnectionError subclasses it in urllib3 2
-            ex.error, ex.detail = "connect" if isinstance(e, NewConnectionError) else "timeout", _detail(e)
-            ex.sent = False
-            return ex
-        except ReadTimeoutError as e:
-            ex.error, ex.detail = "timeout", _detail(e)
-            return ex
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            ex.error, ex.detail = "connect", _detail(e)
-            return ex
-        try:
-            ex.status = int(resp.status)
-            ex.reason = resp.reason or ""
-            ex.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(getattr(resp, "version", 11), "HTTP/1.1")
-            ex.headers = [(str(k), str(v)) for k, v in resp.headers.items()]
-            ex.peer_ip = _peer_ip(resp)
-            mime, _ = parse_content_type(ex.header("content-type"))
-            if (purpose == "page" and ex.status == 200 and mime is not None
-                    and mime not in p.content_types):
-                ex.truncated = "unspecified"  # not a page: the body is not read
-                resp.close()
-                return ex
-            cap = p.robots_max_bytes if purpose == "robots" else p.max_bytes
-            body = bytearray()
+        with bounded(budget):
             try:
-                for chunk in resp.stream(CHUNK, decode_content=True):
-                    body += chunk
-                    if len(body) > cap:
-                        ex.truncated = "length"
-                        break
-                    if self._clock() - start > p.max_time:
-                        ex.truncated, ex.error = "time", "timeout"
-                        break
+                resp = pool.urlopen("GET", target, headers=dict(req_headers), redirect=False, retries=False,
+                                    preload_content=False, decode_content=True, assert_same_host=False,
+                                    release_conn=False, pool_timeout=p.connect_timeout + p.max_time,
+                                    timeout=urllib3.Timeout(connect=max(0.001, min(p.connect_timeout, left)),
+                                                            read=p.read_timeout))
+            except ConnectTimeoutError as e:  # NewConnectionError subclasses it in urllib3 2
+                ex.error, ex.detail = "connect" if isinstance(e, NewConnectionError) else "timeout", _detail(e)
+                ex.sent = False
+                return self._cancelled_or(ex)
             except ReadTimeoutError as e:
-                ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
-            except (urllib3.exceptions.HTTPError, OSError) as e:
-                ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
-            ex.body = bytes(body)
-            if ex.truncated is not None:
-                resp.close()
-            return ex
-        finally:
-            resp.release_conn()
+                ex.error, ex.detail = "timeout", _detail(e)
+                return self._cancelled_or(ex)
+            except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as e:
+                ex.error, ex.detail = "connect", _detail(e)  # also a malformed status line or header block
+                return self._cancelled_or(ex)
+            try:
+                self._read(resp, ex, purpose)
+                return self._cancelled_or(ex)
+            finally:
+                resp.release_conn()
+
+    def _read(self, resp: Any, ex: Exchange, purpose: str) -> None:
+        """The status, headers and (unless it is not wanted or not decodable) the body of ``resp`` into ``ex``."""
+        import urllib3
+        from urllib3.exceptions import ReadTimeoutError
+
+        p = self.policy
+        ex.status = int(resp.status)
+        ex.reason = resp.reason or ""
+        ex.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(getattr(resp, "version", 11), "HTTP/1.1")
+        ex.headers = [(str(k), str(v)) for k, v in resp.headers.items()]
+        ex.peer_ip = _peer_ip(resp)
+        mime, _ = parse_content_type(ex.header("content-type"))
+        codings = [c.strip().lower() for k, v in ex.headers if k.lower() == "content-encoding"
+                   for c in v.split(",") if c.strip()]
+        if not set(codings) <= DECODED_CODINGS:
+            ex.decoded = False  # an encoding not asked for: its bytes are not the page
+            ex.truncated = "unspecified"
+            resp.close()
+            return
+        if purpose == "page" and ex.status == 200 and mime is not None and mime not in p.content_types:
+            ex.truncated = "unspecified"  # not a page: the body is not read
+            resp.close()
+            return
+        cap = p.robots_max_bytes if purpose == "robots" else p.max_bytes
+        body = bytearray()
+        decoder = ContentDecoder(codings)  # urllib3's decoders would take a cut-short stream for a short page
+        try:
+            for chunk in resp.stream(CHUNK, decode_content=False):
+                body += decoder.feed(chunk, cap + CHUNK - len(body))
+                if len(body) > cap:
+                    ex.truncated = "length"
+                    break
+            else:
+                decoder.finish()
+        except ReadTimeoutError as e:
+            ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
+        except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as e:
+            # a broken connection, or a malformed body (a chunk size of -6, a gzip stream that does not decode)
+            ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
+        ex.body = bytes(body)
+        if ex.truncated is not None:
+            resp.close()
+
+    def _cancelled_or(self, ex: Exchange) -> Exchange:
+        """``ex``, marked ``"cancelled"`` when :meth:`cancel` ended it."""
+        if ex.error is not None and self._cancel.is_set():
+            ex.error = "cancelled"
+            if ex.status is not None:
+                ex.truncated = "unspecified"
+        return ex
 
     # ------------------------------------------------------------------ results
     def _finish(self, url: str, final_url: str | None, status: int | None, ex: Exchange | None,
@@ -481,18 +590,20 @@ class PoliteFetcher:
         result = FetchResult(url=url, final_url=final_url, status=status, headers=headers, body=body,
                              content_type=content_type, charset=charset, error=error, redirects=chain,
                              fetched_at=started, elapsed=self._clock() - t0, exchanges=exchanges)
-        if self.recorder is not None:
+        if self.recorder is not None and error != "cancelled":
             self.recorder.write_result(result)
         return result
 
     def _page_error(self, ex: Exchange, content_type: str | None) -> str | None:
         if ex.status != 200:
             return f"http-{ex.status}"
+        if not ex.decoded:
+            return "content-encoding"
         if ex.truncated == "length":
             return "too-large"
         if ex.truncated == "unspecified":
             return "content-type"
-        if content_type is None and not _HTML_START.match(ex.body[:1024].lstrip(b"\xef\xbb\xbf")):
+        if content_type is None and not looks_like_html(ex.body):
             return "content-type"
         if content_type is not None and content_type not in self.policy.content_types:
             return "content-type"

@@ -49,7 +49,17 @@ from gym_crawl.corpus.builder import enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.web.urls import canonical_url
 
-__all__ = ["LINK_POSITIONS", "ExtractedLink", "ExtractedPage", "decode_html", "extract_page", "render_page"]
+__all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
+           "decode_html", "extract_links", "extract_page", "nesting", "render_page", "walk_html"]
+
+MAX_NESTING = 512
+"""Deepest nesting of block elements (estimated from the tags, :func:`nesting`) read by the full extraction;
+a deeper page is read by the bounded fallback (:attr:`ExtractedPage.fallback`)."""
+MAX_NESTING_WORK = 30_000_000
+"""Largest sum, over a page's block start tags, of the nesting depth at that tag, read by the full
+extraction. Both HTML5 tree building (Lexbor closes an open ``<p>`` at every block start, looking down the
+stack of open elements) and the main-content extractor cost about this sum, so past it the fallback reads
+the page."""
 
 
 
@@ -74,6 +84,26 @@ class ExtractedPage:
     title: str
     text: str
     links: tuple[ExtractedLink, ...]
+    fallback: str | None = None
+    """``None`` for the full extraction; ``"nesting"`` when the page nests block elements past
+    :data:`MAX_NESTING` / :data:`MAX_NESTING_WORK` and was read by the bounded fallback: ``text`` is then all
+    the page's text (no boilerplate removal), each link's ``context`` is empty and its ``position`` is
+    ``"other"``."""
+
+
+@dataclass(frozen=True)
+class HtmlWalk:
+    """What :func:`walk_html` reads from a document: ``title``; ``text``, the visible text of ``<body>``
+    (block elements break lines); ``links``, ``(href as written, start, end, anchor, position)`` of every
+    ``<a href>`` in document order, ``text[start:end]`` being its anchor's span (``start == end == -1``
+    under the fallback, which does not locate anchors); ``base``, the ``<base href>`` as written (or
+    ``None``); ``fallback``, as :attr:`ExtractedPage.fallback`."""
+
+    title: str
+    text: str
+    links: tuple[tuple[str, int, int, str, str], ...]
+    base: str | None
+    fallback: str | None = None
 
 
 # ----------------------------------------------------------------------------------------- decoding
@@ -244,47 +274,127 @@ def _lines(text: str) -> str:
     return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
 
 
-def extract_page(body: bytes, url: str, content_type: str | None = None) -> ExtractedPage:
-    """Title, main text and out-links of the HTML ``body`` fetched from ``url`` (see the module docstring).
+# the elements whose start closes an open <p> (HTML5 "in button scope"), plus table: deep nests of these cost
+# tree building and main-content scoring time in proportion to their depth
+_NESTING_TAGS = re.compile(
+    r"<(/?)(?:address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure|"
+    r"footer|form|header|hgroup|listing|main|menu|nav|ol|pre|search|section|summary|table|ul|h[1-6])(?=[\s/>])",
+    re.IGNORECASE)
 
-    ``content_type``: the HTTP ``Content-Type`` header, for its charset (:func:`decode_html`). ``url`` must be
-    an absolute ``http(s)`` URL (``ValueError`` naming it otherwise). Never raises on malformed HTML or bytes.
-    """
-    page_url = canonical_url(url)
-    if page_url is None:
-        raise ValueError(f"url {url!r}: not an absolute http(s) URL")
+
+def nesting(html: str) -> tuple[int, int]:
+    """``(depth, work)`` of the block elements of ``html``, estimated from its tags in one linear scan: the
+    deepest nesting and the sum of the depth at every block start tag (unclosed tags count as open, so
+    this is an upper bound of the parsed tree's)."""
+    depth = peak = work = 0
+    for m in _NESTING_TAGS.finditer(html):
+        if m.group(1):
+            if depth:
+                depth -= 1
+        else:
+            depth += 1
+            work += depth
+            if depth > peak:
+                peak = depth
+    return peak, work
+
+
+def _libraries() -> tuple[Any, Any, Any]:
     try:
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
         from selectolax.lexbor import LexborHTMLParser
     except ImportError:  # pragma: no cover - both are dependencies of the web extra
         raise ImportError("HTML extraction needs resiliparse and selectolax: pip install 'gym-crawl[web]'") from None
-    html = decode_html(body, content_type)
+    return extract_plain_text, HTMLTree, LexborHTMLParser
+
+
+def walk_html(html: str) -> HtmlWalk:
+    """Title, visible text and link spans of a decoded HTML document (see :class:`HtmlWalk`): the one HTML
+    reader of the package (:func:`extract_page`, :func:`extract_links` and the HTML-folder loader use it).
+
+    Bounded: a document nesting block elements past :data:`MAX_NESTING` or :data:`MAX_NESTING_WORK`
+    (:func:`nesting`) is read by the fallback — Resiliparse's tree (built in linear time) for the plain
+    text and the ``<a href>`` elements — instead of the walk over selectolax's tree, whose building, like
+    main-content scoring, grows with the square of such nesting."""
+    extract_plain_text, HTMLTree, LexborHTMLParser = _libraries()
+    depth, work = nesting(html)
+    if depth > MAX_NESTING or work > MAX_NESTING_WORK:
+        tree = HTMLTree.parse(html)
+        title = " ".join((tree.title or "").split())
+        base_node = tree.document.query_selector("base[href]")
+        # without preserve_formatting: it indents nested lists, a text quadratic in their depth
+        text = _lines(extract_plain_text(tree, preserve_formatting=False, main_content=False, list_bullets=False,
+                                         alt_texts=False)) if tree.body is not None else ""
+        links = []
+        if tree.body is not None:
+            for a in tree.body.query_selector_all("a[href]"):
+                links.append((a.getattr("href") or "", -1, -1, " ".join(a.text.split()), "other"))
+        return HtmlWalk(title, text, tuple(links), base_node.getattr("href") if base_node is not None else None,
+                        "nesting")
     doc = LexborHTMLParser(html)
     title_node = doc.css_first("title")
     title = " ".join((title_node.text(deep=True) if title_node is not None else "").split())
-    base = page_url
     base_node = doc.css_first("base[href]")
-    if base_node is not None:
-        base = canonical_url(base_node.attributes.get("href") or "", page_url) or page_url
     walk = _Walk()
     if doc.body is not None:
         walk.run(doc.body)
     visible, spans = walk.result()
-    tree = HTMLTree.parse(html)
-    main = _lines(extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=False,
-                                     alt_texts=False, skip_elements=_SKIP_IN_MAIN)) if tree.body is not None else ""
+    return HtmlWalk(title, visible, tuple(spans),
+                    (base_node.attributes.get("href") or "") if base_node is not None else None)
+
+
+def _links(walk: HtmlWalk, page_url: str) -> tuple[ExtractedLink, ...]:
+    """The walk's links as :class:`ExtractedLink` (see the module docstring)."""
+    base = page_url
+    if walk.base is not None:
+        base = canonical_url(walk.base, page_url) or page_url
     links: list[ExtractedLink] = []
     seen = {page_url}
-    for href, start, end, anchor, position in spans:
+    for href, start, end, anchor, position in walk.links:
         if base == page_url and href.lstrip()[:1] == "#":
             continue  # a fragment of the page itself (the most frequent link of long documents)
         target = canonical_url(href, base)
         if target is None or target in seen:
             continue
         seen.add(target)
-        links.append(ExtractedLink(target, anchor, surrounding_window(visible, start, end), position))
-    return ExtractedPage(title, main, tuple(links))
+        context = surrounding_window(walk.text, start, end) if start >= 0 else ""
+        links.append(ExtractedLink(target, anchor, context, position))
+    return tuple(links)
+
+
+def _page_url(url: str) -> str:
+    page_url = canonical_url(url)
+    if page_url is None:
+        raise ValueError(f"url {url!r}: not an absolute http(s) URL")
+    return page_url
+
+
+def extract_links(body: bytes, url: str, content_type: str | None = None) -> tuple[ExtractedLink, ...]:
+    """The out-links of the HTML ``body`` fetched from ``url``, exactly as :func:`extract_page` gives them,
+    without extracting the main text (what a crawler needs to follow links)."""
+    page_url = _page_url(url)
+    return _links(walk_html(decode_html(body, content_type)), page_url)
+
+
+def extract_page(body: bytes, url: str, content_type: str | None = None) -> ExtractedPage:
+    """Title, main text and out-links of the HTML ``body`` fetched from ``url`` (see the module docstring).
+
+    ``content_type``: the HTTP ``Content-Type`` header, for its charset (:func:`decode_html`). ``url`` must be
+    an absolute ``http(s)`` URL (``ValueError`` naming it otherwise). Never raises on malformed HTML or bytes,
+    and takes time about linear in the page's size: a page nesting block elements past :data:`MAX_NESTING`
+    is read by the bounded fallback (:attr:`ExtractedPage.fallback`).
+    """
+    page_url = _page_url(url)
+    extract_plain_text, HTMLTree, _ = _libraries()
+    html = decode_html(body, content_type)
+    walk = walk_html(html)
+    if walk.fallback is not None:
+        return ExtractedPage(walk.title, walk.text, _links(walk, page_url), walk.fallback)
+    tree = HTMLTree.parse(html)
+    main = _lines(extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=False,
+                                     alt_texts=False, skip_elements=_SKIP_IN_MAIN)) if tree.body is not None else ""
+    return ExtractedPage(walk.title, main, _links(walk, page_url))
 
 
 # -------------------------------------------------------------------------------------- rendering

@@ -7,9 +7,9 @@ relative-path order, which gives the page ids) is a page:
   Titles that repeat get their relative path appended (``"Home (blog/index.html)"``)
   so :meth:`Corpus.page_id` stays unambiguous; ``meta["page_paths"]`` lists
   every page's relative path;
-* **text**: the visible text, via :class:`html.parser.HTMLParser` —
-  the ``<title>``, ``<script>``, ``<style>``, ``<noscript>``, ``<template>``,
-  ``<svg>``, ``<iframe>`` and ``<object>`` contents are skipped, block elements become line breaks,
+* **text**: the visible text of ``<body>``, read by :func:`gym_crawl.web.html_extract.walk_html` (the
+  package's one HTML reader, an HTML5 parser) — ``<script>``, ``<style>``, ``<noscript>``, ``<template>``,
+  ``<svg>``, ``<iframe>``, ``<object>`` and hidden elements are skipped, block elements become line breaks,
   whitespace is collapsed;
 * **links**: ``<a href>`` resolved relative to the file (``/x.html`` relative
   to the folder; query and fragment dropped; a link to a folder means its
@@ -31,170 +31,39 @@ relative-path order, which gives the page ids) is a page:
   name for files at its top level;
 * no labels.
 
-The encoding is taken from a ``<meta charset>`` / ``http-equiv`` declaration
-when present, else UTF-8 (undecodable bytes are replaced).
+The encoding is a byte-order mark, else a ``<meta charset>`` / ``http-equiv`` declaration, else UTF-8
+(:func:`~gym_crawl.web.html_extract.decode_html`; undecodable bytes are replaced).
 """
 from __future__ import annotations
 
 import os
-import re
-from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-from gym_crawl.corpus.builder import CorpusBuilder, enter_element, surrounding_window
+from gym_crawl.corpus.builder import CorpusBuilder, surrounding_window
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
+from gym_crawl.web.html_extract import decode_html, walk_html
 
 __all__ = ["load_html_folder", "parse_html"]
 
 HTML_SUFFIXES = (".html", ".htm")
-_SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object"}
-_BLOCK = {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "table", "h1", "h2", "h3", "h4", "h5", "h6",
-          "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre", "hr",
-          "dd", "dt", "dl", "figure", "figcaption", "form", "caption", "title", "body", "html"}
-_WS = re.compile(r"\s+")
-_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
-
-
-class _Page(HTMLParser):
-    """Collects title, visible text and ``(href, start, end, anchor)`` link spans of one document."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.length = 0
-        self.skip_depth = 0
-        self.in_title = False
-        self.title_done = False
-        self.title_parts: list[str] = []
-        self.links: list[tuple[str, int, int, str]] = []
-        # open link: href, start offset, its emitted text pieces, alt texts of images inside it
-        self._open: tuple[str, int, list[str], list[str]] | None = None
-        #: position of each link in ``links`` (see the module docstring)
-        self.positions: list[str] = []
-        # open structural elements: (tag, landmark, in_list, in_main) after the element opened
-        self._struct: list[tuple[str, str | None, bool, bool]] = []
-
-    # text assembly: single spaces, "\n" at block boundaries, offsets tracked in self.length
-    def _emit(self, s: str) -> None:
-        s = _WS.sub(" ", s)
-        last = self.parts[-1][-1:] if self.parts else "\n"
-        if s[:1] == " " and last in (" ", "\n"):
-            s = s[1:]
-        if s:
-            self.parts.append(s)
-            self.length += len(s)
-            if self._open is not None:
-                self._open[2].append(s)
-
-    def _newline(self) -> None:
-        if self.parts and self.parts[-1][-1:] != "\n":
-            if self.parts[-1][-1:] == " ":
-                self.parts[-1] = self.parts[-1][:-1]
-                self.length -= 1
-                if self._open is not None and self._open[2]:
-                    self._open[2][-1] = self._open[2][-1][:-1]
-            self.parts.append("\n")
-            self.length += 1
-            if self._open is not None:
-                self._open[2].append(" ")
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIP:
-            self.skip_depth += 1
-            return
-        if self.skip_depth:
-            return
-        if tag == "title":
-            self.in_title = not self.title_done
-            return
-        if tag in _BLOCK:
-            self._newline()
-        parent = self._struct[-1][1:] if self._struct else (None, False, False)
-        landmark, in_list, in_main, structural = enter_element(tag, dict(attrs).get("role"), *parent)
-        if structural:
-            self._struct.append((tag, landmark, in_list, in_main))
-        if tag == "a":
-            self._close_link()
-            href = dict(attrs).get("href")
-            if href is not None:
-                self._open = (href, self.length, [], [])
-                landmark, in_list, in_main = self._struct[-1][1:] if self._struct else (None, False, False)
-                self.positions.append(landmark or ("list" if in_list else "main" if in_main else "other"))
-        elif tag == "img" and self._open is not None:
-            alt = dict(attrs).get("alt")
-            if alt:
-                self._open[3].append(alt)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP:
-            self.skip_depth = max(0, self.skip_depth - 1)
-            return
-        if self.skip_depth:
-            return
-        if tag == "title":
-            if self.in_title:
-                self.title_done = True
-            self.in_title = False
-            return
-        if tag == "a":
-            self._close_link()
-        for i in range(len(self._struct) - 1, -1, -1):  # close the innermost open element of this tag
-            if self._struct[i][0] == tag:
-                del self._struct[i:]
-                break
-        if tag in _BLOCK:
-            self._newline()
-
-    def handle_data(self, data: str) -> None:
-        if self.skip_depth:
-            return
-        if self.in_title:
-            self.title_parts.append(data)
-        else:
-            self._emit(data)
-
-    def _close_link(self) -> None:
-        if self._open is not None:
-            href, start, pieces, alts = self._open
-            end = self.length
-            if end > start and self.parts and self.parts[-1] == "\n":
-                end -= 1  # a block break inside the link is not part of its text
-            text = " ".join("".join(pieces).split())
-            self.links.append((href, start, max(start, end), text or " ".join(alts)))
-            self._open = None
-
-    def result(self) -> tuple[str, str, list[tuple[str, int, int, str]]]:
-        self._close_link()
-        return " ".join("".join(self.title_parts).split()), "".join(self.parts), self.links
 
 
 def parse_html(html: str) -> tuple[str, str, list[tuple[str, int, int, str]]]:
     """Parse one document: ``(title, visible_text, [(href, start, end, anchor_text), ...])``.
 
-    ``start:end`` is the anchor's span in ``visible_text`` (empty for image-only links).
+    ``start:end`` is the anchor's span in ``visible_text`` (empty for image-only links; ``-1, -1`` when a
+    page nesting past :data:`~gym_crawl.web.html_extract.MAX_NESTING` was read by the bounded fallback).
+    The reader is :func:`gym_crawl.web.html_extract.walk_html`, the one the WARC compiler and the live
+    crawler use.
     """
     return _parse(html)[:3]
 
 
 def _parse(html: str) -> tuple[str, str, list[tuple[str, int, int, str]], list[str]]:
     """:func:`parse_html` plus each link's position (see the module docstring)."""
-    p = _Page()
-    p.feed(html)
-    p.close()
-    title, text, links = p.result()
-    stripped = text.rstrip()  # a trailing break/space; spans are clamped to the stripped text
-    links = [(h, min(s, len(stripped)), min(e, len(stripped)), a) for h, s, e, a in links]
-    return title, stripped, links, p.positions
-
-
-def _decode(data: bytes) -> str:
-    m = _CHARSET.search(data[:4096])
-    enc = m.group(1).decode("ascii", "replace") if m else "utf-8"
-    try:
-        return data.decode(enc, errors="replace")
-    except LookupError:
-        return data.decode("utf-8", errors="replace")
+    w = walk_html(html)
+    return w.title, w.text, [(h, s, e, a) for h, s, e, a, _ in w.links], [p for *_, p in w.links]
 
 
 def _resolve(href: str, page_rel: PurePosixPath, pages: dict[str, int]) -> int | None:
@@ -247,7 +116,7 @@ def load_html_folder(path: str | os.PathLike, *, domain: str | None = None) -> C
             raw = (root / r).read_bytes()
         except OSError as e:
             raise CorpusFormatError(f"{root / r}: unreadable ({e})") from None
-        parsed.append(_parse(_decode(raw)))
+        parsed.append(_parse(decode_html(raw)))
     titles = [t or PurePosixPath(r).stem for (t, _, _, _), r in zip(parsed, rels)]
     counts: dict[str, int] = {}
     for t in titles:
@@ -273,5 +142,6 @@ def load_html_folder(path: str | os.PathLike, *, domain: str | None = None) -> C
             if dst is None or dst == src or dst in seen:
                 continue
             seen.add(dst)
-            b.add_link(src, dst, anchor=anchor, context=surrounding_window(text, start, end), position=position)
+            context = surrounding_window(text, start, end) if start >= 0 else ""
+            b.add_link(src, dst, anchor=anchor, context=context, position=position)
     return b.build()

@@ -51,7 +51,6 @@ however many pages were in flight (see ``docs/live.md``).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -81,7 +80,6 @@ _UNFETCHED, _FETCHED, _FAILED = 0, 1, 2
 #: the corpus columns a live web grows (append-only buffers)
 _GROWING = ("text_terms", "text_counts", "title_terms", "anchor_terms", "context_terms")
 _TEXT_IDS_MAX = 200_000  # link texts whose word ids are remembered
-_IP = re.compile(r"^[0-9.]+$|^\[?[0-9a-f:]+\]?$", re.IGNORECASE)
 
 
 class StringList:
@@ -129,13 +127,27 @@ class StringList:
         return isinstance(s, str) and s in self._ids
 
 
-def _registered_domain(host: str) -> str:
-    """The last two labels of a host name (``docs.python.org`` → ``python.org``); an IP address as is."""
-    h = host.split(":")[0]
-    if _IP.match(h):
-        return h
-    parts = h.split(".")
-    return ".".join(parts[-2:]) if len(parts) > 2 else h
+def _scope_policy(scope: str, seeds: Sequence[str]) -> Any:
+    """The :class:`~gym_crawl.web.policy.FetchPolicy` whose scope is ``scope`` around ``seeds``: ``"hosts"``
+    — each seed's host and port (over http and https); ``"domain"`` — each seed's registrable domain by
+    the Public Suffix List, on the seed's port (a seed host that is itself a public suffix stays a host);
+    ``"any"`` — no limit. Links and redirects are both checked against it (``policy.in_scope``)."""
+    from gym_crawl.web.policy import FetchPolicy
+    from gym_crawl.web.urls import is_public_suffix, registered_domain, url_host
+
+    hosts: set[str] = set()
+    domains: set[str] = set()
+    for u in seeds:
+        h = url_host(u)
+        if scope == "hosts":
+            hosts.add(h)
+        elif scope == "domain":
+            name, port = (h.rsplit(":", 1) + [""])[:2] if not h.startswith("[") else (h, "")
+            if is_public_suffix(name):
+                hosts.add(h)
+            else:
+                domains.add(registered_domain(name) + (f":{port}" if port else ""))
+    return FetchPolicy(allowed_hosts=tuple(sorted(hosts)), allowed_domains=tuple(sorted(domains)))
 
 
 class _Buffer:
@@ -183,7 +195,7 @@ class LiveWeb(Corpus):
         text: the reference text model (a ``TextModel``, or a ``Corpus`` whose default text model is used)
             whose vocabulary gives the first word ids; ``None``: an empty vocabulary (every word hashed).
         scope: which discovered URLs enter the web: ``"hosts"`` (the seeds' hosts, default), ``"domain"``
-            (their registered domains: last two labels of the host), ``"any"``, or a predicate
+            (their registrable domains by the Public Suffix List), ``"any"``, or a predicate
             ``url -> bool``.
         max_pages: page capacity (the action space of page mode).
         max_links: link capacity (default ``64 × max_pages``).
@@ -297,7 +309,7 @@ class LiveWeb(Corpus):
         self._fetcher: Any = None
         self._recorder: Any = None
         self._seed_hosts = {url_host(u) for u in canon}
-        self._seed_domains = {_registered_domain(h) for h in self._seed_hosts}
+        self._scope = _scope_policy(scope if isinstance(scope, str) else "any", canon)
         if scope == "hosts":  # no other host can ever appear
             self.max_domains = len(self._seed_hosts)
         #: the default fetcher's policy (``None`` with ``fetch``)
@@ -432,10 +444,9 @@ class LiveWeb(Corpus):
         pol = policy if policy is not None else FetchPolicy()
         if not isinstance(pol, FetchPolicy):
             raise TypeError(f"policy must be a FetchPolicy, got {type(pol).__name__}")
-        if self.scope == "hosts" and not pol.allowed_hosts and not pol.allowed_domains:
-            pol = pol.from_dict({**pol.to_dict(), "allowed_hosts": sorted(self._seed_hosts)})
-        elif self.scope == "domain" and not pol.allowed_hosts and not pol.allowed_domains:
-            pol = pol.from_dict({**pol.to_dict(), "allowed_domains": sorted(self._seed_domains)})
+        if self.scope in ("hosts", "domain") and not pol.allowed_hosts and not pol.allowed_domains:
+            pol = pol.from_dict({**pol.to_dict(), "allowed_hosts": list(self._scope.allowed_hosts),
+                                 "allowed_domains": list(self._scope.allowed_domains)})
         return pol
 
     def _default_backend(self, warc: str | Path | None, resume: bool, overwrite: bool,
@@ -472,6 +483,13 @@ class LiveWeb(Corpus):
         for r in read_metadata(path, ROBOTS_KIND):
             robots.setdefault(str(r["origin"]), RobotsRules.from_dict(r))
         self._feed.load_script(calls, robots)
+
+    def cancel(self) -> None:
+        """Cancel the default fetcher (:meth:`PoliteFetcher.cancel`): a fetch in progress ends within a fraction
+        of a second as ``"cancelled"`` (not recorded, so a resumed crawl fetches it again), and so does every
+        later one. Safe to call from a signal handler."""
+        if self._fetcher is not None:
+            self._fetcher.cancel()
 
     def close(self) -> None:
         """Wait for the fetches in flight (recorded, kept in the fetch cache), close the fetcher's connections and
@@ -513,14 +531,23 @@ class LiveWeb(Corpus):
                 "reference_name": getattr(getattr(ref, "corpus", ref), "name", None) if ref is not None else None}
 
     def _check_same_config(self, path: Path) -> None:
-        """Refuse to resume a WARC recorded with another configuration (its pages would get other ids)."""
-        from gym_crawl.web.warc_io import read_warcinfo
+        """Refuse to resume a WARC that is not this crawl's: not a WARC, damaged at its start, written by
+        something else, or recorded with another configuration (its pages would get other ids)."""
+        from gym_crawl.web.warc_io import read_first_warcinfo
 
+        if path.stat().st_size == 0:
+            return  # nothing recorded yet: as a new file
         mine = self.config()
-        for fields in read_warcinfo(path):
+        for fields in (read_first_warcinfo(path),):
             raw = fields.get(CONFIG_FIELD)
+            if not raw:
+                raise ValueError(f"warc {str(path)!r} was not recorded by a live crawl of this package (its warcinfo "
+                                 f"has no {CONFIG_FIELD} field): refusing to append to it; record to another file")
             if raw:
-                theirs = json.loads(raw) if isinstance(raw, str) else raw
+                try:
+                    theirs = json.loads(raw) if isinstance(raw, str) else raw
+                except ValueError:
+                    raise ValueError(f"warc {str(path)!r}: its live-web configuration is not valid JSON") from None
                 diff = [k for k in ("seeds", "scope", "max_pages", "max_links", "max_links_per_page", "max_domains",
                                     "max_words", "reference_vocabulary", "offer", "robots")
                         if theirs.get(k) != mine.get(k)]
@@ -582,6 +609,8 @@ class LiveWeb(Corpus):
             self.final_urls[page] = final_c
             if final_c not in self.titles:
                 self.titles._ids.setdefault(final_c, page)  # an alias: links to the final URL name this page
+        if getattr(ex, "fallback", None):
+            self.stats["extract_fallback"] += 1  # read by the bounded fallback (a pathologically nested page)
         self._store(page, ex.title, ex.links, ex.text, "")  # the main text, as a WARC corpus keeps it
         return ""
 
@@ -744,16 +773,14 @@ class LiveWeb(Corpus):
 
     # ------------------------------------------------------------------ discovery
     def in_scope(self, url: str) -> bool:
-        """Whether a discovered URL enters the web (``scope``)."""
+        """Whether a discovered URL enters the web (``scope``): the rule the default fetcher applies to
+        redirects too (:func:`gym_crawl.web.policy.in_scope` of the scope's origins and domains)."""
+        from gym_crawl.web.policy import in_scope
+
         s = self.scope
         if callable(s):
             return bool(s(url))
-        if s == "any":
-            return True
-        h = self._host_of(url)
-        if s == "hosts":
-            return h in self._seed_hosts
-        return _registered_domain(h) in self._seed_domains
+        return in_scope(self._scope, url)
 
     def _discover(self, url: str) -> int:
         """Id of ``url``, giving it the next id (URL words, host) when new; -1 when over capacity."""

@@ -9,15 +9,18 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "in_scope", "trap_reason", "url_pattern"]
+__all__ = ["ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "in_scope", "origin", "scope_entry", "trap_reason",
+           "url_pattern"]
 
 ROBOTS_TOKEN = "gym_crawl"
 """The product token robots.txt ``User-agent`` lines match (the User-Agent header starts with it)."""
 
 _DIGITS = re.compile(r"\d+")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def default_user_agent(contact: str | None = None) -> str:
@@ -55,11 +58,15 @@ class FetchPolicy:
     :param backoff: seconds before the first retry when the reply gives no ``Retry-After``; doubles per
         retry; default ``1.0``.
     :param max_retry_after: cap (seconds) on a ``Retry-After`` wait and on the backoff; default ``60.0``.
-    :param allowed_hosts: host names (``"example.org"``) or ``host:port`` the crawl may fetch; empty =
-        any host; default ``()``.
+    :param allowed_hosts: the origins (scheme, host, port) the crawl may fetch, each written as
+        ``"http://example.org:8080"`` (that origin), ``"example.org:8080"`` (that host and port, over http and
+        https) or ``"example.org"`` (that host on the default ports: ``http://example.org`` and
+        ``https://example.org``); empty = any host; default ``()``. A link and a redirect are checked by the
+        same rule (:func:`in_scope`).
     :param allowed_domains: registrable domains whose hosts and sub-hosts may be fetched
-        (``"example.org"`` admits ``www.example.org``); empty = any; default ``()``. When both
-        ``allowed_hosts`` and ``allowed_domains`` are given, a URL in either is in scope.
+        (``"example.org"`` admits ``www.example.org``), on the default ports unless the entry names one
+        (``"example.org:8080"``, or with a scheme as in ``allowed_hosts``); empty = any; default ``()``. When
+        both ``allowed_hosts`` and ``allowed_domains`` are given, a URL in either is in scope.
     :param allow_patterns: regular expressions (``re.search`` on the canonical URL); when given, a URL must
         match one; default ``()``.
     :param deny_patterns: regular expressions; a URL matching one is out of scope; default ``()``.
@@ -115,14 +122,23 @@ class FetchPolicy:
             if isinstance(v, str):
                 raise TypeError(f"FetchPolicy.{name} must be a sequence of strings, got the string {v!r}")
             object.__setattr__(self, name, tuple(v))
+        for name in ("allowed_hosts", "allowed_domains"):
+            for entry in getattr(self, name):
+                try:
+                    scope_entry(entry)
+                except ValueError as e:
+                    raise ValueError(f"FetchPolicy.{name}: {e}") from None
         for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"FetchPolicy.{name} must be >= 0 seconds, got {getattr(self, name)!r}")
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0 <= v < float("inf")):
+                raise ValueError(f"FetchPolicy.{name} must be a finite number of seconds >= 0, got {v!r}")
         for name in ("connect_timeout", "read_timeout", "max_time"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"FetchPolicy.{name} must be > 0 seconds, got {getattr(self, name)!r}")
-        if self.rate is not None and not self.rate > 0:
-            raise ValueError(f"FetchPolicy.rate must be > 0 requests per second or None, got {self.rate!r}")
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
+                raise ValueError(f"FetchPolicy.{name} must be a finite number of seconds > 0, got {v!r}")
+        if self.rate is not None and not (isinstance(self.rate, (int, float)) and 0 < self.rate < float("inf")):
+            raise ValueError(f"FetchPolicy.rate must be a finite number > 0 of requests per second or None, "
+                             f"got {self.rate!r}")
         for name in ("max_bytes", "max_url_length", "max_path_depth", "robots_max_bytes",
                      "max_repeated_segments"):
             if not getattr(self, name) >= 1:
@@ -160,15 +176,63 @@ class FetchPolicy:
         return cls(**d)
 
 
+def origin(url: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of an ``http(s)`` URL — the port made explicit, the host lowercased — or
+    ``None`` when it has none."""
+    try:
+        parts = urlsplit(url)
+        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
+    except ValueError:
+        return None
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    return scheme, host.lower().rstrip("."), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+@lru_cache(maxsize=4096)
+def scope_entry(entry: str) -> tuple[tuple[str, ...], str, tuple[int, ...] | None]:
+    """``(schemes, host, ports)`` an ``allowed_hosts`` / ``allowed_domains`` entry stands for (see
+    :class:`FetchPolicy`): ``"http://h:8080"`` → ``(("http",), "h", (8080,))``, ``"h:8080"`` →
+    ``(("http", "https"), "h", (8080,))``, ``"h"`` → ``(("http", "https"), "h", None)`` where ``None``
+    means each scheme's default port. ``ValueError`` naming the entry when it is not one."""
+    if not isinstance(entry, str) or not entry.strip():
+        raise ValueError(f"scope entry {entry!r} is not a host, host:port or origin")
+    text = entry.strip()
+    try:
+        if "://" in text:
+            parts = urlsplit(text)
+            scheme = parts.scheme.lower()
+            if scheme not in _DEFAULT_PORTS or parts.path not in ("", "/") or parts.query or not parts.hostname:
+                raise ValueError
+            return (scheme,), parts.hostname.lower().rstrip("."), (parts.port or _DEFAULT_PORTS[scheme],)
+        parts = urlsplit("//" + text)
+        if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username:
+            raise ValueError
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"scope entry {entry!r} is not a host (example.org), host:port (example.org:8080) or "
+                         f"origin (https://example.org)") from None
+    return ("http", "https"), parts.hostname.lower().rstrip("."), (port,) if port is not None else None
+
+
+def _entry_admits(entry: str, o: tuple[str, str, int], domain: bool) -> bool:
+    schemes, host, ports = scope_entry(entry)
+    scheme, h, port = o
+    if scheme not in schemes or port != (_DEFAULT_PORTS[scheme] if ports is None else ports[0]):
+        return False
+    return h == host or (domain and h.endswith("." + host))
+
+
 def in_scope(policy: FetchPolicy, canon: str) -> bool:
-    """Whether the canonical URL ``canon`` is within the policy's hosts/domains and URL patterns."""
-    parts = urlsplit(canon)
-    hostname = (parts.hostname or "").lower()
+    """Whether the URL ``canon`` is within the policy's origins/domains and URL patterns — the one rule for
+    links and redirects: the URL's origin (scheme, host, port) must be one an ``allowed_hosts`` entry
+    stands for, or a host under an ``allowed_domains`` entry on its port (see :class:`FetchPolicy`)."""
     if policy.allowed_hosts or policy.allowed_domains:
-        netloc = parts.netloc.lower()
-        ok = hostname in policy.allowed_hosts or netloc in policy.allowed_hosts or any(
-            hostname == d or hostname.endswith("." + d) for d in policy.allowed_domains)
-        if not ok:
+        o = origin(canon)
+        if o is None:
+            return False
+        if not (any(_entry_admits(e, o, False) for e in policy.allowed_hosts)
+                or any(_entry_admits(e, o, True) for e in policy.allowed_domains)):
             return False
     if policy.allow_patterns and not any(re.search(p, canon) for p in policy.allow_patterns):
         return False

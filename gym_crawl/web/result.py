@@ -10,11 +10,12 @@ from typing import Any, Protocol
 
 from gym_crawl.web.policy import ROBOTS_TOKEN
 
-__all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "parse_content_type", "sniff_charset"]
+__all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "header_text", "looks_like_html",
+           "parse_content_type", "sniff_charset"]
 
 FETCH_ERRORS = ("robots", "out-of-scope", "trap:url-length", "trap:path-depth", "trap:query-params",
                 "trap:repeated-segment", "trap:pattern", "host-cap", "timeout", "connect", "http-<code>",
-                "too-large", "content-type", "redirect-limit", "redirect-loop")
+                "too-large", "content-type", "content-encoding", "redirect-limit", "redirect-loop", "cancelled")
 """Every value :attr:`FetchResult.error` can take (``"http-<code>"`` stands for ``"http-404"`` etc.)."""
 
 _META_ROBOTS = re.compile(rb"<meta\b([^>]*)>", re.IGNORECASE)
@@ -22,6 +23,7 @@ _ATTR = re.compile(rb"""([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
 _DIRECTIVES = frozenset({"all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate",
                          "noimageindex", "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview",
                          "indexifembedded"})
+_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE | re.DOTALL)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
@@ -53,6 +55,9 @@ class Exchange:
     """The exception behind ``error`` (type and message), for diagnosis."""
     sent: bool = True
     """False when no connection was made (so the request never left)."""
+    decoded: bool = True
+    """False when the body was not read because its ``Content-Encoding`` is one the fetcher does not undo
+    (the headers then still describe the encoded body)."""
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (case-insensitive), or ``None``."""
@@ -162,6 +167,25 @@ class Recorder(Protocol):
     def write_result(self, result: FetchResult) -> None: ...
 
     def flush(self) -> None: ...
+
+
+def looks_like_html(body: bytes) -> bool:
+    """Whether a body sent without a ``Content-Type`` is HTML: its first KiB (after a UTF-8 byte-order mark)
+    starts with a doctype, ``<html>``, ``<head>`` or ``<body>`` (comments and white space before it allowed)
+    — how the fetcher and the WARC compiler both decide."""
+    return bool(_HTML_START.match(body[:1024].lstrip(b"\xef\xbb\xbf")))
+
+
+def header_text(value: str | None) -> str | None:
+    """A header value as its sender meant it: HTTP headers arrive as bytes that ``http.client`` decodes as
+    ISO-8859-1, while servers write non-ASCII URLs (a ``Location``) in UTF-8, as browsers read them — so a
+    value whose bytes are valid UTF-8 is decoded as UTF-8, anything else is kept as it is."""
+    if value is None or value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return value
 
 
 def parse_content_type(value: str | None) -> tuple[str | None, str | None]:

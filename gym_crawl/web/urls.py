@@ -14,27 +14,44 @@ Every loader that reads real web pages (WARC archives, the live crawler, the tes
   (unreserved characters such as ``%7E`` decoded to ``~``, other escapes in upper case, spaces and
   non-ASCII characters percent-encoded as UTF-8); an empty path becomes ``/``;
 * **query parameters sorted** by name, then value (``?b=2&a=1`` → ``?a=1&b=2``; blank values kept,
-  ``?b`` → ``?b=``), an empty query (``/?``) dropped.
+  ``?b`` → ``?b=``), an empty query (``/?``) dropped; in the query, every character but the unreserved
+  ones is percent-encoded, except ``+``, which stays as written: ``%20`` (and a space) and ``+`` stay
+  distinct, as servers that do not decode form encoding see them.
 
-The path and query normalisation is :func:`w3lib.url.canonicalize_url` (Scrapy's), chosen over
+The path normalisation is :func:`w3lib.url.canonicalize_url` (Scrapy's), chosen over
 ``courlan.normalize_url``, which keeps dot segments and percent-escape case as written and so leaves
 ``/a/./b/../c`` and ``/%7ejoe`` different from ``/a/c`` and ``/~joe`` (measured side by side in
-``gym-crawl bench warc_compile``).
+``gym-crawl bench warc_compile``); its query normalisation too, but for spaces: w3lib writes both ``%20``
+and ``+`` as ``+``, which requests another URL from a server that reads ``+`` literally.
 """
 from __future__ import annotations
 
 import contextlib
 import re
+import string
 from functools import lru_cache
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import quote, unquote, unquote_to_bytes, urljoin, urlsplit, urlunsplit
 
-__all__ = ["canonical_url", "canonicalize", "url_host", "url_text"]
+__all__ = [
+    "MAX_URL_CHARS", "canonical_url", "canonicalize", "is_public_suffix", "registered_domain", "url_host", "url_text",
+]
+
+MAX_URL_CHARS = 16384
+"""Longest URL (characters, as written) :func:`canonical_url` reads; a longer one has no canonical form. A
+URL that long is a trap or an attack (real links stay far below; the fetcher's own guard,
+``FetchPolicy.max_url_length``, defaults to 2048)."""
+_CACHED_CHARS = 2048
+"""URLs (with their base) up to this length are remembered by :func:`canonical_url`'s cache."""
 
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
 _ABSOLUTE_HTTP = re.compile(r"\s*https?://", re.IGNORECASE)
 _URL_WORD_SPLIT = re.compile(r"[^\w]+|_+")
 _DROPPED_WORDS = frozenset({"www", "html", "htm", "php", "asp", "aspx", "jsp", "index"})
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
+_QUERY_UNIT = re.compile(r"%[0-9A-Fa-f]{2}|\+|[^%+]+|%")
 
 
 def _canonicalize(url: str) -> str:
@@ -52,8 +69,38 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
     return host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
 
 
+def _query_part(text: str) -> str:
+    """One name or value of a query in canonical form (see the module docstring)."""
+    out = []
+    for m in _QUERY_UNIT.finditer(text):
+        unit = m.group()
+        if unit == "+":
+            out.append("+")
+        elif len(unit) == 3 and unit[0] == "%":
+            ch = chr(int(unit[1:], 16))
+            out.append(ch if ch in _UNRESERVED else unit.upper())
+        else:
+            out.append(quote(unit, safe=""))  # "%" alone → %25; spaces, reserved and non-ASCII as UTF-8
+    return "".join(out)
+
+
+def _query_key(part: str) -> bytes:
+    return unquote_to_bytes(part.replace("+", " "))
+
+
+def _canonical_query(query: str) -> str:
+    """The query sorted by name, then value, each in canonical form; blank values kept (``b`` → ``b=``)."""
+    pairs = []
+    for item in query.split("&"):
+        if item:
+            name, _, value = item.partition("=")
+            pairs.append((_query_part(name), _query_part(value)))
+    pairs.sort(key=lambda kv: (_query_key(kv[0]), _query_key(kv[1]), kv))
+    return "&".join(f"{k}={v}" for k, v in pairs)
+
+
 def canonicalize(url: str, base: str | None) -> str | None:
-    """:func:`canonical_url` without its cache and its type check: what the cache stores for ``(url, base)``."""
+    """:func:`canonical_url` without its cache, its length bound and its type check."""
     u = _IGNORED_IN_URL.sub("", url.strip())
     try:
         if base is not None:
@@ -69,10 +116,10 @@ def canonicalize(url: str, base: str | None) -> str | None:
         return None
     if not host:
         return None
-    return urlunsplit((scheme, _netloc(host, port, scheme), c.path or "/", c.query, ""))
+    return urlunsplit((scheme, _netloc(host, port, scheme), c.path or "/", _canonical_query(parts.query), ""))
 
 
-_canonical = lru_cache(maxsize=1 << 16)(canonicalize)
+_canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize)
 
 
 def canonical_url(url: str, base: str | None = None) -> str | None:
@@ -81,14 +128,19 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
 
     ``base``: the URL ``url`` is relative to (the page it was found on, or that page's ``<base href>``).
     Deterministic: the same input always gives the same string, and ``canonical_url`` of a canonical URL
-    is that URL. The last 65,536 distinct ``(url, base)`` pairs are cached (a site's navigation links
-    repeat on every page), an absolute ``http(s)`` URL without its base.
+    is that URL. A URL (or base) longer than :data:`MAX_URL_CHARS` characters gives ``None``. The last
+    65,536 distinct short ``(url, base)`` pairs are cached (a site's navigation links repeat on every page),
+    an absolute ``http(s)`` URL without its base.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
+    if len(url) > MAX_URL_CHARS or (base is not None and len(base) > MAX_URL_CHARS):
+        return None
     if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
         base = None
-    return _canonical(url, base)
+    if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
+        return _canonical_cached(url, base)
+    return canonicalize(url, base)
 
 
 def url_host(url: str) -> str:
@@ -104,6 +156,50 @@ def url_host(url: str) -> str:
         raise ValueError(f"url {url!r} has no host")
     scheme = parts.scheme.lower()
     return _netloc(host, port, scheme if scheme in _DEFAULT_PORT else "http")
+
+
+_psl: Any = None
+
+
+def _extract(host: str) -> Any:
+    global _psl
+    if _psl is None:
+        try:
+            import tldextract
+        except ImportError:  # pragma: no cover - tldextract comes with the web extra
+            raise ImportError("registered domains need tldextract: pip install 'gym-crawl[web]'") from None
+        # the bundled snapshot only: no download, no cache written
+        _psl = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+    return _psl(host)
+
+
+def is_public_suffix(host: str) -> bool:
+    """Whether the host name is itself a public suffix (``co.uk``, ``github.io``): no registrable domain."""
+    h = host.strip().lower().rstrip(".")
+    if not h or _IPV4.match(h) or ":" in h or h.startswith("["):
+        return False
+    r = _extract(h)
+    return bool(r.suffix) and not r.domain
+
+
+def registered_domain(host: str) -> str:
+    """The registrable domain of ``host`` by the Public Suffix List (``www.bbc.co.uk`` → ``bbc.co.uk``,
+    ``docs.python.org`` → ``python.org``; its private section too, so ``a.github.io`` → ``a.github.io``).
+    An IP address, or a name under no public suffix (``localhost``, ``site.test``), is its own domain. A
+    ``:port`` is dropped.
+
+    The list is the snapshot bundled with ``tldextract`` (the ``web`` extra), never refreshed over the
+    network. A host that is itself a public suffix (``co.uk``) is returned as it is
+    (:func:`is_public_suffix` tells)."""
+    h = host.strip().lower()
+    if h.startswith("["):  # an IPv6 literal, with or without a port
+        return h[: h.index("]") + 1] if "]" in h else h
+    h = h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+    h = h.rstrip(".")
+    if not h or _IPV4.match(h) or ":" in h:
+        return h
+    r = _extract(h)
+    return (r.top_domain_under_public_suffix or h) if r.suffix else h
 
 
 def url_text(url: str) -> str:

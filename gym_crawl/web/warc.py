@@ -4,7 +4,8 @@
 ``load_corpus(path)`` and :func:`load_warc`. What becomes of each record:
 
 * **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
-  ``application/xhtml+xml``; ``html_types=`` to change) go through
+  ``application/xhtml+xml``; ``html_types=`` to change; a body sent without ``Content-Type`` that starts as
+  HTML, as the live fetcher decides, :func:`~gym_crawl.web.result.looks_like_html`) go through
   :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler):
 
   - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
@@ -59,6 +60,7 @@ import glob as _glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -73,6 +75,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
+from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
 
@@ -86,6 +89,8 @@ SKIP_REASONS = ("request", "metadata", "warcinfo", "resource", "other_record", "
                 "http_error", "redirect_without_location", "truncated", "broken", "too_large", "empty",
                 "unreadable")
 """Every reason a record is not compiled into a page (the keys of ``warc_summary["skipped"]``)."""
+BROKEN_EXAMPLES = 5
+"""``broken`` records named, with why, per file in ``warc_summary["broken_examples"]``."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,8 @@ class _ChunkWriter:
     def __init__(self, out_dir: Path, stem: str, chunk_pages: int) -> None:
         self.out_dir, self.stem, self.chunk_pages = out_dir, stem, chunk_pages
         self.chunks: list[dict[str, Any]] = []
+        self.fallbacks = 0
+        """Pages extracted with the bounded fallback (:attr:`ExtractedPage.fallback`)."""
         self._reset()
 
     def _reset(self) -> None:
@@ -247,8 +254,14 @@ class _ChunkWriter:
         }
         path = self.out_dir / f"{self.stem}.{len(self.chunks):05d}.npz"
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+        except OSError as e:  # a full disk: name the file (a write to an open file names none), leave no part
+            tmp.unlink(missing_ok=True)
+            if e.filename is None and e.errno is not None:
+                raise OSError(e.errno, e.strerror or str(e), str(path)) from e
+            raise
         os.replace(tmp, path)
         self.chunks.append({"path": str(path), "pages": n, "links": len(self.link_hash),
                             "redirects": len(self.redirects)})
@@ -264,7 +277,9 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     """Read one WARC file record by record and write its pages as shard chunks into ``out_dir``.
 
     Returns ``{"file", "index", "chunks": [{"path", "pages", "links", "redirects"}], "skipped": {reason:
-    count}, "records", "unreadable"}`` (JSON-serialisable). ``index`` orders this file among the others (its
+    count}, "records", "unreadable", "broken": [[uri, why], ...], "extract_fallback"}`` (JSON-serialisable;
+    ``extract_fallback`` counts the pages :func:`~gym_crawl.web.html_extract.extract_page` read with its
+    bounded fallback). ``index`` orders this file among the others (its
     chunks are named after it). Memory: one record plus at most ``options.chunk_pages`` extracted pages.
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
@@ -275,6 +290,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     out.mkdir(parents=True, exist_ok=True)
     writer = _ChunkWriter(out, f"{index:06d}", opts.chunk_pages)
     skipped: Counter = Counter()
+    broken: list[list[str]] = []
     records = 0
     unreadable: str | None = None
     names = {int(WarcRecordType.request): "request", int(WarcRecordType.metadata): "metadata",
@@ -296,106 +312,137 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
         if rtype != response:
             skipped[names.get(rtype, "other_record")] += 1
             continue
-        reason = _read_response(rec, opts, writer)
+        try:
+            reason = _read_response(rec, opts, writer, broken)
+        except (OSError, ValueError, RuntimeError) as e:  # the record's bytes do not decompress: the file ends here
+            unreadable = f"{type(e).__name__}: {e}"
+            skipped["unreadable"] += 1
+            break
         if reason is not None:
             skipped[reason] += 1
     writer.flush()
     return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
-            "records": records, "unreadable": unreadable}
+            "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks}
 
 
-def _dechunk(data: bytes) -> bytes | None:
-    """The body of a ``Transfer-Encoding: chunked`` payload, or ``None`` when it is malformed."""
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
+def _dechunk(data: bytes) -> bytes:
+    """The body of a ``Transfer-Encoding: chunked`` payload. ``ValueError`` naming the byte offset when it
+    is malformed: a size that is not hexadecimal digits (``-6``, garbage), a chunk longer than the data
+    left, a chunk not followed by CRLF, no last (zero-size) chunk. Every chunk moves the reader forward, so
+    it ends on any input."""
     out: list[bytes] = []
     i = 0
+    n = len(data)
     while True:
         j = data.find(b"\r\n", i)
         if j < 0:
-            return None
-        try:
-            size = int(data[i:j].split(b";", 1)[0].strip() or b"x", 16)
-        except ValueError:
-            return None
+            raise ValueError(f"chunked body: no chunk-size line at byte {i} (the last chunk is missing)")
+        token = data[i:j].split(b";", 1)[0].strip()
+        if not _CHUNK_SIZE.fullmatch(token):
+            raise ValueError(f"chunked body: chunk size {token[:20]!r} at byte {i} is not a hexadecimal number")
+        size = int(token, 16)
         if size == 0:
             return b"".join(out)
-        out.append(data[j + 2:j + 2 + size])
-        i = j + 2 + size + 2
+        start = j + 2
+        if start + size + 2 > n:
+            raise ValueError(f"chunked body: a chunk of {size} bytes at byte {start} runs past the end ({n} bytes)")
+        if data[start + size:start + size + 2] != b"\r\n":
+            raise ValueError(f"chunked body: the chunk at byte {start} is not followed by CRLF")
+        out.append(data[start:start + size])
+        i = start + size + 2
 
 
-def _decode_body(data: bytes, http: Any, limit: int) -> bytes | None:
+def _decode_body(data: bytes, http: Any, limit: int) -> bytes:
     """The payload as the server meant it: ``Transfer-Encoding: chunked`` and ``Content-Encoding`` gzip /
-    deflate undone (as many WARC writers store the bytes on the wire), at most ``limit`` bytes decompressed;
-    ``None`` when it cannot be decoded."""
-    import zlib
+    deflate undone (as many WARC writers store the bytes on the wire; the live fetcher's decoder,
+    :class:`~gym_crawl.web.transport.ContentDecoder`, so a stream cut short is no page here either), at most
+    ``limit`` bytes decompressed. ``ValueError`` saying why when it cannot be decoded."""
+    from gym_crawl.web.transport import ContentDecoder
 
     te = (http.get("Transfer-Encoding") or "").lower()
     if "chunked" in te:
-        data = _dechunk(data)  # type: ignore[assignment]
-        if data is None:
-            return None
-    ce = (http.get("Content-Encoding") or "").strip().lower()
-    if ce in ("", "identity"):
-        return data
-    if ce in ("gzip", "x-gzip", "deflate"):
-        for wbits in ((16 + zlib.MAX_WBITS,) if ce != "deflate" else (zlib.MAX_WBITS, -zlib.MAX_WBITS)):
-            try:
-                d = zlib.decompressobj(wbits)
-                out = d.decompress(data, limit)
-                if not d.unconsumed_tail:
-                    return out
-            except zlib.error:
-                continue
-        return None
-    return None  # an encoding this reader does not undo (e.g. br): not readable as HTML
+        data = _dechunk(data)
+    codings = [c.strip().lower() for c in (http.get("Content-Encoding") or "").split(",") if c.strip()]
+    unknown = [c for c in codings if c not in ("gzip", "x-gzip", "deflate", "identity")]
+    if unknown:  # e.g. br: not readable as HTML
+        raise ValueError(f"Content-Encoding {unknown[0][:40]!r} is not one this reader undoes")
+    decoder = ContentDecoder(codings)
+    out = decoder.feed(data, limit)
+    if decoder.over:
+        raise ValueError(f"the body decompresses past {limit} bytes")
+    decoder.finish()
+    return out
 
 
-def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> str | None:
-    """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used."""
+def _read_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter,
+                   broken: list[list[str]] | None = None) -> str | None:
+    """Compile one response record into ``writer``; the skip reason, or ``None`` when it was used. Why a
+    record is ``"broken"`` is appended to ``broken`` (``[uri, why]``, the first :data:`BROKEN_EXAMPLES`)."""
+    reason, why = _compile_response(rec, opts, writer)
+    if why is not None and broken is not None and len(broken) < BROKEN_EXAMPLES:
+        uri = (rec.headers.get("WARC-Target-URI") or "").strip()
+        broken.append([uri[:200], why])
+    return reason
+
+
+def _compile_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> tuple[str | None, str | None]:
+    """``(skip reason or None, why it is broken or None)`` of one response record (see :func:`_read_response`)."""
     h = rec.headers
     uri = (h.get("WARC-Target-URI") or "").strip().strip("<>")
     declared = h.get("Content-Length")
-    if not uri or declared is None or not declared.strip().isdigit():
-        return "broken"
+    if not uri:
+        return "broken", "no WARC-Target-URI"
+    if declared is None or not declared.strip().isdigit():
+        return "broken", f"Content-Length {declared!r} is not a number of bytes"
     if int(declared) > opts.max_record_bytes:
-        return "too_large"
+        return "too_large", None
     if h.get("WARC-Truncated"):
-        return "truncated"
+        return "truncated", None
     rec.freeze()
     if rec.content_length < int(declared):
-        return "truncated"
+        return "truncated", None
     url = canonical_url(uri)
     if url is None:
-        return "broken"
+        return "broken", "the target URI is not an http(s) URL"
     try:
         rec.parse_http()
-    except (OSError, ValueError):
-        return "broken"
+    except (OSError, ValueError) as e:
+        return "broken", f"unparseable HTTP headers ({e})"
     if not rec.is_http_parsed or rec.http_headers is None:
-        return "broken"
+        return "broken", "unparseable HTTP headers"
     status = rec.http_headers.status_code or 0
     if 300 <= status < 400:
-        loc = rec.http_headers.get("Location")
+        loc = header_text(rec.http_headers.get("Location"))
         if not loc:
-            return "redirect_without_location"
+            return "redirect_without_location", None
         target = canonical_url(loc, url)
         if target is None:
-            return "broken"
+            return "broken", "the Location is not an http(s) URL"
         if target != url:
             writer.add_redirect(url, target)
-        return None
+        return None, None
     if not 200 <= status < 300:
-        return "http_error"
+        return "http_error", None
     ctype = rec.http_headers.get("Content-Type")
-    if _media_type(ctype) not in opts.html_types:
-        return "non_html"
-    payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
-    if payload is None:
-        return "broken"
+    if ctype and _media_type(ctype) not in opts.html_types:
+        return "non_html", None
+    try:
+        payload = _decode_body(rec.reader.read(), rec.http_headers, opts.max_record_bytes)
+    except ValueError as e:
+        return "broken", str(e)
+    if not ctype and not looks_like_html(payload):  # no Content-Type: sniffed, as the fetcher does
+        return "non_html", None
     if not payload.strip():
-        return "empty"
+        return "empty", None
     digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
-    writer.add_page(url, digest, extract_page(payload, url, ctype))
-    return None
+    page = extract_page(payload, url, ctype)
+    if page.fallback:
+        writer.fallbacks += 1
+    writer.add_page(url, digest, page)
+    return None, None
 
 
 # ------------------------------------------------------------------------------------------ labels
@@ -547,6 +594,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
             "duplicates": {"url": join.url_duplicates, "payload_digest": join.digest_duplicates},
             "redirects": {"records": sum(c["redirects"] for c in chunks), "used": join.redirects_used},
             "unreadable_files": {r["file"]: r["unreadable"] for r in results if r["unreadable"]},
+            "broken_examples": {r["file"]: r["broken"] for r in results if r.get("broken")},
+            "extract_fallback": sum(int(r.get("extract_fallback", 0)) for r in results),
             "engine": engine,
         }
         meta = {
@@ -578,9 +627,10 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 2
+_COMPILER_VERSION = 3
 """Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
-(2: the ``link_position`` column)."""
+(2: the ``link_position`` column; 3: ``%20`` kept in queries, UTF-8 ``Location`` headers, the bounded
+extraction fallback)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,

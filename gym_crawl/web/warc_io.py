@@ -31,9 +31,11 @@ body from the response record the metadata refers to), :func:`read_decisions` th
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
+import re
 import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,7 +46,9 @@ from urllib.parse import urlsplit
 from gym_crawl.web.policy import FetchPolicy, default_user_agent
 from gym_crawl.web.result import Exchange, FetchResult
 
-__all__ = ["WarcRecorder", "complete_prefix", "read_decisions", "read_fetches", "read_metadata", "read_warcinfo"]
+__all__ = ["MAX_TARGET_URI", "WarcInUseError", "WarcRecorder", "complete_prefix", "read_decisions", "read_fetches",
+           "read_first_warcinfo", "read_metadata", "read_warcinfo", "readers_disagree", "records_fastwarc",
+           "records_warcio"]
 
 WARC_VERSION = "WARC/1.1"
 _JSON = "application/json"
@@ -61,15 +65,19 @@ def _warcio() -> Any:
     return WARCWriter, StatusAndHeaders
 
 
-def recorded_headers(headers: Sequence[tuple[str, str]], body_length: int) -> list[tuple[str, str]]:
-    """Response headers as stored beside a content-decoded body (see the module docstring)."""
+def recorded_headers(headers: Sequence[tuple[str, str]], body_length: int,
+                     decoded: bool = True) -> list[tuple[str, str]]:
+    """Response headers as stored beside a content-decoded body (see the module docstring). ``decoded``:
+    false when the body was not read because its content coding is not one the fetcher undoes — then
+    ``Content-Encoding`` stays as it was sent (nothing was decoded)."""
     out: list[tuple[str, str]] = []
+    renamed = _ENCODING_HEADERS if decoded else ("transfer-encoding",)
     lengths = [v for k, v in headers if k.lower() == "content-length"]
-    changed = any(k.lower() in _ENCODING_HEADERS for k, _ in headers) or \
+    changed = any(k.lower() in renamed for k, _ in headers) or \
         (bool(lengths) and lengths[0].strip() != str(body_length))
     for k, v in headers:
         lk = k.lower()
-        if lk in _ENCODING_HEADERS:
+        if lk in renamed:
             out.append(("X-Crawler-" + k, v))
         elif lk == "content-length" and changed:
             out.append(("X-Crawler-Content-Length", v))
@@ -93,6 +101,11 @@ class WarcRecorder:
     :param info: further warcinfo fields (``name: value``).
     :param fsync: also ``os.fsync`` after each fetch (durable against power loss, slower).
 
+    The file is locked for writing (``flock``) while the recorder is open: a second recorder of the same file,
+    in this process or another, is refused with :class:`WarcInUseError` naming the process that holds it.
+    Resuming cuts only an incomplete *last* record: a file damaged before its end (complete records after the
+    damage) or one that does not start with a WARC record is refused with a ``ValueError``, never cut.
+
     Usable as a context manager; :meth:`close` is idempotent.
     """
 
@@ -107,19 +120,26 @@ class WarcRecorder:
         self.truncated_bytes = 0
         """Bytes of an incomplete last record cut off when the file was resumed."""
         resumed = append and self.path.exists()
-        if resumed:
-            size = self.path.stat().st_size
-            good = complete_prefix(self.path)
-            if good < size:
-                os.truncate(self.path, good)
-                self.truncated_bytes = size - good
-            self._file = open(self.path, "ab")  # noqa: SIM115 - open for the recorder's lifetime
-        else:
-            if self.path.exists() and not overwrite:
-                raise FileExistsError(f"{self.path}: WARC file exists; pass append=True to resume it or "
-                                      "overwrite=True to replace it")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "wb")  # noqa: SIM115 - open for the recorder's lifetime
+        if not resumed and self.path.exists() and not overwrite:
+            raise FileExistsError(f"{self.path}: WARC file exists; pass append=True to resume it or "
+                                  "overwrite=True to replace it")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resumed else 0), 0o666)
+        try:
+            _lock(fd, self.path)
+            if resumed:
+                size = os.fstat(fd).st_size
+                good = complete_prefix(self.path)
+                if good < size:
+                    _check_cut(self.path, good, size)
+                    os.ftruncate(fd, good)
+                    self.truncated_bytes = size - good
+            else:
+                os.ftruncate(fd, 0)  # only now that the lock is ours
+        except BaseException:
+            os.close(fd)
+            raise
+        self._file = os.fdopen(fd, "ab" if resumed else "wb")  # closing it releases the lock
         self._buf = io.BytesIO()
         self._writer = WARCWriter(self._buf, gzip=self.gzip, warc_version=WARC_VERSION)
         self._request_ids: dict[int, str] = {}
@@ -152,8 +172,9 @@ class WarcRecorder:
         with self._lock:
             self._check_open()
             w = self._writer
-            req_http = self._SAH(f"{ex.method} {target} {ex.http_version}", list(ex.request_headers),
+            req_http = self._SAH(f"{ex.method} {target} {ex.http_version}", _clean(ex.request_headers),
                                  is_http_request=True)
+            _raw_headers(req_http)
             req = w.create_warc_record(ex.url, "request", payload=io.BytesIO(b""), length=0, http_headers=req_http,
                                        warc_headers_dict={"WARC-Date": ex.started_at})
             req_id = req.rec_headers.get_header("WARC-Record-ID")
@@ -161,8 +182,10 @@ class WarcRecorder:
             self._request_ids[id(ex)] = req_id
             if ex.status is None:
                 return
-            http = self._SAH(f"{ex.status} {ex.reason}".rstrip(), recorded_headers(ex.headers, len(ex.body)),
+            http = self._SAH(_clean_text(f"{ex.status} {ex.reason}".rstrip()),
+                             _clean(recorded_headers(ex.headers, len(ex.body), decoded=ex.decoded)),
                              protocol=ex.http_version)
+            _raw_headers(http)
             wh = {"WARC-Date": ex.started_at, "WARC-Concurrent-To": req_id}
             if ex.peer_ip:
                 wh["WARC-IP-Address"] = ex.peer_ip
@@ -177,7 +200,7 @@ class WarcRecorder:
         """Write the fetch's metadata record, then the whole fetch to the file, and flush."""
         final = next((e for e in reversed(result.exchanges) if e.purpose == "page" and e.status is not None), None)
         refers = self._response_ids.get(id(final)) if final is not None else None
-        uri = result.final_url or _uri_or_urn(result.url, "fetch")
+        uri = _uri_or_urn(result.final_url or result.url, "fetch")
         self._metadata(uri, {"kind": "fetch", "result": result.to_metadata()}, result.fetched_at, refers)
         with self._lock:
             self._request_ids.clear()
@@ -193,7 +216,7 @@ class WarcRecorder:
         except (TypeError, ValueError) as e:
             raise TypeError(f"write_decision: decision must be JSON-serialisable ({e})") from None
         url = d.get("url")
-        uri = url if isinstance(url, str) and url else "urn:gym-crawl:decision"
+        uri = _uri_or_urn(url, "decision")
         self._metadata(uri, {"kind": "decision", "decision": d}, None, None)
         with self._lock:
             self._flush_locked()
@@ -213,6 +236,7 @@ class WarcRecorder:
             self._flush_locked()
 
     def _metadata(self, uri: str, payload: dict[str, Any], date: str | None, refers_to: str | None) -> None:
+        uri = _uri_or_urn(uri, str(payload.get("kind") or "metadata"))
         data = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
         wh = {"Content-Type": _JSON}
         if date:
@@ -262,9 +286,102 @@ class WarcRecorder:
         self.close()
 
 
-def _uri_or_urn(url: str, kind: str) -> str:
-    return url if isinstance(url, str) and "://" in url and not any(c.isspace() for c in url) else \
-        f"urn:gym-crawl:{kind}"
+MAX_TARGET_URI = 8192
+"""Longest ``WARC-Target-URI`` written: a longer URL (recorded in full in the JSON payload) is named by a
+``urn:gym-crawl:<kind>`` instead, since a WARC header block past 32 KiB stops readers such as FastWARC."""
+
+
+def _uri_or_urn(url: Any, kind: str) -> str:
+    """``url`` when it can be a record's ``WARC-Target-URI`` (a printable ASCII URL without spaces, at most
+    :data:`MAX_TARGET_URI` characters), else ``urn:gym-crawl:<kind>``."""
+    ok = (isinstance(url, str) and 0 < len(url) <= MAX_TARGET_URI and ("://" in url or url.startswith("urn:"))
+          and url.isascii() and url.isprintable() and not any(c.isspace() for c in url))
+    return url if ok else f"urn:gym-crawl:{re.sub(r'[^a-z0-9-]', '-', kind.lower())[:40] or 'metadata'}"
+
+
+def _clean_text(value: str) -> str:
+    """A header line's text without CR/LF (a folded or hostile header must not end the header block early)."""
+    return value.replace("\r", " ").replace("\n", " ")
+
+
+def _clean(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(_clean_text(k), _clean_text(v)) for k, v in headers]
+
+
+def _raw_headers(http: Any) -> None:
+    """Store the HTTP header block as the bytes that were on the wire: ``http.client`` decodes header bytes as
+    ISO-8859-1, so encoding back gives them (warcio itself would percent-encode any non-ASCII value, turning a
+    raw UTF-8 ``Location`` into another URL)."""
+    try:
+        http.headers_buff = http.to_str().encode("latin-1") + b"\r\n"
+    except UnicodeEncodeError:  # text we wrote ourselves beyond Latin-1 (a contact URL): warcio's escaping
+        http.compute_headers_buffer()
+
+
+class WarcInUseError(OSError):
+    """The WARC file is being written by another recorder (this process or another one)."""
+
+
+def _lock(fd: int, path: Path) -> None:
+    """Take the exclusive write lock of the WARC ``path`` (open as ``fd``) or raise :class:`WarcInUseError`."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): no lock
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise WarcInUseError(f"{path}: another crawl is writing this WARC ({_holder(fd)}); wait for it to end, "
+                             "or record to another file") from None
+
+
+def _holder(fd: int) -> str:
+    """Who holds the ``flock`` of the file open as ``fd``, from ``/proc/locks`` (Linux), as words."""
+    ino = os.fstat(fd).st_ino
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].rsplit(":", 1)[-1] == str(ino):
+                    pid = int(parts[4])
+                    try:
+                        with open(f"/proc/{pid}/cmdline", "rb") as c:
+                            cmd = c.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                    except OSError:
+                        cmd = ""
+                    me = " (this process)" if pid == os.getpid() else ""
+                    return f"held by process {pid}{me}" + (f": {cmd[:120]}" if cmd else "")
+    except (OSError, ValueError):
+        pass
+    return "its lock is held"
+
+
+def _check_cut(path: Path, good: int, size: int) -> None:
+    """Refuse to cut ``path`` at ``good`` when that is not an incomplete last record: nothing readable at its
+    start, or complete records after the damage."""
+    if good == 0:
+        with open(path, "rb") as f:
+            head = f.read(4)
+        if not (head.startswith(b"WARC") or head.startswith(b"\x1f\x8b")):
+            raise ValueError(f"{path}: not a WARC file (it starts with {head!r}); refusing to append to it")
+    with open(path, "rb") as f:
+        f.seek(good + 1)
+        rest = f.read(min(size - good - 1, 64 << 20))
+    gz = path.name.endswith(".gz")
+    marker = b"\x1f\x8b\x08" if gz else b"\r\n\r\nWARC/1."
+    at = rest.find(marker)
+    while at >= 0:
+        if not gz:
+            raise ValueError(f"{path}: damaged at byte {good} with complete records after it; refusing to cut "
+                             f"{size - good} bytes off (copy out what you need, or start a new WARC)")
+        try:
+            head = zlib.decompressobj(31).decompress(rest[at:at + 65536], 16)
+        except zlib.error:
+            head = b""
+        if head.startswith(b"WARC/"):
+            raise ValueError(f"{path}: damaged at byte {good} with complete records after it; refusing to cut "
+                             f"{size - good} bytes off (copy out what you need, or start a new WARC)")
+        at = rest.find(marker, at + 1)
 
 
 # ---------------------------------------------------------------------- repair
@@ -397,7 +514,7 @@ def read_fetches(path: str | os.PathLike) -> Iterator[FetchResult]:
     for rec in _iter_records(p):
         if rec.rec_type == "response":
             rid = rec.rec_headers.get_header("WARC-Record-ID")
-            bodies[rid] = rec.content_stream().read()
+            bodies[rid] = rec.raw_stream.read()  # the payload as stored (content_stream would decode a coding kept)
         elif rec.rec_type == "metadata":
             obj = _json_payload(rec, p)
             if obj is None or obj.get("kind") != "fetch":
@@ -424,6 +541,94 @@ def read_decisions(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 yield obj["decision"]
 
 
+def records_fastwarc(path: str | os.PathLike) -> tuple[list[tuple[str, str, str, int, str]], str | None]:
+    """Every record FastWARC reads from ``path`` as ``(type, record id, target URI, block length, SHA-1 of the
+    block)``, in order, and the error that stopped it (``None`` when it read to the end) — the reader of the
+    WARC compiler."""
+    from fastwarc.warc import ArchiveIterator
+
+    out: list[tuple[str, str, str, int, str]] = []
+    try:
+        for rec in ArchiveIterator(str(path), parse_http=False):
+            block = rec.reader.read()
+            h = rec.headers
+            kind = str(rec.record_type).rsplit(".", 1)[-1]
+            out.append((kind, h.get("WARC-Record-ID") or "", h.get("WARC-Target-URI") or "", len(block),
+                        hashlib.sha1(block).hexdigest()))
+    except Exception as e:  # noqa: BLE001 - whatever stops the reader is the answer
+        return out, f"{type(e).__name__}: {e}"
+    return out, None
+
+
+def records_warcio(path: str | os.PathLike) -> tuple[list[tuple[str, str, str, int, str]], str | None]:
+    """:func:`records_fastwarc`, read by warcio (the reader of replays and resumes)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: list[tuple[str, str, str, int, str]] = []
+    try:
+        with open(path, "rb") as f:
+            for rec in ArchiveIterator(f, no_record_parse=True, check_digests=False):
+                block = rec.raw_stream.read()
+                h = rec.rec_headers
+                out.append((rec.rec_type, h.get_header("WARC-Record-ID") or "", h.get_header("WARC-Target-URI") or "",
+                            len(block), hashlib.sha1(block).hexdigest()))
+    except Exception as e:  # noqa: BLE001
+        return out, f"{type(e).__name__}: {e}"
+    return out, None
+
+
+def readers_disagree(path: str | os.PathLike) -> str | None:
+    """Where FastWARC (the compiler's reader) and warcio (the replay's) read ``path`` differently — a record one
+    reads and the other does not, or reads with another type, id, target or block — as one line; ``None``
+    when they read the same records."""
+    a, ea = records_fastwarc(path)
+    b, eb = records_warcio(path)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if (x[0].lower(), *x[1:]) != (y[0].lower(), *y[1:]):
+            return f"{path}: record {i} differs: FastWARC {x[:4]} vs warcio {y[:4]}"
+    if len(a) != len(b):
+        return (f"{path}: FastWARC read {len(a)} records ({ea or 'to the end'}), warcio {len(b)} "
+                f"({eb or 'to the end'})")
+    return None
+
+
+def read_first_warcinfo(path: str | os.PathLike) -> dict[str, Any]:
+    """The fields of the warcinfo record that starts the WARC file ``path`` (what a recorder writes first),
+    reading nothing after it, so a damaged tail does not matter. ``ValueError`` naming the file, in one line,
+    when it is empty, is not a WARC file or does not start with a warcinfo record."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such WARC file")
+    if p.stat().st_size == 0:
+        raise ValueError(f"{p}: the WARC file is empty")
+    try:
+        rec = next(iter(_iter_records(p)), None)
+        if rec is None or rec.rec_type != "warcinfo":
+            kind = "nothing" if rec is None else f"a {rec.rec_type} record"
+            raise ValueError(f"{p}: does not start with a warcinfo record (found {kind}); not a WARC this package "
+                             "wrote")
+        return _warcinfo_fields(rec)
+    except ValueError:
+        raise
+    except Exception as e:  # noqa: BLE001 - warcio's errors on foreign bytes (ArchiveLoadFailed, zlib, EOF ...)
+        raise ValueError(f"{p}: not a readable WARC file ({type(e).__name__}); refusing to use it") from None
+
+
+def _warcinfo_fields(rec: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for line in rec.content_stream().read().decode("utf-8", errors="replace").splitlines():
+        k, sep, v = line.partition(":")
+        if sep:
+            fields[k.strip()] = v.strip()
+    for k in ("gym-crawl-policy", "gym-crawl-seeds"):
+        if k in fields:
+            try:
+                fields[k] = json.loads(fields[k])
+            except ValueError:
+                raise ValueError(f"warcinfo field {k} is not valid JSON") from None
+    return fields
+
+
 def read_metadata(path: str | os.PathLike, kind: str) -> Iterator[dict[str, Any]]:
     """Every payload :meth:`WarcRecorder.write_metadata` recorded with ``kind`` in ``path``, in order."""
     p = Path(path)
@@ -439,15 +644,6 @@ def read_warcinfo(path: str | os.PathLike) -> list[dict[str, Any]]:
     ``gym-crawl-policy`` and ``gym-crawl-seeds`` are decoded from JSON."""
     out = []
     for rec in _iter_records(path):
-        if rec.rec_type != "warcinfo":
-            continue
-        fields: dict[str, Any] = {}
-        for line in rec.content_stream().read().decode("utf-8", errors="replace").splitlines():
-            k, sep, v = line.partition(":")
-            if sep:
-                fields[k.strip()] = v.strip()
-        for k in ("gym-crawl-policy", "gym-crawl-seeds"):
-            if k in fields:
-                fields[k] = json.loads(fields[k])
-        out.append(fields)
+        if rec.rec_type == "warcinfo":
+            out.append(_warcinfo_fields(rec))
     return out

@@ -12,9 +12,10 @@ Only 127.0.0.0/8 is ever bound and no name is resolved.
 """
 from __future__ import annotations
 
-from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, robots_txt
+from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, raw_response, robots_txt
 from gym_crawl.web.serve.server import serve_corpus, serve_folder, serve_site
-from gym_crawl.web.serve.site import LoggedRequest, Response, Route, Series, Site, html_page, redirect
+from gym_crawl.web.serve.site import LoggedRequest, Raw, Response, Route, Series, Site, html_page, redirect
 
-__all__ = ["MISBEHAVIOURS", "LoggedRequest", "MisbehaveSettings", "Response", "Route", "Series", "Site",
-           "calendar_trap", "html_page", "redirect", "robots_txt", "serve_corpus", "serve_folder", "serve_site"]
+__all__ = ["MISBEHAVIOURS", "LoggedRequest", "MisbehaveSettings", "Raw", "Response", "Route", "Series", "Site",
+           "calendar_trap", "html_page", "raw_response", "redirect", "robots_txt", "serve_corpus", "serve_folder",
+           "serve_site"]

@@ -4,14 +4,35 @@ encodings and crawler traps (:data:`MISBEHAVIOURS`), with the response builders 
 """
 from __future__ import annotations
 
+import bz2
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from gym_crawl.web.serve.site import Response, Route, Series, html_page, redirect
+from gym_crawl.web.serve.site import Raw, Response, Route, Series, html_page, redirect
 
-__all__ = ["MISBEHAVIOURS", "MisbehaveSettings", "calendar_trap", "robots_txt"]
+__all__ = ["MISBEHAVIOURS", "MisbehaveSettings", "calendar_trap", "raw_response", "robots_txt"]
+
+
+def raw_response(status: int, headers: Iterable[tuple[str, str | bytes]] = (), body: bytes = b"", *,
+                 reason: str = "", informational: Iterable[int] = (), length: bool = True) -> bytes:
+    """The bytes of an HTTP/1.1 response as they go on the wire (for :class:`Raw`): ``informational`` 1xx
+    replies first, then the status line, ``headers`` (a ``bytes`` value is written as it is, e.g. raw UTF-8),
+    ``Content-Length`` (unless ``length`` is false or a header gives it) and ``Connection: close``, and
+    ``body``."""
+    out = bytearray()
+    for code in informational:
+        out += f"HTTP/1.1 {code} Informational\r\nLink: </style.css>; rel=preload\r\n\r\n".encode()
+    out += f"HTTP/1.1 {status} {reason or 'Status'}\r\n".encode()
+    names = set()
+    for k, v in headers:
+        names.add(k.lower())
+        out += k.encode("latin-1") + b": " + (v if isinstance(v, bytes) else v.encode("latin-1")) + b"\r\n"
+    if length and "content-length" not in names and "transfer-encoding" not in names:
+        out += f"Content-Length: {len(body)}\r\n".encode()
+    out += b"Connection: close\r\n\r\n" + body
+    return bytes(out)
 
 def robots_txt(disallow: Iterable[str] = (), *, allow: Iterable[str] = (), crawl_delay: float | None = None,
                agent: str = "*", extra: str = "") -> Response:
@@ -53,6 +74,8 @@ class MisbehaveSettings:
     :param slow_seconds: how long ``/slow.html`` waits before answering.
     :param oversize_bytes: size of ``/big.html``.
     :param redirect_hops: hops of the ``/redirect/1`` chain (``/redirect-long/1`` has ``redirect_hops + 6``).
+    :param trickle_pace: seconds between the single bytes of ``/trickle-headers.html`` and
+        ``/trickle-body.html``.
     """
 
     crawl_delay: float | None = None
@@ -60,6 +83,7 @@ class MisbehaveSettings:
     slow_seconds: float = 2.0
     oversize_bytes: int = 3 * 1024 * 1024
     redirect_hops: int = 3
+    trickle_pace: float = 0.5
 
 
 _PDF = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
@@ -107,7 +131,36 @@ def _misbehaviours() -> dict[str, Callable[[MisbehaveSettings], dict[str, Route]
                                                         meta_charset="iso-8859-1"), content_type="text/html"),
         }
 
+    def protocol(s: MisbehaveSettings) -> dict[str, Route]:
+        page = html_page("After early hints", "<p>The page after a 103 reply.</p>")
+        target = html_page("Umlaut", "<p>Reached through a raw UTF-8 Location header.</p>")
+        return {
+            "/early-hints.html": Raw(raw_response(200, [("Content-Type", "text/html; charset=utf-8")], page,
+                                                  informational=[103])),
+            "/utf8-redirect": Raw(raw_response(302, [("Location", "/bücher/ü.html".encode())]), status=302),
+            "/b%C3%BCcher/%C3%BC.html": Response(target),
+            "/search?q=a%20b": Response(html_page("Search", "<p>The query as written: q=a%20b.</p>")),
+        }
+
+    def codings(s: MisbehaveSettings) -> dict[str, Route]:
+        page = html_page("Compressed", "<p>A page in a coding the crawler did not ask for.</p>")
+        return {
+            "/bzip2.html": Response(bz2.compress(page), headers=(("Content-Encoding", "bzip2"),)),
+            "/zstd.html": Response(b"\x28\xb5\x2f\xfd" + page, headers=(("Content-Encoding", "zstd"),)),
+            "/unknown-coding.html": Response(page, headers=(("Content-Encoding", "x-secret"),)),
+        }
+
+    def trickle(s: MisbehaveSettings) -> dict[str, Route]:
+        page = html_page("Trickle", "<p>One byte at a time.</p>")
+        head = raw_response(200, [("Content-Type", "text/html")], page)
+        split = head.index(b"\r\n\r\n") + 4
+        return {"/trickle-headers.html": Raw(head, pace=s.trickle_pace, piece=1, status=200),
+                "/trickle-body.html": Raw(head[:split] + page, pace=s.trickle_pace, piece=1, status=200)}
+
     return {
+        "protocol": protocol,
+        "codings": codings,
+        "trickle": trickle,
         "robots": robots,
         "404": lambda s: {"/missing.html": Response(html_page("Not found"), status=404)},
         "500": lambda s: {"/error.html": Response(html_page("Server error"), status=500)},
@@ -158,6 +211,10 @@ MISBEHAVIOURS = _misbehaviours()
 Content-Type), ``encodings`` (``/latin1.html`` declared, ``/latin1-undeclared.html``,
 ``/utf8-wrong-meta.html``), ``calendar`` (``/calendar/2026/11/`` → next month forever), ``path-trap``
 (``/deep/`` → relative ``more/`` forever), ``session-ids`` (``/session`` → ``/session?sid=<new id>``
-forever)."""
+forever), ``protocol`` (``/early-hints.html``: a ``103`` before the ``200``; ``/utf8-redirect``: a
+``Location`` in raw UTF-8 bytes to ``/bücher/ü.html``; ``/search?q=a%20b``, served only with ``%20``),
+``codings`` (``/bzip2.html``, ``/zstd.html``, ``/unknown-coding.html``: content codings the crawler did not
+ask for), ``trickle`` (``/trickle-headers.html``, ``/trickle-body.html``: one byte every
+``trickle_pace`` seconds)."""
 
 

@@ -35,14 +35,15 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK
-from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, robots_txt
-from gym_crawl.web.serve.site import LoggedRequest, Response, Route, Series, Site, html_page, redirect
+from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, raw_response, robots_txt
+from gym_crawl.web.serve.site import LoggedRequest, Raw, Response, Route, Series, Site, html_page, redirect
 
 # the site's building blocks (site.py) and misbehaviours (misbehave.py) are importable from here too
 __all__ = [
     "MISBEHAVIOURS",
     "LoggedRequest",
     "MisbehaveSettings",
+    "Raw",
     "Response",
     "Series",
     "Site",
@@ -51,6 +52,7 @@ __all__ = [
     "corpus_page_html",
     "corpus_paths",
     "html_page",
+    "raw_response",
     "robots_txt",
     "serve_command",
     "serve_corpus",

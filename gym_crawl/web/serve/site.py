@@ -8,6 +8,7 @@ import html
 import itertools
 import selectors
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -16,9 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 from urllib.parse import urlsplit
 
-__all__ = ["LoggedRequest", "Response", "Route", "Series", "Site", "html_page", "redirect"]
+__all__ = ["LoggedRequest", "Raw", "Response", "Route", "Series", "Site", "html_page", "redirect"]
 
-Route = Union[bytes, str, "Response", "Series", Callable[[str], Union["Response", None]]]
+Route = Union[bytes, str, "Response", "Raw", "Series", Callable[[str], Union["Response", "Raw", None]]]
 _POLL = 0.01
 
 
@@ -45,17 +46,37 @@ class Response:
     chunk: int = 65536
 
 
+@dataclass(frozen=True)
+class Raw:
+    """Bytes written to the connection exactly as given — status line, headers and body, malformed on purpose
+    if need be — ``piece`` bytes every ``pace`` seconds (a server trickling its headers or body); the
+    connection is closed afterwards. The hostile responses of the tests are built from it.
+
+    :param data: the whole response as it goes on the wire.
+    :param pace: seconds between pieces (0: all at once).
+    :param piece: bytes per write.
+    :param delay: seconds before the first byte.
+    :param status: the status recorded in the site's log (the data itself is not parsed).
+    """
+
+    data: bytes
+    pace: float = 0.0
+    piece: int = 65536
+    delay: float = 0.0
+    status: int = 0
+
+
 class Series:
     """Responses served in turn, one per request to the route; the last one repeats."""
 
-    def __init__(self, *responses: Response):
+    def __init__(self, *responses: Response | Raw):
         if not responses:
             raise ValueError("Series needs at least one Response")
         self.responses = responses
         self._n = 0
         self._lock = threading.Lock()
 
-    def next(self) -> Response:
+    def next(self) -> Response | Raw:
         with self._lock:
             r = self.responses[min(self._n, len(self.responses) - 1)]
             self._n += 1
@@ -105,6 +126,14 @@ class _Server(ThreadingHTTPServer):
         self.site = site
         self.label = label
         super().__init__(addr, _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without ``HTTPServer.server_bind``'s reverse lookup of the address (``socket.getfqdn``): the
+        site resolves no name."""
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = host.decode() if isinstance(host, bytes) else str(host)
+        self.server_port = port
 
     @property
     def base_url(self) -> str:
@@ -163,6 +192,9 @@ class _Handler(BaseHTTPRequestHandler):
         site._log_request(entry)  # logged on arrival; ``end`` and ``bytes_sent`` are filled in as it is served
         if site.latency:
             time.sleep(site.latency)
+        if isinstance(resp, Raw):
+            self._serve_raw(resp, entry)
+            return
         try:
             deadline = start + resp.delay
             while time.monotonic() < deadline:
@@ -200,6 +232,27 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             if entry.client_closed or entry.end == start:
                 entry.end = time.monotonic()
+
+    def _serve_raw(self, resp: Raw, entry: LoggedRequest) -> None:
+        """Write ``resp.data`` as it is, paced; stop when the client hangs up; close the connection."""
+        self.close_connection = True
+        try:
+            if resp.delay:
+                time.sleep(resp.delay)
+            step = max(1, resp.piece)
+            for i in range(0, len(resp.data), step):
+                if i and resp.pace:
+                    if self._client_gone():
+                        entry.client_closed = True
+                        return
+                    time.sleep(resp.pace)
+                self.wfile.write(resp.data[i:i + step])
+                self.wfile.flush()
+                entry.bytes_sent += len(resp.data[i:i + step])
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            entry.client_closed = True
+        finally:
+            entry.end = time.monotonic()
 
 
 def _bind(addresses: list[str], labels: list[str], site: Site, same_port: bool) -> list[_Server] | None:
@@ -250,9 +303,9 @@ class Site:
                              f"got {first_address}")
         for label, rs in routes.items():
             for path, r in rs.items():
-                if not (isinstance(r, (bytes, bytearray, str, Response, Series)) or callable(r)):
-                    raise TypeError(f"route {path!r} of host {label!r} must be bytes, str, Response, Series or a "
-                                    f"function of the path, got {type(r).__name__}")
+                if not (isinstance(r, (bytes, bytearray, str, Response, Raw, Series)) or callable(r)):
+                    raise TypeError(f"route {path!r} of host {label!r} must be bytes, str, Response, Raw, Series or "
+                                    f"a function of the path, got {type(r).__name__}")
         self._routes: dict[str, dict[str, Route]] = {k: dict(v) for k, v in routes.items()}
         self._prefixes = {k: sorted(((p[:-1], r) for p, r in v.items() if p.endswith("*")),
                                     key=lambda t: -len(t[0])) for k, v in self._routes.items()}
@@ -288,14 +341,14 @@ class Site:
 
         :param label: a host label of :attr:`hosts` (``KeyError`` otherwise).
         :param path: an exact path (a ``*`` prefix route can only be given to the constructor).
-        :param route: bytes, str, :class:`Response`, :class:`Series` or a function of the path.
+        :param route: bytes, str, :class:`Response`, :class:`Raw`, :class:`Series` or a function of the path.
         """
-        if not (isinstance(route, (bytes, bytearray, str, Response, Series)) or callable(route)):
-            raise TypeError(f"route {path!r} of host {label!r} must be bytes, str, Response, Series or a function "
-                            f"of the path, got {type(route).__name__}")
+        if not (isinstance(route, (bytes, bytearray, str, Response, Raw, Series)) or callable(route)):
+            raise TypeError(f"route {path!r} of host {label!r} must be bytes, str, Response, Raw, Series or "
+                            f"a function of the path, got {type(route).__name__}")
         self._routes[label][path] = route
 
-    def _resolve(self, label: str, raw_path: str) -> Response:
+    def _resolve(self, label: str, raw_path: str) -> Response | Raw:
         routes = self._routes[label]
         path = urlsplit(raw_path).path or "/"
         route = routes.get(raw_path, routes.get(path))
@@ -362,10 +415,10 @@ class Site:
         self.close()
 
 
-def _as_response(route: Any, raw_path: str) -> Response | None:
+def _as_response(route: Any, raw_path: str) -> Response | Raw | None:
     if route is None:
         return None
-    if isinstance(route, Response):
+    if isinstance(route, (Response, Raw)):
         return route
     if isinstance(route, Series):
         return route.next()
@@ -375,7 +428,7 @@ def _as_response(route: Any, raw_path: str) -> Response | None:
         return Response(route.encode("utf-8"))
     if callable(route):
         return _as_response(route(raw_path), raw_path)
-    raise TypeError(f"route for {raw_path!r} must be bytes, str, Response, Series or a function, "
+    raise TypeError(f"route for {raw_path!r} must be bytes, str, Response, Raw, Series or a function, "
                     f"got {type(route).__name__}")
 
 
