@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from gym_crawl.cli.options import HelpFormatter, add_verbosity, check_writable, int_at_least
-from gym_crawl.corpus import load_corpus
+from gym_crawl.corpus import CORPUS_KINDS, load_corpus
 from gym_crawl.corpus.core import check_corpus_destination
+from gym_crawl.web.warc_labels import read_label_map, read_label_rules
 
 __all__ = ["add_arguments", "run"]
+
+log = logging.getLogger("gym_crawl")
 
 
 def add_arguments(co: argparse.ArgumentParser) -> None:
@@ -24,9 +28,21 @@ def add_arguments(co: argparse.ArgumentParser) -> None:
     ci.add_argument("spec", nargs="?", default="synthetic")
     ci.add_argument("--json", action="store_true")
     ci.add_argument("--labels", type=int_at_least(0), default=10, help="how many of the most frequent labels to list")
-    cc = cs.add_parser("compile", **fmt, help="load any corpus source and save it as a compiled corpus directory")
-    cc.add_argument("spec")
-    cc.add_argument("out")
+    cc = cs.add_parser("compile", **fmt, help="load any corpus source and save it as a compiled corpus directory",
+                       description="Load a corpus source (a WARC file, folder or glob; an HTML folder; a dump; a "
+                                   "registered name) and save it as a compiled corpus directory OUT, which --corpus "
+                                   "OUT then opens memory-mapped. A WARC's pages may be labelled on the way, so that "
+                                   "each label is a topic (--topic LABEL) with its own reward.")
+    cc.add_argument("spec", metavar="SOURCE", help="what to compile: e.g. crawl.warc.gz, a folder of WARC files, "
+                                                   "'crawls/*.warc.gz'")
+    cc.add_argument("out", metavar="OUT", help="the compiled corpus directory to write")
+    cc.add_argument("--labels", metavar="FILE", default=None,
+                    help="WARC only: URL -> label(s), one 'URL<TAB>label[<TAB>label...]' a line (a .json "
+                         "{url: label} or .csv url,label file also works)")
+    cc.add_argument("--label-rules", metavar="FILE", default=None,
+                    help="WARC only: one 'URL-prefix<TAB>label' or 're:REGEX<TAB>label' a line; the longest "
+                         "matching prefix wins, then the first matching regular expression ('#' lines are "
+                         "comments)")
 
 
 def _warc_summary_line(w: dict) -> str:
@@ -38,7 +54,8 @@ def _warc_summary_line(w: dict) -> str:
             f"(+{w.get('unfetched_pages', 0)} unfetched), {w.get('links')} links\n"
             f"  skipped: {skipped}\n  duplicates merged: {d.get('url', 0)} by URL, {d.get('payload_digest', 0)} "
             f"by payload digest; redirects: {r.get('records', 0)} records, {r.get('used', 0)} resolved"
-            + (f"\n  unreadable files: {', '.join(bad)}" if bad else ""))
+            + (f"\n  unreadable files: {', '.join(bad)}" if bad else "")
+            + (f"\n  labelled pages: {w['labelled_pages']}" if w.get("labelled_pages") else ""))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{k:>20}: {v}")
         if warc:
             print(_warc_summary_line(warc))
+        if corpus.meta.get("seeds"):
+            print(f"\nseeds (the recorded crawl's start pages, the default seeds of a topic here): "
+                  f"{' '.join(corpus.meta['seeds'])}")
         print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
               "use a label below (--topic LABEL --seeds TITLE) or topic words")
         for name, t in topics.items():
@@ -67,9 +87,47 @@ def run(args: argparse.Namespace) -> int:
                       f"{json.dumps(t['seed'], ensure_ascii=False)}  ({t['seed_in_links']} in-links)")
         return 0
     _check_compile_destination(args.spec, args.out)
-    corpus = load_corpus(args.spec)
+    kwargs = _label_options(args)
+    corpus = load_corpus(args.spec, **kwargs)
+    if kwargs:
+        _report_labels(corpus)
     print(corpus.save(args.out))
     return 0
+
+
+def _label_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``labels=`` / ``label_rules=`` of ``corpus compile``, read (and every line checked) before the compile;
+    refused for a source that is not WARC (only a WARC's pages have URLs to label)."""
+    given = {k: v for k, v in (("labels", args.labels), ("label_rules", args.label_rules)) if v is not None}
+    if not given:
+        return {}
+    flags = " and ".join(f"--{k.replace('_', '-')}" for k in given)
+    path = Path(args.spec).expanduser()
+    kind = CORPUS_KINDS.detect(path) if path.exists() or any(c in args.spec for c in "*?[") else None
+    if kind != "warc":
+        verb = "label" if len(given) > 1 else "labels"
+        raise ValueError(f"{flags} {verb} the pages of a WARC source by URL; {args.spec!r} is "
+                         f"{'a ' + kind + ' corpus' if kind else 'not a WARC file, folder or glob'}")
+    out: dict[str, Any] = {}
+    if "labels" in given:
+        out["labels"] = read_label_map(given["labels"])
+    if "label_rules" in given:
+        out["label_rules"] = read_label_rules(given["label_rules"])
+    return out
+
+
+def _report_labels(corpus: Any) -> None:
+    """One diagnostic line: how many pages the labels reached, and a warning when none or when map URLs missed."""
+    w = corpus.meta.get("warc_summary") or {}
+    labelled, pages = int(w.get("labelled_pages", 0)), corpus.n_pages
+    missed = int(w.get("label_map_unmatched", 0))
+    if labelled == 0:
+        log.warning("no page of %s matched a label or label rule: check the URLs (canonical form, e.g. %s)",
+                    corpus.name, corpus.url(0) if corpus.urls is not None and pages else "?")
+    else:
+        log.info("labelled %d of %d pages with %d label(s)", labelled, pages, len(corpus.labels))
+    if missed:
+        log.warning("%d URL(s) of --labels are not pages of this archive", missed)
 
 
 def _check_compile_destination(spec: str, out: str) -> None:

@@ -38,10 +38,13 @@
 * **links to URLs not in the archive** are dropped, unless ``include_unfetched=True``: each such URL then
   becomes a text-less page (ids after every fetched page, in order of first link;
   ``meta["unfetched_pages"] = {"first": id, "count": n}``).
-* **labels** — ``labels=`` a JSON file ``{url: label | [labels]}`` or a CSV file ``url,label[,label…]``
-  (or a dict); ``label_rules=`` URL-prefix rules, a list of ``(prefix, label)`` or a JSON file (a list of
-  pairs or ``{prefix: label}``), the longest matching prefix wins. URLs and prefixes are canonicalised.
-  Without labels, a topic is given by words (``topic="plate tectonics"``) and seed URLs.
+* **labels** — ``labels=`` URL → label(s) (a dict, a JSON, CSV or TSV file); ``label_rules=`` URL-prefix rules
+  (the longest matching prefix wins) and ``re:`` regular expressions, a list of ``(rule, label)`` pairs or a JSON
+  or TSV file (:mod:`gym_crawl.web.warc_labels`). URLs and prefixes are canonicalised. Without labels, a topic is
+  given by words (``topic="plate tectonics"``) and seed URLs.
+* **seeds** — the seed URLs a crawl of this package recorded in its warcinfo record (``gym-crawl-seeds``) that
+  are pages of the corpus, in ``corpus.meta["seeds"]`` (the crawl's own start pages: the default seeds of a
+  topic on this corpus).
 
 How it runs: each WARC file is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
 shard chunks of at most ``chunk_pages`` pages (``.npz``, written atomically, with a local vocabulary), so
@@ -55,7 +58,6 @@ the chunks once more, one at a time, into the corpus arrays (both in :mod:`gym_c
 from __future__ import annotations
 
 import base64
-import csv
 import glob as _glob
 import hashlib
 import json
@@ -64,7 +66,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +80,7 @@ from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
+from gym_crawl.web.warc_labels import read_label_map, read_label_rules
 
 __all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
            "parse_warc_file", "warc_files"]
@@ -277,7 +280,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     """Read one WARC file record by record and write its pages as shard chunks into ``out_dir``.
 
     Returns ``{"file", "index", "chunks": [{"path", "pages", "links", "redirects"}], "skipped": {reason:
-    count}, "records", "unreadable", "broken": [[uri, why], ...], "extract_fallback"}`` (JSON-serialisable;
+    count}, "records", "unreadable", "broken": [[uri, why], ...], "extract_fallback", "seeds"}`` (JSON-serialisable;
+    ``seeds``: the canonical seed URLs the file's warcinfo records name, :func:`_recorded_seeds`;
     ``extract_fallback`` counts the pages :func:`~gym_crawl.web.html_extract.extract_page` read with its
     bounded fallback). ``index`` orders this file among the others (its
     chunks are named after it). Memory: one record plus at most ``options.chunk_pages`` extracted pages.
@@ -296,7 +300,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     names = {int(WarcRecordType.request): "request", int(WarcRecordType.metadata): "metadata",
              int(WarcRecordType.warcinfo): "warcinfo", int(WarcRecordType.resource): "resource",
              int(WarcRecordType.revisit): "revisit"}
-    response = int(WarcRecordType.response)
+    response, warcinfo = int(WarcRecordType.response), int(WarcRecordType.warcinfo)
+    seeds: list[str] = []
     it = iter(ArchiveIterator(str(path), parse_http=False))
     while True:
         try:
@@ -311,6 +316,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
         rtype = int(rec.record_type)
         if rtype != response:
             skipped[names.get(rtype, "other_record")] += 1
+            if rtype == warcinfo:
+                seeds.extend(s for s in _recorded_seeds(rec) if s not in seeds)
             continue
         try:
             reason = _read_response(rec, opts, writer, broken)
@@ -322,7 +329,28 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
             skipped[reason] += 1
     writer.flush()
     return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
-            "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks}
+            "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks,
+            "seeds": seeds}
+
+
+def _recorded_seeds(rec: Any) -> list[str]:
+    """The seed URLs a warcinfo record of this package's crawler names (``gym-crawl-seeds: [JSON list]``),
+    canonicalised; none for any other warcinfo record (or one too large or malformed to be ours)."""
+    try:
+        block = rec.reader.read(1 << 20)
+    except (OSError, ValueError, RuntimeError):
+        return []
+    for line in block.decode("utf-8", errors="replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "gym-crawl-seeds" and value.strip():
+            try:
+                urls = json.loads(value)
+            except ValueError:
+                return []
+            if not isinstance(urls, list):
+                return []
+            return [c for c in (canonical_url(u) for u in urls if isinstance(u, str)) if c is not None]
+    return []
 
 
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
@@ -445,79 +473,6 @@ def _compile_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> tupl
     return None, None
 
 
-# ------------------------------------------------------------------------------------------ labels
-
-def _read_label_map(labels: str | os.PathLike | Mapping[str, Any]) -> dict[str, list[str]]:
-    """URL → labels from a dict, a JSON file or a CSV file; URLs canonicalised."""
-    if isinstance(labels, Mapping):
-        raw: Iterable[tuple[str, Any]] = labels.items()
-        where = "labels"
-    else:
-        p = Path(labels).expanduser()
-        where = f"labels file {p}"
-        if not p.is_file():
-            raise FileNotFoundError(f"{where}: no such file")
-        if p.suffix.lower() == ".json":
-            try:
-                obj = json.loads(p.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise ValueError(f"{where}: not valid JSON ({e})") from None
-            if not isinstance(obj, dict):
-                raise ValueError(f"{where}: expected a JSON object {{url: label or [labels]}}, "
-                                 f"got {type(obj).__name__}")
-            raw = obj.items()
-        elif p.suffix.lower() == ".csv":
-            with open(p, newline="", encoding="utf-8") as f:
-                rows = [r for r in csv.reader(f) if r and r[0].strip()]
-            if rows and canonical_url(rows[0][0]) is None:
-                rows = rows[1:]  # a header row
-            raw = [(r[0], [c for c in r[1:] if c.strip()]) for r in rows]
-        else:
-            raise ValueError(f"{where}: expected a .json or .csv file")
-    out: dict[str, list[str]] = {}
-    for url, labs in raw:
-        c = canonical_url(str(url))
-        if c is None:
-            raise ValueError(f"{where}: {url!r} is not an absolute http(s) URL")
-        labs = [labs] if isinstance(labs, str) else list(labs)
-        if not all(isinstance(x, str) and x.strip() for x in labs):
-            raise ValueError(f"{where}: labels of {url!r} must be non-empty strings, got {labs!r}")
-        out.setdefault(c, [])
-        out[c].extend(x.strip() for x in labs if x.strip() not in out[c])
-    return out
-
-
-def _read_label_rules(rules: str | os.PathLike | Sequence[Sequence[str]] | Mapping[str, str]
-                      ) -> list[tuple[str, str]]:
-    """``(canonical prefix, label)`` pairs, longest prefix first."""
-    where = "label_rules"
-    obj: Any = rules
-    if isinstance(rules, (str, os.PathLike)):
-        p = Path(rules).expanduser()
-        where = f"label_rules file {p}"
-        if not p.is_file():
-            raise FileNotFoundError(f"{where}: no such file")
-        try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{where}: not valid JSON ({e})") from None
-    pairs = list(obj.items()) if isinstance(obj, Mapping) else list(obj)
-    out = []
-    for item in pairs:
-        if not (isinstance(item, (list, tuple)) and len(item) == 2 and all(isinstance(x, str) for x in item)):
-            raise ValueError(f"{where}: each rule must be a (prefix, label) pair of strings, got {item!r}")
-        prefix, label = item
-        c = canonical_url(prefix)
-        if c is None:
-            raise ValueError(f"{where}: prefix {prefix!r} is not an absolute http(s) URL")
-        if not prefix.rstrip().endswith("/") and c.endswith("/") and not prefix.rstrip().endswith(c.rstrip("/")):
-            c = c[:-1]
-        if not label.strip():
-            raise ValueError(f"{where}: empty label for prefix {prefix!r}")
-        out.append((c, label.strip()))
-    return sorted(out, key=lambda r: -len(r[0]))
-
-
 # ---------------------------------------------------------------------------------------- load_warc
 
 def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
@@ -530,8 +485,10 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
 
     :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
-    :param labels: URL → label(s): a JSON (``{url: label | [labels]}``) or CSV (``url,label…``) file or a dict
-    :param label_rules: URL-prefix rules ``[(prefix, label), …]`` or a JSON file of them; longest prefix wins
+    :param labels: URL → label(s): a JSON (``{url: label | [labels]}``), CSV (``url,label…``) or TSV
+        (``URL<TAB>label``) file or a dict (:func:`~gym_crawl.web.warc_labels.read_label_map`)
+    :param label_rules: URL-prefix rules ``[(prefix, label), …]`` (longest prefix wins; ``"re:REGEX"`` rules
+        after them) or a JSON or TSV file of them (:func:`~gym_crawl.web.warc_labels.read_label_rules`)
     :param workers: processes parsing files in parallel (``engine="process"``; default: one per file up to
         the CPU count; ``1`` parses in this process)
     :param include_unfetched: keep links to URLs not in the archive as text-less pages
@@ -556,8 +513,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         raise ValueError(f"workers must be a positive int or None, got {workers!r}")
     if chunk_pages < 1:
         raise ValueError(f"chunk_pages must be ≥ 1, got {chunk_pages!r}")
-    label_map = _read_label_map(labels) if labels is not None else None
-    rules = _read_label_rules(label_rules) if label_rules is not None else None
+    label_map = read_label_map(labels) if labels is not None else None
+    rules = read_label_rules(label_rules) if label_rules is not None else None
     opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
                        chunk_pages=int(chunk_pages))
     corpus_name = name or f"warc:{files[0].name.split('.warc')[0]}"
@@ -611,12 +568,16 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
             "context_definition": "150 characters each side of the anchor in the page's visible text",
         }
         if rules is not None:
-            meta["label_definition"] = "URL-prefix rules (longest prefix wins)" + (" and a URL map"
-                                                                                  if label_map else "")
+            meta["label_definition"] = ("URL rules (the longest matching prefix wins, then the first matching re: "
+                                        "rule)" + (" and a URL map" if label_map else ""))
         elif label_map is not None:
             meta["label_definition"] = "a URL → label map"
         corpus = assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
                            label_map=label_map, rules=rules, meta=meta)
+        recorded = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
+        seeds = [u for u in dict.fromkeys(recorded) if corpus.urls is not None and corpus.urls.get(u) >= 0]
+        if seeds:
+            corpus.meta["seeds"] = seeds
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
@@ -627,10 +588,10 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 3
+_COMPILER_VERSION = 4
 """Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
 (2: the ``link_position`` column; 3: ``%20`` kept in queries, UTF-8 ``Location`` headers, the bounded
-extraction fallback)."""
+extraction fallback; 4: the recorded crawl's seeds in ``meta["seeds"]``, ``re:`` label rules)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,

@@ -25,6 +25,7 @@ from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS
 from gym_crawl.web.urls import url_host, url_text
+from gym_crawl.web.warc_labels import LabelRules
 
 __all__ = ["MAX_REDIRECT_HOPS", "Join", "assemble", "join_dask", "join_numpy", "load_keys", "page_labels",
            "read_table"]
@@ -190,16 +191,15 @@ def _redirects_frame(part: tuple[str, int, int, int]) -> Any:
 
 
 def page_labels(urls: Sequence[str], label_map: dict[str, list[str]] | None,
-                 rules: list[tuple[str, str]] | None) -> list[list[str]]:
+                rules: list[tuple[str, str]] | None) -> list[list[str]]:
+    """Each URL's labels: the map's, then its rule's (:class:`~gym_crawl.web.warc_labels.LabelRules`)."""
+    matcher = LabelRules(rules) if rules else None
     out: list[list[str]] = []
     for u in urls:
         labs = list(label_map.get(u, ())) if label_map else []
-        if rules:
-            for prefix, lab in rules:
-                if u.startswith(prefix):
-                    if lab not in labs:
-                        labs.append(lab)
-                    break
+        lab = matcher.label(u) if matcher is not None else None
+        if lab is not None and lab not in labs:
+            labs.append(lab)
         out.append(labs)
     return out
 
@@ -334,6 +334,9 @@ def assemble(chunks: list[dict[str, Any]], join: Join, *, include_unfetched: boo
     summary.update(pages=n, fetched_pages=n_fetched, unfetched_pages=len(unfetched_urls), links=len(order),
                    link_positions={p: int(k) for p, k in zip(LINK_POSITIONS, pos_counts)},
                    labelled_pages=int(sum(1 for x in labels_of if x)))
+    if label_map:
+        page_urls = set(urls)
+        summary["label_map_unmatched"] = sum(1 for u in label_map if u not in page_urls)
     if unfetched_urls:
         meta["unfetched_pages"] = {"first": n_fetched, "count": len(unfetched_urls)}
     return Corpus(
