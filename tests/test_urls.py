@@ -84,3 +84,30 @@ def test_url_host_without_host_is_an_error_naming_the_url() -> None:
 ])
 def test_url_text(url: str, words: str) -> None:
     assert url_text(url) == words
+
+
+_SEGMENTS = ["a", "b.html", "..", ".", "x y", "%7e", "q:r", "", "é"]
+
+
+def _join(parts: list[str]) -> str:
+    return "/".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_relative_links_cached_by_folder_resolve_as_against_the_page(seed: int) -> None:
+    """canonical_url caches a relative path against its base's folder; the result is the uncached one's."""
+    import random
+
+    from gym_crawl.web.urls import canonicalize
+
+    rng = random.Random(seed)
+    pieces = ["?", "#", "/", "\\", ":", "\t", " ", "%", "&", "="]
+    for _ in range(400):
+        base = "http://Site.test/" + _join(rng.choices(_SEGMENTS, k=rng.randint(0, 3)))
+        if rng.random() < 0.3:
+            base += "?" + rng.choice(["k=v", "a/b", ""]) + rng.choice(["", "#frag/x"])
+        href = _join(rng.choices(_SEGMENTS, k=rng.randint(1, 3)))
+        if rng.random() < 0.5:
+            i = rng.randint(0, len(href))
+            href = href[:i] + rng.choice(pieces) + href[i:]
+        assert canonical_url(href, base) == canonicalize(href, base), (href, base)

@@ -47,6 +47,12 @@ _CACHED_CHARS = 2048
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
 _ABSOLUTE_HTTP = re.compile(r"\s*https?://", re.IGNORECASE)
+_BASE_DIR = re.compile(r"https?://[^/?#\s]+/(?:[^?#]*/)?", re.IGNORECASE)
+"""The directory of a base URL that has a path: scheme, authority and path up to its last ``/``."""
+_PATH_RELATIVE = re.compile(r"[^:/?#\\\s][^:/?#\\\t\n\r]*(?:[/?#][^\t\n\r]*)?(?<=\S)")
+"""A relative-path reference (RFC 3986 §4.2) with no scheme, no leading ``/``, ``?``, ``#`` or white space and
+no tab or line break: it resolves against its base's directory alone (§5.2.2: the base's file name, query and
+fragment play no part)."""
 _URL_WORD_SPLIT = re.compile(r"[^\w]+|_+")
 _DROPPED_WORDS = frozenset({"www", "html", "htm", "php", "asp", "aspx", "jsp", "index"})
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
@@ -138,6 +144,12 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
         return None
     if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
         base = None
+    elif base is not None and _PATH_RELATIVE.fullmatch(url):
+        # a relative path resolves against the base's directory only: one cache entry for every page of a folder
+        # (each page's links to its neighbours, on every page of that folder), not one per page
+        d = _BASE_DIR.match(base)
+        if d is not None and _IGNORED_IN_URL.search(base) is None:
+            base = d.group()
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
     return canonicalize(url, base)
