@@ -21,7 +21,9 @@ makes the same decisions under the same seed, and the crawl goes on over the net
 The counters of :class:`LiveCrawlResult` say what happened: ``steps``, ``pages`` (fetched with content),
 ``steps_without_page`` (steps whose page gave none: a fetch error, an invalid action), ``requests_wire``
 (requests that left on a connection, robots.txt included), ``refused`` (discovered URLs never offered, by
-reason), ``errors`` (fetch errors by kind), and the wall and CPU time.
+reason), ``errors`` (fetch errors by kind), ``robots`` (origins by what their robots.txt gave: ``parsed``,
+``unavailable``, ``unreachable:timeout`` — an unreachable or incomplete one disallows the origin), and the wall
+and CPU time.
 """
 from __future__ import annotations
 
@@ -93,6 +95,7 @@ class LiveCrawlResult:
                 "steps_without_page": self.steps_without_page,
                 "requests_wire": int(c.get("requests_wire", 0)), "fetches": int(c.get("fetches", 0)),
                 "refused": dict(c.get("refused", {})), "errors": dict(c.get("errors", {})),
+                "robots": dict(c.get("robots", {})),
                 "wall_seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 "pages_per_second": round(self.pages_per_second, 2),
                 "cpu_ms_per_page": round(1000 * self.cpu_seconds / pages, 3) if pages else None,

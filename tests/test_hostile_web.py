@@ -599,7 +599,7 @@ def test_gzip_body_that_decodes_is_a_page_and_one_that_does_not_is_an_error():
     with serve_site({"a": {"/good": good, "/bad": bad}}) as site, PoliteFetcher(policy(obey_robots=False)) as f:
         assert f.fetch(site.url("a", "/good")).body == page
         r = f.fetch(site.url("a", "/bad"))
-        assert not r.ok and r.error == "connect" and r.body == b""
+        assert not r.ok and r.error == "decode" and r.body == b""
 
 
 def test_misbehave_settings_name_the_new_misbehaviours():

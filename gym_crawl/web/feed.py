@@ -27,7 +27,8 @@ before them) replays that way from the start.
 Counters (``web.stats``): ``fetches`` (page fetches the fetcher ran), ``requests_wire`` (HTTP requests that
 left on a connection, robots.txt included), ``robots_fetches``, ``cache_hits``, ``pages_fetched``,
 ``fetch_errors`` and ``error:<kind>``, ``refused:<reason>`` (discovered URLs not offered, and held pages
-refused), and the capacity drops of the web.
+refused), ``robots:<reason>`` (origins by why their robots.txt rules are what they are:
+:data:`~gym_crawl.web.fetcher.ROBOTS_REASONS`), and the capacity drops of the web.
 """
 from __future__ import annotations
 
@@ -117,11 +118,11 @@ class ArrivalFeed:
         """Whether the next :meth:`arrived` call is delivered from the recorded script."""
         return self._script is not None and self.calls < self._script_end
 
-    def robots_record(self, url: str) -> tuple[str, str | None, list[Any]]:
+    def robots_record(self, url: str) -> tuple[str, str | None, list[Any], str]:
         """The recorded robots.txt rules of ``url``'s origin, shaped as ``PoliteFetcher.robots`` returns them
         (an origin the archive does not hold: allow all)."""
         r = self._robots_records.get(origin_of(url))
-        return ("allow", None, []) if r is None else (r.kind, r.text, [])
+        return ("allow", None, [], "ignored") if r is None else (r.kind, r.text, [], r.reason)
 
     # ------------------------------------------------------------------ discovery
     def refusal(self, url: str) -> str | None:
@@ -257,9 +258,9 @@ class ArrivalFeed:
                     elif getattr(res, "error", None) != "cancelled":  # requested in an episode that ended: kept
                         self.cache.setdefault(self.web.url(job.tag), res)
                 else:
-                    kind_, text, exchanges = res
+                    kind_, text, exchanges, reason = res
                     self._record_exchanges(exchanges, robots=True)
-                    items.append(("robots", job.tag, RobotsRules(kind_, text, self.agent)))
+                    items.append(("robots", job.tag, RobotsRules(kind_, text, self.agent, reason)))
         pages: list[int] = []
         refused: list[int] = []
         events: list[list[str]] = []
@@ -313,6 +314,7 @@ class ArrivalFeed:
     # ------------------------------------------------------------------ what arrived
     def _robots_arrived(self, origin: str, rules: RobotsRules, record: bool) -> list[int]:
         self.rules_of[origin] = rules
+        self.stats[f"robots:{rules.reason or rules.kind}"] += 1
         d = self._robots_wait.pop(origin, None)
         if d is not None:
             self._held_n[d] -= 1

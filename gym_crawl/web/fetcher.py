@@ -22,7 +22,10 @@ What the fetcher does, in order, for ``fetch(url)``:
    ``"robots"``. As Google documents it: a 2xx robots.txt is obeyed, a 4xx one (except 429) allows
    everything, a 429/5xx, a timeout or a connection error disallows the whole origin; at most
    :attr:`FetchPolicy.robots_max_bytes` bytes are read and up to 5 redirects followed (more: allow all;
-   a redirect out of the crawl's scope is not followed and disallows the origin).
+   a redirect out of the crawl's scope is not followed and disallows the origin). Anything short of a complete,
+   successful body — a stall past the read timeout, a reset or close mid-body, fewer bytes than its
+   ``Content-Length``, a body that does not decode — is *unreachable* too (RFC 9309): disallow, ask again
+   later; :meth:`PoliteFetcher.robots` names the reason (:data:`ROBOTS_REASONS`).
    ``Crawl-delay`` (and ``Request-rate``) raise the origin's delay to ``max(delay, crawl-delay)``;
 5. **politeness**: requests to one origin are serialised (one connection, a urllib3 pool of size 1) and
    start at least ``delay`` seconds after the previous response to that origin was read; all requests
@@ -38,7 +41,9 @@ What the fetcher does, in order, for ``fetch(url)``:
 A page is a ``200`` reply with an allowed content type (a missing ``Content-Type`` is sniffed from the
 body's first bytes); any other final status is the error ``"http-<code>"``. Network failures are
 ``"timeout"`` (connect or read timeout, or the total time limit) and ``"connect"`` (refused, reset,
-unresolvable, TLS, or a malformed response: a broken status line, chunk size or compressed body).
+unresolvable, TLS, or a malformed response: a broken status line or chunk size, a body shorter than its
+``Content-Length``); a compressed body that does not decode is ``"decode"`` (not retried: the server's bytes
+are wrong, not the network).
 
 A *host* here is an origin (scheme, host and port), the unit robots.txt applies to. The HTTP client is
 ``urllib3``: its ``HTTPConnectionPool(maxsize=1, block=True)`` is exactly "one connection per host", it
@@ -77,7 +82,7 @@ from gym_crawl.web.result import (
     parse_content_type,
     sniff_charset,
 )
-from gym_crawl.web.transport import Budget, CancelFlag, ContentDecoder, bounded, connection_classes
+from gym_crawl.web.transport import Budget, CancelFlag, ContentDecoder, DecodeError, bounded, connection_classes
 from gym_crawl.web.urls import MAX_URL_CHARS, canonical_url
 
 # FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
@@ -88,6 +93,7 @@ __all__ = [
     "FetchPolicy",
     "FetchResult",
     "PoliteFetcher",
+    "ROBOTS_REASONS",
     "Recorder",
     "default_user_agent",
     "retry_after_seconds",
@@ -102,6 +108,14 @@ CHUNK = 16384
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 RETRY_STATUSES = frozenset({429, 503})
 ROBOTS_MAX_REDIRECTS = 5
+ROBOTS_REASONS = ("parsed", "unavailable", "ignored", "out-of-scope", "unreachable:timeout", "unreachable:connect",
+                  "unreachable:disconnect", "unreachable:decode", "unreachable:http-<code>")
+"""Why an origin's robots.txt rules are what they are: ``"parsed"`` (a complete 2xx file, obeyed),
+``"unavailable"`` (4xx, too many redirects: allow all), ``"ignored"`` (the policy does not obey robots.txt),
+``"out-of-scope"`` (redirected where the crawl may not go: disallow all) and ``"unreachable:<why>"`` (disallow
+all, asked again after ``robots_retry``): no reply in time (``timeout``), no connection (``connect``), a body
+cut off by a reset, a close or a stall past the read timeout before its end (``disconnect``; a stall is
+``timeout``), a body that does not decode (``decode``), a 429 or 5xx reply (``http-503`` ...)."""
 _DELTA_SECONDS = re.compile(r"[0-9]{1,12}")  # ASCII digits only: str.isdigit() also accepts "²"
 
 
@@ -144,6 +158,7 @@ class _Host:
         self.pool: Any = None
         self.robots: Any = None  # a protego.Protego, or True (allow all) / False (disallow all)
         self.robots_text: str | None = None  # the text protego parsed
+        self.robots_reason = ""  # why the rules are what they are (see ROBOTS_REASONS)
         self.robots_expires = float("inf")
         self.pages = 0
         self.patterns: Counter[str] = Counter()
@@ -275,24 +290,25 @@ class PoliteFetcher:
         """Whether :meth:`cancel` was called."""
         return self._cancel.is_set()
 
-    def robots(self, url: str) -> tuple[str, str | None, list[Exchange]]:
+    def robots(self, url: str) -> tuple[str, str | None, list[Exchange], str]:
         """The robots.txt rules in force for ``url``'s origin, reading the file (politely, blocking) when it is
-        not cached: ``(kind, text, exchanges)`` — ``kind`` ``"allow"`` (no usable file: 4xx, or the fetcher
-        ignores robots.txt), ``"disallow"`` (unreachable, 429/5xx, or redirected out of scope) or ``"parse"``
-        (``text`` is the file protego parsed); ``exchanges`` the requests this call made (none when cached)."""
+        not cached: ``(kind, text, exchanges, reason)`` — ``kind`` ``"allow"`` (no usable file: 4xx, or the
+        fetcher ignores robots.txt), ``"disallow"`` (unreachable or incomplete, 429/5xx, or redirected out of
+        scope) or ``"parse"`` (``text`` is the complete file protego parsed); ``exchanges`` the requests this
+        call made (none when cached); ``reason`` one of :data:`ROBOTS_REASONS` (``"unreachable:timeout"`` ...)."""
         canon = canonical_url(url)
         if canon is None:
             raise ValueError(f"url {url!r} is not an http(s) URL with a host")
         exchanges: list[Exchange] = []
         if not self.policy.obey_robots:
-            return "allow", None, exchanges
+            return "allow", None, exchanges, "ignored"
         host = self._host(canon)
         self._robots_allow(host, canon, exchanges)
         with host.lock:
-            rp, text = host.robots, host.robots_text
+            rp, text, reason = host.robots, host.robots_text, host.robots_reason
         if rp is True or rp is False:
-            return ("allow" if rp else "disallow"), None, exchanges
-        return "parse", text, exchanges
+            return ("allow" if rp else "disallow"), None, exchanges, reason
+        return "parse", text, exchanges, reason
 
     def crawl_delay(self, url: str) -> float:
         """The delay (seconds) in force for ``url``'s origin: ``policy.delay`` raised by its robots.txt
@@ -348,7 +364,8 @@ class PoliteFetcher:
         run = run if run is not None else _Run()
         with host.lock:
             if host.robots is None or self._clock() >= host.robots_expires:
-                host.robots, transient = self._read_robots(host, exchanges, run)
+                host.robots, host.robots_reason = self._read_robots(host, exchanges, run)
+                transient = host.robots_reason.startswith("unreachable:")
                 p = self.policy
                 host.robots_expires = self._clock() + (p.robots_retry if transient else p.robots_ttl)
             rp = host.robots
@@ -356,10 +373,12 @@ class PoliteFetcher:
             return rp
         return bool(rp.can_fetch(canon, self.policy.agent))
 
-    def _read_robots(self, host: _Host, exchanges: list[Exchange], run: _Run) -> tuple[Any, bool]:
-        """``(rules, transient)``: a ``protego.Protego``, or ``True`` (allow all) / ``False`` (disallow
-        all); ``transient`` when the file was unreachable (429, 5xx, timeout, connection error, a content
-        coding the fetcher does not decode)."""
+    def _read_robots(self, host: _Host, exchanges: list[Exchange], run: _Run) -> tuple[Any, str]:
+        """``(rules, reason)``: a ``protego.Protego``, or ``True`` (allow all) / ``False`` (disallow all), and
+        why (:data:`ROBOTS_REASONS`). Anything short of a complete, successful body is *unreachable* (RFC 9309
+        §2.3.1.4): a timeout or a connection error before or during the body, a body shorter than its
+        ``Content-Length`` or cut off mid-chunk, a content coding that does not decode, a 429 or 5xx reply —
+        the origin is disallowed and asked again after ``robots_retry``."""
         try:
             from protego import Protego
         except ImportError:  # pragma: no cover - protego comes with the web extra
@@ -370,21 +389,21 @@ class PoliteFetcher:
             ex = self._exchange(h, url, "robots", exchanges, run)
             if ex.error == "cancelled":
                 raise _CancelledFetch
-            if ex.status is None:
-                return False, True  # timeout / connection error: disallow all, for now
+            unreachable = _robots_unreachable(ex)
+            if unreachable is not None:
+                return False, "unreachable:" + unreachable  # disallow all, for now
+            assert ex.status is not None
             location = header_text(ex.header("location"))
             if ex.status in REDIRECT_STATUSES and location:
                 nxt = canonical_url(location, base=url) if len(location) <= MAX_URL_CHARS else None
                 if nxt is None:
-                    return True, False  # an unusable Location: as no robots.txt
+                    return True, "unavailable"  # an unusable Location: as no robots.txt
                 if not in_scope(self.policy, nxt) or trap_reason(self.policy, nxt) is not None:
-                    return False, False  # its rules live where the crawl may not go: disallow rather than guess
+                    return False, "out-of-scope"  # its rules live where the crawl may not go: disallow, not guess
                 url = nxt
                 continue
-            if ex.status == 429 or ex.status >= 500 or not ex.decoded:
-                return False, True
             if ex.status >= 400:
-                return True, False
+                return True, "unavailable"
             if 200 <= ex.status < 300:
                 text = ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace")
                 rp = Protego.parse(text)
@@ -396,9 +415,9 @@ class PoliteFetcher:
                 host.delay = max(self.policy.delay, min(extra, self.policy.max_crawl_delay))
                 if h is host:  # the robots.txt response itself starts the new wait
                     host.next_time += host.delay - old
-                return rp, False
-            return True, False  # 1xx / other 3xx: as Google, treat as no robots.txt
-        return True, False  # too many redirects: as a 404
+                return rp, "parsed"
+            return True, "unavailable"  # 1xx / other 3xx: as Google, treat as no robots.txt
+        return True, "unavailable"  # too many redirects: as a 404
 
     # ------------------------------------------------------------------ politeness and HTTP
     def _host(self, canon: str) -> _Host:
@@ -554,8 +573,10 @@ class PoliteFetcher:
                 decoder.finish()
         except ReadTimeoutError as e:
             ex.truncated, ex.error, ex.detail = "time", "timeout", _detail(e)
+        except DecodeError as e:  # the server's bytes are wrong: not a network fault, not retried
+            ex.truncated, ex.error, ex.detail = "unspecified", "decode", _detail(e)
         except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as e:
-            # a broken connection, or a malformed body (a chunk size of -6, a gzip stream that does not decode)
+            # a broken connection: reset, closed before Content-Length bytes, a malformed chunk size
             ex.truncated, ex.error, ex.detail = "disconnect", "connect", _detail(e)
         ex.body = bytes(body)
         if ex.truncated is not None:
@@ -608,6 +629,21 @@ class PoliteFetcher:
         if content_type is not None and content_type not in self.policy.content_types:
             return "content-type"
         return None
+
+
+def _robots_unreachable(ex: Exchange) -> str | None:
+    """Why a robots.txt reply makes its origin unreachable (``"timeout"``, ``"connect"``, ``"disconnect"``,
+    ``"decode"``, ``"http-429"``, ``"http-5xx"`` codes), or ``None`` for a complete reply: a body cut off by the byte
+    cap (``truncated == "length"``) is complete enough, as RFC 9309 lets a crawler stop after 500 KiB."""
+    if ex.status is None:
+        return ex.error or "connect"
+    if ex.status == 429 or ex.status >= 500:
+        return f"http-{ex.status}"
+    if not ex.decoded or ex.error == "decode":
+        return "decode"
+    if ex.error is not None or ex.truncated in ("time", "disconnect"):
+        return "timeout" if ex.truncated == "time" or ex.error == "timeout" else "disconnect"
+    return None
 
 
 def _detail(e: BaseException) -> str:

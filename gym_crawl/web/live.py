@@ -721,13 +721,15 @@ class LiveWeb(Corpus):
     def counters(self) -> dict[str, Any]:
         """What the web did, for progress lines and reports: ``pages`` (fetched with content), ``fetches`` (page
         fetches the fetcher ran), ``requests_wire`` (HTTP requests sent, robots.txt included), ``errors``
-        (fetch errors by kind), ``refused`` (discovered URLs not offered, by reason), ``discovered``, ``links``,
-        ``cache_hits``."""
+        (fetch errors by kind), ``refused`` (discovered URLs not offered, by reason), ``robots`` (origins by
+        why their robots.txt rules are what they are: ``parsed``, ``unreachable:timeout`` ...), ``discovered``,
+        ``links``, ``cache_hits``."""
         st = self.stats
         return {"pages": int(st.get("pages_fetched", 0)), "fetches": int(st.get("fetches", 0)),
                 "requests_wire": int(st.get("requests_wire", 0)),
                 "errors": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("error:")},
                 "refused": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("refused:")},
+                "robots": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("robots:")},
                 "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0))}
 
     # ------------------------------------------------------------------ vocabulary
@@ -924,9 +926,9 @@ def _canonical_seeds(seeds: Any) -> list[str]:
     return canon
 
 
-def _allow_all(url: str) -> tuple[str, None, list[Any]]:
+def _allow_all(url: str) -> tuple[str, None, list[Any], str]:
     """The robots.txt rules where none are read: allow all."""
-    return "allow", None, []
+    return "allow", None, [], "ignored"
 
 
 class _Missing:

@@ -154,16 +154,18 @@ class OfferRules:
 
 class RobotsRules:
     """One origin's robots.txt as the crawl obeys it: ``"allow"`` (no usable file), ``"disallow"`` (the
-    origin refused, or the file could not be read), or ``"parse"`` with the file's ``text`` (parsed with
-    ``protego``, as the fetcher does). Built from what the fetcher read and rebuilt from the WARC record of
-    it, so a replay decides the same."""
+    origin refused, or the file could not be read whole), or ``"parse"`` with the file's ``text`` (parsed with
+    ``protego``, as the fetcher does), and ``reason``, why (one of
+    :data:`gym_crawl.web.fetcher.ROBOTS_REASONS`: ``"parsed"``, ``"unreachable:timeout"`` ...; ``""`` when
+    unknown, as in a WARC recorded before reasons were). Built from what the fetcher read and rebuilt from the
+    WARC record of it, so a replay decides the same."""
 
-    __slots__ = ("agent", "kind", "text", "_rp")
+    __slots__ = ("agent", "kind", "reason", "text", "_rp")
 
-    def __init__(self, kind: str, text: str | None, agent: str):
+    def __init__(self, kind: str, text: str | None, agent: str, reason: str = ""):
         if kind not in ("allow", "disallow", "parse"):
             raise ValueError(f"robots rules kind must be 'allow', 'disallow' or 'parse', got {kind!r}")
-        self.kind, self.text, self.agent = kind, text, agent
+        self.kind, self.text, self.agent, self.reason = kind, text, agent, str(reason)
         self._rp: Any = None
         if kind == "parse":
             try:
@@ -179,11 +181,11 @@ class RobotsRules:
         return bool(self._rp.can_fetch(url, self.agent))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "agent": self.agent}
+        return {"kind": self.kind, "text": self.text, "agent": self.agent, "reason": self.reason}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RobotsRules:
-        return cls(str(d["kind"]), d.get("text"), str(d["agent"]))
+        return cls(str(d["kind"]), d.get("text"), str(d["agent"]), str(d.get("reason") or ""))
 
 
 def origin_of(url: str, parts: SplitResult | None = None) -> str:

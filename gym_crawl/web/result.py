@@ -15,7 +15,8 @@ __all__ = ["FETCH_ERRORS", "Exchange", "FetchResult", "Recorder", "header_text",
 
 FETCH_ERRORS = ("robots", "out-of-scope", "trap:url-length", "trap:path-depth", "trap:query-params",
                 "trap:repeated-segment", "trap:pattern", "host-cap", "timeout", "connect", "http-<code>",
-                "too-large", "content-type", "content-encoding", "redirect-limit", "redirect-loop", "cancelled")
+                "too-large", "content-type", "content-encoding", "decode", "redirect-limit", "redirect-loop",
+                "cancelled")
 """Every value :attr:`FetchResult.error` can take (``"http-<code>"`` stands for ``"http-404"`` etc.)."""
 
 _META_ROBOTS = re.compile(rb"<meta\b([^>]*)>", re.IGNORECASE)

@@ -36,7 +36,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SLICE", "Budget", "CancelFlag", "Cancelled", "ContentDecoder", "bounded", "connection_classes"]
+__all__ = ["SLICE", "Budget", "CancelFlag", "Cancelled", "ContentDecoder", "DecodeError", "bounded",
+           "connection_classes"]
 
 SLICE = 0.2
 """Seconds a blocked connect or read waits before it looks at the cancel event and the deadline again."""
@@ -50,6 +51,11 @@ _resolver_lock = threading.Lock()
 
 class Cancelled(ConnectionAbortedError):
     """The fetch was cancelled while it waited on the network."""
+
+
+class DecodeError(ValueError):
+    """A ``Content-Encoding`` stream that does not decode or ends before its end (a broken gzip body): the
+    server's bytes are wrong, the network is not at fault, so the fetch is not retried."""
 
 
 class CancelFlag:
@@ -269,9 +275,10 @@ class ContentDecoder:
     stream cut short or garbage after a gzip header would pass for a (truncated or empty) page.
 
     ``feed(data, limit)`` returns at most ``limit`` decoded bytes (the caller's cap: a decompression bomb is cut
-    there, with :attr:`over` set); :meth:`finish` raises ``ValueError`` naming the coding whose stream did not
-    end. A gzip body of several members is read member by member; bytes after the last member are ignored, as
-    browsers do. ``deflate`` is the zlib format, or raw deflate when the body does not start with a zlib header.
+    there, with :attr:`over` set); ``feed`` and :meth:`finish` raise :class:`DecodeError` naming the coding whose
+    stream did not end. A gzip body of several members is read member by member; bytes after the last member are
+    ignored, as browsers do. ``deflate`` is the zlib format, or raw deflate when the body does not start with a zlib
+    header.
     """
 
     def __init__(self, codings: list[str]):
@@ -301,7 +308,7 @@ class ContentDecoder:
             try:
                 out += d.decompress(data)
             except zlib.error as e:
-                raise ValueError(f"the {self.stages[i]} body does not decode ({e})") from None
+                raise DecodeError(f"the {self.stages[i]} body does not decode ({e})") from None
             if not d.eof:
                 break
             self._ended[i] = True
@@ -328,13 +335,13 @@ class ContentDecoder:
         return out
 
     def finish(self) -> None:
-        """Raise ``ValueError`` when a compressed stream did not end (the body was cut short or is garbage); an
+        """Raise :class:`DecodeError` when a compressed stream did not end (the body was cut short or is garbage); an
         empty body (a redirect, a HEAD reply) is no stream at all."""
         if not self._fed:
             return
         for i, c in enumerate(self.stages):
             if not (self._done[i] or (self._ended[i] and self._objs[i] is None)):
-                raise ValueError(f"the {c} body ends before its compressed stream does")
+                raise DecodeError(f"the {c} body ends before its compressed stream does")
 
 
 def connection_classes() -> tuple[type, type]:

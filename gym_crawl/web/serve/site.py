@@ -9,6 +9,7 @@ import itertools
 import selectors
 import socket
 import socketserver
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -57,6 +58,9 @@ class Raw:
     :param piece: bytes per write.
     :param delay: seconds before the first byte.
     :param status: the status recorded in the site's log (the data itself is not parsed).
+    :param hold: seconds the connection stays open, silent, after the last byte (a server that stalls; the hold
+        ends early when the client hangs up).
+    :param reset: end with a TCP reset (``SO_LINGER`` 0) instead of an orderly close.
     """
 
     data: bytes
@@ -64,6 +68,8 @@ class Raw:
     piece: int = 65536
     delay: float = 0.0
     status: int = 0
+    hold: float = 0.0
+    reset: bool = False
 
 
 class Series:
@@ -249,6 +255,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(resp.data[i:i + step])
                 self.wfile.flush()
                 entry.bytes_sent += len(resp.data[i:i + step])
+            hold_until = time.monotonic() + resp.hold
+            while time.monotonic() < hold_until:
+                if self._client_gone():
+                    entry.client_closed = True
+                    return
+                time.sleep(min(_POLL, max(0.0, hold_until - time.monotonic())))
+            if resp.reset:
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             entry.client_closed = True
         finally:
