@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_crawl.corpus.builder import enter_element, surrounding_window
+from gym_crawl.corpus.builder import STRUCTURE_TAGS, enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.web.urls import canonical_url
 
@@ -179,7 +179,7 @@ class _Walk:
         self._open: list = []  # [href, start, pieces, alts, position] of the open link
 
     def emit(self, s: str) -> None:
-        s = _WS.sub(" ", s)
+        s = " " if s.isspace() else _WS.sub(" ", s)  # str.isspace: re's white space (\s) of str patterns
         last = self.parts[-1][-1:] if self.parts else "\n"
         if s[:1] == " " and last in (" ", "\n"):
             s = s[1:]
@@ -222,36 +222,52 @@ class _Walk:
     def run(self, body: Any) -> None:
         """Walk ``body`` (a selectolax ``LexborNode``) in document order, emitting text and link spans."""
         # selectolax yields nodes on entry only; an element is left when the next node's parent is not it.
-        # The stack holds (mem_id, tag, skipped, landmark, in_list, in_main) of the open elements.
+        # The stack holds (mem_id, tag, skipped, landmark, in_list, in_main) of the open elements. The hot loop
+        # of the WARC compiler: the common cases (white space between tags, elements that change no link
+        # context) are decided with set look-ups before any call.
         stack: list[tuple[int, str, bool, str | None, bool, bool]] = [(body.mem_id, "body", False, None, False, False)]
+        top = stack[-1]
+        body_id = top[0]
+        emit, end = self.emit, self._end
         for node in body.traverse(include_text=True):
-            parent_id = node.parent.mem_id if node.parent is not None else None
-            while len(stack) > 1 and stack[-1][0] != parent_id:
-                self._end(stack.pop())
-            _, _, skipped, landmark, in_list, in_main = stack[-1]
+            parent = node.parent
+            parent_id = parent.mem_id if parent is not None else None
+            while top[0] != parent_id and len(stack) > 1:
+                end(stack.pop())
+                top = stack[-1]
+            skipped = top[2]
             tag = node.tag
             if tag == "-text":
                 if not skipped:
-                    self.emit(node.text_content or "")
+                    emit(node.text_content or "")
                 continue
-            if not tag or tag[0] in "-_!" or node.mem_id == stack[0][0]:
+            if not tag or tag[0] in "-_!" or node.mem_id == body_id:
                 continue  # comments, doctype; the body itself
+            if skipped or tag in _SKIP:
+                top = (node.mem_id, tag, True, None, False, False)
+                stack.append(top)
+                continue
             attrs = node.attributes
-            if skipped or tag in _SKIP or "hidden" in attrs:
-                stack.append((node.mem_id, tag, True, None, False, False))
+            if "hidden" in attrs:
+                top = (node.mem_id, tag, True, None, False, False)
+                stack.append(top)
                 continue
             if tag in _BLOCK:
                 self.newline()
-            landmark, in_list, in_main, _ = enter_element(tag, attrs.get("role"), landmark, in_list, in_main)
+            landmark, in_list, in_main = top[3], top[4], top[5]
+            role = attrs.get("role") if attrs else None
+            if role is not None or tag in STRUCTURE_TAGS:
+                landmark, in_list, in_main, _ = enter_element(tag, role, landmark, in_list, in_main)
             if tag == "a":
                 href = attrs.get("href")
                 if href is not None:
                     self.open_link(href, landmark or ("list" if in_list else "main" if in_main else "other"))
             elif tag == "img":
                 self.alt(attrs.get("alt") or "")
-            stack.append((node.mem_id, tag, False, landmark, in_list, in_main))
+            top = (node.mem_id, tag, False, landmark, in_list, in_main)
+            stack.append(top)
         while len(stack) > 1:
-            self._end(stack.pop())
+            end(stack.pop())
 
     def _end(self, entry: tuple[int, str, bool, str | None, bool, bool]) -> None:
         """Close the element ``entry`` of the walk's stack: its link, then its block break."""
