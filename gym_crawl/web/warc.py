@@ -175,6 +175,7 @@ class _ChunkWriter:
 
     def _reset(self) -> None:
         self.words: dict[str, int] = {}
+        self._link_ids: dict[str, list[int]] = {}  # a link text's token ids, in this chunk's vocabulary
         self.urls: list[str] = []
         self.titles: list[str] = []
         self.url_hash: list[int] = []
@@ -200,6 +201,14 @@ class _ChunkWriter:
             out.append(i)
         return out
 
+    def _link_text_ids(self, text: str) -> list[int]:
+        """:meth:`_ids` of an anchor or context, remembered for the chunk: a site's menus give the same anchors
+        and the same 150-character windows on every page, which would otherwise be tokenized page after page."""
+        ids = self._link_ids.get(text)
+        if ids is None:
+            ids = self._link_ids[text] = self._ids(text)
+        return ids
+
     def add_page(self, url: str, digest: str, page: Any) -> None:
         self.urls.append(url)
         self.titles.append(page.title)
@@ -212,8 +221,8 @@ class _ChunkWriter:
         for link in page.links:
             self.link_urls.append(link.url)
             self.link_hash.append(_hash64(link.url))
-            self.anchor.append(self._ids(link.anchor))
-            self.context.append(self._ids(link.context))
+            self.anchor.append(self._link_text_ids(link.anchor))
+            self.context.append(self._link_text_ids(link.context))
             self.position.append(LINK_POSITIONS.index(link.position))
         if len(self.urls) >= self.chunk_pages:
             self.flush()
