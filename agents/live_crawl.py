@@ -1,7 +1,9 @@
 """Deploy an agent as a polite live crawler: ``gym-crawl crawl --live URL ... --agent NAME``, or
 :func:`crawl_live` from Python.
 
-:func:`crawl_live` builds a :class:`~gym_crawl.web.LiveWeb` over the seed URLs (a
+:func:`crawl_live` takes the crawl's :class:`~gym_crawl.web.settings.LiveCrawlSettings` (seeds, topic, budget,
+concurrency, policy ...; recorded in the WARC's warcinfo and checked on resume), builds a
+:class:`~gym_crawl.web.LiveWeb` over the seed URLs (a
 :class:`~gym_crawl.web.fetcher.PoliteFetcher` on worker threads, recording every request and response to a WARC
 file), the env the agent needs (:func:`gym_crawl.agents.make_env_for`, with ``concurrency`` pages in flight and
 at most ``per_host`` per host), and runs the agent through ``env.step`` — the same action path as offline, so
@@ -28,13 +30,15 @@ and CPU time.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import signal
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import gymnasium as gym
 import numpy as np
@@ -43,12 +47,17 @@ from gym_crawl.agents.base import Agent
 from gym_crawl.agents.factory import make_env_for
 from gym_crawl.agents.runner import EpisodeResult, run_episode
 
-__all__ = ["CRAWL_KIND", "DECISION_TYPE", "LiveCrawlResult", "crawl_live"]
+if TYPE_CHECKING:  # the web layer is imported when a crawl runs, not with the command line
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+__all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "LiveCrawlResult", "crawl_live"]
 
 #: ``type`` of the WARC metadata record of one crawl decision
 DECISION_TYPE = "gym_crawl.decision"
 #: ``kind`` of the WARC metadata record of a crawl's settings (one per run; a resumed run must match them)
 CRAWL_KIND = "crawl"
+#: the warcinfo field naming the agent of a crawl (beside its settings, ``gym-crawl-settings``)
+AGENT_FIELD = "gym-crawl-agent"
 _POLICY_DEFAULT_RATE = 10.0
 
 
@@ -67,6 +76,7 @@ class LiveCrawlResult:
     :param seconds: wall seconds of the crawl (reset included); :param cpu_seconds: the process' CPU seconds
         over the same span (every thread).
     :param concurrency: pages in flight at most; :param per_host: per host.
+    :param settings: the crawl's :class:`~gym_crawl.web.settings.LiveCrawlSettings`.
     """
 
     episode: EpisodeResult
@@ -81,6 +91,7 @@ class LiveCrawlResult:
     cpu_seconds: float = 0.0
     concurrency: int = 1
     per_host: int = 1
+    settings: LiveCrawlSettings | None = None
 
     @property
     def pages_per_second(self) -> float:
@@ -180,87 +191,134 @@ def _no_page(web: Any, page: int) -> bool:
     return res is None or getattr(res, "error", None) is not None
 
 
-def _check_resumable(warc: Path, settings: dict[str, Any]) -> None:
-    """Refuse to resume a crawl recorded with other settings: its arrivals would not replay."""
+def _check_resumable(warc: Path, settings: LiveCrawlSettings, agent_name: str) -> None:
+    """Refuse to resume a crawl recorded with other settings or another agent: its arrivals would not replay.
+    The settings recorded in the first warcinfo record are compared field by field
+    (:meth:`~gym_crawl.web.settings.LiveCrawlSettings.differences`); a WARC recorded before settings were
+    recorded is compared on its ``crawl`` record (agent, seed, topic, concurrency, per-host limit)."""
+    from gym_crawl.web.settings import recorded_settings
     from gym_crawl.web.warc_io import read_first_warcinfo, read_metadata
 
     if not warc.exists() or warc.stat().st_size == 0:
         return  # nothing recorded yet: as a new file
-    read_first_warcinfo(warc)  # not a WARC, or damaged at its start: one line naming the file
-    for rec in read_metadata(warc, CRAWL_KIND):
-        diff = [k for k in ("concurrency", "per_host", "seed", "topic", "agent") if rec.get(k) != settings[k]]
+    recorded = recorded_settings(warc)  # not a WARC, or damaged at its start: one line naming the file
+    if recorded is not None:
+        diff = [(k, theirs, mine) for k, theirs, mine in settings.differences(recorded)]
+        theirs_agent = read_first_warcinfo(warc).get(AGENT_FIELD)
+        if theirs_agent and theirs_agent != agent_name:
+            diff.insert(0, ("agent", theirs_agent, agent_name))
         if diff:
-            raise ValueError(f"warc {str(warc)!r} was crawled with {', '.join(f'{k}={rec.get(k)!r}' for k in diff)}; "
-                             f"this run has {', '.join(f'{k}={settings[k]!r}' for k in diff)}: resume with the same "
-                             f"agent, seed, topic, concurrency and per-host limit")
+            raise ValueError(f"warc {str(warc)!r} was crawled with other settings: "
+                             f"{'; '.join(f'{k}={a!r} (this run: {b!r})' for k, a, b in diff)}; resume with the "
+                             f"same settings (only max_pages and the policy's timing may change)")
+        return
+    mine = {"concurrency": settings.concurrency, "per_host": settings.per_host, "seed": settings.seed,
+            "topic": settings.topic, "agent": agent_name}
+    for rec in read_metadata(warc, CRAWL_KIND):
+        old = [k for k in ("concurrency", "per_host", "seed", "topic", "agent") if rec.get(k) != mine[k]]
+        if old:
+            raise ValueError(f"warc {str(warc)!r} was crawled with other settings: "
+                             f"{'; '.join(f'{k}={rec.get(k)!r} (this run: {mine[k]!r})' for k in old)}; resume "
+                             f"with the same agent, seed, topic, concurrency and per-host limit")
         return
 
 
-def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Path | None, topic: str,
-               seed: int = 0, scope: str = "hosts", delay: float | None = None, contact: str | None = None,
-               text: Any = None, resume: bool = False, overwrite: bool = False, capacity: int | None = None,
-               policy: Any = None,
-               fetch: Any = None, env_overrides: dict[str, Any] | None = None, progress: TextIO | None = sys.stderr,
-               progress_every: float = 5.0, handle_signals: bool = True, concurrency: int = 1, per_host: int = 1,
-               rate: float | None = _POLICY_DEFAULT_RATE, offer: Any = None) -> LiveCrawlResult:
-    """Crawl the live web from ``seeds`` with ``agent`` for at most ``max_pages`` steps (see the module docstring).
+#: the keywords ``crawl_live`` took before :class:`~gym_crawl.web.settings.LiveCrawlSettings` (deprecated)
+_LEGACY = ("seeds", "max_pages", "topic", "seed", "scope", "delay", "contact", "rate", "capacity", "policy",
+           "env_overrides", "concurrency", "per_host", "offer")
+
+
+def _settings_from_keywords(seeds: Any, *, max_pages: int, topic: str, seed: int = 0, scope: str = "hosts",
+                           delay: float | None = None, contact: str | None = None,
+                           rate: float | None = _POLICY_DEFAULT_RATE, capacity: int | None = None, policy: Any = None,
+                           env_overrides: dict[str, Any] | None = None, concurrency: int = 1, per_host: int = 1,
+                           offer: Any = None) -> LiveCrawlSettings:
+    """The :class:`~gym_crawl.web.settings.LiveCrawlSettings` of ``crawl_live``'s former keywords: ``delay``,
+    ``contact`` and ``rate`` build the policy when none is given; ``env_overrides`` fill the env fields
+    (``features``, ``reducer``, ``max_candidates``, a reward name, ``domain_cap``, ``text={"general": ...}``) and
+    ``env`` with the rest."""
+    from gym_crawl.web.offer import OfferRules
+    from gym_crawl.web.policy import FetchPolicy
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+    if policy is None:
+        kw: dict[str, Any] = {"rate": rate}
+        if delay is not None:
+            kw["delay"] = float(delay)
+        if contact is not None:
+            kw["contact"] = contact
+        policy = FetchPolicy(**kw)
+    return LiveCrawlSettings(seeds=tuple(seeds) if not isinstance(seeds, str) else seeds, topic=topic,
+                             max_pages=max_pages, seed=seed, scope=scope, concurrency=concurrency, per_host=per_host,
+                             policy=policy, offer=offer if offer is not None else OfferRules(), capacity=capacity,
+                             **LiveCrawlSettings.env_fields(env_overrides))
+
+
+def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: str | Path | None = None,
+               resume: bool = False, overwrite: bool = False, text: Any = None, fetch: Any = None,
+               progress: TextIO | None = sys.stderr, progress_every: float = 5.0, handle_signals: bool = True,
+               **legacy: Any) -> LiveCrawlResult:
+    """Crawl the live web with ``agent`` as ``settings`` say (see the module docstring).
 
     :param agent: any agent (``gym_crawl.agents.make_agent(name)``, a loaded trained one ...).
-    :param seeds: seed URLs (the servers' URLs for a loopback deployment).
-    :param max_pages: the step budget (one page dispatched per step).
+    :param settings: what the crawl does: seeds, topic, budget, seed, scope, concurrency, fetch policy, offer
+        rules, env keywords (:class:`~gym_crawl.web.settings.LiveCrawlSettings`); recorded in the WARC's
+        warcinfo and checked on ``resume``.
     :param warc: the WARC file to record to (``None``: nothing recorded).
-    :param topic: what the crawl looks for (words, or a topic name of ``text``).
-    :param seed: the agent's and env's seed.
-    :param scope: ``"hosts"`` (the seeds' hosts), ``"domain"`` or ``"any"``.
-    :param delay: the per-host delay in seconds (default: the policy's 1 s); :param contact: a contact URL for
-        the User-Agent; :param rate: requests per second over all hosts (``None``: no global limit) — these three
-        build ``policy`` when none is given.
+    :param resume: continue ``warc`` (see the module docstring); its recorded settings must equal ``settings``
+        but for the budget and the policy's timing.
+    :param overwrite: replace an existing ``warc`` file (without ``resume``; an existing file is otherwise
+        refused).
     :param text: the reference text model or corpus (normally the one the agent was trained on); ``None``: the
-        general English model (:mod:`gym_crawl.text.general`; ``env_overrides={"text": {"general": False}}``
-        hashes every word instead).
-    :param resume: continue ``warc`` (see the module docstring).
-    :param capacity: the web's page capacity (default ``max(10_000, 50 × max_pages)``).
-    :param policy: a :class:`~gym_crawl.web.fetcher.FetchPolicy` (then ``delay``/``contact``/``rate`` are ignored).
-    :param fetch: a fetch function instead of the polite fetcher (tests, replays; then no WARC is written).
-    :param env_overrides: more env keywords (``features``, ``reducer``, ``max_candidates`` ...).
+        general English model (:mod:`gym_crawl.text.general`; ``settings.general_text=False`` hashes every word
+        instead).
+    :param fetch: a fetch function instead of the polite fetcher (tests, replays; then no WARC is written and
+        ``settings.policy`` is not used).
     :param progress: where the progress line goes (``None``: nowhere); :param progress_every: seconds between
         lines off a terminal.
     :param handle_signals: stop cleanly on SIGINT/SIGTERM (main thread only).
-    :param concurrency: pages in flight at most (Scrapy's ``CONCURRENT_REQUESTS``); :param per_host: per host
-        (each host is still fetched one request at a time, with its delay).
-    :param offer: the web's :class:`~gym_crawl.web.offer.OfferRules` (default: all on).
-    :param overwrite: replace an existing ``warc`` file (without ``resume``; an existing file is otherwise
-        refused).
+    :param legacy: the former keywords (``seeds`` as the second argument, ``max_pages``, ``topic``, ``seed``,
+        ``scope``, ``delay``, ``contact``, ``rate``, ``capacity``, ``policy``, ``env_overrides``,
+        ``concurrency``, ``per_host``, ``offer``): deprecated, they build the settings
+        (:func:`_settings_from_keywords`) with a ``DeprecationWarning``.
     :returns: a :class:`LiveCrawlResult`.
     """
     from gym_crawl.web.live import LiveWeb
+    from gym_crawl.web.settings import SETTINGS_FIELD, LiveCrawlSettings
 
-    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-        raise ValueError(f"max_pages must be an integer >= 1, got {max_pages!r}")
-    for name, v in (("concurrency", concurrency), ("per_host", per_host)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    cap = capacity if capacity is not None else max(10_000, 50 * max_pages)
-    settings = {"concurrency": concurrency, "per_host": per_host, "seed": seed, "topic": topic,
-                "agent": getattr(agent, "name", type(agent).__name__)}
+    if not isinstance(settings, LiveCrawlSettings):
+        unknown = sorted(set(legacy) - set(_LEGACY))
+        if unknown:
+            raise TypeError(f"crawl_live() got unexpected keyword arguments {unknown}")
+        if settings is not None:
+            if "seeds" in legacy:
+                raise TypeError("crawl_live() got seeds both as its second argument and as seeds=")
+            legacy["seeds"] = settings
+        if "seeds" not in legacy:
+            raise TypeError("crawl_live() needs settings: crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., "
+                            "max_pages=...))")
+        warnings.warn("crawl_live(agent, seeds, max_pages=..., topic=..., ...) is deprecated: pass "
+                      "crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., max_pages=..., ...), warc=...)",
+                      DeprecationWarning, stacklevel=2)
+        settings = _settings_from_keywords(legacy.pop("seeds"), **legacy)
+    elif legacy:
+        raise TypeError(f"crawl_live() got keyword arguments {sorted(legacy)} beside settings: set them in the "
+                        f"settings (LiveCrawlSettings.replace(...))")
+    if fetch is not None and warc is not None:
+        raise ValueError("pass either fetch= or warc= (the polite fetcher records the WARC), not both")
+    agent_name = getattr(agent, "name", type(agent).__name__)
     if resume and warc is not None and Path(warc).exists():
-        _check_resumable(Path(warc), settings)
+        _check_resumable(Path(warc), settings, agent_name)
+    seeds = list(settings.seeds)
     if fetch is None:
-        from gym_crawl.web.fetcher import FetchPolicy
-
-        if policy is None:
-            kw: dict[str, Any] = {"rate": rate}
-            if delay is not None:
-                kw["delay"] = float(delay)
-            if contact is not None:
-                kw["contact"] = contact
-            policy = FetchPolicy(**kw)
-        web = LiveWeb(seeds, policy=policy, warc=warc, resume=resume, overwrite=overwrite, text=text, scope=scope,
-                      max_pages=cap, offer=offer)
+        info = {SETTINGS_FIELD: json.dumps(settings.to_dict(), sort_keys=True), AGENT_FIELD: agent_name}
+        web = LiveWeb(seeds, policy=settings.policy, warc=warc, resume=resume, overwrite=overwrite, text=text,
+                      scope=settings.scope, max_pages=settings.page_capacity, offer=settings.offer,
+                      max_workers=max(256, settings.concurrency), warcinfo=info)
     else:
-        web = LiveWeb(seeds, fetch=fetch, text=text, scope=scope, max_pages=cap, offer=offer)
-    env = make_env_for(agent, corpus=web, topic=topic, max_episode_steps=max_pages, concurrency=concurrency,
-                       per_host=per_host, **(env_overrides or {}))
+        web = LiveWeb(seeds, fetch=fetch, text=text, scope=settings.scope, max_pages=settings.page_capacity,
+                      offer=settings.offer)
+    env = make_env_for(agent, corpus=web, **settings.env_keywords())
     t0, c0 = time.monotonic(), time.process_time()  # the crawl, from its reset (not the text model's build)
     base = env.unwrapped
     stop: dict[str, str | None] = {"by": None}
@@ -275,7 +333,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
                 old[s] = signal.signal(s, _stop)
     show = _Progress(web, progress, progress_every) if progress is not None else None
     if web.recorder is not None:
-        web.recorder.write_metadata(CRAWL_KIND, settings)
+        web.recorder.write_metadata(CRAWL_KIND, {"concurrency": settings.concurrency, "per_host": settings.per_host,
+                                                 "seed": settings.seed, "topic": settings.topic, "agent": agent_name})
     rec_env = _DecisionRecorder(env, web, web.recorder, agent)
 
     def on_step(t: int, info: dict) -> None:
@@ -283,7 +342,8 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
             show(info)
 
     try:
-        res = run_episode(rec_env, agent, seed=seed, on_step=on_step, should_stop=lambda: stop["by"] is not None)
+        res = run_episode(rec_env, agent, seed=settings.seed, on_step=on_step,
+                          should_stop=lambda: stop["by"] is not None)
         if show is not None:
             show({"steps": res.steps, "relevant_found": res.relevant_found, "harvest_rate": res.harvest_rate,
                   "frontier_size": int(base.view.frontier_pages().size)}, final=True)
@@ -298,4 +358,4 @@ def crawl_live(agent: Agent, seeds: list[str], *, max_pages: int, warc: str | Pa
                            warc=None if warc is None else str(warc), fetched_urls=rec_env.urls,
                            landed_urls=[web.url(int(p)) for p in res.fetched],
                            counters=web.counters(), steps_without_page=no_page, seconds=seconds, cpu_seconds=cpu,
-                           concurrency=concurrency, per_host=per_host)
+                           concurrency=settings.concurrency, per_host=settings.per_host, settings=settings)

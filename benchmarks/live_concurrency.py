@@ -141,14 +141,15 @@ def live_run(server: LoopbackSite, corpus: Any, *, pages: int, concurrency: int,
     """One live crawl of the served site; its throughput, CPU and the server's politeness verdict."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
-    from gym_crawl.web.policy import default_user_agent
+    from gym_crawl.web.policy import FetchPolicy, default_user_agent
+    from gym_crawl.web.settings import LiveCrawlSettings
 
     server.log()  # forget earlier runs' requests
     warc = warc_dir / f"crawl-w{concurrency}-{agent}-{seed}.warc.gz"
     seeds = sorted(server.roots.values())
-    res = crawl_live(make_agent(agent), seeds, max_pages=pages, warc=warc, topic=TOPIC, seed=seed, scope="any",
-                     delay=delay, rate=None, text=corpus, concurrency=concurrency, per_host=1, progress=None,
-                     handle_signals=False)
+    settings = LiveCrawlSettings(seeds=tuple(seeds), topic=TOPIC, max_pages=pages, seed=seed, scope="any",
+                                 concurrency=concurrency, per_host=1, policy=FetchPolicy(delay=delay, rate=None))
+    res = crawl_live(make_agent(agent), settings, warc=warc, text=corpus, progress=None, handle_signals=False)
     log = server.log()
     s = res.summary()
     curve = relevant_curve(res.landed_urls[len(seeds):], corpus, truth_of(corpus, TOPIC))

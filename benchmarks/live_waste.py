@@ -37,10 +37,13 @@ def crawl(seeds: list[str], topic: str, steps: int, concurrency: int, offer: Any
     """One live best-first crawl; its counters."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
+    from gym_crawl.web.policy import FetchPolicy
+    from gym_crawl.web.settings import LiveCrawlSettings
 
-    res = crawl_live(make_agent("best-first"), seeds, max_pages=steps, warc=warc, topic=topic, scope="hosts",
-                     delay=0.0, rate=None, concurrency=concurrency, per_host=1, offer=offer, progress=None,
-                     handle_signals=False)
+    settings = LiveCrawlSettings(seeds=tuple(seeds), topic=topic, max_pages=steps, scope="hosts",
+                                 concurrency=concurrency, per_host=1, policy=FetchPolicy(delay=0.0, rate=None),
+                                 offer=offer)
+    res = crawl_live(make_agent("best-first"), settings, warc=warc, progress=None, handle_signals=False)
     s = res.summary()
     return {"steps": s["steps"], "pages": s["pages"], "steps_without_page": s["steps_without_page"],
             "without_page_fraction": round(s["steps_without_page"] / s["steps"], 4) if s["steps"] else None,

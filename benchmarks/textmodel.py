@@ -190,6 +190,7 @@ def crawl_task(served: _Served, corpus: Any, task: Any, text: Any, env_text: dic
     from gym_crawl.agents.live_crawl import crawl_live
     from gym_crawl.tasks import topic_of
     from gym_crawl.web.fetcher import PoliteFetcher
+    from gym_crawl.web.settings import LiveCrawlSettings
 
     topic = topic_of(corpus, task)
     errors: dict[str, str | None] = {}
@@ -200,9 +201,11 @@ def crawl_task(served: _Served, corpus: Any, task: Any, text: Any, env_text: dic
             return res
 
         t0, c0 = time.perf_counter(), time.process_time()
-        res = crawl_live(make_agent("best-first"), [served.seed_url(corpus, task.seeds[0])], max_pages=task.budget,
-                         warc=None, topic=" ".join(topic.words), text=text, fetch=fetch, progress=None,
-                         handle_signals=False, env_overrides={"text": env_text} if env_text is not None else None)
+        env = LiveCrawlSettings.env_fields({"text": env_text} if env_text is not None else None)
+        settings = LiveCrawlSettings(seeds=(served.seed_url(corpus, task.seeds[0]),), topic=" ".join(topic.words),
+                                     max_pages=task.budget, **env)
+        res = crawl_live(make_agent("best-first"), settings, text=text, fetch=fetch, progress=None,
+                         handle_signals=False)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     ok = [u for u in res.fetched_urls if errors.get(u, "") is None]
     rel = np.array([label_matches(served.label(u), task.label) for u in res.fetched_urls], bool)

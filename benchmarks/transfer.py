@@ -295,6 +295,7 @@ def _live_job(job: dict[str, Any]) -> dict[str, Any]:
     from gym_crawl.agents.base import Agent
     from gym_crawl.agents.live_crawl import crawl_live
     from gym_crawl.benchmarks.suite import resolve_agent
+    from gym_crawl.web.settings import LiveCrawlSettings
 
     dep: Deployment = _CTX["deployment"]
     name, pretrained = _learner_name(job["agent"])
@@ -307,13 +308,12 @@ def _live_job(job: dict[str, Any]) -> dict[str, Any]:
 
     inner = get_reward_scheme("han2018") if job["agent"].endswith(AS_CLI) else None
     reward = UrlLabelReward(dep.rules, job["label"], inner)
-    extra: dict[str, Any] = {}
-    if job["concurrency"] > 1 or job["per_host"] > 1:
-        extra = {"concurrency": job["concurrency"], "per_host": job["per_host"]}
+    settings = LiveCrawlSettings(seeds=(job["seed_url"],), topic=job["topic"], max_pages=job["budget"],
+                                 seed=job["seed"], concurrency=job["concurrency"], per_host=job["per_host"],
+                                 policy=dep.policy,
+                                 **LiveCrawlSettings.env_fields({**var.env, **_CTX["env"], "reward": reward}))
     c0, t0 = time.process_time(), time.perf_counter()
-    res = crawl_live(agent, [job["seed_url"]], max_pages=job["budget"], warc=None, topic=job["topic"],
-                     seed=job["seed"], policy=dep.policy, progress=None, handle_signals=False,
-                     env_overrides={**var.env, **_CTX["env"], "reward": reward}, **extra)
+    res = crawl_live(agent, settings, progress=None, handle_signals=False)
     ep = res.episode
     judged = np.fromiter(reward.judged.values(), bool)
     return {"agent": job["agent"], "task": job["name"], "label": job["label"], "kind": job["kind"],

@@ -353,7 +353,7 @@ def test_a_live_crawl_stopped_by_a_signal_exits_with_it(monkeypatch, capsys):
         def summary(self):
             return {"pages_fetched": 3, "stopped_by": "SIGINT"}
 
-    monkeypatch.setattr(crawl, "crawl_live", lambda agent, seeds, **kw: Stopped())
+    monkeypatch.setattr(crawl, "crawl_live", lambda agent, settings, **kw: Stopped())
     assert main(["crawl", "--live", "http://127.0.0.1:9/", "--topic", "geology", "--agent", "random"]) == 130
     assert "stopped_by: SIGINT" in capsys.readouterr().out
 

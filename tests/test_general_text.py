@@ -264,8 +264,8 @@ def test_cli_text_option(monkeypatch, capsys, tiny_corpus, spec, text, env_text)
         def summary(self):
             return {"pages_fetched": 0}
 
-    def fake(agent, seeds, **kw):
-        seen.update(kw)
+    def fake(agent, settings, **kw):
+        seen.update(kw, settings=settings)
         return Res()
 
     monkeypatch.setattr(crawl, "crawl_live", fake)
@@ -273,4 +273,4 @@ def test_cli_text_option(monkeypatch, capsys, tiny_corpus, spec, text, env_text)
     args = ["crawl", "--live", H + "/", "--agent", "best-first", "--topic", "rock", "--json"]
     assert cli.main(args + (["--text", spec] if spec else [])) == 0
     assert (seen["text"] is tiny_corpus) if text == "corpus" else seen["text"] is None
-    assert seen["env_overrides"].get("text") == env_text
+    assert seen["settings"].env_keywords().get("text") == env_text

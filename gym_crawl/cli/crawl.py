@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gym_crawl import __version__
 from gym_crawl._console import EXIT_OK, Progress
@@ -26,7 +26,10 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.wrappers.factory import registered_kwargs
 
-__all__ = ["add_arguments", "plot_curves", "plot_label", "run"]
+if TYPE_CHECKING:  # the web layer is imported by a live crawl only
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+__all__ = ["add_arguments", "live_settings", "plot_curves", "plot_label", "run"]
 
 log = logging.getLogger("gym_crawl")
 
@@ -226,18 +229,10 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`);
     a crawl stopped by a signal (Ctrl-C) exits ``128 + signal number`` after closing its WARC."""
     _check_live_flags(args, names)
-    pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
     agent = _load_agents(names, args.load)[0][1]
     text = load_corpus(args.text) if args.text and args.text not in ("general", "none") else None
-    over = {k: v for k, v in _env_overrides(args).items()
-            if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
-    if args.text in ("general", "none"):
-        over["text"] = {"general": args.text == "general"}
-    res = crawl_live(agent, list(args.live), max_pages=pages, warc=args.warc, topic=args.topic, seed=args.seed,
-                     scope=args.scope, delay=args.delay, contact=args.user_agent_contact, text=text,
-                     resume=args.resume, overwrite=args.overwrite, capacity=args.capacity, env_overrides=over,
-                     concurrency=args.concurrency or 1, per_host=args.per_host or 1,
-                     rate=10.0 if args.rate is None else (args.rate or None))
+    res = crawl_live(agent, live_settings(args), warc=args.warc, resume=args.resume, overwrite=args.overwrite,
+                     text=text)
     if args.save:
         agent.save(args.save)
     summary = res.summary()
@@ -250,6 +245,29 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
         log.info("stopped by %s; the WARC is closed and resumable (--resume)", res.stopped_by)
         return 128 + int(signal.Signals[res.stopped_by])
     return EXIT_OK
+
+
+def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
+    """The :class:`~gym_crawl.web.settings.LiveCrawlSettings` of ``crawl --live``'s flags: the seed URLs,
+    ``--topic``, ``--max-pages`` (else ``--steps``, else the default env's budget), ``--seed``, ``--scope``,
+    ``--concurrency``, ``--per-host``, the policy of ``--delay``, ``--rate`` (``0``: none) and
+    ``--user-agent-contact``, ``--capacity``, and the env flags (``--features``, ``--reducer``, ``--k``,
+    ``--reward``, ``--domain-cap``, ``--text general|none``)."""
+    from gym_crawl.web.policy import FetchPolicy
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+    pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
+    pol: dict[str, Any] = {"rate": 10.0 if args.rate is None else (args.rate or None)}
+    if args.delay is not None:
+        pol["delay"] = float(args.delay)
+    if args.user_agent_contact is not None:
+        pol["contact"] = args.user_agent_contact
+    env = {k: v for k, v in _env_overrides(args).items()
+           if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    return LiveCrawlSettings(seeds=tuple(args.live), topic=args.topic, max_pages=pages, seed=args.seed,
+                             scope=args.scope, concurrency=args.concurrency or 1, per_host=args.per_host or 1,
+                             policy=FetchPolicy(**pol), capacity=args.capacity,
+                             general_text={"general": True, "none": False}.get(args.text or ""), **env)
 
 
 def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:

@@ -18,6 +18,8 @@
   (:meth:`LiveWeb.from_warc`); its fetches run on worker threads (:mod:`~gym_crawl.web.scheduler`), its
   arrivals are handled and recorded in order (:mod:`~gym_crawl.web.feed`), and :class:`OfferRules`
   (:mod:`~gym_crawl.web.offer`) keep URLs that cannot give a page from being offered;
+* :mod:`~gym_crawl.web.settings` — :class:`LiveCrawlSettings`, what a live crawl is (seeds, topic, budget,
+  concurrency, policy, offer rules, env keywords), recorded in its WARC and checked on resume;
 * :mod:`~gym_crawl.web.serve` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
   run a multi-host HTTP site on 127.0.0.0/8 that can misbehave on purpose.
 
@@ -31,9 +33,10 @@ from gym_crawl.web.offer import OfferRules
 from gym_crawl.web.policy import FetchPolicy
 from gym_crawl.web.result import FETCH_ERRORS, Exchange, FetchResult
 from gym_crawl.web.serve.server import Response, Site, serve_corpus, serve_folder, serve_site
+from gym_crawl.web.settings import LiveCrawlSettings, read_settings
 from gym_crawl.web.warc_io import WarcRecorder, read_decisions, read_fetches, read_warcinfo
 
-__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "LiveWeb", "OfferRules", "PoliteFetcher",
-           "Response", "Site",
+__all__ = ["FETCH_ERRORS", "Exchange", "FetchPolicy", "FetchResult", "LiveCrawlSettings", "LiveWeb", "OfferRules",
+           "PoliteFetcher", "Response", "Site", "read_settings",
            "WarcRecorder", "read_decisions", "read_fetches", "read_warcinfo", "serve_corpus", "serve_folder",
            "serve_site"]

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +65,10 @@ from gym_crawl.web.feed import ARRIVALS_KIND, ROBOTS_KIND, ArrivalFeed
 from gym_crawl.web.offer import OfferRules, RobotsRules
 from gym_crawl.web.policy import default_user_agent
 from gym_crawl.web.scheduler import SyncJobs
+from gym_crawl.web.settings import SCOPES
 
 __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
 
-SCOPES = ("hosts", "domain", "any")
 #: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by
 # :meth:`LiveWeb.from_warc`
 CONFIG_FIELD = "gym-crawl-liveweb"
@@ -215,6 +215,8 @@ class LiveWeb(Corpus):
             when the default fetcher obeys robots.txt (never with ``fetch``).
         archive: a WARC whose recorded fetches, arrivals and robots.txt rules are delivered before anything
             else (:meth:`from_warc` passes it; ``resume=True`` uses ``warc``).
+        warcinfo: further fields of the ``warc``'s warcinfo record (``name: value``; a crawl's settings,
+            :data:`~gym_crawl.web.settings.SETTINGS_FIELD`).
     """
 
     # the string columns grow as pages are fetched
@@ -228,7 +230,7 @@ class LiveWeb(Corpus):
                  max_links: int | None = None, max_links_per_page: int = 1000, max_domains: int = 10_000,
                  max_words: int | None = None, extract: Callable[..., Any] | None = None, name: str = "live",
                  offer: OfferRules | None = None, max_workers: int = 256, robots: bool | None = None,
-                 archive: str | Path | None = None):
+                 archive: str | Path | None = None, warcinfo: Mapping[str, Any] | None = None):
         from gym_crawl.web.urls import canonical_url, url_host, url_text
 
         self._canonical, self._host_of, self._url_text = canonical_url, url_host, url_text
@@ -323,7 +325,7 @@ class LiveWeb(Corpus):
         self._use_robots = self.offer.robots and (obeys if robots is None else bool(robots))
         backend: Any
         if fetch is None:
-            backend, resumed = self._default_backend(warc, resume, overwrite, max_workers)
+            backend, resumed = self._default_backend(warc, resume, overwrite, max_workers, warcinfo)
             archive = resumed or archive
         else:
             backend = SyncJobs(fetch, lambda url: self._feed.robots_record(url))
@@ -449,8 +451,8 @@ class LiveWeb(Corpus):
                                  "allowed_domains": list(self._scope.allowed_domains)})
         return pol
 
-    def _default_backend(self, warc: str | Path | None, resume: bool, overwrite: bool,
-                         max_workers: int) -> tuple[Any, Path | None]:
+    def _default_backend(self, warc: str | Path | None, resume: bool, overwrite: bool, max_workers: int,
+                         warcinfo: Mapping[str, Any] | None = None) -> tuple[Any, Path | None]:
         """The polite fetcher on worker threads, and the WARC recorder; returns the scheduler and the WARC to
         resume (``None`` unless resuming an existing file)."""
         from gym_crawl.web.fetcher import PoliteFetcher
@@ -466,7 +468,8 @@ class LiveWeb(Corpus):
                 resumed = path
             # the recorder cuts an incomplete last record (a killed crawl) before anything reads the file
             self._recorder = WarcRecorder(path, append=resume, overwrite=overwrite, policy=self.policy,
-                                          seeds=self.seed_urls, info={CONFIG_FIELD: self.config()})
+                                          seeds=self.seed_urls,
+                                          info={CONFIG_FIELD: self.config(), **(warcinfo or {})})
         # no recorder on the fetcher: the feed writes each fetch on the caller's thread, in arrival order
         self._fetcher = PoliteFetcher(self.policy)
         return FetchScheduler(self._fetcher, max_workers), resumed
