@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gym_crawl import __version__
 from gym_crawl._console import EXIT_OK, Progress
@@ -24,10 +24,9 @@ from gym_crawl.cli.errors import USAGE_ERRORS, error_message
 from gym_crawl.cli.options import check_writable, int_at_least, seconds
 from gym_crawl.corpus import load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
+from gym_crawl.web.policy import FetchPolicy
+from gym_crawl.web.settings import LiveCrawlSettings
 from gym_crawl.wrappers.factory import registered_kwargs
-
-if TYPE_CHECKING:  # the web layer is imported by a live crawl only
-    from gym_crawl.web.settings import LiveCrawlSettings
 
 __all__ = ["add_arguments", "live_settings", "plot_curves", "plot_label", "run"]
 
@@ -253,9 +252,6 @@ def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
     ``--concurrency``, ``--per-host``, the policy of ``--delay``, ``--rate`` (``0``: none) and
     ``--user-agent-contact``, ``--capacity``, and the env flags (``--features``, ``--reducer``, ``--k``,
     ``--reward``, ``--domain-cap``, ``--text general|none``)."""
-    from gym_crawl.web.policy import FetchPolicy
-    from gym_crawl.web.settings import LiveCrawlSettings
-
     pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
     pol: dict[str, Any] = {"rate": 10.0 if args.rate is None else (args.rate or None)}
     if args.delay is not None:
