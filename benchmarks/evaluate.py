@@ -14,8 +14,8 @@ one table of several files' sets.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +29,26 @@ __all__ = ["BASELINES", "agent_label", "evaluate", "format_sets", "format_table"
 BASELINES = ("random", "best-first", "oracle")
 
 
-def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 1, budget: int | None = None,
-             max_tasks: int | None = None, min_pages: int = 25, wikispeedia: str | None = None, jobs: int = 1,
-             config: dict[str, dict[str, Any]] | None = None, progress: bool = True,
-             reps: int = 2000) -> dict[str, Any]:
+def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 1,
+             budget: int | Sequence[int] | None = None, max_tasks: int | None = None, min_pages: int | None = None,
+             wikispeedia: str | None = None, jobs: int = 1, config: dict[str, dict[str, Any]] | None = None,
+             progress: bool = True, reps: int = 2000, train_on: str | None = None) -> dict[str, Any]:
     """Run ``agents`` (plus :data:`BASELINES`) on ``task_set`` and return ``{"set", "corpus", "tasks", "kinds",
     "agents", "best_learner", "runs", ...}`` (``agents[name]`` as :func:`summarize` makes it; ``kinds`` maps
     each task to ``"near"`` — its seed page carries the label — or ``"far"``). ``budget`` sets every task's
-    page budget (default: the set's own)."""
+    page budget, or a list of budgets repeats every task at each (default: the set's own). ``task_set`` may be
+    ``corpus:<spec>[@site]``, the labels of any corpus (:mod:`gym_crawl.tasks.own_web`). ``train_on``: another
+    set whose train tasks the learners train on, tested on ``task_set``'s tasks (all of them when it is on
+    another corpus: :func:`gym_crawl.tasks.own_web.combine`)."""
     from gym_crawl.benchmarks import suite
+    from gym_crawl.tasks.own_web import combine, with_budgets
     from gym_crawl.tasks.task import task_kind
 
     if seeds < 1 or epochs < 0:
         raise ValueError(f"--seeds must be >= 1 and --epochs >= 0, got {seeds} and {epochs}")
-    if budget is not None and budget < 1:
-        raise ValueError(f"--budget must be >= 1, got {budget}")
+    budgets = None if budget is None else [int(budget)] if isinstance(budget, int) else [int(b) for b in budget]
+    if budgets is not None and (not budgets or min(budgets) < 1):
+        raise ValueError(f"--budget must be page counts >= 1, got {budget}")
     if max_tasks is not None and max_tasks < 1:
         raise ValueError(f"--max-tasks must be >= 1 (or absent: all tasks), got {max_tasks}")
     if jobs < 1:
@@ -52,22 +57,31 @@ def evaluate(task_set: str, agents: list[str], *, seeds: int = 5, epochs: int = 
     unknown = [a for a in agents if a not in known]
     if unknown:
         raise ValueError(f"unknown agent(s) {unknown}; registered agents and suite variants: {known}")
-    sets, corpora = suite.build_task_sets([task_set], wikispeedia=wikispeedia or str(suite.DEFAULT_WIKISPEEDIA),
+    names = [task_set] + ([train_on] if train_on is not None else [])
+    sets, corpora = suite.build_task_sets(names, wikispeedia=wikispeedia or str(suite.DEFAULT_WIKISPEEDIA),
                                           min_pages=min_pages, max_tasks=max_tasks)
+    for s in sets:
+        if not s.tasks:
+            raise ValueError(f"task set {s.name!r} has no tasks here: {s.note}")
     ts = sets[0]
-    if not ts.tasks:
-        raise ValueError(f"task set {task_set!r} has no tasks here: {ts.note}")
-    if budget is not None:
-        ts.tasks = [dataclasses.replace(t, budget=int(budget)) for t in ts.tasks]
+    set_name = task_set
+    if train_on is not None:
+        set_name = f"{train_on} -> {task_set}"
+        ts = combine(set_name, sets[1], sets[0])
+        if not any(t.split == "train" for t in ts.tasks) or not any(t.split == "test" for t in ts.tasks):
+            raise ValueError(f"--train-on {train_on!r} with {task_set!r}: no train or no test task ({ts.note})")
+        sets = [ts]
+    if budgets is not None:
+        ts.tasks = with_budgets(ts.tasks, budgets)
     names = list(dict.fromkeys(list(BASELINES) + list(agents)))
     t0 = time.perf_counter()
     runs = suite.run_suite(sets, corpora, names, seeds=seeds, epochs=epochs, jobs=jobs, config=config or {},
                            progress=progress)
-    corpus = corpora[ts.corpus_spec]
-    kinds = {t.name: task_kind(corpus, t) for t in ts.tasks}
+    kinds = {t.name: task_kind(corpora[t.corpus or ts.corpus_spec], t) for t in ts.tasks}
     learners = [a for a in names if a not in BASELINES and suite.is_learner(a)]
-    res = {"set": task_set, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
-           "budget": budget, "max_tasks": max_tasks, "config": config or {},
+    res = {"set": set_name, "corpus": ts.corpus_spec, "seeds": seeds, "epochs": epochs,
+           "budget": budget if budgets is None or len(budgets) > 1 else budgets[0], "max_tasks": max_tasks,
+           "config": config or {}, "train_on": train_on,
            "tasks": {"train": sum(t.split == "train" for t in ts.tasks),
                      "test": sum(t.split == "test" for t in ts.tasks)},
            "kinds": kinds, "learners": learners, "seconds": round(time.perf_counter() - t0, 1), "runs": runs}
@@ -239,6 +253,17 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
     return save_png(fig, path)
 
 
+def _budgets(text: str) -> list[int]:
+    """``--budget 50,200`` → ``[50, 200]`` (argparse reports anything else as a usage error)."""
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected page counts >= 1 (e.g. 100 or 50,200), got {text!r}") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"expected page counts >= 1 (e.g. 100 or 50,200), got {text!r}")
+    return out
+
+
 class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Each option's default once: appended unless the help already states it or the default is ``None``
     (the help then says what happens without the option), as the other ``gym-crawl`` sub-commands do."""
@@ -256,11 +281,28 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=_OneDefaultFormatter)
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
-    ap.add_argument("--set", default=gym_crawl.V2_TASK_SET, dest="task_set",
-                    help="task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web or docs-web-hard")
+    ap.add_argument("--set", default=None, dest="task_set",
+                    help=f"task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web, docs-web-hard, or "
+                         f"corpus:PATH (default: {gym_crawl.V2_TASK_SET}, or --corpus's)")
+    ap.add_argument("--corpus", default=None, metavar="PATH",
+                    help="the task set of any labelled corpus (your own compiled crawl): every label with >= "
+                         "--min-pages pages is a topic, with a near seed (its most in-linked page) and a far seed "
+                         "(the crawl's own start page, else the most in-linked page outside the label) "
+                         "(default: none; --set's tasks)")
+    ap.add_argument("--split", default="label", choices=["label", "site"],
+                    help="--corpus: hold out labels, or whole sites (a label's site: the host most of its pages "
+                         "are on)")
+    ap.add_argument("--train-on", default=None, metavar="SET",
+                    help="learners train on this set's train tasks (a set name or corpus:PATH) and are tested on "
+                         "the --set/--corpus tasks: on another corpus all of its tasks are test tasks (default: "
+                         "the same set's train tasks)")
+    ap.add_argument("--min-pages", type=int, default=None,
+                    help="labelled pages a label needs to be a topic (default: 25; 5 for --corpus)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds (independent training runs of each learner)")
     ap.add_argument("--epochs", type=int, default=1, help="passes of a learner over the train tasks")
-    ap.add_argument("--budget", type=int, default=None, help="page budget of every task (default: the set's)")
+    ap.add_argument("--budget", type=_budgets, default=None, metavar="N[,N...]",
+                    help="page budget of every task; several (50,200) repeat every task at each (default: the "
+                         "set's)")
     ap.add_argument("--max-tasks", type=int, default=None,
                     help="at most this many tasks (half train, half test; default: all)")
     ap.add_argument("--wikispeedia", default=None,
@@ -278,6 +320,9 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import gym_crawl
+    from gym_crawl.tasks import TASK_SETS
+
     a = build_parser().parse_args(argv)
     if a.report:
         results = [report(p) for p in a.report]
@@ -297,8 +342,20 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(config) - set(a.agents))
     if unknown:
         raise ValueError(f"--config names agent(s) {unknown} that --agents does not run ({a.agents})")
-    res = evaluate(a.task_set, a.agents, seeds=a.seeds, epochs=a.epochs, budget=a.budget, max_tasks=a.max_tasks,
-                   wikispeedia=a.wikispeedia, jobs=a.jobs, config=config)
+    if a.task_set is not None and a.corpus is not None:
+        raise ValueError(f"--set {a.task_set} and --corpus {a.corpus}: give one of them (to train on one and test "
+                         f"on the other: --corpus {a.corpus} --train-on {a.task_set})")
+    if a.split != "label" and a.corpus is None:
+        raise ValueError("--split applies to --corpus (the registered sets have their own split)")
+    from gym_crawl.tasks.own_web import corpus_set_name
+
+    task_set = corpus_set_name(a.corpus, a.split) if a.corpus is not None else a.task_set or gym_crawl.V2_TASK_SET
+    train_on = a.train_on
+    if train_on is not None and train_on not in TASK_SETS and not train_on.startswith("corpus:"):
+        train_on = corpus_set_name(train_on)  # a corpus path
+    res = evaluate(task_set, a.agents, seeds=a.seeds, epochs=a.epochs, budget=a.budget, max_tasks=a.max_tasks,
+                   min_pages=a.min_pages, wikispeedia=a.wikispeedia, jobs=a.jobs, config=config,
+                   train_on=train_on)
     print(format_table(res), end="")
     if a.json:
         atomic_write_json(Path(a.json), res)

@@ -107,7 +107,8 @@ def suite_agent_names() -> list[str]:
     return sorted(agent_names())
 
 
-def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int = 25, quick_budget: int | None = None,
+def build_task_sets(names: Sequence[str], *, wikispeedia: Any, min_pages: int | None = None,
+                    quick_budget: int | None = None,
                     max_tasks: int | None = None) -> tuple[list[TaskSet], dict[str, Any]]:
     """:func:`gym_crawl.tasks.build_task_sets` with the suite's corpus loader (:func:`_load_corpus`)."""
     return tasks_lib.build_task_sets(names, wikispeedia=wikispeedia, min_pages=min_pages, quick_budget=quick_budget,
@@ -171,8 +172,12 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
 
     # one env per (corpus, agent kind, budget) per process: reused across jobs, so the per-topic work of a
     # reset (the env's topic scorers) is done once per topic, not once per seed
-    envs = _ENVS.setdefault(job["corpus"], TaskEnvs(_CORPORA[job["corpus"]]))
     name, tasks = job["agent"], [Task(**t) for t in job["tasks"]]
+
+    def envs_of(t: Task) -> TaskEnvs:  # a task of a set that combines corpora names its own
+        spec = t.corpus or job["corpus"]
+        return _ENVS.setdefault(spec, TaskEnvs(_CORPORA[spec]))
+
     var = resolve_agent(name)
     cfg = {**var.config, **job["config"]}
     out = []
@@ -181,7 +186,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
             for s in job["seeds"]:
                 agent = make_agent(var.agent, **cfg)
                 t0 = time.perf_counter()
-                found = task_episode(envs, agent, t, s, var.env)
+                found = task_episode(envs_of(t), agent, t, s, var.env)
                 for s2 in job.get("copy_to", [s]):
                     out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s2,
                                 "found": found, "seconds": time.perf_counter() - t0, "run_seed": s})
@@ -194,7 +199,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
     ep = 0
     for _ in range(job["epochs"]):
         for i in rng.permutation(len(train)):
-            task_episode(envs, agent, train[int(i)], 1000 * s + ep, var.env)
+            task_episode(envs_of(train[int(i)]), agent, train[int(i)], 1000 * s + ep, var.env)
             ep += 1
     train_seconds = time.perf_counter() - t0
     weights = agent.state_dict()
@@ -204,7 +209,7 @@ def _job(job: dict[str, Any]) -> list[dict[str, Any]]:
         ev = make_agent(var.agent, **{**cfg, **var.eval_config})
         ev.load_state_dict({k: v.copy() for k, v in weights.items()})
         t1 = time.perf_counter()
-        found = task_episode(envs, ev, t, s, var.env)
+        found = task_episode(envs_of(t), ev, t, s, var.env)
         out.append({"agent": name, "task": t.name, "label": t.label, "split": t.split, "seed": s, "found": found,
                     "seconds": time.perf_counter() - t1, "train_seconds": train_seconds, "train_episodes": ep})
     return out

@@ -67,26 +67,52 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-tasks", type=int, default=None, help="at most this many tasks (half train, half test)")
     g.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
     g.add_argument("--baseline-seeds", type=int, default=3, help="seeds of the random baseline per test task")
-    g.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
-                   help="training seeds (--seed, --seed + 1, …), each trained and evaluated on the test tasks; "
-                        "outputs in <out>/seed<s>")
+    g.add_argument("--seeds", type=int, default=None,
+                   help=f"training seeds (--seed, --seed + 1, …), each trained and evaluated on the test tasks; "
+                        f"outputs in <out>/seed<s> (default: {DEFAULT_SEEDS} with a task set, 1 with named topics)")
+    own = p.add_argument_group("your own corpus (--corpus PATH: a compiled crawl with labels, `gym-crawl corpus "
+                               "compile`)")
+    own.add_argument("--seed-pages", nargs="+", default=None, metavar="PAGE",
+                     help="seed pages (titles or URLs) of every named topic (default: the topic's own, else the "
+                          "corpus' own seeds — a compiled live crawl records them — else the label's most "
+                          "in-linked page)")
+    own.add_argument("--split", default="label", choices=["label", "site"],
+                     help="--corpus without --train-topics/--eval-topics trains on the task set of the corpus' "
+                          "labels: hold out labels, or whole sites (a label's site is the host most of its pages "
+                          "are on; for a corpus of several sites)")
+    own.add_argument("--min-pages", type=int, default=None,
+                     help="labelled pages a label needs to be a topic of --corpus's task set (default 5)")
     p.set_defaults(out="runs/train")
     return p
 
 
 def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispeedia: str | None = None,
-                   eval_freq_given: bool = False) -> list[Any]:
+                   eval_freq_given: bool = False, min_pages: int | None = None,
+                   budget: int | None = None) -> list[Any]:
     """Point ``cfg`` (a :class:`~gym_crawl.agents.sb3.train.TrainConfig`) at task set ``name``: its corpus, label
-    reward, train tasks for training, test tasks for evaluation, the tasks' budget; returns the test tasks."""
-    from gym_crawl.benchmarks import suite
+    reward, train tasks for training, test tasks for evaluation, the tasks' budget; returns the test tasks.
+    A ``corpus:`` set (any labelled corpus, :mod:`gym_crawl.tasks.own_web`) runs every task at one budget:
+    ``budget``, else its near tasks'."""
+    import dataclasses
 
+    from gym_crawl.benchmarks import suite
+    from gym_crawl.tasks.own_web import parse_corpus_set
+
+    own = parse_corpus_set(name) is not None
+    flag = "--corpus" if own else "--task-set"
+    shown = name.split(":", 1)[1].split("@")[0] if own else name
     sets, _ = suite.build_task_sets([name], wikispeedia=wikispeedia or str(suite.DEFAULT_WIKISPEEDIA),
-                                    max_tasks=max_tasks)
+                                    max_tasks=max_tasks, min_pages=min_pages)
     ts = sets[0]
+    if own and ts.tasks:
+        one = budget or min(t.budget for t in ts.tasks)
+        ts.tasks = [dataclasses.replace(t, budget=int(one)) for t in ts.tasks]
     train = [t for t in ts.tasks if t.split == "train"]
     test = [t for t in ts.tasks if t.split == "test"]
     if not train or not test:
-        raise ValueError(f"--task-set {name!r} has no train or no test tasks here: {ts.note or 'too few labels'}")
+        hint = " (fewer labels than a split needs: name topics with --train-topics/--eval-topics)" if own else ""
+        raise ValueError(f"{flag} {shown!r} has no train or no test tasks here: {ts.note or 'too few labels'}"
+                         + hint)
     budgets = {t.budget for t in ts.tasks}
     if len(budgets) != 1:
         raise ValueError(f"--task-set {name!r} mixes budgets {sorted(budgets)}; one training run needs one budget")
@@ -145,17 +171,60 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _without_task_set(argv: list[str]) -> list[str]:
-    """``argv`` without ``--task-set NAME`` (the single trainer does not know the flag)."""
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-        elif a == "--task-set":
-            skip = True
-        elif not a.startswith("--task-set="):
-            out.append(a)
+def named_tasks(corpus: Any, topics: list[Any], seed_pages: list[str] | None) -> list[Any]:
+    """Each named topic with its seed pages on ``corpus``: the topic as it is when the env finds its seeds itself
+    and ``seed_pages`` is not given, else a task ``{"topic": name, "seeds": [...]}``
+    (:func:`gym_crawl.tasks.own_web.topic_seed_pages`: ``seed_pages``, or its label's most in-linked page)."""
+    from gym_crawl.relevance.topic import resolve_topic
+    from gym_crawl.relevance.topic import seed_pages as env_seed_pages
+    from gym_crawl.tasks.own_web import topic_seed_pages
+
+    out = []
+    for t in topics:
+        if not isinstance(t, dict) and not seed_pages:
+            try:
+                env_seed_pages(resolve_topic(t, corpus), corpus)
+                out.append(t)
+                continue
+            except ValueError:
+                pass
+        out.append(t if isinstance(t, dict) else {"topic": t, "seeds": topic_seed_pages(corpus, t, seed_pages)})
     return out
+
+
+def _train_named(a: argparse.Namespace, given: set[str]) -> int:
+    """Named topics (``--train-topics`` / ``--eval-topics`` / ``--corpus``): each topic from its seed pages
+    (``--seed-pages``, else the topic's, the corpus' own or its label's most in-linked page), ``--seeds N``
+    training seeds (default 1; several: outputs in ``<out>/seed<s>``)."""
+    import dataclasses
+    import os
+
+    from gym_crawl.agents.sb3 import train as sb3_train
+    from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
+    from gym_crawl.corpus import load_corpus
+
+    n_seeds = 1 if a.seeds is None else a.seeds
+    try:
+        if n_seeds < 1:
+            raise ValueError(f"--seeds must be >= 1, got {n_seeds}")
+        for flag in ("--max-tasks", "--wikispeedia", "--baseline-seeds", "--min-pages"):
+            if flag in given:
+                raise ValueError(f"{flag} applies to a task set (--task-set NAME, or --corpus PATH without "
+                                 f"--train-topics/--eval-topics)")
+        cfg = sb3_train.config_from_args(a)
+        cfg.validate()
+        corpus = load_corpus(cfg.corpus)
+        cfg.train_topics = named_tasks(corpus, cfg.train_topics, a.seed_pages)
+        cfg.eval_topics = named_tasks(corpus, cfg.eval_topics, a.seed_pages)
+    except ValueError as e:
+        print(error_line(e), file=sys.stderr)
+        return EXIT_USAGE
+    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
+                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
+    for seed in range(cfg.seed, cfg.seed + n_seeds):
+        c = cfg if n_seeds == 1 else dataclasses.replace(cfg, seed=seed, out=str(Path(cfg.out) / f"seed{seed}"))
+        sb3_train.print_result(sb3_train.train(c))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,16 +236,30 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = list(argv or [])
     a = build_parser().parse_args(argv)
-    named = any(arg.split("=")[0] in _TOPIC_FLAGS for arg in argv)
+    given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
+    named = bool(given & set(_TOPIC_FLAGS))
+    topics_named = bool(given & {"--train-topics", "--eval-topics"})
     set_name = a.task_set if a.task_set is not None else (None if named else gym_crawl.V2_TASK_SET)
+    if a.task_set is None and "--corpus" in given and not topics_named:
+        from gym_crawl.tasks.own_web import corpus_set_name
+
+        set_name = corpus_set_name(a.corpus, a.split)  # the task set of the corpus' labels
+    elif "--split" in given:
+        print(error_line("--split applies to --corpus without --train-topics/--eval-topics (the task set of the "
+                         "corpus' labels)"), file=sys.stderr)
+        return EXIT_USAGE
     if set_name == "none":
         set_name = None
     if not set_name:
-        return sb3_train.main(_without_task_set(argv))
-    given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
+        return _train_named(a, given)
+    if a.seeds is None:
+        a.seeds = DEFAULT_SEEDS
     try:
         if a.seeds < 1:
             raise ValueError(f"--seeds must be >= 1, got {a.seeds}")
+        if a.seed_pages:
+            raise ValueError("--seed-pages gives the seeds of named topics (--train-topics/--eval-topics); a task "
+                             "set's tasks have their own")
         cfg = sb3_train.config_from_args(a)
         ppo = cfg.algo in ("ppo", "maskable-ppo")
         for flag, field, value in RECIPE:  # the task-set recipe, where the command line does not say otherwise
@@ -185,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         if "--hyper" in given and ppo:
             cfg.hyper = {**RECIPE_HYPER, **a.hyper}
         test = apply_task_set(cfg, set_name, max_tasks=a.max_tasks, wikispeedia=a.wikispeedia,
-                              eval_freq_given="--eval-freq" in given)
+                              eval_freq_given="--eval-freq" in given, min_pages=a.min_pages,
+                              budget=a.max_episode_steps if "--max-episode-steps" in given else None)
         cfg.eval_train = False
         cfg.eval_monitor_tasks = MONITOR_TASKS
         cfg.validate()

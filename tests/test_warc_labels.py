@@ -125,5 +125,5 @@ def test_recorded_seeds_become_the_corpus_seeds(tmp_path: Path) -> None:
         pass
     rec_path.write_bytes(rec_path.read_bytes() + src.read_bytes())
     c = load_corpus(rec_path)
-    assert c.meta["seeds"] == [f"{GEO}Volcano"]  # a seed that is no page of the archive is dropped
-    assert "seeds" not in load_corpus(src).meta
+    assert c.meta["default_seeds"] == [f"{GEO}Volcano"]  # a seed that is no page of the archive is dropped
+    assert "default_seeds" not in load_corpus(src).meta

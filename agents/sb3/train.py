@@ -67,7 +67,7 @@ from gym_crawl.agents.train_common import (
 
 __all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
            "make_env", "make_vec_env", "build_model", "policy_spec", "precompute_world", "train", "evaluate",
-           "worker_memory", "process_memory", "main"]
+           "worker_memory", "worker_died", "process_memory", "print_result", "main"]
 
 DISCRETE_ALGOS = ("dqn", "ppo", "a2c", "maskable-ppo")
 CONTINUOUS_ALGOS = ("ppo", "a2c", "sac", "td3")
@@ -219,7 +219,20 @@ def make_vec_env(cfg: TrainConfig, topics: Sequence[str], n_envs: int, seed: int
                                             n_envs, available_cores())
     spec = _env_spec(cfg, topics, topic_mode)
     fn = functools.partial(_make_unmonitored, spec)
-    return sb3_make_vec_env(fn, n_envs=n_envs, seed=seed, vec_env_cls=SubprocVecEnv if use_subproc else DummyVecEnv)
+    if use_subproc:  # a bad topic, seed or option fails here, in this process, as one error (not in a worker)
+        fn().close()
+    try:
+        return sb3_make_vec_env(fn, n_envs=n_envs, seed=seed,
+                                vec_env_cls=SubprocVecEnv if use_subproc else DummyVecEnv)
+    except (EOFError, ConnectionError) as e:
+        raise worker_died(e) from None
+
+
+def worker_died(e: BaseException) -> OSError:
+    """The error of a ``SubprocVecEnv`` whose worker ended (its own traceback is on stderr): an ``OSError`` saying
+    so and how to get the error in this process, instead of the pipe's ``Connection reset by peer``."""
+    return OSError(f"an env worker process ended ({type(e).__name__}; its error is printed above); rerun with "
+                   f"--vec dummy to step the envs in this process")
 
 
 def _make_unmonitored(spec: dict[str, Any]) -> Any:
@@ -445,7 +458,10 @@ def train(cfg: TrainConfig) -> TrainResult:
         warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
         if cfg.progress_bar:
             callbacks.append(_progress_callback(cfg.timesteps, f"train {cfg.algo} seed {cfg.seed}"))
-        model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), tb_log_name=cfg.algo)
+        try:
+            model.learn(total_timesteps=cfg.timesteps, callback=CallbackList(callbacks), tb_log_name=cfg.algo)
+        except (EOFError, ConnectionError) as e:
+            raise worker_died(e) from None
     model.logger.dump(model.num_timesteps)  # SB3 dumps before each update: flush the last update's train/* values
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     memory = worker_memory(env) or memory
@@ -524,7 +540,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
                                                                        use_subprocesses(cfg.n_envs, cfg.vec))))
-    res = train(cfg)
+    print_result(train(cfg))
+    return 0
+
+
+def print_result(res: TrainResult) -> None:
+    """The summary ``gym-crawl train`` prints of one run (stdout): steps and time, the evaluation by topic, worker
+    memory and where the outputs are."""
+    cfg = res.config
     s = res.summary()
     print(f"{cfg.algo} ({cfg.wrapper}, {cfg.policy}) on {cfg.corpus}: {res.timesteps} steps "
           f"in {res.train_seconds:.1f} s")
@@ -537,7 +560,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  saved {res.out / 'model.zip'}, {res.out / 'agent.npz'}, {res.out / 'results.json'}")
     if cfg.tensorboard:
         print(f"  TensorBoard logs: {res.out / 'tb'} (tensorboard --logdir {res.out / 'tb'})")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

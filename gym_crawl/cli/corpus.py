@@ -72,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{k:>20}: {v}")
         if warc:
             print(_warc_summary_line(warc))
-        if corpus.meta.get("seeds"):
+        if corpus.meta.get("default_seeds"):
             print(f"\nseeds (the recorded crawl's start pages, the default seeds of a topic here): "
-                  f"{' '.join(corpus.meta['seeds'])}")
+                  f"{' '.join(corpus.meta['default_seeds'])}")
         print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
               "use a label below (--topic LABEL --seeds TITLE) or topic words")
         for name, t in topics.items():

@@ -45,6 +45,8 @@ def cli_words(msg: str) -> str:
             value = ast.literal_eval(raw)
         except (ValueError, SyntaxError):
             value = raw
+        if value is Ellipsis:  # "pass topic=..." advises the keyword, not a value
+            return f"{name} {name.lstrip('-').upper().replace('-', '_')}"
         if isinstance(value, (list, tuple)):
             value = ",".join("TITLE" if v is Ellipsis else str(v) for v in value)
         return f"{name} {shlex.quote(str(value))}"

@@ -1,7 +1,8 @@
 """Crawl tasks as library objects: task sets, their fixed train/test splits, and one-call envs.
 
 A task spec is ``"<set>"``, ``"<set>:<split>"`` or ``"<set>:<split>:<index>"`` (``split`` is ``train``,
-``test`` or ``all``; ``index`` counts within that split in the set's order)::
+``test`` or ``all``; ``index`` counts within that split in the set's order); ``<set>`` is a registered set or
+``corpus:<path>``, the labels of any corpus (:mod:`gym_crawl.tasks.own_web`)::
 
     from gym_crawl import tasks
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gym_crawl.agents import make_env_for
+from gym_crawl.tasks.own_web import CORPUS_SET_PREFIX
 from gym_crawl.tasks.sets import (
     TASK_SETS,
     Task,
@@ -52,11 +54,13 @@ def parse(spec: str) -> tuple[str, str, int | None]:
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"task spec must be '<set>[:<split>[:<index>]]', got {spec!r}")
     parts = spec.split(":")
+    if parts[0] + ":" == CORPUS_SET_PREFIX and len(parts) > 1:  # corpus:<spec>[:<split>[:<index>]]
+        parts = [f"{parts[0]}:{parts[1]}", *parts[2:]]
     if len(parts) > 3:
         raise ValueError(f"task spec {spec!r}: expected '<set>[:<split>[:<index>]]'")
     name = parts[0]
-    if name not in TASK_SETS:
-        raise ValueError(f"task spec {spec!r}: unknown task set {name!r}; known: {names()}")
+    if name not in TASK_SETS and not name.startswith(CORPUS_SET_PREFIX):
+        raise ValueError(f"task spec {spec!r}: unknown task set {name!r}; known: {names()}, or corpus:PATH")
     split = parts[1] if len(parts) > 1 else "all"
     if split not in _SPLITS:
         raise ValueError(f"task spec {spec!r}: split must be one of {list(_SPLITS)}, got {split!r}")
@@ -77,13 +81,14 @@ def _corpus(spec: str) -> Any:
     return _CORPORA[spec]
 
 
-def task_set(name: str, *, corpus: Any = None, wikispeedia: Any = "wikispeedia", min_pages: int = 25) -> TaskSet:
+def task_set(name: str, *, corpus: Any = None, wikispeedia: Any = "wikispeedia",
+             min_pages: int | None = None) -> TaskSet:
     """The task set ``name`` (see :data:`TASK_SETS`) with every split.
 
     :param corpus: the :class:`~gym_crawl.corpus.Corpus` to build it on; default: the set's own corpus,
         loaded once per process.
     :param wikispeedia: the corpus spec of the ``ws-*`` sets when ``corpus`` is not given.
-    :param min_pages: labels with fewer pages are no topic.
+    :param min_pages: labels with fewer pages are no topic (default: the set's, 25 or 5 for ``corpus:``).
 
     A set whose corpus cannot be loaded or that has no task is a ``ValueError`` saying why.
     """
@@ -95,7 +100,8 @@ def task_set(name: str, *, corpus: Any = None, wikispeedia: Any = "wikispeedia",
     return sets[0]
 
 
-def get(spec: str, *, corpus: Any = None, wikispeedia: Any = "wikispeedia", min_pages: int = 25) -> tuple[Task, Any]:
+def get(spec: str, *, corpus: Any = None, wikispeedia: Any = "wikispeedia",
+        min_pages: int | None = None) -> tuple[Task, Any]:
     """The task ``spec`` names (``"<set>:<split>:<index>"``) and its corpus (``corpus`` or the set's own)."""
     name, split, index = parse(spec)
     if index is None:

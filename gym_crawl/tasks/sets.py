@@ -14,6 +14,8 @@ its corpus by a builder registered in :data:`TASK_SETS`:
                section label, split by site.
 ``docs-web-hard``  the same corpus, seeds and split; sections named by a cross-site genre word that is not
                in their pages (:func:`gym_crawl.tasks.docs_web.docs_web_hard_tasks`).
+``corpus:<spec>``  the labels of any corpus (your own compiled crawl): near and far seeds, budgets in proportion to
+               the labels, split by label (``corpus:<spec>@site``: by site) — :mod:`gym_crawl.tasks.own_web`.
 
 **Split**: a task's topic is a *test* topic when ``sha256(label) mod 3 == 0``, else a *train* topic —
 fixed, independent of agents and runs (if one side would be empty, the label with the smallest hash
@@ -32,11 +34,11 @@ import numpy as np
 from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.download import DATASETS, downloaded, offline_hint
 from gym_crawl.relevance.topic import Topic, resolve_topic
-from gym_crawl.tasks import docs_web
+from gym_crawl.tasks import docs_web, own_web
 from gym_crawl.tasks.task import Task, TaskSet, is_test_topic, keep_first, labelled_tasks
 
 __all__ = ["TASK_SETS", "Task", "TaskSet", "TaskSetDef", "build_task_sets", "is_test_topic", "labelled_tasks",
-           "load_task_corpus", "split_labels", "tasks_for", "topic_of"]
+           "load_task_corpus", "split_labels", "task_set_def", "tasks_for", "topic_of"]
 
 
 @dataclass(frozen=True)
@@ -151,14 +153,38 @@ def load_task_corpus(spec: str) -> Any:
     return load_corpus(spec)
 
 
-def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", min_pages: int = 25,
+def task_set_def(name: str) -> TaskSetDef:
+    """The :class:`TaskSetDef` of ``name``: a registered set (:data:`TASK_SETS`), or ``corpus:<spec>[@site]``, the
+    set of any labelled corpus (:func:`gym_crawl.tasks.own_web.corpus_tasks`). An unknown name is a ``ValueError``
+    listing the known ones."""
+    if name in TASK_SETS:
+        return TASK_SETS[name]
+    parsed = own_web.parse_corpus_set(name)
+    if parsed is None:
+        raise ValueError(f"unknown task set {name!r}; known: {sorted(TASK_SETS)}, or corpus:PATH (the labels of any "
+                         f"corpus, e.g. your own compiled crawl)")
+    spec, split = parsed
+
+    def build(corpus: Any, set_name: str, *, min_pages: int, near_budget: int | None, far_budget: int | None,
+              max_tasks: int | None) -> list[Task]:
+        return own_web.corpus_tasks(corpus, set_name, split=split, min_pages=min_pages, near_budget=near_budget,
+                                    far_budget=far_budget, max_tasks=max_tasks)
+
+    return TaskSetDef(spec, build, f"the labels of corpus {spec}, near and far seeds, split by {split}",
+                      lambda tasks: f"split by {split}: test topics " + ", ".join(
+                          sorted({t.label for t in tasks if t.split == "test"})))
+
+
+def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", min_pages: int | None = None,
                     quick_budget: int | None = None, max_tasks: int | None = None,
                     load: Callable[[str], Any] = load_task_corpus) -> tuple[list[TaskSet], dict[str, Any]]:
     """The named task sets and the corpora they use (``{spec: Corpus}``).
 
-    :param names: names of :data:`TASK_SETS`; an unknown name is a ``ValueError`` listing the known ones.
+    :param names: names of :data:`TASK_SETS` or ``corpus:<spec>[@site]`` (:func:`task_set_def`); an unknown name
+        is a ``ValueError`` listing the known ones.
     :param wikispeedia: the corpus spec of the ``ws-*`` sets.
-    :param min_pages: labels with fewer pages are no topic.
+    :param min_pages: labels with fewer pages are no topic (default 25; for a ``corpus:`` set
+        :data:`gym_crawl.tasks.own_web.MIN_PAGES`).
     :param quick_budget: caps every task's budget (and replaces the near/far budgets).
     :param max_tasks: keep at most this many tasks per set (half train, half test).
     :param load: ``spec -> Corpus``. A set whose corpus does not load is returned empty, with a note.
@@ -166,9 +192,7 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
     corpora: dict[str, Any] = {}
     sets: list[TaskSet] = []
     for name in names:
-        if name not in TASK_SETS:
-            raise ValueError(f"unknown task set {name!r}; known: {sorted(TASK_SETS)}")
-        d = TASK_SETS[name]
+        d = task_set_def(name)
         spec = d.corpus if d.corpus is not None else str(wikispeedia)
         try:
             if spec not in corpora:
@@ -176,11 +200,13 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
         except (ValueError, KeyError, FileNotFoundError, TypeError) as e:
             sets.append(TaskSet(name, spec, [], note=f"skipped: corpus {spec!r} is not available here ({e})"))
             continue
-        tasks = d.build(corpora[spec], name, min_pages=min_pages, near_budget=quick_budget, far_budget=quick_budget,
+        own = own_web.parse_corpus_set(name) is not None
+        least = min_pages if min_pages is not None else (own_web.MIN_PAGES if own else 25)
+        tasks = d.build(corpora[spec], name, min_pages=least, near_budget=quick_budget, far_budget=quick_budget,
                         max_tasks=max_tasks)
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
-        note = "" if tasks else f"no label of {spec!r} has >= {min_pages} pages"
+        note = "" if tasks else f"no label of {spec!r} has >= {least} pages"
         if d.note is not None and tasks:
             note = d.note(tasks)
         sets.append(TaskSet(name, spec, tasks, note))

@@ -24,6 +24,8 @@ class Task:
     :param split: ``"train"`` or ``"test"``.
     :param words: the words the task names its target with; empty (the default): the tokens of the label's
         last component. A set whose targets are not named by their label gives them here.
+    :param corpus: the corpus spec of the task; empty (the default): its set's (:attr:`TaskSet.corpus_spec`). A
+        set combining corpora (:func:`gym_crawl.tasks.own_web.combine`) names each task's.
     """
 
     set_name: str
@@ -33,12 +35,14 @@ class Task:
     n_members: int
     split: str
     words: tuple[str, ...] = ()
+    corpus: str = ""
 
     @property
     def name(self) -> str:
         """``<label>/<seed title>@<budget>``: the whole label, so tasks of labels that share their last
-        components (``x.A``, ``y.A``) never merge in the score tables."""
-        return f"{self.label}/{self.seeds[0]}@{self.budget}"
+        components (``x.A``, ``y.A``) never merge in the score tables; ``<corpus>:`` before it when the task names
+        its corpus, so tasks of two corpora never merge either."""
+        return (f"{self.corpus}:" if self.corpus else "") + f"{self.label}/{self.seeds[0]}@{self.budget}"
 
 
 @dataclass

@@ -43,7 +43,7 @@
   or TSV file (:mod:`gym_crawl.web.warc_labels`). URLs and prefixes are canonicalised. Without labels, a topic is
   given by words (``topic="plate tectonics"``) and seed URLs.
 * **seeds** — the seed URLs a crawl of this package recorded in its warcinfo record (``gym-crawl-seeds``) that
-  are pages of the corpus, in ``corpus.meta["seeds"]`` (the crawl's own start pages: the default seeds of a
+  are pages of the corpus, in ``corpus.meta["default_seeds"]`` (the crawl's own start pages: the default seeds of a
   topic on this corpus).
 
 How it runs: each WARC file is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
@@ -586,7 +586,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         recorded = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
         seeds = [u for u in dict.fromkeys(recorded) if corpus.urls is not None and corpus.urls.get(u) >= 0]
         if seeds:
-            corpus.meta["seeds"] = seeds
+            corpus.meta["default_seeds"] = seeds
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
@@ -597,10 +597,10 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 4
+_COMPILER_VERSION = 5
 """Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
 (2: the ``link_position`` column; 3: ``%20`` kept in queries, UTF-8 ``Location`` headers, the bounded
-extraction fallback; 4: the recorded crawl's seeds in ``meta["seeds"]``, ``re:`` label rules)."""
+extraction fallback; 4: ``re:`` label rules, the recorded seeds; 5: those seeds in ``meta["default_seeds"]``)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,

@@ -130,6 +130,11 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     action = "slot" if kind == "discrete" else "page"
     if max_episode_steps is not None:
         env_kwargs["max_episode_steps"] = max_episode_steps
+    if topics and env_kwargs.get("topic") is None:  # the env is built on the first topic; the sampler picks each
+        first = topics[0]                               # episode's (a corpus may have no default topic of its own)
+        env_kwargs["topic"] = first["topic"] if isinstance(first, dict) else first
+        if isinstance(first, dict) and first.get("seeds") and env_kwargs.get("seeds") is None:
+            env_kwargs["seeds"] = list(first["seeds"])
     env = make_env(env_id, action=action, **env_kwargs)
     if topics:
         env = TopicSampler(env, topics, mode=topic_mode)

@@ -1,0 +1,201 @@
+"""Your own web as tasks: the task set of any labelled corpus (near/far seeds, budgets, split by label or by
+site), sets that combine corpora and budgets, and ``gym-crawl train`` / ``gym-crawl eval`` on such a corpus —
+one without named topics, as a compiled crawl of your site is (tiny budgets and timesteps)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from gym_crawl.benchmarks import evaluate as evaluate_mod
+from gym_crawl.cli import main
+from gym_crawl.tasks import build_task_sets, parse, task_set
+from gym_crawl.tasks.own_web import (
+    combine,
+    corpus_set_name,
+    corpus_tasks,
+    label_sites,
+    near_far_seeds,
+    topic_seed_pages,
+    with_budgets,
+)
+from gym_crawl.tasks.task import Task, labelled_tasks
+from tests.conftest import make_tiny_corpus
+
+TRAIN_FLAGS = ["--algo", "maskable-ppo", "--timesteps", "64", "--n-envs", "1", "-K", "8", "--hidden", "8",
+               "--no-progress", "--no-tensorboard", "--checkpoint-freq", "0", "--vec", "dummy",
+               "--hyper", '{"n_steps": 32, "batch_size": 32}']
+
+
+def _own(seed: int, seeds: list[str] | None = None):
+    """A tiny labelled web without a topic table (as a compiled crawl of one's own site)."""
+    c = make_tiny_corpus(120, seed=seed)
+    c.meta.pop("topics")
+    if seeds:
+        c.meta["default_seeds"] = seeds
+    return c
+
+
+@pytest.fixture(scope="module")
+def own_dir(tmp_path_factory) -> str:
+    return str(_own(1).save(tmp_path_factory.mktemp("own") / "mycorpus"))
+
+
+@pytest.fixture(scope="module")
+def other_dir(tmp_path_factory) -> str:
+    return str(_own(2).save(tmp_path_factory.mktemp("other") / "otherweb"))
+
+
+def test_corpus_tasks_near_and_far_seeds_budgets_and_split() -> None:
+    c = _own(1)
+    tasks = corpus_tasks(c, "mine")
+    labels = [lab for lab, _ in labelled_tasks(c, 5)]
+    assert sorted({t.label for t in tasks}) == labels == ["subject.art", "subject.gen", "subject.geo", "subject.med"]
+    members = {lab: set(m.tolist()) for lab, m in labelled_tasks(c, 5)}
+    indeg = c.in_degree()
+    for t in tasks:
+        seed = c.page_id(t.seeds[0])
+        near = t.budget == tasks[0].budget
+        assert (seed in members[t.label]) == near  # a near seed carries the label, a far one does not
+        if near:  # the most in-linked member with out-links
+            assert indeg[seed] == max(indeg[p] for p in members[t.label] if c.out_degree()[p] > 0)
+    nb = tasks[0].budget
+    assert 10 <= nb <= 100 and nb == int(np.median([len(members[lab]) for lab in labels]))
+    assert {t.budget for t in tasks} == {nb, 2 * nb}
+    assert {t.split for t in tasks} == {"train", "test"}
+    assert len({(t.label, t.split) for t in tasks}) == len(labels)  # a label's tasks share a side
+
+
+def test_far_seed_is_the_crawls_own_start_page_when_outside_the_label() -> None:
+    c = _own(1, seeds=["Geology"])
+    geo = np.flatnonzero(c.label_ids[c.label_ptr[:-1]] == c.labels.get("subject.geo"))
+    med = np.flatnonzero(c.label_ids[c.label_ptr[:-1]] == c.labels.get("subject.med"))
+    assert near_far_seeds(c, med)[1] == c.page_id("Geology")
+    assert near_far_seeds(c, geo)[1] != c.page_id("Geology")  # inside the label: not a far seed
+
+
+def test_split_by_site_holds_out_whole_sites() -> None:
+    c = _own(1)
+    tasks = corpus_tasks(c, "mine", split="site")
+    sites = label_sites(c, labelled_tasks(c, 5))
+    assert sites == {"subject.art": "art-0.org", "subject.gen": "gen-0.org", "subject.geo": "geo-0.org",
+                     "subject.med": "med-0.org"}
+    side = {sites[t.label]: t.split for t in tasks}
+    assert set(side.values()) == {"train", "test"}
+    with pytest.raises(ValueError, match="split must be one of"):
+        corpus_tasks(c, "mine", split="domain")
+
+
+def test_topic_seed_pages_given_own_or_most_in_linked(tmp_path) -> None:
+    c = _own(1)
+    assert topic_seed_pages(c, "subject.med", ["Cancer"]) == ["Cancer"]
+    with pytest.raises(KeyError, match="unknown page title 'Nope'"):
+        topic_seed_pages(c, "subject.med", ["Nope"])
+    near, _ = near_far_seeds(c, np.flatnonzero(np.isin(np.arange(c.n_pages), [
+        p for p in range(c.n_pages) if "subject.med" in c.page_labels(p)])))
+    assert topic_seed_pages(c, "subject.med") == [c.titles[near]]
+    assert topic_seed_pages(_own(1, seeds=["Poetry"]), "subject.med") == ["Poetry"]  # the crawl's own seeds
+
+
+def test_corpus_task_sets_by_name(own_dir) -> None:
+    sets, corpora = build_task_sets([corpus_set_name(own_dir), corpus_set_name(own_dir, "site")])
+    assert [s.name for s in sets] == [f"corpus:{own_dir}", f"corpus:{own_dir}@site"]
+    assert all(s.corpus_spec == own_dir and s.tasks for s in sets) and list(corpora) == [own_dir]
+    assert "split by site" in sets[1].note
+    assert parse(f"corpus:{own_dir}:test:1") == (f"corpus:{own_dir}", "test", 1)
+    assert task_set(f"corpus:{own_dir}").tasks == sets[0].tasks
+    with pytest.raises(ValueError, match="unknown task set 'nope'.*corpus:PATH"):
+        build_task_sets(["nope"])
+
+
+def test_combine_trains_on_one_corpus_and_tests_on_another(own_dir, other_dir) -> None:
+    (a, b), _ = build_task_sets([corpus_set_name(own_dir), corpus_set_name(other_dir)])
+    both = combine("a->b", a, b)
+    train = [t for t in both.tasks if t.split == "train"]
+    test = [t for t in both.tasks if t.split == "test"]
+    assert train == [dataclasses.replace(t, set_name="a->b", corpus=own_dir) for t in a.tasks if t.split == "train"]
+    assert len(test) == len(b.tasks) and {t.corpus for t in test} == {other_dir}  # another web: every task
+    assert all(t.name.startswith(f"{other_dir}:") for t in test)
+    same = combine("a->a", a, a)
+    assert sum(t.split == "test" for t in same.tasks) == sum(t.split == "test" for t in a.tasks)
+    mixed = with_budgets(test, [10, 30])
+    assert [t.budget for t in mixed] == [10] * len(test) + [30] * len(test)
+    assert len({t.name for t in mixed}) == len(mixed)
+    with pytest.raises(ValueError, match="budgets must be page counts >= 1"):
+        with_budgets(test, [0])
+
+
+def test_eval_on_own_corpus_and_across_corpora_and_budgets(own_dir, other_dir, tmp_path, capsys) -> None:
+    js = tmp_path / "own.json"
+    rc = main(["eval", "--corpus", own_dir, "--agents", "online-classifier", "--seeds", "2", "--json", str(js)])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert "Traceback" not in out.err
+    res = json.loads(js.read_text())
+    assert res["set"] == f"corpus:{own_dir}" and res["tasks"]["test"] > 0
+    assert set(res["kinds"].values()) == {"near", "far"}
+    assert res["agents"]["oracle"]["iqm"] == pytest.approx(1.0)
+    # train on one web, test on another, at two budgets
+    res = evaluate_mod.evaluate(corpus_set_name(other_dir), ["online-classifier"], seeds=1, budget=[10, 20],
+                                train_on=corpus_set_name(own_dir), progress=False, reps=50)
+    runs = [r for r in res["runs"] if r["agent"] == "online-classifier"]
+    assert runs and {r["task"].split(":")[0] for r in runs} == {other_dir}
+    assert {int(r["task"].rsplit("@", 1)[1]) for r in runs} == {10, 20}
+    assert res["tasks"]["train"] > 0 and res["train_on"] == corpus_set_name(own_dir)
+
+
+def test_eval_option_errors(own_dir, capsys) -> None:
+    assert main(["eval", "--set", "hard", "--corpus", own_dir, "--agents", "random"]) == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert main(["eval", "--split", "site", "--agents", "random"]) == 2
+    assert "--split applies to --corpus" in capsys.readouterr().err
+
+
+def test_train_on_own_corpus_task_set(own_dir, tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    rc = main(["train", "--corpus", own_dir, "--split", "site", "--seeds", "1", "--baseline-seeds", "1",
+               "--out", str(out), *TRAIN_FLAGS])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "Traceback" not in cap.err
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["task_set"] == f"corpus:{own_dir}@site"
+    assert len({t.rsplit("@", 1)[1] for t in rep["test_tasks"]}) == 1  # one training run, one budget
+    assert (out / "seed0" / "agent.npz").exists()
+
+
+def test_train_named_topics_on_a_corpus_without_topics(own_dir, tmp_path, capsys) -> None:
+    out = tmp_path / "named"
+    rc = main(["train", "--corpus", own_dir, "--train-topics", "subject.geo,subject.art",
+               "--eval-topics", "subject.med", "--max-episode-steps", "10", "--out", str(out), *TRAIN_FLAGS])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "eval  topics: relevant pages / episode" in cap.out
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["eval_topics"] == [{"topic": "subject.med", "seeds": topic_seed_pages(_own(1), "subject.med")}]
+    rc = main(["train", "--corpus", own_dir, "--train-topics", "subject.geo", "--eval-topics", "subject.med",
+               "--seed-pages", "Geology", "Poetry", "--seeds", "2", "--max-episode-steps", "10",
+               "--out", str(tmp_path / "two"), *TRAIN_FLAGS])
+    assert rc == 0, capsys.readouterr().err
+    cfg = json.loads((tmp_path / "two" / "seed1" / "config.json").read_text())
+    assert cfg["seed"] == 1 and cfg["train_topics"] == [{"topic": "subject.geo", "seeds": ["Geology", "Poetry"]}]
+
+
+def test_train_worker_errors_are_one_line(own_dir, tmp_path, capsys) -> None:
+    # two envs in worker processes: a topic that is not in the corpus fails in this process, once, no traceback
+    rc = main(["train", "--corpus", own_dir, "--train-topics", "subject.geo", "--eval-topics", "volcanology",
+               "--out", str(tmp_path / "bad"), *[f for f in TRAIN_FLAGS if f not in ("--vec", "dummy")],
+               "--vec", "subproc", "--n-envs", "2"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("gym-crawl: error: unknown topic 'volcanology'"), err
+    assert "Connection reset" not in err
+
+
+def test_task_names_carry_their_corpus() -> None:
+    t = Task("s", "x.A", ("Seed",), 100, 30, "train")
+    assert t.name == "x.A/Seed@100"
+    assert dataclasses.replace(t, corpus="mine").name == "mine:x.A/Seed@100"
