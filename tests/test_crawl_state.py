@@ -8,7 +8,7 @@ import pytest
 
 import gym_crawl  # noqa: F401
 from gym_crawl.crawl import FRONTIER
-from gym_crawl.crawl.fields import FIELDS, SLOT_ARRAYS
+from gym_crawl.crawl.fields import FIELDS, MAP_ARRAYS, MIN_SLOTS, SLOT_ARRAYS, allocate
 
 
 def _crawled_env(corpus, steps=60, cap=None, seed=0):
@@ -27,13 +27,65 @@ def _crawled_env(corpus, steps=60, cap=None, seed=0):
 def test_every_array_is_a_field(tiny_corpus):
     env = _crawled_env(tiny_corpus, steps=5)
     s = env.state
-    names = {f.name for f in FIELDS} | {n for n, _ in SLOT_ARRAYS}
+    names = {f.name for f in FIELDS} | {n for n, _ in SLOT_ARRAYS} | {n for n, _ in MAP_ARRAYS}
     per_page = {k for k, v in vars(s).items() if isinstance(v, np.ndarray) and len(v) == tiny_corpus.n_pages
-                and k not in ("link_dst", "link_lo", "link_hi", "page_domain")
-                and not k.startswith("_")}  # corpus arrays, work space
-    assert per_page <= names, f"arrays outside the field table: {sorted(per_page - names)}"
+                and k not in ("link_dst", "link_lo", "link_hi", "page_domain")}
+    assert not per_page, f"arrays as long as the corpus: {sorted(per_page)}"
     assert set(s.arrays) == names
-    assert np.all(s._tslot == -1), "the expand kernel's per-target slots are restored after each fetch"
+    assert np.all(s.arrays["tslot"] == -1), "the expand kernel's per-target positions are restored after each fetch"
+    assert not s.arrays["tmark"].any()
+
+
+def test_state_is_sized_by_the_pages_it_touched(tiny_corpus):
+    env = _crawled_env(tiny_corpus, steps=30)
+    s = env.state
+    touched = set(s.fetched_pages().tolist()) | set(np.asarray(s.frontier).tolist())
+    touched |= set(np.flatnonzero(np.asarray(s.status) == 3).tolist())  # blocked
+    assert s.n_slots == len(touched)
+    assert sorted(s.arrays["slot_page"][: s.n_slots].tolist()) == sorted(touched)
+    np.testing.assert_array_equal(s.slots(np.array(sorted(touched))) >= 0, True)
+    untouched = np.setdiff1d(np.arange(tiny_corpus.n_pages), np.array(sorted(touched)))
+    assert np.all(s.slots(untouched) == -1)
+    # a page column reads a page the crawl never touched as the field's reset value
+    f = {f.name: f for f in FIELDS}
+    for name in ("status", "best_parent", "fr_pos", "n_par", "rel"):
+        assert np.all(getattr(s, name)[untouched] == f[name].reset), name
+    with pytest.raises(ValueError, match="never touched"):
+        s.status[int(untouched[0])] = 1
+    # the dense view and the per-page reads agree
+    dense = np.asarray(s.link_rel)
+    assert dense.shape == (tiny_corpus.n_pages,)
+    np.testing.assert_array_equal(dense[np.asarray(s.frontier)], s.link_rel[np.asarray(s.frontier)])
+    assert (s.status == FRONTIER).sum() == s.fr_size
+
+
+@pytest.mark.parametrize("cap", [None, 2])
+def test_columns_grow_without_changing_the_crawl(tiny_corpus, cap):
+    """A crawl that starts with 16 slots grows its columns (and rebuilds its page map) several times and fetches
+    exactly what a crawl that never grows fetches."""
+    runs = []
+    for slots in (MIN_SLOTS, 16):
+        env = gym.make("WikiCrawl-v0", corpus=tiny_corpus, domain_cap=cap, max_episode_steps=81).unwrapped
+        env.set_budget(81)
+        if slots != MIN_SLOTS:
+            env.adopt_crawl_storage(allocate(slots, tiny_corpus.n_domain_slots, env.n_categories))
+        obs, info = env.reset(seed=3)
+        rng = np.random.default_rng(3)
+        trace = [obs["candidates"].copy()]
+        for _ in range(80):
+            valid = np.flatnonzero(info["action_mask"])
+            obs, r, term, _, info = env.step(int(rng.choice(valid)))
+            trace += [obs["candidates"].copy(), r, info["fetched_page"], info["frontier_size"]]
+            if term:
+                break
+        runs.append((trace, env.state))
+    (a, sa), (b, sb) = runs
+    assert sb.slot_capacity > 16 and sb.slot_capacity < MIN_SLOTS
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    pages = np.arange(tiny_corpus.n_pages)
+    for f in FIELDS:
+        if f.store != "domain":
+            np.testing.assert_array_equal(getattr(sa, f.name)[pages], getattr(sb, f.name)[pages], err_msg=f.name)
 
 
 @pytest.mark.parametrize("cap", [None, 2])
@@ -45,6 +97,7 @@ def test_reset_restores_every_field(tiny_corpus, cap):
     s.reset(env.scorer, env.scheme, cap)
     for f in FIELDS:
         np.testing.assert_array_equal(s.arrays[f.name], fresh.arrays[f.name], err_msg=f"{f.name} leaks across reset")
+    assert s.n_slots == 0 and np.all(s.arrays["map_keys"] == -1)
     assert (s.fr_size, s.n_fetched, s.relevant_found, s.reward_sum) == (0, 0, 0, 0.0)
 
 

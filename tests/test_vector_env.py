@@ -82,6 +82,19 @@ def test_compiled_step_long_run(tiny_corpus, features):
     assert fast.unwrapped._uniform  # the compiled path ran
 
 
+def test_compiled_step_grows_the_stacked_crawl_state(tiny_corpus, monkeypatch):
+    """Crawls that start with 16 slots outgrow them inside the compiled step and in Python resets: the stack
+    doubles, every page map is rebuilt, and the run is still SyncVectorEnv's bit for bit."""
+    import gym_crawl.envs.vector as V
+
+    monkeypatch.setattr(V, "MIN_SLOTS", 16)
+    kw = dict(corpus=tiny_corpus, max_candidates=16, domain_cap=12, max_episode_steps=40)
+    fast = _assert_same_run(kw, 90)
+    u = fast.unwrapped
+    assert u._uniform and 16 < u.envs[0].state.slot_capacity < 1024
+    assert all(e.state.arrays["slot_page"].base is u._stack["slot_page"] for e in u.envs)
+
+
 @pytest.mark.parametrize("action", ["slot", "page"])
 def test_compiled_step_state_observation_and_page_mode(tiny_corpus, action):
     kw = dict(corpus=tiny_corpus, max_candidates=8, action=action, max_episode_steps=25,

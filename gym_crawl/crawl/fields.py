@@ -1,22 +1,30 @@
 """The crawl state's columns: one table from which every per-page and per-domain array is
 allocated and reset.
 
-A :class:`~gym_crawl.crawl.state.CrawlState` is columnar: flat numpy arrays indexed by page id
-(or domain id), allocated once per env and reset in O(pages the last episode touched). Listing
-them here, once, with their dtype, shape and reset value, means an array added to the state is
-reset between episodes by construction (before, ``reset`` re-listed 23 arrays by hand).
+A :class:`~gym_crawl.crawl.state.CrawlState` is columnar and **sized by the crawl**: its per-page columns are
+indexed by *slot*, not by page id. A page gets the next slot the first time the crawl touches it (it enters the
+frontier, or is fetched as a seed); :mod:`gym_crawl.crawl.pagemap` finds a page's slot. The columns hold
+``slot_capacity`` entries and double when a fetch could overflow them, so a crawl's memory follows the pages
+it touched (about 200 bytes each, :func:`crawl_bytes`), never the web's size. A reset empties the page map and
+puts the used slots back at their reset values, in O(pages the last episode touched). Listing the columns
+here, once, with their dtype, shape and reset value, means a column added to the state is reset and grown by
+construction.
 
 Stores (``Field.store``):
 
-``frontier``  the frontier store: status, slot positions, the per-domain chains of frontier pages
-              and the aggregates over all links that discovered a page (Han 2018 §3.1: parent
-              information is progressively updated as pages are crawled)
-``page``      statistics of fetched pages (their own scores and Han/TRES path quantities)
-``domain``    per-domain counters and chain heads (reset whole: a few thousand entries)
+``frontier``  the frontier store: status, slot positions, the per-domain chains of frontier pages, the
+              aggregates over all links that discovered a page (Han 2018 §3.1: parent information is
+              progressively updated as pages are crawled), the top-K reducer's scores and the work flags
+              of the compiled step (indexed by slot)
+``page``      statistics of fetched pages (their own scores and Han/TRES path quantities; by slot)
+``domain``    per-domain counters and chain heads (indexed by domain id; reset whole)
 
-Two arrays are not indexed by page and are never reset, only overwritten from position 0:
-``fr_pages`` (frontier slots, the first ``fr_size`` valid) and ``fetched`` (pages in fetch order,
-the first ``n_fetched`` valid).
+The slot arrays (:data:`SLOT_ARRAYS`, indexed by position, never reset: the counters say how much of them is
+valid): ``slot_page`` (the page of each slot), ``fr_pages`` / ``fr_slots`` (frontier pages and their slots, the
+first ``fr_size`` valid), ``fetched`` (pages in fetch order, the first ``n_fetched`` valid), ``out_rem`` (the
+fetch kernel's removed pages). The page map (:data:`MAP_ARRAYS`) holds twice as many entries as there are
+slots. Chains (``dom_next``, ``dom_prev``, ``dom_head``, ``park_next``) link *slots*; ``best_parent`` and
+the arrays above hold *page ids*.
 """
 from __future__ import annotations
 
@@ -24,8 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "CRAWL_ARRAYS",
-           "allocate", "crawl_bytes", "env_rows", "reset_pages", "reset_domains"]
+__all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "MAP_ARRAYS",
+           "CRAWL_ARRAYS", "MIN_SLOTS", "allocate", "crawl_bytes", "env_rows", "grow", "reset_slots", "reset_domains",
+           "slot_bytes"]
+
+#: the slot capacity a crawl starts with (it doubles as the crawl touches more pages)
+MIN_SLOTS = 1024
 
 
 @dataclass(frozen=True)
@@ -35,7 +47,7 @@ class Field:
     Args:
         name: attribute name on the state.
         dtype: numpy dtype.
-        store: ``"frontier"``, ``"page"`` (both indexed by page id) or ``"domain"``.
+        store: ``"frontier"``, ``"page"`` (both indexed by slot) or ``"domain"``.
         reset: value at allocation and after reset.
         per_category: ``True`` for (n, C) arrays with one column per category slot.
         doc: what it holds.
@@ -48,8 +60,8 @@ class Field:
     per_category: bool = False
     doc: str = ""
 
-    def shape(self, n_pages: int, n_domains: int, n_categories: int) -> tuple[int, ...]:
-        n = n_domains if self.store == "domain" else n_pages
+    def shape(self, n_slots: int, n_domains: int, n_categories: int) -> tuple[int, ...]:
+        n = n_domains if self.store == "domain" else n_slots
         return (n, n_categories) if self.per_category else (n,)
 
 
@@ -58,10 +70,11 @@ _F, _P, _D = "frontier", "page", "domain"
 FIELDS: tuple[Field, ...] = (
     # ---- frontier store: structure
     Field("status", np.int8, _F, 0, doc="UNSEEN / FRONTIER / VISITED / BLOCKED"),
-    Field("fr_pos", np.int32, _F, -1, doc="slot of a frontier page in fr_pages, -1 otherwise"),
+    Field("fr_pos", np.int32, _F, -1, doc="position of a frontier page in fr_pages, -1 otherwise"),
     Field("dom_next", np.int32, _F, -1,
-          doc="next frontier page of the same domain (chains kept while a cap is active)"),
-    Field("dom_prev", np.int32, _F, -1, doc="previous frontier page of the same domain"),
+          doc="slot of the next frontier page of the same domain (chains kept while a cap is active)"),
+    Field("dom_prev", np.int32, _F, -1, doc="slot of the previous frontier page of the same domain"),
+    Field("park_next", np.int32, _F, -1, doc="slot of the next parked page of the same domain (a window)"),
     # ---- frontier store: aggregates over the discovering links / fetched parents
     Field("n_par", np.int32, _F, doc="fetched parents"),
     Field("sum_par_rel", np.float32, _F, doc="sum of the fetched parents' topic relevance"),
@@ -73,10 +86,17 @@ FIELDS: tuple[Field, ...] = (
     Field("link_cat", np.float32, _F, per_category=True, doc="category relevances of that link's text"),
     Field("kw_url", np.bool_, _F, doc="a topic keyword in the URL of some discovering link"),
     Field("kw_anchor", np.bool_, _F, doc="a topic keyword in the anchor of some discovering link"),
-    Field("best_parent", np.int32, _F, -1, doc="the most topic-relevant fetched parent"),
+    Field("best_parent", np.int32, _F, -1, doc="the most topic-relevant fetched parent (a page id)"),
     Field("best_link", np.int64, _F, -1, doc="link id (into corpus.link_dst / link text arrays) of the best "
                                              "discovering link, the one whose text gives link_rel"),
     Field("discovered_step", np.int32, _F, doc="env step at which the page entered the frontier"),
+    # ---- frontier store: the top-K reducer's scores and the compiled step's work flags
+    Field("tk_cur", np.float32, _F, doc="top-K reducer: the score of the page's live heap entry"),
+    Field("tk_has", np.bool_, _F, doc="top-K reducer: the page has a live heap entry"),
+    Field("tk_mark", np.bool_, _F, doc="top-K reducer: in the selection being built (False between calls)"),
+    Field("tslot", np.int32, _F, -1, doc="work: the page's position among the fetched page's targets, or "
+                                         "among the previous candidates (-1 between calls)"),
+    Field("tmark", np.bool_, _F, doc="work: the page gained a parent this step (False between calls)"),
     # ---- fetched-page statistics
     Field("rel", np.float32, _P, doc="topic relevance (cosine) of the fetched page"),
     Field("cat", np.float32, _P, per_category=True, doc="category relevances of the fetched page"),
@@ -95,44 +115,56 @@ FIELDS: tuple[Field, ...] = (
     Field("dom_fetched", np.int32, _D, doc="fetched pages of the domain"),
     Field("dom_relevant", np.int32, _D, doc="fetched pages with the relevant flag"),
     Field("dom_eval_relevant", np.int32, _D, doc="fetched pages relevant by ground truth (metrics only)"),
-    Field("dom_head", np.int32, _D, -1, doc="first frontier page of the domain's chain"),
+    Field("dom_head", np.int32, _D, -1, doc="slot of the first frontier page of the domain's chain"),
+    Field("park_head", np.int32, _D, -1, doc="slot of the first parked page of the domain (a window)"),
 )
 FRONTIER_FIELDS = tuple(f for f in FIELDS if f.store == _F)
 PAGE_FIELDS = tuple(f for f in FIELDS if f.store == _P)
 DOMAIN_FIELDS = tuple(f for f in FIELDS if f.store == _D)
-#: position-indexed arrays (never reset: the counters say how much of them is valid)
-SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("fr_pages", np.int32), ("fetched", np.int32))
+#: position-indexed arrays of slot capacity (never reset: the counters say how much of them is valid)
+SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("slot_page", np.int32), ("fr_pages", np.int32), ("fr_slots", np.int32),
+                                             ("fetched", np.int32), ("out_rem", np.int32))
+#: the page map (:mod:`gym_crawl.crawl.pagemap`): twice the slot capacity, ``map_keys`` -1 when empty
+MAP_ARRAYS: tuple[tuple[str, type], ...] = (("map_keys", np.int32), ("map_slots", np.int32))
 
 
 #: the arrays of a crawl the fetch kernel reads and writes (:class:`~gym_crawl.crawl.bundles.CrawlArrays`): every
-#: column of :data:`FIELDS`, the slot arrays, the counters ``ctr`` (``kernels.N_COUNTERS``,) int64 and ``sums`` (1,)
-#: float64, and the kernel's output buffers ``out_new``, ``out_upd`` (max out-degree,) int32 and ``out_rem``
-#: (n_pages,) int32
+#: column of :data:`FIELDS`, the slot arrays, the page map, the counters ``ctr`` (``kernels.N_COUNTERS``,) int64 and
+#: ``sums`` (1,) float64, and the kernel's output buffers ``out_new``, ``out_upd`` (max out-degree,) int32
 CRAWL_ARRAYS: tuple[str, ...] = (tuple(f.name for f in FIELDS) + tuple(name for name, _ in SLOT_ARRAYS)
-                                 + ("ctr", "sums", "out_new", "out_upd", "out_rem"))
+                                 + tuple(name for name, _ in MAP_ARRAYS) + ("ctr", "sums", "out_new", "out_upd"))
 
-def allocate(n_pages: int, n_domains: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
-    """Every column of :data:`FIELDS` plus the slot arrays, at their reset values.
+
+def allocate(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
+    """Every column of :data:`FIELDS` (``n_slots`` slots) plus the slot arrays and an empty page map of
+    ``2 * n_slots`` entries, at their reset values.
 
     ``n_envs``: allocate N crawls' columns stacked, each array with a leading env axis (``(N, *shape)``),
     for the batched vector step; row ``i`` of every array is crawl ``i``'s column (see :func:`env_rows`)."""
     lead = () if n_envs is None else (int(n_envs),)
-    out: dict[str, np.ndarray] = {f.name: np.full(lead + f.shape(n_pages, n_domains, n_categories), f.reset, f.dtype)
+    out: dict[str, np.ndarray] = {f.name: np.full(lead + f.shape(n_slots, n_domains, n_categories), f.reset, f.dtype)
                                   for f in FIELDS}
     for name, dt in SLOT_ARRAYS:
-        out[name] = np.zeros(lead + (n_pages,), dt)
+        out[name] = np.zeros(lead + (n_slots,), dt)
+    out["map_keys"] = np.full(lead + (2 * n_slots,), -1, np.int32)
+    out["map_slots"] = np.zeros(lead + (2 * n_slots,), np.int32)
     return out
 
 
-def crawl_bytes(n_pages: int, n_domains: int, n_categories: int) -> int:
-    """Bytes :func:`allocate` takes for one crawl (computed from the shapes, nothing allocated)."""
+def slot_bytes(n_categories: int) -> int:
+    """Bytes one slot takes in every per-slot column, slot array and the page map (two entries)."""
     total = 0
     for f in FIELDS:
-        size = 1
-        for d in f.shape(n_pages, n_domains, n_categories):
-            size *= int(d)
-        total += size * np.dtype(f.dtype).itemsize
-    return total + sum(int(n_pages) * np.dtype(dt).itemsize for _, dt in SLOT_ARRAYS)
+        if f.store != _D:
+            total += np.dtype(f.dtype).itemsize * (n_categories if f.per_category else 1)
+    total += sum(np.dtype(dt).itemsize for _, dt in SLOT_ARRAYS)
+    return total + 2 * sum(np.dtype(dt).itemsize for _, dt in MAP_ARRAYS)
+
+
+def crawl_bytes(n_slots: int, n_domains: int, n_categories: int) -> int:
+    """Bytes :func:`allocate` takes for one crawl of ``n_slots`` slots (computed, nothing allocated)."""
+    dom = sum(np.dtype(f.dtype).itemsize for f in DOMAIN_FIELDS) * int(n_domains)
+    return int(n_slots) * slot_bytes(n_categories) + dom
 
 
 def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
@@ -140,11 +172,34 @@ def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
     return {name: a[i] for name, a in stacked.items()}
 
 
-def reset_pages(arrays: dict[str, np.ndarray], touched: np.ndarray) -> None:
-    """Reset every page-indexed column at ``touched`` page ids."""
+def grow(arrays: dict[str, np.ndarray], n_slots: int, n_domains: int, n_categories: int,
+         n_envs: int | None = None) -> dict[str, np.ndarray]:
+    """New arrays of ``n_slots`` slots holding what ``arrays`` hold (slot columns and slot arrays copied into
+    their first slots, domain columns whole); the page map is left empty: rehash it with
+    :func:`gym_crawl.crawl.pagemap.rehash`."""
+    out = allocate(n_slots, n_domains, n_categories, n_envs)
+    ax = 0 if n_envs is None else 1  # the slot axis
+    for name, b in out.items():
+        if name in _MAP:
+            continue
+        a = arrays[name]
+        if name in _DOM:
+            b[...] = a
+        else:
+            b[(slice(None),) * ax + (slice(0, a.shape[ax]),)] = a
+    return out
+
+
+_MAP = frozenset(name for name, _ in MAP_ARRAYS)
+_DOM = frozenset(f.name for f in DOMAIN_FIELDS)
+
+
+def reset_slots(arrays: dict[str, np.ndarray], n_used: int) -> None:
+    """Put slots ``0..n_used-1`` of every per-slot column back at their reset values and empty the page map."""
     for f in FIELDS:
         if f.store != _D:
-            arrays[f.name][touched] = f.reset
+            arrays[f.name][:n_used] = f.reset
+    arrays["map_keys"][:] = -1
 
 
 def reset_domains(arrays: dict[str, np.ndarray]) -> None:

@@ -11,6 +11,10 @@ Arithmetic follows numpy's promotion rules, written out: float32 array
 updates stay float32 (``sum_par_rel += rel``), Python-float expressions are float64 and cast to
 float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float64.
 
+The crawl's per-page columns are indexed by *slot* (:mod:`gym_crawl.crawl.fields`): a kernel finds a page's
+slot in the crawl's page map (:func:`gym_crawl.crawl.pagemap.find`) once and reads every column there, and a page
+the crawl touches for the first time gets the next slot (:func:`new_slot`).
+
 Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
 array, so kernels can update them in place; :class:`CrawlState` exposes them as properties.
 
@@ -23,57 +27,103 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gym_crawl.crawl.pagemap import find, insert
+
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
-           "N_COUNTERS", "fetch_page", "block_over_cap", "chain_remove",
-           "frontier_remove", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
+           "C_N_SLOTS", "N_COUNTERS", "fetch_page", "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
+           "frontier_remove", "new_slot", "slot_of", "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
+           "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
 DIST_CAP = 9
-C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED = range(6)
-N_COUNTERS = 6
+C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED, C_N_SLOTS = range(7)
+N_COUNTERS = 7
 
 
 @njit(cache=True, nogil=True)
-def frontier_remove(page, fr_pages, fr_pos, ctr):
-    """Take ``page`` out of the frontier slots (the last slot's page moves into its slot); its status and
-    domain chain are the caller's."""
-    i = fr_pos[page]
-    last = fr_pages[ctr[0] - 1]
-    fr_pages[i] = last
-    fr_pos[last] = i
-    fr_pos[page] = -1
-    ctr[0] -= 1
+def new_slot(page, map_keys, map_slots, slot_page, ctr):
+    """Give ``page`` (untouched) the next slot, whose columns are at their reset values; returns it. The caller
+    made room (:meth:`CrawlState.make_room <gym_crawl.crawl.state.CrawlState.make_room>`)."""
+    s = ctr[C_N_SLOTS]
+    ctr[C_N_SLOTS] = s + 1
+    slot_page[s] = page
+    insert(map_keys, map_slots, page, s)
+    return s
 
 
 @njit(cache=True, nogil=True)
-def chain_remove(page, dom_next, dom_prev, dom_head, page_domain):
-    """Unlink ``page`` from its domain's chain of frontier pages."""
-    nx_ = dom_next[page]
-    pv = dom_prev[page]
+def slot_of(page, map_keys, map_slots, slot_page, ctr):
+    """The slot of ``page``, given the next one when the crawl has not touched it."""
+    s = find(map_keys, map_slots, page)
+    if s < 0:
+        s = new_slot(page, map_keys, map_slots, slot_page, ctr)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def frontier_remove(s, fr_pages, fr_slots, fr_pos, ctr):
+    """Take the page of slot ``s`` out of the frontier positions (the last position's page moves into its
+    position); its status and domain chain are the caller's."""
+    i = fr_pos[s]
+    n = ctr[C_FR_SIZE] - 1
+    last_s = fr_slots[n]
+    fr_pages[i] = fr_pages[n]
+    fr_slots[i] = last_s
+    fr_pos[last_s] = i
+    fr_pos[s] = -1
+    ctr[C_FR_SIZE] = n
+
+
+@njit(cache=True, nogil=True)
+def frontier_add(s, page, fr_pages, fr_slots, fr_pos, ctr):
+    """Append the page of slot ``s`` to the frontier positions (its status is the caller's)."""
+    fs = ctr[C_FR_SIZE]
+    fr_pages[fs] = page
+    fr_slots[fs] = s
+    fr_pos[s] = fs
+    ctr[C_FR_SIZE] = fs + 1
+
+
+@njit(cache=True, nogil=True)
+def chain_remove(s, d, dom_next, dom_prev, dom_head):
+    """Unlink slot ``s`` from the chain of frontier pages of its domain ``d``."""
+    nx_ = dom_next[s]
+    pv = dom_prev[s]
     if pv >= 0:
         dom_next[pv] = nx_
     else:
-        dom_head[page_domain[page]] = nx_
+        dom_head[d] = nx_
     if nx_ >= 0:
         dom_prev[nx_] = pv
-    dom_next[page] = -1
-    dom_prev[page] = -1
+    dom_next[s] = -1
+    dom_prev[s] = -1
 
 
 @njit(cache=True, nogil=True)
-def _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k):
+def chain_prepend(s, d, dom_next, dom_prev, dom_head):
+    """Put slot ``s`` first in the chain of frontier pages of its domain ``d``."""
+    h = dom_head[d]
+    dom_next[s] = h
+    dom_prev[s] = -1
+    if h >= 0:
+        dom_prev[h] = s
+    dom_head[d] = s
+
+
+@njit(cache=True, nogil=True)
+def _block_domain(d, status, slot_page, fr_pages, fr_slots, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k):
     """Drop every frontier page of domain ``d`` (chain order) into ``out[k:]``; returns the new k."""
-    p = dom_head[d]
+    s = dom_head[d]
     k0 = k
-    while p >= 0:
-        out[k] = p
+    while s >= 0:
+        out[k] = slot_page[s]
         k += 1
-        nxt = dom_next[p]
-        dom_next[p] = -1
-        dom_prev[p] = -1
-        frontier_remove(p, fr_pages, fr_pos, ctr)
-        status[p] = BLOCKED
-        p = nxt
+        nxt = dom_next[s]
+        dom_next[s] = -1
+        dom_prev[s] = -1
+        frontier_remove(s, fr_pages, fr_slots, fr_pos, ctr)
+        status[s] = BLOCKED
+        s = nxt
     dom_head[d] = -1
     if k > k0:
         ctr[C_ANY_BLOCKED] = 1
@@ -81,18 +131,23 @@ def _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr
 
 
 @njit(cache=True, nogil=True)
-def block_over_cap(cap, dom_fetched, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out):
-    """Block, in domain order, every domain with ``cap`` or more fetched pages and frontier pages."""
+def block_over_cap(cap, crawls, i):
+    """Block, in domain order, every domain with ``cap`` or more fetched pages and frontier pages; the blocked
+    pages go to ``crawls.out_rem[i]``, their count is returned."""
+    c = crawls
+    dom_fetched, dom_head = c.dom_fetched[i], c.dom_head[i]
     k = 0
     for d in range(len(dom_fetched)):
         if dom_fetched[d] >= cap and dom_head[d] >= 0:
-            k = _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k)
+            k = _block_domain(d, c.status[i], c.slot_page[i], c.fr_pages[i], c.fr_slots[i], c.fr_pos[i],
+                              c.dom_next[i], c.dom_prev[i], dom_head, c.ctr[i], c.out_rem[i], k)
     return k
 
 
 @njit(cache=True, nogil=True)
 def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph, crawls, i, work):
-    """Crawl ``i`` of ``crawls`` fetches ``page`` (frontier or unseen; the caller checked).
+    """Crawl ``i`` of ``crawls`` fetches ``page`` (frontier or unseen; the caller checked, and made room for
+    the page and its out-links in the crawl's slots).
 
     :param r: the reward; ``relevant``: the reward's relevant flag; ``eval_rel``: the ground truth.
     :param count_step: the fetch counts as a step.
@@ -108,7 +163,8 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
     link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
     c = crawls
-    status, fr_pages, fr_pos, fetched = c.status[i], c.fr_pages[i], c.fr_pos[i], c.fetched[i]
+    status, fr_pages, fr_slots, fr_pos, fetched = c.status[i], c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.fetched[i]
+    map_keys, map_slots, slot_page = c.map_keys[i], c.map_slots[i], c.slot_page[i]
     dom_next, dom_prev, dom_head = c.dom_next[i], c.dom_prev[i], c.dom_head[i]
     n_par, sum_par_rel, n_relpar, sum_relpar_rel = c.n_par[i], c.sum_par_rel[i], c.n_relpar[i], c.sum_relpar_rel[i]
     max_par_wrl, min_par_dist, link_rel, link_cat = c.max_par_wrl[i], c.min_par_dist[i], c.link_rel[i], c.link_cat[i]
@@ -117,52 +173,53 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     reward_a, relevant_a, wrl, change, dist = c.reward[i], c.relevant[i], c.wrl[i], c.change[i], c.dist[i]
     par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
     fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
-    dom_eval_relevant, ctr, sums = c.dom_eval_relevant[i], c.ctr[i], c.sums[i]
+    dom_eval_relevant, ctr, sums, tslot = c.dom_eval_relevant[i], c.ctr[i], c.sums[i], c.tslot[i]
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
-    tslot, t_best, t_link, t_kwu, t_kwa = work.tslot, work.t_best, work.t_link, work.t_kwu, work.t_kwa
-    st = status[page]
-    has_parents = st == FRONTIER and n_par[page] > 0
+    t_best, t_link, t_kwu, t_kwa, t_sl = work.t_best, work.t_link, work.t_kwu, work.t_kwa, work.t_sl
+    sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
+    st = status[sp]
+    has_parents = st == FRONTIER and n_par[sp] > 0
     if st == FRONTIER:
         if cap >= 0:
-            chain_remove(page, dom_next, dom_prev, dom_head, page_domain)
-        frontier_remove(page, fr_pages, fr_pos, ctr)
-    status[page] = VISITED
+            chain_remove(sp, page_domain[page], dom_next, dom_prev, dom_head)
+        frontier_remove(sp, fr_pages, fr_slots, fr_pos, ctr)
+    status[sp] = VISITED
     fetched[ctr[C_N_FETCHED]] = page
     ctr[C_N_FETCHED] += 1
-    fetch_step[page] = ctr[C_STEP]
+    fetch_step[sp] = ctr[C_STEP]
     if count_step:
         ctr[C_STEP] += 1
     rel = pt_rel[page]
     rel64 = np.float64(rel)
-    rel_a[page] = rel
+    rel_a[sp] = rel
     for j in range(cat_a.shape[1]):
-        cat_a[page, j] = pt_cat[page, j]
-    tfidf_a[page] = pt_tfidf[page]
-    reward_a[page] = np.float32(r)
-    relevant_a[page] = relevant
+        cat_a[sp, j] = pt_cat[page, j]
+    tfidf_a[sp] = pt_tfidf[page]
+    reward_a[sp] = np.float32(r)
+    relevant_a[sp] = relevant
     if has_parents:
-        maxw = np.float64(max_par_wrl[page])
-        wrl[page] = np.float32(beta * rel64 + (1.0 - beta) * maxw)
-        change[page] = np.float32(rel64 - maxw)
+        maxw = np.float64(max_par_wrl[sp])
+        wrl[sp] = np.float32(beta * rel64 + (1.0 - beta) * maxw)
+        change[sp] = np.float32(rel64 - maxw)
         if relevant:
-            dist[page] = 0
+            dist[sp] = 0
         else:
-            dist[page] = min(np.int64(min_par_dist[page]) + 1, DIST_CAP)
-        par_mean[page] = np.float32(np.float64(sum_par_rel[page]) / np.float64(n_par[page]))
-        nr = n_relpar[page]
+            dist[sp] = min(np.int64(min_par_dist[sp]) + 1, DIST_CAP)
+        par_mean[sp] = np.float32(np.float64(sum_par_rel[sp]) / np.float64(n_par[sp]))
+        nr = n_relpar[sp]
         if nr:
-            relpar_mean[page] = np.float32(np.float64(sum_relpar_rel[page]) / np.float64(nr))
+            relpar_mean[sp] = np.float32(np.float64(sum_relpar_rel[sp]) / np.float64(nr))
         else:
-            relpar_mean[page] = 0.0
-        bp = best_parent[page]
-        path_len[page] = path_len[bp] + 1
-        path_rel[page] = path_rel[bp] + (1 if relevant else 0)
+            relpar_mean[sp] = 0.0
+        bs = find(map_keys, map_slots, best_parent[sp])
+        path_len[sp] = path_len[bs] + 1
+        path_rel[sp] = path_rel[bs] + (1 if relevant else 0)
     else:  # a seed: no ancestors
-        wrl[page] = rel
-        change[page] = 0.0
-        dist[page] = 0 if relevant else DIST_CAP
-        path_len[page] = 1
-        path_rel[page] = 1 if relevant else 0
+        wrl[sp] = rel
+        change[sp] = 0.0
+        dist[sp] = 0 if relevant else DIST_CAP
+        path_len[sp] = 1
+        path_rel[sp] = 1 if relevant else 0
     d = page_domain[page]
     dom_fetched[d] += 1
     if relevant:
@@ -176,34 +233,38 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
 
     n_rem = 0
     if cap >= 0 and dom_fetched[d] >= cap:
-        n_rem = _block_domain(d, status, fr_pages, fr_pos, dom_next, dom_prev, dom_head, ctr, out_rem, 0)
+        n_rem = _block_domain(d, status, slot_page, fr_pages, fr_slots, fr_pos, dom_next, dom_prev, dom_head, ctr,
+                              out_rem, 0)
 
     # ---- expand: one entry per unvisited target, from its best (first most relevant) link
     a, b = link_lo[page], link_hi[page]
     nt = 0
-    for i in range(a, b):
-        t = link_dst[i]
-        if status[t] >= VISITED or t == page:
+    for li in range(a, b):
+        t = link_dst[li]
+        ts = find(map_keys, map_slots, t)
+        if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
             continue
         if cap >= 0 and dom_fetched[page_domain[t]] >= cap:
             continue
-        s = tslot[t]
+        if ts < 0:
+            ts = new_slot(t, map_keys, map_slots, slot_page, ctr)
+        s = tslot[ts]
         if s < 0:
             s = nt
-            tslot[t] = s
+            tslot[ts] = s
             out_upd[nt] = t
-            t_best[s] = l_rel[i]
-            t_link[s] = i
-            t_kwu[s] = l_kwu[i]
-            t_kwa[s] = l_kwa[i]
+            t_best[s] = l_rel[li]
+            t_link[s] = li
+            t_kwu[s] = l_kwu[li]
+            t_kwa[s] = l_kwa[li]
             nt += 1
         else:
-            if l_rel[i] > t_best[s]:
-                t_best[s] = l_rel[i]
-                t_link[s] = i
-            if l_kwu[i]:
+            if l_rel[li] > t_best[s]:
+                t_best[s] = l_rel[li]
+                t_link[s] = li
+            if l_kwu[li]:
                 t_kwu[s] = True
-            if l_kwa[i]:
+            if l_kwa[li]:
                 t_kwa[s] = True
     if nt == 0:
         return 0, 0, n_rem
@@ -212,63 +273,57 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     n_new = 0
     for j in range(nt):
         t = upd[j]
-        if status[t] == UNSEEN:
+        ts = find(map_keys, map_slots, t)
+        t_sl[j] = ts
+        if status[ts] == UNSEEN:
             out_new[n_new] = t
             n_new += 1
     # frontier add (ascending page order), chains prepended per domain as one block
     step = ctr[C_STEP]
-    for j in range(n_new):
-        t = out_new[j]
-        fs = ctr[C_FR_SIZE]
-        fr_pages[fs] = t
-        fr_pos[t] = fs
-        ctr[C_FR_SIZE] = fs + 1
-        status[t] = FRONTIER
+    for j in range(nt):
+        ts = t_sl[j]
+        if status[ts] != UNSEEN:
+            continue
+        frontier_add(ts, upd[j], fr_pages, fr_slots, fr_pos, ctr)
+        status[ts] = FRONTIER
+        max_par_wrl[ts] = -np.inf
+        min_par_dist[ts] = DIST_CAP
+        link_rel[ts] = -np.inf
+        discovered_step[ts] = step
     if cap >= 0:
         for j in range(n_new - 1, -1, -1):
             t = out_new[j]
-            dd = page_domain[t]
-            h = dom_head[dd]
-            dom_next[t] = h
-            dom_prev[t] = -1
-            if h >= 0:
-                dom_prev[h] = t
-            dom_head[dd] = t
-    for j in range(n_new):
-        t = out_new[j]
-        max_par_wrl[t] = -np.inf
-        min_par_dist[t] = DIST_CAP
-        link_rel[t] = -np.inf
-        discovered_step[t] = step
-    w = wrl[page]
-    dp = dist[page]
+            chain_prepend(find(map_keys, map_slots, t), page_domain[t], dom_next, dom_prev, dom_head)
+    w = wrl[sp]
+    dp = dist[sp]
     for j in range(nt):
         t = upd[j]
-        s = tslot[t]
-        tslot[t] = -1
-        n_par[t] += 1
-        sum_par_rel[t] += rel
+        ts = t_sl[j]
+        s = tslot[ts]
+        tslot[ts] = -1
+        n_par[ts] += 1
+        sum_par_rel[ts] += rel
         if relevant:
-            n_relpar[t] += 1
-            sum_relpar_rel[t] += rel
-        if w > max_par_wrl[t]:
-            max_par_wrl[t] = w
-        if dp < min_par_dist[t]:
-            min_par_dist[t] = dp
+            n_relpar[ts] += 1
+            sum_relpar_rel[ts] += rel
+        if w > max_par_wrl[ts]:
+            max_par_wrl[ts] = w
+        if dp < min_par_dist[ts]:
+            min_par_dist[ts] = dp
         lr = t_best[s]
-        if lr > link_rel[t]:
-            link_rel[t] = lr
+        if lr > link_rel[ts]:
+            link_rel[ts] = lr
             li = t_link[s]
-            for c in range(link_cat.shape[1]):
-                link_cat[t, c] = l_cat[li, c]
-            best_link[t] = li
+            for cc in range(link_cat.shape[1]):
+                link_cat[ts, cc] = l_cat[li, cc]
+            best_link[ts] = li
         if t_kwu[s]:
-            kw_url[t] = True
+            kw_url[ts] = True
         if t_kwa[s]:
-            kw_anchor[t] = True
-        bp = best_parent[t]
-        if bp < 0 or rel > rel_a[bp]:
-            best_parent[t] = page
+            kw_anchor[ts] = True
+        bp = best_parent[ts]
+        if bp < 0 or rel > rel_a[find(map_keys, map_slots, bp)]:
+            best_parent[ts] = page
     return n_new, nt, n_rem
 
 
@@ -323,51 +378,76 @@ def _heap_pop(hk, hp, size):
 
 
 @njit(cache=True, nogil=True)
-def topk_update(pages, score, cur, has, hk, hp, hsize, fetched_page, removed):
-    """Record the scores ``score[p]`` of ``pages`` (push those that changed); forget the fetched and
-    removed pages."""
+def topk_update(pages, crawls, i, hk, hp, hsize, fetched_page, removed):
+    """Record the link-text scores (``link_rel``) of crawl ``i``'s frontier ``pages`` (push those that changed);
+    forget the fetched and removed pages."""
+    c = crawls
+    map_keys, map_slots, link_rel, cur, has = c.map_keys[i], c.map_slots[i], c.link_rel[i], c.tk_cur[i], c.tk_has[i]
     size = hsize[0]
-    for i in range(len(pages)):
-        p = pages[i]
-        s = score[p]
-        if not has[p] or cur[p] != s:
-            cur[p] = s
-            has[p] = True
-            size = _heap_push(hk, hp, size, -s, p)
+    for j in range(len(pages)):
+        p = pages[j]
+        s = find(map_keys, map_slots, p)
+        sc = link_rel[s]
+        if not has[s] or cur[s] != sc:
+            cur[s] = sc
+            has[s] = True
+            size = _heap_push(hk, hp, size, -sc, p)
     hsize[0] = size
-    has[fetched_page] = False
-    for i in range(len(removed)):
-        has[removed[i]] = False
+    has[find(map_keys, map_slots, fetched_page)] = False
+    for j in range(len(removed)):
+        has[find(map_keys, map_slots, removed[j])] = False
 
 
 @njit(cache=True, nogil=True)
-def topk_select(k, status, cur, has, hk, hp, hsize, mark, sel_p, sel_k, nsel):
-    """The ``k`` live entries with the smallest (-score, page), in that order.
+def topk_push(pages, crawls, i, hk, hp, hsize):
+    """Push crawl ``i``'s ``pages`` with their link-text scores (pages that came back to the frontier: their old
+    heap entries were dropped as stale)."""
+    c = crawls
+    map_keys, map_slots, link_rel, cur, has = c.map_keys[i], c.map_slots[i], c.link_rel[i], c.tk_cur[i], c.tk_has[i]
+    size = hsize[0]
+    for j in range(len(pages)):
+        p = pages[j]
+        s = find(map_keys, map_slots, p)
+        sc = link_rel[s]
+        cur[s] = sc
+        has[s] = True
+        size = _heap_push(hk, hp, size, -sc, p)
+    hsize[0] = size
+
+
+@njit(cache=True, nogil=True)
+def topk_select(k, crawls, i, hk, hp, hsize, sel_p, sel_k, nsel):
+    """The ``k`` live entries of crawl ``i`` with the smallest (-score, page), in that order.
 
     Two tiers, as a sorted selection of at most ``k`` entries (``sel_*[:nsel[0]]``, kept between
     calls) over the heap of everything else: the selection drops entries that went stale, then the
     heap gives up only what beats the selection's worst or refills it (the worst evicted back), so
     a step costs O((changes + 1) log H) rather than O(k log H). Stale and duplicate heap entries met
     on the way are dropped. Returns the selection's size; ``sel_p`` must hold ``k + 1`` entries."""
+    c = crawls
+    map_keys, map_slots, status = c.map_keys[i], c.map_slots[i], c.status[i]
+    cur, has, mark = c.tk_cur[i], c.tk_has[i], c.tk_mark[i]
     n = 0
-    for i in range(nsel[0]):
-        p = sel_p[i]
-        if status[p] == FRONTIER and has[p] and -cur[p] == sel_k[i]:
+    for j in range(nsel[0]):
+        p = sel_p[j]
+        s = find(map_keys, map_slots, p)
+        if status[s] == FRONTIER and has[s] and -cur[s] == sel_k[j]:
             sel_p[n] = p
-            sel_k[n] = sel_k[i]
-            mark[p] = True
+            sel_k[n] = sel_k[j]
+            mark[s] = True
             n += 1
     size = hsize[0]
     while n > k:  # k shrank since the last call
         n -= 1
-        mark[sel_p[n]] = False
+        mark[find(map_keys, map_slots, sel_p[n])] = False
         size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
     while size > 0:
         key, p = hk[0], hp[0]
         if n >= k and (k == 0 or not _less(key, p, sel_k[n - 1], sel_p[n - 1])):
             break
         size = _heap_pop(hk, hp, size)
-        if status[p] != FRONTIER or not has[p] or -cur[p] != key or mark[p]:
+        s = find(map_keys, map_slots, p)
+        if status[s] != FRONTIER or not has[s] or -cur[s] != key or mark[s]:
             continue
         j = n  # insertion sort into the selection
         while j > 0 and _less(key, p, sel_k[j - 1], sel_p[j - 1]):
@@ -376,14 +456,14 @@ def topk_select(k, status, cur, has, hk, hp, hsize, mark, sel_p, sel_k, nsel):
             j -= 1
         sel_k[j] = key
         sel_p[j] = p
-        mark[p] = True
+        mark[s] = True
         n += 1
         if n > k:
             n -= 1
-            mark[sel_p[n]] = False
+            mark[find(map_keys, map_slots, sel_p[n])] = False
             size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
-    for i in range(n):
-        mark[sel_p[i]] = False
+    for j in range(n):
+        mark[find(map_keys, map_slots, sel_p[j])] = False
     hsize[0] = size
     nsel[0] = n
     return n

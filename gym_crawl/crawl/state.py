@@ -1,8 +1,13 @@
 """Crawl state: visited set, a columnar frontier store, parent/path/domain statistics, metrics.
 
-All bookkeeping lives in flat numpy arrays indexed by page id, allocated once
-per env from one field table (:mod:`gym_crawl.crawl.fields`: name, dtype, shape,
-reset value) and reset from it in O(pages touched by the last episode). A fetch
+All bookkeeping lives in flat numpy arrays indexed by *slot*: a page gets the next slot when the crawl
+first touches it (discovers it, or fetches it as a seed), and the crawl's page map
+(:mod:`gym_crawl.crawl.pagemap`, open addressing) finds it. The columns come from one field table
+(:mod:`gym_crawl.crawl.fields`: name, dtype, shape, reset value), start at ``MIN_SLOTS`` slots and double
+when a fetch could overflow them, and are reset in O(pages touched by the last episode): a crawl's memory
+follows the pages it touched, never the web's size. Python code reads and writes a column by page id
+(``state.rel[pages]``, ``state.status[page] = ...``) through a :class:`PageColumn`; compiled code reads the
+slots through :attr:`CrawlState.crawl_arrays`. A fetch
 is one compiled call (:func:`gym_crawl.crawl.kernels.fetch_page`) costing
 O(out-degree × categories); page and link scores come from per-topic tables
 (:meth:`TopicScorer.page_table` / :meth:`TopicScorer.link_table`) filled once per
@@ -44,8 +49,9 @@ never reaches a column, a feature or an observation.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,11 +59,24 @@ from gym_crawl.corpus.core import Corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import bundles as B
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.fields import CRAWL_ARRAYS, FIELDS, SLOT_ARRAYS, allocate, reset_domains, reset_pages
+from gym_crawl.crawl.fields import (
+    CRAWL_ARRAYS,
+    DOMAIN_FIELDS,
+    FIELDS,
+    MAP_ARRAYS,
+    MIN_SLOTS,
+    SLOT_ARRAYS,
+    Field,
+    allocate,
+    grow,
+    reset_domains,
+    reset_slots,
+)
+from gym_crawl.crawl.pagemap import find_many, rehash
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
-__all__ = ["CrawlState", "FetchResult", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
+__all__ = ["CrawlState", "FetchResult", "PageColumn", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = K.UNSEEN, K.FRONTIER, K.VISITED, K.BLOCKED
 DIST_CAP = K.DIST_CAP
@@ -66,6 +85,97 @@ _NO_PAGES = np.zeros(0, np.int32)
 #: corpora with at most this many links score every page and link of a topic at its first reset
 #: (about a second per million links); larger ones score pages and link ranges as they are fetched
 EAGER_SCORING_LINKS = 2_000_000
+
+
+class PageColumn:
+    """One per-page column of a crawl, read and written by page id (the crawl keeps it by slot).
+
+    ``col[page]`` / ``col[pages]`` give the values of those pages (a page the crawl never touched reads as the
+    column's reset value: ``status`` ``UNSEEN``, ``best_parent`` -1, …); ``col[pages] = v`` writes pages the
+    crawl touched (``ValueError`` for another); ``np.asarray(col)`` and comparisons (``col == FRONTIER``) give
+    the dense (n_pages,) array, O(n_pages) — for page-mode masks and analyses, not for a step.
+    """
+
+    __slots__ = ("_state", "field")
+
+    def __init__(self, state: CrawlState, f: Field):
+        self._state = state
+        self.field = f
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.field.dtype)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        n = self._state.corpus.n_pages
+        return (n, self._state.n_categories) if self.field.per_category else (n,)
+
+    def __len__(self) -> int:
+        return int(self._state.corpus.n_pages)
+
+    def _pages(self, key: Any) -> tuple[np.ndarray, bool]:
+        if isinstance(key, (int, np.integer)):
+            return np.array([int(key)], np.int64), True
+        if isinstance(key, slice):
+            return np.arange(len(self))[key], False
+        a = np.asarray(key)
+        if a.dtype == bool:
+            return np.flatnonzero(a), False
+        return a.astype(np.int64, copy=False), False
+
+    def __getitem__(self, key: Any) -> Any:
+        pages, scalar = self._pages(key)
+        st = self._state
+        col = st.arrays[self.field.name]
+        slots = st.slots(pages.reshape(-1))
+        out = np.full((slots.size,) + col.shape[1:], self.field.reset, col.dtype)
+        hit = slots >= 0
+        out[hit] = col[slots[hit]]
+        if scalar:
+            return out[0]
+        return out.reshape(pages.shape + col.shape[1:])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pages, _ = self._pages(key)
+        st = self._state
+        slots = st.slots(pages.reshape(-1))
+        if np.any(slots < 0):
+            bad = int(pages.reshape(-1)[int(np.argmax(slots < 0))])
+            raise ValueError(f"{self.field.name}[{bad}] = ...: page {bad} was never touched by this crawl (only "
+                             f"discovered or fetched pages have a slot)")
+        st.arrays[self.field.name][slots] = value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        st = self._state
+        col = st.arrays[self.field.name]
+        out = np.full(self.shape, self.field.reset, col.dtype)
+        n = st.n_slots
+        out[st.arrays["slot_page"][:n]] = col[:n]
+        return out if dtype is None else out.astype(dtype)
+
+    def __eq__(self, other: object) -> np.ndarray:  # type: ignore[override]
+        return np.asarray(self) == other
+
+    def __ne__(self, other: object) -> np.ndarray:  # type: ignore[override]
+        return np.asarray(self) != other
+
+    def __lt__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) < other
+
+    def __le__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) <= other
+
+    def __gt__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) > other
+
+    def __ge__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) >= other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PageColumn({self.field.name!r}, {self._state.n_slots} of {len(self)} pages touched)"
 
 
 def _reward_key(scheme: RewardScheme) -> tuple | None:
@@ -98,79 +208,92 @@ class FetchResult:
 
 
 class CrawlState:
-    """Mutable state of one crawl over a corpus.
+    """Mutable state of one crawl over a corpus, sized by the pages it touched.
 
     Args:
         corpus: the web.
-        n_categories: category slots C (Han features); arrays ``cat``/``link_cat`` are (n, C).
+        n_categories: category slots C (Han features); columns ``cat``/``link_cat`` are (n, C).
         beta: Han's exponential smoothing factor for ancestor relevance (0.4).
         storage: arrays to use instead of allocating (the batched vector env stacks N crawls' columns and
-            gives each crawl its row views): every :func:`~gym_crawl.crawl.fields.allocate` column, and
-            optionally ``"ctr"`` (N_COUNTERS,) int64, ``"sums"`` (1,) float64, ``"out_new"``,
-            ``"out_upd"`` (max out-degree,) int32 and ``"out_rem"`` (n_pages,) int32. The arrays must be
-            at their reset values (as :func:`allocate` returns them).
+            gives each crawl its row views): every :func:`~gym_crawl.crawl.fields.allocate` array (of any slot
+            capacity, a power of two), and optionally ``"ctr"`` (N_COUNTERS,) int64, ``"sums"`` (1,) float64,
+            ``"out_new"``, ``"out_upd"`` (max out-degree,) int32. The arrays must be at their reset values (as
+            :func:`allocate` returns them).
+        on_full: with ``storage``: called with the slot capacity a fetch needs when the storage's is too small;
+            it must hand new storage (the old arrays' contents at the new capacity) to :meth:`adopt`.
+            Without it the state grows its own arrays.
+
+    Page-indexed columns (``state.status``, ``state.rel``, … — every non-domain field of
+    :data:`~gym_crawl.crawl.fields.FIELDS`) are :class:`PageColumn` s; per-domain columns (``dom_fetched``, …),
+    ``fr_pages`` and ``fetched`` are arrays.
     """
 
-    if TYPE_CHECKING:
-        # the columns of :data:`~gym_crawl.crawl.fields.FIELDS` are set as attributes by ``__init__``
-        def __getattr__(self, name: str) -> np.ndarray: ...
-
     def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4,
-                 storage: dict[str, np.ndarray] | None = None):
+                 storage: dict[str, np.ndarray] | None = None, on_full: Callable[[int], None] | None = None):
         self.corpus = corpus
         self.n_categories = C = n_categories
         self.beta = float(beta)
-        n = corpus.n_pages
         #: each page's link range ``link_lo[p]:link_hi[p]`` (views of a static corpus' CSR pointer; a live
         #: web's arrays, filled as pages are fetched)
         self.link_lo = np.asarray(corpus.link_lo)
         self.link_hi = np.asarray(corpus.link_hi)
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
-        deg = corpus.max_out_degree()
-        n_dom = corpus.n_domain_slots
-        if storage is None:
-            own = allocate(n, n_dom, C)
-        else:
-            want = {f.name: (np.dtype(f.dtype), f.shape(n, n_dom, C)) for f in FIELDS}
-            want.update({name: (np.dtype(dt), (n,)) for name, dt in SLOT_ARRAYS})
-            own = {}
-            for name, (dt, shape) in want.items():
-                b = storage.get(name)
-                if b is None or b.shape != shape or b.dtype != dt:
-                    raise ValueError(f"storage[{name!r}] must be a {dt} array of shape {shape}, got "
-                                     f"{None if b is None else (b.dtype, b.shape)}")
-                own[name] = b
-        storage = storage or {}
-        #: every column (fields.FIELDS + slot arrays), also bound as attributes of the same name
-        self.arrays = own
-        for name, a in self.arrays.items():
-            setattr(self, name, a)
-        #: scalar counters (kernels update them in place; read them through the properties)
-        self._ctr = storage.get("ctr", np.zeros(K.N_COUNTERS, np.int64))
-        self._sums = storage.get("sums", np.zeros(1, np.float64))
-        # kernel work space: per-target slots (always -1 between calls) and output buffers
-        self._tslot = np.full(n, -1, np.int32)
+        deg = max(1, corpus.max_out_degree())
+        self.n_domain_slots = max(1, corpus.n_domain_slots)
+        storage = dict(storage or {})
+        self._ctr = storage.pop("ctr", np.zeros(K.N_COUNTERS, np.int64))
+        self._sums = storage.pop("sums", np.zeros(1, np.float64))
+        self._out_new = storage.pop("out_new", np.zeros(deg, np.int32))
+        self._out_upd = storage.pop("out_upd", np.zeros(deg, np.int32))
+        self._on_full = on_full if storage else None
+        # kernel work space (per out-link target of the fetched page)
         self._t_best = np.zeros(deg, np.float32)
         self._t_link = np.zeros(deg, np.int64)
         self._t_kwu = np.zeros(deg, bool)
         self._t_kwa = np.zeros(deg, bool)
-        self._out_new = storage.get("out_new", np.zeros(deg, np.int32))
-        self._out_upd = storage.get("out_upd", np.zeros(deg, np.int32))
-        self._out_rem = storage.get("out_rem", np.zeros(n, np.int32))
-        self._bind_bundles()
+        self._t_sl = np.zeros(deg, np.int32)
+        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl)
+        self._columns = {f.name: PageColumn(self, f) for f in FIELDS if f.store != "domain"}
+        self.adopt(storage if storage else allocate(MIN_SLOTS, self.n_domain_slots, C))
         self.domain_cap: int | None = None
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
 
+    def __getattr__(self, name: str) -> PageColumn:
+        cols = self.__dict__.get("_columns")
+        if cols is not None and name in cols:
+            return cols[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def adopt(self, arrays: dict[str, np.ndarray]) -> None:
+        """Keep the crawl's columns in ``arrays`` (every :func:`~gym_crawl.crawl.fields.allocate` array, of one
+        slot capacity; the page map filled for the slots in use, or empty before a crawl)."""
+        cap = int(arrays["slot_page"].shape[0]) if "slot_page" in arrays else -1
+        C, D = self.n_categories, self.n_domain_slots
+        want = {f.name: (np.dtype(f.dtype), f.shape(cap, D, C)) for f in FIELDS}
+        want.update({name: (np.dtype(dt), (cap,)) for name, dt in SLOT_ARRAYS})
+        want.update({name: (np.dtype(dt), (2 * cap,)) for name, dt in MAP_ARRAYS})
+        for name, (dt, shape) in want.items():
+            b = arrays.get(name)
+            if b is None or b.shape != shape or b.dtype != dt or cap < 1 or cap & (cap - 1):
+                raise ValueError(f"storage[{name!r}] must be a {dt} array of shape {shape} (a slot capacity that is a "
+                                 f"power of two), got {None if b is None else (b.dtype, b.shape)}")
+        #: every column (fields.FIELDS, slot arrays, page map), by slot; page columns are served by page id as
+        #: :class:`PageColumn` attributes, the others are bound as attributes of the same name
+        self.arrays = {name: arrays[name] for name in want}
+        for f in DOMAIN_FIELDS:
+            setattr(self, f.name, self.arrays[f.name])
+        for name, _ in SLOT_ARRAYS:
+            setattr(self, name, self.arrays[name])
+        self._bind_bundles()
+
     def _bind_bundles(self) -> None:
-        """The fetch kernel's bundles of this crawl's arrays (views: nothing is copied): its
-        :class:`~gym_crawl.crawl.bundles.CrawlArrays` (one crawl: each array with a leading axis of 1) and its
-        :class:`~gym_crawl.crawl.bundles.FetchWork`."""
+        """The fetch kernel's :class:`~gym_crawl.crawl.bundles.CrawlArrays` of this crawl's arrays (views, a leading
+        axis of 1: nothing is copied)."""
         mine = {**self.arrays, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
-                "out_upd": self._out_upd, "out_rem": self._out_rem}
+                "out_upd": self._out_upd}
         self._crawl = B.crawl_arrays({name: mine[name][None] for name in CRAWL_ARRAYS})
-        self._work = B.fetch_work(self._tslot, self._t_best, self._t_link, self._t_kwu, self._t_kwa)
 
     def __getstate__(self) -> dict[str, Any]:
         # the kernel bundles hold memory pointers: they are rebuilt from the arrays after unpickling
@@ -178,9 +301,53 @@ class CrawlState:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl)
         self._bind_bundles()
         if self.scorer is not None:
             self._bind_tables()
+
+    # ------------------------------------------------------------ slots
+    @property
+    def n_slots(self) -> int:
+        """Pages this crawl touched (discovered or fetched) since its reset: the slots in use."""
+        return int(self._ctr[K.C_N_SLOTS])
+
+    @property
+    def slot_capacity(self) -> int:
+        """Slots the columns hold now (they double when a fetch could overflow them)."""
+        return int(self.arrays["slot_page"].shape[0])
+
+    def slots(self, pages: np.ndarray) -> np.ndarray:
+        """(n,) int64 slot of each of ``pages`` (-1: a page the crawl has not touched)."""
+        pages = np.asarray(pages, np.int64).reshape(-1)
+        out = np.empty(len(pages), np.int64)
+        if len(pages):
+            find_many(self.arrays["map_keys"], self.arrays["map_slots"], pages, out)
+        return out
+
+    def make_room(self, extra: int) -> None:
+        """Grow the columns (doubling) so that ``extra`` more pages can get a slot."""
+        need = self.n_slots + int(extra)
+        cap = self.slot_capacity
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        if self._on_full is not None:
+            self._on_full(cap)
+            if self.slot_capacity < need:
+                raise RuntimeError(f"the crawl state's storage holds {self.slot_capacity} slots after growing, "
+                                   f"{need} needed")
+            return
+        new = grow(self.arrays, cap, self.n_domain_slots, self.n_categories)
+        rehash(new["slot_page"], self.n_slots, new["map_keys"], new["map_slots"])
+        self.adopt(new)
+
+    @property
+    def crawl_arrays(self) -> B.CrawlArrays:
+        """This crawl's :class:`~gym_crawl.crawl.bundles.CrawlArrays` (one crawl, row 0), what the compiled
+        feature rows and reducers read; rebuilt when the columns grow, so read it at every call."""
+        return self._crawl
 
     # ------------------------------------------------------------ counters
     @property
@@ -216,12 +383,9 @@ class CrawlState:
         per-domain cap (``None``: unlimited)."""
         if scorer.n_categories != self.n_categories:
             raise ValueError(f"scorer has {scorer.n_categories} category slots, state {self.n_categories}")
-        touched = np.concatenate([self.fetched[: self.n_fetched], self.fr_pages[: self.fr_size],
-                                  np.flatnonzero(self.status == BLOCKED) if self._ctr[K.C_ANY_BLOCKED]
-                                  else np.zeros(0, np.int64)])
         if domain_cap is not None and domain_cap < 1:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
-        reset_pages(self.arrays, touched)
+        reset_slots(self.arrays, self.n_slots)
         reset_domains(self.arrays)
         self._ctr[:] = 0
         self._sums[:] = 0.0
@@ -272,15 +436,16 @@ class CrawlState:
             raise ValueError(f"set_domain_cap({cap!r}): only an integer cap >= 1 can replace the crawl's "
                              f"starting cap ({self.domain_cap!r})")
         self.domain_cap = cap
-        k = K.block_over_cap(cap, self.dom_fetched, self.status, self.fr_pages, self.fr_pos, self.dom_next,
-                             self.dom_prev, self.dom_head, self._ctr, self._out_rem)
-        return self._out_rem[:k].copy()
+        k = K.block_over_cap(cap, self._crawl, 0)
+        return self.arrays["out_rem"][:k].copy()
 
     def _frontier_remove(self, page: int) -> None:
         """Take ``page`` out of the frontier store (slot and domain chain) without changing its status."""
+        s = int(self.slots(np.array([page]))[0])
+        a = self.arrays
         if self.domain_cap is not None:
-            K.chain_remove(page, self.dom_next, self.dom_prev, self.dom_head, self.page_domain)
-        K.frontier_remove(page, self.fr_pages, self.fr_pos, self._ctr)
+            K.chain_remove(s, int(self.page_domain[page]), a["dom_next"], a["dom_prev"], a["dom_head"])
+        K.frontier_remove(s, a["fr_pages"], a["fr_slots"], a["fr_pos"], self._ctr)
 
     # --------------------------------------------------------------- fetch
     def _page_reward(self, page: int) -> tuple[float, bool, bool]:
@@ -331,10 +496,11 @@ class CrawlState:
             raise ValueError(f"page {page} is blocked: its domain reached the cap of {self.domain_cap} pages")
         r, relevant, eval_rel = self.page_reward(page)
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
+        self.make_room(int(self.link_hi[page] - self.link_lo[page]) + 1)
         nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, self._scores,
                                   self._graph, self._crawl, 0, self._work)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
-                           self._out_rem[:nr].copy() if nr else _NO_PAGES.copy())
+                           self.arrays["out_rem"][:nr].copy() if nr else _NO_PAGES.copy())
 
     # ------------------------------------------------------------- metrics
     @property

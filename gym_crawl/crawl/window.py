@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl import kernels as K
+from gym_crawl.crawl.pagemap import find
 from gym_crawl.crawl.state import CrawlState
 
 __all__ = ["INFLIGHT", "PARKED", "FetchWindow"]
@@ -44,140 +45,142 @@ _FR = K.C_FR_SIZE
 
 
 @njit(cache=True, nogil=True)
-def _take(page, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain):
-    """Remove ``page`` from the frontier store (and its domain chain when ``chain``); status unchanged."""
+def _take(s, d, c, i, chain):
+    """Remove the page of slot ``s`` (domain ``d``) from crawl ``i``'s frontier store (and its domain chain when
+    ``chain``); status unchanged."""
     if chain:
-        nx_ = dom_next[page]
-        pv = dom_prev[page]
-        if pv >= 0:
-            dom_next[pv] = nx_
-        else:
-            dom_head[page_domain[page]] = nx_
-        if nx_ >= 0:
-            dom_prev[nx_] = pv
-        dom_next[page] = -1
-        dom_prev[page] = -1
-    i = fr_pos[page]
-    last = fr_pages[ctr[_FR] - 1]
-    fr_pages[i] = last
-    fr_pos[last] = i
-    fr_pos[page] = -1
-    ctr[_FR] -= 1
+        K.chain_remove(s, d, c.dom_next[i], c.dom_prev[i], c.dom_head[i])
+    K.frontier_remove(s, c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.ctr[i])
 
 
 @njit(cache=True, nogil=True)
-def _put(page, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain):
-    """Append ``page`` to the frontier store (prepend it to its domain chain when ``chain``), status FRONTIER."""
-    fs = ctr[_FR]
-    fr_pages[fs] = page
-    fr_pos[page] = fs
-    ctr[_FR] = fs + 1
-    status[page] = K.FRONTIER
+def _put(s, page, d, c, i, chain):
+    """Append ``page`` (slot ``s``, domain ``d``) to crawl ``i``'s frontier store (prepend it to its domain chain
+    when ``chain``), status FRONTIER."""
+    K.frontier_add(s, page, c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.ctr[i])
+    c.status[i][s] = K.FRONTIER
     if chain:
-        d = page_domain[page]
-        h = dom_head[d]
-        dom_next[page] = h
-        dom_prev[page] = -1
-        if h >= 0:
-            dom_prev[h] = page
-        dom_head[d] = page
+        K.chain_prepend(s, d, c.dom_next[i], c.dom_prev[i], c.dom_head[i])
 
 
 @njit(cache=True, nogil=True)
-def _park(p, d, status, park_next, park_head):
-    status[p] = PARKED
-    park_next[p] = park_head[d]
-    park_head[d] = p
+def _park(s, d, c, i):
+    c.status[i][s] = PARKED
+    park_head = c.park_head[i]
+    c.park_next[i][s] = park_head[d]
+    park_head[d] = s
 
 
 @njit(cache=True, nogil=True)
-def park_frontier(flag, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
-                  park_next, park_head, out):
+def take(page, c, i, chain, page_domain):
+    """Take frontier ``page`` out of crawl ``i``'s frontier store (status unchanged)."""
+    _take(find(c.map_keys[i], c.map_slots[i], page), page_domain[page], c, i, chain)
+
+
+@njit(cache=True, nogil=True)
+def put(page, c, i, chain, page_domain):
+    """Put ``page`` (a page the crawl touched) into crawl ``i``'s frontier store, status FRONTIER."""
+    _put(find(c.map_keys[i], c.map_slots[i], page), page, page_domain[page], c, i, chain)
+
+
+@njit(cache=True, nogil=True)
+def park_frontier(flag, c, i, chain, page_domain, out):
     """Park every frontier page whose domain is flagged (one pass over the frontier); writes them to ``out``
     and returns their count."""
+    fr_pages, fr_slots, ctr = c.fr_pages[i], c.fr_slots[i], c.ctr[i]
     k = 0
-    i = 0
-    while i < ctr[_FR]:
-        p = fr_pages[i]
+    j = 0
+    while j < ctr[_FR]:
+        p = fr_pages[j]
         d = page_domain[p]
         if flag[d]:
-            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)  # the last moves to i
-            _park(p, d, status, park_next, park_head)
+            s = fr_slots[j]
+            _take(s, d, c, i, chain)  # the last moves to j
+            _park(s, d, c, i)
             out[k] = p
             k += 1
         else:
-            i += 1
+            j += 1
     return k
 
 
 @njit(cache=True, nogil=True)
-def park_pages(pages, flag, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
-               park_next, park_head, out, k):
+def park_pages(pages, flag, c, i, chain, page_domain, out, k):
     """Park those of ``pages`` that are in the frontier and whose domain is flagged; appends to ``out[k:]``."""
+    keys, slots, status = c.map_keys[i], c.map_slots[i], c.status[i]
     for j in range(len(pages)):
         p = pages[j]
         d = page_domain[p]
-        if status[p] == K.FRONTIER and flag[d]:
-            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
-            _park(p, d, status, park_next, park_head)
+        if not flag[d]:
+            continue
+        s = find(keys, slots, p)
+        if s >= 0 and status[s] == K.FRONTIER:
+            _take(s, d, c, i, chain)
+            _park(s, d, c, i)
             out[k] = p
             k += 1
     return k
 
 
 @njit(cache=True, nogil=True)
-def unpark(flag, cap, dom_fetched, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain,
-           park_next, park_head, out):
+def unpark(flag, cap, c, i, chain, page_domain, out):
     """Return the parked pages of every domain that is not flagged to the frontier, each domain's in ascending
     page order (a domain at its cap blocks them instead). Writes the returned pages to ``out``; returns
     ``(returned, blocked)`` counts (``blocked`` pages left the parked set without returning)."""
+    keys, slots, status, slot_page = c.map_keys[i], c.map_slots[i], c.status[i], c.slot_page[i]
+    park_next, park_head, dom_fetched, ctr = c.park_next[i], c.park_head[i], c.dom_fetched[i], c.ctr[i]
     k = 0
     blocked = 0
     for d in range(len(park_head)):
         if flag[d] or park_head[d] < 0:
             continue
-        p = park_head[d]
+        s = park_head[d]
         start = k
-        while p >= 0:
-            nx_ = park_next[p]
-            park_next[p] = -1
-            if status[p] == PARKED:
-                out[k] = p
+        while s >= 0:
+            nx_ = park_next[s]
+            park_next[s] = -1
+            if status[s] == PARKED:
+                out[k] = slot_page[s]
                 k += 1
-            p = nx_
+            s = nx_
         park_head[d] = -1
         seg = out[start:k]
         seg.sort()
         if cap >= 0 and dom_fetched[d] >= cap:
             for j in range(start, k):
-                status[out[j]] = K.BLOCKED
+                status[find(keys, slots, out[j])] = K.BLOCKED
             ctr[K.C_ANY_BLOCKED] = 1
             blocked += k - start
             k = start
             continue
         for j in range(start, k):
-            _put(out[j], status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
+            p = out[j]
+            _put(find(keys, slots, p), p, d, c, i, chain)
     return k, blocked
 
 
 @njit(cache=True, nogil=True)
-def refuse(pages, status, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain, out):
+def refuse(pages, c, i, chain, page_domain, out):
     """Block ``pages`` for good (status BLOCKED): frontier pages leave the store (written to ``out``, count
     returned first), parked ones leave the parked set (counted second); other pages are left alone."""
+    keys, slots, status, ctr = c.map_keys[i], c.map_slots[i], c.status[i], c.ctr[i]
     k = 0
     parked = 0
     for j in range(len(pages)):
         p = pages[j]
-        st = status[p]
+        s = find(keys, slots, p)
+        if s < 0:
+            continue
+        st = status[s]
         if st == K.FRONTIER:
-            _take(p, fr_pages, fr_pos, ctr, chain, dom_next, dom_prev, dom_head, page_domain)
+            _take(s, page_domain[p], c, i, chain)
             out[k] = p
             k += 1
         elif st == PARKED:
             parked += 1
         else:
             continue
-        status[p] = K.BLOCKED
+        status[s] = K.BLOCKED
         ctr[K.C_ANY_BLOCKED] = 1
     return k, parked
 
@@ -195,22 +198,22 @@ class FetchWindow:
         self.state = state
         self.concurrency = int(concurrency)
         self.per_host = int(per_host)
-        n = state.corpus.n_pages
         D = max(1, int(state.corpus.n_domain_slots))
         self.in_domain = np.zeros(D, np.int32)
         self.flag = np.zeros(D, bool)
-        self.park_next = np.full(n, -1, np.int32)
-        self.park_head = np.full(D, -1, np.int32)
-        self._out = np.zeros(n, np.int32)
+        self._out = np.zeros(1024, np.int32)
         #: pages in flight, in dispatch order → what the env keeps for the landing (the candidate's row)
         self.in_flight: dict[int, Any] = {}
         self.n_parked = 0
 
     # ------------------------------------------------------------------ the frontier arrays
     def _args(self) -> tuple[Any, ...]:
+        """The crawl's kernel bundle, row, whether domain chains are kept, page domains; an output buffer that can
+        hold every page the crawl touched."""
         st = self.state
-        return (st.fr_pages, st.fr_pos, st.counters, st.domain_cap is not None, st.dom_next, st.dom_prev,
-                st.dom_head, st.page_domain)
+        if len(self._out) < st.slot_capacity:
+            self._out = np.zeros(st.slot_capacity, np.int32)
+        return st.crawl_arrays, 0, st.domain_cap is not None, st.page_domain
 
     @property
     def size(self) -> int:
@@ -228,8 +231,8 @@ class FetchWindow:
         st = self.state
         if st.status[page] != K.FRONTIER:
             raise ValueError(f"page {page} is not in the frontier (status {int(st.status[page])})")
-        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
-        _take(page, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+        c, i, chain, pd = self._args()
+        take(page, c, i, chain, pd)
         st.status[page] = INFLIGHT
         self.in_domain[pd[page]] += 1
         self.in_flight[int(page)] = row
@@ -242,8 +245,8 @@ class FetchWindow:
         if page not in self.in_flight:
             raise ValueError(f"page {page} is not in flight")
         row = self.in_flight.pop(page)
-        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
-        _put(page, self.state.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+        c, i, chain, pd = self._args()
+        put(page, c, i, chain, pd)
         self.in_domain[pd[page]] -= 1
         return row
 
@@ -259,14 +262,12 @@ class FetchWindow:
         grew = bool(np.any(flag & ~self.flag))
         self.flag = flag
         st = self.state
-        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        c, i, chain, pd = self._args()
         out = self._out
         if grew:
-            k = park_frontier(flag, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd, self.park_next,
-                              self.park_head, out)
+            k = park_frontier(flag, c, i, chain, pd, out)
         elif len(new_pages) and flag.any():
-            k = park_pages(np.asarray(new_pages, np.int32), flag, st.status, fr_pages, fr_pos, ctr, chain, dn, dp,
-                           dh, pd, self.park_next, self.park_head, out, 0)
+            k = park_pages(np.asarray(new_pages, np.int32), flag, c, i, chain, pd, out, 0)
         else:
             k = 0
         parked = out[:k].copy()
@@ -274,8 +275,7 @@ class FetchWindow:
         returned = np.zeros(0, np.int32)
         if self.n_parked:  # pages parked now are on flagged hosts: unpark leaves them
             cap = -1 if st.domain_cap is None else int(st.domain_cap)
-            r, blocked = unpark(flag, cap, st.dom_fetched, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd,
-                                self.park_next, self.park_head, out)
+            r, blocked = unpark(flag, cap, c, i, chain, pd, out)
             returned = out[:r].copy()
             self.n_parked -= r + blocked
         return parked, returned
@@ -285,24 +285,21 @@ class FetchWindow:
         that were in the frontier (the others were parked, in flight, fetched or unseen)."""
         if not len(pages):
             return np.zeros(0, np.int32)
-        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
-        k, parked = refuse(np.asarray(pages, np.int32), self.state.status, fr_pages, fr_pos, ctr, chain, dn, dp,
-                           dh, pd, self._out)
+        c, i, chain, pd = self._args()
+        k, parked = refuse(np.asarray(pages, np.int32), c, i, chain, pd, self._out)
         self.n_parked -= parked
         return self._out[:k].copy()
 
     def clear(self) -> None:
         """Return every in-flight and parked page to the frontier store (before the crawl state's reset, which
         then clears them with the rest of the episode)."""
-        st = self.state
-        fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd = self._args()
+        c, i, chain, pd = self._args()
         for p in self.in_flight:
-            _put(p, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd)
+            put(p, c, i, chain, pd)
         self.in_flight.clear()
         self.in_domain[:] = 0
-        if self.n_parked or np.any(self.park_head >= 0):
+        if self.n_parked or np.any(self.state.park_head >= 0):
             self.flag[:] = False
-            unpark(self.flag, -1, st.dom_fetched, st.status, fr_pages, fr_pos, ctr, chain, dn, dp, dh, pd,
-                   self.park_next, self.park_head, self._out)
+            unpark(self.flag, -1, c, i, chain, pd, self._out)
         self.flag[:] = False
         self.n_parked = 0

@@ -25,13 +25,14 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl import kernels as K
+from gym_crawl.crawl.pagemap import find
 from gym_crawl.features import kernels as FR
 
 __all__ = ["batch_pages", "batch_step"]
 
 
 @njit(cache=True, nogil=True)
-def batch_pages(actions, active, slot_mode, ncand, sel_p, status, pt_done, l_done, rw_done, pages, miss):
+def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, pt_done, l_done, rw_done, pages, miss):
     """Page of each active sub-env's action (-1: a masked slot / a non-frontier page, the step is spent);
     writes into ``miss`` the pages whose per-topic score or reward entries are not filled yet and
     returns how many (the caller fills them in Python before :func:`batch_step`)."""
@@ -47,7 +48,8 @@ def batch_pages(actions, active, slot_mode, ncand, sel_p, status, pt_done, l_don
             p = np.int64(sel_p[i, a])
         else:
             p = np.int64(a)
-            if status[i, p] != K.FRONTIER:
+            s = find(crawls.map_keys[i], crawls.map_slots[i], p)
+            if s < 0 or crawls.status[i][s] != K.FRONTIER:
                 continue
         pages[i] = p
         if not (pt_done[p] and l_done[p] and rw_done[p]):
@@ -74,20 +76,21 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     :class:`~gym_crawl.crawl.bundles.FetchWork`; ``counts``: (N, 3) new / updated / removed page counts;
     ``topk``: stacked heap and selection arrays; ``obs``: stacked
     observation arrays and ``ncand``; ``env``: per-env ``t``, ``last_reward``, ``penalty``,
-    ``reward_scale``; ``res``: per-step outputs; ``rowc``: row-cache work space (``pslot`` (n_pages,) int32
-    and ``upd_mark`` (n_pages,) bool, all -1 / False between calls; ``prev`` (K, d), ``prev_pages``,
-    ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d)). ``layout``: the feature set's
-    :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
+    ``reward_scale``; ``res``: per-step outputs; ``rowc``: row-cache work space (``prev`` (K, d), ``prev_slots``,
+    ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d); the crawl's ``tslot`` / ``tmark`` columns mark
+    the previous candidates' rows and the pages that gained a parent, -1 / False between calls). ``layout``: the
+    feature set's :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
     :func:`~gym_crawl.features.kernels.layout_rows` writes. ``budget``: every sub-env's own budget
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
     (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
     finite, or -1."""
     page_domain = graph.page_domain
     (rw_r, rw_rel, label) = rwt
-    (cur, has, mark, hk, hp, hsize, sel_p, sel_k, nsel) = topk
+    (hk, hp, hsize, sel_p, sel_k, nsel) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
-    (pslot, upd_mark, prev, prev_pages, fill_idx, fill_pages, fill_rows) = rowc
+    (prev, prev_slots, fill_idx, fill_pages, fill_rows) = rowc
+    t_sl = work.t_sl
     (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
     d = feats.shape[2]
     for i in range(len(pages)):
@@ -124,8 +127,7 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
             invalid[i] = False
             n_new_out[i] = nn
             if use_reducer:
-                K.topk_update(out_upd[:nu], crawls.link_rel[i], cur[i], has[i], hk[i], hp[i], hsize[i], p,
-                              out_rem[:nr])
+                K.topk_update(out_upd[:nu], crawls, i, hk[i], hp[i], hsize[i], p, out_rem[:nr])
             fr = ctr[K.C_FR_SIZE]
             terminated = fr == 0
             # observation: the K candidates and their rows. The rows shown now are those of the current
@@ -133,26 +135,27 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
             # changes only if its page gained a parent this step (``out_upd``) — and TRES's two domain
             # columns, recomputed for every row — so other rows are copied, not recomputed.
             f = feats[i]
+            keys, slots, tslot, tmark = crawls.map_keys[i], crawls.map_slots[i], crawls.tslot[i], crawls.tmark[i]
             n_old = ncand[i] if use_reducer else 0
             for j in range(n_old):
-                q = sel_p[i, j]
-                prev_pages[j] = q
-                pslot[q] = j
+                qs = find(keys, slots, sel_p[i, j])
+                prev_slots[j] = qs
+                tslot[qs] = j
                 for c in range(d):
                     prev[j, c] = f[j, c]
-            for j in range(nu):
-                upd_mark[out_upd[j]] = True
+            for j in range(nu):  # the fetch left the updated pages' slots in t_sl
+                tmark[t_sl[j]] = True
             n = 0
             if use_reducer and fr > 0:
-                n = K.topk_select(kk, crawls.status[i], cur[i], has[i], hk[i], hp[i], hsize[i], mark[i], sel_p[i],
-                                  sel_k[i], nsel[i])
+                n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
             ncand[i] = n
             f[:, :] = 0.0
             nfill = 0
             for j in range(n):  # cached rows first; the rest are listed for the feature kernels
                 q = sel_p[i, j]
-                o = pslot[q]
-                if o >= 0 and not upd_mark[q]:
+                qs = find(keys, slots, q)
+                o = tslot[qs]
+                if o >= 0 and not tmark[qs]:
                     for c in range(d):
                         f[j, c] = prev[o, c]
                 else:
@@ -160,9 +163,9 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
                     fill_pages[nfill] = q
                     nfill += 1
             for j in range(n_old):
-                pslot[prev_pages[j]] = -1
+                tslot[prev_slots[j]] = -1
             for j in range(nu):
-                upd_mark[out_upd[j]] = False
+                tmark[t_sl[j]] = False
             if nfill > 0:
                 cand = fill_pages[:nfill]
                 rows = fill_rows[:nfill]

@@ -60,7 +60,8 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.bundles import crawl_arrays, link_graph, score_tables
-from gym_crawl.crawl.fields import allocate, crawl_bytes, env_rows
+from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow
+from gym_crawl.crawl.pagemap import rehash
 from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
@@ -104,8 +105,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         if isinstance(C, numbers.Integral) and not isinstance(C, bool) and C >= 0:  # else the env names the error
             n = corpus.n_pages
             check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
-                       num_envs * (crawl_bytes(n, max(1, len(corpus.domains)), int(C)) + n * 14),
-                       "each crawl's own columns")
+                       num_envs * crawl_bytes(MIN_SLOTS, max(1, len(corpus.domains)), int(C)),
+                       "each crawl's own columns (at their starting size; they grow with the pages a crawl touches)")
         world_kw = {k: kwargs.pop(k) for k in WORLD_KEYS if k in kwargs and k not in ("corpus", "corpus_kwargs")}
         #: what the N crawls share: corpus, text model, per-topic scorers and score tables, specs
         self.world: CrawlWorld = CrawlWorld(corpus=corpus, **world_kw)
@@ -159,33 +160,27 @@ class WikiCrawlVectorEnv(VectorEnv):
                                    np.float32(layout.delta2))
         self._use_reducer = e0.observation_mode == "candidates"
         N, c = self.num_envs, e0.corpus
-        n = c.n_pages
         n_dom = c.n_domain_slots
         C = e0.n_categories
-        deg = c.max_out_degree()
-        self._stack = allocate(n, n_dom, C, n_envs=N)
+        deg = max(1, c.max_out_degree())
+        self._dims = (max(1, n_dom), C)
+        self._stack = allocate(MIN_SLOTS, max(1, n_dom), C, n_envs=N)
         self._ctr = np.zeros((N, KN.N_COUNTERS), np.int64)
         self._sums = np.zeros((N, 1), np.float64)
-        self._out_new = np.zeros((N, max(deg, 1)), np.int32)
-        self._out_upd = np.zeros((N, max(deg, 1)), np.int32)
-        self._out_rem = np.zeros((N, n), np.int32)
+        self._out_new = np.zeros((N, deg), np.int32)
+        self._out_upd = np.zeros((N, deg), np.int32)
         self._counts = np.zeros((N, 3), np.int64)
         for i, e in enumerate(self.envs):
             store = env_rows(self._stack, i)
-            store.update(ctr=self._ctr[i], sums=self._sums[i], out_new=self._out_new[i, :deg],
-                         out_upd=self._out_upd[i, :deg], out_rem=self._out_rem[i])
-            e.adopt_crawl_storage(store)
+            store.update(ctr=self._ctr[i], sums=self._sums[i], out_new=self._out_new[i], out_upd=self._out_upd[i])
+            e.adopt_crawl_storage(store, on_full=self._grow_slots)
         s0 = self.envs[0].state
         self._work = s0.work_arrays
-        self._crawls = crawl_arrays({**self._stack, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
-                                     "out_upd": self._out_upd, "out_rem": self._out_rem})
+        self._bind_crawls()
         self._graph = link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain)
         self._page_domain = s0.page_domain
         self._deg = deg
         K = self._K
-        self._cur = np.zeros((N, n), np.float32)
-        self._has = np.zeros((N, n), bool)
-        self._mark = np.zeros((N, n), bool)
         self._hk = np.zeros((N, 1024), np.float32)
         self._hp = np.zeros((N, 1024), np.int32)
         self._hsize = np.zeros((N, 1), np.int64)
@@ -206,15 +201,31 @@ class WikiCrawlVectorEnv(VectorEnv):
         else:
             self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool), self._obs, self._ncand)
         d = self._obs_k[0].shape[2]
-        self._rowc = (np.full(n, -1, np.int32), np.zeros(n, bool), np.zeros((K, d), np.float32),
-                      np.zeros(K + 1, np.int32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32),
-                      np.zeros((K, d), np.float32))
+        self._rowc = (np.zeros((K, d), np.float32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int64),
+                      np.zeros(K + 1, np.int32), np.zeros((K, d), np.float32))
         return True
+
+    def _bind_crawls(self) -> None:
+        """The kernel bundle of the N crawls' stacked arrays."""
+        self._crawls = crawl_arrays({**self._stack, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
+                                     "out_upd": self._out_upd})
+
+    def _grow_slots(self, cap: int) -> None:
+        """Give every crawl ``cap`` slots (a power of two; a crawl about to fetch needs more than the stack holds):
+        new stacked arrays with the old contents, each crawl's page map rebuilt, every sub-env's state re-bound."""
+        if cap <= self._stack["slot_page"].shape[1]:
+            return
+        new = grow(self._stack, cap, *self._dims, n_envs=self.num_envs)
+        for i in range(self.num_envs):
+            rehash(new["slot_page"][i], int(self._ctr[i, KN.C_N_SLOTS]), new["map_keys"][i], new["map_slots"][i])
+        self._stack = new
+        for i, e in enumerate(self.envs):
+            e.state.adopt(env_rows(new, i))
+        self._bind_crawls()
 
     def _topk_rows(self, i: int) -> TopKRows:
         """Sub-env ``i``'s rows of the stacked top-K arrays."""
-        return TopKRows(self._cur[i], self._has[i], self._mark[i], self._hk[i], self._hp[i], self._hsize[i],
-                        self._nsel[i], self._sel_p[i], self._sel_k[i])
+        return TopKRows(self._hk[i], self._hp[i], self._hsize[i], self._nsel[i], self._sel_p[i], self._sel_k[i])
 
     def _grow_heaps(self, need: int) -> None:
         cap = self._hk.shape[1]
@@ -283,7 +294,8 @@ class WikiCrawlVectorEnv(VectorEnv):
             else:
                 ep.svec = self._obs[i].copy()
             nn, nu, nr = (int(x) for x in self._counts[i])
-            ep.changes = (self._out_new[i, :nn].copy(), self._out_upd[i, :nu].copy(), self._out_rem[i, :nr].copy())
+            ep.changes = (self._out_new[i, :nn].copy(), self._out_upd[i, :nu].copy(),
+                          self._stack["out_rem"][i, :nr].copy())
             if self._terminated[i]:
                 ep.over = "terminated: the frontier is empty"
             elif self._truncated[i]:
@@ -412,7 +424,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
         pt_done, l_done, rw_done = self._done
-        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._stack["status"], pt_done, l_done,
+        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._crawls, pt_done, l_done,
                             rw_done, self._pages, self._miss)
         if nm:
             self._fill_missing(self._miss[:nm])
@@ -425,10 +437,15 @@ class WikiCrawlVectorEnv(VectorEnv):
             need = int(self._hsize.max()) + self._deg + self._K + 2
             if need > self._hk.shape[1]:
                 self._grow_heaps(need)
+        need = int(self._ctr[:, KN.C_N_SLOTS].max()) + self._deg + 1  # a fetch gives each out-link at most one slot
+        cap = self._stack["slot_page"].shape[1]
+        if need > cap:
+            while cap < need:
+                cap *= 2
+            self._grow_slots(cap)
         b = e0.budget
         cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
-        topk = (self._cur, self._has, self._mark, self._hk, self._hp, self._hsize, self._sel_p, self._sel_k,
-                self._nsel)
+        topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel)
         bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
                             e0.time_feature == "log_steps", self._use_reducer, self._layout, e0.state.eval_label,
                             self.world.log_pages, float(self.world.n_domains), self._scores, self._graph, self._rwt,
@@ -502,7 +519,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         reset state's mask is only known after the reset; their row is the ended episode's)."""
         if not self._slot:
             if self._fast:
-                return self._stack["status"] == FRONTIER
+                return np.stack([np.asarray(e.state.status) == FRONTIER for e in self.envs])
             return np.stack([e.action_masks() for e in self.envs])
         return np.arange(self._K) < self._ncand[:, None]
 

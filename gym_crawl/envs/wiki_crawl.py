@@ -122,7 +122,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,7 +227,7 @@ class _Landing:
         if len(res.removed_pages):
             self.removed.append(res.removed_pages)
 
-    def changes(self, status: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def changes(self, status: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(new, updated, removed)``: new and updated pages still offerable (each once, first occurrence
         first), removed pages."""
         def offerable(parts: list[np.ndarray]) -> np.ndarray:
@@ -412,14 +412,17 @@ class WikiCrawlEnv(gym.Env):
         """What this crawl shares with every crawl built from the same world (:class:`CrawlWorld`)."""
         return self._world
 
-    def adopt_crawl_storage(self, storage: dict[str, np.ndarray]) -> None:
+    def adopt_crawl_storage(self, storage: dict[str, np.ndarray],
+                            on_full: Callable[[int], None] | None = None) -> None:
         """Keep the crawl state's columns in ``storage`` (this crawl's row views of the batched vector env's
-        stacked columns, at their reset values; see :class:`CrawlState`). Before the first reset only."""
+        stacked columns, at their reset values; ``on_full(capacity)`` grows them: see :class:`CrawlState`).
+        Before the first reset only."""
         if self._ep.started:
             raise RuntimeError("adopt_crawl_storage: the crawl has started; call it before the first reset")
         if self._window is not None:
             raise RuntimeError("adopt_crawl_storage: an env with pages in flight keeps its own crawl state")
-        self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta, storage=storage)
+        self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta, storage=storage,
+                                on_full=on_full)
 
     @property
     def episode(self) -> EpisodeRecord:

@@ -16,7 +16,7 @@ from typing import Any
 
 from gym_crawl._limits import check_fits
 from gym_crawl.corpus import Corpus, load_corpus
-from gym_crawl.crawl.fields import crawl_bytes
+from gym_crawl.crawl.fields import MIN_SLOTS, crawl_bytes
 from gym_crawl.features.sets import FeatureSet, get_feature_set
 from gym_crawl.reducers.base import Reducer, get_reducer
 from gym_crawl.relevance.rewards import RewardScheme, get_reward_scheme
@@ -66,10 +66,10 @@ def parse_domain_cap(spec: int | str | None) -> tuple[int, int] | None:
 def _check_sizes(corpus: Corpus, n_categories: int, text: Any) -> None:
     """Refuse category slots or word-vector dimensions whose arrays cannot fit in memory, with the estimate."""
     n, L, V = corpus.n_pages, corpus.n_links, corpus.n_words
-    per_cat = (n + L) * 4 * 2  # the crawl's and the score tables' (pages + links) × C float32 columns
+    per_cat = (n + L) * 4  # the score tables' (pages + links) × C float32 columns (a crawl's follow its pages)
     check_fits(f"n_categories={n_categories} on corpus {corpus.name!r} ({n:,} pages, {L:,} links)",
-               crawl_bytes(n, max(1, len(corpus.domains)), 0) + per_cat * n_categories,
-               "4 bytes per page and link per category slot, in the crawl state and the score tables")
+               crawl_bytes(MIN_SLOTS, max(1, len(corpus.domains)), n_categories) + per_cat * n_categories,
+               "4 bytes per page and link per category slot in the score tables")
     if isinstance(text, dict) and "dim" in text:
         dim = int(text["dim"])
         check_fits(f"text={{'dim': {dim}}} on corpus {corpus.name!r} ({V:,} words)", (V + min(n, 20_000)) * dim * 8,

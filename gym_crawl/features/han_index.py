@@ -106,11 +106,8 @@ class HanIndexFeatures(FeatureSet):
         :meth:`reference_compute`, bit for bit)."""
         pages = np.asarray(pages, dtype=np.int64)
         out = np.empty((len(pages), self.dim), np.float32)
-        s = state
-        bad = FK.han_index_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel,
-                                s.link_cat, s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist,
-                                out, self._state_rel, self._tail, np.float32(self.d1), np.float32(self.d2),
-                                FK.EDGES5, FK.EDGES6, self._kscale)
+        bad = FK.han_index_rows(pages, state.crawl_arrays, 0, out, self._state_rel, self._tail, np.float32(self.d1),
+                                np.float32(self.d2), FK.EDGES5, FK.EDGES6, self._kscale)
         self.refuse_unparented(pages, bad)
         return out
 

@@ -1,7 +1,9 @@
 """Compiled (numba) rows of the built-in feature sets, read from the crawl state's columns.
 
-Each kernel writes the rows of ``pages`` into ``out[:, col0:...]`` and returns the index (into
-``pages``) of the first page without a fetched parent, or -1 (the caller raises). The feature sets of
+Each kernel reads crawl ``i`` of a :class:`~gym_crawl.crawl.bundles.CrawlArrays` (the columns by slot: a page's
+slot and its best parent's come from the crawl's page map), writes the rows of ``pages`` into
+``out[:, col0:...]`` and returns the index (into ``pages``) of the first page without a fetched parent, or -1
+(the caller raises). The feature sets of
 :mod:`gym_crawl.features.sets`, :mod:`~gym_crawl.features.thesis` and :mod:`~gym_crawl.features.han_index`
 call them for one crawl; the batched vector step calls :func:`layout_rows` and :func:`refresh_rows` with the
 layout a feature set hands it (:meth:`~gym_crawl.features.sets.FeatureSet.batch_layout`: one of the
@@ -19,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl.kernels import DIST_CAP
+from gym_crawl.crawl.pagemap import find
 
 __all__ = ["EDGES5", "EDGES6", "FEAT_COMBINED", "FEAT_HAN", "FEAT_NONE", "FEAT_TRES", "han_index_rows", "han_rows",
            "layout_rows", "refresh_rows", "thesis_rows", "tres_rows"]
@@ -36,7 +39,8 @@ FEAT_NONE, FEAT_HAN, FEAT_TRES, FEAT_COMBINED = 0, 1, 2, 3
 @njit(cache=True, nogil=True)
 def _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                     sum_relpar_rel, n_relpar, buf):
-    """The 6 + 2C relevances of Han's (s, a) into ``buf`` (float32)."""
+    """The 6 + 2C relevances of Han's (s, a) into ``buf`` (float32); ``p``, ``s``: the slots of the frontier page
+    and of its best parent."""
     buf[0] = rel[s]
     for c in range(C):
         buf[1 + c] = cat[s, c]
@@ -78,19 +82,23 @@ def _change_bucket(ch, d1, d2):
 
 
 @njit(cache=True, nogil=True)
-def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
-             sum_relpar_rel, n_relpar, change, dist, out, col0, discretize, with_bias, d1, d2, edges5, edges6):
-    """Han 2018 rows. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
+def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5, edges6):
+    """Han 2018 rows of crawl ``ci``. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
     11 one-hot columns per relevance (5 then 6 buckets), 5 change buckets, 10 distances, bias
     (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds."""
+    c = crawls
+    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
+    sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
+    change, dist = c.change[ci], c.dist[ci]
     C = cat.shape[1]
     k = 6 + 2 * C
     buf = np.empty(k, np.float32)
     for i in range(len(pages)):
-        p = pages[i]
-        s = best_parent[p]
-        if s < 0:
+        p = find(keys, slots, pages[i])
+        if p < 0 or best_parent[p] < 0:
             return i
+        s = find(keys, slots, best_parent[p])
         _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                         sum_relpar_rel, n_relpar, buf)
         ch = change[s]
@@ -115,19 +123,23 @@ def han_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link
 
 
 @njit(cache=True, nogil=True)
-def han_index_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
-                   sum_relpar_rel, n_relpar, change, dist, out, head, tail, d1, d2, edges5, edges6, scale):
-    """Han 2018's integer-index rows (``HanIndexFeatures``): for each relevance of ``head`` (indexes into the
-    6+2C relevances of :func:`_han_rel_values`) its 5- and 6-bucket index, then the distance (capped) and the
-    change bucket, then the same pairs for ``tail``; every value times ``scale[col]``. Returns the first row
-    index without a fetched parent, or -1."""
+def han_index_rows(pages, crawls, ci, out, head, tail, d1, d2, edges5, edges6, scale):
+    """Han 2018's integer-index rows (``HanIndexFeatures``) of crawl ``ci``: for each relevance of ``head``
+    (indexes into the 6+2C relevances of :func:`_han_rel_values`) its 5- and 6-bucket index, then the distance
+    (capped) and the change bucket, then the same pairs for ``tail``; every value times ``scale[col]``. Returns
+    the first row index without a fetched parent, or -1."""
+    c = crawls
+    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
+    sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
+    change, dist = c.change[ci], c.dist[ci]
     C = cat.shape[1]
     buf = np.empty(6 + 2 * C, np.float32)
     for i in range(len(pages)):
-        p = pages[i]
-        s = best_parent[p]
-        if s < 0:
+        p = find(keys, slots, pages[i])
+        if p < 0 or best_parent[p] < 0:
             return i
+        s = find(keys, slots, best_parent[p])
         _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                         sum_relpar_rel, n_relpar, buf)
         col = 0
@@ -146,21 +158,26 @@ def han_index_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel
 
 
 @njit(cache=True, nogil=True)
-def tres_rows(pages, best_parent, relevant, dist, path_rel, path_len, kw_url, kw_anchor, page_domain,
-              dom_fetched, dom_relevant, out, col0, with_bias):
-    """TRES rows: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
+def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias):
+    """TRES rows of crawl ``ci``: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
     relevant ratio, domain known (1 / 0.5) [, bias]."""
+    c = crawls
+    keys, slots, best_parent, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.relevant[ci], \
+        c.dist[ci]
+    path_rel, path_len, kw_url, kw_anchor = c.path_rel[ci], c.path_len[ci], c.kw_url[ci], c.kw_anchor[ci]
+    dom_fetched, dom_relevant = c.dom_fetched[ci], c.dom_relevant[ci]
     for i in range(len(pages)):
-        p = pages[i]
-        s = best_parent[p]
-        if s < 0:
+        pg = pages[i]
+        p = find(keys, slots, pg)
+        if p < 0 or best_parent[p] < 0:
             return i
+        s = find(keys, slots, best_parent[p])
         out[i, col0] = 1.0 if relevant[s] else 0.0
         out[i, col0 + 1] = np.float32(1.0 / (1.0 + np.float64(dist[s])))
         out[i, col0 + 2] = np.float32(np.float64(path_rel[s]) / np.float64(max(path_len[s], 1)))
         out[i, col0 + 3] = 1.0 if kw_url[p] else 0.0
         out[i, col0 + 4] = 1.0 if kw_anchor[p] else 0.0
-        d = page_domain[p]
+        d = page_domain[pg]
         f = dom_fetched[d]
         out[i, col0 + 5] = np.float32(np.float64(dom_relevant[d]) / np.float64(f)) if f > 0 else np.float32(0.0)
         out[i, col0 + 6] = 1.0 if f > 0 else 0.5
@@ -177,15 +194,19 @@ def _disc(x):
 
 
 @njit(cache=True, nogil=True)
-def thesis_rows(pages, best_parent, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
-                sum_relpar_rel, n_relpar, change, dist, out, code_bins, sigma1, sigma2, scale, normalize):
-    """Pertejo 2021's ordinal rows (see :mod:`gym_crawl.features.thesis`)."""
+def thesis_rows(pages, crawls, ci, out, code_bins, sigma1, sigma2, scale, normalize):
+    """Pertejo 2021's ordinal rows of crawl ``ci`` (see :mod:`gym_crawl.features.thesis`)."""
+    c = crawls
+    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
+    sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
+    change, dist = c.change[ci], c.dist[ci]
     C = cat.shape[1]
     for i in range(len(pages)):
-        p = pages[i]
-        s = best_parent[p]
-        if s < 0:
+        p = find(keys, slots, pages[i])
+        if p < 0 or best_parent[p] < 0:
             return i
+        s = find(keys, slots, best_parent[p])
         out[i, 0] = _disc(np.float64(rel[s]))
         out[i, 1] = _disc(np.float64(par_mean[s]))
         out[i, 2] = _disc(np.float64(relpar_mean[s]))
@@ -231,17 +252,12 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows):
     :param page_domain: (n_pages,) int32.
     :param rows: (n, d) float32, zeroed.
     """
-    c = crawls
     kind = layout.kind
     if kind == FEAT_HAN or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
-        han_rows(pages, c.best_parent[i], c.rel[i], c.cat[i], c.par_mean[i], c.relpar_mean[i], c.link_rel[i],
-                 c.link_cat[i], c.sum_par_rel[i], c.n_par[i], c.sum_relpar_rel[i], c.n_relpar[i], c.change[i],
-                 c.dist[i], rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2, EDGES5,
-                 EDGES6)
+        han_rows(pages, crawls, i, rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2,
+                 EDGES5, EDGES6)
     if kind == FEAT_TRES or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
-        tres_rows(pages, c.best_parent[i], c.relevant[i], c.dist[i], c.path_rel[i], c.path_len[i], c.kw_url[i],
-                  c.kw_anchor[i], page_domain, c.dom_fetched[i], c.dom_relevant[i], rows, layout.tres_col0,
-                  kind == FEAT_TRES)
+        tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES)
     if kind == FEAT_COMBINED:
         d = rows.shape[1]
         for j in range(len(pages)):

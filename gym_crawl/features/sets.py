@@ -184,10 +184,8 @@ class Han2018Features(FeatureSet):
         return out
 
     def _fill(self, state: CrawlState, pages: np.ndarray, out: np.ndarray, col0: int, with_bias: bool) -> None:
-        s = state
-        bad = FK.han_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
-                          s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out, col0,
-                          self.discretize, with_bias, np.float32(self.d1), np.float32(self.d2), FK.EDGES5, FK.EDGES6)
+        bad = FK.han_rows(pages, state.crawl_arrays, 0, out, col0, self.discretize, with_bias, np.float32(self.d1),
+                          np.float32(self.d2), FK.EDGES5, FK.EDGES6)
         self.refuse_unparented(pages, bad)
 
 
@@ -212,9 +210,7 @@ class TresFeatures(FeatureSet):
         return out
 
     def _fill(self, state: CrawlState, pages: np.ndarray, out: np.ndarray, col0: int, with_bias: bool) -> None:
-        s = state
-        bad = FK.tres_rows(pages, s.best_parent, s.relevant, s.dist, s.path_rel, s.path_len, s.kw_url, s.kw_anchor,
-                           s.page_domain, s.dom_fetched, s.dom_relevant, out, col0, with_bias)
+        bad = FK.tres_rows(pages, state.crawl_arrays, 0, state.page_domain, out, col0, with_bias)
         self.refuse_unparented(pages, bad)
 
     def batch_layout(self) -> BatchLayout | None:

@@ -101,10 +101,8 @@ class ThesisFeatures(FeatureSet):
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), 8 + 2C) float32 integer-valued rows (or in [0, 1] with ``normalize``)."""
         pages = np.asarray(pages, dtype=np.int64)
-        s = state
         out = np.empty((len(pages), 8 + 2 * self.C), np.float32)
-        bad = FK.thesis_rows(pages, s.best_parent, s.rel, s.cat, s.par_mean, s.relpar_mean, s.link_rel, s.link_cat,
-                             s.sum_par_rel, s.n_par, s.sum_relpar_rel, s.n_relpar, s.change, s.dist, out,
-                             self.change_bins == "code", 0.1, 0.3, self._scale, self.normalize)
+        bad = FK.thesis_rows(pages, state.crawl_arrays, 0, out, self.change_bins == "code", 0.1, 0.3, self._scale,
+                             self.normalize)
         self.refuse_unparented(pages, bad)
         return out

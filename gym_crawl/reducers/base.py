@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
@@ -83,14 +82,11 @@ class Reducer:
 
 
 class TopKRows(NamedTuple):
-    """One crawl's rows of the compiled top-K arrays (views into the batched vector env's (N, ...) stacks):
-    the current score per page ``cur`` and its flags ``has``/``mark`` (n_pages,), the heap keys/pages
-    ``hk``/``hp``, the heap size ``hsize`` (1,), the selection size ``nsel`` (1,) and the selection's
-    pages/keys ``sel_p``/``sel_k`` (K + 1,)."""
+    """One crawl's rows of the compiled top-K arrays (views into the batched vector env's (N, ...) stacks): the
+    heap keys/pages ``hk``/``hp``, the heap size ``hsize`` (1,), the selection size ``nsel`` (1,) and the
+    selection's pages/keys ``sel_p``/``sel_k`` (K + 1,). The score of each page's live heap entry and its flags
+    are crawl-state columns (``tk_cur``, ``tk_has``, ``tk_mark``), sized by the crawl."""
 
-    cur: np.ndarray
-    has: np.ndarray
-    mark: np.ndarray
     hk: np.ndarray
     hp: np.ndarray
     hsize: np.ndarray
@@ -128,10 +124,8 @@ class TopK(Reducer):
     """
 
     name = "topk"
-    # the compiled path's arrays (set at reset, or bound to the batched vector env's rows)
-    _cur_a: np.ndarray
-    _has: np.ndarray
-    _mark: np.ndarray
+    # the compiled path's arrays (set at reset, or bound to the batched vector env's rows); the per-page scores and
+    # flags are the crawl state's columns tk_cur, tk_has, tk_mark
     _hk: np.ndarray
     _hp: np.ndarray
     _hsize: np.ndarray
@@ -152,8 +146,8 @@ class TopK(Reducer):
         return type(self) is TopK and self._compiled
 
     def bind_rows(self, rows: TopKRows) -> None:
-        """Keep the per-page arrays and the heap in ``rows`` (before the first reset; the batched vector env)."""
-        self._cur_a, self._has, self._mark, self._hk, self._hp = rows.cur, rows.has, rows.mark, rows.hk, rows.hp
+        """Keep the heap in ``rows`` (before the first reset; the batched vector env)."""
+        self._hk, self._hp = rows.hk, rows.hp
 
     @property
     def heap_capacity(self) -> int:
@@ -185,15 +179,9 @@ class TopK(Reducer):
     def reset(self, state: CrawlState, features: FeatureSet, rng: np.random.Generator) -> None:
         super().reset(state, features, rng)
         if self._compiled:
-            n = state.corpus.n_pages
-            cur: np.ndarray | None = getattr(self, "_cur_a", None)
-            if cur is None or len(cur) != n:
-                self._cur_a = np.zeros(n, np.float32)
-                self._has = np.zeros(n, bool)
-                self._mark = np.zeros(n, bool)
+            if getattr(self, "_hk", None) is None:
                 self._hk = np.zeros(1024, np.float32)
                 self._hp = np.zeros(1024, np.int32)
-            self._has[:] = False
             self._hsize = np.zeros(1, np.int64)
             self._nsel = np.zeros(1, np.int64)
             self._sel_p = np.zeros(0, np.int32)
@@ -211,8 +199,8 @@ class TopK(Reducer):
                 cap = max(need, 2 * len(self._hk))
                 self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
                 self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
-            K.topk_update(np.asarray(pages, np.int32), self.state.link_rel, self._cur_a, self._has, self._hk,
-                          self._hp, self._hsize, int(result.page), np.asarray(result.removed_pages, np.int32))
+            K.topk_update(np.asarray(pages, np.int32), self.state.crawl_arrays, 0, self._hk, self._hp, self._hsize,
+                          int(result.page), np.asarray(result.removed_pages, np.int32))
             return
         if len(pages):
             sc = self.score(self.state, pages)
@@ -228,15 +216,16 @@ class TopK(Reducer):
     def on_frontier_change(self, left: np.ndarray, returned: np.ndarray) -> None:
         """Forget the pages that left; push the pages that returned with their current scores."""
         if self._compiled:
-            self._has[left] = False
+            if len(left):
+                self.state.tk_has[left] = False
             if len(returned):
                 need = int(self._hsize[0]) + len(returned)
                 if need > len(self._hk):
                     cap = max(need, 2 * len(self._hk))
                     self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
                     self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
-                _topk_push(np.asarray(returned, np.int32), self.state.link_rel, self._cur_a, self._has, self._hk,
-                           self._hp, self._hsize)
+                K.topk_push(np.asarray(returned, np.int32), self.state.crawl_arrays, 0, self._hk, self._hp,
+                            self._hsize)
             return
         for p in left.tolist():
             self._cur.pop(p, None)
@@ -259,8 +248,8 @@ class TopK(Reducer):
                 cap = max(need, 2 * len(self._hk))
                 self._hk = np.concatenate([self._hk, np.zeros(cap - len(self._hk), np.float32)])
                 self._hp = np.concatenate([self._hp, np.zeros(cap - len(self._hp), np.int32)])
-            n = K.topk_select(k, self.state.status, self._cur_a, self._has, self._hk, self._hp, self._hsize,
-                              self._mark, self._sel_p, self._sel_k, self._nsel)
+            n = K.topk_select(k, self.state.crawl_arrays, 0, self._hk, self._hp, self._hsize, self._sel_p,
+                              self._sel_k, self._nsel)
             return self._sel_p[:n].copy()
         status, cur, h = self.state.status, self._cur, self._heap
         sel = [it for it in self._sel if status[it[1]] == FRONTIER and cur.get(it[1]) == -it[0]]
@@ -278,32 +267,6 @@ class TopK(Reducer):
                 heapq.heappush(h, out)
         self._sel = sel
         return np.asarray([p for _, p in sel], dtype=np.int32)
-
-
-@njit(cache=True, nogil=True)
-def _topk_push(pages, score, cur, has, hk, hp, hsize):
-    """Push ``pages`` with their scores ``score[p]`` (pages that came back to the frontier: their old heap
-    entries were dropped as stale)."""
-    size = hsize[0]
-    for i in range(len(pages)):
-        p = pages[i]
-        s = score[p]
-        cur[p] = s
-        has[p] = True
-        j = size
-        while j > 0:  # sift up (the heap of crawl/kernels.py: min-heap of (-score, page))
-            parent = (j - 1) >> 1
-            kp, pp = hk[parent], hp[parent]
-            if -s < kp or (-s == kp and p < pp):
-                hk[j] = kp
-                hp[j] = pp
-                j = parent
-            else:
-                break
-        hk[j] = -s
-        hp[j] = p
-        size += 1
-    hsize[0] = size
 
 
 class Outlinks(TopK):
