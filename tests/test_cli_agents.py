@@ -37,7 +37,7 @@ def test_crawl_json_lines(tiny_path, tmp_path, capsys):
 
 def test_crawl_table_and_episodes(tiny_path, tmp_path, capsys):
     assert main(["crawl", "--agent", "best-first", "--corpus", tiny_path, "--steps", "20", "--episodes", "2",
-                 "--seeds", "Poetry", "--topic", "poetry", "--plot", ""]) == 0
+                 "--seed-pages", "Poetry", "--topic", "poetry", "--plot", ""]) == 0
     out = capsys.readouterr().out
     assert "relevant_found" in out and out.count("best-first") == 2
 
@@ -45,7 +45,7 @@ def test_crawl_table_and_episodes(tiny_path, tmp_path, capsys):
 def test_cli_errors_are_clear(tiny_path, capsys):
     assert main(["crawl", "--agent", "nope", "--corpus", tiny_path, "--plot", ""]) == 2
     assert "unknown agent 'nope'" in capsys.readouterr().err
-    assert main(["crawl", "--corpus", tiny_path, "--seeds", "Nowhere", "--plot", ""]) == 2
+    assert main(["crawl", "--corpus", tiny_path, "--seed-pages", "Nowhere", "--plot", ""]) == 2
     assert "unknown page title 'Nowhere'" in capsys.readouterr().err
     assert main(["bench", "nope"]) == 2
     assert "gym-crawl: error: unknown benchmark 'nope'" in capsys.readouterr().err

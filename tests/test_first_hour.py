@@ -261,13 +261,13 @@ def test_k_above_the_page_count_is_lowered(tiny_corpus):
 def test_errors_speak_flags_to_cli_users(tiny_path, capsys):
     from gym_crawl.cli.errors import cli_words
 
-    assert cli_words("pass seeds=['United States', 'Rock']") == "pass --seeds 'United States,Rock'"
-    assert cli_words("pass seeds=[...]") == "pass --seeds TITLE"
+    assert cli_words("pass seeds=['United States', 'Rock']") == "pass --seed-pages 'United States' Rock"
+    assert cli_words("pass seeds=[...]") == "pass --seed-pages TITLE"
     assert (cli_words("x.warc.gz: WARC file exists; pass append=True to resume it or overwrite=True to replace it")
             == "x.warc.gz: WARC file exists; pass --resume to resume it or --overwrite to replace it")
     assert main(["crawl", "--corpus", tiny_path, "--topic", "subject.gen", "--steps", "3"]) == 2
     err = capsys.readouterr().err
-    assert "--seeds" in err and "seeds=" not in err
+    assert "--seed-pages" in err and "seeds=" not in err
 
 
 def test_an_existing_warc_needs_resume_or_overwrite(tmp_path, capsys):

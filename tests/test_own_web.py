@@ -199,3 +199,31 @@ def test_task_names_carry_their_corpus() -> None:
     t = Task("s", "x.A", ("Seed",), 100, 30, "train")
     assert t.name == "x.A/Seed@100"
     assert dataclasses.replace(t, corpus="mine").name == "mine:x.A/Seed@100"
+
+
+def test_one_meaning_per_option_name(tiny_corpus, tmp_path, capsys) -> None:
+    """``--seed-pages`` names pages in crawl and train, ``--seeds`` counts random seeds in train and eval; crawl's
+    old ``--seeds TITLE,...`` still works for one release, with one warning line."""
+    from gym_crawl.benchmarks.evaluate import build_parser as eval_parser
+    from gym_crawl.benchmarks.train_report import build_parser as train_parser
+
+    path = str(tiny_corpus.save(tmp_path / "tiny"))
+    base = ["crawl", "--corpus", path, "--topic", "poetry", "--steps", "5", "--json"]
+    assert main([*base, "--seed-pages", "Poetry", "Cancer"]) == 0
+    new = capsys.readouterr()
+    assert main([*base, "--seeds", "Poetry,Cancer"]) == 0
+    old = capsys.readouterr()
+    assert json.loads(old.out)["relevant_found"] == json.loads(new.out)["relevant_found"]
+    warnings = [x for x in old.err.splitlines() if "warning" in x]
+    assert warnings == ["gym-crawl: warning: crawl --seeds is now --seed-pages PAGE [PAGE ...] (--seeds means random "
+                        "seeds in train and eval); the old name goes in the next release"]
+    assert "warning" not in new.err
+    assert main([*base, "--seeds", "Poetry", "--seed-pages", "Cancer"]) == 2
+    assert "give --seed-pages only" in capsys.readouterr().err
+    for parser in (train_parser(), eval_parser()):
+        seeds = next(a for a in parser._actions if "--seeds" in a.option_strings)
+        assert seeds.type is int  # a count of random seeds
+    pages = next(a for a in train_parser()._actions if "--seed-pages" in a.option_strings)
+    assert pages.nargs == "+"
+    assert main(["crawl", "--live", "http://127.0.0.1:9/", "--topic", "x", "--seed-pages", "A"]) == 2
+    assert "--live replaces --corpus and --seed-pages" in capsys.readouterr().err

@@ -404,7 +404,7 @@ def test_download_from_registers_a_local_copy_used_by_corpus_and_info(tmp_path, 
     assert main(["corpus", "info", "wikispeedia", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pages"] == 4
     assert main(["crawl", "--corpus", "wikispeedia", "--agent", "bfs", "--topic",
-                 "subject.Geography.Geology_and_geophysics", "--seeds", "Rock", "--steps", "2", "--k", "2",
+                 "subject.Geography.Geology_and_geophysics", "--seed-pages", "Rock", "--steps", "2", "--k", "2",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[0])["corpus"] == "wikispeedia"
     # a folder that is not the dataset is refused and not registered

@@ -76,14 +76,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"\nseeds (the recorded crawl's start pages, the default seeds of a topic here): "
                   f"{' '.join(corpus.meta['default_seeds'])}")
         print(f"\ntopics ({len(topics)}): use --topic NAME" if topics else "\ntopics: none named in this corpus; "
-              "use a label below (--topic LABEL --seeds TITLE) or topic words")
+              "use a label below (--topic LABEL --seed-pages PAGE) or topic words")
         for name, t in topics.items():
             print(f"  {name:<24} seeds {t.get('seeds', [])}" + (f"  label {t['label']}" if t.get("label") else ""))
         if top:
             print(f"\nmost frequent labels (of {info['labels']}), with the most in-linked page as a suggested seed:")
             w = max(len(t["label"]) for t in top)
             for t in top:
-                print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seeds "
+                print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seed-pages "
                       f"{json.dumps(t['seed'], ensure_ascii=False)}  ({t['seed_in_links']} in-links)")
         return 0
     _check_compile_destination(args.spec, args.out)

@@ -44,7 +44,12 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
                    help=f"synthetic, synthetic-<N>, synthetic-hard, wikispeedia, simplewiki, docs-web or a path "
                         f"(default: the default task {env_id}'s, {reg.get('corpus', 'synthetic')})")
     p.add_argument("--topic", default=None, help="topic key of the corpus, a label prefix, or topic words")
-    p.add_argument("--seeds", default=None, help="comma-separated seed page titles (default: the topic's main page)")
+    p.add_argument("--seed-pages", nargs="+", default=None, metavar="PAGE",
+                   help="seed pages, titles or URLs (default: the topic's main page, else the corpus' own seeds: a "
+                        "compiled live crawl records them)")
+    p.add_argument("--seeds", dest="seeds_alias", default=None, metavar="TITLE,...",
+                   help="the old name of --seed-pages (comma-separated; warns, and goes in the next release: "
+                        "--seeds means random seeds in train and eval)")
     p.add_argument("--reward", default=None, help="han2018 | thesis | binary | labels | classifier (default: the "
                                                   "agent's choice, else labels for a topic with a label, else han2018)")
     p.add_argument("--features", default=None, help="feature set (default: the agent's choice, else combined; a "
@@ -111,9 +116,20 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
                          "pages/s)")
 
 
+def _seed_pages_alias(args: argparse.Namespace) -> None:
+    """``--seeds A,B`` (the old spelling of ``--seed-pages A B``) into ``args.seed_pages``, with one warning."""
+    if args.seeds_alias is None:
+        return
+    if args.seed_pages:
+        raise ValueError("--seeds is the old name of --seed-pages: give --seed-pages only")
+    log.warning("warning: crawl --seeds is now --seed-pages PAGE [PAGE ...] (--seeds means random seeds in train "
+                "and eval); the old name goes in the next release")
+    args.seed_pages = [s.strip() for s in args.seeds_alias.split(",") if s.strip()] or None
+
+
 def _env_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The user's env flags (unset ones are ``None`` and do not override the agent's defaults)."""
-    seeds = [s.strip() for s in args.seeds.split(",") if s.strip()] if args.seeds else None
+    seeds = list(args.seed_pages) if args.seed_pages else None
     return {"corpus": args.corpus, "topic": args.topic, "max_episode_steps": args.steps, "reward": args.reward,
             "features": args.features, "reducer": args.reducer, "max_candidates": args.k, "seeds": seeds,
             "domain_cap": args.domain_cap}
@@ -167,6 +183,7 @@ def _load_agents(names: list[str], load: str | None) -> list[tuple[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     """``gym-crawl crawl``: run the agents and print one row per episode (``--live``: one polite live crawl)."""
     names = _agent_specs(args.agent)
+    _seed_pages_alias(args)
     if args.live:
         return _cmd_crawl_live(args, names)
     if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
@@ -269,8 +286,8 @@ def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
 def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
     if len(names) != 1:
         raise ValueError("--live runs exactly one --agent")
-    if args.corpus is not None or args.seeds or args.episodes != 1:
-        raise ValueError("--live replaces --corpus and --seeds (the seed URLs) and runs one episode")
+    if args.corpus is not None or args.seed_pages or args.episodes != 1:
+        raise ValueError("--live replaces --corpus and --seed-pages (its URLs are the seeds) and runs one episode")
     if not args.topic:
         raise ValueError("--live needs --topic WORDS (what the crawl looks for)")
     if args.resume and not args.warc:

@@ -19,7 +19,7 @@ log = logging.getLogger("gym_crawl")
 USAGE_ERRORS = (ValueError, KeyError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)
 
 #: Python keywords that CLI users set with a flag: error messages from the library speak the flag instead
-FLAGS = {"max_candidates": "--k", "max_episode_steps": "--steps", "domain_cap": "--domain-cap", "seeds": "--seeds",
+FLAGS = {"max_candidates": "--k", "max_episode_steps": "--steps", "domain_cap": "--domain-cap", "seeds": "--seed-pages",
          "topic": "--topic", "features": "--features", "reducer": "--reducer", "reward": "--reward",
          "corpus": "--corpus", "append": "--resume", "overwrite": "--overwrite"}
 _KEYWORD = re.compile(r"\b(" + "|".join(FLAGS) + r")=(\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[^\s,;)]+)")
@@ -32,7 +32,7 @@ def error_message(e: BaseException) -> str:
 
 def cli_words(msg: str) -> str:
     """``msg`` with the Python keywords it advises (``seeds=['A', 'B']``, ``overwrite=True``, ``max_candidates``)
-    written as the flags that set them (``--seeds A,B``, ``--overwrite``, ``--k``); a message that already names
+    written as the flags that set them (``--seed-pages A B``, ``--overwrite``, ``--k``); a message that already names
     both (``CLI: ...``) is left as it is."""
     if "CLI:" in msg:
         return msg
@@ -47,6 +47,8 @@ def cli_words(msg: str) -> str:
             value = raw
         if value is Ellipsis:  # "pass topic=..." advises the keyword, not a value
             return f"{name} {name.lstrip('-').upper().replace('-', '_')}"
+        if isinstance(value, (list, tuple)) and name == "--seed-pages":  # one page per argument
+            return f"{name} " + " ".join("TITLE" if v is Ellipsis else shlex.quote(str(v)) for v in value)
         if isinstance(value, (list, tuple)):
             value = ",".join("TITLE" if v is Ellipsis else str(v) for v in value)
         return f"{name} {shlex.quote(str(value))}"
