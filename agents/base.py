@@ -90,6 +90,9 @@ class Agent:
     #: choice, or an agent without scores). A replay of a recorded crawl accepts another choice only where this
     #: margin was within float rounding (tests/test_golden.py).
     last_margin: float | None = None
+    #: The model configuration of the env this agent last began an episode on (``CrawlView.model_config``), which
+    #: :meth:`save` records; ``None`` before its first episode.
+    model_env: dict[str, Any] | None = None
     #: Agents whose ``__init__`` checks its own keyword options (unknown names are its error) set this; for the
     #: others :func:`make_agent` refuses options that no ``__init__`` between the class and Agent names.
     checks_own_config = False
@@ -111,6 +114,28 @@ class Agent:
         a :class:`~gym_crawl.envs.view.CrawlView`); the agent reads the crawl through it only."""
         self.env = env
         self.rng = rng
+        try:
+            view = crawl_view(env)
+        except TypeError:  # a test double, not a crawl: nothing to record
+            return
+        from gym_crawl.agents.env_config import model_config_of
+
+        self.model_env = model_config_of(view)
+
+    def fixed_env_keys(self) -> tuple[str, ...]:
+        """Env keywords no caller may change under this agent's saved weights
+        (:data:`gym_crawl.agents.env_config.MODEL_FIXED_KEYS`: the feature set, the category slots, the text model)."""
+        from gym_crawl.agents.env_config import MODEL_FIXED_KEYS
+
+        return MODEL_FIXED_KEYS
+
+    def model_config(self) -> dict[str, Any] | None:
+        """The model configuration a save records (:mod:`gym_crawl.agents.env_config`): that of the env this agent
+        last ran on, else the one it was loaded with, else ``None``."""
+        if self.model_env is not None:
+            return dict(self.model_env)
+        cfg = self.env_config
+        return cfg.to_json() if cfg is not None and hasattr(cfg, "to_json") else None
 
     def act(self, obs: Any, info: dict) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -138,15 +163,21 @@ class Agent:
             raise ValueError(f"agent {self.name!r} has no parameters to load, got {sorted(state)}")
 
     def save(self, path: str | Path) -> Path:
-        """Write ``<path>`` as an ``.npz`` of :meth:`state_dict` plus a JSON header (no pickle), atomically."""
+        """Write ``<path>`` as an ``.npz`` of :meth:`state_dict` plus a JSON header (no pickle), atomically; a
+        learner's header records its model configuration (:meth:`model_config`) under ``"env"``."""
         import io
 
         from gym_crawl._io import atomic_write_bytes
 
         path = Path(path)
         buf = io.BytesIO()
-        header = json.dumps({"agent": self.registered_name, "config": self.config}, default=str).encode()
-        np.savez(buf, __header__=np.frombuffer(header, np.uint8), **self.state_dict())
+        state = self.state_dict()
+        head: dict[str, Any] = {"agent": self.registered_name, "config": self.config}
+        env = self.model_config()
+        if env is not None and state:  # a model: the env it needs (gym_crawl.agents.env_config)
+            head["env"] = env
+        header = json.dumps(head, default=str).encode()
+        np.savez(buf, __header__=np.frombuffer(header, np.uint8), **state)
         atomic_write_bytes(path, buf.getvalue())
         return path
 
@@ -200,6 +231,7 @@ class Agent:
                 agent.load_state_dict(state)
             except (ValueError, TypeError, KeyError) as e:
                 raise ValueError(f"{p}: cannot rebuild agent {saved!r} from it ({e})") from None
+            _attach_env(agent, header.get("env"), p)
             return agent
         else:
             raise ValueError(f"{p}: a zip/.npz archive without an agent header (not written by Agent.save); "
@@ -224,7 +256,22 @@ def _load_torch_agent(p: Path) -> Agent:
                          f"({type(e).__name__}: {first}); gym_crawl only loads weight-only agent checkpoints") from None
     if not isinstance(ckpt, dict) or "agent" not in ckpt:
         raise ValueError(f"{p}: a PyTorch checkpoint without an 'agent' field (not written by a gym_crawl agent)")
-    return agent_class(str(ckpt["agent"])).load(p)  # type: ignore[attr-defined]
+    agent = agent_class(str(ckpt["agent"])).load(p)  # type: ignore[attr-defined]
+    env = ckpt.get("env")
+    _attach_env(agent, json.loads(env) if isinstance(env, str) else env, p)
+    return agent
+
+
+def _attach_env(agent: Agent, env: Any, p: Path) -> None:
+    """Give a loaded ``agent`` the model configuration its file recorded (``env``; nothing for older files)."""
+    if env is None:
+        return
+    if not isinstance(env, dict):
+        raise ValueError(f"{p}: damaged agent header (env is {type(env).__name__}, not an object)")
+    from gym_crawl.agents.env_config import MODEL_ENV_KEYS, read_env_config
+
+    agent.env_config = read_env_config(env, keys=[k for k in MODEL_ENV_KEYS if k in env],
+                                       fixed=agent.fixed_env_keys(), name=str(p))
 
 
 #: name -> Agent class (lazy "module:attribute" entries: PyTorch agents cost nothing until asked for)

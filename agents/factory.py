@@ -13,7 +13,9 @@ Precedence, lowest first: the env id's registered defaults, the agent's ``env_de
 keywords, the action and observation modes the agent needs (``action_kind`` → ``action=``;
 ``needs_observation=False`` → ``observation="state"``), then the caller's ``overrides`` (``None`` values are
 ignored, so CLI flags left unset do not override anything). An override that contradicts a fixed keyword of the
-agent's ``env_config`` (the feature set a trained policy reads) is an error naming both values.
+agent's ``env_config`` (the feature set, category slots or text model a trained policy reads) is an error naming
+both configurations; so is a built env whose text model or feature width differs from the recorded ones. A saved
+model's text model is rebuilt of the same kind on the crawled corpus (``text={"general": ..., "dim": ...}``).
 ``max_episode_steps`` is the env's episode budget (it owns its horizon; ``gym.make`` and the registered
 wrapper keep its ``TimeLimit`` in agreement, and the built env is checked with
 :func:`gym_crawl.envs.check_budget`). An override that contradicts the agent's action mode is an error.
@@ -24,7 +26,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gym_crawl.agents.base import Agent, agent_class
+from gym_crawl.agents.base import Agent, agent_class, crawl_view
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.envs.budget import check_budget
 from gym_crawl.wrappers.factory import make_env
@@ -86,4 +88,11 @@ def make_env_for(agent: Agent | str | type, env_id: str | None = None, **overrid
     # an agent that wraps its env (seedfinder) builds it through make_env too
     env = build(env_id, kwargs) if build is not None else make_env(env_id, **kwargs)
     check_budget(env)
+    saved = getattr(agent, "env_config", None)
+    if saved is not None and hasattr(saved, "check_env"):
+        try:  # the text model and feature width it was trained on, or one error naming both configurations
+            saved.check_env(crawl_view(env))
+        except ValueError:
+            env.close()
+            raise
     return env

@@ -44,7 +44,7 @@ import gymnasium as gym
 import numpy as np
 
 from gym_crawl.agents.base import Agent
-from gym_crawl.agents.factory import make_env_for
+from gym_crawl.agents.factory import env_kwargs_for, make_env_for
 from gym_crawl.agents.runner import EpisodeResult, run_episode
 
 if TYPE_CHECKING:  # the web layer is imported when a crawl runs, not with the command line
@@ -270,8 +270,10 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     :param overwrite: replace an existing ``warc`` file (without ``resume``; an existing file is otherwise
         refused).
     :param text: the reference text model or corpus (normally the one the agent was trained on); ``None``: the
-        general English model (:mod:`gym_crawl.text.general`; ``settings.general_text=False`` hashes every word
-        instead).
+        one a saved model recorded (:meth:`gym_crawl.agents.env_config.EnvConfig.live_text`: a model trained on
+        ``synthetic-2000`` crawls with that corpus' word vectors), else the general English model
+        (:mod:`gym_crawl.text.general`; ``settings.general_text=False`` hashes every word instead). Another reference
+        than the saved model's is refused, naming both.
     :param fetch: a fetch function instead of the polite fetcher (tests, replays; then no WARC is written and
         ``settings.policy`` is not used).
     :param progress: where the progress line goes (``None``: nowhere); :param progress_every: seconds between
@@ -307,6 +309,10 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     if fetch is not None and warc is not None:
         raise ValueError("pass either fetch= or warc= (the polite fetcher records the WARC), not both")
     agent_name = getattr(agent, "name", type(agent).__name__)
+    saved = getattr(agent, "env_config", None)
+    if saved is not None and hasattr(saved, "live_text"):
+        env_kwargs_for(agent, **settings.env_keywords())  # a setting that contradicts the saved model: refused now
+        text = saved.live_text(text)  # the reference text model it was trained with (a corpus' own model)
     if resume and warc is not None and Path(warc).exists():
         _check_resumable(Path(warc), settings, agent_name)
     seeds = list(settings.seeds)

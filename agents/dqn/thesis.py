@@ -592,6 +592,9 @@ class ThesisDQNAgent(Agent):
         header = {"format": CHECKPOINT_FORMAT, "agent": self.registered_name, "config": json.dumps(self.config),
                   "steps": self.steps, "updates": self.updates, "in_dim": -1 if self.in_dim is None else self.in_dim,
                   "n_actions": -1 if self.n_actions is None else self.n_actions}
+        env = self.model_config()
+        if env is not None:  # the env it needs (gym_crawl.agents.env_config)
+            header["env"] = json.dumps(env)
         return save_checkpoint(path, header, self.online, self.target, self.opt)
 
     @classmethod

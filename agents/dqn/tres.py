@@ -349,6 +349,9 @@ class _DDQNBase(Agent):
         """``torch.save`` of networks, optimizer state, counters and config (atomic; no replay)."""
         header = {"format": CHECKPOINT_FORMAT, "agent": self.registered_name, "config": json.dumps(self.cfg.to_dict()),
                   "steps": self.steps, "updates": self.updates, "dim": -1 if self.dim is None else self.dim}
+        env = self.model_config()
+        if env is not None:  # the env it needs (gym_crawl.agents.env_config)
+            header["env"] = json.dumps(env)
         return save_checkpoint(path, header, self.online, self.target, self.opt)
 
     @classmethod

@@ -30,6 +30,7 @@ and schedules) is written by training for SB3 users, but never needed here.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from gymnasium import spaces
 
 from gym_crawl._arith import row_dots
 from gym_crawl.agents.base import Agent, crawl_view
-from gym_crawl.agents.env_config import CONFIG_FILE, TRAINED_ENV_KEYS, EnvConfig, read_env_config
+from gym_crawl.agents.env_config import CONFIG_FILE, MODEL_FIXED_KEYS, TRAINED_ENV_KEYS, EnvConfig, read_env_config
 from gym_crawl.envs.wiki_crawl import STATE_NAMES
 from gym_crawl.wrappers.continuous import summarize_candidates
 from gym_crawl.wrappers.discrete import flatten_observation
@@ -188,7 +189,8 @@ class SB3Agent(Agent):
                          env_kwargs=dict(env_kwargs or {}))
         if "action" in (env_kwargs or {}):
             raise ValueError("env_kwargs must not set 'action': the wrapper option fixes the action mode")
-        self.env_defaults = {k: v for k, v in (env_kwargs or {}).items() if k != "env_id"}
+        self.env_defaults = {k: v for k, v in (env_kwargs or {}).items()
+                             if k not in ("env_id", "text_model", "feature_dim")}
         if wrapper not in ("discrete", "continuous"):
             raise ValueError(f"wrapper must be 'discrete' or 'continuous', got {wrapper!r}")
         self.algo, self.wrapper, self.flatten, self.top_rows = algo, wrapper, bool(flatten), int(top_rows)
@@ -207,11 +209,12 @@ class SB3Agent(Agent):
         self._spaces: tuple[Any, Any] | None = None
 
     def fixed_env_keys(self) -> tuple[str, ...]:
-        """Env keywords a caller may not change (:class:`~gym_crawl.agents.env_config.EnvConfig`): the feature set
-        always, and K unless the policy scores candidate rows one by one (the candidate-scoring policies on the
-        discrete wrapper's ``Dict`` observation, and the continuous wrapper's weight vector run at any K)."""
+        """Env keywords a caller may not change (:class:`~gym_crawl.agents.env_config.EnvConfig`): the feature
+        set, category slots and text model always, and K unless the policy scores candidate rows one by one (the
+        candidate-scoring policies on the discrete wrapper's ``Dict`` observation, and the continuous wrapper's
+        weight vector run at any K)."""
         any_k = self.wrapper == "continuous" or (self.config["policy"] in _OWN_POLICIES and not self.flatten)
-        return ("features",) if any_k else ("features", "max_candidates")
+        return MODEL_FIXED_KEYS if any_k else (*MODEL_FIXED_KEYS, "max_candidates")
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -424,7 +427,7 @@ def _saved_env(agent: SB3Agent, path: Path) -> EnvConfig:
     own = agent.env_config or EnvConfig(source=str(path), fixed=frozenset(agent.fixed_env_keys()))
     run_file = path.parent / CONFIG_FILE
     if not run_file.is_file():
-        return EnvConfig(source=str(path), env_id=own.env_id, kwargs=own.kwargs, fixed=own.fixed)
+        return dataclasses.replace(own, source=str(path))
     run = read_env_config(run_file, keys=TRAINED_ENV_KEYS, fixed=own.fixed)
     clash = sorted(k for k in run.kwargs if k in own.kwargs and own.kwargs[k] != run.kwargs[k])
     if own.env_id and run.env_id and own.env_id != run.env_id:
@@ -435,6 +438,6 @@ def _saved_env(agent: SB3Agent, path: Path) -> EnvConfig:
         diff = ", ".join(f"{k} ({mine[k]!r} vs {theirs[k]!r})" for k in clash)
         raise ValueError(f"{path} and {run_file} disagree on {diff}: they come from different training runs; keep "
                          f"the agent file with its own run's {CONFIG_FILE}")
-    return EnvConfig(source=str(run_file), env_id=own.env_id or run.env_id, kwargs={**run.kwargs, **own.kwargs},
-                     fixed=own.fixed)
+    return dataclasses.replace(own, source=str(run_file), env_id=own.env_id or run.env_id,
+                               kwargs={**run.kwargs, **own.kwargs})
 

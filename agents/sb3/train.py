@@ -366,6 +366,18 @@ def precompute_world(cfg: TrainConfig) -> Any:
     return world
 
 
+def trained_text(world: Any, features: Any) -> dict[str, Any]:
+    """What the saved model records of its inputs beyond the feature set's name (:mod:`gym_crawl.agents.env_config`):
+    the text model of the run's ``world``, its category slots and, for a named feature set, the feature width."""
+    from gym_crawl.features.sets import get_feature_set
+    from gym_crawl.text.model import describe_text_model
+
+    out: dict[str, Any] = {"n_categories": int(world.n_categories), "text_model": describe_text_model(world.text)}
+    if isinstance(features, str):
+        out["feature_dim"] = int(get_feature_set(features, world.n_categories, dim=world.text.dim).dim)
+    return out
+
+
 def _crawl_metrics_callback() -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -473,7 +485,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     agent = SB3Agent.from_model(model, algo=cfg.algo, policy=name, policy_kwargs=pkw, wrapper=cfg.wrapper,
                                 flatten=cfg.flatten, top_rows=cfg.top_rows,
                                 env_kwargs={"env_id": cfg.env_id, "features": cfg.features,
-                                            "max_candidates": cfg.max_candidates, "reducer": cfg.reducer},
+                                            "max_candidates": cfg.max_candidates, "reducer": cfg.reducer,
+                                            **trained_text(world, cfg.features)},
                                 info={"timesteps": int(model.num_timesteps), "train_seconds": round(seconds, 2),
                                       "corpus": cfg.corpus, "train_topics": cfg.train_topics,
                                       "max_candidates": cfg.max_candidates, "reducer": cfg.reducer})

@@ -78,7 +78,8 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("--json", action="store_true", help="print one JSON object per episode instead of a table")
     c.add_argument("--plot", default=None,
                    help="write a PNG of relevant pages per step to this file (default: no plot)")
-    c.add_argument("--load", default=None, help="load agent parameters from this file (single agent)")
+    c.add_argument("--load", default=None, help="load agent parameters from this file (single agent); the env it was "
+                                                 "trained on (feature set, text model, K, reducer) comes with it")
     c.add_argument("--save", default=None, help="save agent parameters to this file after the run (single agent)")
     lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
     lv.add_argument("--live", nargs="+", metavar="URL", default=None,

@@ -45,6 +45,7 @@ class CrawlView:
     Fetched pages: :meth:`fetched_pages`, :meth:`fetched_text`, :meth:`fetched_outlinks`,
     :meth:`fetched_vectors`; the text model: :attr:`n_words`, :meth:`word_id`, :meth:`word`, :meth:`idf`,
     :meth:`topic_vector`; the reward: :attr:`max_reward`, :attr:`reward_name`; :attr:`reducer_name`;
+    :attr:`model_config` (what a saved model records of the env it learned on);
     :meth:`precompute_scores` (a speed-up that changes no trajectory).
 
     Hidden information, for oracles and analyses only (agents using it set ``uses_hidden_information``):
@@ -153,6 +154,20 @@ class CrawlView:
     def reducer_name(self) -> str:
         """Name of the reducer that proposes the candidate slots."""
         return str(self._env.reducer.name)
+
+    @property
+    def model_config(self) -> dict[str, Any]:
+        """What a model trained on this env records to run on the same inputs again (JSON values): ``env_id`` (the
+        registered id, ``None`` for an env built without ``gym.make``), ``features``, ``feature_dim``,
+        ``n_categories``, ``max_candidates``, ``reducer``, ``reward`` and ``text_model``
+        (:func:`gym_crawl.text.model.describe_text_model`: which text model computed the word-vector columns)."""
+        from gym_crawl.text.model import describe_text_model
+
+        env = self._env
+        spec = getattr(env, "spec", None)
+        return {"env_id": getattr(spec, "id", None), "features": self.feature_set_name, "feature_dim": self.feature_dim,
+                "n_categories": int(env.n_categories), "max_candidates": self.max_candidates,
+                "reducer": self.reducer_name, "reward": self.reward_name, "text_model": describe_text_model(env.text)}
 
     def frontier_pages(self) -> np.ndarray:
         """(F,) int32 read-only *live* view of all frontier pages (no copy; the next step changes

@@ -57,8 +57,9 @@ from gym_crawl.text.general import (
 from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 
-__all__ = ["GeneralOpenTextModel", "OpenTextModel", "TextModel", "TextModelError", "gather_csr", "gather_ranges",
-           "general_corpus_model", "general_text_model", "get_text_model", "open_text_model", "weighted_row_sums"]
+__all__ = ["GeneralOpenTextModel", "OpenTextModel", "TextModel", "TextModelError", "corpus_spec",
+           "describe_text_model", "gather_csr", "gather_ranges", "general_corpus_model", "general_text_model",
+           "get_text_model", "open_text_model", "weighted_row_sums"]
 
 TEXT_MODEL_VERSION = 4
 """4: word vectors and IDF by the package's own arithmetic (:mod:`gym_crawl._svd`, :mod:`gym_crawl._arith`), the
@@ -585,3 +586,45 @@ class GeneralOpenTextModel(OpenTextModel):
         idf, vec = general_rows(self.general, words, (float(oov_idf), scale))
         self.idf[first:first + len(words)] = idf
         self.vectors[first:first + len(words)] = vec
+
+
+# ---------------------------------------------------------------- what a saved model records of its text model
+def corpus_spec(corpus: Any) -> str:
+    """How :func:`gym_crawl.corpus.load_corpus` opens ``corpus`` again: its registered name (``synthetic-2000``),
+    else the folder it was saved to, else its name (an in-memory corpus: not reopenable by name)."""
+    from gym_crawl.corpus.sources import parse_corpus_name
+
+    name = str(getattr(corpus, "name", ""))
+    try:
+        if name and parse_corpus_name(name) is not None:
+            return name
+    except ValueError:
+        pass
+    path = getattr(corpus, "path", None)
+    return str(path) if path is not None else name
+
+
+def describe_text_model(model: TextModel) -> dict[str, Any]:
+    """What a saved model records of the text model its inputs were computed with (JSON values), enough to build
+    the same kind of model again:
+
+    * ``{"kind": "general", "dim": 2k, "general": "<source>", "fingerprint": ...}`` — the general English model
+      (:mod:`gym_crawl.text.general`; a web corpus or a live web under it: ``[meaning, identity]`` rows);
+    * ``{"kind": "corpus", "corpus": "<name or path>", "dim": k}`` — a corpus' own model (a live web with a
+      reference corpus records the reference: its words keep their vectors);
+    * ``{"kind": "hashed", "dim": k}`` — a live web that hashes every word (no reference, no general model).
+    """
+    meta = dict(model.meta)
+    dim = int(model.dim)
+    vectors = str(meta.get("vectors", ""))
+    if isinstance(model, GeneralOpenTextModel) or vectors.startswith("general"):
+        src = meta.get("general") or (vectors.split(":")[1] if vectors.count(":") >= 2 else GENERAL_SOURCE)
+        fp = meta.get("general_fingerprint") or (vectors.split(":")[2].split("+")[0] if vectors.count(":") >= 2
+                                                 else None)
+        return {"kind": "general", "dim": dim, "general": str(src), "fingerprint": fp}
+    if isinstance(model, OpenTextModel):
+        ref = getattr(model, "reference", None)
+        if ref is None:
+            return {"kind": "hashed", "dim": dim}
+        return {"kind": "corpus", "corpus": corpus_spec(ref.corpus), "dim": dim}
+    return {"kind": "corpus", "corpus": corpus_spec(model.corpus), "dim": dim}
