@@ -166,6 +166,9 @@ register_corpus("synthetic", "gym_crawl.webgen.synthetic:synthetic_corpus",
                 "The embedded synthetic web (generated once, then memory-mapped from the cache).", sized=True)
 register_corpus("synthetic-hard", "gym_crawl.webgen.synthetic:synthetic_hard_corpus",
                 "The synthetic web with the ``hard`` preset: link text as uninformative as the real web's", sized=True)
+register_corpus("powerlaw", "gym_crawl.webgen.powerlaw:powerlaw_corpus",
+                "A power-law web generated in chunks straight to disk (10^7 pages and more; generated once, then "
+                "memory-mapped from the cache)", sized=True)
 register_corpus("wikispeedia", "gym_crawl.corpus.wikispeedia:load_wikispeedia",
                 "SNAP's Wikispeedia (4,604 pages; downloaded on demand into the cache)")
 register_corpus("simplewiki", _simplewiki)

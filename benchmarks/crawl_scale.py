@@ -1,0 +1,241 @@
+"""Crawl speed and memory against web size: the same crawls on webs of 2·10^4 to 10^7 pages (and more).
+
+``gym-crawl bench crawl_scale [--quick] [--sizes 20000,100000,1000000,10000000] [--rounds 3] [--out DIR]``
+
+A crawl's state is sized by the pages it touched (:mod:`gym_crawl.crawl.fields`), so a crawl should cost the
+same per step, and hold the same memory, on any web. Each size is a power-law web (``powerlaw-<N>``,
+:mod:`gym_crawl.webgen.powerlaw`: generated once in chunks, cached, memory-mapped), and the default task's web
+(``synthetic-hard``, 20,000 pages) is measured beside them. Per web, in a fresh process (one per size and round;
+the rounds interleave the sizes, so load changes on a shared machine hit every size alike):
+
+* the batched env of the default task (``gym.make_vec("WikiCrawl-v3", num_envs=64,
+  vectorization_mode="vector_entry_point", corpus=..., topic=...)``, a random filled slot per crawl, 100-step
+  episodes with their resets): aggregate steps per CPU-second;
+* one env through ``gym.make`` (a random valid slot), and CartPole-v1 in the same process: the ratio;
+* memory: the process' anonymous RSS (heap: crawl states, score tables, text model — the corpus' memory-mapped
+  files are page cache, reported apart as file RSS) after the env's first reset and after the timed crawls,
+  and one crawl's state: bytes per page it touched (its columns at their capacity / the pages it touched).
+
+Medians over the rounds. Writes ``crawl_scale.json``, ``crawl_scale.md`` and ``crawl_scale.png`` (steps per
+CPU-second against web size; anonymous RSS on a second axis) to ``--out`` (default
+``benchmarks/results/crawl_scale``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gym_crawl._console import ArgumentParser
+from gym_crawl.benchmarks.report import markdown_banner, write_json_report
+
+__all__ = ["CHILD", "main", "summarize"]
+
+DEFAULT_OUT = Path("benchmarks") / "results" / "crawl_scale"
+DEFAULT_SIZES = (20_000, 100_000, 1_000_000, 10_000_000)
+#: the default task's own web, measured beside the power-law webs
+DEFAULT_WEB = "synthetic-hard"
+
+#: One measurement: ``python -c CHILD CORPUS TOPIC N_ENVS VEC_STEPS SINGLE_STEPS`` (public API only); prints JSON.
+CHILD = r'''
+import json, sys, time
+import numpy as np
+import gymnasium as gym
+import gym_crawl
+
+def mem():
+    out = {}
+    for line in open("/proc/self/status"):
+        k, _, v = line.partition(":")
+        if k in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            out[k] = int(v.split()[0]) / 1024.0
+    return out
+
+spec, topic, N, vsteps, ssteps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+from gym_crawl.corpus import load_corpus
+t0 = time.perf_counter()
+corpus = load_corpus(spec)
+out = {"corpus": spec, "pages": corpus.n_pages, "links": corpus.n_links, "load_seconds": time.perf_counter() - t0}
+t0 = time.perf_counter()
+v = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=N, vectorization_mode="vector_entry_point", corpus=corpus,
+                 topic=topic)
+obs, _ = v.reset(seed=0)
+out["build_seconds"] = time.perf_counter() - t0
+out["mem_after_reset"] = mem()
+rng = np.random.default_rng(0)
+def run(n):
+    global obs
+    for _ in range(n):
+        obs, *_ = v.step((rng.random(N) * obs["mask"].sum(1)).astype(np.int64))
+run(max(1, vsteps // 4))
+c0 = time.process_time()
+run(vsteps)
+out["vector_steps_per_cpu_second"] = vsteps * N / (time.process_time() - c0)
+states = [e.state for e in v.unwrapped.envs]
+touched = [s.n_slots for s in states]
+held = [sum(a.nbytes for a in s.arrays.values()) for s in states]  # each crawl's columns (its rows of the stack)
+out["crawl_state_bytes_per_crawl"] = float(np.mean(held))
+out["pages_touched_per_crawl"] = float(np.mean(touched))
+out["crawl_state_bytes_per_touched_page"] = sum(held) / max(1, sum(touched))
+out["slot_capacity"] = int(states[0].slot_capacity)
+v.close()
+env = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
+_, info = env.reset(seed=0)
+def single(n):
+    global info
+    for _ in range(n):
+        valid = np.flatnonzero(info["action_mask"])
+        _, _, te, tr, info = env.step(int(valid[rng.integers(len(valid))]))
+        if te or tr:
+            _, info = env.reset()
+single(max(1, ssteps // 4))
+c0 = time.process_time()
+single(ssteps)
+out["single_steps_per_cpu_second"] = ssteps / (time.process_time() - c0)
+st = env.unwrapped.state
+out["single_state_bytes_per_touched_page"] = sum(a.nbytes for a in st.arrays.values()) / max(1, st.n_slots)
+cp = gym.make("CartPole-v1")
+cp.reset(seed=0)
+cp.action_space.seed(0)
+c0 = time.process_time()
+for _ in range(4 * ssteps):
+    *_, te, tr, _ = cp.step(cp.action_space.sample())
+    if te or tr:
+        cp.reset()
+out["cartpole_steps_per_cpu_second"] = 4 * ssteps / (time.process_time() - c0)
+out["mem_after_crawl"] = mem()
+print(json.dumps(out))
+'''
+
+
+def _run(spec: str, topic: str, n_envs: int, vsteps: int, ssteps: int) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-c", CHILD, spec, topic, str(n_envs), str(vsteps), str(ssteps)],
+                       capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=7200)
+    if p.returncode != 0:
+        raise RuntimeError(f"crawl_scale child for {spec} failed:\n{p.stderr[-3000:]}")
+    return dict(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over the rounds of one web's runs (numbers; nested memory dicts key by key)."""
+    out: dict[str, Any] = {k: runs[0][k] for k in ("corpus", "pages", "links")}
+    for k, v in runs[0].items():
+        if isinstance(v, dict):
+            out[k] = {kk: statistics.median(r[k][kk] for r in runs) for kk in v}
+        elif isinstance(v, (int, float)) and k not in out:
+            out[k] = statistics.median(r[k] for r in runs)
+    out["vector_runs"] = [r["vector_steps_per_cpu_second"] for r in runs]
+    out["cartpole_ratio"] = out["cartpole_steps_per_cpu_second"] / out["single_steps_per_cpu_second"]
+    return out
+
+
+def _markdown(res: dict[str, Any]) -> str:
+    lines = [f"# crawl_scale — speed and memory against web size ({res['rounds']} rounds, N = {res['n_envs']})", "",
+             f"Load average at the start: {res['load_average']}; CPU seconds (`time.process_time`). Steps per "
+             "CPU-second are medians over the rounds; memory in MB.", "",
+             "| web | pages | links | vector N=64 steps / CPU-s | single steps / CPU-s | CartPole ÷ single | "
+             "anon RSS after reset | anon RSS after crawl | file RSS | state bytes / touched page | pages touched "
+             "/ crawl |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['corpus']} | {r['pages']:,} | {r['links']:,} | {r['vector_steps_per_cpu_second']:,.0f} | "
+                     f"{r['single_steps_per_cpu_second']:,.0f} | {r['cartpole_ratio']:.2f} | "
+                     f"{r['mem_after_reset']['RssAnon']:,.0f} | {r['mem_after_crawl']['RssAnon']:,.0f} | "
+                     f"{r['mem_after_crawl']['RssFile']:,.0f} | {r['crawl_state_bytes_per_touched_page']:,.0f} | "
+                     f"{r['pages_touched_per_crawl']:,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(res: dict[str, Any], path: Path) -> None:
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    pl = [r for r in res["rows"] if r["corpus"].startswith("powerlaw")]
+    other = [r for r in res["rows"] if not r["corpus"].startswith("powerlaw")]
+    for rows, mark, label in ((pl, "o-", "power-law web"), (other, "s", "default task's web (synthetic-hard)")):
+        if not rows:
+            continue
+        x = [r["pages"] for r in rows]
+        ax.plot(x, [r["vector_steps_per_cpu_second"] for r in rows], mark, color="#1f77b4",
+                label=f"vector N={res['n_envs']}, {label}")
+        ax.plot(x, [r["single_steps_per_cpu_second"] for r in rows], mark, color="#ff7f0e",
+                label=f"single env, {label}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pages in the web")
+    ax.set_ylabel("env steps per CPU-second")
+    ax2 = ax.twinx()
+    ax2.plot([r["pages"] for r in pl], [r["mem_after_crawl"]["RssAnon"] for r in pl], "^:", color="grey",
+             label="anonymous RSS after the crawls (MB)")
+    ax2.set_ylabel("anonymous RSS (MB)")
+    ax2.set_ylim(bottom=0)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper left", bbox_to_anchor=(1.15, 1.0))
+    ax.set_title("crawl cost against web size")
+    save_png(fig, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = ArgumentParser(prog="gym-crawl bench crawl_scale", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="webs of 2,000 and 5,000 pages, few steps (the tests)")
+    ap.add_argument("--sizes", default=None, help="comma-separated power-law web sizes (default 2e4,1e5,1e6,1e7)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds (default 3; --quick 1)")
+    ap.add_argument("--steps", type=int, default=None, help="timed vector steps (default 600; --quick 20)")
+    ap.add_argument("--topic", default="geology", help="the topic crawled on every web (default geology)")
+    ap.add_argument("--no-default-web", action="store_true", help="skip the default task's own web")
+    ap.add_argument("--out", default=str(DEFAULT_OUT))
+    a = ap.parse_args(argv)
+    try:
+        sizes = [int(float(x)) for x in a.sizes.split(",") if x] if a.sizes else (
+            [2000, 5000] if a.quick else list(DEFAULT_SIZES))
+    except ValueError:
+        ap.error(f"--sizes {a.sizes!r}: expected comma-separated page counts, e.g. 20000,1e7")
+    rounds = a.rounds or (1 if a.quick else 3)
+    vsteps = a.steps or (20 if a.quick else 600)
+    if rounds < 1 or vsteps < 1 or not sizes or min(sizes) < 800:
+        ap.error(f"--rounds and --steps must be >= 1 and --sizes >= 800 pages, got {rounds}, {vsteps}, {sizes}")
+    ssteps = 50 * vsteps // 4
+    n_envs = 64
+    specs = [f"powerlaw-{n}" for n in sizes] + ([] if a.no_default_web or a.quick else [DEFAULT_WEB])
+    gen = Path(a.out)
+    gen.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    for s in specs:  # build (or find) every web and its text model once, outside the measured processes
+        p = subprocess.run([sys.executable, "-c", f"import gymnasium as gym, gym_crawl; gym.make("
+                            f"gym_crawl.DEFAULT_ENV_ID, corpus={s!r}, topic={a.topic!r}).reset(seed=0)"],
+                           cwd=tempfile.gettempdir(), timeout=14400)
+        if p.returncode != 0:
+            raise SystemExit(f"building the web {s!r} failed (exit {p.returncode})")
+    build_seconds = time.perf_counter() - t0
+    res: dict[str, Any] = {"sizes": sizes, "rounds": rounds, "n_envs": n_envs, "vector_steps": vsteps,
+                           "single_steps": ssteps, "topic": a.topic, "build_seconds": build_seconds,
+                           "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()), "rows": []}
+    runs: dict[str, list[dict[str, Any]]] = {s: [] for s in specs}
+    for k in range(rounds):
+        for s in (specs if k % 2 == 0 else specs[::-1]):
+            r = _run(s, a.topic, n_envs, vsteps, ssteps)
+            runs[s].append(r)
+            print(f"[crawl_scale] round {k + 1}/{rounds} {s}: vector {r['vector_steps_per_cpu_second']:,.0f}, single "
+                  f"{r['single_steps_per_cpu_second']:,.0f} steps/CPU-s, anon RSS "
+                  f"{r['mem_after_crawl']['RssAnon']:,.0f} MB", flush=True)
+    res["rows"] = sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
+    from gym_crawl._io import atomic_write_bytes
+
+    out = Path(a.out)
+    write_json_report(out / "crawl_scale.json", res, "crawl_scale", a)
+    atomic_write_bytes(out / "crawl_scale.md", (markdown_banner(a.quick) + _markdown(res)).encode())
+    _plot(res, out / "crawl_scale.png")
+    print(_markdown(res))
+    print(f"[crawl_scale] wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
