@@ -14,11 +14,15 @@ as a metadata record, beside the web's record of arrivals that replays the crawl
 
 A progress line goes to stderr (steps, pages, relevant, harvest rate, pages in flight, requests on the wire,
 refusals, fetch errors, frontier, pages per second, the busiest hosts' rates): rewritten in place on a
-terminal, a line every ``progress_every`` seconds otherwise. SIGINT (Ctrl-C) and SIGTERM stop the crawl at once:
-the fetches in progress are cancelled (within a fraction of a second, not recorded, so a resume fetches them
-again) and the episode ends after that step; the WARC is closed either way, so it is valid and a later
-``resume=True`` run continues it: the recorded arrivals are replayed from the file (no request), the agent
-makes the same decisions under the same seed, and the crawl goes on over the network from where it stopped.
+terminal, a line every ``progress_every`` seconds otherwise. SIGINT (Ctrl-C) and SIGTERM stop the crawl at once,
+whenever they come — while the seeds are fetched, during the steps, or while the last pages in flight finish
+after the last step: the fetches in progress are cancelled (within a fraction of a second, not recorded, so a
+resume fetches them again), every fetch that completed is written to the WARC (as it completes, so even a
+SIGKILL loses at most the pages in flight), and the episode ends after that step; the WARC is closed either
+way, so it is valid and a later ``resume=True`` run continues it: the recorded arrivals are replayed from the
+file (no request), the agent makes the same decisions under the same seed (their decision records are not
+written twice: resuming a finished crawl adds nothing to its file), and the crawl goes on over the network from
+where it stopped.
 
 The counters of :class:`LiveCrawlResult` say what happened: ``steps``, ``pages`` (fetched with content),
 ``steps_without_page`` (steps whose page gave none: a fetch error, an invalid action), ``requests_wire``
@@ -152,11 +156,12 @@ class _Progress:
 
 
 class _DecisionRecorder(gym.Wrapper):
-    """Passes every step through and writes its decision into the WARC (a metadata record per step)."""
+    """Passes every step through and writes its decision into the WARC (a metadata record per step), but for
+    the steps ``recorded`` already (a resumed crawl replaying its file)."""
 
-    def __init__(self, env: gym.Env, web: Any, recorder: Any, agent: Agent):
+    def __init__(self, env: gym.Env, web: Any, recorder: Any, agent: Agent, recorded: int = 0):
         super().__init__(env)
-        self.web, self.recorder, self.agent = web, recorder, agent
+        self.web, self.recorder, self.agent, self.recorded = web, recorder, agent, recorded
         self.urls: list[str | None] = []
         self.dispatched: list[int] = []
         self.invalid = 0
@@ -169,7 +174,7 @@ class _DecisionRecorder(gym.Wrapper):
             self.dispatched.append(p)
         else:
             self.invalid += 1
-        if self.recorder is not None:
+        if self.recorder is not None and int(info["steps"]) > self.recorded:
             score = getattr(self.agent, "last_score", None)
             landed = [self.web.url(int(q)) for q in info["landed_pages"] if q >= 0]
             self.recorder.write_decision({
@@ -221,6 +226,51 @@ def _check_resumable(warc: Path, settings: LiveCrawlSettings, agent_name: str) -
                              f"{'; '.join(f'{k}={rec.get(k)!r} (this run: {mine[k]!r})' for k in old)}; resume "
                              f"with the same agent, seed, topic, concurrency and per-host limit")
         return
+
+
+def _recorded_progress(warc: Path) -> tuple[bool, int]:
+    """What a WARC being resumed holds of this crawl already: whether its ``crawl`` settings record, and the last
+    step whose decision it records (0: none) — the resumed run writes neither again."""
+    from gym_crawl.web.warc_io import read_decisions, read_metadata
+
+    if not warc.exists() or warc.stat().st_size == 0:
+        return False, 0
+    steps = max((int(d.get("step", 0)) for d in read_decisions(warc) if d.get("type") == DECISION_TYPE), default=0)
+    return any(True for _ in read_metadata(warc, CRAWL_KIND)), steps
+
+
+def _stop_on_signals(web: Any, stop: dict[str, str | None]) -> dict[int, Any]:
+    """Make SIGINT and SIGTERM stop the crawl (``stop["by"]`` names the signal) and cancel the web's fetches in
+    flight (they end within a fraction of a second); returns the handlers replaced (none off the main thread,
+    where the caller handles signals)."""
+    def _stop(signum: int, frame: Any) -> None:
+        stop["by"] = signal.Signals(signum).name
+        web.cancel()
+
+    old: dict[int, Any] = {}
+    for s in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread
+            old[s] = signal.signal(s, _stop)
+    return old
+
+
+def _episode(env: Any, agent: Agent, seed: int, on_step: Any, stopped: Any) -> EpisodeResult | None:
+    """The crawl's episode, or ``None`` when a signal stopped it before its first step (the seeds' fetches were
+    cancelled, so the reset found no frontier: that is the stop, not an error)."""
+    try:
+        return run_episode(env, agent, seed=seed, on_step=on_step, should_stop=stopped)
+    except Exception:
+        if not stopped():
+            raise
+        return None
+
+
+def _no_episode(agent_name: str, topic: str, reset_seconds: float) -> EpisodeResult:
+    """The episode of a crawl stopped before its first step (a signal while the seeds were fetched)."""
+    return EpisodeResult(agent=agent_name, topic=topic, steps=0, relevant_found=0, pages_fetched=0, harvest_rate=0.0,
+                         relevant_domains=0, reward_sum=0.0, seconds=0.0, reset_seconds=reset_seconds,
+                         relevant_curve=np.zeros(0, np.int32), rewards=np.zeros(0, np.float64),
+                         fetched=np.zeros(0, np.int64))
 
 
 #: the keywords ``crawl_live`` took before :class:`~gym_crawl.web.settings.LiveCrawlSettings` (deprecated)
@@ -315,6 +365,7 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
         text = saved.live_text(text)  # the reference text model it was trained with (a corpus' own model)
     if resume and warc is not None and Path(warc).exists():
         _check_resumable(Path(warc), settings, agent_name)
+    has_settings, recorded_steps = _recorded_progress(Path(warc)) if resume and warc is not None else (False, 0)
     seeds = list(settings.seeds)
     if fetch is None:
         info = {SETTINGS_FIELD: json.dumps(settings.to_dict(), sort_keys=True), AGENT_FIELD: agent_name}
@@ -328,36 +379,36 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     t0, c0 = time.monotonic(), time.process_time()  # the crawl, from its reset (not the text model's build)
     base = env.unwrapped
     stop: dict[str, str | None] = {"by": None}
-    old: dict[int, Any] = {}
-    if handle_signals:
-        def _stop(signum: int, frame: Any) -> None:
-            stop["by"] = signal.Signals(signum).name
-            web.cancel()  # the fetch in progress ends within a fraction of a second
-
-        for s in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError):  # not the main thread: the caller handles signals
-                old[s] = signal.signal(s, _stop)
+    old = _stop_on_signals(web, stop) if handle_signals else {}
     show = _Progress(web, progress, progress_every) if progress is not None else None
-    if web.recorder is not None:
+    if web.recorder is not None and not has_settings:
         web.recorder.write_metadata(CRAWL_KIND, {"concurrency": settings.concurrency, "per_host": settings.per_host,
                                                  "seed": settings.seed, "topic": settings.topic, "agent": agent_name})
-    rec_env = _DecisionRecorder(env, web, web.recorder, agent)
+    rec_env = _DecisionRecorder(env, web, web.recorder, agent, recorded=recorded_steps)
 
     def on_step(t: int, info: dict) -> None:
         if show is not None:
             show(info)
 
     try:
-        res = run_episode(rec_env, agent, seed=settings.seed, on_step=on_step,
-                          should_stop=lambda: stop["by"] is not None)
-        if show is not None:
+        res = _episode(rec_env, agent, settings.seed, on_step, lambda: stop["by"] is not None)
+        if res is None:  # stopped while the seeds were fetched
+            res = _no_episode(agent_name, settings.topic, time.monotonic() - t0)
+        elif show is not None:
             show({"steps": res.steps, "relevant_found": res.relevant_found, "harvest_rate": res.harvest_rate,
                   "frontier_size": int(base.view.frontier_pages().size)}, final=True)
+    except BaseException:
+        web.cancel()  # an error or a KeyboardInterrupt: do not wait for the fetches in flight
+        raise
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        web.close()  # waits for the fetches in flight, closes the WARC: valid, resumable
-        env.close()
+        try:
+            # the handlers stay in place while the fetches in flight finish: a signal now cancels them (the ones
+            # received whole are written as they complete), it does not kill the process with them unwritten
+            web.close()
+            env.close()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
     seconds, cpu = time.monotonic() - t0, time.process_time() - c0
     no_page = rec_env.invalid + sum(_no_page(web, p) for p in rec_env.dispatched)
     return LiveCrawlResult(episode=res, stats={k: int(v) for k, v in web.stats.items()}, stopped_by=stop["by"],

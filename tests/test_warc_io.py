@@ -122,12 +122,13 @@ def test_a_warc_cut_mid_record_is_repaired_and_resumed(site, tmp_path):
         f.write(gzip.compress(b"WARC/1.1\r\nWARC-Type: metadata\r\nContent-Length: 999\r\n\r\n" + b"x" * 999)[:-40])
     assert complete_prefix(path) == whole
     rec = WarcRecorder(path, append=True, policy=POLICY)
-    assert rec.truncated_bytes > 0 and path.stat().st_size >= whole
+    assert rec.truncated_bytes > 0
     rec.close()
     rec.close()  # idempotent
+    assert path.stat().st_size == whole  # the cut record gone, nothing added by a run that recorded nothing
     second = crawl(site, path, append=True, paths=PATHS[4:7], seeds=False)
     assert list(read_fetches(path)) == first + second
-    assert len(read_warcinfo(path)) == 3 and read_warcinfo(path)[-1]["gym-crawl-resumed"] == "true"
+    assert len(read_warcinfo(path)) == 2 and read_warcinfo(path)[-1]["gym-crawl-resumed"] == "true"
     assert len(_fastwarc_records(path)) == len(_warcio_records(path))
 
 

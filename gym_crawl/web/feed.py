@@ -41,7 +41,7 @@ import numpy as np
 from gym_crawl.corpus.page_source import NO_ARRIVALS, Arrivals
 from gym_crawl.web.offer import LEARNED_ERRORS, OfferRules, RobotsRules, failure_keys, not_html_reason, origin_of
 from gym_crawl.web.policy import trap_reason, url_pattern
-from gym_crawl.web.scheduler import Job
+from gym_crawl.web.scheduler import FetchScheduler, Job
 
 __all__ = ["ARRIVALS_KIND", "ROBOTS_KIND", "ArrivalFeed"]
 
@@ -49,6 +49,8 @@ ARRIVALS_KIND = "arrivals"
 """``kind`` of the WARC metadata record of one ``arrived`` call's events."""
 ROBOTS_KIND = "robots"
 """``kind`` of the WARC metadata record of one origin's robots.txt rules as the crawl obeyed them."""
+DRAIN_SLICE = 0.2
+"""Seconds :meth:`ArrivalFeed.close` waits for the next fetch in flight before it looks again."""
 
 
 class ArrivalFeed:
@@ -423,9 +425,17 @@ class ArrivalFeed:
         backend."""
         if self.recorder is not None and self.calls > self._script_end:
             self.recorder.write_metadata(ARRIVALS_KIND, {"call": self.calls - 1, "events": []})
-        for job, res in self.backend.close(wait=True):
+        # each fetch is written as it completes (not after the slowest): a crawl killed meanwhile keeps it
+        while isinstance(self.backend, FetchScheduler) and self.backend.running:  # SyncJobs: nothing runs
+            self._keep(self.backend.completed(True, timeout=DRAIN_SLICE))
+        self._keep(self.backend.close(wait=True))
+
+    def _keep(self, done: list[tuple[Job, Any]]) -> None:
+        """Record fetches that completed after the crawl's last ``arrived`` call (kept in the fetch cache)."""
+        for job, res in done:
             if job.kind == "page":
                 self._record_fetch(res)
-                self.cache.setdefault(self.web.url(job.tag), res)
+                if getattr(res, "error", None) != "cancelled":
+                    self.cache.setdefault(self.web.url(job.tag), res)
             else:
                 self._record_exchanges(res[2], robots=True)

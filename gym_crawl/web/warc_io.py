@@ -93,7 +93,8 @@ class WarcRecorder:
 
     :param path: the WARC file; gzip-compressed per record when its name ends in ``.gz``.
     :param append: continue an existing file (after cutting an incomplete last record) instead of starting a
-        new one; a missing file is created.
+        new one; a missing file is created. The resumed run's warcinfo record is written with its first other
+        record, so a run that records nothing (resuming a finished crawl) leaves the file unchanged.
     :param overwrite: replace an existing file when ``append`` is false (otherwise that is a
         ``FileExistsError``, so a finished crawl is never lost to a rerun).
     :param policy: the crawl's :class:`FetchPolicy`, recorded in the warcinfo record.
@@ -159,7 +160,13 @@ class WarcRecorder:
             fields[str(k)] = v if isinstance(v, str) else json.dumps(v)
         with self._lock:
             self._writer.write_record(self._writer.create_warcinfo_record(self.path.name, fields))
-            self._flush_locked()
+            if resumed:  # written with the first record of this run: a run that adds nothing leaves the file as is
+                self._pending_info: bytes = self._buf.getvalue()
+                self._buf.seek(0)
+                self._buf.truncate()
+            else:
+                self._pending_info = b""
+                self._flush_locked()
 
     # ------------------------------------------------------------------ records
     def write_exchange(self, ex: Exchange) -> None:
@@ -259,6 +266,9 @@ class WarcRecorder:
     def _flush_locked(self) -> None:
         data = self._buf.getvalue()
         if data:
+            if self._pending_info:
+                self._file.write(self._pending_info)
+                self._pending_info = b""
             self._file.write(data)
             self._buf.seek(0)
             self._buf.truncate()
