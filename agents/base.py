@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.envs.view import CrawlView
-from gym_crawl.registry import Registry
+from gym_crawl.registry import Registry, install_command
 
 __all__ = ["Agent", "Transition", "AGENTS", "MODEL_LOADERS", "register_agent", "make_agent", "model_spec",
            "agent_names", "agent_class", "crawl_view"]
@@ -247,7 +247,7 @@ def _load_torch_agent(p: Path) -> Agent:
     try:
         import torch
     except ImportError:
-        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch (pip install 'gym-crawl[torch]')") from None
+        raise ValueError(f"{p} is a PyTorch checkpoint: install PyTorch ({install_command('torch')})") from None
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many types; report ours without its advice
@@ -409,7 +409,7 @@ def make_agent(name: str, **config: Any) -> Agent:
             loader = getattr(importlib.import_module(mod), attr)
         except ImportError as e:
             raise ValueError(f"agent {name!r} needs {e.name or e}, which is not installed here: install the optional "
-                             f"extra, pip install 'gym-crawl[{spec[0]}]'") from None
+                             f"extra, {install_command(spec[0])}") from None
         return loader(spec[1])
     keys = config_keys(agent_class(name))
     unknown = sorted(set(config) - keys) if keys is not None else []

@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import ArgumentParser
+from gym_crawl._console import ArgumentParser, add_verbosity
 from gym_crawl._io import atomic_write_json
 
-__all__ = ["BASELINES", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report", "summarize"]
+__all__ = ["BASELINES", "NO_CI", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report",
+           "summarize"]
 
 BASELINES = ("random", "best-first", "oracle")
 
@@ -104,7 +105,11 @@ def summarize(runs: list[dict[str, Any]], kinds: dict[str, str], agents: list[st
     seeds against best-first's), and ``groups`` with the same for ``"all"``, ``"far"`` and ``"near"`` tasks
     (``kinds``) plus ``n_tasks`` and ``ci_above_best_first`` (the CI's lower end above best-first's upper end).
     ``best_learner`` is the agent of ``learners`` with the highest IQM over all test tasks (``None`` without
-    learners). A task where the oracle finds no more than random is dropped (it cannot be normalized)."""
+    learners). A task where the oracle finds no more than random is dropped (it cannot be normalized).
+
+    ``has_ci`` is ``False`` with one seed: the stratified bootstrap resamples the runs (seeds) within each task,
+    so one run per task gives an interval of zero width that says nothing; ``ci_above_best_first`` is then
+    ``None`` (no claim either way) and the tables print no interval."""
     from gym_crawl.benchmarks import suite
 
     seed_list = list(range(seeds))
@@ -133,12 +138,19 @@ def summarize(runs: list[dict[str, Any]], kinds: dict[str, str], agents: list[st
         out[a] = {"iqm": a_all["iqm"], "ci": a_all["ci"], "mean": a_all["mean"], "mean_found": float(np.mean(found)),
                   "wins_vs_best_first": a_all["wins"], "ties_vs_best_first": a_all["ties"],
                   "losses_vs_best_first": a_all["losses"], "groups": groups}
+    has_ci = seeds >= 2
     for v in out.values():
         for g, d in v["groups"].items():
-            d["ci_above_best_first"] = bool(d["ci"][0] > out["best-first"]["groups"][g]["ci"][1])
+            d["ci_above_best_first"] = bool(d["ci"][0] > out["best-first"]["groups"][g]["ci"][1]) if has_ci else None
     cand = [a for a in (learners or []) if a in out]
     best = max(cand, key=lambda a: out[a]["iqm"]) if cand else None
-    return {"n_test_tasks": len(kept), "dropped_tasks": dropped, "agents": out, "best_learner": best}
+    return {"n_test_tasks": len(kept), "dropped_tasks": dropped, "agents": out, "best_learner": best,
+            "has_ci": has_ci}
+
+
+#: why a one-seed result has no CI (printed under its table)
+NO_CI = ("no confidence interval with one seed: the stratified bootstrap resamples the seeds within each task, so "
+         "one seed gives an interval of zero width; run --seeds 5 (or more) to compare agents")
 
 
 def agent_label(res: dict[str, Any], agent: str) -> str:
@@ -153,8 +165,10 @@ def agent_label(res: dict[str, Any], agent: str) -> str:
     return f"{agent} ({shown})"
 
 
-def _cell(g: dict[str, Any] | None) -> str:
-    return "—" if g is None else f"{g['iqm']:.3f} [{g['ci'][0]:.3f}, {g['ci'][1]:.3f}]"
+def _cell(g: dict[str, Any] | None, has_ci: bool = True) -> str:
+    if g is None:
+        return "—"
+    return f"{g['iqm']:.3f} [{g['ci'][0]:.3f}, {g['ci'][1]:.3f}]" if has_ci else f"{g['iqm']:.3f}"
 
 
 def _wtl_cell(g: dict[str, Any] | None) -> str:
@@ -167,20 +181,25 @@ def format_table(res: dict[str, Any]) -> str:
     ``--config`` options is named with them (:func:`agent_label`)."""
     ag = res["agents"]
     bf = ag["best-first"]["iqm"]
+    ci = res.get("has_ci", True)
+    iqm = "IQM [95 % CI]" if ci else "IQM"
     n = {g: ag["best-first"]["groups"].get(g, {}).get("n_tasks", 0) for g in ("all", "far", "near")}
+    seeds = f"{res['seeds']} seed{'s' if res['seeds'] != 1 else ''}"
     lines = [(f"{res['set']} ({res['corpus']}): {res['tasks']['train']} train / {res['tasks']['test']} test tasks "
-              f"({n['all']} scored: {n['far']} far-seed, {n['near']} near-seed), {res['seeds']} seeds, normalized "
+              f"({n['all']} scored: {n['far']} far-seed, {n['near']} near-seed), {seeds}, normalized "
               f"score on the test tasks (random 0, oracle 1; best-first {bf:.3f})"),
-             "", "| agent | all: IQM [95 % CI] | far seed: IQM [95 % CI] | near seed: IQM [95 % CI] | mean | "
+             "", f"| agent | all: {iqm} | far seed: {iqm} | near seed: {iqm} | mean | "
                  "mean found | W/T/L vs best-first (far) | W/T/L vs best-first (near) |",
              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for a, v in sorted(ag.items(), key=lambda kv: -kv[1]["iqm"]):
         gr = v["groups"]
-        lines.append(f"| {agent_label(res, a)} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
-                     f"{_cell(gr.get('near'))} | {v['mean']:.3f} | {v['mean_found']:.1f} | "
+        lines.append(f"| {agent_label(res, a)} | {_cell(gr.get('all'), ci)} | {_cell(gr.get('far'), ci)} | "
+                     f"{_cell(gr.get('near'), ci)} | {v['mean']:.3f} | {v['mean_found']:.1f} | "
                      f"{_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
     best = res.get("best_learner")
-    if best is not None:
+    if not ci:
+        lines += ["", (f"Highest learner IQM: {agent_label(res, best)}; " if best is not None else "") + NO_CI + "."]
+    elif best is not None:
         b = ag[best]["groups"]
         said = ", ".join(f"{g} {'above' if b[g]['ci_above_best_first'] else 'not above'}" for g in b)
         lines += ["", f"Best learner: {agent_label(res, best)} (CI lower end vs best-first's CI: {said})"]
@@ -193,7 +212,9 @@ def format_sets(results: list[dict[str, Any]]) -> str:
     ``*`` marks the set's best learner."""
     lines = ["| set (train/test tasks; far/near scored) | agent | all: IQM [95 % CI] | far seed | near seed | "
              "W/T/L vs best-first (far) | W/T/L vs best-first (near) |", "|---|---|---|---|---|---|---|"]
+    one_seed = [res["set"] for res in results if not res.get("has_ci", True)]
     for res in results:
+        ci = res.get("has_ci", True)
         ag = res["agents"]
         g = ag["best-first"]["groups"]
         head = (f"{res['set']} ({res['tasks']['train']}/{res['tasks']['test']}; "
@@ -203,8 +224,11 @@ def format_sets(results: list[dict[str, Any]]) -> str:
                 continue
             gr = v["groups"]
             star = "*" if a == res.get("best_learner") else ""
-            lines.append(f"| {head} | {agent_label(res, a)}{star} | {_cell(gr.get('all'))} | {_cell(gr.get('far'))} | "
-                         f"{_cell(gr.get('near'))} | {_wtl_cell(gr.get('far'))} | {_wtl_cell(gr.get('near'))} |")
+            lines.append(f"| {head} | {agent_label(res, a)}{star} | {_cell(gr.get('all'), ci)} | "
+                         f"{_cell(gr.get('far'), ci)} | {_cell(gr.get('near'), ci)} | {_wtl_cell(gr.get('far'))} | "
+                         f"{_wtl_cell(gr.get('near'))} |")
+    if one_seed:
+        lines += ["", f"{', '.join(one_seed)}: {NO_CI}."]
     return "\n".join(lines) + "\n"
 
 
@@ -231,7 +255,8 @@ def report(path: str | Path, *, reps: int = 2000) -> dict[str, Any]:
 
 
 def plot(res: dict[str, Any], path: str | Path) -> Path:
-    """IQM ± 95 % CI per agent (named as :func:`agent_label` names it) as a PNG at ``path``."""
+    """IQM ± 95 % CI per agent (named as :func:`agent_label` names it) as a PNG at ``path`` (no interval with one
+    seed: :func:`summarize`)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -242,14 +267,15 @@ def plot(res: dict[str, Any], path: str | Path) -> Path:
 
     items = sorted(res["agents"].items(), key=lambda kv: kv[1]["iqm"])
     fig, ax = plt.subplots(figsize=(6, 0.45 * len(items) + 1.4))
+    ci = res.get("has_ci", True)
     for i, (a, v) in enumerate(items):
-        ax.errorbar(v["iqm"], i, xerr=[[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]],
-                    fmt="o", color=suite_color(a), capsize=3)
+        err = [[max(0.0, v["iqm"] - v["ci"][0])], [max(0.0, v["ci"][1] - v["iqm"])]] if ci else None
+        ax.errorbar(v["iqm"], i, xerr=err, fmt="o", color=suite_color(a), capsize=3)
     ax.set_yticks(np.arange(len(items)), [agent_label(res, a) for a, _ in items])
     ax.axvline(0, color="grey", lw=0.5)
     ax.axvline(1, color="grey", lw=0.5, ls="--")
     ax.set_xlabel("IQM normalized score, test topics (random 0, oracle 1)")
-    ax.set_title(f"{res['set']}: {res['seeds']} seeds")
+    ax.set_title(f"{res['set']}: {res['seeds']} seeds" if ci else f"{res['set']}: one seed, no CI")
     return save_png(fig, path)
 
 
@@ -279,6 +305,7 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
     ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=_OneDefaultFormatter)
+    add_verbosity(ap, 0)  # read by `gym-crawl` before this parser runs
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=None, dest="task_set",

@@ -38,6 +38,7 @@ import numpy as np
 from gym_crawl._console import ArgumentParser
 from gym_crawl.agents.train_common import parse_topics
 from gym_crawl.benchmarks.report import markdown_banner, write_json_report
+from gym_crawl.registry import install_command
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "rllib"  # under the current folder
 TRAIN_TOPICS = ["geology", "cancer", "poetry", "astronomy", "jazz"]
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import ray
     except ImportError as e:
-        print(f"gym-crawl bench rllib: error: Ray RLlib is not installed ({e}); pip install 'gym-crawl[rllib]'")
+        print(f"gym-crawl bench rllib: error: Ray RLlib is not installed ({e}); {install_command('rllib')}")
         return 2
     import gymnasium
     import torch

@@ -4,6 +4,9 @@
   go to stderr through the ``gym_crawl`` logger, prefixed ``gym-crawl:``.
 * **Progress.** :class:`Progress` is one labelled bar: a tqdm bar on stderr when stderr is a terminal or in a
   Jupyter kernel, otherwise (a log file, CI) one log line every few seconds.
+* **Warnings.** A Python warning raised while a command runs is one line, ``gym-crawl: warning: MESSAGE``
+  (:func:`show_warning`), not Python's two lines with a source path and the echoed source line; ``-v`` adds where
+  it came from.
 * **Errors.** One prefix, ``gym-crawl: error: MESSAGE`` (:func:`error_line`), also for argument errors
   (:class:`ArgumentParser`).
 * **Exit codes.** :data:`EXIT_OK` 0, :data:`EXIT_FAILURE` 1 (the run failed: an I/O or network error, a bug's
@@ -18,10 +21,11 @@ import argparse
 import logging
 import sys
 import time
+import warnings
 from typing import Any, NoReturn
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Progress", "error_line",
-           "setup_logging"]
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Progress", "add_verbosity",
+           "error_line", "setup_logging", "show_warning"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -48,6 +52,27 @@ def setup_logging(verbose: int = 0, quiet: int = 0) -> None:
     log.addHandler(handler)
     log.setLevel(level)
     log.propagate = False
+    warnings.showwarning = show_warning
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: Any = None, line: str | None = None) -> None:
+    """A Python warning as the command line shows it (``warnings.showwarning`` once :func:`setup_logging` ran):
+    one WARNING log line ``gym-crawl: warning: MESSAGE`` — the package's own warnings and plain ``UserWarning``s
+    as they are, another library's ``DeprecationWarning`` & co. with their category's name — and, at ``-v``, a
+    debug line naming the category and the source line that raised it."""
+    text = " ".join(str(message).split())
+    plain = category is UserWarning or category.__module__.split(".")[0] == "gym_crawl"
+    log.warning("warning: %s", text if plain else f"{category.__name__}: {text}")
+    log.debug("(%s at %s:%d)", category.__name__, filename, lineno)
+
+
+def add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
+    """``-v`` / ``-q`` (counted) on ``p``; ``default``: 0 on the top parser and on a sub-command's own parser,
+    ``SUPPRESS`` after a sub-command of the top parser."""
+    p.add_argument("-v", "--verbose", action="count", default=default, help="more diagnostics on stderr (-vv: more)")
+    p.add_argument("-q", "--quiet", action="count", default=default,
+                   help="only warnings and errors on stderr (-qq: errors); results still go to stdout")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -21,19 +21,36 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["EXTRA_OF_MODULE", "Registry", "RegistryEntry"]
+__all__ = ["EXTRA_OF_MODULE", "Registry", "RegistryEntry", "install_command"]
 
 EXTRA_OF_MODULE: dict[str, str] = {
     "torch": "torch", "stable_baselines3": "sb3", "sb3_contrib": "sb3", "ray": "rllib", "pettingzoo": "multi",
     "rliable": "bench", "fastwarc": "web", "resiliparse": "web", "selectolax": "web", "warcio": "web",
-    "w3lib": "web", "protego": "web", "urllib3": "web", "dask": "cluster",
+    "w3lib": "web", "protego": "web", "urllib3": "web", "tldextract": "web", "dask": "cluster",
 }
 """Top-level module → the optional extra of ``pyproject.toml`` that installs it: a lazy entry whose import fails on
-one of them says ``pip install 'gym-crawl[<extra>]'``."""
+one of them says how to install that extra (:func:`install_command`)."""
+
+
+def install_command(extra: str) -> str:
+    """The ``pip`` command that adds the optional ``extra`` to this copy of the package: from the checkout it runs
+    from (``pip install -e ".[web]"`` in that folder, else with its path) — a source checkout is how the README
+    installs it — or, for a copy installed from an index, ``pip install 'gym-crawl[web]'``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+            checkout = 'name = "gym-crawl"' in f.read()
+    except OSError:
+        checkout = False
+    if not checkout:
+        return f"pip install 'gym-crawl[{extra}]'"
+    here = os.path.realpath(os.getcwd()) == os.path.realpath(root)
+    return f'pip install -e "{"." if here else root}[{extra}]"'
 
 T = TypeVar("T")
 
@@ -123,7 +140,7 @@ class Registry(Generic[T]):
                 extra = EXTRA_OF_MODULE.get((err.name or "").split(".")[0])
                 if extra is not None:
                     raise ValueError(f"{self.kind} {name!r} needs {err.name!r}, which is not installed here: install "
-                                     f"the optional extra, pip install 'gym-crawl[{extra}]'") from None
+                                     f"the optional extra, {install_command(extra)}") from None
                 raise ValueError(f"{self.kind} {name!r} is registered as {mod}:{attr} but is not available "
                                  f"here ({err})") from None
             except AttributeError as err:

@@ -153,6 +153,32 @@ def test_eval_config_reaches_the_agent_and_is_recorded(tiny_sets, tmp_path, caps
 def test_eval_help_states_each_default_once():
     ap = evaluate.build_parser()
     fmt = ap._get_formatter()
-    texts = {a.dest: fmt._get_help_string(a) or "" for a in ap._actions if a.option_strings and a.dest != "help"}
+    texts = {a.dest: fmt._get_help_string(a) or "" for a in ap._actions
+             if a.option_strings and a.dest not in ("help", "verbose", "quiet")}  # counted flags have no default
     assert all(t.count("default:") == 1 for t in texts.values()), texts
     assert texts["plot"].endswith("(default: no plot)") and texts["seeds"].endswith("(default: %(default)s)")
+
+
+def test_one_seed_gives_no_ci_and_no_claim_about_it(tiny_sets, tmp_path, capsys):
+    # one run per task: the stratified bootstrap resamples nothing, so an interval would have zero width
+    js, png = tmp_path / "one.json", tmp_path / "one.png"
+    assert main(["eval", "--set", "ws-100", "--wikispeedia", "tiny", "--agents", "online-classifier", "--seeds", "1",
+                 "--budget", "12", "--json", str(js), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    res = json.loads(js.read_text())
+    assert res["has_ci"] is False and res["best_learner"] == "online-classifier"
+    assert all(g["ci_above_best_first"] is None for v in res["agents"].values() for g in v["groups"].values())
+    rows = [r for r in out.splitlines() if r.startswith("| online-classifier |")]
+    assert len(rows) == 1 and "[" not in rows[0]  # an IQM, no interval
+    assert "CI" not in out.splitlines()[2] and "Best learner" not in out and "above" not in out
+    assert evaluate.NO_CI in out and "--seeds 5" in out
+    assert main(["eval", "--report", str(js), str(js)]) == 0  # the multi-set table says it too
+    assert evaluate.NO_CI in capsys.readouterr().out
+    assert png.stat().st_size > 1000
+
+
+def test_eval_takes_verbosity_flags(tiny_sets, capsys):
+    assert main(["eval", "-q", "--set", "nope"]) == 2  # accepted after the name, as by every sub-command
+    assert "unknown task set 'nope'" in capsys.readouterr().err
+    assert main(["-v", "eval", "--set", "nope"]) == 2
+    assert "Traceback" in capsys.readouterr().err  # -v: the error's traceback

@@ -87,7 +87,9 @@ def test_the_core_install_crawls_without_torch_and_torch_agents_name_their_extra
     assert p.returncode == code, p.stderr
     assert "IMPORTED []" in p.stderr  # the baselines never import PyTorch (nor SB3, nor Ray)
     if extra:
-        assert f"pip install 'gym-crawl[{extra}]'" in p.stderr and agent.split(",")[-1] in p.stderr
+        # from the checkout the tests run in: its editable install, not an index's package
+        where = "." if Path.cwd().resolve() == ROOT else str(ROOT)
+        assert f'pip install -e "{where}[{extra}]"' in p.stderr and agent.split(",")[-1] in p.stderr
         assert "Traceback" not in p.stderr
 
 
@@ -405,3 +407,124 @@ def test_readme_documents_exit_codes_and_one_torch_thread():
     for row in ("| 0 |", "| 1 |", "| 2 |", "| 130 |"):
         assert row in codes
     assert "torch.set_num_threads(1)" in text
+
+
+# ---------------------------------------------------------------- optional extras: said for this checkout
+def test_a_missing_extra_names_the_pip_command_of_this_checkout(tmp_path, monkeypatch, capsys):
+    from gym_crawl.registry import install_command
+
+    monkeypatch.chdir(ROOT)
+    assert install_command("web") == 'pip install -e ".[web]"'  # the README's way: from the repository's folder
+    monkeypatch.chdir(tmp_path)
+    assert install_command("web") == f'pip install -e "{ROOT}[web]"'
+    no_web = _NO_TORCH.replace('"torch"', '"w3lib"')  # as if the web extra were not installed
+    p = subprocess.run([sys.executable, "-c", no_web, "crawl", "--live", "http://127.0.0.1:9/", "--topic", "geology"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("gym-crawl: error: ") and 'pip install -e ".[web]"' in p.stderr
+    assert "Traceback" not in p.stderr
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = readme[readme.index("## Set up (two commands)"):readme.index("## Ten lines")]
+    assert 'pip install -e ".[web]"' in setup and "--live" in setup  # said where the README first needs it
+
+
+# ---------------------------------------------------------------- warnings: one line, once, only when something is lost
+def test_a_warning_is_one_gym_crawl_line_without_a_source_path(capsys):
+    import warnings as w
+
+    from gym_crawl import _console
+
+    _console.setup_logging()
+    _console.show_warning(w.WarningMessage("cache\n  gone", UserWarning, "/abs/src/x.py", 3).message, UserWarning,
+                          "/abs/src/x.py", 3)
+    _console.show_warning(DeprecationWarning("old"), DeprecationWarning, "/abs/lib/y.py", 9)
+    assert capsys.readouterr().err == ("gym-crawl: warning: cache gone\n"
+                                       "gym-crawl: warning: DeprecationWarning: old\n")
+    _console.setup_logging(verbose=1)
+    _console.show_warning(UserWarning("x"), UserWarning, "/abs/src/x.py", 3)
+    assert "gym-crawl: (UserWarning at /abs/src/x.py:3)" in capsys.readouterr().err  # -v: where it came from
+
+
+def test_live_and_warc_runs_warn_once_in_one_line_and_only_where_something_is_lost(tmp_path):
+    pytest.importorskip("warcio", reason="the live web is the optional extra 'web'")
+    from gym_crawl.web.serve.server import serve_corpus
+    from tests.conftest import make_tiny_corpus
+
+    small = make_tiny_corpus(160, seed=1)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GYM_CRAWL_DATA": str(tmp_path / "data")}
+    env.pop("GYM_CRAWL_WIKISPEEDIA", None)  # a new user's machine: no general English model
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gym_crawl", *args], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+
+    with serve_corpus(small, n_hosts=2) as site:
+        seed = site.page_urls[small.page_id("Geology")]
+        live = cli("crawl", "--live", seed, "--topic", "geology", "--max-pages", "8", "--delay", "0",
+                   "--warc", "crawl.warc.gz", "--json")
+    assert live.returncode == 0, live.stderr
+    warned = [ln for ln in live.stderr.splitlines() if "warning" in ln.lower()]
+    # a live web without the general model hashes every word: that loses pages, so one line says how to fix it
+    assert len(warned) == 1 and warned[0].startswith("gym-crawl: warning: ") and "download wikispeedia" in warned[0]
+    assert "CacheWarning" not in live.stderr and ".py:" not in live.stderr and str(ROOT) not in live.stderr
+    # the recorded crawl as a corpus gets its own text model, which crawls as well: nothing to warn about
+    for args in (["corpus", "compile", "crawl.warc.gz", "mycorpus"],
+                 ["crawl", "--corpus", "mycorpus", "--topic", "geology", "--agent", "random,best-first",
+                  "--steps", "5"],
+                 ["crawl", "--corpus", "crawl.warc.gz", "--topic", "geology", "--steps", "5"]):
+        p = cli(*args)
+        assert p.returncode == 0, p.stderr
+        assert "warning" not in p.stderr.lower(), (args, p.stderr)
+
+
+# ---------------------------------------------------------------- the ten lines' random policy, and the CLI's
+def test_the_readme_says_which_random_policy_its_ten_lines_are(capsys):
+    ns: dict = {}
+    exec(compile(_readme_block("## Ten lines", "python"), "README.md", "exec"), ns)  # noqa: S102
+    found = int(ns["info"]["relevant_found"])
+    capsys.readouterr()  # the snippet's own print
+    assert main(["crawl", "--agent", "random,best-first", "--json"]) == 0
+    rows = {r["agent"]: r["relevant_found"] for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = text[text.index("**Which random policy this is.**"):text.index("Every mask of the env")]
+    # the figures the README states are what the code does (seed 0)
+    assert f"finds {found} relevant pages" in said and f"best-first's {rows['best-first']}" in said
+    assert f"frontier and finds {rows['random']} (" in " ".join(said.split())
+    assert found > 3 * rows["random"]  # top-K slots are not the uniform random crawler: the README says so
+
+
+# ---------------------------------------------------------------- errors name what they are about
+def test_a_task_error_names_the_topic_not_an_agent(tiny_path, capsys):
+    from gym_crawl.cli.errors import cli_words
+
+    assert main(["crawl", "--corpus", tiny_path, "--topic", "subject.gen", "--agent", "random,best-first",
+                 "--steps", "3"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("gym-crawl: error: topic 'gen': no seed pages")  # before any agent ran
+    assert "--agent" not in err and "--seed-pages" in err
+    assert main(["crawl", "--corpus", tiny_path + "-missing", "--agent", "random,best-first"]) == 2
+    err = capsys.readouterr().err
+    assert "--agent" not in err and tiny_path + "-missing" in err
+    assert cli_words("corpus 'warc:x' has no default topic: pass topic=...") == \
+        "corpus 'warc:x' has no default topic: pass --topic TOPIC"  # a placeholder, never `--topic Ellipsis`
+
+
+# ---------------------------------------------------------------- help: every sub-command's arguments and -v / -q
+def test_compile_help_names_its_arguments_and_every_command_takes_v_and_q(capsys):
+    from gym_crawl.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        main(["corpus", "compile", "--help"])
+    out = capsys.readouterr().out
+    assert "SOURCE" in out and "OUT" in out and "WARC file" in out and "compiled corpus" in out
+    for cmd in (["serve"], ["bench"], ["eval"], ["crawl"], ["corpus", "info"], ["download"], ["agents"]):
+        with pytest.raises(SystemExit):
+            main([*cmd, "--help"])
+        out = capsys.readouterr().out
+        assert "-v, --verbose" in out and "-q, --quiet" in out, cmd
+        assert "(default: )" not in out
+    args = build_parser(["serve"]).parse_args(["serve", "-q", "--demo", "--duration", "0"])
+    assert args.quiet == 1
+    args = build_parser(["bench"]).parse_args(["bench", "-v", "env", "--quick"])
+    assert args.verbose == 1 and args.args == ["--quick"]

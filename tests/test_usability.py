@@ -154,7 +154,9 @@ def test_rllib_agent_without_ray_names_the_extra(tmp_path, capsys):
 
     run = _fake_rllib_run(tmp_path)
     assert main(["crawl", "--agent", f"rllib:{run}", "--steps", "5"]) == 2
-    assert "pip install 'gym-crawl[rllib]'" in capsys.readouterr().err
+    from gym_crawl.registry import install_command
+
+    assert install_command("rllib") in capsys.readouterr().err
     assert main(["crawl", "--agent", f"rllib:{tmp_path / 'nothing'}", "--steps", "5"]) == 2
     assert "module.pt" in capsys.readouterr().err
 

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.registry import install_command
+
 try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("gym_crawl.agents.dqn needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
+    raise ImportError(f"gym_crawl.agents.dqn needs PyTorch: {install_command('torch')}", name="torch") from e
 
 __all__ = ["LOSS_HISTORY", "adam", "init_target", "load_networks_state", "networks_state", "read_checkpoint",
            "record_loss", "restore_networks", "save_checkpoint", "update_target"]

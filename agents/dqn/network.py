@@ -5,11 +5,13 @@ import math
 
 import numpy as np
 
+from gym_crawl.registry import install_command
+
 try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.dqn.tres needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
+    raise ImportError(f"agents.dqn.tres needs PyTorch: {install_command('torch')}", name="torch") from e
 
 __all__ = ["QNetwork"]
 

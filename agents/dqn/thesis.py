@@ -92,12 +92,13 @@ from gym_crawl.agents.dqn.core import (
     save_checkpoint,
     update_target,
 )
+from gym_crawl.registry import install_command
 
 try:
     import torch
     from torch import nn
 except ImportError as e:  # pragma: no cover - torch is a declared dependency of the agents extra
-    raise ImportError("agents.dqn.thesis needs PyTorch: pip install 'gym-crawl[torch]'", name="torch") from e
+    raise ImportError(f"agents.dqn.thesis needs PyTorch: {install_command('torch')}", name="torch") from e
 
 __all__ = ["ThesisQNetwork", "ThesisDQNAgent", "DEFAULTS", "ReplayMemory", "SELECT_MODES"]
 

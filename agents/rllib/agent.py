@@ -21,6 +21,7 @@ import numpy as np
 
 from gym_crawl.agents.base import Agent, crawl_view
 from gym_crawl.agents.env_config import TRAINED_ENV_KEYS, EnvConfig, read_env_config
+from gym_crawl.registry import install_command
 
 __all__ = ["RLlibAgent", "load_rllib_agent"]
 
@@ -32,7 +33,7 @@ def _require_ray() -> None:
         import ray.rllib  # noqa: F401
     except ImportError as e:
         raise ValueError(f"--agent rllib:<path> needs Ray RLlib, which is not installed ({e}); install the "
-                         f"optional extra: pip install 'gym-crawl[rllib]' (docs/rllib.md)") from None
+                         f"optional extra: {install_command('rllib')} (docs/rllib.md)") from None
 
 
 def _module_path(path: str | Path) -> Path:

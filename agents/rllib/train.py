@@ -53,6 +53,7 @@ import numpy as np
 
 from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
 from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments, summarize_episodes
+from gym_crawl.registry import install_command
 
 __all__ = [
     "DEFAULT_PPO",
@@ -544,8 +545,8 @@ def main(argv: list[str] | None = None) -> int:
         import ray  # noqa: F401
         from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
     except ImportError as e:
-        print(error_line(f"train --backend rllib: Ray RLlib is not installed ({e}); pip install "
-                         "'gym-crawl[rllib]' (CPU-only machine: install the CPU torch wheel first, docs/rllib.md)"),
+        print(error_line(f"train --backend rllib: Ray RLlib is not installed ({e}); {install_command('rllib')} "
+                         "(CPU-only machine: install the CPU torch wheel first, docs/rllib.md)"),
               file=sys.stderr)
         return EXIT_USAGE
     try:

@@ -64,7 +64,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     ap.add_argument("--version", action="version", version=f"gym-crawl {__version__}")
     add_verbosity(ap, 0)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    common = argparse.ArgumentParser(add_help=False)
+    common = ArgumentParser(add_help=False)
     add_verbosity(common, argparse.SUPPRESS)  # also accepted after the sub-command
     fmt: dict[str, Any] = {"formatter_class": HelpFormatter, "parents": [common]}
     for name, cmd in COMMANDS.items():
@@ -75,14 +75,10 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
             bench = command_module(name) if wanted else None
             listing = "".join(f"\n  {n:<20} {d}" for n, d in bench.benchmark_names().items()) if bench else ""
             p = sub.add_parser(name, help=cmd.help, formatter_class=argparse.RawDescriptionHelpFormatter,
-                               description="benchmarks (`gym-crawl bench NAME --help` for each one's options):"
-                                           + listing)
+                               parents=[common], description="benchmarks (`gym-crawl bench NAME --help` for each "
+                                                             "one's options):" + listing)
             if bench:
                 bench.add_arguments(p)
-        elif name == "serve":
-            p = sub.add_parser(name, help=cmd.help)
-            if wanted:
-                command_module(name).add_arguments(p)
         else:
             p = sub.add_parser(name, help=cmd.help, **fmt)
             if wanted:
@@ -96,9 +92,11 @@ def _dispatch(argv: list[str]) -> int:
         lead += 1
     name = argv[lead] if lead < len(argv) else None
     if name in COMMANDS and COMMANDS[name].own_parser:  # their own parsers (see `gym-crawl train --help`)
-        flags = argv[:lead]
-        setup_logging(sum(f.count("v") if f.startswith("-v") else int(f == "--verbose") for f in flags),
-                      sum(f.count("q") if f.startswith("-q") else int(f == "--quiet") for f in flags))
+        # -v / -q before or after the name: logging is set up before the command parses (its parser lists them)
+        pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        add_verbosity(pre, 0)
+        flags = pre.parse_known_args(argv[:lead] + argv[lead + 1:])[0]
+        setup_logging(flags.verbose, flags.quiet)
         return run_reporting(command_module(name).run, argv[lead + 1:])
     args = build_parser([name] if name in COMMANDS else []).parse_args(argv)
     setup_logging(args.verbose, args.quiet)

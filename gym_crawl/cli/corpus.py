@@ -25,8 +25,10 @@ def add_arguments(co: argparse.ArgumentParser) -> None:
     cs = co.add_subparsers(dest="corpus_cmd", required=True)
     ci = cs.add_parser("info", **fmt,
                        help="counts, degree statistics, topics and the most frequent labels with seeds")
-    ci.add_argument("spec", nargs="?", default="synthetic")
-    ci.add_argument("--json", action="store_true")
+    ci.add_argument("spec", nargs="?", default="synthetic", metavar="CORPUS",
+                    help="a registered corpus name (synthetic, synthetic-hard, wikispeedia, docs-web, ...) or a path "
+                         "any loader reads (a compiled corpus folder, WARC files, a MediaWiki dump, ...)")
+    ci.add_argument("--json", action="store_true", help="print everything as one JSON object instead of text")
     ci.add_argument("--labels", type=int_at_least(0), default=10, help="how many of the most frequent labels to list")
     cc = cs.add_parser("compile", **fmt, help="load any corpus source and save it as a compiled corpus directory",
                        description="Load a corpus source (a WARC file, folder or glob; an HTML folder; a dump; a "

@@ -22,8 +22,9 @@ from gym_crawl.agents.live_crawl import crawl_live
 from gym_crawl.benchmarks.plotting import BOUNDS, agent_colors, pyplot, save_png
 from gym_crawl.cli.errors import USAGE_ERRORS, error_message
 from gym_crawl.cli.options import check_writable, int_at_least, seconds
-from gym_crawl.corpus import load_corpus
+from gym_crawl.corpus import Corpus, load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
+from gym_crawl.relevance.topic import resolve_topic, seed_pages
 from gym_crawl.web.policy import FetchPolicy
 from gym_crawl.web.settings import LiveCrawlSettings
 from gym_crawl.wrappers.factory import registered_kwargs
@@ -199,12 +200,11 @@ def run(args: argparse.Namespace) -> int:
     results, rows = [], []
     corpora: dict[str, Any] = {}
     for name, agent in _load_agents(names, args.load):
-        with _errors_name(name):
-            for res, row in _crawl_agent(args, name, agent, corpora):
-                results.append(res)
-                rows.append(row)
-                if args.json:
-                    print(json.dumps(row), flush=True)
+        for res, row in _crawl_agent(args, name, agent, corpora):
+            results.append(res)
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
     if not args.json:
         _print_table(rows)
     if args.plot:
@@ -215,17 +215,36 @@ def run(args: argparse.Namespace) -> int:
 
 def _crawl_agent(args: argparse.Namespace, name: str, agent: Any,
                  corpora: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """Run ``args.episodes`` episodes of one agent: ``(EpisodeResult, JSON row)`` per episode."""
-    env_id = env_id_for(agent)
+    """Run ``args.episodes`` episodes of one agent: ``(EpisodeResult, JSON row)`` per episode. An error of the
+    corpus or the task (topic, seed pages) is the same for every agent and names no agent; one that only this agent
+    meets names it."""
+    with _errors_name(name):
+        env_id = env_id_for(agent)
     reg = registered_kwargs(env_id)
     kw = _env_overrides(args)
     spec = str(args.corpus if args.corpus is not None else reg.get("corpus", "synthetic"))
     if kw["corpus"] is None and "corpus" in reg:
         kw["corpus"] = reg["corpus"]
     if isinstance(kw["corpus"], str):
-        kw["corpus"] = corpora.setdefault(kw["corpus"], load_corpus(kw["corpus"]))
+        if kw["corpus"] not in corpora:
+            corpora[kw["corpus"]] = load_corpus(kw["corpus"])
+        kw["corpus"] = corpora[kw["corpus"]]
+    _check_task(kw["corpus"], kw["topic"] if kw["topic"] is not None else reg.get("topic"), kw["seeds"])
     budget = args.steps if args.steps is not None else int(reg["max_episode_steps"])
     kw["max_episode_steps"] = budget
+    with _errors_name(name):
+        yield from _episodes(args, name, agent, env_id, spec, budget, kw)
+
+
+def _check_task(corpus: Any, topic: Any, seeds: list[str] | None) -> None:
+    """Refuse a topic the corpus does not know, or one without seed pages, before any agent runs (the errors
+    name the topic and what to pass)."""
+    if isinstance(corpus, Corpus):
+        seed_pages(resolve_topic(topic, corpus), corpus, seeds)
+
+
+def _episodes(args: argparse.Namespace, name: str, agent: Any, env_id: str, spec: str, budget: int,
+              kw: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
     env = make_env_for(agent, env_id, **kw)
     view = env.unwrapped.view
     about = {"agent": name, "agent_name": agent.name, "corpus": spec, "env_id": env_id,

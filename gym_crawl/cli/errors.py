@@ -51,6 +51,8 @@ def cli_words(msg: str) -> str:
             return f"{name} " + " ".join("TITLE" if v is Ellipsis else shlex.quote(str(v)) for v in value)
         if isinstance(value, (list, tuple)):
             value = ",".join("TITLE" if v is Ellipsis else str(v) for v in value)
+        elif value is Ellipsis:  # ``topic=...``: a placeholder, as the flag's metavar
+            return f"{name} {name.lstrip('-').replace('-', '_').upper()}"
         return f"{name} {shlex.quote(str(value))}"
 
     out = _KEYWORD.sub(flag, msg)
@@ -60,8 +62,9 @@ def cli_words(msg: str) -> str:
 
 
 def run_reporting(command: Callable[[Any], int | None], arg: Any) -> int:
-    """``command(arg)`` with its errors reported in the one style: a usage error (a wrong value or file) exits 2,
-    a failed run (an I/O or network error) 1; ``-v`` adds the traceback."""
+    """``command(arg)`` with its errors reported in the one style: a usage error (a wrong value or file, or an
+    optional extra that is not installed: the message says the ``pip`` command) exits 2, a failed run (an I/O or
+    network error) 1; ``-v`` adds the traceback."""
     try:
         return int(command(arg) or 0)
     except USAGE_ERRORS as e:
@@ -70,6 +73,12 @@ def run_reporting(command: Callable[[Any], int | None], arg: Any) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         raise
+    except ImportError as e:  # an optional extra is missing: one line with the pip command, as for an agent's extra
+        if "pip install" not in str(e):
+            raise
+        log.debug("traceback", exc_info=True)
+        print(error_line(error_message(e)), file=sys.stderr)
+        return EXIT_USAGE
     except OSError as e:  # the system refused: a full disk, a read-only folder, a WARC another crawl writes
         log.debug("traceback", exc_info=True)
         print(error_line(_os_error(e)), file=sys.stderr)

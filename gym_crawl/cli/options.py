@@ -6,7 +6,8 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from gym_crawl._console import add_verbosity
 
 __all__ = ["EPILOG", "HelpFormatter", "add_verbosity", "check_writable", "int_at_least", "seconds"]
 
@@ -15,12 +16,12 @@ EPILOG = ("Results go to stdout; progress and diagnostics to stderr. Exit codes:
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows each option's default, except ``None`` (left to the agent or the corpus) and where the help
-    already says it."""
+    """Shows each option's default, except ``None`` (left to the agent or the corpus), an empty one, and where the
+    help already says it."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 or "default" in text or not text:
+        if action.default in (None, argparse.SUPPRESS, "", []) or action.nargs == 0 or "default" in text or not text:
             return action.help
         return super()._get_help_string(action)
 
@@ -47,13 +48,6 @@ def seconds(text: str) -> float:
     if not (0 <= v < float("inf")):
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text!r}")
     return v
-
-
-def add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
-    """``-v`` / ``-q`` (counted) on ``p``; ``default``: 0 on the top parser, ``SUPPRESS`` after a sub-command."""
-    p.add_argument("-v", "--verbose", action="count", default=default, help="more diagnostics on stderr (-vv: more)")
-    p.add_argument("-q", "--quiet", action="count", default=default,
-                   help="only warnings and errors on stderr (-qq: errors); results still go to stdout")
 
 
 def check_writable(path: str, flag: str) -> None:

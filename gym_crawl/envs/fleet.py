@@ -115,12 +115,13 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from numba import njit
 
+from gym_crawl.registry import install_command
 from gym_crawl.webgen.changing import count_le
 
 try:  # PettingZoo is the optional 'multi' extra
     from pettingzoo import ParallelEnv
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("ForagerFleetEnv needs PettingZoo: pip install 'gym-crawl[multi]'") from e
+    raise ImportError(f"ForagerFleetEnv needs PettingZoo: {install_command('multi')}") from e
 
 __all__ = ["PALOTAI", "ForagerFleetEnv"]
 

@@ -32,8 +32,9 @@ compiled WARC sees the same text features when it crawls live.
 **Which corpora use it.** :func:`~gym_crawl.text.model.get_text_model` gives the general model to a live web
 without a reference text model (``LiveWeb(..., text=None)``) and to a web corpus (one with ``urls``: compiled
 WARC archives, replayed live crawls) unless ``general=False``; every other corpus (the synthetic webs,
-Wikispeedia, MediaWiki dumps) keeps its own model. Without the dataset: a live web hashes every word and a
-web corpus gets its own model, as before the general model existed.
+Wikispeedia, MediaWiki dumps) keeps its own model. Without the dataset: a live web hashes every word (after one
+warning: that loses relevant pages) and a web corpus gets its own model, as before the general model existed (only
+logged: a site's own model crawls as well as the general one).
 
 **Fairness.** The source holds no page of any site the package evaluates on (the ``docs-web`` sites are
 Debian documentation packages, the Wikipedia-derived corpora are not web sites the crawler is scored on

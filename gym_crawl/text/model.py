@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import shutil
 import sys
@@ -60,6 +61,8 @@ from gym_crawl.text.vectors import load_word_vectors, train_word_vectors
 __all__ = ["GeneralOpenTextModel", "OpenTextModel", "TextModel", "TextModelError", "corpus_spec",
            "describe_text_model", "gather_csr", "gather_ranges", "general_corpus_model", "general_text_model",
            "get_text_model", "open_text_model", "weighted_row_sums"]
+
+logger = logging.getLogger(__name__)
 
 TEXT_MODEL_VERSION = 4
 """4: word vectors and IDF by the package's own arithmetic (:mod:`gym_crawl._svd`, :mod:`gym_crawl._arith`), the
@@ -371,7 +374,8 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     ``general`` chooses the general English model (:mod:`gym_crawl.text.general`) for a live web without a
     reference text model and for a web corpus (one with ``urls``: compiled WARC archives, replayed crawls):
     ``None`` (default) uses it when its source dataset is on this machine and no ``vectors_path`` is given
-    (else one warning, and a live web hashes every word, a web corpus gets its own model); other corpora get
+    (else a live web hashes every word, after one warning, and a web corpus gets its own model, which crawls
+    as well — only a debug log line says so); other corpora get
     their own model (the options above), a live web with a reference text model its reference's words.
     ``True`` requires it, for any corpus (``GeneralTextUnavailable`` saying how to get it when the dataset is
     missing; ``ValueError`` for a live web built on a reference model); ``False`` never uses it.
@@ -390,7 +394,9 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     grows = isinstance(corpus, PageSource)  # a web discovered while it is crawled
     web = getattr(corpus, "reference_text", None) is None if grows else getattr(corpus, "urls", None) is not None
     if general or (general is None and vectors_path is None and web):
-        gm = general_text_model(required=bool(general), progress=progress)
+        # a live web without it hashes every word (a real loss: one warning); a web corpus then gets its own
+        # model, which crawls as well as the general one (docs/live.md), so that fallback is only logged
+        gm = general_text_model(required=bool(general), progress=progress, warn=grows)
         if gm is not None:
             memo[gkey] = (GeneralOpenTextModel.create_general(corpus, gm) if grows
                           else general_corpus_model(corpus, gm))
@@ -496,21 +502,27 @@ class OpenTextModel(TextModel):
 _GENERAL_MODELS: dict[tuple[str, str], TextModel] = {}
 
 
-def general_text_model(*, required: bool = False, progress: bool = True) -> TextModel | None:
+def general_text_model(*, required: bool = False, progress: bool = True, warn: bool = True) -> TextModel | None:
     """The general English text model (:mod:`gym_crawl.text.general`), built from the local copy of
     :data:`GENERAL_SOURCE` on first use and cached; memoized per process.
 
     :param required: raise :class:`GeneralTextUnavailable` (saying how to get the dataset) when the source
-        is not on this machine; else return ``None`` after one warning.
+        is not on this machine; else return ``None``.
     :param progress: progress bars on a terminal while the source is compiled and the model built.
+    :param warn: when the source is missing (and not ``required``), say so in one :class:`CacheWarning` per
+        process (the caller loses something by it: a live web hashes every word); ``False``: only a debug log
+        line (the caller's fallback loses nothing).
     """
     path = general_source_path()
     if path is None:
         msg = f"the general English text model needs the {GENERAL_SOURCE} dataset, which is not on this machine: "
         if required:
             raise GeneralTextUnavailable(msg + how_to_get())
-        warn_once("general-text-missing", msg + how_to_get() + "; until then a live web hashes every word and "
-                  "a web corpus uses its own text model")
+        if warn:
+            warn_once("general-text-missing", msg + how_to_get() + "; until then a live web hashes every word")
+        else:
+            logger.debug("the %s dataset is not on this machine: a web corpus uses its own text model",
+                         GENERAL_SOURCE)
         return None
     key = (str(data_dir()), str(path))
     if key not in _GENERAL_MODELS:

@@ -23,7 +23,8 @@
 * :mod:`~gym_crawl.web.serve` — :func:`serve_site`, :func:`serve_corpus` and :func:`serve_folder`
   run a multi-host HTTP site on 127.0.0.0/8 that can misbehave on purpose.
 
-The HTTP, HTML and WARC libraries come with the ``web`` extra: ``pip install 'gym-crawl[web]'``.
+The HTTP, HTML and WARC libraries come with the ``web`` extra: ``pip install -e ".[web]"`` in the repository's
+folder (``pip install 'gym-crawl[web]'`` for a copy from an index).
 """
 from __future__ import annotations
 

@@ -64,6 +64,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
+from gym_crawl.registry import install_command
 from gym_crawl.web.policy import (
     ROBOTS_TOKEN,
     FetchPolicy,
@@ -198,7 +199,7 @@ class PoliteFetcher:
         try:
             import urllib3  # noqa: F401
         except ImportError:  # pragma: no cover - urllib3 comes with the web extra
-            raise ImportError("the live fetcher needs urllib3: pip install 'gym-crawl[web]'") from None
+            raise ImportError(f"the live fetcher needs urllib3: {install_command('web')}") from None
         if policy is not None and not isinstance(policy, FetchPolicy):
             raise TypeError(f"policy must be a FetchPolicy, got {type(policy).__name__}")
         self.policy = policy or FetchPolicy()
@@ -382,7 +383,7 @@ class PoliteFetcher:
         try:
             from protego import Protego
         except ImportError:  # pragma: no cover - protego comes with the web extra
-            raise ImportError("robots.txt parsing needs protego: pip install 'gym-crawl[web]'") from None
+            raise ImportError(f"robots.txt parsing needs protego: {install_command('web')}") from None
         url = host.origin + "/robots.txt"
         for _ in range(ROBOTS_MAX_REDIRECTS + 1):
             h = self._host(url)

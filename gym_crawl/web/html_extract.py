@@ -47,6 +47,7 @@ from typing import Any
 
 from gym_crawl.corpus.builder import STRUCTURE_TAGS, enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
+from gym_crawl.registry import install_command
 from gym_crawl.web.urls import canonical_url
 
 __all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
@@ -321,7 +322,7 @@ def _libraries() -> tuple[Any, Any, Any]:
         from resiliparse.parse.html import HTMLTree
         from selectolax.lexbor import LexborHTMLParser
     except ImportError:  # pragma: no cover - both are dependencies of the web extra
-        raise ImportError("HTML extraction needs resiliparse and selectolax: pip install 'gym-crawl[web]'") from None
+        raise ImportError(f"HTML extraction needs resiliparse and selectolax: {install_command('web')}") from None
     return extract_plain_text, HTMLTree, LexborHTMLParser
 
 

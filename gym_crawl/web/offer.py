@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
+from gym_crawl.registry import install_command
+
 __all__ = ["LEARNED_ERRORS", "NON_HTML_EXTENSIONS", "NON_HTML_QUERY", "NON_HTML_SEGMENTS", "OfferRules",
            "RobotsRules", "failure_keys", "not_html_reason", "origin_of"]
 
@@ -171,7 +173,7 @@ class RobotsRules:
             try:
                 from protego import Protego
             except ImportError:  # pragma: no cover - protego comes with the web extra
-                raise ImportError("robots.txt parsing needs protego: pip install 'gym-crawl[web]'") from None
+                raise ImportError(f"robots.txt parsing needs protego: {install_command('web')}") from None
             self._rp = Protego.parse(text or "")
 
     def allows(self, url: str) -> bool:

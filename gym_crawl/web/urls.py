@@ -33,6 +33,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes, urljoin, urlsplit, urlunsplit
 
+from gym_crawl.registry import install_command
+
 __all__ = [
     "MAX_URL_CHARS", "canonical_url", "canonicalize", "is_public_suffix", "registered_domain", "url_host", "url_text",
 ]
@@ -64,7 +66,7 @@ def _canonicalize(url: str) -> str:
     try:
         from w3lib.url import canonicalize_url
     except ImportError:  # pragma: no cover - w3lib is a dependency of the web extra
-        raise ImportError("canonical URLs need w3lib: pip install 'gym-crawl[web]'") from None
+        raise ImportError(f"canonical URLs need w3lib: {install_command('web')}") from None
     return canonicalize_url(url, keep_fragments=False)
 
 
@@ -179,7 +181,7 @@ def _extract(host: str) -> Any:
         try:
             import tldextract
         except ImportError:  # pragma: no cover - tldextract comes with the web extra
-            raise ImportError("registered domains need tldextract: pip install 'gym-crawl[web]'") from None
+            raise ImportError(f"registered domains need tldextract: {install_command('web')}") from None
         # the bundled snapshot only: no download, no cache written
         _psl = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
     return _psl(host)

@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
+from gym_crawl.registry import install_command
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
@@ -627,7 +628,7 @@ def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> t
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise ImportError("engine='dask' needs Dask: pip install 'gym-crawl[cluster]'") from None
+        raise ImportError(f"engine='dask' needs Dask: {install_command('cluster')}") from None
     own: list[Any] = []
     if cluster is None:
         lc = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from gym_crawl.registry import install_command
 from gym_crawl.web.policy import FetchPolicy, default_user_agent
 from gym_crawl.web.result import Exchange, FetchResult
 
@@ -61,7 +62,7 @@ def _warcio() -> Any:
         from warcio.statusandheaders import StatusAndHeaders
         from warcio.warcwriter import WARCWriter
     except ImportError:  # pragma: no cover - warcio comes with the web extra
-        raise ImportError("WARC recording needs warcio: pip install 'gym-crawl[web]'") from None
+        raise ImportError(f"WARC recording needs warcio: {install_command('web')}") from None
     return WARCWriter, StatusAndHeaders
 
 
@@ -492,7 +493,7 @@ def _iter_records(path: str | os.PathLike) -> Iterator[Any]:
     try:
         from warcio.archiveiterator import ArchiveIterator
     except ImportError:  # pragma: no cover
-        raise ImportError("reading WARC files needs warcio: pip install 'gym-crawl[web]'") from None
+        raise ImportError(f"reading WARC files needs warcio: {install_command('web')}") from None
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such WARC file")
