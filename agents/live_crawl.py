@@ -254,6 +254,18 @@ def _stop_on_signals(web: Any, stop: dict[str, str | None]) -> dict[int, Any]:
     return old
 
 
+def _close(web: Any, env: Any, handlers: dict[int, Any]) -> None:
+    """Close the web (the fetches in flight finish and are written as each completes; the WARC is closed) and the
+    env, then put back the signal ``handlers``: until then a signal cancels what is in flight instead of killing
+    the process with completed fetches unwritten."""
+    try:
+        web.close()
+        env.close()
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+
+
 def _episode(env: Any, agent: Agent, seed: int, on_step: Any, stopped: Any) -> EpisodeResult | None:
     """The crawl's episode, or ``None`` when a signal stopped it before its first step (the seeds' fetches were
     cancelled, so the reset found no frontier: that is the stop, not an error)."""
@@ -401,14 +413,7 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
         web.cancel()  # an error or a KeyboardInterrupt: do not wait for the fetches in flight
         raise
     finally:
-        try:
-            # the handlers stay in place while the fetches in flight finish: a signal now cancels them (the ones
-            # received whole are written as they complete), it does not kill the process with them unwritten
-            web.close()
-            env.close()
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
+        _close(web, env, old)
     seconds, cpu = time.monotonic() - t0, time.process_time() - c0
     no_page = rec_env.invalid + sum(_no_page(web, p) for p in rec_env.dispatched)
     return LiveCrawlResult(episode=res, stats={k: int(v) for k, v in web.stats.items()}, stopped_by=stop["by"],
