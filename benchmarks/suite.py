@@ -7,7 +7,8 @@ Task sets
 ---------
 The task sets (``ws-100``, ``ws-size``, ``ws-far``, ``hard``, ``hard-100k``, ``docs-web``,
 ``docs-web-hard``) and their fixed train/test splits are library objects: :mod:`gym_crawl.tasks`. A set
-whose corpus is not available here is skipped with a note.
+whose corpus is not available here is skipped with a note. ``--sets corpus:PATH`` (``corpus:PATH@site``) runs
+the suite on the labels of any corpus — your own compiled crawl (:mod:`gym_crawl.tasks.own_web`).
 
 Agents and variants
 -------------------
@@ -516,11 +517,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="benchmarks/results/suite")
     ap.add_argument("--wikispeedia", default=str(DEFAULT_WIKISPEEDIA),
                     help="labelled corpus of the ws-* sets (Wikispeedia folder, or any corpus spec with labels)")
-    ap.add_argument("--sets", nargs="+", help="task sets (default: all of the preset)")
+    ap.add_argument("--sets", nargs="+", help="task sets, or corpus:PATH for the labels of any corpus (your own "
+                                              "compiled crawl; corpus:PATH@site splits by site) (default: all of "
+                                              "the preset)")
     ap.add_argument("--agents", nargs="+", help="registered agent names (random and oracle are always run)")
     ap.add_argument("--seeds", type=int, help="seeds / independent training runs per learner")
     ap.add_argument("--epochs", type=int, help="passes over the train tasks")
-    ap.add_argument("--min-pages", type=int, default=25, help="smallest category (labelled pages) that makes a task")
+    ap.add_argument("--min-pages", type=int, default=None,
+                    help="smallest category (labelled pages) that makes a task (default 25; 5 for corpus:PATH)")
     ap.add_argument("--max-tasks", type=int, help="at most this many tasks per set (half train, half test)")
     ap.add_argument("--budget", type=int, help="cap every task's budget (quick: 30)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")

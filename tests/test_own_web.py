@@ -227,3 +227,23 @@ def test_one_meaning_per_option_name(tiny_corpus, tmp_path, capsys) -> None:
     assert pages.nargs == "+"
     assert main(["crawl", "--live", "http://127.0.0.1:9/", "--topic", "x", "--seed-pages", "A"]) == 2
     assert "--live replaces --corpus and --seed-pages" in capsys.readouterr().err
+
+
+def test_suite_and_eval_cli_take_corpus_sets(own_dir, other_dir, tmp_path, capsys) -> None:
+    from gym_crawl.benchmarks import suite
+
+    out = tmp_path / "suite"
+    assert suite.main(["--quick", "--sets", f"corpus:{own_dir}@site", "--agents", "online-classifier",
+                       "--out", str(out)]) == 0
+    js = json.loads((out / "suite.json").read_text())
+    entry = js["sets"][f"corpus:{own_dir}@site"]
+    assert entry["corpus"] == own_dir and entry["note"].startswith("split by site: test topics ")
+    assert entry["agents"]["oracle"]["iqm"] == pytest.approx(1.0)
+    capsys.readouterr()
+    js = tmp_path / "cross.json"
+    assert main(["eval", "--corpus", other_dir, "--train-on", own_dir, "--agents", "online-classifier",
+                 "--seeds", "2", "--budget", "12", "--json", str(js)]) == 0
+    res = json.loads(js.read_text())
+    assert res["set"] == f"corpus:{own_dir} -> corpus:{other_dir}" and res["train_on"] == f"corpus:{own_dir}"
+    learner = [r for r in res["runs"] if r["agent"] == "online-classifier"]
+    assert learner and all(r["task"].startswith(f"{other_dir}:") and r["task"].endswith("@12") for r in learner)
