@@ -55,6 +55,42 @@ def _corpus(n_pages: int, n_hosts: int) -> Any:
     return generate_synthetic(n_pages, seed=0, n_domains=n_hosts)
 
 
+def rehost(corpus: Any, page_host: np.ndarray, n_hosts: int) -> Any:
+    """``corpus`` with page ``p`` on host ``page_host[p]`` (hosts named ``host0`` … ``host<n_hosts - 1>``): the same
+    pages, text and links, another split over hosts (what :func:`~gym_crawl.web.serve.server.serve_corpus` serves
+    on one loopback address per host, and what the per-host limit counts)."""
+    import dataclasses
+
+    from gym_crawl.corpus.core import StringTable
+
+    page_host = np.asarray(page_host, np.int32)
+    if page_host.shape != (corpus.n_pages,) or page_host.min() < 0 or page_host.max() >= n_hosts:
+        raise ValueError(f"page_host must give each of the {corpus.n_pages} pages a host in 0..{n_hosts - 1}")
+    names = StringTable.from_strings([f"host{i}" for i in range(n_hosts)])
+    return dataclasses.replace(corpus, page_domain=page_host, domains=names,
+                               meta={**corpus.meta, "name": f"{corpus.name}-rehosted{n_hosts}"})
+
+
+def topic_on_hosts(corpus: Any, relevant: np.ndarray, n_hosts: int, on: int = 2, seed: int = 0) -> Any:
+    """A web where the pages of one topic sit on ``on`` of ``n_hosts`` hosts: each ``relevant`` page on one of hosts
+    ``0..on-1``, every other page on one of the other hosts, at random (seeded) — a focused crawl's good pages
+    all wait for the same few hosts."""
+    if not 1 <= on < n_hosts:
+        raise ValueError(f"on must be in 1..{n_hosts - 1}, got {on}")
+    rng = np.random.default_rng(seed)
+    relevant = np.asarray(relevant, bool)
+    host = on + rng.integers(0, n_hosts - on, corpus.n_pages)
+    host[relevant] = rng.integers(0, on, int(relevant.sum()))
+    return rehost(corpus, host, n_hosts)
+
+
+def spread_over_hosts(corpus: Any, n_hosts: int, seed: int = 0) -> Any:
+    """A web whose pages sit on ``n_hosts`` hosts at random (seeded): every topic is spread over every host, so a
+    focused crawl's own best choices spread over many hosts."""
+    rng = np.random.default_rng(seed)
+    return rehost(corpus, rng.integers(0, n_hosts, corpus.n_pages), n_hosts)
+
+
 def _serve(conn: Any, n_pages: int, n_hosts: int, latency: float) -> None:
     """Serve the corpus until told to stop; then send the request log and this process' CPU seconds."""
     from gym_crawl.web.serve.server import serve_corpus

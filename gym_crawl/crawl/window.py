@@ -16,16 +16,26 @@ hosts as Scrapy's per-domain slots do. A parked page still collects its parents'
 kernel updates every discovered page whose status is below ``VISITED`` and not ``UNSEEN``), and a domain cap
 reached while it was parked blocks it when it would return.
 
+**Focus** (:meth:`FetchWindow.may_fill`). A free slot is not always worth filling: when the best pages the crawl
+knows wait for hosts that are busy, the best offerable page may rank far below them, and fetching it buys pages per
+second with relevance. So, as in Mercator's frontier, a slot takes a page while others are in flight only when the
+best offerable page's link score (``link_rel``, best-first's priority) is close to the best of every page the
+crawl could fetch, parked ones included: at least ``best − focus_slack × (best − mean)``. Otherwise the env waits
+for a page to land, and the slot stays idle. Like the mask, the rule reads the crawl state only, so a crawl stays
+deterministic given its arrivals.
+
 Statuses (the fetch kernel's ``UNSEEN``, ``FRONTIER``, ``VISITED``, ``BLOCKED`` plus two):
 
 * :data:`INFLIGHT` (4, above ``VISITED``): the fetch kernel neither re-adds nor updates it;
 * :data:`PARKED` (-1, below ``UNSEEN``): the kernel updates its aggregates and does not re-add it.
 
-Everything here is O(pages moved), except that parking a host that just became busy scans the frontier once
-(O(frontier), compiled).
+Everything here is O(pages moved), except that parking a host that just became busy scans the frontier once, and
+the focus rule scans the frontier and the parked pages once per decision while pages are in flight (O(frontier),
+compiled).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,13 +45,27 @@ from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.pagemap import find
 from gym_crawl.crawl.state import CrawlState
 
-__all__ = ["INFLIGHT", "PARKED", "FetchWindow"]
+__all__ = ["DEFAULT_FOCUS_SLACK", "INFLIGHT", "PARKED", "FetchWindow", "check_focus_slack"]
 
 INFLIGHT = 4
 """Status of a dispatched page whose content has not been landed yet."""
 PARKED = -1
 """Status of a discovered, unfetched page held out of the frontier (its host is busy or held)."""
 _FR = K.C_FR_SIZE
+
+DEFAULT_FOCUS_SLACK = 0.5
+"""The default ``focus_slack`` of a window (:meth:`FetchWindow.may_fill`): while pages are in flight, a free slot
+takes a page only when its link score is closer to the best page's the crawl knows than to the average page's."""
+
+
+def check_focus_slack(slack: object) -> float:
+    """``slack`` as a float >= 0 (``math.inf``: no focus rule), else ``ValueError`` naming it and the valid values."""
+    if isinstance(slack, bool) or not isinstance(slack, (int, float, np.integer, np.floating)) \
+            or math.isnan(slack) or slack < 0:
+        raise ValueError(f"focus_slack must be a number >= 0 (0: a free slot takes only a page as good as the best "
+                         f"known; larger: more pages per second, less focus; math.inf: fill every free slot), "
+                         f"got {slack!r}")
+    return float(slack)
 
 
 @njit(cache=True, nogil=True)
@@ -160,6 +184,37 @@ def unpark(flag, cap, c, i, chain, page_domain, out):
 
 
 @njit(cache=True, nogil=True)
+def focus_scores(c, i):
+    """``(ready, best, mean)`` of crawl ``i``'s link scores: the highest of a frontier (offerable) page, and the
+    highest and the mean of every frontier or parked page (non-finite scores aside; ``-inf, -inf, 0`` when none)."""
+    prio, fr_slots, status = c.link_rel[i], c.fr_slots[i], c.status[i]
+    park_next, park_head = c.park_next[i], c.park_head[i]
+    ready = -np.inf
+    total = 0.0
+    n = 0
+    for j in range(c.ctr[i][_FR]):
+        v = prio[fr_slots[j]]
+        if np.isfinite(v):
+            total += v
+            n += 1
+            if v > ready:
+                ready = v
+    best = ready
+    for d in range(len(park_head)):
+        s = park_head[d]
+        while s >= 0:
+            if status[s] == PARKED:
+                v = prio[s]
+                if np.isfinite(v):
+                    total += v
+                    n += 1
+                    if v > best:
+                        best = v
+            s = park_next[s]
+    return ready, best, total / n if n else 0.0
+
+
+@njit(cache=True, nogil=True)
 def refuse(pages, c, i, chain, page_domain, out):
     """Block ``pages`` for good (status BLOCKED): frontier pages leave the store (written to ``out``, count
     returned first), parked ones leave the parked set (counted second); other pages are left alone."""
@@ -192,12 +247,16 @@ class FetchWindow:
         of).
     :param concurrency: W, the most pages in flight.
     :param per_host: the most pages in flight per host (domain); pages of a host at the limit are parked.
+    :param focus_slack: how far below the best page the crawl knows a free slot may reach while pages are in
+        flight, as a fraction of the gap between the best and the mean link score (:meth:`may_fill`);
+        ``math.inf``: every free slot is filled.
     """
 
-    def __init__(self, state: CrawlState, concurrency: int, per_host: int):
+    def __init__(self, state: CrawlState, concurrency: int, per_host: int, focus_slack: float = math.inf):
         self.state = state
         self.concurrency = int(concurrency)
         self.per_host = int(per_host)
+        self.focus_slack = check_focus_slack(focus_slack)
         D = max(1, int(state.corpus.n_domain_slots))
         self.in_domain = np.zeros(D, np.int32)
         self.flag = np.zeros(D, bool)
@@ -249,6 +308,19 @@ class FetchWindow:
         put(page, c, i, chain, pd)
         self.in_domain[pd[page]] -= 1
         return row
+
+    # ------------------------------------------------------------------ focus
+    def may_fill(self) -> bool:
+        """Whether a free slot may take a page now (call it when the frontier is not empty): always when nothing is
+        in flight or the rule is off (``focus_slack`` infinite); otherwise only when the best offerable page's link
+        score is at least ``best − focus_slack × (best − mean)``, where ``best`` and ``mean`` are the highest and the
+        mean link score of every page the crawl could fetch — offerable, or parked because its host is busy (or
+        held). With the default 0.5: the page is closer to the best page known than to the average one."""
+        if not self.in_flight or self.focus_slack == math.inf:
+            return True
+        c, i, _, _ = self._args()
+        ready, best, mean = focus_scores(c, i)
+        return bool(ready >= best - self.focus_slack * (best - mean))
 
     # ------------------------------------------------------------------ the mask
     def reconcile(self, held: np.ndarray | None, new_pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

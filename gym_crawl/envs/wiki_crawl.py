@@ -93,13 +93,22 @@ discovered while it is crawled (a :class:`~gym_crawl.corpus.page_source.PageSour
 :class:`gym_crawl.web.LiveWeb`), or ``concurrency > 1`` on any corpus, runs a *window*: a step *dispatches*
 the chosen page (it leaves the frontier and is in flight), then *lands* every page the page source delivered
 (the env asks it with ``request`` / ``arrived`` and never does I/O itself), in their completion order, and
-returns once fewer than W pages are in flight and a candidate can be offered; it waits only while the window
-is full or nothing is offerable. A static corpus gets a deterministic virtual clock
+returns once fewer than W pages are in flight and a candidate can be offered that is close enough to the best
+page the crawl knows (the focus rule below); it waits while the window is full, nothing is offerable, or the best
+offerable page ranks too low. A static corpus gets a deterministic virtual clock
 (:class:`~gym_crawl.corpus.page_source.SimulatedFetches`, ``timing=``: a response latency and a per-host
 delay), so the completion order is the one a polite deployed crawler would see. A page whose host already
 has ``per_host`` pages in flight (or whose host the source holds back: its robots.txt has not arrived) is not
 offered: it is parked out of the frontier until its host is free. With W = 1 every step lands the page it
 dispatched, so a static corpus with ``timing=`` crawls exactly as without it.
+
+**Focus** (``focus_slack``, default 0.5). A host busy with the best pages would otherwise leave its slots to
+other hosts' pages, ranked low: the crawl would buy pages per second with relevance. So while pages are in flight,
+a free slot is filled only when the best offerable page's link score (the topic relevance of its link text,
+``view.link_scores``: best-first's priority) is at least ``best − focus_slack × (best − mean)`` over every page the
+crawl could fetch, those parked on busy hosts included — with the default, closer to the best than to the average;
+otherwise the step waits for a page to land — the slot stays idle, as in Mercator's frontier. The agent still
+chooses the page; the rule decides when another page may go. ``focus_slack=math.inf`` fills every free slot.
 
 In a window env the step's reward is the sum of the rewards of the pages it landed (0 when none landed);
 ``fetched_page``, ``relevant`` and ``fetch_error`` describe the last page landed (-1 / False / "" when none);
@@ -133,7 +142,7 @@ from gymnasium import spaces
 from gym_crawl.corpus import Corpus
 from gym_crawl.corpus.page_source import FetchTiming, PageSource, SimulatedFetches, check_timing
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
-from gym_crawl.crawl.window import FetchWindow
+from gym_crawl.crawl.window import DEFAULT_FOCUS_SLACK, FetchWindow, check_focus_slack
 from gym_crawl.envs.view import CrawlView, FrontierChanges
 from gym_crawl.envs.world import CrawlWorld, check_int
 from gym_crawl.features.sets import FeatureSet
@@ -293,6 +302,12 @@ class WikiCrawlEnv(gym.Env):
         timing: the virtual clock of a static corpus crawled with a window
             (:class:`~gym_crawl.corpus.page_source.FetchTiming` or ``{"latency": s, "delay": s}``; default
             latency 0.1 s, delay 1 s when ``concurrency > 1``). Not for a page source (its clock is real).
+        focus_slack: the knob between focus and throughput of a window (default
+            :data:`~gym_crawl.crawl.window.DEFAULT_FOCUS_SLACK`, 0.5): while pages are in flight, a free slot is
+            filled only when the best offerable page's link score is at least ``best − focus_slack × (best −
+            mean)`` over every page the crawl could fetch, busy hosts' included; otherwise the step waits for a
+            page to land. 0: only a page as good as the best known; ``math.inf``: every free slot is filled (most
+            pages per second, least focus). No effect with W = 1.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -305,7 +320,8 @@ class WikiCrawlEnv(gym.Env):
                  render_mode: str | None = None, beta: float = 0.4, domain_cap: int | str | None = None,
                  max_episode_steps: int | None = None, world: CrawlWorld | None = None,
                  time_feature: str = "log_steps", domain_cap_horizon: int | None = None, concurrency: int = 1,
-                 per_host: int = 1, timing: FetchTiming | dict | None = None):
+                 per_host: int = 1, timing: FetchTiming | dict | None = None,
+                 focus_slack: float = DEFAULT_FOCUS_SLACK):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use None or 'ansi'")
         if action not in ACTION_MODES:
@@ -376,6 +392,8 @@ class WikiCrawlEnv(gym.Env):
                                  else check_int("domain_cap_horizon", domain_cap_horizon, 1))
         self.concurrency = check_int("concurrency", concurrency, 1)
         self.per_host = check_int("per_host", per_host, 1)
+        #: the window's focus rule (:meth:`FetchWindow.may_fill`); ``math.inf`` when off
+        self.focus_slack = check_focus_slack(focus_slack)
         tm = check_timing(timing)
         corpus_source = self.corpus if isinstance(self.corpus, PageSource) else None
         if corpus_source is not None and tm is not None:
@@ -389,7 +407,7 @@ class WikiCrawlEnv(gym.Env):
             self._source = SimulatedFetches(self.corpus, tm)
         self._window: FetchWindow | None = None
         if self._source is not None:
-            self._window = FetchWindow(self.state, self.concurrency, self.per_host)
+            self._window = FetchWindow(self.state, self.concurrency, self.per_host, self.focus_slack)
         self._fetch_error = ""
         self._failed_seeds: dict[str, str] = {}
         self._dispatched, self._landed = -1, _EMPTY
@@ -661,7 +679,7 @@ class WikiCrawlEnv(gym.Env):
                     self.reducer.on_fetch(res, row)
                 log.add(res, src.fetch_error(q))
             self._settle(ev.refused, log)
-            if not w.full and st.fr_size > 0:
+            if not w.full and st.fr_size > 0 and w.may_fill():
                 break
             if w.size == 0 and not src.pending():
                 break  # nothing offerable, in flight or awaited: the episode terminates
