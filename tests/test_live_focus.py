@@ -70,7 +70,7 @@ def test_eight_in_flight_find_what_one_finds_at_equal_pages(base_web):
 def test_the_rule_keeps_focus_and_idles_slots_only_when_better_pages_wait(base_web):
     """On the virtual clock. Where a topic's pages sit on two of eight hosts, filling every free slot loses most of
     the relevant pages at equal pages, and the focused window keeps them by keeping fewer pages in flight; where
-    every topic spreads over all hosts, the focused window fetches nearly as fast as the unfocused one."""
+    every topic spreads over all hosts, the focused window idles far less."""
     topic = TOPICS[0]
     truth = _truth(base_web, topic)
     rel, rate = {}, {}
@@ -86,8 +86,8 @@ def test_the_rule_keeps_focus_and_idles_slots_only_when_better_pages_wait(base_w
             rel[name, slack] = int(t[fetched].sum())
             rate[name, slack] = (len(res.fetched) - 1) / env.unwrapped.page_source.now  # pages per virtual second
     assert rel["focused", math.inf] < 0.6 * rel["focused", DEFAULT_FOCUS_SLACK], rel
-    assert rate["focused", DEFAULT_FOCUS_SLACK] < 0.8 * rate["focused", math.inf], rate
-    assert rate["spread", DEFAULT_FOCUS_SLACK] > 0.8 * rate["spread", math.inf], rate
+    assert rate["focused", DEFAULT_FOCUS_SLACK] < 0.6 * rate["focused", math.inf], rate
+    assert rate["spread", DEFAULT_FOCUS_SLACK] > 0.7 * rate["spread", math.inf], rate
 
 
 @pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.5", None, True])
