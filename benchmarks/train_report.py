@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     own.add_argument("--split", default="label", choices=["label", "site"],
                      help="--corpus without --train-topics/--eval-topics trains on the task set of the corpus' "
                           "labels: hold out labels, or whole sites (a label's site is the host most of its pages "
-                          "are on; for a corpus of several sites)")
+                          "are on; for a corpus of several sites) (default: label)")
     own.add_argument("--min-pages", type=int, default=None,
                      help="labelled pages a label needs to be a topic of --corpus's task set (default 5)")
     p.set_defaults(out="runs/train")

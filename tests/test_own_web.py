@@ -247,3 +247,21 @@ def test_suite_and_eval_cli_take_corpus_sets(own_dir, other_dir, tmp_path, capsy
     assert res["set"] == f"corpus:{own_dir} -> corpus:{other_dir}" and res["train_on"] == f"corpus:{own_dir}"
     learner = [r for r in res["runs"] if r["agent"] == "online-classifier"]
     assert learner and all(r["task"].startswith(f"{other_dir}:") and r["task"].endswith("@12") for r in learner)
+
+
+def test_a_dead_env_worker_is_one_error_line(monkeypatch) -> None:
+    """SB3's SubprocVecEnv reports a worker that died as the pipe's error (EOFError, 'Connection reset by peer');
+    the trainer turns it into one OSError saying what happened and how to see the worker's error here."""
+    import stable_baselines3.common.env_util as env_util
+
+    from gym_crawl.agents.sb3 import train as sb3_train
+
+    def dead(*args, **kwargs):
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    monkeypatch.setattr(env_util, "make_vec_env", dead)
+    cfg = sb3_train.TrainConfig(corpus="synthetic-1000", train_topics=["geology"], eval_topics=[], vec="dummy",
+                                n_envs=1)
+    with pytest.raises(OSError, match=r"^an env worker process ended \(ConnectionResetError; its error is printed "
+                                      r"above\); rerun with --vec dummy"):
+        sb3_train.make_vec_env(cfg, ["geology"], 1, 0)
