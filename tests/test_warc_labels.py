@@ -92,6 +92,8 @@ def test_corpus_compile_with_label_files_then_info(tmp_path: Path, capsys: pytes
     listed = {line.split()[0]: int(line.split()[1]) for line in info.split("most frequent labels")[1].splitlines()[1:]
               if line.strip()}
     assert listed == {"geology": 5, "medicine": 2, "poetry": 1}
+    assert main(["corpus", "info", str(out), "--labels", "1"]) == 0
+    assert "most frequent labels (of 3; --labels 3 lists them all)" in capsys.readouterr().out
 
 
 def test_corpus_compile_refuses_a_bad_line_before_compiling(tmp_path: Path,

@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         for name, t in topics.items():
             print(f"  {name:<24} seeds {t.get('seeds', [])}" + (f"  label {t['label']}" if t.get("label") else ""))
         if top:
-            print(f"\nmost frequent labels (of {info['labels']}), with the most in-linked page as a suggested seed:")
+            more = f"; --labels {info['labels']} lists them all" if len(top) < info["labels"] else ""
+            print(f"\nmost frequent labels (of {info['labels']}{more}), with the most in-linked page as a suggested "
+                  f"seed:")
             w = max(len(t["label"]) for t in top)
             for t in top:
                 print(f"  {t['label']:<{w}}  {t['pages']:>7} pages   --topic {t['label']} --seed-pages "
