@@ -146,6 +146,15 @@ def test_eval_on_own_corpus_and_across_corpora_and_budgets(own_dir, other_dir, t
     assert res["tasks"]["train"] > 0 and res["train_on"] == corpus_set_name(own_dir)
 
 
+def test_eval_on_a_corpus_without_labels_says_how_to_label(tmp_path, capsys) -> None:
+    c = make_tiny_corpus(40, seed=4)
+    c.meta.pop("topics")
+    path = str(c.save(tmp_path / "few"))
+    assert main(["eval", "--corpus", path, "--min-pages", "30", "--agents", "random"]) == 2
+    err = capsys.readouterr().err
+    assert "no label of" in err and "has >= 30 pages" in err and "--label-rules FILE" in err
+
+
 def test_eval_option_errors(own_dir, capsys) -> None:
     assert main(["eval", "--set", "hard", "--corpus", own_dir, "--agents", "random"]) == 2
     assert "give one of them" in capsys.readouterr().err

@@ -25,6 +25,8 @@ def test_tsv_label_map_with_comments_header_and_several_labels(tmp_path: Path) -
     f.write_text("url\tlabel\n# a comment\n\nHTTPS://geo.example.org:443/wiki/Rock#top\tgeology\tstone\n"
                  f"{GEO}Rock\tgeology\n")
     assert read_label_map(f) == {f"{GEO}Rock": ["geology", "stone"]}  # canonical URL, each label once
+    f.write_bytes(b"\xef\xbb\xbf" + f"{GEO}Rock\tgeology\r\n".encode())  # a byte-order mark, CRLF lines
+    assert read_label_map(f) == {f"{GEO}Rock": ["geology"]}
 
 
 @pytest.mark.parametrize("text, line, why", [

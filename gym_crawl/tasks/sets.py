@@ -206,7 +206,8 @@ def build_task_sets(names: Sequence[str], *, wikispeedia: Any = "wikispeedia", m
                         max_tasks=max_tasks)
         if quick_budget is not None:
             tasks = [dataclasses.replace(t, budget=min(t.budget, quick_budget)) for t in tasks]
-        note = "" if tasks else f"no label of {spec!r} has >= {least} pages"
+        note = "" if tasks else f"no label of {spec!r} has >= {least} pages" + (
+            " (label the pages of a crawl: gym-crawl corpus compile WARC OUT --label-rules FILE)" if own else "")
         if d.note is not None and tasks:
             note = d.note(tasks)
         sets.append(TaskSet(name, spec, tasks, note))

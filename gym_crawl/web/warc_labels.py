@@ -41,7 +41,7 @@ _HEADERS = ("url", "prefix", "rule")
 def _tsv_lines(p: Path) -> Iterable[tuple[int, list[str]]]:
     """``(line number, fields)`` of a TSV file's content lines: blank and ``#`` lines and a header skipped."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (some editors write one) is not a URL
     except UnicodeDecodeError as e:
         raise ValueError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     first = True
