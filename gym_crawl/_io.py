@@ -5,6 +5,7 @@ Lowest layer of the package: imports nothing from ``gym_crawl``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -231,9 +232,27 @@ def save_npy(path: str | os.PathLike, arr: np.ndarray) -> None:
     if arr.dtype == object:
         raise TypeError(f"refusing to save object array to {path}: would need pickle")
     with open(path, "wb") as f:
-        np.save(f, arr, allow_pickle=False)
+        try:
+            np.save(f, arr, allow_pickle=False)
+        except OSError as e:
+            raise _short_write(e, path) from None
         f.flush()
         os.fsync(f.fileno())
+
+
+_SHORT_WRITE = re.compile(r"(\d+) requested and (\d+) written")
+
+
+def _short_write(e: OSError, path: str | os.PathLike) -> OSError:
+    """``e`` naming ``path``; numpy's ``tofile`` reports a full disk as "N requested and M written", without errno
+    or file name: that becomes ``ENOSPC`` ("No space left on device", the bytes written said)."""
+    m = _SHORT_WRITE.search(str(e))
+    if e.errno is None and m is not None:
+        return OSError(errno.ENOSPC, f"No space left on device (wrote {int(m.group(2)):,} of {int(m.group(1)):,} "
+                                     f"bytes)", str(path))
+    if e.filename is None:
+        return OSError(e.errno, e.strerror or str(e), str(path))
+    return e
 
 
 def load_npy(path: str | os.PathLike, mmap: bool = True) -> np.ndarray:

@@ -21,12 +21,12 @@ from gym_crawl.agents.factory import env_id_for
 from gym_crawl.agents.live_crawl import crawl_live
 from gym_crawl.benchmarks.plotting import BOUNDS, agent_colors, pyplot, save_png
 from gym_crawl.cli.errors import USAGE_ERRORS, error_message
-from gym_crawl.cli.options import check_writable, int_at_least, seconds
+from gym_crawl.cli.options import check_writable, header_value, int_at_least, number_in
 from gym_crawl.corpus import Corpus, load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.relevance.topic import resolve_topic, seed_pages
-from gym_crawl.web.policy import FetchPolicy
-from gym_crawl.web.settings import LiveCrawlSettings
+from gym_crawl.web.policy import POLICY_BOUNDS, FetchPolicy
+from gym_crawl.web.settings import FIELD_BOUNDS, LiveCrawlSettings
 from gym_crawl.wrappers.factory import registered_kwargs
 
 __all__ = ["add_arguments", "live_settings", "plot_curves", "plot_label", "run"]
@@ -62,6 +62,12 @@ def _add_env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain-cap", default=None, help="max pages per domain: an integer, inf, or A-B (adaptive)")
 
 
+def _field_range(name: str) -> Any:
+    """The argparse type of a live crawl's integer setting ``name``: its range is the settings' own."""
+    lo, hi = FIELD_BOUNDS[name]
+    return number_in(lo, hi if hi is not None else 2**63 - 1, integer=True)
+
+
 def add_arguments(c: argparse.ArgumentParser) -> None:
     """The flags of ``gym-crawl crawl``."""
     c.add_argument("--agent", default="best-first",
@@ -85,7 +91,7 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv = c.add_argument_group("live crawl (a polite crawler on real web sites; docs/live.md)")
     lv.add_argument("--live", nargs="+", metavar="URL", default=None,
                     help="crawl the live web from these seed URLs with one --agent (instead of --corpus)")
-    lv.add_argument("--max-pages", type=int_at_least(1), default=None,
+    lv.add_argument("--max-pages", type=_field_range("max_pages"), default=None,
                     help="pages to fetch after the seeds (default: --steps)")
     lv.add_argument("--warc", default=None, help="record every request and response (and the decisions) to this "
                                                  "WARC file (.warc.gz)")
@@ -96,24 +102,26 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv.add_argument("--scope", default="hosts", choices=["hosts", "domain", "any"],
                     help="which discovered URLs are crawled: the seeds' hosts (default), their registered "
                          "domains, or any")
-    lv.add_argument("--delay", type=seconds, default=None, help="minimum seconds between requests to one host "
-                                                                 "(default 1; robots.txt crawl-delay is honoured)")
-    lv.add_argument("--user-agent-contact", default=None, metavar="URL",
+    lv.add_argument("--delay", type=number_in(*POLICY_BOUNDS["delay"][1:], unit="seconds"), default=None,
+                    help="minimum seconds between requests to one host (default 1; robots.txt crawl-delay is "
+                         "honoured)")
+    lv.add_argument("--user-agent-contact", type=header_value, default=None, metavar="URL",
                     help="a contact URL put in the User-Agent, as polite crawlers do")
     lv.add_argument("--text", default=None, metavar="CORPUS",
                     help="corpus whose text model gives word vectors and IDF (the one the agent was trained "
                          "on); 'general': require the general English model; 'none': hashed vectors for every "
                          "word; default: the general English model when its source is on this machine "
                          "(`gym-crawl download wikispeedia`), else hashed vectors (docs/live.md)")
-    lv.add_argument("--capacity", type=int_at_least(1), default=None,
+    lv.add_argument("--capacity", type=_field_range("capacity"), default=None,
                     help="page capacity of the live web (page-mode action space; default max(10000, 50 x pages))")
-    lv.add_argument("--concurrency", type=int, default=None, metavar="N",
+    lv.add_argument("--concurrency", type=_field_range("concurrency"), default=None, metavar="N",
                     help="pages in flight at once, over all hosts (default 1; Scrapy's CONCURRENT_REQUESTS is 16); "
                          "each step dispatches one page and lands the ones that arrived")
-    lv.add_argument("--per-host", type=int, default=None, metavar="N",
+    lv.add_argument("--per-host", type=_field_range("per_host"), default=None, metavar="N",
                     help="pages in flight per host (default 1: a host is fetched one request at a time anyway, "
                          "so more only queues there); a busy host's pages are not offered")
-    lv.add_argument("--rate", type=float, default=None, metavar="R",
+    lv.add_argument("--rate", type=number_in(*POLICY_BOUNDS["rate"][1:], unit="requests per second",
+                                             zero="no global limit"), default=None, metavar="R",
                     help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
                          "pages/s)")
 
@@ -265,9 +273,17 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
     """``crawl --live``: one agent as a polite live crawler (:func:`gym_crawl.agents.live_crawl.crawl_live`);
     a crawl stopped by a signal (Ctrl-C) exits ``128 + signal number`` after closing its WARC."""
     _check_live_flags(args, names)
+    try:
+        settings = live_settings(args)
+    except ValueError as e:  # a setting's name, as the flag that sets it
+        msg = str(e)
+        for field, flag in _SETTING_FLAGS.items():
+            msg = msg.replace(f"LiveCrawlSettings.{field} ", f"{flag} ").replace(f"FetchPolicy.{field} ", f"{flag} ")
+        raise ValueError(msg) from None
+    _check_capacity_fits(settings)
     agent = _load_agents(names, args.load)[0][1]
     text = load_corpus(args.text) if args.text and args.text not in ("general", "none") else None
-    res = crawl_live(agent, live_settings(args), warc=args.warc, resume=args.resume, overwrite=args.overwrite,
+    res = crawl_live(agent, settings, warc=args.warc, resume=args.resume, overwrite=args.overwrite,
                      text=text)
     if args.save:
         agent.save(args.save)
@@ -281,6 +297,26 @@ def _cmd_crawl_live(args: argparse.Namespace, names: list[str]) -> int:
         log.info("stopped by %s; the WARC is closed and resumable (--resume)", res.stopped_by)
         return 128 + int(signal.Signals[res.stopped_by])
     return EXIT_OK
+
+
+#: the flag that sets each live crawl setting (error messages name the flag)
+_SETTING_FLAGS = {"max_pages": "--max-pages (or --steps)", "capacity": "--capacity", "concurrency": "--concurrency",
+                  "per_host": "--per-host", "seed": "--seed", "topic": "--topic", "seeds": "--live",
+                  "delay": "--delay", "rate": "--rate", "contact": "--user-agent-contact", "max_candidates": "--k",
+                  "domain_cap": "--domain-cap"}
+
+
+def _check_capacity_fits(settings: LiveCrawlSettings) -> None:
+    """Refuse, naming ``--max-pages`` / ``--capacity``, a live web this machine cannot hold (before numpy would
+    fail to allocate it)."""
+    from gym_crawl._limits import check_fits
+    from gym_crawl.web.live import RESERVED_HOW, reserved_bytes
+
+    cap = settings.page_capacity
+    what = (f"--capacity {cap:,}" if settings.capacity is not None else
+            f"--max-pages {settings.max_pages:,} (a page capacity of {cap:,}, 50 x --max-pages: lower it with "
+            f"--capacity)")
+    check_fits(what, reserved_bytes(cap), RESERVED_HOW)
 
 
 def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
@@ -314,17 +350,11 @@ def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
         raise ValueError("--resume needs --warc FILE (the crawl to continue)")
     if args.resume and args.overwrite:
         raise ValueError("--resume continues --warc FILE and --overwrite replaces it: give one of them")
+    if args.warc:  # resumed or new: a FIFO or device would block the crawl forever, or mean nothing
+        check_writable(args.warc, "--warc")
     if args.warc and Path(args.warc).exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--warc {args.warc}: the file exists; add --resume to continue that crawl or --overwrite "
                          f"to replace it")
-    if args.warc and not args.resume:
-        check_writable(args.warc, "--warc")
-    for flag, v in (("--concurrency", args.concurrency), ("--per-host", args.per_host)):
-        if v is not None and v < 1:
-            raise ValueError(f"{flag} must be an integer >= 1, got {v} (--concurrency 16 --per-host 1 keeps 16 hosts "
-                             f"busy, one request each)")
-    if args.rate is not None and not (args.rate >= 0 and args.rate != float("inf")):
-        raise ValueError(f"--rate must be a number of requests per second >= 0 (0: no global limit), got {args.rate}")
 
 
 def _print_table(rows: Sequence[dict[str, Any]]) -> None:

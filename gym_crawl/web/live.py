@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl._limits import check_fits
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, StringTable
 from gym_crawl.corpus.page_source import Arrivals
 from gym_crawl.tokenize import tokenize
@@ -67,7 +68,8 @@ from gym_crawl.web.policy import default_user_agent
 from gym_crawl.web.scheduler import SyncJobs
 from gym_crawl.web.settings import SCOPES
 
-__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "SCOPES", "LiveWeb", "StringList", "replay_corpus"]
+__all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "RESERVED_HOW", "SCOPES", "LiveWeb", "StringList",
+           "replay_corpus", "reserved_bytes"]
 
 #: the warcinfo field holding a LiveWeb's configuration (:meth:`LiveWeb.config`, JSON), read by
 # :meth:`LiveWeb.from_warc`
@@ -253,6 +255,7 @@ class LiveWeb(Corpus):
         L = 64 * n if max_links is None else int(max_links)
         if L < 1:
             raise ValueError(f"max_links must be a positive integer, got {max_links!r}")
+        check_fits(f"a live web of max_pages={n:,} (max_links={L:,})", reserved_bytes(n, L), RESERVED_HOW)
         ref_vocab = _reference_vocab(text)
         W = len(ref_vocab) + 1_000_000 if max_words is None else int(max_words)
         if len(ref_vocab) + 1 > W:
@@ -328,7 +331,7 @@ class LiveWeb(Corpus):
             backend, resumed = self._default_backend(warc, resume, overwrite, max_workers, warcinfo)
             archive = resumed or archive
         else:
-            backend = SyncJobs(fetch, lambda url: self._feed.robots_record(url))
+            backend = SyncJobs(_checked_fetch(fetch), lambda url: self._feed.robots_record(url))
         self._feed = ArrivalFeed(self, backend, self.offer, self.policy, self._recorder, self._use_robots, agent)
         if archive is not None:
             self._load_archive(Path(archive))
@@ -932,6 +935,31 @@ def _canonical_seeds(seeds: Any) -> list[str]:
 def _allow_all(url: str) -> tuple[str, None, list[Any], str]:
     """The robots.txt rules where none are read: allow all."""
     return "allow", None, [], "ignored"
+
+
+RESERVED_HOW = "its largest array: 8 bytes per link, 64 links per page unless max_links says"
+"""How :func:`reserved_bytes` estimates (said in the error that refuses a web too large for the machine)."""
+
+
+def reserved_bytes(max_pages: int, max_links: int | None = None) -> int:
+    """Bytes the largest array of a live web of ``max_pages`` pages (``max_links`` links, default 64 per page)
+    reserves when it is built: its per-link text offsets. The operating system commits them as pages are
+    fetched, but refuses the reservation when it exceeds the machine's memory — :class:`LiveWeb` checks it
+    first (one line instead of numpy's error)."""
+    return 8 * ((64 * max_pages if max_links is None else max_links) + 1)
+
+
+def _checked_fetch(fetch: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``fetch``, refusing a result that is not a fetch result (``None``, a string ...) with one line naming the
+    function and the URL, where the feed would only see a page without a result."""
+    def checked(url: str) -> Any:
+        res = fetch(url)
+        if res is None or not all(hasattr(res, a) for a in ("error", "body", "url")):
+            name = getattr(fetch, "__qualname__", None) or type(fetch).__name__
+            raise TypeError(f"the fetch function {name} returned {type(res).__name__} for {url!r}: it must return a "
+                            f"FetchResult (gym_crawl.web.result.FetchResult, or an object with url, body, error, ...)")
+        return res
+    return checked
 
 
 class _Missing:

@@ -13,13 +13,55 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "in_scope", "origin", "scope_entry", "trap_reason",
-           "url_pattern"]
+__all__ = ["POLICY_BOUNDS", "ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "header_value_problem", "in_scope",
+           "origin", "scope_entry", "trap_reason", "url_pattern"]
 
 ROBOTS_TOKEN = "gym_crawl"
 """The product token robots.txt ``User-agent`` lines match (the User-Agent header starts with it)."""
 
 _DIGITS = re.compile(r"\d+")
+_HOUR, _DAY = 3600.0, 86400.0
+POLICY_BOUNDS: dict[str, tuple[type, float, float]] = {
+    "delay": (float, 0.0, _HOUR), "max_crawl_delay": (float, 0.0, _HOUR), "rate": (float, 0.01, 10_000.0),
+    "connect_timeout": (float, 0.001, _HOUR), "read_timeout": (float, 0.001, _HOUR), "max_time": (float, 0.001, _DAY),
+    "max_bytes": (int, 1, 1 << 30), "max_redirects": (int, 0, 100), "max_retries": (int, 0, 100),
+    "backoff": (float, 0.0, _HOUR), "max_retry_after": (float, 0.0, _DAY), "max_url_length": (int, 1, 16_384),
+    "max_path_depth": (int, 1, 10_000), "max_query_params": (int, 0, 10_000), "max_repeated_segments": (int, 1, 10_000),
+    "max_pages_per_pattern": (int, 1, 1_000_000_000), "max_pages_per_host": (int, 1, 1_000_000_000),
+    "robots_max_bytes": (int, 1, 64 << 20), "robots_ttl": (float, 0.0, 365 * _DAY),
+    "robots_retry": (float, 0.0, 30 * _DAY),
+}
+"""The valid range of each numeric :class:`FetchPolicy` field, ``name: (type, low, high)`` inclusive: an ``int``
+field takes integers only (``max_bytes=1.5`` is refused), a ``float`` one any finite real number (not ``bool``).
+``rate`` may also be ``None`` (no global limit), ``max_pages_per_pattern`` / ``max_pages_per_host`` ``None`` (no
+cap). The bounds keep every wait finite and every buffer allocatable: an hour between requests to a host, a
+request rate of one per 100 s, a day per fetch, 1 GiB per page."""
+MAX_HEADER_VALUE = 1024
+"""Characters of a ``user_agent`` / ``contact`` (a User-Agent header longer than this is refused)."""
+_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def header_value_problem(value: object) -> str | None:
+    """What keeps ``value`` from being sent as an HTTP header value (RFC 9110 §5.5 ``field-value``, kept to
+    printable ASCII: visible characters and spaces inside), or ``None``: not a string, empty, a control character
+    (NUL, CR, LF, ``\x01`` …), a non-ASCII character, space at either end, or longer than
+    :data:`MAX_HEADER_VALUE`."""
+    if not isinstance(value, str):
+        return f"must be a string, got {type(value).__name__}"
+    if not value:
+        return "must not be empty"
+    if len(value) > MAX_HEADER_VALUE:
+        return f"must be at most {MAX_HEADER_VALUE} characters, got {len(value)}"
+    bad = next((c for c in value if not 0x20 <= ord(c) <= 0x7E), None)
+    if bad is not None:
+        return f"must be printable ASCII (an HTTP header value), got {bad!r} in {value!r}"
+    if not _HEADER_VALUE.fullmatch(value):
+        return f"must not start or end with a space, got {value!r}"
+    return None
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -33,7 +75,9 @@ def default_user_agent(contact: str | None = None) -> str:
 @dataclass(frozen=True)
 class FetchPolicy:
     """How politely and how far :class:`~gym_crawl.web.fetcher.PoliteFetcher` fetches. Every field has a
-    safe default.
+    safe default; every numeric field is typed and bounded (:data:`POLICY_BOUNDS`: ``max_bytes=1.5`` or
+    ``rate=1e-9`` is a ``ValueError`` naming the field and its range) and ``user_agent`` / ``contact`` must be
+    HTTP header values (:func:`header_value_problem`: printable ASCII, no control character, CR or LF).
 
     :param user_agent: the whole User-Agent header; default ``None`` = ``gym_crawl/<version> (+<contact>)``.
     :param contact: a URL (or ``mailto:``) where site owners reach the crawl's operator, appended to the
@@ -128,28 +172,23 @@ class FetchPolicy:
                     scope_entry(entry)
                 except ValueError as e:
                     raise ValueError(f"FetchPolicy.{name}: {e}") from None
-        for name in ("delay", "max_crawl_delay", "backoff", "max_retry_after", "robots_ttl", "robots_retry"):
+        for name, (kind, lo, hi) in POLICY_BOUNDS.items():
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0 <= v < float("inf")):
-                raise ValueError(f"FetchPolicy.{name} must be a finite number of seconds >= 0, got {v!r}")
-        for name in ("connect_timeout", "read_timeout", "max_time"):
+            if v is None and name in ("rate", "max_pages_per_pattern", "max_pages_per_host"):
+                continue
+            ok = isinstance(v, (int, float) if kind is float else int) and not isinstance(v, bool)
+            if not ok or not (lo <= v <= hi):
+                what = "an integer" if kind is int else "a number"
+                none = " or None" if name in ("rate", "max_pages_per_pattern", "max_pages_per_host") else ""
+                raise ValueError(f"FetchPolicy.{name} must be {what} from {_num(lo)} to {_num(hi)}{none}, got {v!r}")
+        for name in ("user_agent", "contact"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0 < v < float("inf")):
-                raise ValueError(f"FetchPolicy.{name} must be a finite number of seconds > 0, got {v!r}")
-        if self.rate is not None and not (isinstance(self.rate, (int, float)) and 0 < self.rate < float("inf")):
-            raise ValueError(f"FetchPolicy.rate must be a finite number > 0 of requests per second or None, "
-                             f"got {self.rate!r}")
-        for name in ("max_bytes", "max_url_length", "max_path_depth", "robots_max_bytes",
-                     "max_repeated_segments"):
-            if not getattr(self, name) >= 1:
-                raise ValueError(f"FetchPolicy.{name} must be >= 1, got {getattr(self, name)!r}")
-        for name in ("max_redirects", "max_retries", "max_query_params"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"FetchPolicy.{name} must be >= 0, got {getattr(self, name)!r}")
-        for name in ("max_pages_per_pattern", "max_pages_per_host"):
-            v = getattr(self, name)
-            if v is not None and not v >= 1:
-                raise ValueError(f"FetchPolicy.{name} must be >= 1 or None, got {v!r}")
+            problem = header_value_problem(v) if v is not None else None
+            if problem is not None:
+                raise ValueError(f"FetchPolicy.{name} {problem}")
+        for t in self.content_types:
+            if not isinstance(t, str) or not re.fullmatch(r"[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+", t):
+                raise ValueError(f"FetchPolicy.content_types: {t!r} is not a lowercase media type (text/html)")
         for name in ("allow_patterns", "deny_patterns"):
             for p in getattr(self, name):
                 try:

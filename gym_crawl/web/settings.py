@@ -31,7 +31,7 @@ from typing import Any
 from gym_crawl.web.offer import OfferRules
 from gym_crawl.web.policy import FetchPolicy
 
-__all__ = ["ENV_KEYWORDS_OWNED", "MAY_CHANGE_ON_RESUME", "SCOPES", "SETTINGS_FIELD", "SETTINGS_TYPE",
+__all__ = ["ENV_KEYWORDS_OWNED", "FIELD_BOUNDS", "MAY_CHANGE_ON_RESUME", "SCOPES", "SETTINGS_FIELD", "SETTINGS_TYPE",
            "LiveCrawlSettings", "read_settings", "recorded_settings"]
 
 #: the warcinfo field holding a crawl's settings (JSON of :meth:`LiveCrawlSettings.to_dict`)
@@ -58,6 +58,9 @@ _BOUNDS: dict[str, tuple[int, int | None]] = {
     "max_candidates": (1, 1_000_000),
     "domain_cap": (1, 10_000_000),
 }
+
+#: the valid range of each numeric field (read-only; the command line's options take their ranges from it)
+FIELD_BOUNDS = MappingProxyType(_BOUNDS)
 
 
 @dataclass(frozen=True)

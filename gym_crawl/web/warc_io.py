@@ -121,6 +121,8 @@ class WarcRecorder:
         self._lock = threading.Lock()
         self.truncated_bytes = 0
         """Bytes of an incomplete last record cut off when the file was resumed."""
+        if self.path.exists() and not self.path.is_file():  # opening a FIFO for writing blocks until a reader comes
+            raise ValueError(f"{self.path}: not a regular file (a FIFO, device or socket); a WARC must be a file")
         resumed = append and self.path.exists()
         if not resumed and self.path.exists() and not overwrite:
             raise FileExistsError(f"{self.path}: WARC file exists; pass append=True to resume it or "
