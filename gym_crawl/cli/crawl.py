@@ -15,6 +15,7 @@ from typing import Any
 
 from gym_crawl import __version__
 from gym_crawl._console import EXIT_OK, Progress
+from gym_crawl._limits import check_fits
 from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
 from gym_crawl.agents.base import model_spec
 from gym_crawl.agents.factory import env_id_for
@@ -25,6 +26,7 @@ from gym_crawl.cli.options import check_writable, header_value, int_at_least, nu
 from gym_crawl.corpus import Corpus, load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.relevance.topic import resolve_topic, seed_pages
+from gym_crawl.web.live import RESERVED_HOW, reserved_bytes
 from gym_crawl.web.policy import POLICY_BOUNDS, FetchPolicy
 from gym_crawl.web.settings import FIELD_BOUNDS, LiveCrawlSettings
 from gym_crawl.wrappers.factory import registered_kwargs
@@ -309,9 +311,6 @@ _SETTING_FLAGS = {"max_pages": "--max-pages (or --steps)", "capacity": "--capaci
 def _check_capacity_fits(settings: LiveCrawlSettings) -> None:
     """Refuse, naming ``--max-pages`` / ``--capacity``, a live web this machine cannot hold (before numpy would
     fail to allocate it)."""
-    from gym_crawl._limits import check_fits
-    from gym_crawl.web.live import RESERVED_HOW, reserved_bytes
-
     cap = settings.page_capacity
     what = (f"--capacity {cap:,}" if settings.capacity is not None else
             f"--max-pages {settings.max_pages:,} (a page capacity of {cap:,}, 50 x --max-pages: lower it with "
