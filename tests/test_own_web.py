@@ -86,6 +86,11 @@ def test_split_by_site_holds_out_whole_sites() -> None:
     assert set(side.values()) == {"train", "test"}
     with pytest.raises(ValueError, match="split must be one of"):
         corpus_tasks(c, "mine", split="domain")
+    one = make_tiny_corpus(120, seed=1)
+    one.page_domain[:] = 0  # one site
+    with pytest.raises(ValueError, match="a split by site needs labels on two sites or more; every label of corpus "
+                                         "'tiny-120-s1' is mostly on geo-0.org \\(split by label instead\\)"):
+        corpus_tasks(one, "mine", split="site")
 
 
 def test_topic_seed_pages_given_own_or_most_in_linked(tmp_path) -> None:

@@ -142,7 +142,14 @@ def corpus_tasks(corpus: Any, set_name: str, *, split: str = "label", kinds: Seq
         return []
     nb = near_budget or default_budget(corpus, [len(m) for _, m in labels])
     fb = far_budget or max(1, min(2 * nb, corpus.n_pages - 1))
-    sides = _split_by_key(label_sites(corpus, labels) if split == "site" else {lab: lab for lab, _ in labels})
+    if split == "site":
+        sites = label_sites(corpus, labels)
+        if len(set(sites.values())) < 2:
+            raise ValueError(f"a split by site needs labels on two sites or more; every label of corpus "
+                             f"{corpus.name!r} is mostly on {next(iter(sites.values()))} (split by label instead)")
+        sides = _split_by_key(sites)
+    else:
+        sides = _split_by_key({lab: lab for lab, _ in labels})
     tasks = []
     for lab, members in labels:
         near, far = near_far_seeds(corpus, members)
