@@ -28,8 +28,11 @@ The counters of :class:`LiveCrawlResult` say what happened: ``steps``, ``pages``
 ``steps_without_page`` (steps whose page gave none: a fetch error, an invalid action), ``requests_wire``
 (requests that left on a connection, robots.txt included), ``refused`` (discovered URLs never offered, by
 reason), ``errors`` (fetch errors by kind), ``robots`` (origins by what their robots.txt gave: ``parsed``,
-``unavailable``, ``unreachable:timeout`` — an unreachable or incomplete one disallows the origin), and the wall
-and CPU time.
+``unavailable``, ``unreachable:timeout`` — an unreachable or incomplete one disallows the origin), the wall
+and CPU time, ``reset_reward`` (the seeds' rewards: ``reward_sum`` is it plus the step rewards) and
+``after_last_step`` (the pages in flight at the last step: cancelled before their request went out, or fetched
+after it — recorded and marked in the WARC, not part of the crawl). :func:`read_account` reads the same account
+back from the WARC: the ``reset`` record plus the decision records.
 """
 from __future__ import annotations
 
@@ -54,12 +57,15 @@ from gym_crawl.agents.runner import EpisodeResult, run_episode
 if TYPE_CHECKING:  # the web layer is imported when a crawl runs, not with the command line
     from gym_crawl.web.settings import LiveCrawlSettings
 
-__all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "LiveCrawlResult", "crawl_live"]
+__all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "RESET_KIND", "LiveCrawlResult", "crawl_live", "read_account"]
 
 #: ``type`` of the WARC metadata record of one crawl decision
 DECISION_TYPE = "gym_crawl.decision"
 #: ``kind`` of the WARC metadata record of a crawl's settings (one per run; a resumed run must match them)
 CRAWL_KIND = "crawl"
+#: ``kind`` of the WARC metadata record of an episode's reset: the seeds that landed and their rewards, which open
+#: the account (``reward_sum`` = this reward + the rewards of the decision records)
+RESET_KIND = "reset"
 #: the warcinfo field naming the agent of a crawl (beside its settings, ``gym-crawl-settings``)
 AGENT_FIELD = "gym-crawl-agent"
 _POLICY_DEFAULT_RATE = 10.0
@@ -81,6 +87,8 @@ class LiveCrawlResult:
         over the same span (every thread).
     :param concurrency: pages in flight at most; :param per_host: per host.
     :param settings: the crawl's :class:`~gym_crawl.web.settings.LiveCrawlSettings`.
+    :param reset_reward: the rewards of the seeds, landed at reset (``episode.reward_sum`` is this plus the
+        step rewards).
     """
 
     episode: EpisodeResult
@@ -96,6 +104,7 @@ class LiveCrawlResult:
     concurrency: int = 1
     per_host: int = 1
     settings: LiveCrawlSettings | None = None
+    reset_reward: float = 0.0
 
     @property
     def pages_per_second(self) -> float:
@@ -114,7 +123,8 @@ class LiveCrawlResult:
                 "wall_seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 "pages_per_second": round(self.pages_per_second, 2),
                 "cpu_ms_per_page": round(1000 * self.cpu_seconds / pages, 3) if pages else None,
-                "discovered": int(c.get("discovered", 0)), "cache_hits": int(c.get("cache_hits", 0))}
+                "discovered": int(c.get("discovered", 0)), "cache_hits": int(c.get("cache_hits", 0)),
+                "reset_reward": self.reset_reward, "after_last_step": dict(c.get("after_last_step", {}))}
 
 
 class _Progress:
@@ -156,8 +166,9 @@ class _Progress:
 
 
 class _DecisionRecorder(gym.Wrapper):
-    """Passes every step through and writes its decision into the WARC (a metadata record per step), but for
-    the steps ``recorded`` already (a resumed crawl replaying its file)."""
+    """Passes every step through and writes its decision into the WARC (a metadata record per step, after a
+    ``reset`` record of the seeds' rewards), but for the steps ``recorded`` already (a resumed crawl replaying its
+    file, whose reset record is there too)."""
 
     def __init__(self, env: gym.Env, web: Any, recorder: Any, agent: Agent, recorded: int = 0):
         super().__init__(env)
@@ -165,6 +176,16 @@ class _DecisionRecorder(gym.Wrapper):
         self.urls: list[str | None] = []
         self.dispatched: list[int] = []
         self.invalid = 0
+        self.reset_reward = 0.0
+
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        self.reset_reward = float(info["reward_sum"])
+        if self.recorder is not None and not self.recorded:  # the seeds landed: their rewards open the account
+            seeds = [self.web.url(int(q)) for q in self.env.unwrapped.view.fetched_pages()]
+            self.recorder.write_metadata(RESET_KIND, {"landed": seeds, "reward": self.reset_reward,
+                                                      "reward_sum": float(info["reward_sum"])})
+        return obs, info
 
     def step(self, action: Any) -> Any:
         obs, r, term, trunc, info = self.env.step(action)
@@ -180,6 +201,7 @@ class _DecisionRecorder(gym.Wrapper):
             self.recorder.write_decision({
                 "type": DECISION_TYPE, "step": int(info["steps"]), "action": int(action), "page": p,
                 "url": self.web.url(p) if p >= 0 else None, "landed": landed, "reward": float(r),
+                "reward_sum": float(info["reward_sum"]),
                 "relevant": bool(info["relevant"]), "fetch_error": info["fetch_error"],
                 "invalid_action": bool(info["invalid_action"]), "in_flight": int(info["in_flight"]),
                 "link_score": float(self.env.unwrapped.view.link_scores(np.array([p]))[0]) if p >= 0 else None,
@@ -420,4 +442,29 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
                            warc=None if warc is None else str(warc), fetched_urls=rec_env.urls,
                            landed_urls=[web.url(int(p)) for p in res.fetched],
                            counters=web.counters(), steps_without_page=no_page, seconds=seconds, cpu_seconds=cpu,
-                           concurrency=settings.concurrency, per_host=settings.per_host, settings=settings)
+                           concurrency=settings.concurrency, per_host=settings.per_host, settings=settings,
+                           reset_reward=rec_env.reset_reward)
+
+
+def read_account(warc: str | Path) -> dict[str, Any]:
+    """The account of the crawl recorded in ``warc``, from its records alone: ``reset_reward`` (the seeds' rewards,
+    the last ``reset`` record), ``step_rewards`` (the sum of the decision records' rewards, the latest record of
+    each step: a resumed run records the steps it replays again), ``reward_sum`` (their total: the crawl's
+    ``reward_sum``), ``steps``, and ``after_last_step`` (the last record's ``in_flight`` / ``fetched`` /
+    ``cancelled`` counts, ``not_in_crawl`` URLs)."""
+    from gym_crawl.web.feed import AFTER_LAST_STEP_KIND
+    from gym_crawl.web.warc_io import read_decisions, read_metadata
+
+    reset = 0.0
+    for r in read_metadata(warc, RESET_KIND):
+        reset = float(r["reward"])
+    by_step: dict[int, float] = {}
+    for d in read_decisions(warc):
+        by_step[int(d["step"])] = float(d["reward"])
+    after: dict[str, Any] = {}
+    for a in read_metadata(warc, AFTER_LAST_STEP_KIND):
+        after = {"in_flight": int(a["in_flight"]), "fetched": len(a["fetched"]), "cancelled": len(a["cancelled"]),
+                 "not_in_crawl": list(a.get("not_in_crawl", a["fetched"]))}
+    steps = sum(by_step.values())
+    return {"reset_reward": reset, "step_rewards": steps, "reward_sum": reset + steps, "steps": len(by_step),
+            "after_last_step": after}

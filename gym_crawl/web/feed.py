@@ -15,6 +15,13 @@ the origin's domain is *held* (:meth:`held_domains`): its discovered pages are n
 its rules (:class:`~gym_crawl.web.offer.RobotsRules`) refuse the held pages they disallow and decide every
 later link of the origin at discovery. The other discovery rules are :class:`~gym_crawl.web.offer.OfferRules`'.
 
+**The end of a crawl.** Pages still in flight when the web is closed (requested at the last steps, not yet
+arrived) are not part of the crawl: the fetcher sends no new page request (``hold_pages``), so a page still
+waiting for its host's turn is cancelled before it reaches the wire, and one already on the wire is waited for,
+its fetch written to the WARC and kept in the fetch cache (a resumed crawl does not request it again). Both are
+counted (``after_last_step:in_flight``, ``after_last_step:fetched``, ``after_last_step:cancelled``) and named in
+an ``after_last_step`` metadata record, which the WARC compiler and a replay read to mark those pages.
+
 **Replay.** Each ``arrived`` call that delivered something writes an ``arrivals`` metadata record (the call's
 number and its events: ``["page", url]``, ``["robots", origin]``, in order), and closing the web an empty one
 for the last call made; each robots.txt that arrived a ``robots`` record (its rules). A web rebuilt from the
@@ -43,7 +50,7 @@ from gym_crawl.web.offer import LEARNED_ERRORS, OfferRules, RobotsRules, failure
 from gym_crawl.web.policy import trap_reason, url_pattern
 from gym_crawl.web.scheduler import FetchScheduler, Job
 
-__all__ = ["ARRIVALS_KIND", "ROBOTS_KIND", "ArrivalFeed"]
+__all__ = ["AFTER_LAST_STEP_KIND", "ARRIVALS_KIND", "ROBOTS_KIND", "ArrivalFeed"]
 
 ARRIVALS_KIND = "arrivals"
 """``kind`` of the WARC metadata record of one ``arrived`` call's events."""
@@ -51,6 +58,12 @@ ROBOTS_KIND = "robots"
 """``kind`` of the WARC metadata record of one origin's robots.txt rules as the crawl obeyed them."""
 DRAIN_SLICE = 0.2
 """Seconds :meth:`ArrivalFeed.close` waits for the next fetch in flight before it looks again."""
+AFTER_LAST_STEP_KIND = "after_last_step"
+"""``kind`` of the WARC metadata record, written when the web is closed, of the pages still in flight then:
+``{"in_flight": n, "fetched": [urls], "cancelled": [urls], "not_in_crawl": [urls]}`` — fetched after the crawl's
+last step (their responses are in the WARC, not in the crawl), or cancelled before their request went out;
+``not_in_crawl``: every URL of the file fetched after a last step and not landed since (a resumed crawl may land
+an earlier run's), so the last such record of a file is the one a reader needs."""
 
 
 class ArrivalFeed:
@@ -278,6 +291,7 @@ class ArrivalFeed:
                     if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
                         self.cache.setdefault(url, res)
                     err = self.web.materialize(p, res)
+                    self.web.after_last_step.discard(url)  # landed in this crawl
                     refused.extend(self._learn(url, err))
                     refused.extend(self._after_refusal(url, res, err))
                 pages.append(p)
@@ -421,21 +435,48 @@ class ArrivalFeed:
     def close(self) -> None:
         """Record how many ``arrived`` calls the crawl made (an empty ``arrivals`` record for the last one, so a
         replay delivers nothing where the crawl got nothing, up to its end), wait for the jobs in flight (their
-        fetches are written to the WARC, their pages kept in the fetch cache, not added to the web) and stop the
-        backend."""
+        fetches are written to the WARC as they complete, their pages kept in the fetch cache, not added to the
+        web), stop the backend, and count and record the pages that were in flight (``after_last_step``)."""
         if self.recorder is not None and self.calls > self._script_end:
             self.recorder.write_metadata(ARRIVALS_KIND, {"call": self.calls - 1, "events": []})
+        in_flight = [self.web.url(p) for p in self._requested]
+        fetched: list[str] = []
         # each fetch is written as it completes (not after the slowest): a crawl killed meanwhile keeps it
         while isinstance(self.backend, FetchScheduler) and self.backend.running:  # SyncJobs: nothing runs
-            self._keep(self.backend.completed(True, timeout=DRAIN_SLICE))
-        self._keep(self.backend.close(wait=True))
+            fetched += self._keep(self.backend.completed(True, timeout=DRAIN_SLICE))
+        fetched += self._keep(self.backend.close(wait=True))
+        self._account_after_last_step(in_flight, fetched)
 
-    def _keep(self, done: list[tuple[Job, Any]]) -> None:
-        """Record fetches that completed after the crawl's last ``arrived`` call (kept in the fetch cache)."""
+    def _keep(self, done: list[tuple[Job, Any]]) -> list[str]:
+        """Record fetches that completed after the crawl's last ``arrived`` call (kept in the fetch cache); returns
+        the URLs of the pages fetched (not cancelled)."""
+        fetched = []
         for job, res in done:
             if job.kind == "page":
                 self._record_fetch(res)
-                if getattr(res, "error", None) != "cancelled":
-                    self.cache.setdefault(self.web.url(job.tag), res)
+                if getattr(res, "error", None) != "cancelled":  # a cancelled fetch is fetched again on resume
+                    url = self.web.url(job.tag)
+                    self.cache.setdefault(url, res)
+                    fetched.append(url)
             else:
                 self._record_exchanges(res[2], robots=True)
+        return fetched
+
+    def _account_after_last_step(self, in_flight: list[str], drained: list[str]) -> None:
+        """Count and record the pages in flight at the close (see "The end of a crawl" in the module docstring):
+        fetched when a result is held for them (drained now, or already in the fetch cache: a page from an
+        archive, a cache hit not yet delivered), else cancelled before their request went out."""
+        done = set(drained)
+        fetched = [u for u in in_flight if u in done or u in self.cache]
+        fetched += [u for u in drained if u not in set(in_flight)]  # requested in an earlier episode
+        got = set(fetched)
+        cancelled = [u for u in in_flight if u not in got]
+        self.stats["after_last_step:in_flight"] += len(in_flight)
+        self.stats["after_last_step:fetched"] += len(fetched)
+        self.stats["after_last_step:cancelled"] += len(cancelled)
+        # every URL of the WARC fetched after a last step and never landed since (a resumed crawl's archive too)
+        self.web.after_last_step.update(fetched)
+        if self.recorder is not None and (in_flight or fetched or self.web.after_last_step):
+            self.recorder.write_metadata(AFTER_LAST_STEP_KIND, {
+                "in_flight": len(in_flight), "fetched": fetched, "cancelled": cancelled,
+                "not_in_crawl": sorted(self.web.after_last_step)})

@@ -83,7 +83,7 @@ from gym_crawl.web.result import (
     parse_content_type,
     sniff_charset,
 )
-from gym_crawl.web.transport import Budget, CancelFlag, ContentDecoder, DecodeError, bounded, connection_classes
+from gym_crawl.web.transport import SLICE, Budget, CancelFlag, ContentDecoder, DecodeError, bounded, connection_classes
 from gym_crawl.web.urls import MAX_URL_CHARS, canonical_url
 
 # FetchPolicy, FetchResult, Exchange ... are defined in policy.py / result.py and importable from here too
@@ -206,7 +206,9 @@ class PoliteFetcher:
         self.recorder = recorder
         self._clock = clock
         self._cancel = CancelFlag()
+        self._hold = CancelFlag()  # no new page request goes on the wire (hold_pages)
         self._sleep: Callable[[float], Any] = sleep if sleep is not None else self._cancel.wait
+        self._sleep_given = sleep is not None
         self._hosts: dict[str, _Host] = {}
         self._hosts_lock = threading.Lock()
         self._rate_lock = threading.Lock()
@@ -254,7 +256,7 @@ class PoliteFetcher:
                 with host.lock:
                     host.pages += 1
                     host.patterns[url_pattern(current)] += 1
-                ex = self._exchange(host, current, "page", exchanges, run)
+                ex = self._exchange(host, current, "page", exchanges, run, held=self._hold)
                 if ex.status is None:
                     return self._finish(url, current, None, ex, ex.error, chain, started, t0, exchanges)
                 location = header_text(ex.header("location"))
@@ -285,6 +287,13 @@ class PoliteFetcher:
         ``fetch`` and ``check`` answers ``"cancelled"`` at once. Safe to call from a signal handler or another
         thread; :meth:`close` still closes the connections."""
         self._cancel.set()
+
+    def hold_pages(self) -> None:
+        """No new page request goes on the wire: a page fetch still waiting for its turn (its host's delay, the
+        global rate, a redirect hop or retry not yet sent) ends at once with the error ``"cancelled"`` (not
+        recorded), while a request already sent completes as usual and robots.txt reads are not held. What a
+        crawl does with the pages in flight when its last step is taken. Safe from another thread."""
+        self._hold.set()
 
     @property
     def cancelled(self) -> bool:
@@ -444,11 +453,12 @@ class PoliteFetcher:
             host.pool = pool
         return host.pool
 
-    def _wait_turn(self, host: _Host, run: _Run) -> bool:
+    def _wait_turn(self, host: _Host, run: _Run, held: CancelFlag | None = None) -> bool:
         """Sleep until ``host`` may be requested and the global rate allows a request start; ``False`` (without
-        waiting) when that moment is past the fetch's deadline."""
+        waiting) when that moment is past the fetch's deadline. ``held`` (a page request): once it is set, the
+        request is not made (``_CancelledFetch``), and the default sleep ends within a slice of its setting."""
         while True:
-            if self._cancel.is_set():
+            if self._cancel.is_set() or (held is not None and held.is_set()):
                 raise _CancelledFetch
             with self._rate_lock:
                 now = self._clock()
@@ -459,10 +469,13 @@ class PoliteFetcher:
                     return True
             if run.deadline is not None and now + wait > run.deadline:
                 return False
-            self._sleep(wait)
+            if held is not None and not self._sleep_given:
+                self._cancel.wait(min(wait, SLICE))  # and look at the hold again
+            else:
+                self._sleep(wait)
 
     def _exchange(self, host: _Host, url: str, purpose: str, exchanges: list[Exchange],
-                  run: _Run | None = None) -> Exchange:
+                  run: _Run | None = None, held: CancelFlag | None = None) -> Exchange:
         """One request to ``url`` with its retries (each attempt is an exchange appended and recorded), within
         the fetch's time limit (``run``: that of the fetch it belongs to; default a new one): an attempt that
         could only start after it is not made."""
@@ -471,7 +484,7 @@ class PoliteFetcher:
         ex: Exchange | None = None
         with host.lock:
             for attempt in range(p.max_retries + 1):
-                if not self._wait_turn(host, run):
+                if not self._wait_turn(host, run, held):
                     break
                 if run.deadline is None:
                     run.deadline = self._clock() + p.max_time

@@ -62,7 +62,7 @@ from gym_crawl._limits import check_fits
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus, StringTable
 from gym_crawl.corpus.page_source import Arrivals
 from gym_crawl.tokenize import tokenize
-from gym_crawl.web.feed import ARRIVALS_KIND, ROBOTS_KIND, ArrivalFeed
+from gym_crawl.web.feed import AFTER_LAST_STEP_KIND, ARRIVALS_KIND, ROBOTS_KIND, ArrivalFeed
 from gym_crawl.web.offer import OfferRules, RobotsRules
 from gym_crawl.web.policy import default_user_agent
 from gym_crawl.web.scheduler import SyncJobs
@@ -313,6 +313,10 @@ class LiveWeb(Corpus):
         self.stats: Counter[str] = Counter()
         self._fetcher: Any = None
         self._recorder: Any = None
+        #: URLs an archive this web replays or resumes says were fetched after its crawl's last step (``to_corpus``
+        #: marks them in ``meta["fetched_after_last_step"]``)
+        self.after_last_step: set[str] = set()
+        self._closed = False
         self._seed_hosts = {url_host(u) for u in canon}
         self._scope = _scope_policy(scope if isinstance(scope, str) else "any", canon)
         if scope == "hosts":  # no other host can ever appear
@@ -483,11 +487,17 @@ class LiveWeb(Corpus):
 
         self.preload(read_fetches(path))
         calls: dict[int, list[list[str]]] = {}
+        landed: set[str] = set()
         for a in read_metadata(path, ARRIVALS_KIND):
             calls.setdefault(int(a["call"]), [[str(k), str(v)] for k, v in a["events"]])
+            landed.update(str(v) for k, v in a["events"] if k == "page")
         robots: dict[str, RobotsRules] = {}
         for r in read_metadata(path, ROBOTS_KIND):
             robots.setdefault(str(r["origin"]), RobotsRules.from_dict(r))
+        after: set[str] = set()
+        for r in read_metadata(path, AFTER_LAST_STEP_KIND):  # the last record holds them all
+            after = {str(u) for u in r.get("not_in_crawl", r.get("fetched", ()))}
+        self.after_last_step = after - landed
         self._feed.load_script(calls, robots)
 
     def cancel(self) -> None:
@@ -498,10 +508,15 @@ class LiveWeb(Corpus):
             self._fetcher.cancel()
 
     def close(self) -> None:
-        """Wait for the fetches in flight (recorded, kept in the fetch cache), close the fetcher's connections and
-        the WARC recorder (the file is then complete and valid). Idempotent; a closed web still serves the pages
+        """End the crawl's fetching: a page in flight whose request has not gone out is cancelled, one on the wire
+        is waited for (recorded, kept in the fetch cache, not added to the web); both are counted and named in the
+        WARC (``after_last_step``: :meth:`counters`). Then close the fetcher's connections and the WARC recorder
+        (the file is then complete and valid). Idempotent; a closed web still serves the pages
         it holds but fetches nothing new."""
-        if self._fetcher is not None or self._recorder is not None:
+        if self._fetcher is not None:
+            self._fetcher.hold_pages()  # the pages in flight that have not gone out yet never will
+        if not self._closed:  # a replay or a fetch function too: its pages in flight are counted alike
+            self._closed = True
             self._feed.close()
         if self._recorder is not None:
             self._recorder.close()
@@ -729,14 +744,18 @@ class LiveWeb(Corpus):
         fetches the fetcher ran), ``requests_wire`` (HTTP requests sent, robots.txt included), ``errors``
         (fetch errors by kind), ``refused`` (discovered URLs not offered, by reason), ``robots`` (origins by
         why their robots.txt rules are what they are: ``parsed``, ``unreachable:timeout`` ...), ``discovered``,
-        ``links``, ``cache_hits``."""
+        ``links``, ``cache_hits``, ``after_last_step`` (the pages in flight when the web was closed: ``in_flight``,
+        of them ``fetched`` — a result recorded after the last step, not part of the crawl — and ``cancelled``
+        before their request went out)."""
         st = self.stats
         return {"pages": int(st.get("pages_fetched", 0)), "fetches": int(st.get("fetches", 0)),
                 "requests_wire": int(st.get("requests_wire", 0)),
                 "errors": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("error:")},
                 "refused": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("refused:")},
                 "robots": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("robots:")},
-                "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0))}
+                "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0)),
+                "after_last_step": {k: int(st.get(f"after_last_step:{k}", 0))
+                                    for k in ("in_flight", "fetched", "cancelled")}}
 
     # ------------------------------------------------------------------ vocabulary
     def _word_ids(self, text: str) -> np.ndarray:
@@ -819,7 +838,8 @@ class LiveWeb(Corpus):
         """A static :class:`Corpus` of the discovered pages in the layout of a WARC corpus
         (:func:`gym_crawl.web.warc.load_warc`): same ids; ``urls`` the canonical URLs (``page_id(url)``
         finds a page); titles the HTML titles; unfetched pages without text or links (``meta["fetched"]``
-        lists the fetched ones); ``texts`` the kept main texts."""
+        lists the fetched ones, ``meta["fetched_after_last_step"]`` those of them a replayed archive says were
+        fetched after its crawl's last step); ``texts`` the kept main texts."""
         n, L = self._n, self._L
         lo, hi = self._link_lo[:n], self._link_hi[:n]
         order = np.argsort(self.link_source[:L], kind="stable")  # links by source page, document order kept
@@ -859,6 +879,8 @@ class LiveWeb(Corpus):
             urls=StringTable.from_strings(urls), link_position=self.link_position[:L][order].copy(),
             meta={"name": name or f"{self.name}-snapshot", "seeds": list(self.seed_urls),
                   "fetched": [i for i in range(n) if self.page_state[i]],
+                  "fetched_after_last_step": [i for i in range(n) if self.page_state[i]
+                                              and urls[i] in self.after_last_step],
                   "title_definition": "the HTML <title> of a fetched page (its URL when it has none or was not "
                                       "fetched; a title several pages share gets ' (<url>)' appended)",
                   "domain_definition": self.meta["domain_definition"],

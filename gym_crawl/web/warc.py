@@ -42,6 +42,10 @@
   (the longest matching prefix wins) and ``re:`` regular expressions, a list of ``(rule, label)`` pairs or a JSON
   or TSV file (:mod:`gym_crawl.web.warc_labels`). URLs and prefixes are canonicalised. Without labels, a topic is
   given by words (``topic="plate tectonics"``) and seed URLs.
+* **pages fetched after a crawl's last step** — a live crawl of this package names the pages still on the wire
+  when its last step was taken in an ``after_last_step`` metadata record: they are compiled (their responses are
+  in the file) and their ids listed in ``corpus.meta["fetched_after_last_step"]``, as the crawl's summary counts
+  them (``after_last_step``).
 * **seeds** — the seed URLs a crawl of this package recorded in its warcinfo record (``gym-crawl-seeds``) that
   are pages of the corpus, in ``corpus.meta["default_seeds"]`` (the crawl's own start pages: the default seeds of a
   topic on this corpus).
@@ -312,6 +316,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
              int(WarcRecordType.revisit): "revisit"}
     response, warcinfo = int(WarcRecordType.response), int(WarcRecordType.warcinfo)
     seeds: list[str] = []
+    not_in_crawl: list[str] = []
+    metadata = int(WarcRecordType.metadata)
     it = iter(ArchiveIterator(str(path), parse_http=False))
     while True:
         try:
@@ -328,6 +334,8 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
             skipped[names.get(rtype, "other_record")] += 1
             if rtype == warcinfo:
                 seeds.extend(s for s in _recorded_seeds(rec) if s not in seeds)
+            elif rtype == metadata and rec.headers.get("WARC-Target-URI") == _AFTER_LAST_STEP_URI:
+                not_in_crawl = _not_in_crawl(rec, not_in_crawl)
             continue
         try:
             reason = _read_response(rec, opts, writer, broken)
@@ -340,7 +348,36 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     writer.flush()
     return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
             "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks,
-            "seeds": seeds}
+            "seeds": seeds, "not_in_crawl": not_in_crawl}
+
+
+_AFTER_LAST_STEP_URI = "urn:gym-crawl:after_last_step"
+"""The target URI of the metadata record a live crawl of this package writes when it closes, naming the pages it
+fetched after its last step (:data:`gym_crawl.web.feed.AFTER_LAST_STEP_KIND`)."""
+
+
+def _recorded_meta(corpus: Corpus, results: list[dict[str, Any]]) -> None:
+    """What the files' live crawls recorded, in ``corpus.meta``: ``default_seeds`` (their seed URLs that are
+    pages of the corpus) and ``fetched_after_last_step`` (the ids of the pages they fetched after their last step,
+    :func:`_not_in_crawl`), each when there are any."""
+    recorded = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
+    seeds = [u for u in dict.fromkeys(recorded) if corpus.urls is not None and corpus.urls.get(u) >= 0]
+    if seeds:
+        corpus.meta["default_seeds"] = seeds
+    after = {u for r in results for u in r.get("not_in_crawl", ())}
+    if after and corpus.urls is not None:
+        corpus.meta["fetched_after_last_step"] = sorted(i for i in (corpus.urls.get(u) for u in after) if i >= 0)
+
+
+def _not_in_crawl(rec: Any, current: list[str]) -> list[str]:
+    """The ``not_in_crawl`` URLs of an ``after_last_step`` record (each such record holds them all, so the last
+    one read wins); ``current`` when the record is not one of ours."""
+    try:
+        d = json.loads(rec.reader.read(1 << 24))
+        urls = d["after_last_step"]["not_in_crawl"]
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError):
+        return current
+    return [u for u in urls if isinstance(u, str)] if isinstance(urls, list) else current
 
 
 def _recorded_seeds(rec: Any) -> list[str]:
@@ -584,10 +621,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
             meta["label_definition"] = "a URL → label map"
         corpus = assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
                            label_map=label_map, rules=rules, meta=meta)
-        recorded = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
-        seeds = [u for u in dict.fromkeys(recorded) if corpus.urls is not None and corpus.urls.get(u) >= 0]
-        if seeds:
-            corpus.meta["default_seeds"] = seeds
+        _recorded_meta(corpus, results)
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
@@ -598,10 +632,11 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 5
+_COMPILER_VERSION = 6
 """Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
 (2: the ``link_position`` column; 3: ``%20`` kept in queries, UTF-8 ``Location`` headers, the bounded
-extraction fallback; 4: ``re:`` label rules, the recorded seeds; 5: those seeds in ``meta["default_seeds"]``)."""
+extraction fallback; 4: ``re:`` label rules, the recorded seeds; 5: those seeds in ``meta["default_seeds"]``;
+6: ``meta["fetched_after_last_step"]``)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,
