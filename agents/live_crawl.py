@@ -338,6 +338,33 @@ def _settings_from_keywords(seeds: Any, *, max_pages: int, topic: str, seed: int
                              **LiveCrawlSettings.env_fields(env_overrides))
 
 
+def _resolve_settings(settings: Any, legacy: dict[str, Any]) -> LiveCrawlSettings:
+    """``settings`` when it is a :class:`~gym_crawl.web.settings.LiveCrawlSettings` (and no former keyword is
+    given); else the settings of the former keywords (``settings`` then holds the seeds, if given), with a
+    ``DeprecationWarning`` attributed to ``crawl_live``'s caller."""
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+    if not isinstance(settings, LiveCrawlSettings):
+        unknown = sorted(set(legacy) - set(_LEGACY))
+        if unknown:
+            raise TypeError(f"crawl_live() got unexpected keyword arguments {unknown}")
+        if settings is not None:
+            if "seeds" in legacy:
+                raise TypeError("crawl_live() got seeds both as its second argument and as seeds=")
+            legacy["seeds"] = settings
+        if "seeds" not in legacy:
+            raise TypeError("crawl_live() needs settings: crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., "
+                            "max_pages=...))")
+        warnings.warn("crawl_live(agent, seeds, max_pages=..., topic=..., ...) is deprecated: pass "
+                      "crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., max_pages=..., ...), warc=...)",
+                      DeprecationWarning, stacklevel=3)
+        return _settings_from_keywords(legacy.pop("seeds"), **legacy)
+    if legacy:
+        raise TypeError(f"crawl_live() got keyword arguments {sorted(legacy)} beside settings: set them in the "
+                        f"settings (LiveCrawlSettings.replace(...))")
+    return settings
+
+
 def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: str | Path | None = None,
                resume: bool = False, overwrite: bool = False, text: Any = None, fetch: Any = None,
                progress: TextIO | None = sys.stderr, progress_every: float = 5.0, handle_signals: bool = True,
@@ -370,26 +397,9 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     :returns: a :class:`LiveCrawlResult`.
     """
     from gym_crawl.web.live import LiveWeb
-    from gym_crawl.web.settings import SETTINGS_FIELD, LiveCrawlSettings
+    from gym_crawl.web.settings import SETTINGS_FIELD
 
-    if not isinstance(settings, LiveCrawlSettings):
-        unknown = sorted(set(legacy) - set(_LEGACY))
-        if unknown:
-            raise TypeError(f"crawl_live() got unexpected keyword arguments {unknown}")
-        if settings is not None:
-            if "seeds" in legacy:
-                raise TypeError("crawl_live() got seeds both as its second argument and as seeds=")
-            legacy["seeds"] = settings
-        if "seeds" not in legacy:
-            raise TypeError("crawl_live() needs settings: crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., "
-                            "max_pages=...))")
-        warnings.warn("crawl_live(agent, seeds, max_pages=..., topic=..., ...) is deprecated: pass "
-                      "crawl_live(agent, LiveCrawlSettings(seeds=..., topic=..., max_pages=..., ...), warc=...)",
-                      DeprecationWarning, stacklevel=2)
-        settings = _settings_from_keywords(legacy.pop("seeds"), **legacy)
-    elif legacy:
-        raise TypeError(f"crawl_live() got keyword arguments {sorted(legacy)} beside settings: set them in the "
-                        f"settings (LiveCrawlSettings.replace(...))")
+    settings = _resolve_settings(settings, legacy)
     if fetch is not None and warc is not None:
         raise ValueError("pass either fetch= or warc= (the polite fetcher records the WARC), not both")
     agent_name = getattr(agent, "name", type(agent).__name__)

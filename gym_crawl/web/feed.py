@@ -476,7 +476,8 @@ class ArrivalFeed:
         self.stats["after_last_step:cancelled"] += len(cancelled)
         # every URL of the WARC fetched after a last step and never landed since (a resumed crawl's archive too)
         self.web.after_last_step.update(fetched)
-        if self.recorder is not None and (in_flight or fetched or self.web.after_last_step):
-            self.recorder.write_metadata(AFTER_LAST_STEP_KIND, {
-                "in_flight": len(in_flight), "fetched": fetched, "cancelled": cancelled,
-                "not_in_crawl": sorted(self.web.after_last_step)})
+        record = {"in_flight": len(in_flight), "fetched": fetched, "cancelled": cancelled,
+                  "not_in_crawl": sorted(self.web.after_last_step)}
+        if self.recorder is not None and (in_flight or fetched or self.web.after_last_step) \
+                and record != self.web.recorded_after_last_step:  # a resumed crawl that ended as it did: nothing new
+            self.recorder.write_metadata(AFTER_LAST_STEP_KIND, record)

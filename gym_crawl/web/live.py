@@ -316,6 +316,8 @@ class LiveWeb(Corpus):
         #: URLs an archive this web replays or resumes says were fetched after its crawl's last step (``to_corpus``
         #: marks them in ``meta["fetched_after_last_step"]``)
         self.after_last_step: set[str] = set()
+        #: the last ``after_last_step`` record of that archive (a resumed crawl that ends as it did writes no other)
+        self.recorded_after_last_step: dict[str, Any] | None = None
         self._closed = False
         self._seed_hosts = {url_host(u) for u in canon}
         self._scope = _scope_policy(scope if isinstance(scope, str) else "any", canon)
@@ -497,6 +499,7 @@ class LiveWeb(Corpus):
         after: set[str] = set()
         for r in read_metadata(path, AFTER_LAST_STEP_KIND):  # the last record holds them all
             after = {str(u) for u in r.get("not_in_crawl", r.get("fetched", ()))}
+            self.recorded_after_last_step = dict(r)
         self.after_last_step = after - landed
         self._feed.load_script(calls, robots)
 
