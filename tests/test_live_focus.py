@@ -100,3 +100,41 @@ def test_the_env_refuses_a_bad_focus_slack(base_web):
     with pytest.raises(ValueError, match="focus_slack must be a number >= 0.*got -1"):
         make_env_for(make_agent("best-first"), corpus=base_web, topic="geology",
                      max_episode_steps=5, concurrency=4, focus_slack=-1)
+
+
+def test_the_live_settings_carry_the_knob_to_the_env_and_the_warc():
+    from gym_crawl.web.settings import DEFAULT_FOCUS_SLACK as SETTINGS_DEFAULT
+    from gym_crawl.web.settings import LiveCrawlSettings
+
+    assert SETTINGS_DEFAULT == DEFAULT_FOCUS_SLACK  # one default, whether a crawl is built by settings or by the env
+    s = LiveCrawlSettings(seeds=("http://127.0.0.2:8000/",), topic="rock", max_pages=10, concurrency=8)
+    assert s.focus_slack == DEFAULT_FOCUS_SLACK and s.env_keywords()["focus_slack"] == DEFAULT_FOCUS_SLACK
+    off = s.replace(focus_slack=None)
+    assert off.env_keywords()["focus_slack"] == math.inf
+    assert LiveCrawlSettings.from_dict(off.to_dict()) == off  # recorded as JSON null, read back as off
+    assert off.differences(s.to_dict()) == [("focus_slack", DEFAULT_FOCUS_SLACK, None)]  # a resume must keep it
+    for bad in (-1, math.inf, math.nan, "0.1", True):
+        with pytest.raises(ValueError, match="LiveCrawlSettings.focus_slack must be a finite number >= 0"):
+            s.replace(focus_slack=bad)
+    with pytest.raises(ValueError, match="must not set focus_slack"):
+        LiveCrawlSettings(seeds=("http://127.0.0.2:8000/",), topic="rock", max_pages=10, env={"focus_slack": 1.0})
+
+
+@pytest.mark.parametrize(("flag", "want"), [(None, DEFAULT_FOCUS_SLACK), ("0.5", 0.5), ("off", None), ("0", 0.0)])
+def test_the_command_line_flag(flag, want):
+    from gym_crawl.cli.app import build_parser
+    from gym_crawl.cli.crawl import live_settings
+
+    argv = ["crawl", "--live", "http://127.0.0.2:8000/", "--topic", "rock", "--concurrency", "8"]
+    args = build_parser().parse_args(argv + ([] if flag is None else ["--focus-slack", flag]))
+    assert live_settings(args).focus_slack == want
+
+
+@pytest.mark.parametrize("bad", ["-1", "inf", "nan", "wide"])
+def test_a_bad_flag_value_is_one_error_line_with_exit_2(bad, capsys):
+    from gym_crawl.cli.app import main
+
+    code = main(["crawl", "--live", "http://127.0.0.2:8000/", "--topic", "rock", "--concurrency", "8",
+                 "--focus-slack", bad])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--focus-slack must be a number >= 0" in err and repr(bad) in err

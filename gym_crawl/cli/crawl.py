@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -122,6 +123,11 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv.add_argument("--per-host", type=_field_range("per_host"), default=None, metavar="N",
                     help="pages in flight per host (default 1: a host is fetched one request at a time anyway, "
                          "so more only queues there); a busy host's pages are not offered")
+    lv.add_argument("--focus-slack", default=None, metavar="S",
+                    help="with --concurrency > 1, how far below the best known page a free slot may reach: it takes "
+                         "a page only when its link score is at least best - S x (best - mean) of every page the "
+                         "crawl could fetch, else it waits (default 0.1: relevant pages at equal pages as with one "
+                         "page in flight); 'off': fill every free slot (most pages per second, least focus)")
     lv.add_argument("--rate", type=number_in(*POLICY_BOUNDS["rate"][1:], unit="requests per second",
                                              zero="no global limit"), default=None, metavar="R",
                     help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
@@ -199,9 +205,9 @@ def run(args: argparse.Namespace) -> int:
     if args.live:
         return _cmd_crawl_live(args, names)
     if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
-            args.per_host is not None or args.rate is not None:
-        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host and --rate go with "
-                         "--live URL ...")
+            args.per_host is not None or args.rate is not None or args.focus_slack is not None:
+        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host, --focus-slack and "
+                         "--rate go with --live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise ValueError("--load/--save need exactly one --agent")
     for flag, out in (("--save", args.save), ("--plot", args.plot)):
@@ -330,12 +336,28 @@ def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
         pol["delay"] = float(args.delay)
     if args.user_agent_contact is not None:
         pol["contact"] = args.user_agent_contact
-    env = {k: v for k, v in _env_overrides(args).items()
-           if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    env: dict[str, Any] = {k: v for k, v in _env_overrides(args).items()
+                           if k in ("reward", "features", "reducer", "max_candidates", "domain_cap") and v is not None}
+    if args.focus_slack is not None:
+        env["focus_slack"] = _focus_slack(args.focus_slack)
     return LiveCrawlSettings(seeds=tuple(args.live), topic=args.topic, max_pages=pages, seed=args.seed,
                              scope=args.scope, concurrency=args.concurrency or 1, per_host=args.per_host or 1,
                              policy=FetchPolicy(**pol), capacity=args.capacity,
                              general_text={"general": True, "none": False}.get(args.text or ""), **env)
+
+
+def _focus_slack(text: str) -> float | None:
+    """``--focus-slack``'s value: ``off`` → ``None`` (fill every free slot), else a finite number >= 0."""
+    if text.strip().lower() == "off":
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"--focus-slack must be a number >= 0 (default 0.1; larger: more pages per second, less "
+                         f"focus) or 'off' (fill every free slot), got {text!r}")
+    return v
 
 
 def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:

@@ -22,6 +22,7 @@ settings recorded before it still load) plus its ``:param:`` line; a numeric fie
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -47,7 +48,9 @@ MAY_CHANGE_ON_RESUME = frozenset({
     "policy.read_timeout", "policy.max_time", "policy.backoff", "policy.max_retry_after", "policy.max_retries",
     "policy.contact", "policy.user_agent"})
 #: env keywords the crawl itself sets (from other settings): not allowed in ``env``
-ENV_KEYWORDS_OWNED = frozenset({"corpus", "topic", "max_episode_steps", "concurrency", "per_host"})
+ENV_KEYWORDS_OWNED = frozenset({"corpus", "topic", "max_episode_steps", "concurrency", "per_host", "focus_slack"})
+#: the default ``focus_slack``: the env's (``gym_crawl.crawl.window.DEFAULT_FOCUS_SLACK``; a test checks they agree)
+DEFAULT_FOCUS_SLACK = 0.1
 #: the valid range of each numeric field, inclusive (``None``: no bound on that side)
 _BOUNDS: dict[str, tuple[int, int | None]] = {
     "max_pages": (1, 10_000_000),
@@ -92,8 +95,12 @@ class LiveCrawlSettings:
         is present, else hashed word vectors (after one warning); ``True`` — require it; ``False`` — hashed
         word vectors only.
     :param env: further ``WikiCrawlEnv`` keywords (read-only mapping; not ``corpus``, ``topic``,
-        ``max_episode_steps``, ``concurrency`` or ``per_host``, which other settings give, nor a keyword a field
-        above names). A value that is not JSON is recorded by its type name.
+        ``max_episode_steps``, ``concurrency``, ``per_host`` or ``focus_slack``, which fields give, nor a keyword a
+        field above names). A value that is not JSON is recorded by its type name.
+    :param focus_slack: the knob between focus and throughput with pages in flight (the env's ``focus_slack``): a
+        free slot takes a page only when its link score is at least ``best − focus_slack × (best − mean)`` of
+        every page the crawl could fetch, busy hosts' included, else it waits (a finite number >= 0; default 0.1);
+        ``None`` fills every free slot (most pages per second, least focus). No effect with one page in flight.
     """
 
     seeds: tuple[str, ...]
@@ -113,6 +120,7 @@ class LiveCrawlSettings:
     domain_cap: int | None = None
     general_text: bool | None = None
     env: Mapping[str, Any] = field(default_factory=dict)
+    focus_slack: float | None = DEFAULT_FOCUS_SLACK
     # new settings go here: one line each, with a default (see the module docstring)
 
     def __post_init__(self) -> None:
@@ -140,6 +148,12 @@ class LiveCrawlSettings:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 raise ValueError(f"LiveCrawlSettings.{name} must be a registered name or None, got {v!r}")
+        fs = self.focus_slack
+        if fs is not None and (isinstance(fs, bool) or not isinstance(fs, (int, float)) or not math.isfinite(fs)
+                               or fs < 0):
+            raise ValueError(f"LiveCrawlSettings.focus_slack must be a finite number >= 0 (0: with pages in flight a "
+                             f"free slot takes only a page as good as the best known; larger: more pages per second, "
+                             f"less focus) or None (fill every free slot), got {fs!r}")
         if self.general_text not in (None, True, False):
             raise ValueError(f"LiveCrawlSettings.general_text must be None, True or False, got {self.general_text!r}")
         if not isinstance(self.env, Mapping):
@@ -163,9 +177,11 @@ class LiveCrawlSettings:
 
     def env_keywords(self) -> dict[str, Any]:
         """The ``WikiCrawlEnv`` keywords these settings give, besides the corpus (``topic``,
-        ``max_episode_steps``, ``concurrency``, ``per_host``, the env fields that are set, ``env``)."""
+        ``max_episode_steps``, ``concurrency``, ``per_host``, ``focus_slack`` (``math.inf`` for ``None``), the env
+        fields that are set, ``env``)."""
         kw: dict[str, Any] = {"topic": self.topic, "max_episode_steps": self.max_pages,
-                              "concurrency": self.concurrency, "per_host": self.per_host}
+                              "concurrency": self.concurrency, "per_host": self.per_host,
+                              "focus_slack": math.inf if self.focus_slack is None else float(self.focus_slack)}
         for name, key in _ENV_FIELDS.items():
             v = getattr(self, name)
             if v is not None:
