@@ -9,8 +9,13 @@ times). The trained policies are then printed next to ``random``, ``best-first``
 tasks: pages found and the normalized score (random 0, oracle 1) as an IQM with a stratified bootstrap 95 % CI
 over seeds and tasks, whether the trained CI lies above best-first's, and the CPU-minutes of the whole run
 (user + system, this process and its children). The figures also go to ``<out>/report.json``, each seed's model
-to ``<out>/seed<s>/``. ``--train-topics`` / ``--eval-topics`` / ``--corpus`` without ``--task-set`` train as
-before (named topics from their main pages, one seed, no baseline table).
+to ``<out>/seed<s>/``.
+
+``--corpus PATH`` alone trains on the task set of that corpus' labels (``corpus:PATH``, your own compiled crawl:
+:mod:`gym_crawl.tasks.own_web`; ``--split site`` holds out whole sites), every task at one budget. With
+``--train-topics`` / ``--eval-topics`` (and no ``--task-set``) the run trains on named topics instead, each from
+its seed pages (``--seed-pages``, else the topic's own, the corpus' own — a compiled live crawl records them — or
+its label's most in-linked page), ``--seeds`` training seeds (default one), no baseline table.
 """
 from __future__ import annotations
 

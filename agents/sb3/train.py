@@ -511,7 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"])
     p.add_argument("--policy", default=None, choices=["scoring", "mlp"],
                    help="candidate-scoring policy or stock MLP (default: scoring for discrete, mlp for continuous)")
-    add_common_arguments(p, d, corpus_help="synthetic, synthetic-N, a corpus folder, a Wikispeedia folder…",
+    add_common_arguments(p, d, corpus_help="synthetic, synthetic-N, a corpus folder (your own compiled crawl), a "
+                                           "Wikispeedia folder…; without --train-topics/--eval-topics: train on the "
+                                           "task set of its labels",
                          hyper_help='algorithm kwargs as JSON, e.g. \'{"gamma": 0.8}\'')
     p.add_argument("--n-envs", type=int, default=d.n_envs)
     p.add_argument("--flatten", action="store_true", help="discrete wrapper: flat Box observation")
