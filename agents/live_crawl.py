@@ -57,7 +57,8 @@ from gym_crawl.agents.runner import EpisodeResult, run_episode
 if TYPE_CHECKING:  # the web layer is imported when a crawl runs, not with the command line
     from gym_crawl.web.settings import LiveCrawlSettings
 
-__all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "RESET_KIND", "LiveCrawlResult", "crawl_live", "read_account"]
+__all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "JUDGE_KIND", "JUDGE_MAPPINGS", "RESET_KIND",
+           "LiveCrawlResult", "crawl_live", "live_judge", "read_account"]
 
 #: ``type`` of the WARC metadata record of one crawl decision
 DECISION_TYPE = "gym_crawl.decision"
@@ -68,6 +69,8 @@ CRAWL_KIND = "crawl"
 RESET_KIND = "reset"
 #: the warcinfo field naming the agent of a crawl (beside its settings, ``gym-crawl-settings``)
 AGENT_FIELD = "gym-crawl-agent"
+#: ``kind`` of the WARC metadata record of a crawl's judge built from examples (its JSON, one per crawl)
+JUDGE_KIND = "judge"
 _POLICY_DEFAULT_RATE = 10.0
 
 
@@ -89,6 +92,8 @@ class LiveCrawlResult:
     :param settings: the crawl's :class:`~gym_crawl.web.settings.LiveCrawlSettings`.
     :param reset_reward: the rewards of the seeds, landed at reset (``episode.reward_sum`` is this plus the
         step rewards).
+    :param judge: what judged the pages relevant (:meth:`gym_crawl.relevance.judge.Judge.describe`;
+        ``{"kind": "words"}``: the topic words, the default).
     """
 
     episode: EpisodeResult
@@ -105,6 +110,7 @@ class LiveCrawlResult:
     per_host: int = 1
     settings: LiveCrawlSettings | None = None
     reset_reward: float = 0.0
+    judge: dict[str, Any] = field(default_factory=lambda: {"kind": "words"})
 
     @property
     def pages_per_second(self) -> float:
@@ -124,7 +130,67 @@ class LiveCrawlResult:
                 "pages_per_second": round(self.pages_per_second, 2),
                 "cpu_ms_per_page": round(1000 * self.cpu_seconds / pages, 3) if pages else None,
                 "discovered": int(c.get("discovered", 0)), "cache_hits": int(c.get("cache_hits", 0)),
-                "reset_reward": self.reset_reward, "after_last_step": dict(c.get("after_last_step", {}))}
+                "reset_reward": self.reset_reward, "after_last_step": dict(c.get("after_last_step", {})),
+                "aside_fetches": int(c.get("aside_fetches", 0)), "judge": dict(self.judge)}
+
+
+#: the reward a judge's verdict maps to, by the reward name the crawl would otherwise use: (relevant, other)
+JUDGE_MAPPINGS = {"han2018": (30.0, -1.0), "thesis": (30.0, -1.0), "binary": (1.0, 0.0)}
+
+
+def live_judge(settings: LiveCrawlSettings, web: Any, agent: Agent | None = None) -> tuple[Any, int]:
+    """The judge reward of a crawl with example pages (:mod:`gym_crawl.relevance.judge`), and how many example
+    URLs it fetched: ``(None, 0)`` without examples (the topic words judge, through the env's reward). The examples'
+    files are read, their URLs fetched through ``web``'s own polite fetcher (:meth:`~gym_crawl.web.LiveWeb.fetch_aside`:
+    recorded, counted); the reward mapping follows the reward the crawl would use (``settings.reward``, else the
+    agent's, else ``han2018``): :data:`JUDGE_MAPPINGS`. Raises ``ValueError`` naming the flag and the example at
+    fault, or a reward that has no mapping."""
+    if not settings.examples:
+        return None, 0
+    from gym_crawl.relevance.judge import JudgeReward, JudgeText, build_judge
+    from gym_crawl.tokenize import tokenize
+    from gym_crawl.web.example_pages import example_from_fetch, read_example_pages
+
+    defaults = getattr(agent, "env_defaults", None) or {}
+    name = settings.reward or defaults.get("reward") or "han2018"
+    if not isinstance(name, str) or name not in JUDGE_MAPPINGS:
+        raise ValueError(f"--reward {name}: with --examples the judge gives the reward; its mapping is one of "
+                         f"{', '.join(f'{k} ({h:g} / {m:g})' for k, (h, m) in JUDGE_MAPPINGS.items())}")
+    texts: dict[str, list[str]] = {}
+    sources: dict[str, list[str]] = {}
+    fetched = 0
+    for key, flag in (("examples", "--examples"), ("counter_examples", "--counter-examples")):
+        specs = read_example_pages(getattr(settings, key), flag)
+        pages = list(specs.pages)
+        for url in specs.urls:
+            pages.append(example_from_fetch(web.fetch_aside(url), flag))
+            fetched += 1
+        texts[key], sources[key] = [p.text for p in pages], [p.source for p in pages]
+    judge = build_judge(tokenize(settings.topic), texts["examples"], texts["counter_examples"], sources=sources,
+                        space=JudgeText.default(settings.general_text))
+    hit, miss = JUDGE_MAPPINGS[name]
+    return JudgeReward(judge, hit=hit, miss=miss), fetched
+
+
+def _judged_env(agent: Agent, settings: LiveCrawlSettings, web: Any, record: bool) -> tuple[Any, Any]:
+    """The env of the crawl, with the judge of its examples as the reward (:func:`live_judge`; the example URLs it
+    fetched count in the budget), and that judge (``None``: the topic words). With ``record``, the judge is
+    written to the WARC. Closes ``web`` when anything fails."""
+    env_kw = settings.env_keywords()
+    try:
+        judge, aside = live_judge(settings, web, agent)
+        if judge is not None:
+            env_kw["reward"] = judge
+            env_kw["max_episode_steps"] = settings.max_pages - aside
+            if env_kw["max_episode_steps"] < 1:
+                raise ValueError(f"--max-pages {settings.max_pages} leaves no step after fetching the {aside} example "
+                                 f"URL(s), which count in the budget")
+            if web.recorder is not None and record:
+                web.recorder.write_metadata(JUDGE_KIND, judge.judge.to_dict())
+        return make_env_for(agent, corpus=web, **env_kw), judge
+    except BaseException:
+        web.close()
+        raise
 
 
 class _Progress:
@@ -419,7 +485,7 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     else:
         web = LiveWeb(seeds, fetch=fetch, text=text, scope=settings.scope, max_pages=settings.page_capacity,
                       offer=settings.offer)
-    env = make_env_for(agent, corpus=web, **settings.env_keywords())
+    env, judge = _judged_env(agent, settings, web, record=not has_settings)
     t0, c0 = time.monotonic(), time.process_time()  # the crawl, from its reset (not the text model's build)
     base = env.unwrapped
     stop: dict[str, str | None] = {"by": None}
@@ -453,7 +519,8 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
                            landed_urls=[web.url(int(p)) for p in res.fetched],
                            counters=web.counters(), steps_without_page=no_page, seconds=seconds, cpu_seconds=cpu,
                            concurrency=settings.concurrency, per_host=settings.per_host, settings=settings,
-                           reset_reward=rec_env.reset_reward)
+                           reset_reward=rec_env.reset_reward,
+                           judge=judge.judge.describe() if judge is not None else {"kind": "words"})
 
 
 def read_account(warc: str | Path) -> dict[str, Any]:

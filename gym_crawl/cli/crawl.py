@@ -27,6 +27,7 @@ from gym_crawl.cli.options import check_writable, header_value, int_at_least, nu
 from gym_crawl.corpus import Corpus, load_corpus
 from gym_crawl.envs import DEFAULT_ENV_ID
 from gym_crawl.relevance.topic import resolve_topic, seed_pages
+from gym_crawl.web.example_pages import read_example_pages
 from gym_crawl.web.live import RESERVED_HOW, reserved_bytes
 from gym_crawl.web.policy import POLICY_BOUNDS, FetchPolicy
 from gym_crawl.web.settings import FIELD_BOUNDS, LiveCrawlSettings
@@ -132,6 +133,14 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
                                              zero="no global limit"), default=None, metavar="R",
                     help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
                          "pages/s)")
+    lv.add_argument("--examples", nargs="+", default=None, metavar="URL|FILE",
+                    help="pages of what the crawl looks for: HTML or text files, folders of them, WARC archives, or "
+                         "URLs (fetched politely first, counted in --max-pages); the crawl's judge — its reward and "
+                         "its relevant count — becomes a page classifier built from them and --topic "
+                         "(default: --topic's words alone; docs/live.md)")
+    lv.add_argument("--counter-examples", nargs="+", default=None, metavar="URL|FILE",
+                    help="pages of what it does not look for, the same kinds (with --examples; default: a background "
+                         "sample of general English)")
 
 
 def _seed_pages_alias(args: argparse.Namespace) -> None:
@@ -205,9 +214,10 @@ def run(args: argparse.Namespace) -> int:
     if args.live:
         return _cmd_crawl_live(args, names)
     if args.warc or args.resume or args.overwrite or args.max_pages is not None or args.concurrency is not None or \
-            args.per_host is not None or args.rate is not None or args.focus_slack is not None:
-        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host, --focus-slack and "
-                         "--rate go with --live URL ...")
+            args.per_host is not None or args.rate is not None or args.focus_slack is not None or args.examples or \
+            args.counter_examples:
+        raise ValueError("--warc, --resume, --overwrite, --max-pages, --concurrency, --per-host, --focus-slack, "
+                         "--rate, --examples and --counter-examples go with --live URL ...")
     if (args.load or args.save) and len(names) != 1:
         raise ValueError("--load/--save need exactly one --agent")
     for flag, out in (("--save", args.save), ("--plot", args.plot)):
@@ -329,7 +339,7 @@ def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
     ``--topic``, ``--max-pages`` (else ``--steps``, else the default env's budget), ``--seed``, ``--scope``,
     ``--concurrency``, ``--per-host``, the policy of ``--delay``, ``--rate`` (``0``: none) and
     ``--user-agent-contact``, ``--capacity``, and the env flags (``--features``, ``--reducer``, ``--k``,
-    ``--reward``, ``--domain-cap``, ``--text general|none``)."""
+    ``--reward``, ``--domain-cap``, ``--text general|none``), ``--examples`` and ``--counter-examples``."""
     pages = args.max_pages if args.max_pages is not None else (args.steps or _default_env()[1]["max_episode_steps"])
     pol: dict[str, Any] = {"rate": 10.0 if args.rate is None else (args.rate or None)}
     if args.delay is not None:
@@ -343,7 +353,9 @@ def live_settings(args: argparse.Namespace) -> LiveCrawlSettings:
     return LiveCrawlSettings(seeds=tuple(args.live), topic=args.topic, max_pages=pages, seed=args.seed,
                              scope=args.scope, concurrency=args.concurrency or 1, per_host=args.per_host or 1,
                              policy=FetchPolicy(**pol), capacity=args.capacity,
-                             general_text={"general": True, "none": False}.get(args.text or ""), **env)
+                             general_text={"general": True, "none": False}.get(args.text or ""),
+                             examples=tuple(args.examples or ()), counter_examples=tuple(args.counter_examples or ()),
+                             **env)
 
 
 def _focus_slack(text: str) -> float | None:
@@ -376,6 +388,11 @@ def _check_live_flags(args: argparse.Namespace, names: list[str]) -> None:
     if args.warc and Path(args.warc).exists() and not (args.resume or args.overwrite):
         raise ValueError(f"--warc {args.warc}: the file exists; add --resume to continue that crawl or --overwrite "
                          f"to replace it")
+    if args.counter_examples and not args.examples:
+        raise ValueError("--counter-examples go with --examples (the pages the crawl looks for)")
+    for flag, specs in (("--examples", args.examples), ("--counter-examples", args.counter_examples)):
+        if specs:  # the files are read now, so a bad one fails before any request
+            read_example_pages(specs, flag)
 
 
 def _print_table(rows: Sequence[dict[str, Any]]) -> None:

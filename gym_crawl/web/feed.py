@@ -409,6 +409,21 @@ class ArrivalFeed:
         if self.recorder is not None and getattr(res, "error", None) != "cancelled":  # fetched again on resume
             self.recorder.write_result(res)
 
+    def fetch_aside(self, url: str) -> Any:
+        """Fetch the canonical ``url`` at once, outside the crawl's steps (a judge's example page): the cached
+        result when the URL was fetched before (a resumed crawl's archive), else a fetch by the backend's own
+        fetcher, recorded and counted as any page fetch (and in ``stats["aside_fetches"]``) and kept in the cache,
+        so a step that later reaches the URL gets it without a second request. The page is not added to the web."""
+        res = self.cache.get(url)
+        if res is not None:
+            return res
+        res = self.backend.fetch_now(url)
+        self.stats["aside_fetches"] += 1
+        self._record_fetch(res)
+        if getattr(res, "error", None) != "cancelled":
+            self.cache.setdefault(url, res)
+        return res
+
     def replay_all(self) -> int:
         """Deliver the whole script without a crawl (every recorded page materialised, every robots.txt
         applied, in the recorded order), then every other cached page; returns the pages materialised."""

@@ -698,6 +698,17 @@ class LiveWeb(Corpus):
             self.page_state[page] = _FETCHED
             self.stats["pages_fetched"] += 1
 
+    def fetch_aside(self, url: str) -> Any:
+        """Fetch ``url`` now, outside the crawl's steps — an example page a judge is built from — through the web's
+        own fetcher (robots.txt, per-host delay, rate, scope: an out-of-scope URL is refused, ``"out-of-scope"``),
+        recorded to the WARC and counted (``stats["aside_fetches"]``, ``fetches``, ``requests_wire``); a URL the
+        fetch cache holds (a resumed crawl) is not requested again. Returns the fetch result; the page does not
+        enter the web, and a step that later reaches its URL gets it from the cache, without a second request."""
+        canon = self._canonical(url)
+        if canon is None:
+            raise ValueError(f"url {url!r} is not an http(s) URL with a host")
+        return self._feed.fetch_aside(canon)
+
     def cached_result(self, page: int) -> Any:
         """The fetch result held for ``page``'s URL (fetched, drained from flight at close, or from an archive),
         or ``None``."""
@@ -749,7 +760,8 @@ class LiveWeb(Corpus):
         why their robots.txt rules are what they are: ``parsed``, ``unreachable:timeout`` ...), ``discovered``,
         ``links``, ``cache_hits``, ``after_last_step`` (the pages in flight when the web was closed: ``in_flight``,
         of them ``fetched`` — a result recorded after the last step, not part of the crawl — and ``cancelled``
-        before their request went out)."""
+        before their request went out), ``aside_fetches`` (pages fetched outside the steps: a judge's
+        examples)."""
         st = self.stats
         return {"pages": int(st.get("pages_fetched", 0)), "fetches": int(st.get("fetches", 0)),
                 "requests_wire": int(st.get("requests_wire", 0)),
@@ -758,7 +770,8 @@ class LiveWeb(Corpus):
                 "robots": {k.split(":", 1)[1]: int(v) for k, v in sorted(st.items()) if k.startswith("robots:")},
                 "discovered": self._n, "links": self._L, "cache_hits": int(st.get("cache_hits", 0)),
                 "after_last_step": {k: int(st.get(f"after_last_step:{k}", 0))
-                                    for k in ("in_flight", "fetched", "cancelled")}}
+                                    for k in ("in_flight", "fetched", "cancelled")},
+                "aside_fetches": int(st.get("aside_fetches", 0))}
 
     # ------------------------------------------------------------------ vocabulary
     def _word_ids(self, text: str) -> np.ndarray:

@@ -63,6 +63,11 @@ class FetchScheduler:
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread, which raises it
             self._done.put((job, None, e))
 
+    def fetch_now(self, url: str) -> Any:
+        """Fetch the page ``url`` on the caller's thread, at once (outside the queue of jobs), by the same
+        fetcher: its politeness holds across both."""
+        return self.fetcher.fetch(url)
+
     @property
     def running(self) -> int:
         """Jobs submitted and not yet returned by :meth:`completed`."""
@@ -112,6 +117,10 @@ class SyncJobs:
 
     def submit(self, job: Job) -> None:
         self._queue.append(job)
+
+    def fetch_now(self, url: str) -> Any:
+        """Fetch the page ``url`` at once with the fetch function."""
+        return self._fetch(url)
 
     @property
     def running(self) -> int:

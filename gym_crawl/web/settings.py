@@ -101,6 +101,11 @@ class LiveCrawlSettings:
         free slot takes a page only when its link score is at least ``best − focus_slack × (best − mean)`` of
         every page the crawl could fetch, busy hosts' included, else it waits (a finite number >= 0; default 0.1);
         ``None`` fills every free slot (most pages per second, least focus). No effect with one page in flight.
+    :param examples: example pages of what the crawl looks for — files, folders, WARC archives or http(s) URLs
+        (:mod:`gym_crawl.web.example_pages`); given, the crawl's judge (its reward and its relevant count) is a
+        page classifier built from them and the topic words (:mod:`gym_crawl.relevance.judge`); URLs are fetched
+        politely first and counted in the budget. Default ``()``: the topic words alone judge.
+    :param counter_examples: pages of what it does not look for, the same kinds (only with ``examples``).
     """
 
     seeds: tuple[str, ...]
@@ -121,6 +126,8 @@ class LiveCrawlSettings:
     general_text: bool | None = None
     env: Mapping[str, Any] = field(default_factory=dict)
     focus_slack: float | None = DEFAULT_FOCUS_SLACK
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
     # new settings go here: one line each, with a default (see the module docstring)
 
     def __post_init__(self) -> None:
@@ -165,6 +172,15 @@ class LiveCrawlSettings:
             raise ValueError(f"LiveCrawlSettings.env must not set {', '.join(clash)}: "
                              f"{'; '.join(_owner(k) for k in clash)}")
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        for name in ("examples", "counter_examples"):
+            v = getattr(self, name)
+            if isinstance(v, (str, bytes)) or not isinstance(v, Iterable) or \
+                    not all(isinstance(x, str) and x.strip() for x in v):
+                raise ValueError(f"LiveCrawlSettings.{name} must be a list of files, folders, WARC archives or "
+                                 f"http(s) URLs, got {v!r}")
+            object.__setattr__(self, name, tuple(v))
+        if self.counter_examples and not self.examples:
+            raise ValueError("LiveCrawlSettings.counter_examples need examples (the pages the crawl looks for)")
 
     def __hash__(self) -> int:
         return hash(json.dumps(self.to_dict(), sort_keys=True))
@@ -215,7 +231,7 @@ class LiveCrawlSettings:
         out: dict[str, Any] = {"type": SETTINGS_TYPE}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name == "seeds":
+            if f.name in ("seeds", "examples", "counter_examples"):
                 v = list(v)
             elif f.name in ("policy", "offer"):
                 v = v.to_dict()
@@ -234,8 +250,9 @@ class LiveCrawlSettings:
         if unknown:
             raise ValueError(f"unknown LiveCrawlSettings fields {unknown}; known: {sorted(names)}")
         kw = dict(d)
-        if "seeds" in kw:
-            kw["seeds"] = tuple(kw["seeds"])
+        for name in ("seeds", "examples", "counter_examples"):
+            if name in kw:
+                kw[name] = tuple(kw[name])
         if "policy" in kw:
             kw["policy"] = FetchPolicy.from_dict(kw["policy"])
         if "offer" in kw:
@@ -312,7 +329,8 @@ def _with_defaults(recorded: Mapping[str, Any]) -> dict[str, Any]:
         if f.name in out or f.name in ("seeds", "topic", "max_pages"):
             continue
         default: Any = f.default_factory() if callable(f.default_factory) else f.default
-        out[f.name] = default.to_dict() if hasattr(default, "to_dict") else default
+        out[f.name] = default.to_dict() if hasattr(default, "to_dict") else \
+            list(default) if isinstance(default, tuple) else default
     if isinstance(out.get("policy"), Mapping):  # a policy field added since: its default
         out["policy"] = {**FetchPolicy().to_dict(), **out["policy"]}
     if isinstance(out.get("offer"), Mapping):
