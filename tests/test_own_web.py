@@ -279,3 +279,20 @@ def test_a_dead_env_worker_is_one_error_line(monkeypatch) -> None:
     with pytest.raises(OSError, match=r"^an env worker process ended \(ConnectionResetError; its error is printed "
                                       r"above\); rerun with --vec dummy"):
         sb3_train.make_vec_env(cfg, ["geology"], 1, 0)
+
+
+def test_a_scoring_env_sampling_topics_needs_no_default_topic() -> None:
+    """On a corpus without a topic table the env is built on a sampled topic; a topic without seeds starts from its
+    own pages (here the corpus' own seed), never from another task's."""
+    from gym_crawl.relevance.topic import resolve_topic, seed_pages
+    from gym_crawl.wrappers import make_scoring_env
+
+    c = _own(1, seeds=["Geology"])  # the crawl's own seed: the seeds of a topic without any of its own
+    env = make_scoring_env(topics=[{"topic": "subject.med", "seeds": ["Poetry"]}, "subject.geo"], topic_mode="cycle",
+                           corpus=c, max_episode_steps=3)
+    _, info = env.reset(seed=0)
+    assert info["topic"] == "med" and env.unwrapped.view.fetched_pages().tolist() == [c.page_id("Poetry")]
+    _, info = env.reset()
+    assert seed_pages(resolve_topic("subject.geo", c), c).tolist() == [c.page_id("Geology")]
+    assert info["topic"] == "geo" and env.unwrapped.view.fetched_pages().tolist() == [c.page_id("Geology")]
+    env.close()

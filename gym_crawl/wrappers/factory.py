@@ -130,10 +130,14 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     action = "slot" if kind == "discrete" else "page"
     if max_episode_steps is not None:
         env_kwargs["max_episode_steps"] = max_episode_steps
-    if topics and env_kwargs.get("topic") is None:  # the env is built on the first topic; the sampler picks each
-        first = topics[0]                               # episode's (a corpus may have no default topic of its own)
+    if topics and env_kwargs.get("topic") is None:
+        # the env is built on one of the topics (a corpus may have no default topic of its own); the sampler picks
+        # each episode's. A task's seeds become the env's default seeds only when every topic is a task with seeds,
+        # so a topic without seeds of its own never starts from another task's pages.
+        plain = [t for t in topics if not (isinstance(t, dict) and t.get("seeds"))]
+        first = plain[0] if plain else topics[0]
         env_kwargs["topic"] = first["topic"] if isinstance(first, dict) else first
-        if isinstance(first, dict) and first.get("seeds") and env_kwargs.get("seeds") is None:
+        if not plain and env_kwargs.get("seeds") is None:
             env_kwargs["seeds"] = list(first["seeds"])
     env = make_env(env_id, action=action, **env_kwargs)
     if topics:
