@@ -105,7 +105,7 @@ def make_vec_env(env_id: str = DEFAULT_ENV_ID, *, num_envs: int, vectorization_m
     return gym.make_vec(spec, num_envs=num_envs, vectorization_mode=vectorization_mode, **kwargs)
 
 
-def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = None, topic_mode: str = "random",
+def make_scoring_env(kind: str = "discrete", *, topics: Sequence[Any] | None = None, topic_mode: str = "random",
                      max_episode_steps: int | None = None, flatten: bool = False, reward_scale: float | None = 1.0,
                      top_rows: int = 4, env_id: str = DEFAULT_ENV_ID, **env_kwargs: Any) -> gym.Env:
     """Build ``make_env(env_id, **env_kwargs)`` → ``TopicSampler`` → scoring wrapper.
@@ -113,7 +113,8 @@ def make_scoring_env(kind: str = "discrete", *, topics: Sequence[str] | None = N
     Args:
         kind: ``"discrete"`` (:class:`DiscreteScoringWrapper`) or ``"continuous"``
             (:class:`gym_crawl.wrappers.LinearScoringWrapper`).
-        topics: topics sampled per episode (default: the env's single topic, i.e. no sampler).
+        topics: topics sampled per episode, or tasks ``{"topic": spec, "seeds": [...]}`` (default: the env's single
+            topic, i.e. no sampler; see :class:`TopicSampler`).
         topic_mode: ``"random"`` or ``"cycle"`` (see :class:`TopicSampler`).
         max_episode_steps: the page budget (env steps per episode), passed to ``gym.make`` (default: ``env_id``'s
             registered budget).
