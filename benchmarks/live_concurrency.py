@@ -44,6 +44,8 @@ import numpy as np
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "live_concurrency"
 TOPIC = "geology"
+#: the live settings' default focus rule (``LiveCrawlSettings.focus_slack``)
+FOCUS_DEFAULT = 0.0
 HARVEST_TOPICS = ("geology", "astronomy", "jazz", "cancer", "poetry")
 HARVEST_AT = (100, 200, 300)
 
@@ -91,11 +93,25 @@ def spread_over_hosts(corpus: Any, n_hosts: int, seed: int = 0) -> Any:
     return rehost(corpus, rng.integers(0, n_hosts, corpus.n_pages), n_hosts)
 
 
-def _serve(conn: Any, n_pages: int, n_hosts: int, latency: float) -> None:
-    """Serve the corpus until told to stop; then send the request log and this process' CPU seconds."""
+def make_web(n_pages: int, n_hosts: int, layout: str = "plain") -> Any:
+    """The served web: ``"plain"`` the synthetic web as generated (a topic's pages on its subject's few hosts),
+    ``"spread"`` its pages on hosts at random (:func:`spread_over_hosts`), ``"topic:<name>"`` the pages of topic
+    ``<name>`` on two hosts and the rest on the others (:func:`topic_on_hosts`)."""
+    base = _corpus(n_pages, n_hosts)
+    if layout == "plain":
+        return base
+    if layout == "spread":
+        return spread_over_hosts(base, n_hosts, seed=0)
+    if layout.startswith("topic:"):
+        return topic_on_hosts(base, truth_of(base, layout.split(":", 1)[1]), n_hosts, on=2, seed=0)
+    raise ValueError(f"layout must be 'plain', 'spread' or 'topic:<name>', got {layout!r}")
+
+
+def _serve(conn: Any, n_pages: int, n_hosts: int, latency: float, layout: str = "plain") -> None:
+    """Serve the web until told to stop; then send the request log and this process' CPU seconds."""
     from gym_crawl.web.serve.server import serve_corpus
 
-    corpus = _corpus(n_pages, n_hosts)
+    corpus = make_web(n_pages, n_hosts, layout)
     with serve_corpus(corpus, n_hosts, bind="addresses", first_address=2, latency=latency) as site:
         conn.send({lab: site.url(lab, "/") for lab in site.hosts})
         cpu0 = time.process_time()
@@ -118,15 +134,16 @@ class LoopbackSite:
         :func:`~gym_crawl.webgen.synthetic.generate_synthetic`).
     :param n_hosts: hosts (domains), one loopback address each.
     :param latency: seconds every response waits.
+    :param layout: which pages sit on which host (:func:`make_web`).
 
     ``roots`` maps each host's label to its index page URL (the crawl's seeds); :meth:`log` returns and forgets
     the requests served so far; :meth:`stop` ends the process and returns its CPU seconds.
     """
 
-    def __init__(self, n_pages: int, n_hosts: int, latency: float):
+    def __init__(self, n_pages: int, n_hosts: int, latency: float, layout: str = "plain"):
         ctx = mp.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, n_pages, n_hosts, latency), daemon=True)
+        self.proc = ctx.Process(target=_serve, args=(child, n_pages, n_hosts, latency, layout), daemon=True)
         self.proc.start()
         if not self.conn.poll(300):
             self.proc.kill()
@@ -173,34 +190,59 @@ def politeness(log: list[tuple], delay: float, agent: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- live runs
 def live_run(server: LoopbackSite, corpus: Any, *, pages: int, concurrency: int, delay: float,
-             agent: str = "best-first", seed: int = 0, warc_dir: Path) -> dict[str, Any]:
-    """One live crawl of the served site; its throughput, CPU and the server's politeness verdict."""
+             agent: str = "best-first", seed: int = 0, warc_dir: Path, topic: str = TOPIC,
+             focus_slack: float | None = FOCUS_DEFAULT) -> dict[str, Any]:
+    """One live crawl of the served site; its throughput, CPU, the server's politeness verdict, and the relevant
+    pages along the pages landed (``curve``) with the wall second each landed (``seconds``: the end of its
+    response in the server's log, from the crawl's first request)."""
     from gym_crawl.agents import make_agent
     from gym_crawl.agents.live_crawl import crawl_live
     from gym_crawl.web.policy import FetchPolicy, default_user_agent
     from gym_crawl.web.settings import LiveCrawlSettings
 
     server.log()  # forget earlier runs' requests
-    warc = warc_dir / f"crawl-w{concurrency}-{agent}-{seed}.warc.gz"
+    warc = warc_dir / f"crawl-w{concurrency}-{agent}-{seed}-{focus_slack}.warc.gz"
     seeds = sorted(server.roots.values())
-    settings = LiveCrawlSettings(seeds=tuple(seeds), topic=TOPIC, max_pages=pages, seed=seed, scope="any",
-                                 concurrency=concurrency, per_host=1, policy=FetchPolicy(delay=delay, rate=None))
+    settings = LiveCrawlSettings(seeds=tuple(seeds), topic=topic, max_pages=pages, seed=seed, scope="any",
+                                 concurrency=concurrency, per_host=1, policy=FetchPolicy(delay=delay, rate=None),
+                                 focus_slack=focus_slack)
     res = crawl_live(make_agent(agent), settings, warc=warc, text=corpus, progress=None, handle_signals=False)
     log = server.log()
     s = res.summary()
-    curve = relevant_curve(res.landed_urls[len(seeds):], corpus, truth_of(corpus, TOPIC))
+    landed = res.landed_urls[len(seeds):]
+    curve = relevant_curve(landed, corpus, truth_of(corpus, topic))
     pol = politeness(log, delay, default_user_agent())
-    out = {"agent": agent, "concurrency": concurrency, "per_host": 1, "steps": s["steps"], "pages": s["pages"],
+    out = {"agent": agent, "topic": topic, "concurrency": concurrency, "per_host": 1, "focus_slack": focus_slack,
+           "steps": s["steps"], "pages": s["pages"],
            "steps_without_page": s["steps_without_page"], "requests_wire": s["requests_wire"],
            "wall_s": s["wall_seconds"], "cpu_s": s["cpu_seconds"], "pages_per_s": s["pages_per_second"],
            "cpu_ms_per_page": s["cpu_ms_per_page"], "relevant_found": s["relevant_found"],
            "politeness": pol, "warc_bytes": warc.stat().st_size}
     for k in HARVEST_AT:
         out[f"relevant_at_{k}"] = int(curve[k - 1]) if len(curve) >= k else None
-    print(f"live W={concurrency:<3} {agent}: {out['pages']} pages in {out['wall_s']:.1f} s = "
+    out["curve"] = [int(x) for x in curve]
+    out["seconds"] = landing_seconds(landed, log)
+    print(f"live W={concurrency:<3} {agent} focus_slack={focus_slack}: {out['pages']} pages in {out['wall_s']:.1f} s = "
           f"{out['pages_per_s']:.1f} pages/s, {out['cpu_ms_per_page']} ms CPU/page, politeness "
           f"{'ok' if pol['ok'] else pol}", flush=True)
     return out
+
+
+def landing_seconds(urls: list[str], log: list[tuple]) -> list[float | None]:
+    """For each URL, when its response ended in the server's log, in seconds from the first request of the log
+    (``None`` for a URL the log does not hold)."""
+    from urllib.parse import urlsplit
+
+    if not log:
+        return [None] * len(urls)
+    t0 = min(e[0] for e in log)
+    end: dict[tuple[str, str], float] = {}
+    for e in log:
+        end.setdefault((e[2], e[3]), e[1] - t0)
+    by_path: dict[str, float] = {}
+    for (_, path), t in end.items():
+        by_path.setdefault(path, t)
+    return [round(by_path[urlsplit(u).path], 3) if urlsplit(u).path in by_path else None for u in urls]
 
 
 def truth_of(corpus: Any, topic: str) -> np.ndarray:
@@ -323,6 +365,79 @@ def plot(result: dict[str, Any], path: Path) -> None:
     save_png(fig, path)
 
 
+# ---------------------------------------------------------------------- focus under concurrency
+def focus_study(args: argparse.Namespace) -> dict[str, Any]:
+    """Live, on loopback: (1) a web whose topic sits on two of ``--hosts`` hosts — best-first at each
+    ``--focus-concurrency`` W with the default focus rule, and at the largest W with the rule off — relevant pages
+    along the pages fetched and along wall seconds; (2) the same pages spread over every host at random — pages per
+    second at the largest W with the default rule, ``focus_slack`` 0.5, and off, against the politeness bound."""
+    out: dict[str, Any] = {"hosts": args.hosts, "n_pages": args.n_pages, "latency": args.latency, "delay": args.delay,
+                           "topic": args.focus_topic, "politeness_bound_pages_per_s":
+                               round(args.hosts / (args.delay + args.latency), 1),
+                           "load_average_before": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}
+    w_max = max(args.focus_concurrency)
+    focused = [(w, FOCUS_DEFAULT, args.focus_pages) for w in args.focus_concurrency]
+    focused.append((w_max, None, args.focus_pages))
+    spread = [(w_max, slack, args.spread_pages) for slack in (FOCUS_DEFAULT, 0.5, None)]
+    for layout, key, runs in ((f"topic:{args.focus_topic}", "focused", focused), ("spread", "spread", spread)):
+        web = make_web(args.n_pages, args.hosts, layout)
+        truth = truth_of(web, args.focus_topic)
+        hosts_of_topic = int(len(np.unique(np.asarray(web.page_domain)[truth])))
+        server = LoopbackSite(args.n_pages, args.hosts, args.latency, layout)
+        try:
+            with tempfile.TemporaryDirectory(prefix="gym-crawl-live-focus-") as tmp:
+                out[key] = {"layout": layout, "hosts_with_topic": hosts_of_topic, "runs": [
+                    live_run(server, web, pages=pages, concurrency=w, delay=args.delay, warc_dir=Path(tmp),
+                             topic=args.focus_topic, focus_slack=slack) for w, slack, pages in runs]}
+        finally:
+            out[key]["server_cpu_s"] = round(server.stop(), 2)
+    base = {r["concurrency"]: r for r in out["focused"]["runs"] if r["concurrency"] == 1}
+    one = base[1]["curve"] if 1 in base else None
+    for r in out["focused"]["runs"]:
+        n = min(len(r["curve"]), len(one)) if one else 0
+        r["equal_pages"] = n
+        r["relevant_vs_one_at_equal_pages"] = round(r["curve"][n - 1] / one[n - 1], 3) if n and one[n - 1] else None
+    for r in out["spread"]["runs"]:
+        r["fraction_of_bound"] = round(r["pages_per_s"] / out["politeness_bound_pages_per_s"], 3)
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def plot_focus(result: dict[str, Any], path: Path) -> None:
+    """Relevant pages against pages fetched and against wall seconds (the focused web), and pages per second against
+    the politeness bound (the spread web)."""
+    from gym_crawl.benchmarks.plotting import pyplot, save_png
+
+    plt = pyplot()
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    for r in result["focused"]["runs"]:
+        label = f"W = {r['concurrency']}" + (", focus off" if r["focus_slack"] is None else "")
+        ls = "--" if r["focus_slack"] is None else "-"
+        xs = np.arange(1, len(r["curve"]) + 1)
+        a.plot(xs, r["curve"], ls, label=label)
+        t = [(s, y) for s, y in zip(r["seconds"], r["curve"]) if s is not None]
+        b.plot([s for s, _ in t], [y for _, y in t], ls, label=label)
+    f = result["focused"]
+    a.set_xlabel("pages fetched")
+    a.set_ylabel(f"relevant pages ({result['topic']})")
+    a.set_title(f"topic on {f['hosts_with_topic']} of {result['hosts']} loopback hosts: equal pages")
+    b.set_xlabel("wall seconds")
+    b.set_title("the same crawls against time")
+    for ax in (a, b):
+        ax.legend(fontsize=8)
+    runs = result["spread"]["runs"]
+    names = [("default " if r["focus_slack"] == FOCUS_DEFAULT else "") + f"slack {r['focus_slack']}"
+             if r["focus_slack"] is not None else "focus off" for r in runs]
+    c.bar(names, [r["pages_per_s"] for r in runs], color="#4c72b0")
+    c.axhline(result["politeness_bound_pages_per_s"], color="k", ls="--", lw=1, label="politeness bound")
+    c.axhline(0.8 * result["politeness_bound_pages_per_s"], color="#c44e52", ls=":", lw=1, label="0.8 of the bound")
+    c.set_ylabel("pages / s (wall)")
+    c.set_title(f"pages spread over {result['hosts']} hosts, W = {runs[0]['concurrency']}")
+    c.legend(fontsize=8)
+    fig.tight_layout()
+    save_png(fig, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench live_concurrency", description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", type=int, default=64)
@@ -338,7 +453,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--harvest-seeds", type=int, default=5, help="seeds of the random agent's harvest runs")
     ap.add_argument("--quick", action="store_true", help="8 hosts, 2,000 pages, short crawls (a smoke run)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--focus", action="store_true",
+                    help="run the focus study instead (live_focus.json / .png): relevant pages at equal pages and "
+                         "over time on a web whose topic sits on two hosts, pages/s on a web spread over all hosts")
+    ap.add_argument("--focus-topic", default="cancer", help="the focus study's topic (default cancer)")
+    ap.add_argument("--focus-pages", type=int, default=200, help="steps of each focus crawl (default 200)")
+    ap.add_argument("--focus-concurrency", type=int, nargs="+", default=[1, 8, 64])
+    ap.add_argument("--spread-pages", type=int, default=1500, help="steps of each spread-web crawl (default 1500)")
     args = ap.parse_args(argv)
+    if args.focus:
+        if args.quick:
+            args.hosts, args.n_pages, args.focus_pages, args.spread_pages = 8, 2000, 40, 80
+            args.focus_concurrency = [1, 8]
+        from gym_crawl.benchmarks.report import write_json_report
+
+        res = focus_study(args)
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = write_json_report(args.out / "live_focus.json", res, "live_concurrency", args)
+        plot_focus(res, args.out / "live_focus.png")
+        print(f"written to {path} and live_focus.png")
+        return 0
     if args.quick:
         args.hosts, args.n_pages, args.pages, args.pages_one, args.concurrency = 8, 2000, 60, 40, [1, 8]
         args.harvest_pages, args.harvest_topics, args.harvest_seeds = 120, ["geology"], 2

@@ -69,7 +69,7 @@ def test_settings_are_frozen_canonical_and_round_trip_through_json():
     assert back == s and hash(back) == hash(s)
     assert s.env_keywords() == {"topic": "rock", "max_episode_steps": 50, "concurrency": 8, "per_host": 2,
                                 "features": "combined", "max_candidates": 16, "text": {"general": False},
-                                "time_feature": "none", "focus_slack": 0.1}
+                                "time_feature": "none", "focus_slack": 0.0}
     assert s.page_capacity == 10_000 and s.replace(capacity=77).page_capacity == 77
     with pytest.raises(ValueError, match="unknown LiveCrawlSettings fields \\['judge'\\]"):
         LiveCrawlSettings.from_dict({**d, "judge": "x"})

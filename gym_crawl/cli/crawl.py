@@ -127,8 +127,10 @@ def add_arguments(c: argparse.ArgumentParser) -> None:
     lv.add_argument("--focus-slack", default=None, metavar="S",
                     help="with --concurrency > 1, how far below the best known page a free slot may reach: it takes "
                          "a page only when its link score is at least best - S x (best - mean) of every page the "
-                         "crawl could fetch, else it waits (default 0.1: relevant pages at equal pages as with one "
-                         "page in flight); 'off': fill every free slot (most pages per second, least focus)")
+                         "crawl could fetch, else it waits (default 0: only a page as good as the best known, so the "
+                         "relevant pages at equal pages are those of one page in flight; 0.5 on a web whose good "
+                         "pages spread over many hosts); 'off': fill every free slot (most pages per second, least "
+                         "focus)")
     lv.add_argument("--rate", type=number_in(*POLICY_BOUNDS["rate"][1:], unit="requests per second",
                                              zero="no global limit"), default=None, metavar="R",
                     help="requests per second over all hosts (default 10; 0: no global limit — needed above 10 "
@@ -367,7 +369,7 @@ def _focus_slack(text: str) -> float | None:
     except ValueError:
         v = math.nan
     if not math.isfinite(v) or v < 0:
-        raise ValueError(f"--focus-slack must be a number >= 0 (default 0.1; larger: more pages per second, less "
+        raise ValueError(f"--focus-slack must be a number >= 0 (default 0; larger: more pages per second, less "
                          f"focus) or 'off' (fill every free slot), got {text!r}")
     return v
 

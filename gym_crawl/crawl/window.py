@@ -53,12 +53,14 @@ PARKED = -1
 """Status of a discovered, unfetched page held out of the frontier (its host is busy or held)."""
 _FR = K.C_FR_SIZE
 
-DEFAULT_FOCUS_SLACK = 0.1
+DEFAULT_FOCUS_SLACK = 0.0
 """The default ``focus_slack`` of a window (:meth:`FetchWindow.may_fill`): while pages are in flight, a free slot
-takes a page only when its link score is within a tenth of the way from the best page's the crawl knows to the
-average page's. Live, link scores are close together (a best-first crawl fetches many pages of other hosts at one
-page in flight too), and 0.5 already let through enough of them to lose up to a third of a topic's relevant pages
-at equal pages on a loopback web whose topic sits on two of eight hosts; 0.1 lost none there."""
+takes a page only when its link score is as high as the best page's the crawl knows (ties included), so a crawl's
+relevant pages at equal pages are those of one page in flight, and pages in flight add speed only where the best
+pages sit on several hosts. Why not more: link scores of pages that are not relevant often sit close to the best
+(a best-first crawl fetches them at one page in flight too), and on a loopback web whose topic sits on two of eight
+hosts a slack of 0.1 already lost a quarter of the relevant pages at equal pages (``benchmarks/RESULTS.md``,
+"Focus under concurrency"); a web whose good pages spread over many hosts gets its pages per second with 0.5."""
 
 
 def check_focus_slack(slack: object) -> float:
@@ -318,8 +320,7 @@ class FetchWindow:
         in flight or the rule is off (``focus_slack`` infinite); otherwise only when the best offerable page's link
         score is at least ``best − focus_slack × (best − mean)``, where ``best`` and ``mean`` are the highest and the
         mean link score of every page the crawl could fetch — offerable, or parked because its host is busy (or
-        held). With the default 0.1: the page is within a tenth of the way from the best page known to the average
-        one."""
+        held). With the default 0, only a page as good as the best one known (ties included)."""
         if not self.in_flight or self.focus_slack == math.inf:
             return True
         c, i, _, _ = self._args()

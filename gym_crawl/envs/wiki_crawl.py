@@ -102,7 +102,7 @@ has ``per_host`` pages in flight (or whose host the source holds back: its robot
 offered: it is parked out of the frontier until its host is free. With W = 1 every step lands the page it
 dispatched, so a static corpus with ``timing=`` crawls exactly as without it.
 
-**Focus** (``focus_slack``, default 0.1). A host busy with the best pages would otherwise leave its slots to other
+**Focus** (``focus_slack``, default 0). A host busy with the best pages would otherwise leave its slots to other
 hosts' pages, ranked low: the crawl would buy pages per second with relevance. So while pages are in flight, a free
 slot is filled only when the best offerable page's link score (the topic relevance of its link text,
 ``view.link_scores``: best-first's priority) is at least ``best − focus_slack × (best − mean)`` over every page the
@@ -303,7 +303,7 @@ class WikiCrawlEnv(gym.Env):
             (:class:`~gym_crawl.corpus.page_source.FetchTiming` or ``{"latency": s, "delay": s}``; default
             latency 0.1 s, delay 1 s when ``concurrency > 1``). Not for a page source (its clock is real).
         focus_slack: the knob between focus and throughput of a window (default
-            :data:`~gym_crawl.crawl.window.DEFAULT_FOCUS_SLACK`, 0.1): while pages are in flight, a free slot is
+            :data:`~gym_crawl.crawl.window.DEFAULT_FOCUS_SLACK`, 0): while pages are in flight, a free slot is
             filled only when the best offerable page's link score is at least ``best − focus_slack × (best −
             mean)`` over every page the crawl could fetch, busy hosts' included; otherwise the step waits for a
             page to land. 0: only a page as good as the best known; ``math.inf``: every free slot is filled (most

@@ -50,7 +50,7 @@ MAY_CHANGE_ON_RESUME = frozenset({
 #: env keywords the crawl itself sets (from other settings): not allowed in ``env``
 ENV_KEYWORDS_OWNED = frozenset({"corpus", "topic", "max_episode_steps", "concurrency", "per_host", "focus_slack"})
 #: the default ``focus_slack``: the env's (``gym_crawl.crawl.window.DEFAULT_FOCUS_SLACK``; a test checks they agree)
-DEFAULT_FOCUS_SLACK = 0.1
+DEFAULT_FOCUS_SLACK = 0.0
 #: the valid range of each numeric field, inclusive (``None``: no bound on that side)
 _BOUNDS: dict[str, tuple[int, int | None]] = {
     "max_pages": (1, 10_000_000),
@@ -99,7 +99,8 @@ class LiveCrawlSettings:
         field above names). A value that is not JSON is recorded by its type name.
     :param focus_slack: the knob between focus and throughput with pages in flight (the env's ``focus_slack``): a
         free slot takes a page only when its link score is at least ``best − focus_slack × (best − mean)`` of
-        every page the crawl could fetch, busy hosts' included, else it waits (a finite number >= 0; default 0.1);
+        every page the crawl could fetch, busy hosts' included, else it waits (a finite number >= 0; default 0:
+        only a page as good as the best known);
         ``None`` fills every free slot (most pages per second, least focus). No effect with one page in flight.
     :param examples: example pages of what the crawl looks for — files, folders, WARC archives or http(s) URLs
         (:mod:`gym_crawl.web.example_pages`); given, the crawl's judge (its reward and its relevant count) is a
