@@ -1,6 +1,7 @@
 """Env steps per CPU-second of this code against a git revision, paired run by run (a refactor's speed check).
 
-``gym-crawl bench paired_step --baseline REV [--rounds 8] [--configs single:topk,vec:8,vec:64] [--quick] [--out DIR]``
+``gym-crawl bench paired_step --baseline REV [--rounds 8] [--configs single:topk,vec:8,vec:64,task:1,task:64]
+[--quick] [--out DIR]``
 
 On a shared machine two timings taken minutes apart differ by more than a refactor changes, so the two codes
 run in turns: each round times every configuration once with the baseline and once with the current code (in
@@ -13,7 +14,10 @@ Configurations (``WikiCrawl-v0`` on the default synthetic corpus, K = 64, ``comb
 episodes with resets counted):
 
 * ``single:REDUCER`` — one env through ``gym.make``, a random valid slot each step;
-* ``vec:N`` — the batched vector env of N crawls (``gym_crawl.envs.make_vector_env``), slot 0 every step.
+* ``vec:N`` — the batched vector env of N crawls (``gym_crawl.envs.make_vector_env``), slot 0 every step;
+* ``task:N`` — the default task as a user builds it (``gym_crawl.DEFAULT_ENV_ID``, its registered 100-step
+  episodes): ``task:1`` one env through ``gym.make``, ``task:N`` (N > 1) ``gym.make_vec(..., num_envs=N,
+  vectorization_mode="vector_entry_point")``, a random valid slot per crawl every step.
 
 Writes ``paired_step.json``, ``paired_step.md`` and ``paired_step.png`` (the ratio of every round) to ``--out``
 (default ``benchmarks/results/paired_step``).
@@ -57,6 +61,28 @@ if kind == "single":
             if term or trunc:
                 obs, info = env.reset()
     per_call = 1
+elif kind == "task" and int(arg) == 1:
+    env = gym.make(gym_crawl.DEFAULT_ENV_ID)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    def run(n):
+        global obs, info
+        for _ in range(n):
+            valid = np.flatnonzero(info["action_mask"])
+            obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
+            if term or trunc:
+                obs, info = env.reset()
+    per_call = 1
+elif kind == "task":
+    n_envs = int(arg)
+    env = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=n_envs, vectorization_mode="vector_entry_point")
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    def run(n):
+        global obs
+        for _ in range(n):
+            obs, *_ = env.step((rng.random(n_envs) * obs["mask"].sum(1)).astype(np.int64))
+    per_call = n_envs
 else:
     from gym_crawl.envs import make_vector_env
     n_envs = int(arg)
@@ -81,10 +107,10 @@ def parse_configs(spec: str) -> list[tuple[str, str]]:
     out = []
     for item in (s.strip() for s in spec.split(",") if s.strip()):
         kind, _, arg = item.partition(":")
-        ok = (kind == "single" and arg in REDUCERS) or (kind == "vec" and arg.isdigit() and int(arg) >= 1)
+        ok = (kind == "single" and arg in REDUCERS) or (kind in ("vec", "task") and arg.isdigit() and int(arg) >= 1)
         if not ok:
-            raise ValueError(f"--configs entry {item!r}: expected single:REDUCER ({', '.join(REDUCERS)}) or vec:N "
-                             f"(N >= 1 crawls)")
+            raise ValueError(f"--configs entry {item!r}: expected single:REDUCER ({', '.join(REDUCERS)}), vec:N or "
+                             f"task:N (N >= 1 crawls)")
         out.append((kind, arg))
     if not out:
         raise ValueError("--configs names no configuration")
@@ -145,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench paired_step", description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", required=True, help="git revision to compare with (e.g. main)")
     ap.add_argument("--rounds", type=int, default=8, help="paired rounds (default 8; --quick 1)")
-    ap.add_argument("--configs", default="single:topk,vec:8,vec:64", help="comma-separated single:REDUCER, vec:N")
+    ap.add_argument("--configs", default="single:topk,vec:8,vec:64",
+                    help="comma-separated single:REDUCER, vec:N, task:N (the default task: 1 env or N batched)")
     ap.add_argument("--steps", type=int, default=None, help="timed env steps per run (default 30000; --quick 2000)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up steps per run (default 5000; --quick 500)")
     ap.add_argument("--quick", action="store_true", help="one short round (checks that it runs)")

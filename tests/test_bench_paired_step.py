@@ -12,7 +12,8 @@ from gym_crawl.benchmarks import paired_step as ps
 
 def test_configs_parse_and_refuse_what_is_not_one():
     assert ps.parse_configs("single:topk, vec:8,vec:64") == [("single", "topk"), ("vec", "8"), ("vec", "64")]
-    for bad in ("single:greedy", "vec:0", "vec:x", "tree", ""):
+    assert ps.parse_configs("task:1,task:64") == [("task", "1"), ("task", "64")]
+    for bad in ("single:greedy", "vec:0", "vec:x", "tree", "", "task:0", "task:x"):
         with pytest.raises(ValueError, match="single:REDUCER|no configuration"):
             ps.parse_configs(bad)
 

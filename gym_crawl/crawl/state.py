@@ -72,7 +72,7 @@ from gym_crawl.crawl.fields import (
     reset_domains,
     reset_slots,
 )
-from gym_crawl.crawl.pagemap import find_many, rehash
+from gym_crawl.crawl.pagemap import find, find_many, rehash
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
@@ -125,8 +125,14 @@ class PageColumn:
         return a.astype(np.int64, copy=False), False
 
     def __getitem__(self, key: Any) -> Any:
-        pages, scalar = self._pages(key)
         st = self._state
+        if isinstance(key, (int, np.integer)):  # one page: one compiled look-up
+            a = st.arrays
+            s = find(a["map_keys"], a["map_slots"], int(key))
+            col = a[self.field.name]
+            return col[s] if s >= 0 else col.dtype.type(self.field.reset) if col.ndim == 1 else np.full(
+                col.shape[1:], self.field.reset, col.dtype)
+        pages, scalar = self._pages(key)
         col = st.arrays[self.field.name]
         slots = st.slots(pages.reshape(-1))
         out = np.full((slots.size,) + col.shape[1:], self.field.reset, col.dtype)
