@@ -95,6 +95,27 @@ def test_compiled_step_grows_the_stacked_crawl_state(tiny_corpus, monkeypatch):
     assert all(e.state.arrays["slot_page"].base is u._stack["slot_page"] for e in u.envs)
 
 
+def test_compiled_step_scores_pages_lazily_in_one_batch(monkeypatch):
+    """On a web too large to score at reset, the compiled step fills the score tables and reward cache of the
+    pages it is about to fetch in one vectorized call: the same run as SyncVectorEnv's page-by-page scoring."""
+    from conftest import make_tiny_corpus
+
+    import gym_crawl.crawl.state as S
+
+    monkeypatch.setattr(S, "EAGER_SCORING_LINKS", 0)
+    corpus = make_tiny_corpus(seed=11)  # its own per-topic tables (not the shared fixture's, filled by other tests)
+    kw = dict(corpus=corpus, max_candidates=16, max_episode_steps=30)
+    fast = _assert_same_run(kw, 70)
+    st = fast.unwrapped.envs[0].state
+    assert fast.unwrapped._uniform and not st.page_scores.complete
+    pt = st.page_scores
+    done = np.flatnonzero(pt.done)
+    assert 0 < len(done) < corpus.n_pages
+    for p in done[:40].tolist():  # batch-filled rows are the rows one page at a time gives
+        one = st.scorer.score_pages(np.array([p]))
+        assert (one.rel[0], one.tfidf[0]) == (pt.rel[p], pt.tfidf[p]) and np.array_equal(one.cat[0], pt.cat[p])
+
+
 @pytest.mark.parametrize("action", ["slot", "page"])
 def test_compiled_step_state_observation_and_page_mode(tiny_corpus, action):
     kw = dict(corpus=tiny_corpus, max_candidates=8, action=action, max_episode_steps=25,

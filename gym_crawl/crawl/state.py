@@ -471,6 +471,26 @@ class CrawlState:
         eval_rel = bool(self._pages.label[page]) if self._eval_label else relevant
         return r, relevant, eval_rel
 
+    def fill_scores(self, pages: np.ndarray) -> None:
+        """Fill the topic's score tables and the reward cache for ``pages`` (about to be fetched) in one vectorized
+        pass: the values :meth:`page_reward` would fill page by page (the built-in schemes are elementwise; a
+        scheme without a cache is left to :meth:`page_reward`). A non-finite reward is cached as it is; the caller
+        refuses it before fetching."""
+        assert self.scorer is not None and self.scheme is not None, "reset() first"
+        pages = np.unique(np.asarray(pages, np.int64))
+        if not len(pages):
+            return
+        self._pages.ensure_many(pages)
+        self._links.ensure(pages)
+        rw = self._rw
+        if rw is None:
+            return
+        todo = pages[~rw[2][pages]]
+        if len(todo):
+            pt = self._pages
+            rws, rls = self.scheme(PageScores(pt.rel[todo], pt.cat[todo], pt.tfidf[todo], pt.label[todo], todo))
+            rw[0][todo], rw[1][todo], rw[2][todo] = rws, rls, True
+
     def page_reward(self, page: int) -> tuple[float, bool, bool]:
         """Reward, relevant flag and ground-truth relevance that fetching ``page`` would give, without
         fetching it (its score-table entries are filled). Raises ``ValueError`` naming the reward scheme and

@@ -472,9 +472,7 @@ class WikiCrawlVectorEnv(VectorEnv):
     def _fill_missing(self, pages: np.ndarray) -> None:
         """Fill the shared per-topic score tables and reward cache for pages about to be fetched (raises
         ``ValueError`` for a non-finite reward before any sub-env stepped)."""
-        st = self.envs[0].state
-        for p in pages.tolist():
-            st.page_reward(p)
+        self.envs[0].state.fill_scores(pages)
 
     def _step_python(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step the sub-envs one by one (configurations the compiled step does not cover). Every action and

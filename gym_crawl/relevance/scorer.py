@@ -395,6 +395,16 @@ class PageTable:
             self.rel[page], self.cat[page], self.tfidf[page] = ps.rel[0], ps.cat[0], ps.tfidf[0]
             self.done[page] = True
 
+    def ensure_many(self, pages: np.ndarray) -> None:
+        """Score those of ``pages`` not scored yet, in one call (each page's row is computed on its own, in a fixed
+        order: the values :meth:`ensure` gives one page at a time)."""
+        pages = np.asarray(pages, np.int64)
+        todo = np.unique(pages[~self.done[pages]])
+        if len(todo):
+            ps = self.scorer.score_pages(todo)
+            self.rel[todo], self.cat[todo], self.tfidf[todo] = ps.rel, ps.cat, ps.tfidf
+            self.done[todo] = True
+
     def ensure_all(self, chunk: int = 20_000) -> None:
         """Score every page (one pass over the corpus' text; :func:`fill_topic_tables` does several topics)."""
         _fill_pages([self], chunk)
