@@ -13,9 +13,9 @@ single envs and which ``make_vec`` therefore refuses in this mode (:mod:`gym_cra
 Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
 
 * loads the corpus and the text model **once** and shares them (and the per-topic scorers and score
-  tables) between the N crawls; each crawl adds only its own columns (``gym-crawl bench memory``: about
-  60–80 MB per extra crawl on a 323,000-page web, against ~270 MB of private memory per
-  ``AsyncVectorEnv`` worker);
+  tables) between the N crawls; each crawl adds only its own columns, sized by the pages it touched
+  (``gym-crawl bench memory``: about 28 MB per extra crawl of 2,000 steps on a 323,000-page web, against
+  ~270 MB of private memory per ``AsyncVectorEnv`` worker that fills its own score tables);
 * steps the N crawls in **one compiled call** (:func:`gym_crawl.envs.batch_kernels.batch_step`) when
   the configuration allows it (see below): the N crawls' columns are stacked (a leading env axis) and
   every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
