@@ -340,7 +340,7 @@ def test_corpus_info_prints_topics_and_labels(tmp_path, capsys):
     assert main(["corpus", "info", str(tmp_path / "c"), "--labels", "3"]) == 0
     out = capsys.readouterr().out
     assert "topics (3)" in out and "geology" in out
-    assert "most frequent labels" in out and "--topic subject.gen --seeds \"United States\"" in out
+    assert "most frequent labels" in out and "--topic subject.gen --seed-pages \"United States\"" in out
     assert main(["corpus", "info", str(tmp_path / "c"), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["top_labels"][0]["pages"] == 50 and "geology" in info["topics"]
