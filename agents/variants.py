@@ -79,6 +79,13 @@ VARIANTS: dict[str, Variant] = {
     "online-classifier+prior": Variant("online-classifier", {"prior_mode": "fixed", "features": "hashed-site"}, {}, {},
                                        "online-classifier on hashed-site: prior x best-first's link score + a "
                                        "learned residual"),
+    # the learner the package ships: best-first-mix over the cheap local `hashed` rows (a row once per page, scores
+    # refreshed every 16 steps: a few ms of CPU per page live), starting from the weights `gym-crawl bench pretrain`
+    # trained on the synthetic webs' train topics (gym_crawl/agents/data/), learning online from the crawl's reward
+    "best-first-mix+pretrained": Variant("best-first-mix", {"features": "hashed", "refresh": "new", "rescore_every": 16,
+                                                            "weights": "package:best-first-mix+pretrained"}, {}, {},
+                                         "best-first-mix with the package's pretrained weights, cheap enough for a "
+                                         "live crawl at 64 pages in flight; keeps learning from the crawl's reward"),
     "hashed-q+prior": Variant("hashed-q", {"prior_mode": "fixed", "features": "hashed-site"}, {}, {"epsilon": 0.0},
                               "hashed-q on hashed-site: Q = prior x best-first's link score + a learned residual"),
 }

@@ -115,7 +115,7 @@ class BestFirstMixAgent(OnlineClassifierAgent):
         F = self.env.frontier_pages()
         if len(F) == 0:
             raise RuntimeError(f"{self.name}: the frontier is empty")
-        learned = self.frontier.scores(F, self.w, self.b)  # type: ignore[arg-type]
+        learned = self.frontier_scores(F)
         j_learner = int(np.argmax(learned))
         j_bf = int(np.argmax(self.best_first_scores(F)))
         if j_learner == j_bf:

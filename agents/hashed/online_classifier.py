@@ -34,6 +34,7 @@ Here:
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,8 +43,8 @@ import scipy.sparse as sp
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
 
-__all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "FrontierRows", "OnlineClassifierAgent", "RowLearner", "SparseMemory",
-           "feature_rows", "logistic_sgd_step", "row_dot"]
+__all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "REFRESH_MODES", "SHIPPED_PREFIX", "FrontierRows", "OnlineClassifierAgent",
+           "RowLearner", "SparseMemory", "feature_rows", "logistic_sgd_step", "row_dot", "shipped_weights_path"]
 
 #: the feature column that holds best-first's link score (``CrawlView.link_scores``: the topic relevance of the
 #: best discovering link's URL + anchor + context text)
@@ -51,6 +52,20 @@ PRIOR_COLUMN = "a.link_rel"
 #: ``prior_mode`` values: ``"init"`` — the weight of :data:`PRIOR_COLUMN` starts at ``prior`` and is learned like
 #: every other weight; ``"fixed"`` — it stays ``prior`` (score = prior · link score + learned residual)
 PRIOR_MODES = ("init", "fixed")
+#: ``refresh`` values: which frontier rows are (re)computed after a step — ``"updated"``: every page whose
+#: discovering links changed (``frontier_changes().updated``, exact); ``"new"``: a page's row once, when it is
+#: first seen (what a live crawler with a priority queue does: O(new pages) feature work per step)
+REFRESH_MODES = ("updated", "new")
+#: ``weights="package:<name>"`` starts from the weights the package ships as ``<name>`` (:func:`shipped_weights_path`)
+SHIPPED_PREFIX = "package:"
+
+
+def shipped_weights_path(name: str) -> Path:
+    """The file of the pretrained weights the package ships for registered agent ``name``
+    (``gym_crawl/agents/data/<name>.npz``, package data; written by ``gym-crawl bench pretrain``)."""
+    from importlib.resources import files
+
+    return Path(str(files("gym_crawl.agents").joinpath("data", f"{name}.npz")))
 
 
 def feature_rows(env: Any, pages: np.ndarray) -> sp.csr_matrix:
@@ -75,7 +90,8 @@ def row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarra
 
 class FrontierRows:
     """Feature rows of the frontier pages of one episode, as a growing CSR log with a per-page
-    pointer to the page's latest row; compacted when most rows are dead."""
+    pointer to the page's latest row; compacted when most rows are dead. The log's arrays grow by doubling
+    (amortized O(non-zeros) per row added, not a copy of the whole log per step)."""
 
     def __init__(self) -> None:
         self.latest = np.zeros(0, np.int64)
@@ -87,11 +103,39 @@ class FrontierRows:
             self.latest = np.full(n_pages, -1, np.int64)
         elif self.n_rows:
             self.latest[self.page[: self.n_rows]] = -1
-        self.indptr = np.zeros(1, np.int64)
-        self.cols = np.zeros(0, np.int32)
-        self.vals = np.zeros(0, np.float64)
-        self.page = np.zeros(0, np.int64)
+        self._indptr = np.zeros(1025, np.int64)
+        self._cols = np.zeros(1 << 16, np.int32)
+        self._vals = np.zeros(1 << 16, np.float64)
+        self._page = np.zeros(1024, np.int64)
         self.n_rows = 0
+
+    @property
+    def indptr(self) -> np.ndarray:
+        """(n_rows + 1,) row pointers of the log."""
+        return self._indptr[: self.n_rows + 1]
+
+    @property
+    def cols(self) -> np.ndarray:
+        """Column of every stored value, row after row."""
+        return self._cols[: int(self._indptr[self.n_rows])]
+
+    @property
+    def vals(self) -> np.ndarray:
+        """Every stored value, row after row."""
+        return self._vals[: int(self._indptr[self.n_rows])]
+
+    @property
+    def page(self) -> np.ndarray:
+        """(n_rows,) the page of every row."""
+        return self._page[: self.n_rows]
+
+    @staticmethod
+    def _room(a: np.ndarray, need: int) -> np.ndarray:
+        if need <= len(a):
+            return a
+        out = np.zeros(max(need, 2 * len(a)), a.dtype)
+        out[: len(a)] = a
+        return out
 
     def add(self, pages: np.ndarray, X: sp.csr_matrix) -> None:
         """Store the rows ``X`` of ``pages`` as their latest rows."""
@@ -99,21 +143,27 @@ class FrontierRows:
         if len(pages) == 0:
             return
         X = X.tocsr()
-        base = int(self.indptr[-1])
-        self.indptr = np.concatenate([self.indptr, base + X.indptr[1:].astype(np.int64)])
-        self.cols = np.concatenate([self.cols, X.indices.astype(np.int32)])
-        self.vals = np.concatenate([self.vals, X.data.astype(np.float64)])
-        self.page = np.concatenate([self.page, pages])
-        self.latest[pages] = np.arange(self.n_rows, self.n_rows + len(pages))
-        self.n_rows += len(pages)
+        n0, k = self.n_rows, len(pages)
+        base = int(self._indptr[n0])
+        nnz = int(X.indptr[-1])
+        self._indptr = self._room(self._indptr, n0 + k + 1)
+        self._page = self._room(self._page, n0 + k)
+        self._cols = self._room(self._cols, base + nnz)
+        self._vals = self._room(self._vals, base + nnz)
+        self._indptr[n0 + 1: n0 + k + 1] = base + X.indptr[1:].astype(np.int64)
+        self._cols[base: base + nnz] = X.indices[:nnz]
+        self._vals[base: base + nnz] = X.data[:nnz]
+        self._page[n0: n0 + k] = pages
+        self.latest[pages] = np.arange(n0, n0 + k)
+        self.n_rows = n0 + k
 
     def row(self, page: int) -> tuple[np.ndarray, np.ndarray]:
         """(cols, vals) copies of the latest row of ``page``."""
         r = int(self.latest[page])
         if r < 0:
             raise KeyError(f"page {page} has no stored feature row")
-        a, b = int(self.indptr[r]), int(self.indptr[r + 1])
-        return self.cols[a:b].copy(), self.vals[a:b].astype(np.float32)
+        a, b = int(self._indptr[r]), int(self._indptr[r + 1])
+        return self._cols[a:b].copy(), self._vals[a:b].astype(np.float32)
 
     def scores(self, pages: np.ndarray, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         """``w · x + b`` of the latest rows of ``pages`` (every page must have one)."""
@@ -123,23 +173,35 @@ class FrontierRows:
             raise KeyError(f"pages {pages[rid < 0][:5].tolist()} have no stored feature row")
         return row_dot(self.indptr, self.cols, self.vals, w)[rid] + b
 
-    def compact(self, keep_pages: np.ndarray) -> None:
-        """Drop every row but the latest rows of ``keep_pages`` (when fewer than half are kept)."""
+    def row_scores(self, first: int, w: np.ndarray) -> np.ndarray:
+        """``w · x`` of the stored rows ``first`` … ``n_rows − 1`` (the rows added since a row count was taken)."""
+        a = int(self._indptr[first])
+        ptr = self._indptr[first: self.n_rows + 1] - a
+        end = int(self._indptr[self.n_rows])
+        return row_dot(ptr, self._cols[a:end], self._vals[a:end], w)
+
+    def compact(self, keep_pages: np.ndarray) -> np.ndarray | None:
+        """Drop every row but the latest rows of ``keep_pages`` (when fewer than half are kept); returns the old
+        row index of every kept row, in its new order (``None``: nothing dropped)."""
         keep_pages = np.asarray(keep_pages, np.int64)
         if 2 * len(keep_pages) >= self.n_rows:
-            return
+            return None
         rid = np.sort(self.latest[keep_pages])
-        starts, ends = self.indptr[rid], self.indptr[rid + 1]
+        starts, ends = self._indptr[rid], self._indptr[rid + 1]
         lens = ends - starts
         idx = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
-        pages = self.page[rid]
-        self.latest[self.page[: self.n_rows]] = -1
-        self.cols, self.vals = self.cols[idx], self.vals[idx]
-        self.indptr = np.zeros(len(rid) + 1, np.int64)
-        np.cumsum(lens, out=self.indptr[1:])
-        self.page = pages
-        self.n_rows = len(rid)
-        self.latest[pages] = np.arange(len(rid))
+        pages = self._page[rid]
+        self.latest[self.page] = -1
+        cols, vals = self._cols[idx], self._vals[idx]
+        n = len(rid)
+        self._cols[: len(idx)] = cols
+        self._vals[: len(idx)] = vals
+        self._indptr[0] = 0
+        np.cumsum(lens, out=self._indptr[1: n + 1])
+        self._page[:n] = pages
+        self.n_rows = n
+        self.latest[pages] = np.arange(n)
+        return rid
 
 
 class SparseMemory:
@@ -230,9 +292,17 @@ class RowLearner(Agent):
             raise ValueError(f"{self.name}: epsilon must be in [0, 1], got {cfg['epsilon']!r}")
         if cfg.get("prior_mode", "init") not in PRIOR_MODES:
             raise ValueError(f"{self.name}: prior_mode must be one of {list(PRIOR_MODES)}, got {cfg['prior_mode']!r}")
+        if cfg.get("refresh", "updated") not in REFRESH_MODES:
+            raise ValueError(f"{self.name}: refresh must be one of {list(REFRESH_MODES)}, got {cfg['refresh']!r}")
+        every = cfg.get("rescore_every", 1)
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise ValueError(f"{self.name}: rescore_every must be an integer >= 1, got {every!r}")
         self.w: np.ndarray | None = None
         self.b = 0.0
         self.frontier = FrontierRows()
+        #: cached w·x of the stored rows (``rescore_every`` > 1): rows scored, steps since every row was scored
+        self._cached = np.zeros(0)
+        self._since = 0
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._page = -1
         #: rows of the pages dispatched and not landed yet (an env with pages in flight)
@@ -269,6 +339,7 @@ class RowLearner(Agent):
         super().begin_episode(env, rng)
         self._init_weights(env)
         self.frontier.reset(int(env.n_pages))
+        self._cached, self._since = np.zeros(0), 0
         self._ingest(env.frontier_changes().updated)
         self._x, self._page = None, -1
         self._in_flight = {}
@@ -278,6 +349,8 @@ class RowLearner(Agent):
         if len(pages) == 0:
             return None
         pages = pages[self.env.is_frontier(pages)]
+        if self.config.get("refresh", "updated") == "new" and len(pages):
+            pages = pages[self.frontier.latest[pages] < 0]  # a page's row is taken once, when it is first seen
         if len(pages) == 0:
             return None
         X = feature_rows(self.env, pages)
@@ -293,12 +366,33 @@ class RowLearner(Agent):
             page = int(F[self.rng.integers(len(F))])
             self.last_score = None
         else:
-            sc = self.frontier.scores(F, self.w, self.b)  # type: ignore[arg-type]
+            sc = self.frontier_scores(F)
             j = int(np.argmax(sc))
             page = int(F[j])
             self.last_score = float(sc[j])
         self._x, self._page = self.frontier.row(page), page
         return page
+
+    def frontier_scores(self, pages: np.ndarray) -> np.ndarray:
+        """``w · x + b`` of frontier ``pages``. With ``rescore_every`` = 1 (the default) every stored row is scored
+        with the current weights at every step; with R > 1 a row is scored when it is stored and every row again
+        every R steps, so between those steps a row's score lags the weights by at most R − 1 updates (the scoring
+        costs O(new rows) per step and O(all rows) every R steps instead of O(all rows) per step)."""
+        assert self.w is not None
+        every = int(self.config.get("rescore_every", 1))
+        fr = self.frontier
+        if every <= 1:
+            return fr.scores(pages, self.w, self.b)
+        if self._since >= every or len(self._cached) == 0 or len(self._cached) > fr.n_rows:
+            self._cached = fr.row_scores(0, self.w)
+            self._since = 0
+        elif len(self._cached) < fr.n_rows:
+            self._cached = np.concatenate([self._cached, fr.row_scores(len(self._cached), self.w)])
+        self._since += 1
+        rid = fr.latest[np.asarray(pages, np.int64)]
+        if len(rid) and rid.min() < 0:
+            raise KeyError(f"pages {np.asarray(pages)[rid < 0][:5].tolist()} have no stored feature row")
+        return self._cached[rid] + self.b
 
     def landed(self, info: dict, kept: Any, store: dict[int, Any]) -> list[tuple[Any, float]]:
         """``(what act kept for a page, its reward)`` for each page whose fetch landed this step. An env with pages
@@ -324,8 +418,8 @@ class RowLearner(Agent):
         for x, r in self.landed(info, self._x, self._in_flight):
             self.learn(x, r, transition, new_rows)
         self._x, self._page = None, -1
-        if self.frontier.n_rows > 256:
-            self.frontier.compact(self.env.frontier_pages())
+        if self.frontier.n_rows > 256 and self.frontier.compact(self.env.frontier_pages()) is not None:
+            self._cached = np.zeros(0)  # the rows moved: score them all at the next step
 
     def learn(self, x: tuple[np.ndarray, np.ndarray], reward: float, transition: Transition,
               next_rows: sp.csr_matrix | None) -> None:  # pragma: no cover - abstract
@@ -346,7 +440,8 @@ class OnlineClassifierAgent(RowLearner):
     name = "online-classifier"
     DEFAULTS: ClassVar[dict[str, Any]] = {"features": "hashed-transferable", "lr": 0.5, "l2": 1e-5, "batch": 16,
                                           "memory": 20_000, "balanced": True, "prior": 4.0,
-                                          "prior_mode": "init", "epsilon": 0.0}
+                                          "prior_mode": "init", "epsilon": 0.0, "refresh": "updated",
+                                          "rescore_every": 1, "weights": None}
 
     def __init__(self, **config: Any):
         super().__init__(**config)
@@ -357,6 +452,38 @@ class OnlineClassifierAgent(RowLearner):
         self.memory = SparseMemory(int(self.config["memory"]))
         self.n_pos = 0
         self.n_neg = 0
+        if self.config.get("weights") is not None:
+            self._load_weights(self.config["weights"])
+
+    def _load_weights(self, source: Any) -> None:
+        """Start from saved weights: ``"package:<name>"`` — the weights the package ships as ``<name>``
+        (:func:`shipped_weights_path`) — or the path of an agent file of the same agent; the file's model
+        configuration becomes :attr:`env_config` (so the env it needs is built with no flags)."""
+        import json
+        import zipfile
+
+        from gym_crawl.agents.env_config import MODEL_ENV_KEYS, read_env_config
+
+        shipped = isinstance(source, str) and source.startswith(SHIPPED_PREFIX)
+        path = shipped_weights_path(source[len(SHIPPED_PREFIX):]) if shipped else Path(str(source))
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(bytes(z["__header__"]).decode())
+                state = {k: z[k].copy() for k in z.files if k != "__header__"}
+        except FileNotFoundError:
+            hint = " (the package's pretrained weights: `gym-crawl bench pretrain` writes them)" if shipped else ""
+            raise ValueError(f"{self.name}: weights {str(path)!r} not found{hint}") from None
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            raise ValueError(f"{self.name}: weights {str(path)!r} are not an agent file ({e})") from None
+        saved = str(header.get("config", {}).get("features"))
+        if saved != self.config["features"]:
+            raise ValueError(f"{self.name}: weights {str(path)!r} were trained on features {saved!r}, this agent reads "
+                             f"{self.config['features']!r}")
+        self.load_state_dict(state)
+        env = header.get("env")
+        if isinstance(env, dict):
+            self.env_config = read_env_config(env, keys=[k for k in MODEL_ENV_KEYS if k in env],
+                                              fixed=self.fixed_env_keys(), name=str(path))
 
     def learn(self, x: tuple[np.ndarray, np.ndarray], reward: float, transition: Transition,
               next_rows: sp.csr_matrix | None) -> None:

@@ -38,7 +38,8 @@ class CrawlView:
     :attr:`max_candidates` (K), :attr:`n_pages`.
 
     The frontier (discovered, unfetched pages): :meth:`frontier_pages`, :meth:`is_frontier`,
-    :meth:`frontier_changes`, :meth:`candidate_pages`, :meth:`features_of` (x(s, a) rows),
+    :meth:`frontier_changes`, :meth:`candidate_pages`, :meth:`features_of` (x(s, a) rows; sparse:
+    :meth:`sparse_features_of`),
     :meth:`argmax_frontier`, :meth:`link_scores`, :meth:`link_words`; about x(s, a):
     :attr:`feature_names`, :attr:`feature_dim`, :attr:`feature_set_name`, :attr:`features_local`.
 
@@ -304,6 +305,21 @@ class CrawlView:
         if len(pages) and not np.all(self._env.state.status[pages] == FRONTIER):
             raise ValueError("features_of: all pages must be frontier pages")
         return self._env.features.compute(self._env.state, pages)
+
+    def sparse_features_of(self, pages: np.ndarray) -> Any:
+        """x(s, a) of frontier ``pages`` as a ``scipy.sparse.csr_matrix`` of float32 rows (d columns): the feature
+        set's own sparse rows when it has them (the hashed sets: O(non-zeros), never a dense ``len(pages) × d``
+        array), else :meth:`features_of` sparsified. The same values as :meth:`features_of`."""
+        import scipy.sparse as sp
+
+        pages = np.asarray(pages, dtype=np.int64)
+        if len(pages) and not np.all(self._env.state.status[pages] == FRONTIER):
+            raise ValueError("sparse_features_of: all pages must be frontier pages")
+        fs = self._env.features
+        rows = getattr(fs, "sparse", None)
+        if rows is not None:
+            return sp.csr_matrix(rows(self._env.state, pages), dtype=np.float32)
+        return sp.csr_matrix(fs.compute(self._env.state, pages), dtype=np.float32)
 
     def link_words(self, page: int) -> dict[str, list[str]]:
         """Words of the link that discovered frontier ``page`` (the most topic-relevant one when several did), as

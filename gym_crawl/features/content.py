@@ -401,6 +401,33 @@ class LiveHashedTokens:
                 _salted(g, FIELDS["ngram"], m), _salted(np.array([self._dh[d]], np.uint64), FIELDS["domain"], m)]))
         return cols
 
+    def _cache_pages(self, pages: np.ndarray) -> None:
+        """Cache :meth:`_page_cols` of every page of ``pages`` not cached yet, in one vectorized pass (the same
+        columns as one page at a time: its URL words, URL character n-grams and host, unique and sorted)."""
+        todo = [p for p in dict.fromkeys(pages.tolist()) if p not in self._page]
+        if len(todo) < 8:
+            for q in todo:
+                self._page_cols(q)
+            return
+        c, m = self.corpus, self.mask
+        P = np.asarray(todo, np.int64)
+        for d in np.unique(np.asarray(c.page_domain)[P]).tolist():
+            if d not in self._dh:
+                self._dh[d] = zlib.crc32(c.domains[d].encode("utf-8"))
+        t_ptr, t_terms = np.asarray(c.title_ptr, np.int64), np.asarray(c.title_terms, np.int64)
+        words, w_rows = gather_csr(t_ptr, t_terms, P)
+        g_rows, g_hash = _ngram_rows([c.titles[q] for q in todo])
+        dom = np.asarray([self._dh[int(d)] for d in np.asarray(c.page_domain)[P].tolist()], np.uint64)
+        rows = np.concatenate([w_rows, g_rows, np.arange(len(P))]).astype(np.int64)
+        cols = np.concatenate([_salted(self._word_hashes(words), FIELDS["url"], m), _salted(g_hash, FIELDS["ngram"], m),
+                               _salted(dom, FIELDS["domain"], m)]).astype(np.int64)
+        key = np.sort(rows * (m + 1) + cols)  # unique pairs, sorted (a sort: no hash table over the batch)
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
+        r, cc = key // (m + 1), (key % (m + 1)).astype(np.int32)
+        bounds = np.searchsorted(r, np.arange(len(P) + 1))
+        for i, q in enumerate(todo):
+            self._page[q] = cc[bounds[i]:bounds[i + 1]]
+
     def _ptitle_cols(self, p: int) -> np.ndarray:
         cols = self._ptitle.get(p)
         if cols is None:
@@ -421,7 +448,8 @@ class LiveHashedTokens:
         lc = np.concatenate([_salted(self._word_hashes(at), FIELDS["anchor"], m),
                              _salted(self._word_hashes(ct), FIELDS["context"], m)])
         lr = np.concatenate([ar, cr])
-        pcs = [self._page_cols(int(d)) for d in dst.tolist()]
+        self._cache_pages(dst)
+        pcs = [self._page[d] for d in dst.tolist()]
         tcs = [self._ptitle_cols(int(s_)) for s_ in src.tolist()]
         pc = np.concatenate(pcs) if pcs else np.zeros(0, np.int32)
         pr = np.repeat(np.arange(nl), [len(x) for x in pcs])
@@ -430,6 +458,29 @@ class LiveHashedTokens:
         dom = np.asarray(c.page_domain)
         same = np.flatnonzero(dom[src] == dom[dst])
         return _assemble(nl, lr, lc, pr, pc, tr, tc, same, self.bias_col, self.same_domain_col)
+
+
+def _ngram_rows(titles: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, hash)`` of every character n-gram of each of ``titles`` — :func:`_ngram_hashes` of each, in one
+    vectorized pass over their UTF-8 bytes."""
+    enc = [t.encode("utf-8") for t in titles]
+    lens = np.fromiter((len(e) for e in enc), np.int64, count=len(enc))
+    blob = np.frombuffer(b"".join(enc), np.uint8).astype(np.uint64)
+    upper = (blob >= 65) & (blob <= 90)
+    blob[upper] += np.uint64(32)
+    blob[blob == ord("_")] = np.uint64(ord(" "))
+    end = np.repeat(np.cumsum(lens), lens)
+    sid = np.repeat(np.arange(len(enc)), lens)
+    pos = np.arange(len(blob))
+    rows, hashes = [], []
+    for n in NGRAMS:
+        ok = np.flatnonzero(pos + n <= end)
+        h = np.full(len(ok), np.uint64(n))
+        for j in range(n):
+            h = (h * np.uint64(1000003) + blob[ok + j]) & _M32
+        rows.append(sid[ok])
+        hashes.append(h)
+    return np.concatenate(rows), np.concatenate(hashes)
 
 
 def _ngram_hashes(title: str) -> np.ndarray:
