@@ -45,6 +45,14 @@ documentation packages) and the general English text model's source (``gym-crawl
   task and stands for every seed (``--every-seed`` runs it per seed; with ``--concurrency`` > 1 completion
   order may differ between runs, so it runs per seed).
 
+**As a user deploys** (``--judge words|examples --concurrency 8 --tasks genre topic``): every agent learns from
+the judge a live crawl has — the topic words (``crawl --live``'s default), or a page classifier built from the
+words and ``--examples`` pages of the section (files of the installed site, drawn per task and seed, as
+``crawl --live --examples FILE…`` builds it) — with several pages in flight; no URL label reaches a crawl, the
+labels only score it. ``--tasks topic`` adds the ``docs-web`` sections named by their own words (a topic as a
+user asks it) beside the genre targets. The learner the package ships runs as ``best-first-mix+pretrained/online``
+(``--online``: no weights of this benchmark; its own package weights, pretrained on the synthetic web).
+
 Crawls run in worker processes recycled after ``--crawls-per-worker`` crawls (a live web stays referenced by
 process-wide memos until its process ends). Writes ``transfer.json``, ``transfer.md`` and ``transfer.png`` to
 ``--out`` (default ``benchmarks/results/transfer``).
@@ -66,8 +74,9 @@ import numpy as np
 
 from gym_crawl.relevance.rewards import RewardScheme
 
-__all__ = ["AGENTS", "BUDGETS", "DEFAULT_OUT", "TARGET", "Deployment", "TransferTask", "UrlLabelReward", "main",
-           "run_transfer", "serve_sites", "summarize", "transfer_tasks"]
+__all__ = ["AGENTS", "BUDGETS", "DEFAULT_OUT", "FAMILIES", "JUDGES", "TARGET", "Deployment", "TransferTask",
+           "UrlLabelReward", "example_files", "judge_reward", "main", "run_transfer", "serve_sites", "summarize",
+           "transfer_tasks"]
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "transfer"
 AGENTS = ("random", "best-first", "online-classifier", "best-first-mix", "hashed-q")
@@ -89,30 +98,103 @@ class TransferTask:
 
     task: Any
     kind: str
+    family: str = "genre"
+    """``"genre"``: a ``docs-web-hard`` task (named by its cross-site genre word); ``"topic"``: a ``docs-web`` task
+    (named by its section's own words, a topic as a user asks it)."""
 
     @property
     def name(self) -> str:
-        return f"{self.task.label}:{self.kind}:{self.task.budget}"
+        return ("topic:" if self.family == "topic" else "") + f"{self.task.label}:{self.kind}:{self.task.budget}"
+
+
+FAMILIES = ("genre", "topic")
+"""The task families of the benchmark (:attr:`TransferTask.family`)."""
 
 
 def transfer_tasks(corpus: Any, budgets: Sequence[int] = BUDGETS, make: Callable[..., list[Any]] | None = None,
-                   min_pages: int = 25) -> list[TransferTask]:
-    """Every task of ``make`` (default :func:`~gym_crawl.tasks.docs_web.docs_web_hard_tasks`) at each of
-    ``budgets`` (near and far seeds alike), with its seed kind (:func:`gym_crawl.tasks.task.task_kind`)."""
-    from gym_crawl.tasks.docs_web import docs_web_hard_tasks
+                   min_pages: int = 25, families: Sequence[str] = ("genre",)) -> list[TransferTask]:
+    """Every task of each family at each of ``budgets`` (near and far seeds alike), with its seed kind
+    (:func:`gym_crawl.tasks.task.task_kind`): ``"genre"`` — ``make`` (default
+    :func:`~gym_crawl.tasks.docs_web.docs_web_hard_tasks`); ``"topic"`` —
+    :func:`~gym_crawl.tasks.docs_web.docs_web_tasks`."""
+    from gym_crawl.tasks.docs_web import docs_web_hard_tasks, docs_web_tasks
     from gym_crawl.tasks.task import task_kind
 
-    make = make or docs_web_hard_tasks
+    bad = sorted(set(families) - set(FAMILIES))
+    if bad or not families:
+        raise ValueError(f"families: each one of {', '.join(FAMILIES)}, got {list(families)!r}")
+    makers = {"genre": make or docs_web_hard_tasks, "topic": docs_web_tasks}
     out = []
-    for b in budgets:
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise ValueError(f"budgets: each budget must be an integer >= 1, got {b!r}")
-        for t in make(corpus, min_pages=min_pages, near_budget=b, far_budget=b):
-            out.append(TransferTask(t, task_kind(corpus, t)))
+    for fam in dict.fromkeys(families):
+        for b in budgets:
+            if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+                raise ValueError(f"budgets: each budget must be an integer >= 1, got {b!r}")
+            for t in makers[fam](corpus, min_pages=min_pages, near_budget=b, far_budget=b):
+                out.append(TransferTask(t, task_kind(corpus, t), fam))
     return out
 
 
 # ------------------------------------------------------------------------------------------ reward
+JUDGES = ("labels", "words", "examples")
+"""What every live crawl learns from (``--judge``): ``"labels"`` — the fetched page's URL-label judgement (the first
+protocol: a judgement a live crawl does not have); ``"words"`` — the live crawl's default judge, the topic words
+(:class:`~gym_crawl.relevance.judge.WordsJudge`); ``"examples"`` — a judge built from the topic words and
+``--examples`` example pages of the task's section (files of the installed site, drawn per seed), as
+``crawl --live --examples`` builds it. In the last two, no URL label reaches a crawl: labels only score it."""
+
+
+def judge_reward(judge: str, topic: str, examples: Sequence[str] = ()) -> RewardScheme:
+    """The reward a live crawl learns from under ``judge`` (:data:`JUDGES`, not ``"labels"``): a
+    :class:`~gym_crawl.relevance.judge.JudgeReward` (30 for a page the judge calls relevant, −1 otherwise, as the
+    ``han2018`` reward a live crawl uses by default) over the topic words, or the words and ``examples`` (files)."""
+    from gym_crawl.relevance.judge import JudgeReward, JudgeText, WordsJudge, build_judge
+    from gym_crawl.tokenize import tokenize
+    from gym_crawl.web.example_pages import read_example_pages
+
+    space = _CTX.get("judge_space")
+    if space is None:
+        space = _CTX["judge_space"] = JudgeText.default(True)
+    words = tokenize(topic)
+    if judge == "words":
+        return JudgeReward(WordsJudge(words, space))
+    if judge == "examples":
+        texts = [p.text for p in read_example_pages(list(examples), "examples").pages]
+        return JudgeReward(build_judge(words, texts, space=space,
+                                       sources={"examples": list(examples), "counter_examples": []}))
+    raise ValueError(f"judge: one of {', '.join(JUDGES[1:])} (labels is not a reward a live crawl has), got {judge!r}")
+
+
+def example_files(corpus: Any, task: Any, roots: dict[str, Any], n: int, seed: int) -> list[str]:
+    """``n`` member pages of ``task``'s section other than its seed, drawn with ``seed`` (and the task), as the files
+    of the installed site that serves them: what a user who wants that section can point ``--examples`` at."""
+    import zlib
+    from urllib.parse import unquote
+
+    from gym_crawl.tasks import topic_of
+    from gym_crawl.tasks.docs_web import site_label
+
+    site = site_label(task.label)
+    base = (corpus.meta.get("docs_web") or {}).get("base_urls", {}).get(site)
+    root = roots[site].root
+    members = np.flatnonzero(topic_of(corpus, task).label_mask(corpus))
+    seed_ids = {corpus.page_id(t) for t in task.seeds}
+    rng = np.random.default_rng([seed, zlib.crc32(task.label.encode())])
+    out: list[str] = []
+    for pid in rng.permutation(members):
+        url = corpus.urls[int(pid)]
+        if int(pid) in seed_ids or base is None or not url.startswith(base + "/"):
+            continue
+        rel = unquote(url[len(base) + 1:].split("?")[0])
+        path = Path(root) / (rel + "index.html" if rel.endswith("/") or not rel else rel)
+        if path.is_file():
+            out.append(str(path))
+            if len(out) == n:
+                break
+    if len(out) < n:
+        raise ValueError(f"transfer: task {task.label} has {len(out)} member pages on disk, {n} examples asked")
+    return out
+
+
 class UrlLabelReward(RewardScheme):
     """Reward 1 for a fetched page whose URL's label (``rules``: longest URL prefix wins) is ``label`` or
     below it, else 0 (and 0 for a failed fetch): the relevance judgement of a page once it is fetched, on a
@@ -306,7 +388,13 @@ def _live_job(job: dict[str, Any]) -> dict[str, Any]:
         agent.load_state_dict({k: np.array(v, copy=True) for k, v in saved.state_dict().items()})
     from gym_crawl.relevance.rewards import get_reward_scheme
 
-    inner = get_reward_scheme("han2018") if job["agent"].endswith(AS_CLI) else None
+    judge = job.get("judge", "labels")
+    if job["agent"].endswith(AS_CLI):
+        inner = get_reward_scheme("han2018")
+    elif judge != "labels":
+        inner = judge_reward(judge, job["topic"], job.get("examples") or ())
+    else:
+        inner = None
     reward = UrlLabelReward(dep.rules, job["label"], inner)
     settings = LiveCrawlSettings(seeds=(job["seed_url"],), topic=job["topic"], max_pages=job["budget"],
                                  seed=job["seed"], concurrency=job["concurrency"], per_host=job["per_host"],
@@ -323,7 +411,7 @@ def _live_job(job: dict[str, Any]) -> dict[str, Any]:
             "fetch_errors": int(res.stats.get("fetch_errors", 0)),
             "requests": int(res.stats.get("requests", 0)), "cpu_s": round(time.process_time() - c0, 2),
             "wall_s": round(time.perf_counter() - t0, 2), "curve": np.cumsum(judged).tolist(),
-            "copy_to": job.get("copy_to")}
+            "copy_to": job.get("copy_to"), "judge": judge, "examples": job.get("examples")}
 
 
 def _pool_map(fn: Callable[[dict[str, Any]], dict[str, Any]], jobs: list[dict[str, Any]], n_proc: int,
@@ -351,6 +439,7 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
                  per_host: int = 1, every_seed: bool = False, online_forms: Sequence[str] = (),
                  cli_forms: Sequence[str] = (),
                  crawls_per_worker: int = 4, max_test_tasks: int | None = None,
+                 families: Sequence[str] = ("genre",), judge: str = "labels", examples: int = 3,
                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Pretrain, serve, deploy (see the module docstring); returns every record.
 
@@ -361,7 +450,10 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     :param env: env keywords for every crawl, offline and live (e.g. ``{"text": {"general": False}}``).
     :param online_forms: learners also run live without pretraining (``<name>/online``).
     :param cli_forms: learners also run as ``crawl --live`` runs them (``<name>/as-cli``, :data:`AS_CLI`).
-    :param max_test_tasks: at most this many test tasks (per budget, label order): smoke runs.
+    :param max_test_tasks: at most this many test tasks (per budget and family, label order): smoke runs.
+    :param families: the task families (:data:`FAMILIES`): genre targets, topics as a user names them, or both.
+    :param judge: what every live crawl learns from (:data:`JUDGES`); the score is the URL labels' whatever it is.
+    :param examples: example pages per task and seed with ``judge="examples"``.
     """
     from gym_crawl.benchmarks.suite import is_learner, resolve_agent
     from gym_crawl.tasks import topic_of
@@ -371,11 +463,14 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     agents = list(dict.fromkeys(["random", *agents]))
     for a in agents:
         resolve_agent(a)
-    tts = transfer_tasks(corpus, budgets, make_tasks, min_pages)
-    train = [t.task for t in tts if t.task.split == "train"]
+    if judge not in JUDGES:
+        raise ValueError(f"judge: one of {', '.join(JUDGES)}, got {judge!r}")
+    tts = transfer_tasks(corpus, budgets, make_tasks, min_pages, families)
+    train = [t.task for t in tts if t.task.split == "train" and t.family == "genre"]
     test = [t for t in tts if t.task.split == "test"]
     if max_test_tasks is not None:
-        test = [t for b in budgets for t in [x for x in test if x.task.budget == b][:max_test_tasks]]
+        test = [t for f in dict.fromkeys(families) for b in budgets
+                for t in [x for x in test if x.task.budget == b and x.family == f][:max_test_tasks]]
     if not test:
         raise ValueError("transfer: no test task (is the corpus the docs-web corpus?)")
     sites = sorted({site_label(t.task.label) for t in test})
@@ -391,6 +486,7 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     _CTX.clear()
     _CTX.update(corpus=corpus, train=train, env=dict(env or {}))
     res: dict[str, Any] = {"tasks": {t.name: {"label": t.task.label, "kind": t.kind, "budget": t.task.budget,
+                                              "family": t.family,
                                               "seed_page": t.task.seeds[0], "members": t.task.n_members,
                                               "topic": " ".join(t.task.words)} for t in test},
                            "train_tasks": [f"{t.label}:{t.budget}:{t.seeds[0]}" for t in train]}
@@ -418,12 +514,14 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
             base = {"name": t.name, "label": t.task.label, "kind": t.kind, "budget": t.task.budget,
                     "topic": " ".join(topic_of(corpus, t.task).words),
                     "seed_url": dep.seed_url(corpus, t.task.seeds[0]),
-                    "concurrency": concurrency, "per_host": per_host}
+                    "concurrency": concurrency, "per_host": per_host, "judge": judge}
             for a in runs:
+                # best-first's decisions do not depend on its reward: one sequential crawl stands for every seed
                 once = a == "best-first" and not every_seed and concurrency == 1 and per_host == 1
                 for s in ([0] if once else seed_list):
+                    ex = example_files(corpus, t.task, by_site, examples, s) if judge == "examples" else None
                     ljobs.append({**base, "agent": a, "seed": s, "weights": weights.get((_learner_name(a)[0], s)),
-                                  "copy_to": seed_list if once else None})
+                                  "copy_to": seed_list if once else None, "examples": ex})
         say(f"live: {len(ljobs)} crawls ({len(test)} test tasks x {len(runs)} agents x {seeds} seeds) on "
             f"{', '.join(f'{k} {v}' for k, v in srv.base_urls.items())}")
         t0 = time.perf_counter()
@@ -488,6 +586,10 @@ def summarize(res: dict[str, Any], seeds: int, reps: int = 2000) -> dict[str, An
     tasks = res["tasks"]
     budgets = sorted({v["budget"] for v in tasks.values()})
     groups: dict[str, list[str]] = {"all": sorted(tasks)}
+    fams = sorted({v.get("family", "genre") for v in tasks.values()})
+    if len(fams) > 1:
+        for f in fams:
+            groups[f] = sorted(t for t, v in tasks.items() if v.get("family", "genre") == f)
     for b in budgets:
         groups[f"B={b}"] = sorted(t for t, v in tasks.items() if v["budget"] == b)
         for k in ("near", "far"):
@@ -622,6 +724,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every-seed", action="store_true", help="run best-first per seed (not once per task)")
     ap.add_argument("--crawls-per-worker", type=int, default=4, help="live crawls before a worker is replaced")
     ap.add_argument("--max-test-tasks", type=int, default=None, help="at most this many test tasks per budget")
+    ap.add_argument("--tasks", nargs="+", choices=FAMILIES, default=["genre"],
+                    help="task families: genre (docs-web-hard targets, the default) and/or topic (docs-web sections "
+                         "named by their own words, as a user asks)")
+    ap.add_argument("--judge", choices=JUDGES, default="labels",
+                    help="what every live crawl learns from: labels (URL labels, the first protocol), words (the "
+                         "topic words: crawl --live's default judge) or examples (the words and --examples pages "
+                         "of the section); the score is always the URL labels'")
+    ap.add_argument("--examples", type=int, default=3, help="example pages per task and seed with --judge examples")
     ap.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--replot", action="store_true",
@@ -654,12 +764,14 @@ def main(argv: list[str] | None = None) -> int:
                        jobs=args.jobs, out=out, concurrency=args.concurrency, per_host=args.per_host,
                        every_seed=args.every_seed, online_forms=args.online, cli_forms=args.as_cli,
                        crawls_per_worker=args.crawls_per_worker,
-                       max_test_tasks=args.max_test_tasks, progress=say)
+                       max_test_tasks=args.max_test_tasks, families=args.tasks, judge=args.judge,
+                       examples=args.examples, progress=say)
     summary = summarize(res, args.seeds, args.reps)
     res["summary"] = summary
     res["meta"] = {"argv": sys.argv[1:] if argv is None else list(argv), "python": platform.python_version(),
                    "machine": platform.machine(), "seeds": args.seeds, "budgets": args.budgets,
                    "epochs": args.epochs, "concurrency": args.concurrency, "per_host": args.per_host,
+                   "tasks": args.tasks, "judge": args.judge, "examples": args.examples,
                    "general_text_model": {"source": general.corpus.name, "words": int(general.corpus.n_words)},
                    "wall_s": round(time.perf_counter() - t0, 1), "parent_cpu_s": round(time.process_time() - c0, 1),
                    "live_cpu_s": round(sum(r["cpu_s"] for r in res["runs"] if r["seed"] == r["run_seed"]), 1)}

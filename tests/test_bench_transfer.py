@@ -131,3 +131,56 @@ def test_url_label_reward_with_an_inner_scheme_still_judges():
     reward, rel = r(PageScores(np.zeros(2), np.zeros((2, 1)), tfidf, np.zeros(2, bool), pages=np.arange(2)))
     assert reward.tolist() == [-1.0, 30.0] and rel.tolist() == [False, True]
     assert r.judged == {0: True, 1: False} and r.max_reward == 30.0
+
+
+@pytest.mark.parametrize("judge", ["words", "examples"])
+def test_deployed_as_a_user_deploys_no_label_reaches_the_crawl(tmp_path, general_source, judge):
+    """--judge words|examples: every crawl learns from the judge a live crawl has (topic words, or words and example
+    files of the section drawn per seed), several pages in flight; the URL labels only score the crawl."""
+    delta = dw.Site("delta", ("fake-delta-doc",), "", (("tutorial/", "tutorial"), ("howto/", "howto")))
+    _site_files(tmp_path / "d", "delta", {"tutorial": 7, "howto": 6})
+    alpha = dw.Site("alpha", ("fake-alpha-doc",), "", (("guide/", "guide"), ("api/", "api")))
+    _site_files(tmp_path / "a", "alpha", {"guide": 7, "api": 6})
+    roots = [dw.SiteRoot(alpha, "fake-alpha-doc", tmp_path / "a", "index.html"),
+             dw.SiteRoot(delta, "fake-delta-doc", tmp_path / "d", "index.html")]
+    warc = tmp_path / "out" / dw.WARC_NAME
+    warc.parent.mkdir()
+    corpus = dw.compile_corpus(warc, dw.record_crawl(roots, warc, progress=False), tmp_path / "out" / "c")
+    res = tr.run_transfer(corpus, roots, ["best-first"], seeds=2, budgets=[6], out=tmp_path / "res",
+                          make_tasks=docs_web_tasks, min_pages=5, online_forms=["online-classifier"], cli_forms=[],
+                          concurrency=2, judge=judge, examples=2)
+    assert not res["training"]  # nothing pretrained on labels: the learner runs in its online form only
+    for r in res["runs"]:
+        assert r["judge"] == judge and r["curve"][-1] == r["found"] and r["steps"] <= 6
+        if judge == "examples":
+            label = res["tasks"][r["task"]]["label"].split(".")[1]
+            files = [Path(f) for f in r["examples"]]
+            assert len(files) == 2 and all(f.is_file() and label in f.parts for f in files)
+        else:
+            assert r["examples"] is None
+    with pytest.raises(ValueError, match="judge: one of"):
+        tr.run_transfer(corpus, roots, ["best-first"], seeds=1, budgets=[6], out=tmp_path / "r2", judge="urls")
+
+
+def test_example_files_are_members_of_the_section_and_never_its_seed(tmp_path):
+    from gym_crawl.tasks.docs_web import docs_web_tasks as make
+
+    delta = dw.Site("delta", ("fake-delta-doc",), "", (("tutorial/", "tutorial"), ("howto/", "howto")))
+    _site_files(tmp_path / "d", "delta", {"tutorial": 7, "howto": 6})
+    roots = [dw.SiteRoot(delta, "fake-delta-doc", tmp_path / "d", "index.html")]
+    warc = tmp_path / "out" / dw.WARC_NAME
+    warc.parent.mkdir()
+    corpus = dw.compile_corpus(warc, dw.record_crawl(roots, warc, progress=False), tmp_path / "out" / "c")
+    task = next(t for t in make(corpus, min_pages=5) if t.label == "delta.tutorial")
+    seed_url = corpus.urls[corpus.page_id(task.seeds[0])]
+    draws = set()
+    for s in range(4):
+        files = tr.example_files(corpus, task, {"delta": roots[0]}, 3, s)
+        draws.add(tuple(sorted(files)))
+        assert len(set(files)) == 3 and all("tutorial" in Path(f).parts for f in files)
+        assert not any(seed_url.endswith(Path(f).relative_to(tmp_path / "d").as_posix()) for f in files)
+    assert len(draws) > 1  # a fresh draw per seed
+    assert tr.example_files(corpus, task, {"delta": roots[0]}, 3, 0) == tr.example_files(corpus, task,
+                                                                                        {"delta": roots[0]}, 3, 0)
+    with pytest.raises(ValueError, match="member pages on disk"):
+        tr.example_files(corpus, task, {"delta": roots[0]}, 50, 0)
