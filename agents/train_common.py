@@ -99,18 +99,22 @@ def add_common_arguments(p: argparse.ArgumentParser, d: CrawlTrainingConfig, *, 
                          hyper_help: str) -> None:
     """The flags of :class:`CrawlTrainingConfig`'s fields, with ``d``'s values as defaults."""
     p.add_argument("--corpus", default=d.corpus, help=corpus_help)
-    p.add_argument("--train-topics", type=parse_topics, default=d.train_topics, help="comma-separated")
-    p.add_argument("--eval-topics", type=parse_topics, default=d.eval_topics, help="comma-separated, held out")
-    p.add_argument("--timesteps", type=int, default=d.timesteps)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--out", default=d.out)
-    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates)
-    p.add_argument("--reducer", default=d.reducer)
-    p.add_argument("--features", default=d.features)
+    p.add_argument("--train-topics", type=parse_topics, default=d.train_topics, metavar="TOPIC,...",
+                   help="topics to train on, comma-separated: topic keys, labels or topic words")
+    p.add_argument("--eval-topics", type=parse_topics, default=d.eval_topics, metavar="TOPIC,...",
+                   help="held-out topics of the evaluation, comma-separated")
+    p.add_argument("--timesteps", type=int, default=d.timesteps, help="env steps of training (per seed)")
+    p.add_argument("--seed", type=int, default=d.seed, help="random seed of the (first) training run")
+    p.add_argument("--out", default=d.out, help="output folder: the model, its config.json and the results")
+    p.add_argument("--max-candidates", "-K", type=int, default=d.max_candidates,
+                   help="candidate slots K the reducer fills each step")
+    p.add_argument("--reducer", default=d.reducer, help="candidate reducer: topk, outlinks, random, full or tree")
+    p.add_argument("--features", default=d.features, help="feature set of the candidate rows (gym_crawl.features)")
     p.add_argument("--reward", default=d.reward,
                    help="reward scheme (default: as `crawl` and gym.make — labels for a topic with a ground-truth "
                         "label, else han2018)")
-    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps)
+    p.add_argument("--max-episode-steps", type=int, default=d.max_episode_steps,
+                   help="page budget of an episode (env steps)")
     p.add_argument("--reward-scale", type=float, default=None,
                    help="default 1 / |max reward| of the episode's reward scheme")
     p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=d.hidden,

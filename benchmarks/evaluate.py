@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import ArgumentParser, add_verbosity
+from gym_crawl._console import ArgumentParser, HelpFormatter, add_verbosity
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["BASELINES", "NO_CI", "agent_label", "evaluate", "format_sets", "format_table", "main", "plot", "report",
@@ -290,27 +290,16 @@ def _budgets(text: str) -> list[int]:
     return out
 
 
-class _OneDefaultFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Each option's default once: appended unless the help already states it or the default is ``None``
-    (the help then says what happens without the option), as the other ``gym-crawl`` sub-commands do."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 or "default" in text or not text:
-            return action.help
-        return super()._get_help_string(action)
-
-
 def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     import gym_crawl
 
-    ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=_OneDefaultFormatter)
+    ap = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     add_verbosity(ap, 0)  # read by `gym-crawl` before this parser runs
     ap.add_argument("--agents", nargs="+", default=["online-classifier"],
                     help="registered agents or suite variants (random, best-first and oracle always run)")
     ap.add_argument("--set", default=None, dest="task_set",
                     help=f"task set: ws-100, ws-size, ws-far, hard, hard-100k, docs-web, docs-web-hard, or "
-                         f"corpus:PATH (default: {gym_crawl.V2_TASK_SET}, or --corpus's)")
+                         f"corpus:PATH (default: {gym_crawl.DEFAULT_TASK_SET}, or --corpus's)")
     ap.add_argument("--corpus", default=None, metavar="PATH",
                     help="the task set of any labelled corpus (your own compiled crawl): every label with >= "
                          "--min-pages pages is a topic, with a near seed (its most in-linked page) and a far seed "
@@ -376,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("--split applies to --corpus (the registered sets have their own split)")
     from gym_crawl.tasks.own_web import corpus_set_name
 
-    task_set = corpus_set_name(a.corpus, a.split) if a.corpus is not None else a.task_set or gym_crawl.V2_TASK_SET
+    task_set = corpus_set_name(a.corpus, a.split) if a.corpus is not None else a.task_set or gym_crawl.DEFAULT_TASK_SET
     train_on = a.train_on
     if train_on is not None and train_on not in TASK_SETS and not train_on.startswith("corpus:"):
         train_on = corpus_set_name(train_on)  # a corpus path

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import EXIT_USAGE, error_line
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
@@ -59,18 +59,22 @@ MONITOR_TASKS = 8
 """Test tasks of the periodic TensorBoard evaluation (the final evaluation runs all of them)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     import gym_crawl
     from gym_crawl.agents.sb3.train import build_parser as sb3_parser
 
     p = sb3_parser()
-    p.description = __doc__.split("\n\n")[0]
+    p.description = __doc__.split("\n\n")[0].replace("``", "`")
     g = p.add_argument_group("task set (the default unless --train-topics, --eval-topics or --corpus is given)")
     g.add_argument("--task-set", default=None,
                    help=f"train on this set's train tasks and report on its test tasks (default "
-                        f"{gym_crawl.V2_TASK_SET!r}, the default task WikiCrawl-v2's); 'none': named topics only")
-    g.add_argument("--max-tasks", type=int, default=None, help="at most this many tasks (half train, half test)")
-    g.add_argument("--wikispeedia", default=None, help="labelled corpus of the ws-* sets (a Wikispeedia folder)")
+                        f"{gym_crawl.DEFAULT_TASK_SET!r}, the default task {gym_crawl.DEFAULT_ENV_ID}'s); 'none': "
+                        f"named topics only")
+    g.add_argument("--max-tasks", type=int, default=None,
+                   help="at most this many tasks (half train, half test; default: all)")
+    g.add_argument("--wikispeedia", default=None,
+                   help="labelled corpus of the ws-* sets (a Wikispeedia folder; default: shared/data/wikispeedia "
+                        "next to the repository)")
     g.add_argument("--baseline-seeds", type=int, default=3, help="seeds of the random baseline per test task")
     g.add_argument("--seeds", type=int, default=None,
                    help=f"training seeds (--seed, --seed + 1, …), each trained and evaluated on the test tasks; "
@@ -88,7 +92,33 @@ def build_parser() -> argparse.ArgumentParser:
     own.add_argument("--min-pages", type=int, default=None,
                      help="labelled pages a label needs to be a topic of --corpus's task set (default 5)")
     p.set_defaults(out="runs/train")
+    _recipe_defaults(p)
     return p
+
+
+def _recipe_defaults(p: ArgumentParser) -> None:
+    """Say in each flag's help where a task-set run's default (:data:`RECIPE`, the task set's corpus, reward and
+    budget) differs from a named-topic run's."""
+    def shown(v: Any) -> str:
+        if isinstance(v, dict):
+            return ", ".join(f"{k}={x}" for k, x in v.items()) or "none"
+        return ",".join(map(str, v)) if isinstance(v, list) else str(v)
+
+    task = {flag: shown(v) for flag, _, v in RECIPE}
+    task["--hyper"] = f"for PPO and MaskablePPO {task['--hyper']}"
+    task.update({"--corpus": "the set's", "--train-topics": "the set's train tasks",
+                 "--eval-topics": "the set's test tasks", "--reward": "labels",
+                 "--max-episode-steps": "the tasks' budget", "--eval-freq": "half of --timesteps"})
+    for flag, value in task.items():
+        a = p.option_actions[flag]
+        named = "none" if a.default is None else shown(a.default)
+        if named == value:
+            continue
+        base = (a.help or "").rstrip()
+        if "default" in base:  # the help says the named-topic default in its own words
+            a.help = f"{base}; with a task set: {value}"
+        else:
+            a.help = f"{base} (default: {named}; with a task set: {value})".lstrip()
 
 
 def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispeedia: str | None = None,
@@ -244,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     given = {arg.split("=")[0] for arg in argv if arg.startswith("-")}
     named = bool(given & set(_TOPIC_FLAGS))
     topics_named = bool(given & {"--train-topics", "--eval-topics"})
-    set_name = a.task_set if a.task_set is not None else (None if named else gym_crawl.V2_TASK_SET)
+    set_name = a.task_set if a.task_set is not None else (None if named else gym_crawl.DEFAULT_TASK_SET)
     if a.task_set is None and "--corpus" in given and not topics_named:
         from gym_crawl.tasks.own_web import corpus_set_name
 

@@ -46,6 +46,8 @@ V3_KWARGS = {"corpus": "synthetic-hard", "time_feature": "log_steps"}
 V3_MAX_EPISODE_STEPS = 100
 #: The id every default of the package builds (the CLI, the factories, the README): ``WikiCrawl-v3``.
 DEFAULT_ENV_ID = ENV_ID_V3
+#: the task set of the default task (v3 keeps v2's task): ``gym-crawl train`` and ``gym-crawl eval`` without one
+DEFAULT_TASK_SET = V2_TASK_SET
 
 #: the wrapper v0–v2 register after make's TimeLimit: it hands that limit to the env (gym_crawl.envs.budget)
 #: Its name is what Gymnasium's refusal of make_vec(id, vectorization_mode="vector_entry_point") prints for these
@@ -74,5 +76,6 @@ if ENV_ID_V3 not in gym.registry:
 
 _moved.install()  # the deprecated old paths of modules that moved (gym_crawl._moved.MOVED)
 
-__all__ = ["DEFAULT_ENV_ID", "ENV_ID", "ENV_ID_V0", "ENV_ID_V2", "ENV_ID_V3", "V2_KWARGS", "V2_MAX_EPISODE_STEPS",
-           "V2_TASK_SET", "V3_KWARGS", "V3_MAX_EPISODE_STEPS", "DEFAULT_MAX_EPISODE_STEPS", "__version__"]
+__all__ = ["DEFAULT_ENV_ID", "DEFAULT_TASK_SET", "ENV_ID", "ENV_ID_V0", "ENV_ID_V2", "ENV_ID_V3", "V2_KWARGS",
+           "V2_MAX_EPISODE_STEPS", "V2_TASK_SET", "V3_KWARGS", "V3_MAX_EPISODE_STEPS", "DEFAULT_MAX_EPISODE_STEPS",
+           "__version__"]

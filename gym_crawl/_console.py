@@ -24,8 +24,8 @@ import time
 import warnings
 from typing import Any, NoReturn
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Progress", "add_verbosity",
-           "error_line", "setup_logging", "show_warning"]
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "HelpFormatter", "Progress",
+           "add_verbosity", "error_line", "setup_logging", "show_warning"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -75,9 +75,32 @@ def add_verbosity(p: argparse.ArgumentParser, default: Any) -> None:
                    help="only warnings and errors on stderr (-qq: errors); results still go to stdout")
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except ``None`` (left to the agent or the corpus), an empty one, and where the
+    help already says it (every ``gym-crawl`` sub-command's help, also those that build their own parser)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS, "", [], {}) or action.nargs == 0 or "default" in text \
+                or not text:
+            return action.help
+        return super()._get_help_string(action)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose argument errors read ``gym-crawl: error: ...`` (after the usage line)
-    and exit with :data:`EXIT_USAGE`, as every other error of the command does; sub-parsers inherit it."""
+    and exit with :data:`EXIT_USAGE`, as every other error of the command does; sub-parsers inherit it.
+    :attr:`option_actions` maps each option string added on the parser itself (not in a group) to its action, so a
+    command that extends another's parser can amend an option's help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.option_actions: dict[str, argparse.Action] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.option_actions.update(dict.fromkeys(action.option_strings, action))
+        return action
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, HelpFormatter, add_verbosity, error_line
 from gym_crawl.agents.train_common import (
     CrawlTrainingConfig,
     add_common_arguments,
@@ -501,28 +501,38 @@ def train(cfg: TrainConfig) -> TrainResult:
 
 
 # --------------------------------------------------------------------------- CLI
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     p = ArgumentParser(prog="gym-crawl train", description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
+    add_verbosity(p, 0)  # read by `gym-crawl` before this parser runs
     p.add_argument("--backend", default="sb3", choices=["sb3", "rllib"],
                    help="sb3: this trainer (SubprocVecEnv); rllib: Ray RLlib, see docs/rllib.md")
     d = TrainConfig()
-    p.add_argument("--algo", default=d.algo, choices=sorted(set(DISCRETE_ALGOS + CONTINUOUS_ALGOS)))
-    p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"])
+    p.add_argument("--algo", default=d.algo, choices=sorted(set(DISCRETE_ALGOS + CONTINUOUS_ALGOS)),
+                   help=f"Stable-Baselines3 / sb3-contrib algorithm (discrete wrapper: {', '.join(DISCRETE_ALGOS)}; "
+                        f"continuous: {', '.join(CONTINUOUS_ALGOS)})")
+    p.add_argument("--wrapper", default=d.wrapper, choices=["discrete", "continuous"],
+                   help="discrete: the action picks one of K candidate slots; continuous: the action is a weight "
+                        "vector and the env fetches the best-scored candidate")
     p.add_argument("--policy", default=None, choices=["scoring", "mlp"],
                    help="candidate-scoring policy or stock MLP (default: scoring for discrete, mlp for continuous)")
     add_common_arguments(p, d, corpus_help="synthetic, synthetic-N, a corpus folder (your own compiled crawl), a "
                                            "Wikispeedia folder…; without --train-topics/--eval-topics: train on the "
                                            "task set of its labels",
                          hyper_help='algorithm kwargs as JSON, e.g. \'{"gamma": 0.8}\'')
-    p.add_argument("--n-envs", type=int, default=d.n_envs)
+    p.add_argument("--n-envs", type=int, default=d.n_envs, help="training envs stepped together")
     p.add_argument("--flatten", action="store_true", help="discrete wrapper: flat Box observation")
-    p.add_argument("--top-rows", type=int, default=d.top_rows)
-    p.add_argument("--eval-freq", type=int, default=d.eval_freq, help="EvalCallback period in env steps (0: off)")
-    p.add_argument("--checkpoint-freq", type=int, default=d.checkpoint_freq, help="env steps (0: off)")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--no-tensorboard", action="store_true")
-    p.add_argument("--vec", default=d.vec, choices=["auto", "subproc", "dummy"])
+    p.add_argument("--top-rows", type=int, default=d.top_rows,
+                   help="continuous wrapper: candidate rows the observation shows besides their mean and max")
+    p.add_argument("--eval-freq", type=int, default=d.eval_freq,
+                   help="env steps between evaluations on the held-out topics, logged to TensorBoard (0: off)")
+    p.add_argument("--checkpoint-freq", type=int, default=d.checkpoint_freq,
+                   help="env steps between saved checkpoints (0: off)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines on stderr")
+    p.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs under --out/tb")
+    p.add_argument("--vec", default=d.vec, choices=["auto", "subproc", "dummy"],
+                   help="where the --n-envs envs step: subproc: worker processes (SubprocVecEnv); dummy: this "
+                        "process; auto: workers when there are several envs and no more than the cores")
     p.add_argument("--prior", default=d.prior, choices=["best-first", "none"],
                    help="scoring policy: start from best-first's ranking and learn a residual over it "
                         "(best-first), or learn the scores from scratch (none)")

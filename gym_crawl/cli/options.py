@@ -8,24 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gym_crawl._console import add_verbosity
+from gym_crawl._console import HelpFormatter, add_verbosity
 
 __all__ = ["EPILOG", "HelpFormatter", "add_verbosity", "check_writable", "header_value", "int_at_least", "number_in",
            "seconds"]
 
 EPILOG = ("Results go to stdout; progress and diagnostics to stderr. Exit codes: 0 done, 1 the run failed, 2 a usage "
           "error (the message names the argument), 130 interrupted (Ctrl-C).")
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows each option's default, except ``None`` (left to the agent or the corpus), an empty one, and where the
-    help already says it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        if action.default in (None, argparse.SUPPRESS, "", []) or action.nargs == 0 or "default" in text or not text:
-            return action.help
-        return super()._get_help_string(action)
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
