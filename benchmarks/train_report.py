@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, Progress, error_line
 from gym_crawl._io import atomic_write_json
 
 __all__ = ["apply_task_set", "baseline_runs", "build_parser", "main", "report"]
@@ -163,23 +163,28 @@ def apply_task_set(cfg: Any, name: str, *, max_tasks: int | None = None, wikispe
 
 def baseline_runs(cfg: Any, tasks: list[Any], seeds: int) -> dict[str, np.ndarray]:
     """Relevant pages found by ``random`` (``seeds`` seeds), ``best-first`` and ``oracle`` on each task:
-    ``{agent: (runs, tasks)}`` (the two seed-independent crawls run once)."""
+    ``{agent: (runs, tasks)}`` (the two seed-independent crawls run once); a progress bar on stderr unless
+    ``cfg.progress_bar`` is off."""
     from gym_crawl.agents import make_agent, make_env_for, run_episode
     from gym_crawl.corpus import load_corpus
 
     corpus = load_corpus(cfg.corpus)
     out: dict[str, np.ndarray] = {}
-    for name, n in (("random", seeds), ("best-first", 1), ("oracle", 1)):
-        agent = make_agent(name)
-        env = make_env_for(agent, corpus=corpus, reward=cfg.reward, max_episode_steps=cfg.max_episode_steps,
-                           topic=tasks[0].label, seeds=list(tasks[0].seeds))
-        m = np.zeros((n, len(tasks)))
-        for j, t in enumerate(tasks):
-            for s in range(n):
-                m[s, j] = run_episode(env, agent, seed=s, options={"topic": t.label, "seeds": list(t.seeds)}
-                                      ).relevant_found
-        env.close()
-        out[name] = m
+    plan = (("random", seeds), ("best-first", 1), ("oracle", 1))
+    with Progress(sum(n for _, n in plan) * len(tasks), "baselines random, best-first, oracle", unit="crawls",
+                  enabled=getattr(cfg, "progress_bar", True), announce=True) as bar:
+        for name, n in plan:
+            agent = make_agent(name)
+            env = make_env_for(agent, corpus=corpus, reward=cfg.reward, max_episode_steps=cfg.max_episode_steps,
+                               topic=tasks[0].label, seeds=list(tasks[0].seeds))
+            m = np.zeros((n, len(tasks)))
+            for j, t in enumerate(tasks):
+                for s in range(n):
+                    m[s, j] = run_episode(env, agent, seed=s, options={"topic": t.label, "seeds": list(t.seeds)}
+                                          ).relevant_found
+                    bar.update(1)
+            env.close()
+            out[name] = m
     return out
 
 
@@ -344,18 +349,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{cfg.algo} trained on {len(cfg.train_topics)} tasks, {len(seeds)} seed(s); {table[name]['tasks']} test "
           f"tasks with oracle > random; baselines in {time.perf_counter() - t0:.0f} s; whole run "
           f"{time.perf_counter() - t_all:.0f} s, {cpu / 60:.1f} CPU-minutes:")
+    one_run = trained.shape[0] == 1  # the bootstrap resamples runs within each task: one run, no interval
     print("| agent | mean found | normalized IQM | 95 % CI | mean |")
     print("| --- | ---: | ---: | --- | ---: |")
     for agent in (name, "best-first", "random", "oracle"):
         v = table[agent]
-        print(f"| {agent} | {v['mean_found']:.1f} | {v['iqm']:.3f} | [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | "
-              f"{v['mean']:.3f} |")
-    lo, bf = table[name]["ci"][0], table["best-first"]["ci"][1]
-    below = table[name]["ci"][1] < table["best-first"]["ci"][0]
-    verdict = "above" if lo > bf else ("below" if below else "overlapping")
-    print(f"trained vs best-first: CIs {verdict} (trained lower end {lo:.3f}, best-first upper end {bf:.3f})")
-    if trained.shape[0] == 1:
-        print("(one evaluation run of one training seed: its CI has no spread over runs; use --seeds N)")
+        ci = "—" if one_run and agent == name else f"[{v['ci'][0]:.3f}, {v['ci'][1]:.3f}]"
+        print(f"| {agent} | {v['mean_found']:.1f} | {v['iqm']:.3f} | {ci} | {v['mean']:.3f} |")
+    if one_run:
+        print(f"trained vs best-first: IQM {table[name]['iqm']:.3f} vs {table['best-first']['iqm']:.3f}; no CI "
+              f"with one evaluation run of one training seed (the bootstrap resamples the runs of each task, so one "
+              f"run gives an interval of zero width): use --seeds 5 to compare them")
+    else:
+        lo, bf = table[name]["ci"][0], table["best-first"]["ci"][1]
+        below = table[name]["ci"][1] < table["best-first"]["ci"][0]
+        verdict = "above" if lo > bf else ("below" if below else "overlapping")
+        print(f"trained vs best-first: CIs {verdict} (trained lower end {lo:.3f}, best-first upper end {bf:.3f})")
     atomic_write_json(Path(cfg.out) / "report.json",
                       {"task_set": set_name, "test_tasks": [t.name for t in test], "agents": table,
                        "found": {k: v.tolist() for k, v in found.items()}, "runs": runs,

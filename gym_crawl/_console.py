@@ -118,9 +118,12 @@ class Progress:
     :param unit: what one unit is, for the log line and the bar.
     :param every: seconds between log lines when there is no bar.
     :param enabled: ``False``: show nothing (a caller's ``progress=False``).
+    :param announce: without a bar, also a first log line ``<desc>: 0/total <unit>`` at once (a phase that may
+        take long before its first unit is done; short, repeated ones, such as one crawl episode, stay quiet).
     """
 
-    def __init__(self, total: int, desc: str, every: float = 5.0, unit: str = "steps", enabled: bool = True):
+    def __init__(self, total: int, desc: str, every: float = 5.0, unit: str = "steps", enabled: bool = True,
+                 announce: bool = False):
         self.total, self.desc, self.unit, self.n = int(total), desc, unit, 0
         self.every = every if enabled else float("inf")
         self._t0 = self._last = time.monotonic()
@@ -129,6 +132,8 @@ class Progress:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=self.total, desc=desc, unit=" " + unit, leave=False, file=sys.stderr)
+        elif enabled and announce:
+            log.info("%s: 0/%d %s", desc, self.total, unit)
 
     def update(self, k: int = 1) -> None:
         """``k`` more units done."""

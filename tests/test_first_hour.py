@@ -365,7 +365,7 @@ def test_train_shows_progress_on_stderr_and_prints_its_tensorboard_logs(tiny_pat
     pytest.importorskip("tensorboard", reason="TensorBoard comes with the optional extra 'sb3'")
     from gym_crawl import _console
 
-    monkeypatch.setattr(_console.Progress.__init__, "__defaults__", (0.0, "steps", True))  # a log line per update
+    monkeypatch.setattr(_console.Progress.__init__, "__defaults__", (0.0, "steps", True, False))  # a line per update
     out_dir = tmp_path / "run"
     assert main(["train", "--corpus", tiny_path, "--train-topics", "cancer", "--eval-topics", "poetry",
                  "--timesteps", "64", "--n-envs", "1", "-K", "8", "--hidden", "8", "--checkpoint-freq", "0",
@@ -375,6 +375,47 @@ def test_train_shows_progress_on_stderr_and_prints_its_tensorboard_logs(tiny_pat
     assert "gym-crawl: train maskable-ppo seed 0: 64/64 env steps" in err
     assert "64/64" not in out and "━" not in out  # no progress bar among the results
     assert f"TensorBoard logs: {out_dir / 'tb'}" in out and any((out_dir / "tb").iterdir())
+    # no silent phase: the score tables before training, building the model, the evaluation after it
+    assert "gym-crawl: score tables of 2 topics: 0/" in err
+    assert "gym-crawl: train maskable-ppo seed 0: building 1 env over 1 topics and the model" in err
+    assert "gym-crawl: evaluate seed 0 on 1 topic: 0/1 episodes" in err and "1/1 episodes" in err
+    # whole rollouts: the bar's total is what PPO runs (96 = 3 rollouts of 32 for 70 steps), never n/70 with n > 70
+    assert main(["train", "--corpus", tiny_path, "--train-topics", "cancer", "--eval-topics", "poetry",
+                 "--timesteps", "70", "--n-envs", "1", "-K", "8", "--hidden", "8", "--checkpoint-freq", "0",
+                 "--vec", "dummy", "--hyper", '{"n_steps": 32, "batch_size": 32}', "--eval-episodes", "0",
+                 "--max-episode-steps", "20", "--no-tensorboard", "--out", str(tmp_path / "r2")]) == 0
+    err = capsys.readouterr().err
+    assert "96/96 env steps" in err and "/70 env steps" not in err
+    assert main(["train", "--corpus", tiny_path, "--train-topics", "cancer", "--eval-topics", "poetry",
+                 "--timesteps", "32", "--n-envs", "1", "-K", "8", "--hidden", "8", "--checkpoint-freq", "0",
+                 "--vec", "dummy", "--hyper", '{"n_steps": 32, "batch_size": 32}', "--eval-episodes", "1",
+                 "--max-episode-steps", "20", "--no-tensorboard", "--no-progress", "-q",
+                 "--out", str(tmp_path / "r3")]) == 0
+    assert "env steps" not in capsys.readouterr().err  # --no-progress (and -q) keep stderr quiet
+
+
+def test_train_help_says_what_each_flag_does_and_its_default(capsys):
+    import gym_crawl
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    text = " ".join(out.split())
+    assert "WikiCrawl-v2" not in text and f"the default task {gym_crawl.DEFAULT_ENV_ID}'s" in text
+    assert "-v, --verbose" in text and "-q, --quiet" in text
+    from gym_crawl.benchmarks.train_report import build_parser
+
+    silent = [a.option_strings for a in build_parser()._actions if a.option_strings and not (a.help or "").strip()]
+    assert not silent, f"flags without help text: {silent}"
+    blocks = re.split(r"\n  (?=-)", out.split("options:", 1)[1])  # one block per option
+    for flag, shown in (("--timesteps", "default: 100000; with a task set: 10000"), ("--n-envs", "default: 2"),
+                        ("--features", "default: combined; with a task set: transferable+site"),
+                        ("--vec", "default: auto; with a task set: dummy"), ("--seed", "default: 0"),
+                        ("--max-candidates", "default: 32"), ("--eval-freq", "with a task set: half of --timesteps")):
+        block = " ".join(next(b for b in blocks if b.startswith(flag)).split())
+        assert shown in block, (flag, block)
+    assert main(["train", "-q", "--timesteps", "0", "--task-set", "none"]) == 2  # -q accepted, as everywhere
+    assert capsys.readouterr().err.startswith("gym-crawl: error: --timesteps")
 
 
 def test_eval_progress_is_labelled(monkeypatch, capsys):
@@ -382,7 +423,7 @@ def test_eval_progress_is_labelled(monkeypatch, capsys):
     from gym_crawl.benchmarks import suite
     from gym_crawl.tasks.task import Task
 
-    monkeypatch.setattr(_console.Progress.__init__, "__defaults__", (0.0, "steps", True))
+    monkeypatch.setattr(_console.Progress.__init__, "__defaults__", (0.0, "steps", True, False))
     monkeypatch.setattr(suite, "_job", lambda w: [])
     _console.setup_logging()
     task = Task(set_name="demo", label="subject.geo", seeds=("Geology",), budget=5, n_members=1, split="test")

@@ -27,9 +27,9 @@ def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, mon
     passes = []
     real = scorer_mod._fill_pages
 
-    def fill_pages(tables, chunk):
+    def fill_pages(tables, chunk, bar=None):
         passes.append(sum(not t.complete for t in tables))
-        return real(tables, chunk)
+        return real(tables, chunk, bar)
 
     monkeypatch.setattr(scorer_mod, "_fill_pages", fill_pages)
     out = tmp_path / "run"
@@ -95,3 +95,14 @@ def test_report_normalizes_by_random_and_oracle():
     rep = train_report.report(found, reps=50)
     assert rep["best-first"]["tasks"] == 1  # the second task has oracle == random: dropped
     assert rep["best-first"]["iqm"] == pytest.approx(0.5) and rep["oracle"]["iqm"] == pytest.approx(1.0)
+
+
+def test_one_training_seed_makes_no_ci_claim(corpus_dir, tmp_path, capsys):
+    flags = [f if f != "128" else "64" for f in FLAGS]
+    assert main(["train", "--task-set", "ws-100", "--wikispeedia", corpus_dir, "--out", str(tmp_path / "run"),
+                 "--baseline-seeds", "2", "--seeds", "1", *flags]) == 0
+    text = capsys.readouterr().out
+    row = next(r for r in text.splitlines() if r.startswith("| trained maskable-ppo |"))
+    assert row.split("|")[4].strip() == "—"  # one run per task: no interval
+    assert "CIs above" not in text and "CIs below" not in text and "CIs overlapping" not in text
+    assert "no CI with one evaluation run" in text and "--seeds 5" in text

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import EXIT_USAGE, ArgumentParser, HelpFormatter, add_verbosity, error_line
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, HelpFormatter, Progress, add_verbosity, error_line
 from gym_crawl.agents.train_common import (
     CrawlTrainingConfig,
     add_common_arguments,
@@ -68,6 +68,8 @@ from gym_crawl.agents.train_common import (
 __all__ = ["TrainConfig", "TrainResult", "DEFAULT_HYPER", "DISCRETE_ALGOS", "CONTINUOUS_ALGOS", "env_kwargs",
            "make_env", "make_vec_env", "build_model", "policy_spec", "precompute_world", "train", "evaluate",
            "worker_memory", "worker_died", "process_memory", "print_result", "main"]
+
+log = logging.getLogger("gym_crawl")
 
 DISCRETE_ALGOS = ("dqn", "ppo", "a2c", "maskable-ppo")
 CONTINUOUS_ALGOS = ("ppo", "a2c", "sac", "td3")
@@ -341,14 +343,21 @@ def evaluate(model: Any, cfg: TrainConfig, topics: Sequence[str], episodes_per_t
             invalid[0] = 0
 
     n = len(topics) * episodes_per_topic
-    if cfg.algo == "maskable-ppo":
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate
+    with Progress(n, f"evaluate seed {cfg.seed} on {len(topics)} topic{'s' if len(topics) != 1 else ''}",
+                  unit="episodes", enabled=cfg.progress_bar, announce=True) as bar:
+        def step(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+            cb(locals_, globals_)
+            if locals_["done"]:
+                bar.update(1)
 
-        maskable_evaluate(model, env, n_eval_episodes=n, deterministic=True, callback=cb, warn=False)
-    else:
-        from stable_baselines3.common.evaluation import evaluate_policy
+        if cfg.algo == "maskable-ppo":
+            from sb3_contrib.common.maskable.evaluation import evaluate_policy as maskable_evaluate
 
-        evaluate_policy(model, env, n_eval_episodes=n, deterministic=True, callback=cb, warn=False)
+            maskable_evaluate(model, env, n_eval_episodes=n, deterministic=True, callback=step, warn=False)
+        else:
+            from stable_baselines3.common.evaluation import evaluate_policy
+
+            evaluate_policy(model, env, n_eval_episodes=n, deterministic=True, callback=step, warn=False)
     env.close()
     return rows
 
@@ -362,7 +371,7 @@ def precompute_world(cfg: TrainConfig) -> Any:
 
     world = CrawlWorld(corpus=cfg.corpus)
     if not use_subprocesses(cfg.n_envs, cfg.vec):
-        world.precompute_scores([*cfg.train_topics, *cfg.eval_topics])
+        world.precompute_scores([*cfg.train_topics, *cfg.eval_topics], progress=cfg.progress_bar)
     return world
 
 
@@ -408,11 +417,12 @@ def _progress_callback(total: int, desc: str) -> Any:
     the progress style of every ``gym-crawl`` command), in place of SB3's own bar (rich, on stdout)."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from gym_crawl._console import Progress
-
     class ProgressBar(BaseCallback):
         def _on_training_start(self) -> None:
-            self.bar = Progress(total, desc, unit="env steps")
+            # an on-policy algorithm (PPO, A2C) collects whole rollouts of n_steps per env: it runs that many more
+            rollout = int(getattr(self.model, "n_steps", 0) or 0) * self.training_env.num_envs
+            steps = -(-total // rollout) * rollout if rollout > 0 else total
+            self.bar = Progress(steps, desc, unit="env steps")
 
         def _on_step(self) -> bool:
             self.bar.update(self.training_env.num_envs)
@@ -443,6 +453,9 @@ def train(cfg: TrainConfig) -> TrainResult:
     # the tables, until the run ends)
     world = precompute_world(cfg)
 
+    if cfg.progress_bar:
+        log.info("train %s seed %d: building %d env%s over %d topics and the model", cfg.algo, cfg.seed, cfg.n_envs,
+                 "s" if cfg.n_envs != 1 else "", len(cfg.train_topics))
     env = make_vec_env(cfg, cfg.train_topics, cfg.n_envs, cfg.seed)
     memory = worker_memory(env)
     candidate_dim = int(env.get_attr("candidate_dim")[0])

@@ -143,7 +143,7 @@ class CrawlWorld:
             sc = self._scorers[topic] = shared_scorer(self.text, topic, self.n_categories)
         return sc
 
-    def precompute_scores(self, topics: Sequence[Any]) -> list[TopicScorer]:
+    def precompute_scores(self, topics: Sequence[Any], progress: bool = False) -> list[TopicScorer]:
         """Score every page and link of each of ``topics`` now, all topics in one pass over the corpus' text
         (:func:`~gym_crawl.relevance.scorer.fill_topic_tables`: the text vectors are computed once, each topic
         pays its dot products only), instead of each topic at its first ``reset``. Trajectories do not change
@@ -154,11 +154,12 @@ class CrawlWorld:
 
         :param topics: topic specs of :func:`~gym_crawl.relevance.topic.resolve_topic`, or tasks
             ``{"topic": spec, "seeds": [...]}`` (their topic is scored).
+        :param progress: show the pages and links scored as a progress bar on stderr.
         :returns: the topics' scorers, in the order given.
         """
         scorers = [self.scorer(resolve_topic(t["topic"] if isinstance(t, dict) and "seeds" in t else t, self.corpus))
                    for t in topics]
-        fill_topic_tables(scorers)
+        fill_topic_tables(scorers, progress=f"score tables of {len(scorers)} topics" if progress else None)
         return scorers
 
     def reward_scheme(self, topic: Topic) -> RewardScheme:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl._arith import cosines, norm
+from gym_crawl._console import Progress
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
@@ -462,7 +463,7 @@ class LinkTable:
 
 
 def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
-                      chunk_links: int = 200_000) -> None:
+                      chunk_links: int = 200_000, progress: str | None = None) -> None:
     """Fill the page and link tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) of
     several topics of one text model in one pass over the corpus' text.
 
@@ -475,6 +476,8 @@ def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
     :param scorers: scorers sharing one :class:`TextModel` (``ValueError`` otherwise).
     :param chunk_pages: pages per batch of the page pass.
     :param chunk_links: links per batch of the link pass (a page's links are never split).
+    :param progress: a label: show the pages and links scored as a progress bar on stderr
+        (:class:`gym_crawl._console.Progress`) under this label; ``None``: nothing.
     """
     scorers = list({id(sc): sc for sc in scorers}.values())  # a scorer listed twice is filled once
     if not scorers:
@@ -482,17 +485,22 @@ def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
     text = scorers[0].text
     if any(sc.text is not text for sc in scorers):
         raise ValueError("fill_topic_tables: the scorers use different text models; fill each model's separately")
-    _fill_pages([sc.page_table() for sc in scorers], chunk_pages)
-    links = [sc.link_table() for sc in scorers]
-    links = [lt for lt in links if not lt.complete]
-    if links:
-        _fill_links(links, np.flatnonzero(~np.logical_and.reduce([lt.done for lt in links])), chunk_links)
-        for lt in links:
-            lt.complete = True
+    c = scorers[0].corpus
+    pages = [sc.page_table() for sc in scorers]
+    links = [lt for lt in (sc.link_table() for sc in scorers) if not lt.complete]
+    todo = (c.n_pages if any(not t.complete for t in pages) else 0) + (c.n_links if links else 0)
+    with Progress(todo, progress or "", unit="pages and links", enabled=progress is not None and todo > 0,
+                  announce=True) as bar:
+        _fill_pages(pages, chunk_pages, bar)
+        if links:
+            _fill_links(links, np.flatnonzero(~np.logical_and.reduce([lt.done for lt in links])), chunk_links, bar)
+            for lt in links:
+                lt.complete = True
 
 
-def _fill_pages(tables: list[PageTable], chunk: int) -> None:
-    """Score every page of ``tables`` (topics of one text model) not scored yet, the text vectors once per batch."""
+def _fill_pages(tables: list[PageTable], chunk: int, bar: Progress | None = None) -> None:
+    """Score every page of ``tables`` (topics of one text model) not scored yet, the text vectors once per batch
+    (``bar`` counts the pages)."""
     tables = [t for t in tables if not t.complete]
     if not tables:
         return
@@ -500,6 +508,8 @@ def _fill_pages(tables: list[PageTable], chunk: int) -> None:
     c, text = sc0.corpus, sc0.text
     for a in range(0, c.n_pages, chunk):
         pages = np.arange(a, min(a + chunk, c.n_pages))
+        if bar is not None:
+            bar.update(len(pages))
         todo = [t for t in tables if not t.done[pages].all()]
         if not todo:
             continue
@@ -524,9 +534,9 @@ def _fill_pages(tables: list[PageTable], chunk: int) -> None:
         tab.complete = True
 
 
-def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int) -> None:
+def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int, bar: Progress | None = None) -> None:
     """Score the out-links of ``pages`` in ``tables`` (topics of one text model) where they are not scored yet,
-    in batches of up to ``chunk_links`` links (a page's links are never split)."""
+    in batches of up to ``chunk_links`` links (a page's links are never split; ``bar`` counts the links)."""
     pages = np.asarray(pages, np.int64)
     done = np.logical_and.reduce([t.done[pages] for t in tables])
     pages = pages[~done]
@@ -545,6 +555,8 @@ def _fill_links(tables: list[LinkTable], pages: np.ndarray, chunk_links: int) ->
             links = np.concatenate([np.arange(t0.lo[p], t0.hi[p]) for p in grp.tolist()]) \
                 if stop - start > 1 else np.arange(t0.lo[grp[0]], t0.hi[grp[0]])
             _score_link_batch(tables, links)
+            if bar is not None:
+                bar.update(len(links))
             start = stop
     for t in tables:
         t.done[pages] = True
