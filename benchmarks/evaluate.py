@@ -328,7 +328,8 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--plot", default=None, help="write a PNG of the IQMs to this file (default: no plot)")
     ap.add_argument("--json", default=None, help="write the table and every run as JSON to this file (default: none)")
     ap.add_argument("--config", action="append", default=[], metavar="AGENT:KEY=VALUE",
-                    help="an agent option (JSON value), repeatable, e.g. 'hashed-q:features=\"hashed-site\"'")
+                    help="an agent option (JSON value), repeatable, e.g. 'hashed-q:features=\"hashed-site\"' "
+                         "(default: none)")
     ap.add_argument("--report", nargs="+", default=None, metavar="JSON",
                     help="print the table of saved --json results (no run): one file's full table, or one "
                          "table of several files' sets; --plot applies to one file (default: run the agents)")

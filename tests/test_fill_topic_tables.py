@@ -110,9 +110,9 @@ def test_envs_after_world_precompute_score_nothing(tiny_corpus, monkeypatch):
     calls = {"pages": 0, "links": 0}
     real_pages, real_links = scorer_mod._fill_pages, scorer_mod._score_link_batch
 
-    def count_pages(tables, chunk):
+    def count_pages(tables, chunk, bar=None):
         calls["pages"] += sum(not t.complete for t in tables)
-        return real_pages(tables, chunk)
+        return real_pages(tables, chunk, bar)
 
     def count_links(tables, links, single_rows):
         calls["links"] += len(links)
@@ -150,7 +150,7 @@ def test_a_scorer_listed_twice_is_filled_once(tiny_corpus, monkeypatch):
     sc = TopicScorer(get_text_model(tiny_corpus), resolve_topic("cancer", tiny_corpus))
     seen = []
     real = scorer_mod._fill_pages
-    monkeypatch.setattr(scorer_mod, "_fill_pages", lambda tables, chunk: (seen.append(len(tables)),
-                                                                           real(tables, chunk)))
+    monkeypatch.setattr(scorer_mod, "_fill_pages", lambda tables, chunk, bar=None: (seen.append(len(tables)),
+                                                                                     real(tables, chunk, bar)))
     fill_topic_tables([sc, sc])
     assert seen == [1] and sc.page_table().complete and sc.link_table().complete

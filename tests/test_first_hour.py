@@ -395,7 +395,6 @@ def test_train_shows_progress_on_stderr_and_prints_its_tensorboard_logs(tiny_pat
 
 
 def test_train_help_says_what_each_flag_does_and_its_default(capsys):
-    import gym_crawl
 
     with pytest.raises(SystemExit):
         main(["train", "--help"])
