@@ -538,7 +538,7 @@ def read_account(warc: str | Path) -> dict[str, Any]:
     by_step: dict[int, float] = {}
     for d in read_decisions(warc):
         by_step[int(d["step"])] = float(d["reward"])
-    after: dict[str, Any] = {}
+    after: dict[str, Any] = {"in_flight": 0, "fetched": 0, "cancelled": 0, "not_in_crawl": []}  # none in flight
     for a in read_metadata(warc, AFTER_LAST_STEP_KIND):
         after = {"in_flight": int(a["in_flight"]), "fetched": len(a["fetched"]), "cancelled": len(a["cancelled"]),
                  "not_in_crawl": list(a.get("not_in_crawl", a["fetched"]))}

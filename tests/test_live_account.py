@@ -60,7 +60,7 @@ def test_summary_replay_and_records_give_one_reward_sum(small, tmp_path, name):
     with _jittered(serve_corpus(small, n_hosts=6), seed=2) as site:
         seeds = tuple(site.url(h, "/") for h in site.hosts)
         s = LiveCrawlSettings(seeds=seeds, topic="geology", max_pages=40, scope="any", concurrency=6,
-                              policy=FetchPolicy(delay=0.0, **FAST))
+                              policy=FetchPolicy(delay=0.0, **FAST), focus_slack=None)
         warc = tmp_path / "a.warc.gz"
         live = crawl_live(make_agent(name), s, warc=warc, text=tm, progress=None, handle_signals=False)
         n_log = len(site.log)
@@ -90,7 +90,7 @@ def test_pages_in_flight_at_the_end_are_cancelled_before_the_wire_or_counted_and
     with serve_corpus(small, n_hosts=2, latency=0.3) as site:
         seeds = tuple(site.url(h, "/") for h in site.hosts)
         s = LiveCrawlSettings(seeds=seeds, topic="geology", max_pages=8, scope="any", concurrency=4, per_host=2,
-                              policy=FetchPolicy(delay=1.0, **FAST))
+                              policy=FetchPolicy(delay=1.0, **FAST), focus_slack=None)  # every free slot filled
         warc = tmp_path / "end.warc.gz"
         live = crawl_live(make_agent("best-first"), s, warc=warc, text=tm, progress=None, handle_signals=False)
         requested = {e.path for e in site.requests()}
