@@ -206,7 +206,11 @@ class ArrivalFeed:
     def _submit_robots(self, origin: str) -> None:
         if origin not in self._robots_jobs:
             self._robots_jobs.add(origin)
-            self.backend.submit(Job("robots", origin + "/robots.txt", origin))
+            recorded = None if self.scripted else self._robots_records.get(origin)
+            if recorded is not None:  # read by the crawl this one resumes (after its last arrival): not asked again
+                self._ready.append(("robots-recorded", origin, recorded))
+            else:
+                self.backend.submit(Job("robots", origin + "/robots.txt", origin))
 
     # ------------------------------------------------------------------ the page source
     def request(self, page: int) -> None:
@@ -298,7 +302,7 @@ class ArrivalFeed:
                 if getattr(res, "error", None) != "cancelled":  # not recorded: a resume requests it again
                     events.append(["page", url])
             else:
-                refused.extend(self._robots_arrived(tag, res, record=not scripted))
+                refused.extend(self._robots_arrived(tag, res, record=not scripted and kind == "robots"))
                 events.append(["robots", tag])
         if scripted and self.calls == self._script_end:
             self._go_live()
@@ -324,7 +328,7 @@ class ArrivalFeed:
             if p in self._jobs_out:
                 self._stale.add(p)
         self._requested.clear()
-        self._ready.clear()
+        self._ready = [item for item in self._ready if item[0] != "page"]  # robots.txt rules still arrive
         self._resend = bool(self.refused_pages)
 
     # ------------------------------------------------------------------ what arrived
@@ -473,8 +477,11 @@ class ArrivalFeed:
                     url = self.web.url(job.tag)
                     self.cache.setdefault(url, res)
                     fetched.append(url)
-            else:
+            else:  # its rules recorded too: a resumed crawl takes them from the file instead of asking again
                 self._record_exchanges(res[2], robots=True)
+                if self.recorder is not None and res[0] in ("allow", "disallow", "parse"):
+                    rules = RobotsRules(res[0], res[1], self.agent, res[3])
+                    self.recorder.write_metadata(ROBOTS_KIND, {"origin": job.tag, **rules.to_dict()})
         return fetched
 
     def _account_after_last_step(self, in_flight: list[str], drained: list[str]) -> None:

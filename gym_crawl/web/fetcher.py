@@ -390,7 +390,7 @@ class PoliteFetcher:
         ``Content-Length`` or cut off mid-chunk, a content coding that does not decode, a 429 or 5xx reply —
         the origin is disallowed and asked again after ``robots_retry``."""
         try:
-            from protego import Protego
+            import protego  # noqa: F401 - said now, before a request, when the web extra is missing
         except ImportError:  # pragma: no cover - protego comes with the web extra
             raise ImportError(f"robots.txt parsing needs protego: {install_command('web')}") from None
         url = host.origin + "/robots.txt"
@@ -416,18 +416,43 @@ class PoliteFetcher:
                 return True, "unavailable"
             if 200 <= ex.status < 300:
                 text = ex.body[:self.policy.robots_max_bytes].decode("utf-8", errors="replace")
-                rp = Protego.parse(text)
-                host.robots_text = text
-                cd = rp.crawl_delay(self.policy.agent)
-                rr = rp.request_rate(self.policy.agent)
-                extra = max(float(cd or 0.0), rr.seconds / rr.requests if rr and rr.requests else 0.0)
                 old = host.delay
-                host.delay = max(self.policy.delay, min(extra, self.policy.max_crawl_delay))
+                rp = self._parse_robots(host, text)
                 if h is host:  # the robots.txt response itself starts the new wait
                     host.next_time += host.delay - old
                 return rp, "parsed"
             return True, "unavailable"  # 1xx / other 3xx: as Google, treat as no robots.txt
         return True, "unavailable"  # too many redirects: as a 404
+
+    def _parse_robots(self, host: _Host, text: str) -> Any:
+        """``text`` parsed as ``host``'s robots.txt; its ``Crawl-delay`` / ``Request-rate`` raise the host's delay
+        (up to ``max_crawl_delay``)."""
+        from protego import Protego
+
+        rp = Protego.parse(text)
+        host.robots_text = text
+        cd = rp.crawl_delay(self.policy.agent)
+        rr = rp.request_rate(self.policy.agent)
+        extra = max(float(cd or 0.0), rr.seconds / rr.requests if rr and rr.requests else 0.0)
+        host.delay = max(self.policy.delay, min(extra, self.policy.max_crawl_delay))
+        return rp
+
+    def remember_robots(self, url: str, kind: str, text: str | None, reason: str = "") -> None:
+        """Take ``url``'s origin's robots.txt rules as read before — ``(kind, text, reason)`` as :meth:`robots`
+        returned them, e.g. from the WARC of a crawl being resumed — instead of asking for the file again: cached
+        for ``robots_ttl`` from now (``robots_retry`` when ``reason`` says it was unreachable)."""
+        canon = canonical_url(url)
+        if canon is None:
+            raise ValueError(f"url {url!r} is not an http(s) URL with a host")
+        if kind not in ("allow", "disallow", "parse"):
+            raise ValueError(f"robots kind must be 'allow', 'disallow' or 'parse', got {kind!r}")
+        host = self._host(canon)
+        with host.lock:
+            host.robots = self._parse_robots(host, text or "") if kind == "parse" else kind == "allow"
+            host.robots_reason = reason or ("parsed" if kind == "parse" else "")
+            p = self.policy
+            host.robots_expires = self._clock() + (p.robots_retry if reason.startswith("unreachable:") else
+                                                   p.robots_ttl)
 
     # ------------------------------------------------------------------ politeness and HTTP
     def _host(self, canon: str) -> _Host:

@@ -502,6 +502,9 @@ class LiveWeb(Corpus):
             self.recorded_after_last_step = dict(r)
         self.after_last_step = after - landed
         self._feed.load_script(calls, robots)
+        if self._fetcher is not None:  # a resumed crawl's fetcher obeys the rules it read, without asking again
+            for origin, rules in robots.items():
+                self._fetcher.remember_robots(origin + "/", rules.kind, rules.text, rules.reason)
 
     def cancel(self) -> None:
         """Cancel the default fetcher (:meth:`PoliteFetcher.cancel`): a fetch in progress ends within a fraction

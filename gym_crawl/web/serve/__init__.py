@@ -5,6 +5,8 @@
   and the ``gym-crawl serve`` command;
 * :mod:`~gym_crawl.web.serve.site` — the threaded server itself (:class:`Site`, :class:`Response`,
   :class:`Series`, the request log);
+* :mod:`~gym_crawl.web.serve.chaos` — :func:`serve_chaos`, a seeded hostile web of many hosts and its plan
+  (the standing chaos test of the live crawler);
 * :mod:`~gym_crawl.web.serve.misbehave` — the named misbehaviours (:data:`MISBEHAVIOURS`: robots.txt rules,
   error statuses, redirect loops, slow and oversize pages, traps).
 
