@@ -117,6 +117,10 @@ class ArrivalFeed:
         self._script: dict[int, list[list[str]]] | None = None
         self._script_end = 0
         self._robots_records: dict[str, RobotsRules] = {}
+        #: arrivals records of a resumed crawl that only delivered recorded robots.txt rules, held back until it
+        #: records something new (a resumed crawl that ends as it did adds nothing to its WARC)
+        self._held_records: list[dict[str, Any]] = []
+        self._live_written = False
         self.calls = 0
         self._last_shape: tuple[str, str, tuple[str, ...], str | None] = ("", "", (), None)
 
@@ -310,10 +314,23 @@ class ArrivalFeed:
             self._resend = False
             refused.extend(p for p in self.refused_pages if self.web.page_state[p] == 0)
         if events and not scripted and self.recorder is not None:
-            self.recorder.write_metadata(ARRIVALS_KIND, {"call": k, "events": events})
+            self._record_arrivals({"call": k, "events": events},
+                                  only_recorded=all(kind == "robots-recorded" for kind, _, _ in items))
         if not pages and not refused:
             return NO_ARRIVALS
         return Arrivals(tuple(pages), tuple(refused))
+
+    def _record_arrivals(self, record: dict[str, Any], only_recorded: bool) -> None:
+        """Write one call's arrivals record — held back while a resumed crawl has only delivered robots.txt rules
+        its file records already (written with its first new record: a crawl that ends as it did adds nothing)."""
+        if only_recorded and not self._live_written:
+            self._held_records.append(record)
+            return
+        for held in self._held_records:
+            self.recorder.write_metadata(ARRIVALS_KIND, held)
+        self._held_records.clear()
+        self.recorder.write_metadata(ARRIVALS_KIND, record)
+        self._live_written = True
 
     def pending(self) -> int:
         return len(self._requested) + len(self._robots_wait)
@@ -456,7 +473,7 @@ class ArrivalFeed:
         replay delivers nothing where the crawl got nothing, up to its end), wait for the jobs in flight (their
         fetches are written to the WARC as they complete, their pages kept in the fetch cache, not added to the
         web), stop the backend, and count and record the pages that were in flight (``after_last_step``)."""
-        if self.recorder is not None and self.calls > self._script_end:
+        if self.recorder is not None and self.calls > self._script_end and (self._live_written or self._script is None):
             self.recorder.write_metadata(ARRIVALS_KIND, {"call": self.calls - 1, "events": []})
         in_flight = [self.web.url(p) for p in self._requested]
         fetched: list[str] = []
