@@ -148,11 +148,28 @@ def test_resuming_a_finished_crawl_adds_nothing_to_its_warc(tmp_path):
             site.set_route(k, "/p", _page(k, 0.0))
         first = subprocess.run(_argv(site, warc, 6), capture_output=True, timeout=120)
         assert first.returncode == 0, first.stderr.decode()[-2000:]
-        size, n = warc.stat().st_size, len(site.requests())
+        size, n, before = warc.stat().st_size, len(site.requests()), _records(warc)
         for _ in range(2):
             again = subprocess.run(_argv(site, warc, 6, "--resume"), capture_output=True, timeout=120)
             assert again.returncode == 0, again.stderr.decode()[-2000:]
-            assert warc.stat().st_size == size and len(site.requests()) == n
+            assert warc.stat().st_size == size, f"resume added {_records(warc)[len(before):]}"
+            assert len(site.requests()) == n, f"resume requested {site.requests()[n:]}"
+
+
+def _records(warc: Path) -> list[tuple[str, str]]:
+    """``(type, target or metadata kind)`` of every record of ``warc``."""
+    import json
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    out = []
+    with open(warc, "rb") as f:
+        for r in ArchiveIterator(f):
+            what = r.rec_headers.get_header("WARC-Target-URI") or ""
+            if r.rec_type == "metadata":
+                what = json.loads(r.content_stream().read()).get("kind", what)
+            out.append((r.rec_type, what))
+    return out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -120,6 +120,7 @@ class ArrivalFeed:
         #: arrivals records of a resumed crawl that only delivered recorded robots.txt rules, held back until it
         #: records something new (a resumed crawl that ends as it did adds nothing to its WARC)
         self._held_records: list[dict[str, Any]] = []
+        self._live_due = False
         self._live_written = False
         self.calls = 0
         self._last_shape: tuple[str, str, tuple[str, ...], str | None] = ("", "", (), None)
@@ -254,6 +255,9 @@ class ArrivalFeed:
             self._submit_robots(origin)
 
     def arrived(self, block: bool) -> Arrivals:
+        if self._live_due:
+            self._live_due = False
+            self._go_live()
         k = self.calls
         self.calls += 1
         items: list[tuple[str, Any, Any]] = []
@@ -309,7 +313,7 @@ class ArrivalFeed:
                 refused.extend(self._robots_arrived(tag, res, record=not scripted and kind == "robots"))
                 events.append(["robots", tag])
         if scripted and self.calls == self._script_end:
-            self._go_live()
+            self._live_due = True  # at the next call: a resumed crawl that ends here (it had ended) fetches nothing
         if self._resend:
             self._resend = False
             refused.extend(p for p in self.refused_pages if self.web.page_state[p] == 0)
