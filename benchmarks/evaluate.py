@@ -303,8 +303,8 @@ def build_parser(prog: str = "gym-crawl eval") -> argparse.ArgumentParser:
     ap.add_argument("--corpus", default=None, metavar="PATH",
                     help="the task set of any labelled corpus (your own compiled crawl): every label with >= "
                          "--min-pages pages is a topic, with a near seed (its most in-linked page) and a far seed "
-                         "(the crawl's own start page, else the most in-linked page outside the label) "
-                         "(default: none; --set's tasks)")
+                         "(a page of the label's site outside it: the crawl's own start page, else the most "
+                         "in-linked one) (default: none; --set's tasks)")
     ap.add_argument("--split", default="label", choices=["label", "site"],
                     help="--corpus: hold out labels, or whole sites (a label's site: the host most of its pages "
                          "are on)")

@@ -76,6 +76,29 @@ def test_far_seed_is_the_crawls_own_start_page_when_outside_the_label() -> None:
     assert near_far_seeds(c, geo)[1] != c.page_id("Geology")  # inside the label: not a far seed
 
 
+def test_far_seed_stays_on_the_labels_site() -> None:
+    from gym_crawl.corpus import CorpusBuilder
+
+    b = CorpusBuilder(name="two-sites")
+    for i in range(10):  # a.org: five pages labelled x, five not; b.org: a hub every page links to
+        b.add_page(f"a{i}", "rock stone", domain="a.org", labels=["x"] if i < 5 else [])
+    b.add_page("hub", "city", domain="b.org")
+    b.add_page("b1", "city", domain="b.org")
+    for i in range(10):
+        b.add_link(i, 10)
+        b.add_link(i, (i + 1) % 10)
+        b.add_link(10, i)
+    for i in (6, 7):  # a6 is the most in-linked page of a.org outside x
+        b.add_link(i, 6 if i == 7 else 7)
+    b.add_link(9, 6)
+    b.add_link(11, 10)
+    c = b.build()
+    members = np.arange(5)
+    assert near_far_seeds(c, members)[1] == c.page_id("a6")  # not the hub of the other site
+    c.meta["default_seeds"] = ["hub", "a8"]
+    assert near_far_seeds(c, members)[1] == c.page_id("a8")  # the first own seed on the label's site
+
+
 def test_split_by_site_holds_out_whole_sites() -> None:
     c = _own(1)
     tasks = corpus_tasks(c, "mine", split="site")

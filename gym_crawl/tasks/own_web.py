@@ -7,9 +7,9 @@ rules.tsv``), or any other labelled corpus, is a task set named ``corpus:<spec>`
 * **topics**: every label carried by >= ``min_pages`` pages (default :data:`MIN_PAGES`) whose last component has
   a word in the corpus vocabulary;
 * **seeds** (:func:`near_far_seeds`): a *near* task starts from the label's most in-linked page with out-links; a
-  *far* task from the crawl's own start page when the corpus knows it (``meta["default_seeds"]``: a compiled live
-  crawl records its seeds) and it is outside the label, else from the most in-linked page outside the label
-  (ties: the lowest page id);
+  *far* task from a page of the label's site outside the label: the crawl's own start page when the corpus knows it
+  (``meta["default_seeds"]``: a compiled live crawl records its seeds), else the site's most in-linked page outside
+  the label (ties: the lowest page id);
 * **budgets** (:func:`default_budget`): ``B`` pages for a near task, ``2 B`` for a far one, where ``B`` is the
   median page count of the topics' labels, clipped to [10, 100] and below the corpus' size — a budget in
   proportion to the topics, so the oracle cannot just fetch the whole web;
@@ -107,23 +107,35 @@ def _split_by_key(keys: dict[str, str]) -> dict[str, str]:
 
 def near_far_seeds(corpus: Any, members: np.ndarray) -> tuple[int | None, int | None]:
     """``(near, far)`` seed page ids of a label with ``members`` (see the module docstring); ``None`` where the
-    corpus has no such page."""
+    corpus has no such page. The far seed stays on the label's site (the domain most of its pages are on) when it
+    can: the first of the corpus' own seeds there outside the label, else the site's most in-linked page outside the
+    label; only a label whose site has no such page starts from another site (the first own seed outside the label,
+    else the most in-linked page outside it). Every seed has out-links; ties go to the lowest page id."""
     indeg, out_deg = corpus.in_degree(), corpus.out_degree()
     inside = np.zeros(corpus.n_pages, bool)
     inside[members] = True
     cand = members[out_deg[members] > 0]
     near = int(cand[np.lexsort((cand, -indeg[cand]))[0]]) if len(cand) else None
+    dom = np.asarray(corpus.page_domain)
+    counts = np.bincount(dom[members], minlength=len(corpus.domains)) if len(members) else None
+    names = corpus.domains.tolist()
+    site = (min(np.flatnonzero(counts == counts.max()), key=lambda d: names[int(d)])
+            if counts is not None and counts.max() > 0 else -1)
+    ok = ~inside & (out_deg > 0)
+    own = []
     for s in corpus.meta.get("default_seeds") or ():
         try:
-            p = corpus.page_id(str(s))
+            own.append(corpus.page_id(str(s)))
         except KeyError:
             continue
-        if not inside[p] and out_deg[p] > 0:
-            return near, p
-        break
-    outside = np.flatnonzero(~inside & (out_deg > 0))
-    far = int(outside[np.lexsort((outside, -indeg[outside]))[0]]) if len(outside) else None
-    return near, far
+    for where in (ok & (dom == site), ok):
+        for p in own:
+            if where[p]:
+                return near, int(p)
+        pool = np.flatnonzero(where)
+        if len(pool):
+            return near, int(pool[np.lexsort((pool, -indeg[pool]))[0]])
+    return near, None
 
 
 def corpus_tasks(corpus: Any, set_name: str, *, split: str = "label", kinds: Sequence[str] = ("near", "far"),
