@@ -78,7 +78,7 @@ class FetchWork(structref.StructRefProxy):
 #: ``link_kw_anchor`` (n_links,) bool (a topic keyword in its URL / anchor) by link id
 SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor")
 _LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain")
-_FETCH_WORK = ("t_best", "t_link", "t_kwu", "t_kwa", "t_sl")
+_FETCH_WORK = ("t_best", "t_link", "t_kwu", "t_kwa", "t_sl", "t_key")
 
 for _proxy, _type, _fields in ((CrawlArrays, CrawlArraysType, CRAWL_ARRAYS),
                                (ScoreTables, ScoreTablesType, SCORE_TABLES),
@@ -90,17 +90,17 @@ for _proxy, _type, _fields in ((CrawlArrays, CrawlArraysType, CRAWL_ARRAYS),
 # The constructors, compiled once and cached (a structref proxy would compile its own in every process).
 @njit(cache=True)
 def _new_crawl_arrays(status, fr_pos, dom_next, dom_prev, park_next, n_par, sum_par_rel, n_relpar, sum_relpar_rel,
-                      max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link,
+                      max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, bp_slot, best_link,
                       discovered_step, tk_cur, tk_has, tk_mark, tslot, tmark, rel, cat, tfidf, reward, relevant, wrl,
                       change, dist, par_mean, relpar_mean, path_len, path_rel, fetch_step, dom_fetched, dom_relevant,
                       dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched, out_rem, map_keys,
                       map_slots, ctr, sums, out_new, out_upd):
     return CrawlArrays(status, fr_pos, dom_next, dom_prev, park_next, n_par, sum_par_rel, n_relpar, sum_relpar_rel,
-                       max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, best_link,
-                       discovered_step, tk_cur, tk_has, tk_mark, tslot, tmark, rel, cat, tfidf, reward, relevant, wrl,
-                       change, dist, par_mean, relpar_mean, path_len, path_rel, fetch_step, dom_fetched, dom_relevant,
-                       dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched, out_rem,
-                       map_keys, map_slots, ctr, sums, out_new, out_upd)
+                       max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, bp_slot,
+                       best_link, discovered_step, tk_cur, tk_has, tk_mark, tslot, tmark, rel, cat, tfidf, reward,
+                       relevant, wrl, change, dist, par_mean, relpar_mean, path_len, path_rel, fetch_step, dom_fetched,
+                       dom_relevant, dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched,
+                       out_rem, map_keys, map_slots, ctr, sums, out_new, out_upd)
 
 
 @njit(cache=True)
@@ -114,8 +114,8 @@ def _new_link_graph(link_lo, link_hi, link_dst, page_domain):
 
 
 @njit(cache=True)
-def _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl):
-    return FetchWork(t_best, t_link, t_kwu, t_kwa, t_sl)
+def _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl, t_key):
+    return FetchWork(t_best, t_link, t_kwu, t_kwa, t_sl, t_key)
 
 
 def crawl_arrays(arrays: Mapping[str, np.ndarray]) -> CrawlArrays:
@@ -140,8 +140,8 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
 
 
 def fetch_work(t_best: np.ndarray, t_link: np.ndarray, t_kwu: np.ndarray, t_kwa: np.ndarray,
-               t_sl: np.ndarray) -> FetchWork:
+               t_sl: np.ndarray, t_key: np.ndarray) -> FetchWork:
     """The :class:`FetchWork` space, per out-link target of the fetched page (max out-degree,): its best link
-    score ``t_best`` float32, link ``t_link`` int64, keyword flags ``t_kwu``, ``t_kwa`` bool and slot ``t_sl``
-    int32."""
-    return _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl)
+    score ``t_best`` float32, link ``t_link`` int64, keyword flags ``t_kwu``, ``t_kwa`` bool, slot ``t_sl`` int32
+    and sort key ``t_key`` int64 (page << 32 | slot)."""
+    return _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl, t_key)

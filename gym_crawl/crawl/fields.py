@@ -87,6 +87,7 @@ FIELDS: tuple[Field, ...] = (
     Field("kw_url", np.bool_, _F, doc="a topic keyword in the URL of some discovering link"),
     Field("kw_anchor", np.bool_, _F, doc="a topic keyword in the anchor of some discovering link"),
     Field("best_parent", np.int32, _F, -1, doc="the most topic-relevant fetched parent (a page id)"),
+    Field("bp_slot", np.int32, _F, -1, doc="the slot of best_parent (what the kernels read its statistics by)"),
     Field("best_link", np.int64, _F, -1, doc="link id (into corpus.link_dst / link text arrays) of the best "
                                              "discovering link, the one whose text gives link_rel"),
     Field("discovered_step", np.int32, _F, doc="env step at which the page entered the frontier"),

@@ -169,13 +169,14 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     n_par, sum_par_rel, n_relpar, sum_relpar_rel = c.n_par[i], c.sum_par_rel[i], c.n_relpar[i], c.sum_relpar_rel[i]
     max_par_wrl, min_par_dist, link_rel, link_cat = c.max_par_wrl[i], c.min_par_dist[i], c.link_rel[i], c.link_cat[i]
     kw_url, kw_anchor, best_parent, best_link = c.kw_url[i], c.kw_anchor[i], c.best_parent[i], c.best_link[i]
+    bp_slot = c.bp_slot[i]
     discovered_step, rel_a, cat_a, tfidf_a = c.discovered_step[i], c.rel[i], c.cat[i], c.tfidf[i]
     reward_a, relevant_a, wrl, change, dist = c.reward[i], c.relevant[i], c.wrl[i], c.change[i], c.dist[i]
     par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
     fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
     dom_eval_relevant, ctr, sums, tslot = c.dom_eval_relevant[i], c.ctr[i], c.sums[i], c.tslot[i]
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
-    t_best, t_link, t_kwu, t_kwa, t_sl = work.t_best, work.t_link, work.t_kwu, work.t_kwa, work.t_sl
+    t_best, t_link, t_kwu, t_kwa, t_sl, t_key = work.t_best, work.t_link, work.t_kwu, work.t_kwa, work.t_sl, work.t_key
     sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
     st = status[sp]
     has_parents = st == FRONTIER and n_par[sp] > 0
@@ -211,7 +212,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
             relpar_mean[sp] = np.float32(np.float64(sum_relpar_rel[sp]) / np.float64(nr))
         else:
             relpar_mean[sp] = 0.0
-        bs = find(map_keys, map_slots, best_parent[sp])
+        bs = bp_slot[sp]
         path_len[sp] = path_len[bs] + 1
         path_rel[sp] = path_rel[bs] + (1 if relevant else 0)
     else:  # a seed: no ancestors
@@ -252,7 +253,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
         if s < 0:
             s = nt
             tslot[ts] = s
-            out_upd[nt] = t
+            t_key[nt] = (np.int64(t) << 32) | np.int64(ts)  # sorted by page below, the slot kept along
             t_best[s] = l_rel[li]
             t_link[s] = li
             t_kwu[s] = l_kwu[li]
@@ -268,12 +269,15 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
                 t_kwa[s] = True
     if nt == 0:
         return 0, 0, n_rem
+    keys = t_key[:nt]
+    keys.sort()
     upd = out_upd[:nt]
-    upd.sort()
     n_new = 0
     for j in range(nt):
-        t = upd[j]
-        ts = find(map_keys, map_slots, t)
+        k = keys[j]
+        t = np.int32(k >> 32)
+        ts = np.int32(k & 0xFFFFFFFF)
+        upd[j] = t
         t_sl[j] = ts
         if status[ts] == UNSEEN:
             out_new[n_new] = t
@@ -321,9 +325,10 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
             kw_url[ts] = True
         if t_kwa[s]:
             kw_anchor[ts] = True
-        bp = best_parent[ts]
-        if bp < 0 or rel > rel_a[find(map_keys, map_slots, bp)]:
+        bs = bp_slot[ts]
+        if bs < 0 or rel > rel_a[bs]:
             best_parent[ts] = page
+            bp_slot[ts] = sp
     return n_new, nt, n_rem
 
 

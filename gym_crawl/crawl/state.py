@@ -259,7 +259,8 @@ class CrawlState:
         self._t_kwu = np.zeros(deg, bool)
         self._t_kwa = np.zeros(deg, bool)
         self._t_sl = np.zeros(deg, np.int32)
-        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl)
+        self._t_key = np.zeros(deg, np.int64)
+        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl, self._t_key)
         self._columns = {f.name: PageColumn(self, f) for f in FIELDS if f.store != "domain"}
         self.adopt(storage if storage else allocate(MIN_SLOTS, self.n_domain_slots, C))
         self.domain_cap: int | None = None
@@ -307,7 +308,7 @@ class CrawlState:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl)
+        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl, self._t_key)
         self._bind_bundles()
         if self.scorer is not None:
             self._bind_tables()

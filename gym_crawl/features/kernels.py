@@ -87,7 +87,7 @@ def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5
     11 one-hot columns per relevance (5 then 6 buckets), 5 change buckets, 10 distances, bias
     (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds."""
     c = crawls
-    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    keys, slots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
     par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
     sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
     change, dist = c.change[ci], c.dist[ci]
@@ -96,9 +96,9 @@ def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5
     buf = np.empty(k, np.float32)
     for i in range(len(pages)):
         p = find(keys, slots, pages[i])
-        if p < 0 or best_parent[p] < 0:
+        if p < 0 or bp_slot[p] < 0:
             return i
-        s = find(keys, slots, best_parent[p])
+        s = bp_slot[p]
         _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                         sum_relpar_rel, n_relpar, buf)
         ch = change[s]
@@ -129,7 +129,7 @@ def han_index_rows(pages, crawls, ci, out, head, tail, d1, d2, edges5, edges6, s
     (capped) and the change bucket, then the same pairs for ``tail``; every value times ``scale[col]``. Returns
     the first row index without a fetched parent, or -1."""
     c = crawls
-    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    keys, slots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
     par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
     sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
     change, dist = c.change[ci], c.dist[ci]
@@ -137,9 +137,9 @@ def han_index_rows(pages, crawls, ci, out, head, tail, d1, d2, edges5, edges6, s
     buf = np.empty(6 + 2 * C, np.float32)
     for i in range(len(pages)):
         p = find(keys, slots, pages[i])
-        if p < 0 or best_parent[p] < 0:
+        if p < 0 or bp_slot[p] < 0:
             return i
-        s = find(keys, slots, best_parent[p])
+        s = bp_slot[p]
         _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                         sum_relpar_rel, n_relpar, buf)
         col = 0
@@ -162,16 +162,16 @@ def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias):
     """TRES rows of crawl ``ci``: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
     relevant ratio, domain known (1 / 0.5) [, bias]."""
     c = crawls
-    keys, slots, best_parent, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.relevant[ci], \
+    keys, slots, bp_slot, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.relevant[ci], \
         c.dist[ci]
     path_rel, path_len, kw_url, kw_anchor = c.path_rel[ci], c.path_len[ci], c.kw_url[ci], c.kw_anchor[ci]
     dom_fetched, dom_relevant = c.dom_fetched[ci], c.dom_relevant[ci]
     for i in range(len(pages)):
         pg = pages[i]
         p = find(keys, slots, pg)
-        if p < 0 or best_parent[p] < 0:
+        if p < 0 or bp_slot[p] < 0:
             return i
-        s = find(keys, slots, best_parent[p])
+        s = bp_slot[p]
         out[i, col0] = 1.0 if relevant[s] else 0.0
         out[i, col0 + 1] = np.float32(1.0 / (1.0 + np.float64(dist[s])))
         out[i, col0 + 2] = np.float32(np.float64(path_rel[s]) / np.float64(max(path_len[s], 1)))
@@ -197,16 +197,16 @@ def _disc(x):
 def thesis_rows(pages, crawls, ci, out, code_bins, sigma1, sigma2, scale, normalize):
     """Pertejo 2021's ordinal rows of crawl ``ci`` (see :mod:`gym_crawl.features.thesis`)."""
     c = crawls
-    keys, slots, best_parent, rel, cat = c.map_keys[ci], c.map_slots[ci], c.best_parent[ci], c.rel[ci], c.cat[ci]
+    keys, slots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
     par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
     sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
     change, dist = c.change[ci], c.dist[ci]
     C = cat.shape[1]
     for i in range(len(pages)):
         p = find(keys, slots, pages[i])
-        if p < 0 or best_parent[p] < 0:
+        if p < 0 or bp_slot[p] < 0:
             return i
-        s = find(keys, slots, best_parent[p])
+        s = bp_slot[p]
         out[i, 0] = _disc(np.float64(rel[s]))
         out[i, 1] = _disc(np.float64(par_mean[s]))
         out[i, 2] = _disc(np.float64(relpar_mean[s]))
