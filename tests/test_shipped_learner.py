@@ -133,3 +133,40 @@ def test_the_documented_command_reproduces_the_shipped_weights(tmp_path):
     """``gym-crawl bench pretrain --out agents/data`` wrote the shipped file: the same command writes it again."""
     assert main(["bench", "pretrain", "--out", str(tmp_path)]) == 0
     assert _contents(tmp_path / f"{AGENT}.npz") == _contents(shipped_weights_path(AGENT))
+
+
+# ------------------------------------------------------------------ crawl --live's default follows the benchmark
+def test_the_live_default_follows_the_recorded_benchmark(tmp_path, monkeypatch):
+    import argparse
+
+    from gym_crawl.agents import live_default as ld
+    from gym_crawl.cli import crawl as cli_crawl
+
+    rec = json.loads(ld.live_default_path().read_text())
+    assert ld.live_default_agent() == rec["default"] == ld.decide(rec["candidate_ci"], rec["baseline_ci"])
+    # the command line's default with --live is the recorded one (offline: best-first)
+    seen = {}
+    monkeypatch.setattr(cli_crawl, "_cmd_crawl_live", lambda args, names: seen.setdefault("names", names) and 0)
+    p = argparse.ArgumentParser()
+    cli_crawl.add_arguments(p)
+    cli_crawl.run(p.parse_args(["--live", "http://127.0.0.1:9/", "--topic", "x"]))
+    assert seen["names"] == [rec["default"]]
+    # the rule: the shipped learner only when its CI lies above best-first's
+    assert ld.decide([0.40, 0.50], [0.20, 0.39]) == ld.CANDIDATE
+    assert ld.decide([0.40, 0.50], [0.20, 0.41]) == ld.BASELINE and ld.decide(None, [0.2, 0.3]) == ld.BASELINE
+    summary = {"all": {"tasks": 48, "agents": {
+        "best-first": {"iqm": 0.3, "ci": [0.25, 0.35], "wtl_vs_best_first": [0, 240, 0]},
+        "best-first-mix+pretrained/online": {"iqm": 0.5, "ci": [0.45, 0.55], "wtl_vs_best_first": [150, 40, 50]}}}}
+    won = ld.record_from_summary(summary, "best-first-mix+pretrained/online", command="gym-crawl bench transfer")
+    assert won["default"] == ld.CANDIDATE and "lies above" in won["why"]
+    path = tmp_path / "live_default.json"
+    path.write_text(json.dumps(won))
+    assert ld.live_default_agent(path) == ld.CANDIDATE
+    path.write_text(json.dumps({**won, "default": "best-first"}))  # a record that contradicts its own figures
+    with pytest.raises(ValueError, match="records default 'best-first', but its CIs make it"):
+        ld.live_default_agent(path)
+    # the command that writes the record from a transfer result
+    src = tmp_path / "transfer.json"
+    src.write_text(json.dumps({"summary": summary, "meta": {"argv": ["--judge", "words", "--concurrency", "8"]}}))
+    assert main(["bench", "live_default", "--from", str(src), "--out", str(tmp_path / "rec.json")]) == 0
+    assert json.loads((tmp_path / "rec.json").read_text())["default"] == ld.CANDIDATE

@@ -21,6 +21,7 @@ from gym_crawl.agents import Agent, make_agent, make_env_for, run_episode
 from gym_crawl.agents.base import model_spec
 from gym_crawl.agents.factory import env_id_for
 from gym_crawl.agents.live_crawl import crawl_live
+from gym_crawl.agents.live_default import live_default_agent
 from gym_crawl.benchmarks.plotting import BOUNDS, agent_colors, pyplot, save_png
 from gym_crawl.cli.errors import USAGE_ERRORS, error_message
 from gym_crawl.cli.options import check_writable, header_value, int_at_least, number_in
@@ -74,8 +75,10 @@ def _field_range(name: str) -> Any:
 
 def add_arguments(c: argparse.ArgumentParser) -> None:
     """The flags of ``gym-crawl crawl``."""
-    c.add_argument("--agent", default="best-first",
-                   help="agent name(s), comma-separated (see `gym-crawl agents`); sb3:<path> runs a trained SB3 policy "
+    c.add_argument("--agent", default=None,
+                   help="agent name(s), comma-separated (default: best-first; with --live, the recorded live default "
+                        "— best-first until a benchmark of a user's deployment shows the shipped learner "
+                        "best-first-mix+pretrained above it); sb3:<path> runs a trained SB3 policy "
                         "(agent.npz, a train output folder or a stock SB3 model.zip) on the env it was trained on, "
                         "rllib:<path> an RLlib one (a `train --backend rllib` output folder); module:Class an Agent "
                         "class of an importable module or of a module file in the current folder")
@@ -211,6 +214,8 @@ def _load_agents(names: list[str], load: str | None) -> list[tuple[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """``gym-crawl crawl``: run the agents and print one row per episode (``--live``: one polite live crawl)."""
+    if args.agent is None:  # the live default follows the recorded benchmark (gym_crawl.agents.live_default)
+        args.agent = live_default_agent() if args.live else "best-first"
     names = _agent_specs(args.agent)
     _seed_pages_alias(args)
     if args.live:
