@@ -274,9 +274,10 @@ per host; 16 with no per-host limit (a busy host's pages wait in its queue)."""
 
 
 def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, settings: tuple[tuple[int, int], ...],
-                    latency: float, delay: float, budget: int) -> list[dict[str, Any]]:
+                    latency: float, delay: float, budget: int,
+                    focus_slack: float | None = FOCUS_DEFAULT) -> list[dict[str, Any]]:
     """Relevant pages (the topic's label) among the first pages fetched, and per virtual minute, for each
-    ``(W, per_host)`` of ``settings`` on the virtual clock."""
+    ``(W, per_host)`` of ``settings`` on the virtual clock, with the window's ``focus_slack`` (``None``: off)."""
     from gym_crawl.agents import make_agent, make_env_for, run_episode
 
     rows = []
@@ -286,7 +287,8 @@ def offline_harvest(corpus: Any, topics: tuple[str, ...], seeds: int, settings: 
                 for w, m in settings:
                     agent = make_agent(agent_name)
                     env = make_env_for(agent, corpus=corpus, topic=topic, max_episode_steps=budget, concurrency=w,
-                                       per_host=m, timing={"latency": latency, "delay": delay})
+                                       per_host=m, timing={"latency": latency, "delay": delay},
+                                       focus_slack=float("inf") if focus_slack is None else focus_slack)
                     res = run_episode(env, agent, seed=s)
                     truth = env.unwrapped.view.hidden_relevance()
                     fetched = np.asarray(res.fetched)
@@ -438,6 +440,15 @@ def plot_focus(result: dict[str, Any], path: Path) -> None:
     save_png(fig, path)
 
 
+def _slack(text: str) -> float | None:
+    if text == "off":
+        return None
+    v = float(text)
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"a number >= 0 or 'off', got {text!r}")
+    return v
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gym-crawl bench live_concurrency", description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", type=int, default=64)
@@ -453,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--harvest-seeds", type=int, default=5, help="seeds of the random agent's harvest runs")
     ap.add_argument("--quick", action="store_true", help="8 hosts, 2,000 pages, short crawls (a smoke run)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--focus-slack", type=_slack, default=FOCUS_DEFAULT, metavar="S|off",
+                    help="the throughput crawls' focus rule (default: the live default, 0; 'off' fills every free "
+                         "slot, as every crawl did before the rule)")
     ap.add_argument("--focus", action="store_true",
                     help="run the focus study instead (live_focus.json / .png): relevant pages at equal pages and "
                          "over time on a web whose topic sits on two hosts, pages/s on a web spread over all hosts")
@@ -485,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = HARVEST_SETTINGS if not args.quick else ((1, 1), (8, 1), (8, 8))
     t = time.time()
     rows = offline_harvest(corpus, tuple(args.harvest_topics), args.harvest_seeds, settings, args.latency,
-                           args.delay, args.harvest_pages)
+                           args.delay, args.harvest_pages, args.focus_slack)
     result["harvest_offline"] = rows
     result["harvest_offline_summary"] = summarize_harvest(rows)
     for r in result["harvest_offline_summary"]:
@@ -495,7 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="gym-crawl-live-concurrency-") as tmp:
             result["live"] = [live_run(server, corpus, pages=args.pages if w > 1 else args.pages_one, concurrency=w,
-                                       delay=args.delay, warc_dir=Path(tmp)) for w in args.concurrency]
+                                       delay=args.delay, warc_dir=Path(tmp), focus_slack=args.focus_slack)
+                              for w in args.concurrency]
     finally:
         result["server_cpu_s"] = round(server.stop(), 2)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
