@@ -373,6 +373,23 @@ def _no_episode(agent_name: str, topic: str, reset_seconds: float) -> EpisodeRes
                          fetched=np.zeros(0, np.int64))
 
 
+def _page_capacity(settings: LiveCrawlSettings, warc: str | Path | None, resume: bool) -> int:
+    """The web's page capacity: the settings', but a resumed crawl whose settings leave it to the budget
+    (``capacity=None``) keeps the capacity its WARC was recorded with, so a larger ``max_pages`` continues it."""
+    if not (resume and settings.capacity is None and warc is not None and Path(warc).is_file()
+            and Path(warc).stat().st_size):
+        return settings.page_capacity
+    from gym_crawl.web.live import CONFIG_FIELD
+    from gym_crawl.web.warc_io import read_first_warcinfo
+
+    raw = read_first_warcinfo(Path(warc)).get(CONFIG_FIELD)
+    try:
+        cap = json.loads(raw)["max_pages"] if isinstance(raw, str) else None
+    except (ValueError, KeyError, TypeError):
+        cap = None
+    return int(cap) if isinstance(cap, int) and cap >= 1 else settings.page_capacity
+
+
 #: the keywords ``crawl_live`` took before :class:`~gym_crawl.web.settings.LiveCrawlSettings` (deprecated)
 _LEGACY = ("seeds", "max_pages", "topic", "seed", "scope", "delay", "contact", "rate", "capacity", "policy",
            "env_overrides", "concurrency", "per_host", "offer")
@@ -480,7 +497,7 @@ def crawl_live(agent: Agent, settings: LiveCrawlSettings | Any = None, *, warc: 
     if fetch is None:
         info = {SETTINGS_FIELD: json.dumps(settings.to_dict(), sort_keys=True), AGENT_FIELD: agent_name}
         web = LiveWeb(seeds, policy=settings.policy, warc=warc, resume=resume, overwrite=overwrite, text=text,
-                      scope=settings.scope, max_pages=settings.page_capacity, offer=settings.offer,
+                      scope=settings.scope, max_pages=_page_capacity(settings, warc, resume), offer=settings.offer,
                       max_workers=max(256, settings.concurrency), warcinfo=info)
     else:
         web = LiveWeb(seeds, fetch=fetch, text=text, scope=settings.scope, max_pages=settings.page_capacity,

@@ -123,6 +123,10 @@ def test_settings_are_recorded_in_the_warcinfo_and_checked_on_resume(small, tmp_
         res2 = crawl_live(make_agent("best-first"), more, warc=warc, resume=True, text=tm, progress=None,
                           handle_signals=False)
         assert res2.episode.steps == 9 and read_settings(warc) == s  # the first run's settings lead the file
+        # a budget whose default capacity differs (max(10,000, 50 × 300)) keeps the recorded capacity
+        res3 = crawl_live(make_agent("best-first"), s.replace(max_pages=300), warc=warc, resume=True, text=tm,
+                          progress=None, handle_signals=False)
+        assert res3.episode.steps > 9
 
 
 def test_the_former_keywords_build_the_same_settings_with_a_deprecation_warning(small):
