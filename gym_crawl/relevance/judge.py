@@ -27,8 +27,9 @@ Two judges:
     tf-idf-weighted sum of the model's word vectors), each L2-normalised. **Positives**: the examples, and the
     topic words as one more (short) page. **Negatives**: the counter-examples, and a background sample of general
     English — :data:`BACKGROUND_PAGES` articles of the general model's own source drawn with a fixed seed (pages
-    about anything but the examples' subject). A page is relevant when the fitted probability is above 0.5;
-    without an intercept a page that shares nothing with the training pages scores exactly 0.5, so it is not.
+    about anything but the examples' subject). A page is relevant when the fitted probability is above 0.5; a page
+    that shares no word with the training pages and has no meaning vector has no evidence, so the intercept may
+    only lower its score (it is never relevant).
 
 Without the general model's source on this machine a judge has the exact words only (no meaning vectors, IDF 1,
 no background: counter-examples are then needed), after one warning saying how to get it; a judge records which
@@ -334,10 +335,21 @@ class ExampleJudge(Judge):
 
     def decision_bags(self, rows: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n: int) -> np.ndarray:
         """(n,) decision values of bags (see the class docstring)."""
-        tfidf, meaning = self.space.features(rows, counts, rowpos, n)
+        return self.decision_features(rows, rowpos, n, *self.space.features(rows, counts, rowpos, n))
+
+    def decision_features(self, rows: np.ndarray, rowpos: np.ndarray, n: int, tfidf: np.ndarray,
+                          meaning: np.ndarray) -> np.ndarray:
+        """(n,) decision values of bags from their :meth:`JudgeText.features` (which depend on the space only, so
+        many judges can share them)."""
         beta = self._lookup(int(rows.max()) + 1 if len(rows) else 0)
         z = np.bincount(rowpos, weights=tfidf * beta[rows], minlength=n) + self.bias
-        return z + self.alpha * row_dots(meaning, self.meaning_weights)
+        z += self.alpha * row_dots(meaning, self.meaning_weights)
+        # a page sharing no word with the training pages and with no meaning vector has no evidence: the
+        # intercept may only lower its score
+        blank = (np.bincount(rowpos, weights=(beta[rows] != 0).astype(np.float64), minlength=n) == 0) & \
+            ~np.any(meaning != 0, axis=1)
+        z[blank] = min(self.bias, 0.0)
+        return z
 
     def proba_bags(self, rows: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n: int) -> np.ndarray:
         return _sigmoid(self.decision_bags(rows, counts, rowpos, n))
@@ -431,7 +443,8 @@ def _stack(parts: Sequence[_Bags]) -> _Bags:
 
 def build_judge(words: Sequence[str], examples: Sequence[str], counter_examples: Sequence[str] = (), *,
                 space: JudgeText | None = None, background: int | None = None, C: float = DEFAULT_C,
-                alpha: float = MEANING_SCALE, sources: dict[str, list[str]] | None = None) -> ExampleJudge:
+                alpha: float = MEANING_SCALE, intercept: bool = True, sources: dict[str, list[str]] | None = None
+                ) -> ExampleJudge:
     """An :class:`ExampleJudge` from topic ``words`` and example page texts (see the module docstring).
 
     :param words: the topic words (a positive page of their own; may be empty when examples are given).
@@ -442,6 +455,7 @@ def build_judge(words: Sequence[str], examples: Sequence[str], counter_examples:
         general model).
     :param C: the inverse L2 regularisation strength (:data:`DEFAULT_C`).
     :param alpha: the scale of the meaning half (:data:`MEANING_SCALE`).
+    :param intercept: fit an intercept (``False``: none; a design alternative the benchmark compares).
     :param sources: where the examples came from (``{"examples": [...], "counter_examples": [...]}``), recorded.
     :raises JudgeError: no example with words, or nothing to contrast the examples with.
     """
@@ -474,7 +488,7 @@ def build_judge(words: Sequence[str], examples: Sequence[str], counter_examples:
     X = sps.hstack([T, sps.csr_matrix(alpha * meaning)]).tocsr()
     y = np.r_[np.ones(pos[3], int), np.zeros(neg[3], int)]
     lr = LogisticRegression(C=float(C), class_weight="balanced", solver="liblinear", random_state=0, max_iter=1000,
-                            fit_intercept=False)
+                            fit_intercept=bool(intercept))
     lr.fit(X, y)
     coef = lr.coef_.ravel()
     beta = coef[:len(cols)]
@@ -483,7 +497,8 @@ def build_judge(words: Sequence[str], examples: Sequence[str], counter_examples:
     meta = {"positives": len(pos_texts), "topic_words_page": bool(toks), "negatives": len(neg_texts),
             "background": int(bg[3]), "C": float(C), "model": "logistic regression, balanced class weights",
             "sources": dict(sources or {})}
-    return ExampleJudge(word_weights, coef[len(cols):], 0.0, tuple(dict.fromkeys(toks)), sp,
+    bias = float(lr.intercept_[0]) if intercept else 0.0
+    return ExampleJudge(word_weights, coef[len(cols):], bias, tuple(dict.fromkeys(toks)), sp,
                         alpha=float(alpha), threshold=0.5, meta=meta)
 
 
