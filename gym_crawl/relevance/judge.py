@@ -58,7 +58,7 @@ from gym_crawl._io import atomic_write_json
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.relevance.rewards import RewardScheme
 from gym_crawl.relevance.scorer import PageScores
-from gym_crawl.text.general import general_rows, model_fingerprint, oov_params
+from gym_crawl.text.general import model_fingerprint, oov_params
 from gym_crawl.text.model import TextModel, weighted_row_sums
 from gym_crawl.tokenize import tokenize
 
@@ -144,12 +144,13 @@ class JudgeText:
                 mean = np.zeros((cap, self.dim), np.float32)
                 mean[:n0] = self._mean[:n0]
                 self._mean = mean
-            if self.model is not None:
-                idf, vec = general_rows(self.model, new, self._oov)
-                k = self.model.vectors.shape[1]
-                # the meaning half of the general rows, back at the model's own scale
-                self._mean[n0:need] = vec[:, :k] * np.float32(math.sqrt(2.0))
-                self._idf[n0:need] = idf
+            if self.model is not None:  # the general model's IDF and vector (the meaning half of general_rows)
+                ref = self.model.corpus
+                ids = np.fromiter((ref.word_id(w) for w in new), np.int64, count=len(new))
+                known = ids >= 0
+                self._idf[n0:need] = self._oov[0]
+                self._idf[n0:need][known] = self.model.idf[ids[known]]
+                self._mean[n0:need][known] = self.model.vectors[ids[known]]
             else:
                 self._idf[n0:need] = 1.0
             for j, w in enumerate(new):
@@ -323,14 +324,17 @@ class ExampleJudge(Judge):
         self.space = space
         self.meta = dict(meta or {})
         self._beta = np.zeros(0)
+        self._beta_built = False
 
     def _lookup(self, n_rows: int) -> np.ndarray:
         """β by the space's row index (0 for a word the judge has no weight for), covering ``n_rows`` rows."""
-        if len(self._beta) < n_rows:
+        if not self._beta_built:  # every word of the judge gets its row now; a row made later is another word's
             rows = self.space.rows(list(self.word_weights))
-            beta = np.zeros(max(n_rows, len(self.space)))
-            beta[rows] = list(self.word_weights.values())
-            self._beta = beta
+            self._beta = np.zeros(max(n_rows, len(self.space)))
+            self._beta[rows] = list(self.word_weights.values())
+            self._beta_built = True
+        elif len(self._beta) < n_rows:
+            self._beta = np.concatenate([self._beta, np.zeros(max(n_rows, 2 * len(self._beta)) - len(self._beta))])
         return self._beta
 
     def decision_bags(self, rows: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n: int) -> np.ndarray:
