@@ -377,8 +377,9 @@ def test_train_shows_progress_on_stderr_and_prints_its_tensorboard_logs(tiny_pat
     assert f"TensorBoard logs: {out_dir / 'tb'}" in out and any((out_dir / "tb").iterdir())
     # no silent phase: the score tables before training, building the model, the evaluation after it
     assert "gym-crawl: score tables of 2 topics: 0/" in err
-    assert "gym-crawl: train maskable-ppo seed 0: building 1 env over 1 topics and the model" in err
-    assert "gym-crawl: evaluate seed 0 on 1 topic: 0/1 episodes" in err and "1/1 episodes" in err
+    assert "gym-crawl: train maskable-ppo seed 0: building 1 env over 1 topic, and the model" in err
+    assert "gym-crawl: train maskable-ppo seed 0: 0/64 env steps" in err  # at once: the workers may start slowly
+    assert "gym-crawl: evaluate seed 0 on 1 held-out topic: 0/1 episodes" in err and "1/1 episodes" in err
     # whole rollouts: the bar's total is what PPO runs (96 = 3 rollouts of 32 for 70 steps), never n/70 with n > 70
     assert main(["train", "--corpus", tiny_path, "--train-topics", "cancer", "--eval-topics", "poetry",
                  "--timesteps", "70", "--n-envs", "1", "-K", "8", "--hidden", "8", "--checkpoint-freq", "0",

@@ -318,9 +318,10 @@ def build_model(cfg: TrainConfig, env: Any, tensorboard_log: str | None = None) 
 
 # --------------------------------------------------------------------------- evaluation
 def evaluate(model: Any, cfg: TrainConfig, topics: Sequence[str], episodes_per_topic: int = 1,
-             seed: int = 10_000) -> list[dict[str, Any]]:
+             seed: int = 10_000, what: str = "topic") -> list[dict[str, Any]]:
     """SB3 ``evaluate_policy`` (sb3-contrib's for MaskablePPO), deterministic, each topic ``episodes_per_topic``
-    times; per episode: ``topic``, ``reward`` (unscaled), ``relevant_found``, ``pages_fetched``,
+    times (``what`` names the topics in the progress line, e.g. ``"held-out topic"``); per episode: ``topic``,
+    ``reward`` (unscaled), ``relevant_found``, ``pages_fetched``,
     ``relevant_auc`` (mean of the relevant-pages curve), ``invalid_actions``, ``steps``."""
     topics = list(topics)
     if not topics:
@@ -343,7 +344,7 @@ def evaluate(model: Any, cfg: TrainConfig, topics: Sequence[str], episodes_per_t
             invalid[0] = 0
 
     n = len(topics) * episodes_per_topic
-    with Progress(n, f"evaluate seed {cfg.seed} on {len(topics)} topic{'s' if len(topics) != 1 else ''}",
+    with Progress(n, f"evaluate seed {cfg.seed} on {len(topics)} {what}{'s' if len(topics) != 1 else ''}",
                   unit="episodes", enabled=cfg.progress_bar, announce=True) as bar:
         def step(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
             cb(locals_, globals_)
@@ -422,7 +423,7 @@ def _progress_callback(total: int, desc: str) -> Any:
             # an on-policy algorithm (PPO, A2C) collects whole rollouts of n_steps per env: it runs that many more
             rollout = int(getattr(self.model, "n_steps", 0) or 0) * self.training_env.num_envs
             steps = -(-total // rollout) * rollout if rollout > 0 else total
-            self.bar = Progress(steps, desc, unit="env steps")
+            self.bar = Progress(steps, desc, unit="env steps", announce=True)
 
         def _on_step(self) -> bool:
             self.bar.update(self.training_env.num_envs)
@@ -454,8 +455,11 @@ def train(cfg: TrainConfig) -> TrainResult:
     world = precompute_world(cfg)
 
     if cfg.progress_bar:
-        log.info("train %s seed %d: building %d env%s over %d topics and the model", cfg.algo, cfg.seed, cfg.n_envs,
-                 "s" if cfg.n_envs != 1 else "", len(cfg.train_topics))
+        plural = "s" if cfg.n_envs != 1 else ""
+        where = (f"starting {cfg.n_envs} worker processes (each opens the corpus and builds its env)"
+                 if use_subprocesses(cfg.n_envs, cfg.vec) else f"building {cfg.n_envs} env{plural}")
+        log.info("train %s seed %d: %s over %d topic%s, and the model", cfg.algo, cfg.seed, where,
+                 len(cfg.train_topics), "s" if len(cfg.train_topics) != 1 else "")
     env = make_vec_env(cfg, cfg.train_topics, cfg.n_envs, cfg.seed)
     memory = worker_memory(env)
     candidate_dim = int(env.get_attr("candidate_dim")[0])
@@ -505,8 +509,9 @@ def train(cfg: TrainConfig) -> TrainResult:
                                       "max_candidates": cfg.max_candidates, "reducer": cfg.reducer})
     agent.save(out / "agent.npz")
     evaluation = {"train": evaluate(model, cfg, cfg.train_topics if cfg.eval_train else [], cfg.eval_episodes,
-                                    seed=cfg.seed + 20_000),
-                  "eval": evaluate(model, cfg, cfg.eval_topics, cfg.eval_episodes, seed=cfg.seed + 30_000)}
+                                    seed=cfg.seed + 20_000, what="train topic"),
+                  "eval": evaluate(model, cfg, cfg.eval_topics, cfg.eval_episodes, seed=cfg.seed + 30_000,
+                                   what="held-out topic")}
     del world
     res = TrainResult(cfg, model, agent, out, seconds, int(model.num_timesteps), evaluation, memory, cpu)
     atomic_write_json(out / "results.json", {**res.summary(), "episodes": evaluation})
