@@ -148,3 +148,31 @@ def test_a_learner_trained_on_a_synthetic_web_deploys_live_with_no_flags(synthet
                      "--max-pages", "6", "--delay", "0", "--text", "general"]) == 2
         err = capsys.readouterr().err
         assert "corpus 'synthetic-1000' (64-dim)" in err and "the general English model" in err
+
+
+def test_a_gym_crawl_train_output_deploys_live_with_no_flags(tiny_corpus, tmp_path, capsys):
+    """``gym-crawl train`` writes the text model, category slots and feature width with the policy: ``crawl --live
+    URL --agent sb3:DIR`` builds the env it was trained on, the training corpus as the live web's reference."""
+    pytest.importorskip("sb3_contrib", reason="Stable-Baselines3 is the optional extra 'sb3' (in 'dev')")
+    from gym_crawl.agents.sb3.train import TrainConfig, train
+
+    corpus_dir = str(tiny_corpus.save(tmp_path / "tiny"))
+    out = tmp_path / "run"
+    train(TrainConfig(algo="maskable-ppo", wrapper="discrete", policy="scoring", corpus=corpus_dir,
+                      train_topics=["geology"], eval_topics=[], timesteps=64, n_envs=1, seed=0, out=str(out),
+                      max_candidates=8, max_episode_steps=20, hidden=[8], hyper={"n_steps": 32, "batch_size": 32},
+                      checkpoint_freq=0, progress_bar=False, tensorboard=False, vec="dummy", features="han2018",
+                      prior="none"))
+    cfg = load_model_config(out)
+    assert cfg.text_model == {"kind": "corpus", "corpus": corpus_dir, "dim": 64}
+    assert cfg.kwargs["features"] == "han2018" and cfg.kwargs["n_categories"] == 4 and cfg.feature_dim
+    with serve_corpus(tiny_corpus, n_hosts=2) as site:
+        seed = site.page_urls[tiny_corpus.page_id("Geology")]
+        assert main(["crawl", "--live", seed, "--topic", "geology", "--agent", f"sb3:{out}", "--max-pages", "5",
+                     "--delay", "0", "--scope", "any", "--json"]) == 0
+        row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert row["steps"] == 5
+        assert main(["crawl", "--live", seed, "--topic", "geology", "--agent", f"sb3:{out}", "--max-pages", "5",
+                     "--delay", "0", "--features", "combined"]) == 2
+        err = capsys.readouterr().err
+        assert "Trained: features 'han2018'" in err and "asked: features 'combined'" in err
