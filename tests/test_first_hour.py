@@ -569,3 +569,13 @@ def test_compile_help_names_its_arguments_and_every_command_takes_v_and_q(capsys
     assert args.quiet == 1
     args = build_parser(["bench"]).parse_args(["bench", "-v", "env", "--quick"])
     assert args.verbose == 1 and args.args == ["--quick"]
+
+
+def test_train_rllib_takes_the_same_verbosity_flags():
+    from gym_crawl.agents.rllib.train import build_parser
+
+    p = build_parser()
+    assert p.parse_args(["-v", "--quiet"]).quiet == 1 and p.parse_args(["-qq"]).quiet == 2
+    assert p.parse_args([]).quiet == 0  # -q also drops the per-iteration lines (they are INFO lines on stderr)
+    silent = [a.option_strings for a in p._actions if a.option_strings and not (a.help or "").strip()]
+    assert not silent, f"flags without help text: {silent}"

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl._console import EXIT_USAGE, ArgumentParser, error_line
+from gym_crawl._console import EXIT_USAGE, ArgumentParser, HelpFormatter, add_verbosity, error_line
 from gym_crawl.agents.train_common import CrawlTrainingConfig, add_common_arguments, summarize_episodes
 from gym_crawl.registry import install_command
 
@@ -505,7 +505,8 @@ def train(cfg: RLlibConfig, progress: bool = False) -> RLlibResult:
 # --------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="gym-crawl train --backend rllib", description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
+    add_verbosity(p, 0)  # read by `gym-crawl` before this parser runs; -q also drops the per-iteration lines
     d = RLlibConfig()
     p.add_argument("--backend", default="rllib", choices=["rllib"], help="this module trains with Ray RLlib")
     p.add_argument("--algo", default="ppo", choices=["ppo"], help="RLlib algorithm (PPO, new API stack)")
@@ -515,11 +516,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     '\'{"gamma": 0.8, "train_batch_size_per_learner": 2000}\'')
     p.add_argument("--num-env-runners", "--n-envs", type=int, default=d.num_env_runners,
                    help="Ray env-runner actors (0: sample in the driver)")
-    p.add_argument("--num-envs-per-env-runner", type=int, default=d.num_envs_per_env_runner)
+    p.add_argument("--num-envs-per-env-runner", type=int, default=d.num_envs_per_env_runner,
+                   help="envs each env runner steps")
     p.add_argument("--address", default=None,
                    help="Ray cluster address ('auto' on a cluster node, or ray://host:10001); default: a local Ray")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: this machine's)")
-    p.add_argument("--quiet", action="store_true", help="no per-iteration progress lines")
     p.add_argument("--no-tensorboard", action="store_true", help="no TensorBoard logs under --out/tb")
     return p
 
@@ -556,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
         print(error_line(e), file=sys.stderr)
         return EXIT_USAGE
     os.environ.setdefault("OMP_NUM_THREADS", str(cfg.torch_threads or 1))
-    res = train(cfg, progress=not a.quiet)
+    res = train(cfg, progress=not a.quiet)  # -q: no per-iteration progress lines
     s = res.summary()
     print(f"rllib ppo (scoring) on {cfg.corpus} with {cfg.num_env_runners} env runner(s): {res.timesteps} steps in "
           f"{res.train_seconds:.1f} s ({s['env_steps_per_second']} env steps/s)")
