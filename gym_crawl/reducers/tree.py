@@ -33,7 +33,8 @@ Cost model (what differs from a list-based implementation):
 * partitioning on a split moves each member once; a frontier sample is moved at most ``depth``
   times over its life, so insertion is amortized O(depth);
 * memory: feature rows of the frontier (a slot pool recycled on removal) and of the experience,
-  plus one ``int32`` slot index per corpus page (like :class:`~gym_crawl.crawl.state.CrawlState`).
+  plus one ``int32`` slot index per corpus page (the crawl state's own columns follow the pages it touched:
+  :mod:`gym_crawl.crawl.fields`; this index is still as long as the web).
 
 Nothing here depends on the frontier size per step except the one-off partition of a splitting
 leaf's frontier samples (amortized as above) and the O(leaves) sampling.
