@@ -170,3 +170,25 @@ def test_the_live_default_follows_the_recorded_benchmark(tmp_path, monkeypatch):
     src.write_text(json.dumps({"summary": summary, "meta": {"argv": ["--judge", "words", "--concurrency", "8"]}}))
     assert main(["bench", "live_default", "--from", str(src), "--out", str(tmp_path / "rec.json")]) == 0
     assert json.loads((tmp_path / "rec.json").read_text())["default"] == ld.CANDIDATE
+
+
+def test_it_learns_from_the_judge_built_from_examples(synthetic, tmp_path):
+    """The reward it learns from is the env's: with example pages, the judge built from them (no URL labels)."""
+    words = "geology rock rocks mineral minerals volcano basalt granite sediment fossil strata crust magma"
+    files = []
+    for i in range(3):
+        f = tmp_path / f"ex{i}.html"
+        f.write_text(f"<html><head><title>Geology {i}</title></head><body><p>{words} {' '.join([words] * (i + 2))}"
+                     f"</p></body></html>")
+        files.append(str(f))
+    other = tmp_path / "other.html"
+    other.write_text("<html><body><p>" + "jazz saxophone trumpet swing bebop chord " * 5 + "</p></body></html>")
+    shipped = make_agent(AGENT).w.copy()
+    with serve_corpus(synthetic, n_hosts=2) as site:
+        agent = make_agent(AGENT)
+        settings = LiveCrawlSettings(seeds=(site.page_urls[synthetic.page_id("Geology")],), topic="geology",
+                                     max_pages=20, scope="any", policy=FetchPolicy(delay=0.0, rate=None),
+                                     examples=tuple(files), counter_examples=(str(other),), general_text=False)
+        res = crawl_live(agent, settings, progress=None, handle_signals=False)
+    assert res.summary()["judge"]["kind"] != "words" and res.episode.steps == 20
+    assert not np.array_equal(agent.w, shipped)
