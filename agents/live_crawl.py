@@ -277,11 +277,12 @@ class _DecisionRecorder(gym.Wrapper):
 
 def _no_page(web: Any, page: int) -> bool:
     """Whether the dispatched ``page`` gave no page: it landed with an error, or (in flight at the end) its
-    drained result has one."""
+    result, fetched after the last step, has one. A page cancelled at the end before its request went out is not
+    a step without a page (it is counted in ``after_last_step``)."""
     if web.is_fetched(page):
         return bool(web.fetch_error(page))
     res = web.cached_result(page)
-    return res is None or getattr(res, "error", None) is not None
+    return res is not None and getattr(res, "error", None) is not None
 
 
 def _check_resumable(warc: Path, settings: LiveCrawlSettings, agent_name: str) -> None:
