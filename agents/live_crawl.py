@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # the web layer is imported when a crawl runs, not with the c
     from gym_crawl.web.settings import LiveCrawlSettings
 
 __all__ = ["AGENT_FIELD", "CRAWL_KIND", "DECISION_TYPE", "JUDGE_KIND", "JUDGE_MAPPINGS", "RESET_KIND",
-           "LiveCrawlResult", "crawl_live", "live_judge", "read_account"]
+           "LiveCrawlResult", "crawl_live", "live_judge", "read_account", "recorded_judge"]
 
 #: ``type`` of the WARC metadata record of one crawl decision
 DECISION_TYPE = "gym_crawl.decision"
@@ -170,6 +170,19 @@ def live_judge(settings: LiveCrawlSettings, web: Any, agent: Agent | None = None
                         space=JudgeText.default(settings.general_text))
     hit, miss = JUDGE_MAPPINGS[name]
     return JudgeReward(judge, hit=hit, miss=miss), fetched
+
+
+def recorded_judge(warc: str | Path, space: Any = None) -> Any:
+    """The judge a live crawl recorded in ``warc`` (its ``judge`` metadata record: a crawl with example pages), as an
+    :class:`~gym_crawl.relevance.judge.ExampleJudge` in ``space`` (default: the process' text space) — give it to a
+    replay as ``reward=JudgeReward(judge)`` for the same rewards; ``None`` when the crawl had no examples (its
+    topic words judged)."""
+    from gym_crawl.relevance.judge import judge_from_dict
+    from gym_crawl.web.warc_io import read_metadata
+
+    for rec in read_metadata(warc, JUDGE_KIND):
+        return judge_from_dict(rec, space)
+    return None
 
 
 def _judged_env(agent: Agent, settings: LiveCrawlSettings, web: Any, record: bool) -> tuple[Any, Any]:

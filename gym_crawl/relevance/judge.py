@@ -40,7 +40,8 @@ never labels or unfetched pages), and example pages the user gave.
 
 **Persistence.** :meth:`ExampleJudge.to_dict` / :meth:`ExampleJudge.save` write JSON (weights, bias, threshold,
 topic words, the text space's fingerprint, where the examples came from); nothing is pickled. A live crawl
-records its judge in the WARC, so its replay can rebuild the same rewards.
+records its judge in the WARC (:func:`gym_crawl.agents.live_crawl.recorded_judge` reads it back), so its replay
+gets the same rewards.
 """
 from __future__ import annotations
 
