@@ -11,7 +11,8 @@
   (:class:`ArgumentParser`).
 * **Exit codes.** :data:`EXIT_OK` 0, :data:`EXIT_FAILURE` 1 (the run failed: an I/O or network error, a bug's
   traceback), :data:`EXIT_USAGE` 2 (the command line or a value or file it names is wrong),
-  :data:`EXIT_INTERRUPTED` 130 (Ctrl-C: SIGINT, 128 + 2, as shells report it).
+  :data:`EXIT_INTERRUPTED` 130 (Ctrl-C: SIGINT, 128 + 2, as shells report it), :data:`EXIT_TERMINATED` 143
+  (SIGTERM, raised in the program as :class:`Terminated`, a ``KeyboardInterrupt``, so it unwinds as Ctrl-C does).
 
 Lowest layer of the package: imports nothing from ``gym_crawl``.
 """
@@ -24,13 +25,19 @@ import time
 import warnings
 from typing import Any, NoReturn
 
-__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "HelpFormatter", "Progress",
-           "add_verbosity", "error_line", "setup_logging", "show_warning"]
+__all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "ArgumentParser",
+           "HelpFormatter", "Progress", "Terminated", "add_verbosity", "error_line", "setup_logging", "show_warning"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the ``gym-crawl`` program is (as SIGINT raises ``KeyboardInterrupt``), so it unwinds
+    cleanly: files closed, exit :data:`EXIT_TERMINATED`."""
 
 log = logging.getLogger("gym_crawl")
 

@@ -188,3 +188,22 @@ def test_a_signal_during_the_seed_fetch_exits_128_plus_the_signal(tmp_path, sig)
                 proc.kill()
     assert proc.returncode == 128 + sig, err.decode()[-2000:]
     assert took <= 2.0 and b"frontier is empty" not in err, err.decode()[-2000:]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_any_command_stopped_by_a_signal_says_so_and_exits_128_plus_it(sig):
+    """SIGTERM unwinds the command as Ctrl-C does (``gym-crawl serve`` prints its request count), not outright."""
+    proc = subprocess.Popen([sys.executable, "-m", "gym_crawl", "serve", "--demo", "--first-address", "40"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()  # the site is up
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig and b"served " in out and took <= 2.0, (proc.returncode, err.decode()[-500:])

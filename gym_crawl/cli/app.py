@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from gym_crawl import __version__
-from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK, ArgumentParser, setup_logging
+from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, ArgumentParser, Terminated, setup_logging
 from gym_crawl.cli.errors import run_reporting
 from gym_crawl.cli.options import EPILOG, HelpFormatter, add_verbosity
 
@@ -112,12 +112,8 @@ def _discard_stdout() -> None:
         os.close(fd)
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is (as SIGINT raises ``KeyboardInterrupt``), so it unwinds cleanly."""
-
-
 def _terminated(signum: int, frame: Any) -> None:
-    raise _Terminated
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,16 +127,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, _terminated)
     try:
         code = _dispatch(list(sys.argv[1:] if argv is None else argv))
-    except _Terminated:
+    except Terminated:
         print("gym-crawl: terminated", file=sys.stderr)
-        code = 128 + signal.SIGTERM
+        code = EXIT_TERMINATED
     except KeyboardInterrupt:
         print("gym-crawl: interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         _discard_stdout()
         return EXIT_OK
-    if argv is None and code in (128 + 2, 128 + 15):  # SIGINT, SIGTERM
+    if argv is None and code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
             sys.stderr.flush()

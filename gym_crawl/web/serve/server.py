@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK
+from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, Terminated
 from gym_crawl.web.serve.misbehave import MISBEHAVIOURS, MisbehaveSettings, calendar_trap, raw_response, robots_txt
 from gym_crawl.web.serve.site import LoggedRequest, Raw, Response, Route, Series, Site, html_page, redirect
 
@@ -315,7 +315,7 @@ def serve_command(args: Any) -> int:
             else:
                 while True:
                     time.sleep(3600)
-        except KeyboardInterrupt:
-            code = EXIT_INTERRUPTED
+        except KeyboardInterrupt as e:
+            code = EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
         print(f"served {len(site.log)} requests", flush=True)
     return code
