@@ -72,17 +72,17 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.benchmarks.transfer_deploy import JUDGES, example_files, judge_reward
+from gym_crawl.benchmarks.transfer_report import TARGET, markdown, normalized, summarize, wtl
 from gym_crawl.relevance.rewards import RewardScheme
 
 __all__ = ["AGENTS", "BUDGETS", "DEFAULT_OUT", "FAMILIES", "JUDGES", "TARGET", "Deployment", "TransferTask",
-           "UrlLabelReward", "example_files", "judge_reward", "main", "run_transfer", "serve_sites", "summarize",
-           "transfer_tasks"]
+           "UrlLabelReward", "example_files", "judge_reward", "main", "run_transfer", "serve_sites",
+           "summarize", "normalized", "markdown", "wtl", "transfer_tasks"]
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "transfer"
 AGENTS = ("random", "best-first", "online-classifier", "best-first-mix", "hashed-q")
 BUDGETS = (100, 300)
-TARGET = 0.75
-"""The best deployable learner's IQM target (with its CI above best-first's)."""
 ONLINE = "/online"
 """Suffix of a learner's online form (no pretraining) in the agent names of a run."""
 AS_CLI = "/as-cli"
@@ -135,66 +135,6 @@ def transfer_tasks(corpus: Any, budgets: Sequence[int] = BUDGETS, make: Callable
 
 
 # ------------------------------------------------------------------------------------------ reward
-JUDGES = ("labels", "words", "examples")
-"""What every live crawl learns from (``--judge``): ``"labels"`` — the fetched page's URL-label judgement (the first
-protocol: a judgement a live crawl does not have); ``"words"`` — the live crawl's default judge, the topic words
-(:class:`~gym_crawl.relevance.judge.WordsJudge`); ``"examples"`` — a judge built from the topic words and
-``--examples`` example pages of the task's section (files of the installed site, drawn per seed), as
-``crawl --live --examples`` builds it. In the last two, no URL label reaches a crawl: labels only score it."""
-
-
-def judge_reward(judge: str, topic: str, examples: Sequence[str] = ()) -> RewardScheme:
-    """The reward a live crawl learns from under ``judge`` (:data:`JUDGES`, not ``"labels"``): a
-    :class:`~gym_crawl.relevance.judge.JudgeReward` (30 for a page the judge calls relevant, −1 otherwise, as the
-    ``han2018`` reward a live crawl uses by default) over the topic words, or the words and ``examples`` (files)."""
-    from gym_crawl.relevance.judge import JudgeReward, JudgeText, WordsJudge, build_judge
-    from gym_crawl.tokenize import tokenize
-    from gym_crawl.web.example_pages import read_example_pages
-
-    space = _CTX.get("judge_space")
-    if space is None:
-        space = _CTX["judge_space"] = JudgeText.default(True)
-    words = tokenize(topic)
-    if judge == "words":
-        return JudgeReward(WordsJudge(words, space))
-    if judge == "examples":
-        texts = [p.text for p in read_example_pages(list(examples), "examples").pages]
-        return JudgeReward(build_judge(words, texts, space=space,
-                                       sources={"examples": list(examples), "counter_examples": []}))
-    raise ValueError(f"judge: one of {', '.join(JUDGES[1:])} (labels is not a reward a live crawl has), got {judge!r}")
-
-
-def example_files(corpus: Any, task: Any, roots: dict[str, Any], n: int, seed: int) -> list[str]:
-    """``n`` member pages of ``task``'s section other than its seed, drawn with ``seed`` (and the task), as the files
-    of the installed site that serves them: what a user who wants that section can point ``--examples`` at."""
-    import zlib
-    from urllib.parse import unquote
-
-    from gym_crawl.tasks import topic_of
-    from gym_crawl.tasks.docs_web import site_label
-
-    site = site_label(task.label)
-    base = (corpus.meta.get("docs_web") or {}).get("base_urls", {}).get(site)
-    root = roots[site].root
-    members = np.flatnonzero(topic_of(corpus, task).label_mask(corpus))
-    seed_ids = {corpus.page_id(t) for t in task.seeds}
-    rng = np.random.default_rng([seed, zlib.crc32(task.label.encode())])
-    out: list[str] = []
-    for pid in rng.permutation(members):
-        url = corpus.urls[int(pid)]
-        if int(pid) in seed_ids or base is None or not url.startswith(base + "/"):
-            continue
-        rel = unquote(url[len(base) + 1:].split("?")[0])
-        path = Path(root) / (rel + "index.html" if rel.endswith("/") or not rel else rel)
-        if path.is_file():
-            out.append(str(path))
-            if len(out) == n:
-                break
-    if len(out) < n:
-        raise ValueError(f"transfer: task {task.label} has {len(out)} member pages on disk, {n} examples asked")
-    return out
-
-
 class UrlLabelReward(RewardScheme):
     """Reward 1 for a fetched page whose URL's label (``rules``: longest URL prefix wins) is ``label`` or
     below it, else 0 (and 0 for a failed fetch): the relevance judgement of a page once it is fetched, on a
@@ -319,6 +259,14 @@ class Deployment:
 
     def seed_url(self, corpus: Any, title: str) -> str:
         return self.move(corpus.urls[corpus.page_id(title)])
+
+
+def _spread(tasks: list[TransferTask], n: int) -> list[TransferTask]:
+    """At most ``n`` of ``tasks``, evenly spaced over their (label) order, a section's near and far seeds together."""
+    labels = list(dict.fromkeys(t.task.label for t in tasks))
+    k = max(1, (n + 1) // 2)
+    keep = {labels[int(i)] for i in np.linspace(0, len(labels) - 1, min(k, len(labels))).round()} if labels else set()
+    return [t for t in tasks if t.task.label in keep][:n]
 
 
 # ------------------------------------------------------------------------------------------ workers
@@ -450,7 +398,8 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     :param env: env keywords for every crawl, offline and live (e.g. ``{"text": {"general": False}}``).
     :param online_forms: learners also run live without pretraining (``<name>/online``).
     :param cli_forms: learners also run as ``crawl --live`` runs them (``<name>/as-cli``, :data:`AS_CLI`).
-    :param max_test_tasks: at most this many test tasks (per budget and family, label order): smoke runs.
+    :param max_test_tasks: at most this many test tasks per budget and family, evenly spaced in label order (so
+        the sections of every test site are drawn from): smaller runs.
     :param families: the task families (:data:`FAMILIES`): genre targets, topics as a user names them, or both.
     :param judge: what every live crawl learns from (:data:`JUDGES`); the score is the URL labels' whatever it is.
     :param examples: example pages per task and seed with ``judge="examples"``.
@@ -470,7 +419,7 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     test = [t for t in tts if t.task.split == "test"]
     if max_test_tasks is not None:
         test = [t for f in dict.fromkeys(families) for b in budgets
-                for t in [x for x in test if x.task.budget == b and x.family == f][:max_test_tasks]]
+                for t in _spread([x for x in test if x.task.budget == b and x.family == f], max_test_tasks)]
     if not test:
         raise ValueError("transfer: no test task (is the corpus the docs-web corpus?)")
     sites = sorted({site_label(t.task.label) for t in test})
@@ -537,122 +486,7 @@ def run_transfer(corpus: Any, roots: Sequence[Any], agents: Sequence[str], *, se
     return res
 
 
-# ------------------------------------------------------------------------------------------ summary
-def normalized(res: dict[str, Any], agents: Sequence[str], seeds: Sequence[int], tasks: Sequence[str]
-               ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    """``{agent: (n_seeds, n_kept_tasks) normalized scores}`` over ``tasks``, the kept and the dropped tasks
-    (oracle ≤ random). random = the live random agent's mean over the seeds, oracle = the offline oracle."""
-    by = {(r["agent"], r["task"], r["seed"]): r["found"] for r in res["runs"]}
-    orc = {r["task"]: r["oracle"] for r in res["offline"]}
-    kept, dropped, lo, hi = [], [], {}, {}
-    for t in tasks:
-        rnd = [by[("random", t, s)] for s in seeds if ("random", t, s) in by]
-        if not rnd or t not in orc or not orc[t] > np.mean(rnd):
-            dropped.append(t)
-            continue
-        kept.append(t)
-        lo[t], hi[t] = float(np.mean(rnd)), float(orc[t])
-    out = {}
-    for a in agents:
-        m = np.full((len(seeds), len(kept)), np.nan)
-        for j, t in enumerate(kept):
-            for i, s in enumerate(seeds):
-                if (a, t, s) in by:
-                    m[i, j] = (by[(a, t, s)] - lo[t]) / (hi[t] - lo[t])
-        if kept and not np.isnan(m).any():
-            out[a] = m
-    return out, kept, dropped
-
-
-def wtl(res: dict[str, Any], agent: str, ref: str, tasks: Sequence[str], seeds: Sequence[int]) -> list[int]:
-    """Wins, ties, losses of ``agent`` against ``ref`` over (task, seed) pairs (relevant pages found)."""
-    by = {(r["agent"], r["task"], r["seed"]): r["found"] for r in res["runs"]}
-    w = [0, 0, 0]
-    for t in tasks:
-        for s in seeds:
-            if (agent, t, s) in by and (ref, t, s) in by:
-                d = by[(agent, t, s)] - by[(ref, t, s)]
-                w[0 if d > 0 else 1 if d == 0 else 2] += 1
-    return w
-
-
-def summarize(res: dict[str, Any], seeds: int, reps: int = 2000) -> dict[str, Any]:
-    """IQM [95 % CI] of the normalized score per agent and group (all; each budget; each budget × seed kind),
-    mean relevant pages, W/T/L against best-first; the target check per budget."""
-    from gym_crawl.benchmarks.suite import iqm_ci
-
-    seed_list = list(range(seeds))
-    agents = list(dict.fromkeys(r["agent"] for r in res["runs"]))
-    tasks = res["tasks"]
-    budgets = sorted({v["budget"] for v in tasks.values()})
-    groups: dict[str, list[str]] = {"all": sorted(tasks)}
-    fams = sorted({v.get("family", "genre") for v in tasks.values()})
-    if len(fams) > 1:
-        for f in fams:
-            groups[f] = sorted(t for t, v in tasks.items() if v.get("family", "genre") == f)
-    for b in budgets:
-        groups[f"B={b}"] = sorted(t for t, v in tasks.items() if v["budget"] == b)
-        for k in ("near", "far"):
-            groups[f"B={b} {k}"] = sorted(t for t, v in tasks.items() if v["budget"] == b and v["kind"] == k)
-    by = {(r["agent"], r["task"], r["seed"]): r["found"] for r in res["runs"]}
-    out: dict[str, Any] = {}
-    for g, ts in groups.items():
-        if not ts:
-            continue
-        scores, kept, dropped = normalized(res, agents, seed_list, ts)
-        rows = {}
-        for a in agents:
-            found = [by[(a, t, s)] for t in ts for s in seed_list if (a, t, s) in by]
-            row: dict[str, Any] = {"mean_found": float(np.mean(found)) if found else None,
-                                   "wtl_vs_best_first": wtl(res, a, "best-first", ts, seed_list)}
-            if a in scores:
-                p, lo, hi = iqm_ci(scores[a], reps=reps)
-                row.update(iqm=p, ci=[lo, hi], mean=float(scores[a].mean()))
-            rows[a] = row
-        bf = rows.get("best-first", {}).get("ci")
-        learners = [a for a in agents if a not in ("random", "best-first") and "iqm" in rows[a]]
-        best = max(learners, key=lambda a: rows[a]["iqm"], default=None)
-        target = None
-        if best is not None and bf is not None:
-            target = {"best": best, "iqm": rows[best]["iqm"], "iqm_ok": rows[best]["iqm"] >= TARGET,
-                      "ci_above_best_first": rows[best]["ci"][0] > bf[1],
-                      "met": rows[best]["iqm"] >= TARGET and rows[best]["ci"][0] > bf[1]}
-        out[g] = {"tasks": len(ts), "kept": kept, "dropped": dropped, "agents": rows, "target": target}
-    return out
-
-
 # ------------------------------------------------------------------------------------------ report
-def _fmt(row: dict[str, Any]) -> str:
-    if "iqm" not in row:
-        return "—"
-    return f"{row['iqm']:.3f} [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"
-
-
-def markdown(summary: dict[str, Any]) -> str:
-    """The table: IQM [95 % CI] of the normalized score per agent × group, W/T/L against best-first (all
-    tasks), mean relevant pages (all tasks)."""
-    groups = [g for g in summary if g != "all"] + ["all"]
-    agents = list(summary["all"]["agents"])
-    head = "| agent | " + " | ".join(f"{g} (n={summary[g]['tasks'] - len(summary[g]['dropped'])})" for g in groups)
-    lines = [head + " | W/T/L vs best-first | mean found |", "|---|" + "---|" * len(groups) + "---|---:|"]
-    for a in agents:
-        a_all = summary["all"]["agents"][a]
-        w, t, lo = a_all["wtl_vs_best_first"]
-        wt = "—" if a == "best-first" else f"{w}/{t}/{lo}"
-        lines.append(f"| {a} | " + " | ".join(_fmt(summary[g]["agents"].get(a, {})) for g in groups)
-                     + f" | {wt} | {a_all['mean_found']:.1f} |")
-    notes = []
-    for g in groups:
-        tg = summary[g]["target"]
-        if tg is not None:
-            above = "above" if tg["ci_above_best_first"] else "not above"
-            notes.append(f"{g}: best learner {tg['best']} IQM {tg['iqm']:.3f} ({'≥' if tg['iqm_ok'] else '<'} "
-                         f"{TARGET}), CI {above} best-first's → target {'met' if tg['met'] else 'missed'}")
-        if summary[g]["dropped"]:
-            notes.append(f"{g}: dropped (oracle ≤ random): {', '.join(summary[g]['dropped'])}")
-    return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
-
-
 def _plot(res: dict[str, Any], summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -723,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-host", type=int, default=1, help="pages in flight per host")
     ap.add_argument("--every-seed", action="store_true", help="run best-first per seed (not once per task)")
     ap.add_argument("--crawls-per-worker", type=int, default=4, help="live crawls before a worker is replaced")
-    ap.add_argument("--max-test-tasks", type=int, default=None, help="at most this many test tasks per budget")
+    ap.add_argument("--max-test-tasks", type=int, default=None,
+                    help="at most this many test tasks per budget and family, evenly spaced over the sections")
     ap.add_argument("--tasks", nargs="+", choices=FAMILIES, default=["genre"],
                     help="task families: genre (docs-web-hard targets, the default) and/or topic (docs-web sections "
                          "named by their own words, as a user asks)")
