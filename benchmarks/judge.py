@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="three sections, two draws (a smoke run)")
     ap.add_argument("--no-intercept", action="store_true", help="build the example judges without an intercept "
                                                                 "(a design alternative, for --split train)")
+    ap.add_argument("--corpus-path", type=Path, default=None,
+                    help="the built docs-web corpus (default: <data dir>/docs-web)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     if args.draws < 1 or args.examples < 1 or args.counter_examples < 1:
@@ -204,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     from gym_crawl.benchmarks.report import markdown_banner, write_json_report
     from gym_crawl.tasks.docs_web import load_docs_web
 
-    corpus = load_docs_web()
+    corpus = load_docs_web(args.corpus_path)
     t0, c0 = time.time(), time.process_time()
     result = run(corpus, args.split, args.draws, args.examples, args.counter_examples, args.quick,
                  {"intercept": not args.no_intercept})
