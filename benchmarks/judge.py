@@ -65,6 +65,22 @@ def test_tasks(corpus: Any, split: str) -> list[tuple[str, tuple[str, ...], str]
     return [(lab, words, ts) for (lab, words), ts in sorted(seen.items())]
 
 
+def judge_cost(corpus: Any, space: Any, words: tuple[str, ...], examples: list[str], n: int = 300) -> dict[str, float]:
+    """CPU milliseconds per page of each judge scoring ``n`` pages one at a time, as a live crawl asks it (the
+    judge built from ``examples``; the pages' words already seen by the space)."""
+    from gym_crawl.relevance.judge import WordsJudge, build_judge
+
+    pages = np.random.default_rng(0).choice(corpus.n_pages, size=min(n, corpus.n_pages), replace=False)
+    out = {}
+    for name, judge in (("words", WordsJudge(words, space)), ("examples", build_judge(words, examples, space=space))):
+        judge.proba_pages(corpus, pages)
+        c0 = time.process_time()
+        for p in pages:
+            judge.proba_pages(corpus, np.array([p]))
+        out[name] = round(1000 * (time.process_time() - c0) / len(pages), 3)
+    return out
+
+
 def _features(space: Any, corpus: Any, pages: np.ndarray) -> tuple[Any, ...]:
     """``(rows, n, rowpos, counts, tfidf, meaning)`` of ``pages``: their bags and features, computed once for every
     judge of the same space."""
@@ -143,10 +159,11 @@ def run(corpus: Any, split: str, draws: int, n_examples: int, n_counter: int, qu
         per_task.append(row)
         print(f"{lab:<28} {' '.join(words):<16} words AUC {row['words']['site']['auc']:.3f}  "
               f"examples AUC {np.mean(row[judges[1]]['site']['auc']):.3f}", flush=True)
+    cost = judge_cost(corpus, space, tasks[0][1], [corpus.texts[int(q)] for q in np.flatnonzero(train)[:n_examples]])
     n = len(tasks)
     summary = {j: {s: {m: _mean_sd(list(sums[j][s][m][:1 if j == 'words' else draws] / n)) for m in METRICS}
                    for s in scopes} for j in judges}
-    return {"split": split, "tasks": n, "sites": sites, "draws": draws, "examples": n_examples,
+    return {"cpu_ms_per_page": cost, "split": split, "tasks": n, "sites": sites, "draws": draws, "examples": n_examples,
             "counter_examples": n_counter, "space": space.fingerprint, "summary": summary, "per_task": per_task}
 
 
@@ -161,6 +178,8 @@ def markdown(result: dict[str, Any], banner: str) -> str:
             cells = [f"{mets[m]['mean']:.3f} ± {mets[m]['sd']:.3f}" if j != "words" else f"{mets[m]['mean']:.3f}"
                      for m in METRICS]
             lines.append(f"| {j} | {'its site' if s == 'site' else 'all test sites'} | " + " | ".join(cells) + " |")
+    cost = result["cpu_ms_per_page"]
+    lines += ["", f"CPU per judged page, one at a time: words {cost['words']} ms, examples {cost['examples']} ms"]
     return "\n".join(lines) + "\n"
 
 
