@@ -512,7 +512,9 @@ def _plot(res: dict[str, Any], summary: dict[str, Any], path: Path) -> None:
     axes[0].set_xticks(x)
     axes[0].set_xticklabels(groups, rotation=25, ha="right", fontsize=8)
     axes[0].set_ylabel("IQM normalized score (95 % CI)")
-    axes[0].set_title("live on the held-out docs-web sites (docs-web-hard targets)")
+    fams = sorted({v.get("family", "genre") for v in res["tasks"].values()})
+    judge = res.get("meta", {}).get("judge", "labels")
+    axes[0].set_title(f"live on the held-out docs-web sites ({' and '.join(fams)} tasks; learns from: {judge})")
     axes[0].legend(fontsize=7)
     axes[0].grid(alpha=0.3, axis="y")
     for b, ls in zip(sorted({r["budget"] for r in res["runs"]}), ("-", "--")):

@@ -22,7 +22,7 @@ from gym_crawl._console import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, Argum
 from gym_crawl.cli.errors import run_reporting
 from gym_crawl.cli.options import EPILOG, HelpFormatter, add_verbosity
 
-__all__ = ["COMMANDS", "Command", "build_parser", "command_module", "main"]
+__all__ = ["COMMANDS", "Command", "build_parser", "command_module", "install_sigterm", "main"]
 
 
 class Command(NamedTuple):
@@ -112,8 +112,25 @@ def _discard_stdout() -> None:
         os.close(fd)
 
 
+_SIGTERM_OWNER: list[int] = []
+"""The pid of the process that installed :func:`_terminated` (the ``gym-crawl`` program itself)."""
+
+
 def _terminated(signum: int, frame: Any) -> None:
+    if _SIGTERM_OWNER and os.getpid() != _SIGTERM_OWNER[0]:
+        # a forked worker (a benchmark's multiprocessing pool ends its workers with SIGTERM): end as it would without
+        # the program's handler, silently, instead of unwinding a worker loop into a traceback
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated
+
+
+def install_sigterm() -> None:
+    """SIGTERM ends this process as Ctrl-C does (:class:`~gym_crawl._console.Terminated`: files closed, exit 143);
+    processes forked from it later end on SIGTERM as by default."""
+    _SIGTERM_OWNER[:] = [os.getpid()]
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     teardown (a second or two of garbage collection and library exit hooks on a busy machine) is skipped."""
     if argv is None:  # the program: SIGTERM ends it as Ctrl-C does (files closed, exit 143), not outright
         with contextlib.suppress(ValueError):
-            signal.signal(signal.SIGTERM, _terminated)
+            install_sigterm()
     try:
         code = _dispatch(list(sys.argv[1:] if argv is None else argv))
     except Terminated:
