@@ -460,6 +460,22 @@ class LiveHashedTokens:
         return _assemble(nl, lr, lc, pr, pc, tr, tc, same, self.bias_col, self.same_domain_col)
 
 
+def _ngrams_of_blob(blob: np.ndarray, sid: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(string id, hash)`` of every character n-gram (n in NGRAMS) of the strings packed in ``blob`` (lowercased
+    bytes as uint64; ``sid``: each byte's string, ``end``: the end offset of each byte's string): a polynomial hash of
+    the n bytes and n, one vectorized pass per n."""
+    pos = np.arange(len(blob))
+    rows, hashes = [], []
+    for n in NGRAMS:
+        ok = np.flatnonzero(pos + n <= end)
+        h = np.full(len(ok), np.uint64(n))
+        for j in range(n):
+            h = (h * np.uint64(1000003) + blob[ok + j]) & _M32
+        rows.append(sid[ok])
+        hashes.append(h)
+    return np.concatenate(rows), np.concatenate(hashes)
+
+
 def _ngram_rows(titles: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``(row, hash)`` of every character n-gram of each of ``titles`` — :func:`_ngram_hashes` of each, in one
     vectorized pass over their UTF-8 bytes."""
@@ -471,16 +487,7 @@ def _ngram_rows(titles: list[str]) -> tuple[np.ndarray, np.ndarray]:
     blob[blob == ord("_")] = np.uint64(ord(" "))
     end = np.repeat(np.cumsum(lens), lens)
     sid = np.repeat(np.arange(len(enc)), lens)
-    pos = np.arange(len(blob))
-    rows, hashes = [], []
-    for n in NGRAMS:
-        ok = np.flatnonzero(pos + n <= end)
-        h = np.full(len(ok), np.uint64(n))
-        for j in range(n):
-            h = (h * np.uint64(1000003) + blob[ok + j]) & _M32
-        rows.append(sid[ok])
-        hashes.append(h)
-    return np.concatenate(rows), np.concatenate(hashes)
+    return _ngrams_of_blob(blob, sid, end)
 
 
 def _ngram_hashes(title: str) -> np.ndarray:
@@ -544,16 +551,7 @@ def _title_ngrams(corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
     lens = np.diff(off)
     sid = np.repeat(np.arange(len(lens)), lens)
     end = np.repeat(off[1:], lens)
-    pos = np.arange(len(blob))
-    rows, hashes = [], []
-    for n in NGRAMS:
-        ok = np.flatnonzero(pos + n <= end)
-        h = np.full(len(ok), np.uint64(n))
-        for j in range(n):
-            h = (h * np.uint64(1000003) + blob[ok + j]) & _M32
-        rows.append(sid[ok])
-        hashes.append(h)
-    return np.concatenate(rows), np.concatenate(hashes)
+    return _ngrams_of_blob(blob, sid, end)
 
 
 _HASHED: weakref.WeakKeyDictionary[Corpus, dict[int, HashedTokens | LiveHashedTokens]] = weakref.WeakKeyDictionary()

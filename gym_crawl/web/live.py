@@ -66,7 +66,7 @@ from gym_crawl.web.feed import AFTER_LAST_STEP_KIND, ARRIVALS_KIND, ROBOTS_KIND,
 from gym_crawl.web.offer import OfferRules, RobotsRules
 from gym_crawl.web.policy import default_user_agent
 from gym_crawl.web.scheduler import SyncJobs
-from gym_crawl.web.settings import SCOPES
+from gym_crawl.web.settings import SCOPES, canonical_seeds
 
 __all__ = ["CONFIG_FIELD", "LIVE_CONFIG_TYPE", "NOT_IN_ARCHIVE", "RESERVED_HOW", "SCOPES", "LiveWeb", "StringList",
            "replay_corpus", "reserved_bytes"]
@@ -236,7 +236,7 @@ class LiveWeb(Corpus):
         from gym_crawl.web.urls import canonical_url, url_host, url_text
 
         self._canonical, self._host_of, self._url_text = canonical_url, url_host, url_text
-        canon = _canonical_seeds(seeds)
+        canon = list(canonical_seeds(seeds, "seeds"))
         for key, v in (("max_pages", max_pages), ("max_links_per_page", max_links_per_page),
                        ("max_domains", max_domains), ("max_workers", max_workers)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -957,20 +957,6 @@ def replay_corpus(warc: str | Path, *, text: Any = None, name: str | None = None
     return web.to_corpus(name=name or f"{Path(warc).name}-replay")
 
 
-def _canonical_seeds(seeds: Any) -> list[str]:
-    """The seed URLs canonicalised, duplicates dropped; ``ValueError`` naming a bad one."""
-    from gym_crawl.web.urls import canonical_url
-
-    if isinstance(seeds, (str, bytes)) or not seeds:
-        raise ValueError(f"seeds must be a non-empty list of URLs, got {seeds!r}")
-    canon: list[str] = []
-    for s in seeds:
-        c = canonical_url(s) if isinstance(s, str) else None
-        if c is None:
-            raise ValueError(f"seeds: {s!r} is not an absolute http(s) URL")
-        if c not in canon:
-            canon.append(c)
-    return canon
 
 
 def _allow_all(url: str) -> tuple[str, None, list[Any], str]:
@@ -1024,4 +1010,3 @@ def _reference_vocab(text: Any) -> list[str]:
     if vocab is None:
         raise TypeError(f"text must be a TextModel or a Corpus (the reference vocabulary), got {type(text).__name__}")
     return vocab.tolist()
-

@@ -33,7 +33,7 @@ from gym_crawl.web.offer import OfferRules
 from gym_crawl.web.policy import FetchPolicy
 
 __all__ = ["ENV_KEYWORDS_OWNED", "FIELD_BOUNDS", "MAY_CHANGE_ON_RESUME", "SCOPES", "SETTINGS_FIELD", "SETTINGS_TYPE",
-           "LiveCrawlSettings", "read_settings", "recorded_settings"]
+           "LiveCrawlSettings", "canonical_seeds", "read_settings", "recorded_settings"]
 
 #: the warcinfo field holding a crawl's settings (JSON of :meth:`LiveCrawlSettings.to_dict`)
 SETTINGS_FIELD = "gym-crawl-settings"
@@ -132,7 +132,7 @@ class LiveCrawlSettings:
     # new settings go here: one line each, with a default (see the module docstring)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "seeds", _canonical_seeds(self.seeds))
+        object.__setattr__(self, "seeds", canonical_seeds(self.seeds))
         if not isinstance(self.topic, str) or not self.topic.strip():
             raise ValueError(f"LiveCrawlSettings.topic must be non-empty words, got {self.topic!r}")
         for name, (lo, hi) in _BOUNDS.items():
@@ -296,21 +296,21 @@ def _owner(key: str) -> str:
     return f"{key} is the field {field_name}"
 
 
-def _canonical_seeds(seeds: Any) -> tuple[str, ...]:
-    """The seed URLs canonicalised, duplicates dropped; ``ValueError`` naming a bad one."""
+def canonical_seeds(seeds: Any, what: str = "LiveCrawlSettings.seeds") -> tuple[str, ...]:
+    """The seed URLs canonicalised, duplicates dropped; ``ValueError`` naming ``what`` and a bad one."""
     from gym_crawl.web.urls import canonical_url
 
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        raise ValueError(f"LiveCrawlSettings.seeds must be a non-empty list of URLs, got {seeds!r}")
+        raise ValueError(f"{what} must be a non-empty list of URLs, got {seeds!r}")
     canon: list[str] = []
     for s in seeds:
         c = canonical_url(s) if isinstance(s, str) else None
         if c is None:
-            raise ValueError(f"LiveCrawlSettings.seeds: {s!r} is not an absolute http(s) URL")
+            raise ValueError(f"{what}: {s!r} is not an absolute http(s) URL")
         if c not in canon:
             canon.append(c)
     if not canon:
-        raise ValueError("LiveCrawlSettings.seeds must be a non-empty list of URLs, got none")
+        raise ValueError(f"{what} must be a non-empty list of URLs, got none")
     return tuple(canon)
 
 
