@@ -396,7 +396,8 @@ def test_resume_refuses_a_warc_that_is_not_this_crawls(tmp_path):
     junk = tmp_path / "junk.warc.gz"
     junk.write_bytes(os.urandom(3000))
     before = junk.read_bytes()
-    with pytest.raises(ValueError, match="not a readable WARC file") as e:
+    # random bytes are unreadable, or (rarely) read by the lenient reader as a stray record: refused either way
+    with pytest.raises(ValueError, match="not a readable WARC file|not a WARC this package wrote") as e:
         LiveWeb(seeds, warc=junk, resume=True)
     assert "\n" not in str(e.value) and len(str(e.value)) < 300 and junk.read_bytes() == before
     text = tmp_path / "notes.warc"
