@@ -82,18 +82,27 @@ class CorpusFormatError(ValueError):
 class StringTable:
     """An immutable table of strings stored as one UTF-8 blob + int64 offsets.
 
-    ``table[i]`` decodes one string; ``table.index(s)`` maps a string back to its first position through
-    a sorted array of 64-bit hashes built lazily on first use (16 bytes per string, where a dict of
-    Python strings cost ≈ 170 — 56 MB per process for the 323k titles), checking candidates by their bytes.
+    ``table[i]`` decodes one string; ``table.index(s)`` maps a string back to its first position
+    (:mod:`gym_crawl.corpus.string_index`, compiled): a table of up to ``SCAN_MIN`` strings through a sorted
+    array of 64-bit hashes built at its first lookup (16 bytes per string, where a dict of Python strings cost
+    ≈ 170 — 56 MB per process for the 323k titles), checking candidates by their bytes; a larger table (the
+    titles of a 10^7-page web) by a scan of its offsets, building nothing, until it has been scanned
+    ``SCANS_BEFORE_INDEX`` times — then the index, which by then costs less than the scans would.
     """
 
-    __slots__ = ("_hash_order", "_hashes", "blob", "offsets")
+    __slots__ = ("_hash_order", "_hashes", "_scans", "blob", "offsets")
+
+    #: tables of at most this many strings get their hash index at the first lookup
+    SCAN_MIN = 1 << 16
+    #: a larger table is scanned this many times before its hash index is built
+    SCANS_BEFORE_INDEX = 64
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self.blob = blob
         self.offsets = offsets
         self._hashes: np.ndarray | None = None
         self._hash_order: np.ndarray | None = None
+        self._scans = 0
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> StringTable:
@@ -123,29 +132,34 @@ class StringTable:
     def tolist(self) -> list[str]:
         return list(self)
 
-    @staticmethod
-    def _hash(b: bytes) -> int:
-        return int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "little", signed=True)
-
     def index(self, s: str) -> int:
         """Position of ``s`` (its first, if repeated); raises ``KeyError`` naming the missing string."""
-        if self._hashes is None:
-            data = bytes(self.blob)
-            off = self.offsets.tolist()
-            h = np.fromiter((self._hash(data[a:b]) for a, b in zip(off[:-1], off[1:])), np.int64, count=len(self))
-            order = np.argsort(h, kind="stable")  # equal hashes keep their positions' order: first match = first
-            self._hashes, self._hash_order = h[order], order
-        key = s.encode("utf-8")
-        hk = self._hash(key)
-        hash_order = self._hash_order
-        assert hash_order is not None  # set with _hashes
-        lo = int(np.searchsorted(self._hashes, hk, "left"))
-        hi = int(np.searchsorted(self._hashes, hk, "right"))
-        for j in range(lo, hi):
-            i = int(hash_order[j])
-            if bytes(self.blob[self.offsets[i]:self.offsets[i + 1]]) == key:
-                return i
-        raise KeyError(s)
+        from gym_crawl.corpus import string_index as SI
+
+        key = np.frombuffer(s.encode("utf-8"), np.uint8)
+        blob, off = np.asarray(self.blob), np.asarray(self.offsets)
+        if self._hashes is None and len(self) > self.SCAN_MIN and self._scans < self.SCANS_BEFORE_INDEX:
+            self._scans += 1
+            i = int(SI.scan(blob, off, key))
+        else:
+            if self._hashes is None:
+                h = SI.hashes(blob, off)
+                order = np.argsort(h, kind="stable")  # equal hashes keep their positions' order: first match = first
+                self._hashes, self._hash_order = h[order], order
+            hk = SI.hash_bytes(key)
+            hash_order = self._hash_order
+            assert hash_order is not None  # set with _hashes
+            lo = int(np.searchsorted(self._hashes, hk, "left"))
+            hi = int(np.searchsorted(self._hashes, hk, "right"))
+            i = -1
+            for j in range(lo, hi):
+                c = int(hash_order[j])
+                if SI.same_bytes(blob, off[c], off[c + 1], key):
+                    i = c
+                    break
+        if i < 0:
+            raise KeyError(s)
+        return i
 
     def get(self, s: str, default: int = -1) -> int:
         try:
