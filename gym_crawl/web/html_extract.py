@@ -48,6 +48,7 @@ from typing import Any
 from gym_crawl.corpus.builder import STRUCTURE_TAGS, enter_element, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.registry import install_command
+from gym_crawl.web.html_scan import nesting_counts
 from gym_crawl.web.urls import canonical_url
 
 __all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
@@ -291,29 +292,13 @@ def _lines(text: str) -> str:
     return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
 
 
-# the elements whose start closes an open <p> (HTML5 "in button scope"), plus table: deep nests of these cost
-# tree building and main-content scoring time in proportion to their depth
-_NESTING_TAGS = re.compile(
-    r"<(/?)(?:address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure|"
-    r"footer|form|header|hgroup|listing|main|menu|nav|ol|pre|search|section|summary|table|ul|h[1-6])(?=[\s/>])",
-    re.IGNORECASE)
-
-
 def nesting(html: str) -> tuple[int, int]:
     """``(depth, work)`` of the block elements of ``html``, estimated from its tags in one linear scan: the
     deepest nesting and the sum of the depth at every block start tag (unclosed tags count as open, so
-    this is an upper bound of the parsed tree's)."""
-    depth = peak = work = 0
-    for m in _NESTING_TAGS.finditer(html):
-        if m.group(1):
-            if depth:
-                depth -= 1
-        else:
-            depth += 1
-            work += depth
-            if depth > peak:
-                peak = depth
-    return peak, work
+    this is an upper bound of the parsed tree's). The tags counted are
+    :data:`~gym_crawl.web.html_scan.NESTING_NAMES`, found anywhere in the text (compiled:
+    :func:`~gym_crawl.web.html_scan.nesting_scan`)."""
+    return nesting_counts(html)
 
 
 def _libraries() -> tuple[Any, Any, Any]:
