@@ -560,6 +560,17 @@ class CrawlState:
         return self._work
 
     @property
+    def link_graph(self) -> B.LinkGraph:
+        """The fetch kernel's :class:`~gym_crawl.crawl.bundles.LinkGraph` of the corpus' links (bound at reset)."""
+        return self._graph
+
+    @property
+    def fetch_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays the fetch kernel writes its new, updated and removed pages into (int32; the counts it returns
+        say how much of each is valid; the next fetch overwrites them)."""
+        return self._out_new, self._out_upd, self.arrays["out_rem"]
+
+    @property
     def page_scores(self) -> PageTable:
         """The topic's page score table bound at the last :meth:`reset`."""
         return self._pages

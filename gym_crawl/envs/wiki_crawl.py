@@ -143,6 +143,7 @@ from gym_crawl.corpus import Corpus
 from gym_crawl.corpus.page_source import FetchTiming, PageSource, SimulatedFetches, check_timing
 from gym_crawl.crawl.state import FRONTIER, VISITED, CrawlState, FetchResult
 from gym_crawl.crawl.window import DEFAULT_FOCUS_SLACK, FetchWindow, check_focus_slack
+from gym_crawl.envs.single_step import CompiledStep
 from gym_crawl.envs.view import CrawlView, FrontierChanges
 from gym_crawl.envs.world import CrawlWorld, check_int
 from gym_crawl.features.sets import FeatureSet
@@ -378,6 +379,7 @@ class WikiCrawlEnv(gym.Env):
         else:
             self.observation_space = state_space
         self.action_space = spaces.Discrete(self.K if action == "slot" else self.corpus.n_pages)
+        self._n_actions = int(self.action_space.n)
         self._configure(self._default_topic)  # validates topic/categories/reward early
         seed_pages(self._default_topic, self.corpus, self._default_seeds)  # a topic without seeds fails here
         self._ep = EpisodeRecord(feats=np.zeros((self.K, d), np.float32), mask=np.zeros(self.K, bool))
@@ -412,6 +414,25 @@ class WikiCrawlEnv(gym.Env):
         self._failed_seeds: dict[str, str] = {}
         self._dispatched, self._landed = -1, _EMPTY
         self._view = CrawlView(self)
+        #: the compiled step (gym_crawl.envs.single_step) when the configuration allows it; used in an episode
+        #: whose reward is cached per page (``_compiled_episode``)
+        self._cstep: CompiledStep | None = self._compiled_step()
+        self._compiled_episode = False
+
+    def _compiled_step(self) -> CompiledStep | None:
+        """A :class:`CompiledStep` when one page is fetched on the spot, the domain cap is fixed, and the candidates
+        come from the ``topk`` reducer with a feature set that has a batch layout (or there are none)."""
+        if self._window is not None or self._world.adaptive_cap:
+            return None
+        layout = None
+        if self._uses_reducer:
+            if not self.reducer.batchable or self.reducer.needs_experience:
+                return None
+            layout = self.features.batch_layout()
+            if layout is None:
+                return None
+        return CompiledStep(self.K, self.features.dim, self.action_mode == "slot", self._uses_reducer, layout,
+                            self.time_feature == "log_steps", self._log_pages, self._n_domains, self.beta)
 
     @property
     def view(self) -> CrawlView:
@@ -441,6 +462,7 @@ class WikiCrawlEnv(gym.Env):
             raise RuntimeError("adopt_crawl_storage: an env with pages in flight keeps its own crawl state")
         self.state = CrawlState(self.corpus, n_categories=self.n_categories, beta=self.beta, storage=storage,
                                 on_full=on_full)
+        self._cstep = None  # the batched vector env steps this crawl itself (or in Python)
 
     @property
     def episode(self) -> EpisodeRecord:
@@ -501,6 +523,9 @@ class WikiCrawlEnv(gym.Env):
                 f"max_episode_steps of its TimeLimit; gym_crawl.wrappers.factory.make_env sets it so)")
         super().reset(seed=seed)
         self._ep.started = False  # until this reset completes: a failure below leaves an env that refuses step
+        self._compiled_episode = False
+        if self._cstep is not None:
+            self._cstep.unbind()
         self._configure(topic)
         st = self.state
         if self._window is not None:  # the last episode's in-flight and parked pages go back for the state's reset
@@ -540,6 +565,9 @@ class WikiCrawlEnv(gym.Env):
             raise ValueError(f"seed pages {titles} have no out-links to unfetched pages: the frontier is empty")
         self._ep.changes = (new_a, upd_a, rem_a)
         self._observe()
+        self._compiled_episode = self._cstep is not None and st.reward_cache is not None
+        if self._compiled_episode:
+            self._bind_compiled()
         self._ep.started = True
         return self._obs_out(), self._info(-1, False, False, len(new_a))
 
@@ -582,6 +610,8 @@ class WikiCrawlEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._ep.over is not None:
             raise RuntimeError(f"the episode is over ({self._ep.over}): call reset() before stepping again")
+        if self._compiled_episode:
+            return self._compiled_step_once(a)
         if self.action_mode == "slot":
             if a >= len(self._ep.cand):
                 return self._spend_invalid()
@@ -603,7 +633,9 @@ class WikiCrawlEnv(gym.Env):
             raise
 
     def _check_action(self, action: Any) -> int:
-        n = int(self.action_space.n)  # type: ignore[attr-defined]
+        n = self._n_actions
+        if type(action) is int and 0 <= action < n:  # the common case, without the ABC checks below
+            return action
         a: int | None = None
         if isinstance(action, numbers.Integral) and not isinstance(action, (bool, np.bool_)):
             a = int(action)
@@ -614,6 +646,46 @@ class WikiCrawlEnv(gym.Env):
             raise ValueError(f"action {action!r} is outside the action space Discrete({n}): "
                              f"valid actions are integers 0..{n - 1} (a {what})")
         return a
+
+    def _bind_compiled(self) -> None:
+        assert self._cstep is not None
+        self._cstep.bind(self.state, self.reducer, self._ep, self.invalid_action_penalty,
+                         max(abs(self.scheme.max_reward), 1e-9))
+
+    def _compiled_step_once(self, a: int) -> tuple[Any, float, bool, bool, dict]:
+        """The step through :class:`CompiledStep`: the Python step's outcome, bit for bit, from one compiled call."""
+        cs = self._cstep
+        assert cs is not None
+        if not cs.bound:  # a copy of the env (pickle, deepcopy): its arrays no longer view one another
+            self._bind_compiled()
+        page = cs.step(a, self._budget)  # refuses (ValueError, nothing changed) a page whose reward is not finite
+        ep = self._ep
+        nf, rf, rd, fr, nn, _, _, t, _, _, rel, inv, term, trunc = cs.figures.tolist()
+        r, rsum = cs.sums.tolist()
+        ep.t = t
+        ep.last_reward = r
+        if page >= 0:
+            ep.last_page = page
+            ep.cand = ep.all_cand = cs.candidates()
+            ep.changes = cs.changes()
+        else:
+            ep.changes = (_EMPTY, _EMPTY, _EMPTY)
+        if term:
+            ep.over = "terminated: the frontier is empty"
+        elif trunc:
+            ep.over = f"truncated at max_episode_steps={self._budget}"
+        if self._uses_reducer:
+            obs: Any = {"candidates": ep.feats.copy(), "mask": ep.mask.copy(), "state": ep.svec.copy()}
+        else:
+            obs = ep.svec.copy()
+        ids = cs.ids.copy()
+        info = {"pages_fetched": nf, "relevant_found": rf, "harvest_rate": rf / nf if nf else 0.0,
+                "relevant_domains": rd, "reward_sum": rsum, "frontier_size": fr, "candidate_ids": ids,
+                "fetched_page": page, "relevant": rel != 0, "invalid_action": inv != 0, "n_new_pages": nn,
+                "steps": t, "topic": self.topic.name, "fetch_error": ""}
+        if self.action_mode == "slot":
+            info["action_mask"] = ids >= 0
+        return obs, r, term != 0, trunc != 0, info
 
     def _end_check(self, terminated: bool) -> bool:
         """Truncation flag at this step, and remember that the episode ended."""

@@ -124,6 +124,9 @@ class TopK(Reducer):
     """
 
     name = "topk"
+    #: calls of :meth:`propose` so far: a compiled step that keeps the selection in its own arrays
+    #: (:class:`~gym_crawl.envs.single_step.CompiledStep`) sees that someone proposed since it last looked
+    proposals = 0
     # the compiled path's arrays (set at reset, or bound to the batched vector env's rows); the per-page scores and
     # flags are the crawl state's columns tk_cur, tk_has, tk_mark
     _hk: np.ndarray
@@ -235,6 +238,7 @@ class TopK(Reducer):
                 heapq.heappush(self._heap, (-sc, p))
 
     def propose(self, k: int | None, rng: np.random.Generator) -> np.ndarray:
+        self.proposals += 1
         if k is None:
             k = self.state.fr_size
         if self._compiled:
