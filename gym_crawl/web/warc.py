@@ -50,14 +50,16 @@
   are pages of the corpus, in ``corpus.meta["default_seeds"]`` (the crawl's own start pages: the default seeds of a
   topic on this corpus).
 
-How it runs: each WARC file is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
+How it runs: each WARC file — or each segment of about ``segment_bytes`` of it, cut at record boundaries
+(:mod:`gym_crawl.web.warc_tasks`) — is read record by record (FastWARC) by :func:`parse_warc_file` into on-disk
 shard chunks of at most ``chunk_pages`` pages (``.npz``, written atomically, with a local vocabulary), so
-no process ever holds a whole file; files are parsed in parallel over ``workers`` processes
+no process ever holds a whole file; files and segments are parsed in parallel over ``workers`` processes
 (``engine="process"``) or on a Dask cluster (``engine="dask"``, the same function through
-``Client.map``). The global join — which record is the page of a URL, digest duplicates, redirects, each
-link's target id — is computed from sorted arrays of 64-bit URL hashes (``engine="process"``) or by Dask
-DataFrame merges over the URL hashes (``engine="dask"``); both give the same corpus. The assembly then reads
-the chunks once more, one at a time, into the corpus arrays (both in :mod:`gym_crawl.web.warc_build`).
+``Client.map``), with a progress bar over the bytes parsed (``progress=``). The global join — which record is
+the page of a URL, digest duplicates, redirects, each link's target id — is computed from sorted arrays of
+64-bit URL hashes (``engine="process"``) or by Dask DataFrame merges over the URL hashes (``engine="dask"``);
+both give the same corpus. The assembly then reads the chunks once more, one at a time, into the corpus arrays
+(both in :mod:`gym_crawl.web.warc_build`).
 """
 from __future__ import annotations
 
@@ -71,7 +73,6 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,13 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
-from gym_crawl.registry import install_command
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.urls import canonical_url, url_text
-from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_dask, join_numpy, load_keys
+from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_numpy, load_keys
 from gym_crawl.web.warc_labels import read_label_map, read_label_rules
+from gym_crawl.web.warc_tasks import SEGMENT_BYTES, ParseTask, merge_segments, plan_tasks, run_dask, run_processes
 
 __all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
            "parse_warc_file", "warc_files"]
@@ -290,17 +291,22 @@ def _media_type(content_type: str | None) -> str:
 
 
 def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: int = 0,
-                    options: WarcOptions | None = None) -> dict[str, Any]:
-    """Read one WARC file record by record and write its pages as shard chunks into ``out_dir``.
+                    options: WarcOptions | None = None, start: int = 0, end: int | None = None) -> dict[str, Any]:
+    """Read one WARC file (or its bytes ``[start, end)``, which must begin at a record boundary:
+    :func:`~gym_crawl.web.warc_tasks.split_ranges`) record by record and write its pages as shard chunks into
+    ``out_dir``.
 
     Returns ``{"file", "index", "chunks": [{"path", "pages", "links", "redirects"}], "skipped": {reason:
     count}, "records", "unreadable", "broken": [[uri, why], ...], "extract_fallback", "seeds"}`` (JSON-serialisable;
     ``seeds``: the canonical seed URLs the file's warcinfo records name, :func:`_recorded_seeds`;
     ``extract_fallback`` counts the pages :func:`~gym_crawl.web.html_extract.extract_page` read with its
-    bounded fallback). ``index`` orders this file among the others (its
-    chunks are named after it). Memory: one record plus at most ``options.chunk_pages`` extracted pages.
+    bounded fallback; ``not_in_crawl_seen``: whether an ``after_last_step`` record of ours was read). ``index``
+    orders this file (or range) among the others (its chunks are named after it). Memory: one record plus at most
+    ``options.chunk_pages`` extracted pages.
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    from gym_crawl.web.warc_tasks import RangeReader
 
     opts = options or WarcOptions()
     path = Path(path)
@@ -317,8 +323,12 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     response, warcinfo = int(WarcRecordType.response), int(WarcRecordType.warcinfo)
     seeds: list[str] = []
     not_in_crawl: list[str] = []
+    not_in_crawl_seen = False
     metadata = int(WarcRecordType.metadata)
-    it = iter(ArchiveIterator(str(path), parse_http=False))
+    ranged = start > 0 or end is not None
+    stream = RangeReader(path, start, end if end is not None else path.stat().st_size) if ranged else None
+    source: Any = stream if stream is not None else str(path)  # FastWARC reads any object with read() and tell()
+    it = iter(ArchiveIterator(source, parse_http=False))
     while True:
         try:
             rec = next(it)
@@ -336,6 +346,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
                 seeds.extend(s for s in _recorded_seeds(rec) if s not in seeds)
             elif rtype == metadata and rec.headers.get("WARC-Target-URI") == _AFTER_LAST_STEP_URI:
                 not_in_crawl = _not_in_crawl(rec, not_in_crawl)
+                not_in_crawl_seen = True
             continue
         try:
             reason = _read_response(rec, opts, writer, broken)
@@ -345,10 +356,12 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
             break
         if reason is not None:
             skipped[reason] += 1
+    if stream is not None:
+        stream.close()
     writer.flush()
     return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
             "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks,
-            "seeds": seeds, "not_in_crawl": not_in_crawl}
+            "seeds": seeds, "not_in_crawl": not_in_crawl, "not_in_crawl_seen": not_in_crawl_seen}
 
 
 _AFTER_LAST_STEP_URI = "urn:gym-crawl:after_last_step"
@@ -528,7 +541,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
               workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
               cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
               html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
-              chunk_pages: int = 2000, cache: bool = True) -> Corpus:
+              chunk_pages: int = 2000, cache: bool = True, segment_bytes: int | None = SEGMENT_BYTES,
+              progress: bool | None = None) -> Corpus:
     """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
 
     :param path: a ``.warc`` / ``.warc.gz`` file, a folder of them (searched recursively), a glob, or a list
@@ -536,7 +550,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         (``URL<TAB>label``) file or a dict (:func:`~gym_crawl.web.warc_labels.read_label_map`)
     :param label_rules: URL-prefix rules ``[(prefix, label), …]`` (longest prefix wins; ``"re:REGEX"`` rules
         after them) or a JSON or TSV file of them (:func:`~gym_crawl.web.warc_labels.read_label_rules`)
-    :param workers: processes parsing files in parallel (``engine="process"``; default: one per file up to
+    :param workers: processes parsing files in parallel (``engine="process"``; default: one per segment up to
         the CPU count; ``1`` parses in this process)
     :param include_unfetched: keep links to URLs not in the archive as text-less pages
     :param engine: ``"process"`` (local processes; the join from sorted hash arrays) or ``"dask"`` (files
@@ -552,6 +566,10 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
         the files (path, size, modification time), the labels and the options that change the result, and
         re-open it memory-mapped next time instead of compiling again
+    :param segment_bytes: a file larger than this is parsed in segments of about this many bytes, each starting
+        at a record boundary (:func:`~gym_crawl.web.warc_tasks.split_ranges`), so that several workers share
+        one large file; ``None`` parses each file whole. The corpus is the same either way
+    :param progress: a progress bar over the WARC bytes parsed (on stderr; ``None``: when it is a terminal)
     """
     files = warc_files(path)
     if engine not in ("process", "dask"):
@@ -560,6 +578,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         raise ValueError(f"workers must be a positive int or None, got {workers!r}")
     if chunk_pages < 1:
         raise ValueError(f"chunk_pages must be ≥ 1, got {chunk_pages!r}")
+    if segment_bytes is not None and (not isinstance(segment_bytes, int) or segment_bytes < 1):
+        raise ValueError(f"segment_bytes must be a positive int (bytes) or None, got {segment_bytes!r}")
     label_map = read_label_map(labels) if labels is not None else None
     rules = read_label_rules(label_rules) if label_rules is not None else None
     opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
@@ -577,11 +597,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir or ".").expanduser()
     wd.mkdir(parents=True, exist_ok=True)
     try:
-        if engine == "dask":
-            results, join_fn = _run_dask(files, wd, opts, cluster)
-        else:
-            results = _run_processes(files, wd, opts, workers)
-            join_fn = None
+        results, dask_join = _parse_all(files, wd, opts, engine, workers, cluster, segment_bytes, progress)
         chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
         skipped: Counter = Counter()
         for r in results:
@@ -591,7 +607,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
                 f"WARC {os.fspath(path) if isinstance(path, (str, os.PathLike)) else files[0]}: no HTML page "
                 f"found in {len(files)} file(s) ({sum(r['records'] for r in results)} records; skipped: "
                 f"{dict(sorted(skipped.items())) or 'none'})")
-        join = join_fn(chunks) if join_fn is not None else join_numpy(load_keys(chunks))
+        join = dask_join if dask_join is not None else join_numpy(load_keys(chunks))
         summary: dict[str, Any] = {
             "files": len(files), "records": sum(r["records"] for r in results),
             "skipped": {k: int(skipped.get(k, 0)) for k in SKIP_REASONS},
@@ -650,37 +666,29 @@ def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, in
     return h.hexdigest()[:24]
 
 
-def _run_processes(files: list[Path], wd: Path, opts: WarcOptions, workers: int | None) -> list[dict[str, Any]]:
-    n = workers if workers is not None else min(len(files), os.cpu_count() or 1)
-    if n <= 1 or len(files) == 1:
-        return [parse_warc_file(f, wd, i, opts) for i, f in enumerate(files)]
-    with ProcessPoolExecutor(max_workers=min(n, len(files))) as ex:
-        futures = [ex.submit(parse_warc_file, f, wd, i, opts) for i, f in enumerate(files)]
-        return [fu.result() for fu in futures]
+def _parse_all(files: list[Path], wd: Path, opts: WarcOptions, engine: str, workers: int | None, cluster: Any,
+               segment_bytes: int | None, progress: bool | None) -> tuple[list[dict[str, Any]], Any]:
+    """Every file parsed into chunks (in segments, with a progress bar): one result per file, and the Dask join
+    (``None`` with ``engine="process"``)."""
+    from tqdm import tqdm
+
+    tasks = plan_tasks(files, segment_bytes)
+    with tqdm(total=sum(t.end - t.start for t in tasks), unit="B", unit_scale=True, unit_divisor=1024,
+              desc=f"compiling {len(files)} WARC file(s)", disable=None if progress is None else not progress,
+              leave=False) as bar:
+        dask_join = None
+        if engine == "dask":
+            parts, dask_join = run_dask(_parse_task, tasks, wd, opts, cluster, bar, BROKEN_EXAMPLES)
+        else:
+            parts = run_processes(_parse_task, tasks, wd, opts, workers, bar)
+    return merge_segments(parts, BROKEN_EXAMPLES), dask_join
 
 
-def _run_dask(files: list[Path], wd: Path, opts: WarcOptions, cluster: Any) -> tuple[list[dict[str, Any]], Any]:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ImportError(f"engine='dask' needs Dask: {install_command('cluster')}") from None
-    own: list[Any] = []
-    if cluster is None:
-        lc = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(lc)
-        own = [client, lc]
-    elif isinstance(cluster, Client):
-        client = cluster
+def _parse_task(task: ParseTask, wd: str, index: int, opts: WarcOptions) -> dict[str, Any]:
+    """:func:`parse_warc_file` of one task (chunks named after ``index``, its position among the tasks)."""
+    if task.whole:
+        r = parse_warc_file(task.path, wd, index, opts)
     else:
-        client = Client(cluster)
-        own = [client]
-    try:
-        futures = client.map(parse_warc_file, [str(f) for f in files], [str(wd)] * len(files), range(len(files)),
-                             [opts] * len(files), pure=False)
-        results = client.gather(futures)
-        chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
-        join = join_dask(chunks, client) if any(c["pages"] for c in chunks) else None
-    finally:
-        for o in own:
-            o.close()
-    return results, (lambda _chunks: join)
+        r = parse_warc_file(task.path, wd, index, opts, task.start, task.end)
+    return {**r, "file_index": task.file_index}
+
