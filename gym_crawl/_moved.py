@@ -23,6 +23,8 @@ from types import ModuleType
 __all__ = ["MOVED", "install"]
 
 MOVED: dict[str, str] = {
+    # the page map serves the crawl state and the relevance layer's keyed score tables
+    "gym_crawl.crawl.pagemap": "gym_crawl.pagemap",
     # the web: everything that speaks URL, HTTP, HTML or WARC
     "gym_crawl.corpus.urls": "gym_crawl.web.urls",
     "gym_crawl.corpus.html_extract": "gym_crawl.web.html_extract",

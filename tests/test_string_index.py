@@ -27,7 +27,7 @@ def test_scans_turn_into_the_index(monkeypatch):
     monkeypatch.setattr(StringTable, "SCAN_MIN", 0)
     monkeypatch.setattr(StringTable, "SCANS_BEFORE_INDEX", 3)
     t = StringTable.from_strings(WORDS)
-    for _ in range(3):
-        assert t.index("ab") == 5 and t._hashes is None
-    assert t.index("a_b") == 9 and t._hashes is not None  # the fourth lookup builds the index
+    for w in ("ab", "ab", "b", "zz", "zz", "b"):  # a string scanned for is remembered: 3 scans
+        assert t.get(w) == (WORDS.index(w) if w in WORDS else -1) and t._hashes is None
+    assert t.index("a_b") == 9 and t._hashes is not None  # the fourth different string builds the index
     assert t.index("ba") == 10 and t.get("zz") == -1

@@ -109,11 +109,13 @@ def test_compiled_step_scores_pages_lazily_in_one_batch(monkeypatch):
     st = fast.unwrapped.envs[0].state
     assert fast.unwrapped._uniform and not st.page_scores.complete
     pt = st.page_scores
-    done = np.flatnonzero(pt.done)
-    assert 0 < len(done) < corpus.n_pages
+    assert pt.keyed  # rows for the pages scored, found through the table's page map
+    done = pt.row_page[:pt.n_rows]
+    assert 0 < len(done) < corpus.n_pages and np.array_equal(pt.rows(done), np.arange(len(done)))
     for p in done[:40].tolist():  # batch-filled rows are the rows one page at a time gives
         one = st.scorer.score_pages(np.array([p]))
-        assert (one.rel[0], one.tfidf[0]) == (pt.rel[p], pt.tfidf[p]) and np.array_equal(one.cat[0], pt.cat[p])
+        r = pt.row(p)
+        assert (one.rel[0], one.tfidf[0]) == (pt.rel[r], pt.tfidf[r]) and np.array_equal(one.cat[0], pt.cat[r])
 
 
 @pytest.mark.parametrize("action", ["slot", "page"])

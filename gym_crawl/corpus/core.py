@@ -86,16 +86,20 @@ class StringTable:
     (:mod:`gym_crawl.corpus.string_index`, compiled): a table of up to ``SCAN_MIN`` strings through a sorted
     array of 64-bit hashes built at its first lookup (16 bytes per string, where a dict of Python strings cost
     ≈ 170 — 56 MB per process for the 323k titles), checking candidates by their bytes; a larger table (the
-    titles of a 10^7-page web) by a scan of its offsets, building nothing, until it has been scanned
-    ``SCANS_BEFORE_INDEX`` times — then the index, which by then costs less than the scans would.
+    titles of a 10^7-page web) by a scan of its offsets, building nothing, until it has scanned for
+    ``SCANS_BEFORE_INDEX`` different strings — then the index, which by then costs less than the scans would.
+    The answers of the scans are remembered (at most ``SCAN_MEMO`` strings: the same seed looked up by every env
+    of a batch is scanned for once).
     """
 
-    __slots__ = ("_hash_order", "_hashes", "_scans", "blob", "offsets")
+    __slots__ = ("_hash_order", "_hashes", "_memo", "_scans", "blob", "offsets")
 
     #: tables of at most this many strings get their hash index at the first lookup
     SCAN_MIN = 1 << 16
     #: a larger table is scanned this many times before its hash index is built
     SCANS_BEFORE_INDEX = 64
+    #: strings whose scanned positions are remembered
+    SCAN_MEMO = 1024
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self.blob = blob
@@ -103,6 +107,7 @@ class StringTable:
         self._hashes: np.ndarray | None = None
         self._hash_order: np.ndarray | None = None
         self._scans = 0
+        self._memo: dict[str, int] = {}
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> StringTable:
@@ -138,14 +143,21 @@ class StringTable:
 
         key = np.frombuffer(s.encode("utf-8"), np.uint8)
         blob, off = np.asarray(self.blob), np.asarray(self.offsets)
-        if self._hashes is None and len(self) > self.SCAN_MIN and self._scans < self.SCANS_BEFORE_INDEX:
+        i = self._memo.get(s, -2) if self._hashes is None else -2
+        if i != -2:
+            pass  # scanned for before
+        elif self._hashes is None and len(self) > self.SCAN_MIN and self._scans < self.SCANS_BEFORE_INDEX:
             self._scans += 1
             i = int(SI.scan(blob, off, key))
+            if len(self._memo) >= self.SCAN_MEMO:
+                self._memo.clear()
+            self._memo[s] = i
         else:
             if self._hashes is None:
                 h = SI.hashes(blob, off)
                 order = np.argsort(h, kind="stable")  # equal hashes keep their positions' order: first match = first
                 self._hashes, self._hash_order = h[order], order
+                self._memo.clear()
             hk = SI.hash_bytes(key)
             hash_order = self._hash_order
             assert hash_order is not None  # set with _hashes

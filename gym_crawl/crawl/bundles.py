@@ -15,6 +15,7 @@ A bundle is not picklable (it holds memory pointers): an object that keeps one r
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +24,10 @@ from numba import njit, types
 from numba.experimental import structref
 
 from gym_crawl.crawl.fields import CRAWL_ARRAYS
+from gym_crawl.relevance.scorer import LinkTable, PageTable
 
 __all__ = ["CrawlArrays", "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays", "fetch_work",
-           "link_graph", "score_tables"]
+           "link_graph", "score_tables", "table_bundle"]
 
 
 class _Fields(types.StructRef):
@@ -72,11 +74,18 @@ class FetchWork(structref.StructRefProxy):
     """The fetch kernel's work space as one kernel argument (:func:`fetch_work`)."""
 
 
-#: the fields of :class:`ScoreTables`: ``page_rel`` (n_pages,) float32 topic relevance, ``page_cat`` (n_pages, C)
-#: float32 category relevances, ``page_tfidf`` (n_pages,) float32 tf-idf cosine with the topic words by page id;
-#: ``link_rel`` (n_links,) float32, ``link_cat`` (n_links, C) float32 of each link's text, ``link_kw_url``,
-#: ``link_kw_anchor`` (n_links,) bool (a topic keyword in its URL / anchor) by link id
-SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor")
+#: the fields of :class:`ScoreTables` (a topic's :class:`~gym_crawl.relevance.scorer.PageTable` and
+#: :class:`~gym_crawl.relevance.scorer.LinkTable`): ``page_rel`` (rows,) float32 topic relevance, ``page_cat``
+#: (rows, C) float32 category relevances, ``page_tfidf`` (rows,) float32 tf-idf cosine with the topic words, by
+#: page row; ``link_rel`` (rows,) float32, ``link_cat`` (rows, C) float32 of each link's text, ``link_kw_url``,
+#: ``link_kw_anchor`` (rows,) bool (a topic keyword in its URL / anchor), by link row; ``page_keyed``: page rows are
+#: found in the page map ``page_keys`` / ``page_rows`` (else a page's row is its id and ``page_done`` says it is
+#: scored); ``link_keyed``: a page's first link row is found in ``link_keys`` / ``link_bases`` (else it is the
+#: page's first link id and ``link_done`` says its links are scored). :func:`~gym_crawl.crawl.kernels.page_row`
+#: and :func:`~gym_crawl.crawl.kernels.link_base` read them.
+SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor",
+                "page_keyed", "page_keys", "page_rows", "page_done", "link_keyed", "link_keys", "link_bases",
+                "link_done")
 _LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain")
 _FETCH_WORK = ("t_best", "t_link", "t_kwu", "t_kwa", "t_sl", "t_key")
 
@@ -104,8 +113,10 @@ def _new_crawl_arrays(status, fr_pos, dom_next, dom_prev, park_next, n_par, sum_
 
 
 @njit(cache=True)
-def _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor):
-    return ScoreTables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor)
+def _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor, page_keyed,
+                      page_keys, page_rows, page_done, link_keyed, link_keys, link_bases, link_done):
+    return ScoreTables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor, page_keyed,
+                       page_keys, page_rows, page_done, link_keyed, link_keys, link_bases, link_done)
 
 
 @njit(cache=True)
@@ -128,9 +139,30 @@ def crawl_arrays(arrays: Mapping[str, np.ndarray]) -> CrawlArrays:
 
 
 def score_tables(page_rel: np.ndarray, page_cat: np.ndarray, page_tfidf: np.ndarray, link_rel: np.ndarray,
-                 link_cat: np.ndarray, link_kw_url: np.ndarray, link_kw_anchor: np.ndarray) -> ScoreTables:
+                 link_cat: np.ndarray, link_kw_url: np.ndarray, link_kw_anchor: np.ndarray, page_keyed: bool,
+                 page_keys: np.ndarray, page_rows: np.ndarray, page_done: np.ndarray, link_keyed: bool,
+                 link_keys: np.ndarray, link_bases: np.ndarray, link_done: np.ndarray) -> ScoreTables:
     """A topic's :class:`ScoreTables` (see :data:`SCORE_TABLES`)."""
-    return _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor)
+    return _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_kw_url, link_kw_anchor,
+                             bool(page_keyed), page_keys, page_rows, page_done, bool(link_keyed), link_keys, link_bases,
+                             link_done)
+
+
+#: PageTable → ((its generation, the link table's id and generation), its ScoreTables)
+_TABLE_BUNDLES: weakref.WeakKeyDictionary[PageTable, tuple[tuple[int, int, int], ScoreTables]] = \
+    weakref.WeakKeyDictionary()
+
+
+def table_bundle(pages: PageTable, links: LinkTable) -> ScoreTables:
+    """The :class:`ScoreTables` of a topic's page and link tables, built once per state of their arrays (a table
+    replaces its arrays when it grows or turns dense: ask again after scoring pages)."""
+    key = (pages.gen, id(links), links.gen)
+    hit = _TABLE_BUNDLES.get(pages)
+    if hit is None or hit[0] != key:
+        hit = _TABLE_BUNDLES[pages] = (key, score_tables(
+            pages.rel, pages.cat, pages.tfidf, links.rel, links.cat, links.kw_url, links.kw_anchor, pages.keyed,
+            pages.keys, pages.slots, pages.done, links.keyed, links.keys, links.slots, links.done))
+    return hit[1]
 
 
 def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, page_domain: np.ndarray) -> LinkGraph:

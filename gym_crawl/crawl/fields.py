@@ -3,7 +3,7 @@ allocated and reset.
 
 A :class:`~gym_crawl.crawl.state.CrawlState` is columnar and **sized by the crawl**: its per-page columns are
 indexed by *slot*, not by page id. A page gets the next slot the first time the crawl touches it (it enters the
-frontier, or is fetched as a seed); :mod:`gym_crawl.crawl.pagemap` finds a page's slot. The columns hold
+frontier, or is fetched as a seed); :mod:`gym_crawl.pagemap` finds a page's slot. The columns hold
 ``slot_capacity`` entries and double when a fetch could overflow them, so a crawl's memory follows the pages
 it touched (about 200 bytes each, :func:`crawl_bytes`), never the web's size. A reset empties the page map and
 puts the used slots back at their reset values, in O(pages the last episode touched). Listing the columns
@@ -125,7 +125,7 @@ DOMAIN_FIELDS = tuple(f for f in FIELDS if f.store == _D)
 #: position-indexed arrays of slot capacity (never reset: the counters say how much of them is valid)
 SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("slot_page", np.int32), ("fr_pages", np.int32), ("fr_slots", np.int32),
                                              ("fetched", np.int32), ("out_rem", np.int32))
-#: the page map (:mod:`gym_crawl.crawl.pagemap`): twice the slot capacity, ``map_keys`` -1 when empty
+#: the page map (:mod:`gym_crawl.pagemap`): twice the slot capacity, ``map_keys`` -1 when empty
 MAP_ARRAYS: tuple[tuple[str, type], ...] = (("map_keys", np.int32), ("map_slots", np.int32))
 
 
@@ -177,7 +177,7 @@ def grow(arrays: dict[str, np.ndarray], n_slots: int, n_domains: int, n_categori
          n_envs: int | None = None) -> dict[str, np.ndarray]:
     """New arrays of ``n_slots`` slots holding what ``arrays`` hold (slot columns and slot arrays copied into
     their first slots, domain columns whole); the page map is left empty: rehash it with
-    :func:`gym_crawl.crawl.pagemap.rehash`."""
+    :func:`gym_crawl.pagemap.rehash`."""
     out = allocate(n_slots, n_domains, n_categories, n_envs)
     ax = 0 if n_envs is None else 1  # the slot axis
     for name, b in out.items():

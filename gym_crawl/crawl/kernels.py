@@ -5,14 +5,15 @@ per-domain counters and cap, and the expansion of its out-links into the frontie
 aggregation of the discovering links, Han's parent aggregates, TRES's best parent). Scores are
 read from per-topic tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) that
 hold exactly what the one-page / one-range numpy calls computed, so trajectories are bit-identical
-to those numpy calls.
+to those numpy calls; a page's row there is found with :func:`page_row` and :func:`link_base` (keyed tables,
+sized by the pages scored, or dense ones indexed by page and link id).
 
 Arithmetic follows numpy's promotion rules, written out: float32 array
 updates stay float32 (``sum_par_rel += rel``), Python-float expressions are float64 and cast to
 float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float64.
 
 The crawl's per-page columns are indexed by *slot* (:mod:`gym_crawl.crawl.fields`): a kernel finds a page's
-slot in the crawl's page map (:func:`gym_crawl.crawl.pagemap.find`) once and reads every column there, and a page
+slot in the crawl's page map (:func:`gym_crawl.pagemap.find`) once and reads every column there, and a page
 the crawl touches for the first time gets the next slot (:func:`new_slot`).
 
 Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
@@ -27,17 +28,52 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gym_crawl.crawl.pagemap import find, insert
+from gym_crawl.pagemap import find, insert
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "N_COUNTERS", "fetch_page", "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
-           "frontier_remove", "new_slot", "slot_of", "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
+           "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of",
+           "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
            "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
 DIST_CAP = 9
 C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED, C_N_SLOTS = range(7)
 N_COUNTERS = 7
+
+
+@njit(cache=True, nogil=True)
+def page_row(scores, page):
+    """The row of a scored ``page`` in the topic's page scores (:class:`~gym_crawl.crawl.bundles.ScoreTables`;
+    -1 for a page a keyed table has not scored)."""
+    if scores.page_keyed:
+        return find(scores.page_keys, scores.page_rows, page)
+    return np.int64(page)
+
+
+@njit(cache=True, nogil=True)
+def page_ready(scores, page):
+    """Whether ``page``'s own scores are in the topic's page scores."""
+    if scores.page_keyed:
+        return find(scores.page_keys, scores.page_rows, page) >= 0
+    return scores.page_done[page]
+
+
+@njit(cache=True, nogil=True)
+def link_base(scores, page, lo):
+    """The row of the first out-link of a scored ``page`` in the topic's link scores (``lo``: its first link id;
+    -1 for a page a keyed table has not scored): link ``l`` of the page is at row ``base + l - lo``."""
+    if scores.link_keyed:
+        return find(scores.link_keys, scores.link_bases, page)
+    return np.int64(lo)
+
+
+@njit(cache=True, nogil=True)
+def links_ready(scores, page):
+    """Whether ``page``'s out-links are in the topic's link scores."""
+    if scores.link_keyed:
+        return find(scores.link_keys, scores.link_bases, page) >= 0
+    return scores.link_done[page]
 
 
 @njit(cache=True, nogil=True)
@@ -190,12 +226,13 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     fetch_step[sp] = ctr[C_STEP]
     if count_step:
         ctr[C_STEP] += 1
-    rel = pt_rel[page]
+    prow = page_row(scores, page)
+    rel = pt_rel[prow]
     rel64 = np.float64(rel)
     rel_a[sp] = rel
     for j in range(cat_a.shape[1]):
-        cat_a[sp, j] = pt_cat[page, j]
-    tfidf_a[sp] = pt_tfidf[page]
+        cat_a[sp, j] = pt_cat[prow, j]
+    tfidf_a[sp] = pt_tfidf[prow]
     reward_a[sp] = np.float32(r)
     relevant_a[sp] = relevant
     if has_parents:
@@ -239,6 +276,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
 
     # ---- expand: one entry per unvisited target, from its best (first most relevant) link
     a, b = link_lo[page], link_hi[page]
+    off = link_base(scores, page, a) - a  # link li's scores are at row li + off
     nt = 0
     for li in range(a, b):
         t = link_dst[li]
@@ -254,18 +292,19 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
             s = nt
             tslot[ts] = s
             t_key[nt] = (np.int64(t) << 32) | np.int64(ts)  # sorted by page below, the slot kept along
-            t_best[s] = l_rel[li]
+            t_best[s] = l_rel[li + off]
             t_link[s] = li
-            t_kwu[s] = l_kwu[li]
-            t_kwa[s] = l_kwa[li]
+            t_kwu[s] = l_kwu[li + off]
+            t_kwa[s] = l_kwa[li + off]
             nt += 1
         else:
-            if l_rel[li] > t_best[s]:
-                t_best[s] = l_rel[li]
+            lr = l_rel[li + off]
+            if lr > t_best[s]:
+                t_best[s] = lr
                 t_link[s] = li
-            if l_kwu[li]:
+            if l_kwu[li + off]:
                 t_kwu[s] = True
-            if l_kwa[li]:
+            if l_kwa[li + off]:
                 t_kwa[s] = True
     if nt == 0:
         return 0, 0, n_rem
@@ -319,7 +358,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
             link_rel[ts] = lr
             li = t_link[s]
             for cc in range(link_cat.shape[1]):
-                link_cat[ts, cc] = l_cat[li, cc]
+                link_cat[ts, cc] = l_cat[li + off, cc]
             best_link[ts] = li
         if t_kwu[s]:
             kw_url[ts] = True

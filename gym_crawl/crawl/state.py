@@ -2,7 +2,7 @@
 
 All bookkeeping lives in flat numpy arrays indexed by *slot*: a page gets the next slot when the crawl
 first touches it (discovers it, or fetches it as a seed), and the crawl's page map
-(:mod:`gym_crawl.crawl.pagemap`, open addressing) finds it. The columns come from one field table
+(:mod:`gym_crawl.pagemap`, open addressing) finds it. The columns come from one field table
 (:mod:`gym_crawl.crawl.fields`: name, dtype, shape, reset value), start at ``MIN_SLOTS`` slots and double
 when a fetch could overflow them, and are reset in O(pages touched by the last episode): a crawl's memory
 follows the pages it touched, never the web's size. Python code reads and writes a column by page id
@@ -72,7 +72,7 @@ from gym_crawl.crawl.fields import (
     reset_domains,
     reset_slots,
 )
-from gym_crawl.crawl.pagemap import find, find_many, rehash
+from gym_crawl.pagemap import find, find_many, rehash
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
@@ -264,6 +264,7 @@ class CrawlState:
         self._columns = {f.name: PageColumn(self, f) for f in FIELDS if f.store != "domain"}
         self.adopt(storage if storage else allocate(MIN_SLOTS, self.n_domain_slots, C))
         self.domain_cap: int | None = None
+        self._rw_key: tuple | None = None
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
 
@@ -408,23 +409,23 @@ class CrawlState:
         if len(self.link_dst) <= EAGER_SCORING_LINKS and not isinstance(self.corpus, PageSource):
             self._pages.ensure_all()
             self._links.ensure_all()
-        key = _reward_key(scheme)
-        self._rw = None if key is None else scorer.reward_table(key)
-        if self._rw is not None and self._pages.complete and not self._rw[2].all():
+        self._rw_key = _reward_key(scheme)
+        rw = self.reward_cache
+        if rw is not None and self._pages.complete and not self._pages.keyed and not rw[2].all():
             # every page is scored already (eager tables): fill the per-page reward cache in one vectorized
             # call of the (elementwise) built-in scheme — the values _page_reward would cache page by page
             pt = self._pages
             rws, rls = scheme(PageScores(pt.rel, pt.cat, pt.tfidf, pt.label))
-            self._rw[0][:] = rws
-            self._rw[1][:] = rls
-            self._rw[2][:] = True
+            rw[0][:] = rws
+            rw[1][:] = rls
+            rw[2][:] = True
         self._eval_label = bool(scorer.topic.label)
         self._bind_tables()
 
     def _bind_tables(self) -> None:
-        """The fetch kernel's bundles of the topic's score tables and of the link graph (for the whole crawl)."""
-        pt, lt = self._pages, self._links
-        self._scores = B.score_tables(pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor)
+        """The fetch kernel's bundles of the topic's score tables (rebuilt when the tables grow: see
+        :meth:`score_bundle`) and of the link graph (for the whole crawl)."""
+        self._scores = B.table_bundle(self._pages, self._links)
         self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain)
 
     # ------------------------------------------------------------ frontier
@@ -456,20 +457,21 @@ class CrawlState:
 
     # --------------------------------------------------------------- fetch
     def _page_reward(self, page: int) -> tuple[float, bool, bool]:
-        """Reward, relevant flag and ground-truth relevance of fetching ``page`` (cached per page for
-        the built-in schemes; a custom scheme is called on the page's scores)."""
-        rw = self._rw
-        if rw is not None and rw[2][page]:
-            r, relevant = float(rw[0][page]), bool(rw[1][page])
+        """Reward, relevant flag and ground-truth relevance of fetching ``page`` (scored: it has a row; cached per
+        page for the built-in schemes; a custom scheme is called on the page's scores)."""
+        rw = self.reward_cache
+        pt = self._pages
+        row = pt.row(page)
+        if rw is not None and rw[2][row]:
+            r, relevant = float(rw[0][row]), bool(rw[1][row])
         else:
-            pt = self._pages
-            ps = PageScores(pt.rel[page:page + 1], pt.cat[page:page + 1], pt.tfidf[page:page + 1],
-                            pt.label[page:page + 1], np.array([page], np.int64))
+            ps = PageScores(pt.rel[row:row + 1], pt.cat[row:row + 1], pt.tfidf[row:row + 1],
+                            pt.label[row:row + 1], np.array([page], np.int64))
             rws, rls = self.scheme(ps)  # type: ignore[misc]
             r, relevant = float(rws[0]), bool(rls[0])
             if rw is not None:
-                rw[0][page], rw[1][page], rw[2][page] = r, relevant, True
-        eval_rel = bool(self._pages.label[page]) if self._eval_label else relevant
+                rw[0][row], rw[1][row], rw[2][row] = r, relevant, True
+        eval_rel = bool(pt.label[row]) if self._eval_label else relevant
         return r, relevant, eval_rel
 
     def fill_scores(self, pages: np.ndarray) -> None:
@@ -483,23 +485,25 @@ class CrawlState:
             return
         self._pages.ensure_many(pages)
         self._links.ensure(pages)
-        rw = self._rw
+        rw = self.reward_cache
         if rw is None:
             return
-        todo = pages[~rw[2][pages]]
+        pt = self._pages
+        rows = pt.rows(pages)
+        new = ~rw[2][rows]
+        todo, rows = pages[new], rows[new]
         if len(todo):
-            pt = self._pages
-            rws, rls = self.scheme(PageScores(pt.rel[todo], pt.cat[todo], pt.tfidf[todo], pt.label[todo], todo))
-            rw[0][todo], rw[1][todo], rw[2][todo] = rws, rls, True
+            rws, rls = self.scheme(PageScores(pt.rel[rows], pt.cat[rows], pt.tfidf[rows], pt.label[rows], todo))
+            rw[0][rows], rw[1][rows], rw[2][rows] = rws, rls, True
 
     def page_reward(self, page: int) -> tuple[float, bool, bool]:
         """Reward, relevant flag and ground-truth relevance that fetching ``page`` would give, without
         fetching it (its score-table entries are filled). Raises ``ValueError`` naming the reward scheme and
         the page when the reward is not finite — before anything of the crawl changed."""
         assert self.scorer is not None and self.scheme is not None, "reset() first"
-        if not self._pages.done[page]:
+        if self._pages.row(page) < 0:
             self._pages.ensure(page)
-        if not self._links.done[page]:
+        if not self._links.has(page):
             self._links.ensure(np.array([page]))
         r, relevant, eval_rel = self._page_reward(page)
         if not math.isfinite(r):
@@ -524,6 +528,7 @@ class CrawlState:
         r, relevant, eval_rel = self.page_reward(page)
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
         self.make_room(int(self.link_hi[page] - self.link_lo[page]) + 1)
+        self._scores = B.table_bundle(self._pages, self._links)  # the tables may have grown scoring the page
         nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, self._scores,
                                   self._graph, self._crawl, 0, self._work)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
@@ -583,8 +588,18 @@ class CrawlState:
     @property
     def reward_cache(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The per-page (reward, relevant, done) cache of the scheme bound at :meth:`reset`, shared by every
-        crawl of the topic and scheme (``None``: the scheme is called at every fetch)."""
-        return self._rw
+        crawl of the topic and scheme, indexed by the page table's rows (:meth:`PageTable.rows
+        <gym_crawl.relevance.scorer.PageTable.rows>`; ``None``: the scheme is called at every fetch). The arrays
+        are replaced when the page table grows: read them again after scoring pages."""
+        key = self._rw_key
+        return None if key is None else self._pages.reward_rows(key)
+
+    @property
+    def score_bundle(self) -> B.ScoreTables:
+        """The topic's score tables as the compiled kernels read them (:func:`~gym_crawl.crawl.bundles.table_bundle`,
+        current: rebuilt after the tables grew)."""
+        self._scores = B.table_bundle(self._pages, self._links)
+        return self._scores
 
     @property
     def eval_label(self) -> bool:

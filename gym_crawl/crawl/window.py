@@ -42,8 +42,8 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.pagemap import find
 from gym_crawl.crawl.state import CrawlState
+from gym_crawl.pagemap import find
 
 __all__ = ["DEFAULT_FOCUS_SLACK", "INFLIGHT", "PARKED", "FetchWindow", "check_focus_slack"]
 

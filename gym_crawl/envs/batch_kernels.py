@@ -25,17 +25,17 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.pagemap import find
 from gym_crawl.features import kernels as FR
+from gym_crawl.pagemap import find
 
 __all__ = ["batch_pages", "batch_step"]
 
 
 @njit(cache=True, nogil=True)
-def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, pt_done, l_done, rw_done, pages, miss):
+def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, scores, rw_done, pages, miss):
     """Page of each active sub-env's action (-1: a masked slot / a non-frontier page, the step is spent);
-    writes into ``miss`` the pages whose per-topic score or reward entries are not filled yet and
-    returns how many (the caller fills them in Python before :func:`batch_step`)."""
+    writes into ``miss`` the pages whose per-topic score or reward entries (``scores``, ``rw_done`` by page row)
+    are not filled yet and returns how many (the caller fills them in Python before :func:`batch_step`)."""
     nm = 0
     for i in range(len(actions)):
         pages[i] = -1
@@ -52,7 +52,7 @@ def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, pt_done, l_don
             if s < 0 or crawls.status[i][s] != K.FRONTIER:
                 continue
         pages[i] = p
-        if not (pt_done[p] and l_done[p] and rw_done[p]):
+        if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
             miss[nm] = p
             nm += 1
     return nm
@@ -70,8 +70,8 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     heap, propose ``kk`` candidates, write their feature rows, mask and state vector.
 
     ``scores``: the topic's :class:`~gym_crawl.crawl.bundles.ScoreTables` (shared); ``graph``: the
-    :class:`~gym_crawl.crawl.bundles.LinkGraph`; ``rwt``: the reward cache ``(reward, relevant)`` and labels
-    (every fetched page's entries filled); ``crawls``: the N crawls'
+    :class:`~gym_crawl.crawl.bundles.LinkGraph`; ``rwt``: the reward cache ``(reward, relevant)`` and labels by
+    page row (:func:`~gym_crawl.crawl.kernels.page_row`; every fetched page's entries filled); ``crawls``: the N crawls'
     :class:`~gym_crawl.crawl.bundles.CrawlArrays`; ``work``: the shared
     :class:`~gym_crawl.crawl.bundles.FetchWork`; ``counts``: (N, 3) new / updated / removed page counts;
     ``topk``: stacked heap and selection arrays; ``obs``: stacked
@@ -113,11 +113,12 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
             invalid[i] = True
             n_new_out[i] = 0
         else:
-            r = np.float64(rw_r[p])
+            row = K.page_row(scores, p)
+            r = np.float64(rw_r[row])
             if not math.isfinite(r):
                 return i
-            rel = rw_rel[p]
-            ev = label[p] if eval_label else rel
+            rel = rw_rel[row]
+            ev = label[row] if eval_label else rel
             nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
             counts[i, 0] = nn
             counts[i, 1] = nu

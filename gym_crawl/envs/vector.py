@@ -59,15 +59,15 @@ from gym_crawl._limits import check_fits
 from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
-from gym_crawl.crawl.bundles import crawl_arrays, link_graph, score_tables
+from gym_crawl.crawl.bundles import crawl_arrays, link_graph
 from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow
-from gym_crawl.crawl.pagemap import rehash
 from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.envs.world import WORLD_KEYS, CrawlWorld
 from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
+from gym_crawl.pagemap import rehash
 from gym_crawl.reducers.base import TopKRows
 
 __all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
@@ -268,11 +268,17 @@ class WikiCrawlVectorEnv(VectorEnv):
             e.state.page_scores is s0.page_scores and e.state.link_scores is s0.link_scores
             and e.state.reward_cache is rw and e.state.eval_label == s0.eval_label for e in self.envs)
         if self._uniform:
-            assert rw is not None
-            pt, lt = s0.page_scores, s0.link_scores
-            self._scores = score_tables(pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor)
-            self._rwt = (rw[0], rw[1], pt.label)
-            self._done = (pt.done, lt.done, rw[2])
+            self._bind_scores()
+
+    def _bind_scores(self) -> None:
+        """The shared score tables and reward cache as the kernels read them (again after scoring pages: the
+        tables may have grown)."""
+        s0 = self.envs[0].state
+        rw = s0.reward_cache
+        assert rw is not None
+        self._scores = s0.score_bundle
+        self._rwt = (rw[0], rw[1], s0.page_scores.label)
+        self._rw_done = rw[2]
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
@@ -423,15 +429,17 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._check_actions(actions, act)
         e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
-        pt_done, l_done, rw_done = self._done
-        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._crawls, pt_done, l_done,
-                            rw_done, self._pages, self._miss)
+        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._crawls, self._scores,
+                            self._rw_done, self._pages, self._miss)
         if nm:
             self._fill_missing(self._miss[:nm])
+            self._bind_scores()
         fetching = self._pages[act & (self._pages >= 0)]
-        if len(fetching) and not np.isfinite(self._rwt[0][fetching]).all():  # refuse before any sub-env steps
-            p = int(fetching[int(np.argmin(np.isfinite(self._rwt[0][fetching])))])
-            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {float(self._rwt[0][p])!r} for "
+        rows = e0.state.page_scores.rows(fetching)
+        if len(fetching) and not np.isfinite(self._rwt[0][rows]).all():  # refuse before any sub-env steps
+            p = int(fetching[int(np.argmin(np.isfinite(self._rwt[0][rows])))])
+            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
+                             f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
                              f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
         if self._use_reducer:
             need = int(self._hsize.max()) + self._deg + self._K + 2
@@ -454,7 +462,8 @@ class WikiCrawlVectorEnv(VectorEnv):
                             self._rowc)
         if bad >= 0:
             p = int(self._pages[bad])
-            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value {float(self._rwt[0][p])!r} for "
+            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
+                             f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
                              f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
         np.copyto(self._last_page, self._pages, where=act & (self._pages >= 0))
         self._stale = True

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl.kernels import DIST_CAP
-from gym_crawl.crawl.pagemap import find
+from gym_crawl.pagemap import find
 
 __all__ = ["EDGES5", "EDGES6", "FEAT_COMBINED", "FEAT_HAN", "FEAT_NONE", "FEAT_TRES", "han_index_rows", "han_rows",
            "layout_rows", "refresh_rows", "thesis_rows", "tres_rows"]

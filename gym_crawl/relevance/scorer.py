@@ -35,8 +35,9 @@ from gym_crawl._io import (
     write_stamp,
 )
 from gym_crawl.corpus.core import Corpus
-from gym_crawl.relevance.topic import Topic
-from gym_crawl.text.model import TextModel, gather_ranges, weighted_row_sums
+from gym_crawl.pagemap import add_keys, find, find_many, rehash
+from gym_crawl.relevance.topic import Topic, label_hits
+from gym_crawl.text.model import TextModel, gather_csr, gather_ranges, weighted_row_sums
 
 __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer",
            "fill_topic_tables", "SCORE_TABLES_VERSION"]
@@ -133,9 +134,30 @@ class TopicScorer:
         kid = [self.corpus.word_id(w) for w in topic.keywords]
         self.keyword_mask[[i for i in kid if i >= 0]] = True
         self._tables: dict[Any, Any] = {}
+        self._label_hits: np.ndarray | None = None
         qidf = text.idf * self.topic_word_mask
         self._tfidf_query = qidf / max(norm(qidf), 1e-12)
-        self.label_mask = topic.label_mask(self.corpus)
+        self._label_mask: np.ndarray | None = None
+
+    @property
+    def label_mask(self) -> np.ndarray:
+        """(n_pages,) bool: the pages carrying the topic's label (:meth:`Topic.label_mask`), built at the first ask
+        (a keyed table reads the labels of the pages it scores only: :meth:`labels_of`)."""
+        if self._label_mask is None:
+            self._label_mask = self.topic.label_mask(self.corpus)
+        return self._label_mask
+
+    def labels_of(self, pages: np.ndarray) -> np.ndarray:
+        """(n,) bool: ``label_mask[pages]``, read from ``pages``' own labels (no (n_pages,) mask is built)."""
+        pages = np.asarray(pages, np.int64)
+        if self._label_mask is not None or not self.topic.label:
+            return self.label_mask[pages] if self._label_mask is not None else np.zeros(len(pages), bool)
+        if self._label_hits is None:
+            self._label_hits = label_hits(self.topic.label, self.corpus)
+            if not self._label_hits.any():
+                self.label_mask  # noqa: B018  (raises the topic's KeyError naming the unknown label)
+        ids, rp = gather_csr(self.corpus.label_ptr, self.corpus.label_ids, pages)
+        return np.bincount(rp[self._label_hits[ids]], minlength=len(pages)) > 0
 
     def set_keywords(self, words: list[str]) -> None:
         """Replace the keyword set (e.g. after TRES keyword expansion).
@@ -153,8 +175,7 @@ class TopicScorer:
         self.keyword_mask[[i for i in ids if i >= 0]] = True
         links = self._tables.get("links")
         if links is not None:  # keyword flags of links change: rescore them on demand
-            links.done[:] = False
-            links.complete = False
+            links.forget()
 
     def score_pages(self, pages: np.ndarray) -> PageScores:
         """Scores of ``pages`` (int array). Cost O(Σ page terms × k)."""
@@ -168,7 +189,7 @@ class TopicScorer:
         sq = np.bincount(rp, weights=w * w, minlength=len(pages))
         dot = np.bincount(rp, weights=w * self._tfidf_query[t], minlength=len(pages))
         tfidf = np.divide(dot, np.sqrt(sq), out=np.zeros(len(pages)), where=sq > 0).astype(np.float32)
-        return PageScores(rel=cos[:, 0], cat=cos[:, 1:], tfidf=tfidf, label=self.label_mask[pages],
+        return PageScores(rel=cos[:, 0], cat=cos[:, 1:], tfidf=tfidf, label=self.labels_of(pages),
                           pages=np.asarray(pages, np.int64))
 
     def score_links(self, links: np.ndarray) -> LinkScores:
@@ -198,15 +219,15 @@ class TopicScorer:
 
     def reward_table(self, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The per-page reward cache that every crawl of this topic shares under one reward scheme:
-        ``(reward, relevant, done)``, ``(n_pages,)`` float32, bool, bool, created zero / ``False`` at the first
-        ask and filled by the crawls (``done[p]``: page ``p``'s entries are set).
+        ``(reward, relevant, done)`` float32, bool, bool, indexed by the page table's rows
+        (:meth:`PageTable.rows`; dense tables: page ids), zero / ``False`` at the first ask and filled by the crawls
+        (``done[row]``: that page's entries are set). The arrays are the page table's (:meth:`PageTable.reward_rows`):
+        replaced when it grows, so read them again after scoring pages.
 
         :param key: identifies the scheme and its parameters (a crawl state's reward key, e.g.
             ``("binary", labelled)``); the same key always gives the same arrays.
         """
-        n = self.corpus.n_pages
-        return self._tables.setdefault(("reward", key), (np.zeros(n, np.float32), np.zeros(n, bool),
-                                                         np.zeros(n, bool)))
+        return self.page_table().reward_rows(key)
 
     def _table(self, name: str, cls: type) -> object:
         """The cached table ``name``; at the first ask, the :meth:`save_tables` cache if there is one
@@ -231,8 +252,9 @@ class TopicScorer:
         if c.checksum is None or c.path is None:
             return None
         h = hashlib.sha256(f"v{SCORE_TABLES_VERSION}|{c.checksum}|{self.n_categories}".encode())
+        mask = self._label_mask if self._label_mask is not None else self.topic.label_mask(c)  # not kept
         for a in (self.text.idf, self.text.vectors, self.queries, self._tfidf_query, self.keyword_mask,
-                  np.asarray(self.label_mask, bool)):
+                  np.asarray(mask, bool)):
             a = np.ascontiguousarray(a)
             h.update(f"|{a.dtype}{a.shape}|".encode())
             h.update(a.tobytes())
@@ -363,94 +385,295 @@ class TopicScorer:
         return PageScores(**cols, pages=np.arange(self.corpus.n_pages, dtype=np.int64))
 
 
-class PageTable:
-    """Per-topic scores of pages (``rel`` (n,), ``cat`` (n, C), ``tfidf`` (n,), ``label`` (n,)),
-    ``done[p]`` when page ``p``'s entry is filled.
+#: rows a keyed table starts with (they double as pages are scored)
+MIN_ROWS = 1024
 
-    ``ensure(p)`` scores one page as ``score_pages([p])`` does; ``ensure_all()`` scores every page
-    in batches with the same result: page vectors, cosines and tf-idf sums are computed row by row in a
-    fixed order, whatever the batch.
+
+def _empty_map(cap: int, slot_dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """An empty page map (:mod:`gym_crawl.pagemap`) of ``2 * cap`` entries."""
+    return np.full(2 * cap, -1, np.int32), np.zeros(2 * cap, slot_dtype)
+
+
+def _grown(a: np.ndarray, n: int, cap: int) -> np.ndarray:
+    """``a`` (capacity on axis 0) at capacity ``cap``, its first ``n`` rows kept, the rest zero."""
+    out = np.zeros((cap,) + a.shape[1:], a.dtype)
+    out[:n] = a[:n]
+    return out
+
+
+class PageTable:
+    """Per-topic scores of the pages scored so far, one *row* per page: ``rel`` (rows,), ``cat`` (rows, C),
+    ``tfidf`` (rows,), ``label`` (rows,) bool, and the per-page reward caches of the reward schemes
+    (:meth:`reward_rows`); :meth:`rows` gives pages' rows (-1: not scored).
+
+    Two layouts, the same values:
+
+    * **keyed** (``keyed``; while the table is not complete): a page gets the next row when it is scored, found
+      through an open-addressing page map (:mod:`gym_crawl.pagemap`), and the columns double as rows are
+      added — memory and the cache lines a crawl reads follow the pages scored, not the web's size;
+    * **dense** (once :meth:`ensure_all` scored every page, or memory-mapped from :meth:`TopicScorer.save_tables`'
+      cache): the row of page ``p`` is ``p``, ``done[p]`` says it is scored.
+
+    ``ensure(p)`` scores one page as ``score_pages([p])`` does; ``ensure_many`` and ``ensure_all()`` score batches
+    with the same result: page vectors, cosines and tf-idf sums are computed row by row in a fixed order,
+    whatever the batch. The arrays are replaced when the table grows or turns dense (``gen`` counts it): read
+    them again after an ``ensure``.
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
         self.scorer = scorer
-        n, C = scorer.corpus.n_pages, scorer.n_categories
-        self.label = np.asarray(scorer.label_mask, bool)
+        #: per reward key: ``(reward, relevant, done)`` by row (:meth:`reward_rows`)
+        self.rewards: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: how many times the arrays were replaced (grown, or turned dense)
+        self.gen = 0
         #: memory-mapped (read-only) from the :meth:`TopicScorer.save_tables` cache: complete, never written
         self.mapped = arrays is not None
+        self.complete = False
         if arrays is not None:
-            self.rel, self.cat, self.tfidf = arrays["page_rel"], arrays["page_cat"], arrays["page_tfidf"]
-            self.done = np.ones(n, bool)
+            self._dense(arrays["page_rel"], arrays["page_cat"], arrays["page_tfidf"], np.ones(scorer.corpus.n_pages,
+                                                                                            bool))
             self.complete = True
             return
-        self.rel = np.zeros(n, np.float32)
-        self.cat = np.zeros((n, C), np.float32)
-        self.tfidf = np.zeros(n, np.float32)
-        self.done = np.zeros(n, bool)
-        self.complete = False
+        C = scorer.n_categories
+        self.keyed = True
+        self.n_rows = 0
+        self.keys, self.slots = _empty_map(MIN_ROWS, np.int32)
+        self.row_page = np.zeros(MIN_ROWS, np.int32)
+        self.rel = np.zeros(MIN_ROWS, np.float32)
+        self.cat = np.zeros((MIN_ROWS, C), np.float32)
+        self.tfidf = np.zeros(MIN_ROWS, np.float32)
+        self.label = np.zeros(MIN_ROWS, bool)
+        self.done = np.zeros(0, bool)
+
+    def _dense(self, rel: np.ndarray, cat: np.ndarray, tfidf: np.ndarray, done: np.ndarray) -> None:
+        self.keyed = False
+        self.rel, self.cat, self.tfidf, self.done = rel, cat, tfidf, done
+        self.label = np.asarray(self.scorer.label_mask, bool)
+        self.keys, self.slots = _empty_map(1, np.int32)
+        self.n_rows = 0
+        self.row_page = np.zeros(0, np.int32)
+
+    @property
+    def capacity(self) -> int:
+        """Rows the arrays hold (dense: the corpus' pages)."""
+        return int(self.rel.shape[0])
+
+    def rows(self, pages: np.ndarray) -> np.ndarray:
+        """(n,) int64 row of each of ``pages`` (-1: not scored yet)."""
+        pages = np.asarray(pages, np.int64).reshape(-1)
+        if not self.keyed:
+            return np.where(self.done[pages], pages, -1)
+        out = np.empty(len(pages), np.int64)
+        if len(pages):
+            find_many(self.keys, self.slots, pages, out)
+        return out
+
+    def row(self, page: int) -> int:
+        """The row of ``page`` (-1: not scored yet)."""
+        if not self.keyed:
+            return int(page) if self.done[page] else -1
+        return int(find(self.keys, self.slots, int(page)))
+
+    def reward_rows(self, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The per-page reward cache of one reward scheme, by row: ``(reward, relevant, done)`` float32, bool, bool,
+        zero / ``False`` at the first ask and filled by the crawls (``done[row]``: that page's entries are set)."""
+        rw = self.rewards.get(key)
+        if rw is None:
+            n = self.capacity
+            rw = self.rewards[key] = (np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool))
+        return rw
+
+    def _grow(self, need: int) -> None:
+        """Make room for ``need`` rows in all (keyed) columns and the page map."""
+        cap = self.capacity
+        if need <= cap:
+            return
+        while cap < need:
+            cap *= 2
+        n = self.n_rows
+        for name in ("row_page", "rel", "cat", "tfidf", "label"):
+            setattr(self, name, _grown(getattr(self, name), n, cap))
+        self.rewards = {k: tuple(_grown(a, n, cap) for a in v) for k, v in self.rewards.items()}  # type: ignore[misc]
+        self.keys, self.slots = _empty_map(cap, np.int32)
+        rehash(self.row_page, n, self.keys, self.slots)
+        self.gen += 1
+
+    def _add(self, pages: np.ndarray) -> np.ndarray:
+        """Give ``pages`` (unique, not scored) the next rows; returns them."""
+        n = self.n_rows
+        self._grow(n + len(pages))
+        rows = np.arange(n, n + len(pages), dtype=np.int64)
+        self.row_page[n:n + len(pages)] = pages
+        add_keys(self.keys, self.slots, pages, rows)
+        self.n_rows = n + len(pages)
+        return rows
 
     def ensure(self, page: int) -> None:
         """Score ``page`` if it is not scored yet."""
-        if not self.done[page]:
-            ps = self.scorer.score_pages(np.array([page]))
-            self.rel[page], self.cat[page], self.tfidf[page] = ps.rel[0], ps.cat[0], ps.tfidf[0]
-            self.done[page] = True
+        if self.row(page) < 0:
+            self.ensure_many(np.array([page], np.int64))
 
     def ensure_many(self, pages: np.ndarray) -> None:
         """Score those of ``pages`` not scored yet, in one call (each page's row is computed on its own, in a fixed
         order: the values :meth:`ensure` gives one page at a time)."""
-        pages = np.asarray(pages, np.int64)
-        todo = np.unique(pages[~self.done[pages]])
-        if len(todo):
-            ps = self.scorer.score_pages(todo)
+        pages = np.asarray(pages, np.int64).reshape(-1)
+        todo = np.unique(pages[self.rows(pages) < 0])
+        if not len(todo):
+            return
+        ps = self.scorer.score_pages(todo)
+        if self.keyed:
+            rows = self._add(todo)
+            self.rel[rows], self.cat[rows], self.tfidf[rows], self.label[rows] = ps.rel, ps.cat, ps.tfidf, ps.label
+        else:
             self.rel[todo], self.cat[todo], self.tfidf[todo] = ps.rel, ps.cat, ps.tfidf
             self.done[todo] = True
 
+    def make_dense(self) -> None:
+        """Turn a keyed table dense (rows = page ids, as long as the corpus; the reward caches carried over, the
+        scores left to :meth:`ensure_all` to fill)."""
+        if not self.keyed:
+            return
+        n, C, N = self.n_rows, self.scorer.n_categories, self.scorer.corpus.n_pages
+        pages = self.row_page[:n].astype(np.int64)
+        rewards = {}
+        for k, v in self.rewards.items():
+            new = (np.zeros(N, np.float32), np.zeros(N, bool), np.zeros(N, bool))
+            for a, b in zip(new, v):
+                a[pages] = b[:n]
+            rewards[k] = new
+        self._dense(np.zeros(N, np.float32), np.zeros((N, C), np.float32), np.zeros(N, np.float32), np.zeros(N, bool))
+        self.rewards = rewards
+        self.row_page = np.zeros(0, np.int32)
+        self.n_rows = 0
+        self.gen += 1
+
     def ensure_all(self, chunk: int = 20_000) -> None:
-        """Score every page (one pass over the corpus' text; :func:`fill_topic_tables` does several topics)."""
+        """Score every page (one pass over the corpus' text; :func:`fill_topic_tables` does several topics); the
+        table turns dense."""
         _fill_pages([self], chunk)
 
 
 class LinkTable:
-    """Per-topic scores of every link (``rel``, ``cat``, ``kw_url``, ``kw_anchor``, indexed by link
-    id), filled by source page: ``done[p]`` says page ``p``'s out-links are scored.
+    """Per-topic scores of the out-links of the pages scored so far (``rel``, ``cat``, ``kw_url``, ``kw_anchor``),
+    filled by source page: a page's links are scored together and stored contiguously from its *base*
+    (:meth:`bases`; the row of link ``l`` of page ``p`` is ``bases(p) + l - link_lo[p]``).
 
-    The crawl step scores a fetched page's whole contiguous link range, so each entry must equal
+    Keyed (``keyed``, while not complete): a page's base is found through an open-addressing page map and the
+    rows double as pages are scored — memory follows the pages scored. Dense (after :meth:`ensure_all`, or
+    memory-mapped from :meth:`TopicScorer.save_tables`' cache): rows are link ids, ``done[p]`` says page ``p``'s
+    links are scored.
+
+    The crawl step reads a fetched page's whole contiguous link range, so each entry must equal
     ``score_links(np.arange(link_lo[p], link_hi[p]))``; the link-text vectors and cosines are computed row by
-    row in a fixed order, so batches of any size give those values. Arrays are allocated zeroed (untouched
-    memory costs nothing) and filled as pages are asked for.
+    row in a fixed order, so batches of any size give those values. The arrays are replaced when the table grows
+    or turns dense (``gen``).
     """
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
         self.scorer = scorer
         c = scorer.corpus
-        L = len(c.link_dst)
         self.lo = np.asarray(c.link_lo, np.int64)
         self.hi = np.asarray(c.link_hi, np.int64)
+        self.gen = 0
         #: memory-mapped from the :meth:`TopicScorer.save_tables` cache: ``rel``/``cat`` read-only (they do not
         #: depend on the keywords, so a rescoring after :meth:`TopicScorer.set_keywords` leaves them as they
         #: are), the keyword flags copy-on-write (private pages only where new keywords change them)
         self.mapped = arrays is not None
+        self.complete = False
         if arrays is not None:
-            self.rel, self.cat = arrays["link_rel"], arrays["link_cat"]
-            self.kw_url, self.kw_anchor = arrays["link_kw_url"], arrays["link_kw_anchor"]
+            self._dense(arrays["link_rel"], arrays["link_cat"], arrays["link_kw_url"], arrays["link_kw_anchor"])
             self.done = np.ones(c.n_pages, bool)
             self.complete = True
             return
-        self.rel = np.zeros(L, np.float32)
-        self.cat = np.zeros((L, scorer.n_categories), np.float32)
-        self.kw_url = np.zeros(L, bool)
-        self.kw_anchor = np.zeros(L, bool)
-        self.done = np.zeros(c.n_pages, bool)
+        self.forget()
+
+    def _dense(self, rel: np.ndarray, cat: np.ndarray, kw_url: np.ndarray, kw_anchor: np.ndarray) -> None:
+        self.keyed = False
+        self.rel, self.cat, self.kw_url, self.kw_anchor = rel, cat, kw_url, kw_anchor
+        self.keys, self.slots = _empty_map(1, np.int64)
+        self.n_pages_scored = self.n_rows = 0
+
+    def forget(self) -> None:
+        """Drop every score (keyed: an empty table; dense: ``done`` all ``False``, the arrays kept)."""
+        self.gen += 1
         self.complete = False
+        if getattr(self, "keyed", True):
+            C = self.scorer.n_categories
+            self.keyed = True
+            self.n_pages_scored = 0
+            self.n_rows = 0
+            self.keys, self.slots = _empty_map(MIN_ROWS, np.int64)
+            self.rel = np.zeros(MIN_ROWS, np.float32)
+            self.cat = np.zeros((MIN_ROWS, C), np.float32)
+            self.kw_url = np.zeros(MIN_ROWS, bool)
+            self.kw_anchor = np.zeros(MIN_ROWS, bool)
+            self.done = np.zeros(0, bool)
+        else:
+            self.done[:] = False
+
+    def bases(self, pages: np.ndarray) -> np.ndarray:
+        """(n,) int64 row of the first link of each of ``pages`` (-1: its links are not scored yet)."""
+        pages = np.asarray(pages, np.int64).reshape(-1)
+        if not self.keyed:
+            return np.where(self.done[pages], self.lo[pages], -1)
+        out = np.empty(len(pages), np.int64)
+        if len(pages):
+            find_many(self.keys, self.slots, pages, out)
+        return out
+
+    def has(self, page: int) -> bool:
+        """Whether ``page``'s out-links are scored."""
+        if not self.keyed:
+            return bool(self.done[page])
+        return int(find(self.keys, self.slots, int(page))) >= 0
+
+    def _add(self, pages: np.ndarray, degrees: np.ndarray) -> np.ndarray:
+        """Give ``pages`` (unique, not scored) bases for ``degrees`` links each; returns the bases."""
+        total = int(degrees.sum())
+        n, m = self.n_rows, self.n_pages_scored
+        cap = int(self.rel.shape[0])
+        if n + total > cap:
+            while cap < n + total:
+                cap *= 2
+            for name in ("rel", "cat", "kw_url", "kw_anchor"):
+                setattr(self, name, _grown(getattr(self, name), n, cap))
+            self.gen += 1
+        if 2 * (m + len(pages)) > len(self.keys):
+            size = len(self.keys)
+            while 2 * (m + len(pages)) > size:
+                size *= 2
+            keys, slots = self.keys, self.slots
+            self.keys, self.slots = np.full(size, -1, np.int32), np.zeros(size, np.int64)
+            used = keys >= 0
+            add_keys(self.keys, self.slots, keys[used].astype(np.int64), slots[used])
+            self.gen += 1
+        bases = n + np.concatenate([[0], np.cumsum(degrees)[:-1]]).astype(np.int64)
+        add_keys(self.keys, self.slots, pages, bases)
+        self.n_rows = n + total
+        self.n_pages_scored = m + len(pages)
+        return bases
 
     def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
         """Score the out-links of ``pages`` that are not scored yet."""
-        _fill_links([self], pages, chunk_links)
+        if self.keyed:
+            _fill_links_keyed(self, pages, chunk_links)
+        else:
+            _fill_links([self], pages, chunk_links)
+
+    def make_dense(self) -> None:
+        """Turn a keyed table dense (rows = link ids, as long as the corpus' links; nothing scored yet)."""
+        if not self.keyed:
+            return
+        c, C = self.scorer.corpus, self.scorer.n_categories
+        L = len(c.link_dst)
+        self._dense(np.zeros(L, np.float32), np.zeros((L, C), np.float32), np.zeros(L, bool), np.zeros(L, bool))
+        self.done = np.zeros(c.n_pages, bool)
+        self.gen += 1
 
     def ensure_all(self) -> None:
-        """Score every link (at most one pass over the corpus' link text per topic)."""
+        """Score every link (at most one pass over the corpus' link text per topic); the table turns dense."""
         if not self.complete:
+            self.make_dense()
             self.ensure(np.flatnonzero(~self.done))
             self.complete = True
 
@@ -460,6 +683,38 @@ class LinkTable:
             self.cat[links] = ls.cat
         self.kw_url[links] = ls.kw_url
         self.kw_anchor[links] = ls.kw_anchor
+
+
+def _fill_links_keyed(table: LinkTable, pages: np.ndarray, chunk_links: int) -> None:
+    """Score the out-links of those of ``pages`` not scored yet into the keyed ``table`` (batches of up to
+    ``chunk_links`` links; a page's links are never split)."""
+    pages = np.asarray(pages, np.int64).reshape(-1)
+    pages = np.unique(pages[table.bases(pages) < 0])
+    if not len(pages):
+        return
+    deg = table.hi[pages] - table.lo[pages]
+    bases = table._add(pages, deg)
+    has = deg > 0
+    linked, lo, base0, deg = pages[has], table.lo[pages][has], bases[has], deg[has]
+    if not len(linked):
+        return
+    ends = np.cumsum(deg)
+    start = 0
+    while start < len(linked):
+        stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
+        links, _ = _ranges(lo[start:stop], deg[start:stop])
+        rows, _ = _ranges(base0[start:stop], deg[start:stop])
+        ls = table.scorer.score_links(links)
+        table.rel[rows], table.cat[rows] = ls.rel, ls.cat
+        table.kw_url[rows], table.kw_anchor[rows] = ls.kw_url, ls.kw_anchor
+        start = stop
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The concatenated ranges ``starts[i] : starts[i] + lens[i]`` and the position of each value's range."""
+    total = int(lens.sum())
+    pos = np.repeat(np.arange(len(lens)), lens)
+    return np.repeat(starts, lens) + np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens), pos
 
 
 def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
@@ -489,6 +744,8 @@ def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
     pages = [sc.page_table() for sc in scorers]
     links = [lt for lt in (sc.link_table() for sc in scorers) if not lt.complete]
     todo = (c.n_pages if any(not t.complete for t in pages) else 0) + (c.n_links if links else 0)
+    for lt in links:
+        lt.make_dense()
     with Progress(todo, progress or "", unit="pages and links", enabled=progress is not None and todo > 0,
                   announce=True) as bar:
         _fill_pages(pages, chunk_pages, bar)
@@ -504,6 +761,8 @@ def _fill_pages(tables: list[PageTable], chunk: int, bar: Progress | None = None
     tables = [t for t in tables if not t.complete]
     if not tables:
         return
+    for tab in tables:
+        tab.make_dense()
     sc0 = tables[0].scorer
     c, text = sc0.corpus, sc0.text
     for a in range(0, c.n_pages, chunk):

@@ -1,10 +1,13 @@
-"""A crawl's page → slot map: open addressing over two int32 arrays, compiled (numba).
+"""The page → slot map: open addressing over two arrays, compiled (numba).
 
-A crawl keeps its per-page columns in *slots* handed out in the order it touches pages (discovers or fetches
-them), so its memory follows the pages it touched, not the web's size. This map finds a page's slot: a table
-of ``2^k`` entries (``keys``: the page, ``-1`` for empty; ``slots``: its slot), linear probing from a
-multiplicative hash of the page id, at most half full (the crawl state doubles it with its slot columns).
-Entries are never deleted during an episode; a reset empties the table.
+Two users size their memory by the pages they touched with it: a crawl's state (:mod:`gym_crawl.crawl.fields`)
+and a topic's keyed score tables (:class:`~gym_crawl.relevance.scorer.PageTable`,
+:class:`~gym_crawl.relevance.scorer.LinkTable`, whose slots are rows). A crawl keeps its per-page columns in
+*slots* handed out in the order it touches pages (discovers or fetches them), so its memory follows the pages it
+touched, not the web's size. This map finds a page's slot: a table of ``2^k`` entries (``keys``: the page,
+int32, ``-1`` for empty; ``slots``: its slot, int32 or int64), linear probing from a multiplicative hash of the
+page id, at most half full (the crawl state doubles it with its slot columns). Entries are never deleted during
+an episode; a reset empties the table.
 
 A lookup touches one or two cache lines of a table the size of the crawl (≈ 16 bytes per touched page), where a
 column indexed by page id touched one cache line per column anywhere in an array as long as the web.
@@ -14,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["EMPTY", "find", "find_many", "insert", "rehash"]
+__all__ = ["EMPTY", "add_keys", "find", "find_many", "insert", "rehash"]
 
 EMPTY = -1
 """The key of an empty table entry."""
@@ -63,3 +66,10 @@ def rehash(slot_page, n, keys, slots):
     """Fill the empty table ``keys``/``slots`` with slots ``0..n-1`` of pages ``slot_page[:n]``."""
     for s in range(n):
         insert(keys, slots, slot_page[s], s)
+
+
+@njit(cache=True, nogil=True)
+def add_keys(keys, slots, pages, values):
+    """Map each of ``pages`` (none in the table; the table has room) to ``values[j]``."""
+    for j in range(len(pages)):
+        insert(keys, slots, pages[j], values[j])
