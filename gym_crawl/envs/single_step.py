@@ -31,11 +31,10 @@ from numba import njit, types
 from numba.experimental import structref
 
 from gym_crawl.crawl import kernels as K
-from gym_crawl.crawl.bundles import score_tables
-from gym_crawl.crawl.pagemap import find
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
+from gym_crawl.pagemap import find
 from gym_crawl.reducers.base import TopKRows
 
 __all__ = ["CompiledStep", "StepArrays", "NEED_HEAP", "NEED_SCORES", "NEED_SLOTS", "NOT_FINITE", "N_FIGURES"]
@@ -67,7 +66,7 @@ class StepArrays(structref.StructRefProxy):
     :func:`~gym_crawl.envs.batch_kernels.batch_step` indexes."""
 
 
-_FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "pt_done", "l_done", "rw_done",
+_FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "rw_done",
            "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "feats", "mask", "svec", "ncand",
            "t", "last_reward", "penalty", "reward_scale",
            "rewards", "term", "trunc", "fetched_page", "relevant", "invalid", "n_new", "counts",
@@ -78,11 +77,11 @@ structref.define_boxing(StepArraysType, StepArrays)
 
 
 @njit(cache=True)
-def _new_step_arrays(crawls, scores, graph, work, rw_r, rw_rel, label, pt_done, l_done, rw_done, hk, hp, hsize, sel_p,
-                     sel_k, nsel, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
+def _new_step_arrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize, sel_p, sel_k, nsel,
+                     feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
                      fetched_page, relevant, invalid, n_new, counts, prev, prev_slots, fill_idx, fill_pages, fill_rows,
                      pages, active, layout, iparams, fparams, ids, figures, sums):
-    return StepArrays(crawls, scores, graph, work, rw_r, rw_rel, label, pt_done, l_done, rw_done, hk, hp, hsize,
+    return StepArrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize,
                       sel_p, sel_k, nsel, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards,
                       term, trunc, fetched_page, relevant, invalid, n_new, counts, prev, prev_slots, fill_idx,
                       fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums)
@@ -107,9 +106,10 @@ def env_step(action, budget, b):
         p = np.int64(action) if s >= 0 and c.status[0][s] == K.FRONTIER else np.int64(-1)
     b.pages[0] = p
     if p >= 0:
-        if not (b.pt_done[p] and b.l_done[p] and b.rw_done[p]):
+        sc = b.scores
+        if not (K.page_ready(sc, p) and K.links_ready(sc, p) and b.rw_done[K.page_row(sc, p)]):
             return NEED_SCORES
-        if not math.isfinite(b.rw_r[p]):
+        if not math.isfinite(b.rw_r[K.page_row(sc, p)]):
             return NOT_FINITE
         deg = b.graph.link_hi[p] - b.graph.link_lo[p]
         if c.ctr[0, K.C_N_SLOTS] + deg + 1 > c.slot_page.shape[1]:
@@ -269,11 +269,9 @@ class CompiledStep:
 
     def _rebuild(self) -> None:
         st = self._state
-        pt, lt = st.page_scores, st.link_scores
-        rw = st.reward_cache
-        scores = score_tables(pt.rel, pt.cat, pt.tfidf, lt.rel, lt.cat, lt.kw_url, lt.kw_anchor)
+        rw = st.reward_cache  # by page row (the tables may have grown since the last bundle)
         self._b = _new_step_arrays(
-            st.crawl_arrays, scores, st.link_graph, st.work_arrays, rw[0], rw[1], pt.label, pt.done, lt.done, rw[2],
+            st.crawl_arrays, st.score_bundle, st.link_graph, st.work_arrays, rw[0], rw[1], st.page_scores.label, rw[2],
             self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self.feats, self.mask, self.svec,
             self._ncand, self._t, self._last_reward, self._penalty, self._reward_scale, *self._out, self._counts,
             *self._rowc, self._pages, self._active, self._layout, self._iparams, self._fparams, self.ids,
