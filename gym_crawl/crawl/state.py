@@ -245,6 +245,7 @@ class CrawlState:
         self.link_hi = np.asarray(corpus.link_hi)
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
+        self._live = isinstance(corpus, PageSource)  # once: a protocol check costs microseconds, resets are many
         deg = max(1, corpus.max_out_degree())
         self.n_domain_slots = max(1, corpus.n_domain_slots)
         storage = dict(storage or {})
@@ -406,7 +407,7 @@ class CrawlState:
         self._pages = scorer.page_table()
         self._links = scorer.link_table()
         # one pass per topic at its first reset (a page source's pages are scored as they arrive)
-        if len(self.link_dst) <= EAGER_SCORING_LINKS and not isinstance(self.corpus, PageSource):
+        if len(self.link_dst) <= EAGER_SCORING_LINKS and not self._live:
             self._pages.ensure_all()
             self._links.ensure_all()
         self._rw_key = _reward_key(scheme)

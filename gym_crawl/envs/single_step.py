@@ -197,7 +197,9 @@ class CompiledStep:
         #: after a step: the :data:`N_FIGURES` int64 figures and (reward, reward_sum) float64
         self.figures = np.zeros(N_FIGURES, np.int64)
         self.sums = np.zeros(2, np.float64)
-        self._b: StepArrays | None = None
+        self._b: StepArrays | None = None  # the bundle (kept through unbind(): the next bind() may reuse it)
+        self._key: tuple = ()  # the arrays it holds
+        self._bound = False
         self._state: Any = None
         self._reducer: Any = None
         self._proposals = 0
@@ -206,11 +208,11 @@ class CompiledStep:
     @property
     def bound(self) -> bool:
         """Whether :meth:`bind` holds the env's current crawl (cleared by a copy of the env)."""
-        return self._b is not None
+        return self._bound
 
     def unbind(self) -> None:
-        """Forget the bundle (the env's Python step or reset runs next; :meth:`bind` takes its state again)."""
-        self._b = None
+        """Let go of the crawl (the env's Python step or reset runs next; :meth:`bind` takes its state again)."""
+        self._bound = False
 
     def bind(self, state: Any, reducer: Any, episode: Any, penalty: float, reward_scale: float) -> None:
         """Take the crawl's current state — its columns (``state``, a :class:`~gym_crawl.crawl.state.CrawlState`
@@ -237,6 +239,7 @@ class CompiledStep:
         self._iparams[_I_CAP] = -1 if state.domain_cap is None else int(state.domain_cap)
         self._iparams[_I_EVAL_LABEL] = int(state.eval_label)
         self._rebuild()
+        self._bound = True
 
     def _adopt_reducer(self) -> None:
         """Keep the reducer's heap and selection in this object's arrays (copied in when they left them)."""
@@ -270,8 +273,16 @@ class CompiledStep:
     def _rebuild(self) -> None:
         st = self._state
         rw = st.reward_cache  # by page row (the tables may have grown since the last bundle)
+        scores, label = st.score_bundle, st.page_scores.label
+        # the arrays the bundle holds: when none was replaced since the last build (a reset on the same topic, tables
+        # that did not grow), the bundle stands
+        key = (st.crawl_arrays, st.link_lo, st.link_hi, st.link_dst, st.page_domain, st.work_arrays, scores, label,
+               *rw, self._hk, self._hp)
+        if self._b is not None and len(key) == len(self._key) and all(a is b for a, b in zip(key, self._key)):
+            return
+        self._key = key
         self._b = _new_step_arrays(
-            st.crawl_arrays, st.score_bundle, st.link_graph, st.work_arrays, rw[0], rw[1], st.page_scores.label, rw[2],
+            st.crawl_arrays, scores, st.link_graph, st.work_arrays, rw[0], rw[1], label, rw[2],
             self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self.feats, self.mask, self.svec,
             self._ncand, self._t, self._last_reward, self._penalty, self._reward_scale, *self._out, self._counts,
             *self._rowc, self._pages, self._active, self._layout, self._iparams, self._fparams, self.ids,
@@ -286,7 +297,7 @@ class CompiledStep:
         if self.use_reducer and self._reducer.proposals != self._proposals:
             self._resync_reducer()
         b = self._b
-        assert b is not None, "bind() first"
+        assert b is not None and self._bound, "bind() first"
         bud = -1 if budget is None else budget
         while True:
             p = env_step(action, bud, b)
@@ -316,4 +327,5 @@ class CompiledStep:
 
     def __getstate__(self) -> dict[str, Any]:
         # the bundle holds memory pointers, and a copy's arrays no longer view one another: bind() again
-        return {k: v for k, v in self.__dict__.items() if k != "_b"} | {"_b": None}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_b", "_key")} | {"_b": None, "_key": (),
+                                                                                       "_bound": False}

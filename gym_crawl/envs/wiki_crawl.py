@@ -381,7 +381,10 @@ class WikiCrawlEnv(gym.Env):
         self.action_space = spaces.Discrete(self.K if action == "slot" else self.corpus.n_pages)
         self._n_actions = int(self.action_space.n)
         self._configure(self._default_topic)  # validates topic/categories/reward early
-        seed_pages(self._default_topic, self.corpus, self._default_seeds)  # a topic without seeds fails here
+        # a topic without seeds fails here; a static corpus' default seeds are looked up once, not at every reset
+        default_ids = seed_pages(self._default_topic, self.corpus, self._default_seeds)
+        default_ids.flags.writeable = False
+        self._default_seed_ids = None if isinstance(self.corpus, PageSource) else default_ids
         self._ep = EpisodeRecord(feats=np.zeros((self.K, d), np.float32), mask=np.zeros(self.K, bool))
         self._log_pages = world.log_pages
         self._n_domains = world.n_domains
@@ -418,6 +421,9 @@ class WikiCrawlEnv(gym.Env):
         #: whose reward is cached per page (``_compiled_episode``)
         self._cstep: CompiledStep | None = self._compiled_step()
         self._compiled_episode = False
+        #: the last compiled step's candidates and frontier changes are still in the compiled step's arrays:
+        #: copied into the episode record when someone reads it (:attr:`episode`), not at every step
+        self._pending = False
 
     def _compiled_step(self) -> CompiledStep | None:
         """A :class:`CompiledStep` when one page is fetched on the spot, the domain cap is fixed, and the candidates
@@ -467,7 +473,17 @@ class WikiCrawlEnv(gym.Env):
     @property
     def episode(self) -> EpisodeRecord:
         """This episode's bookkeeping besides the crawl state (the batched vector env advances and writes it)."""
+        if self._pending:
+            self._take_pending()
         return self._ep
+
+    def _take_pending(self) -> None:
+        """Copy the last compiled step's candidates and frontier changes into the episode record."""
+        assert self._cstep is not None
+        self._pending = False
+        ep = self._ep
+        ep.cand = ep.all_cand = self._cstep.candidates()
+        ep.changes = self._cstep.changes()
 
     # ---------------------------------------------------------------- setup
     def _configure(self, topic: Topic) -> None:
@@ -515,7 +531,10 @@ class WikiCrawlEnv(gym.Env):
         topic = (resolve_topic(options["topic"], self.corpus) if options.get("topic") is not None
                  else self._default_topic)
         seeds = _check_seeds(options["seeds"]) if options.get("seeds") is not None else self._default_seeds
-        seed_ids = seed_pages(topic, self.corpus, seeds)
+        if self._default_seed_ids is not None and options.get("topic") is None and options.get("seeds") is None:
+            seed_ids = self._default_seed_ids
+        else:
+            seed_ids = seed_pages(topic, self.corpus, seeds)
         if self._world.adaptive_cap and self.domain_cap_horizon is None:
             raise ValueError(
                 f"adaptive domain_cap {self.domain_cap_spec!r} falls from A to B over domain_cap_horizon env steps "
@@ -523,7 +542,7 @@ class WikiCrawlEnv(gym.Env):
                 f"max_episode_steps of its TimeLimit; gym_crawl.wrappers.factory.make_env sets it so)")
         super().reset(seed=seed)
         self._ep.started = False  # until this reset completes: a failure below leaves an env that refuses step
-        self._compiled_episode = False
+        self._compiled_episode = self._pending = False
         if self._cstep is not None:
             self._cstep.unbind()
         self._configure(topic)
@@ -649,6 +668,8 @@ class WikiCrawlEnv(gym.Env):
 
     def _bind_compiled(self) -> None:
         assert self._cstep is not None
+        if self._pending:
+            self._take_pending()
         self._cstep.bind(self.state, self.reducer, self._ep, self.invalid_action_penalty,
                          max(abs(self.scheme.max_reward), 1e-9))
 
@@ -666,9 +687,10 @@ class WikiCrawlEnv(gym.Env):
         ep.last_reward = r
         if page >= 0:
             ep.last_page = page
-            ep.cand = ep.all_cand = cs.candidates()
-            ep.changes = cs.changes()
-        else:
+            self._pending = True
+        else:  # the candidates stay those of the last step
+            if self._pending:
+                self._take_pending()
             ep.changes = (_EMPTY, _EMPTY, _EMPTY)
         if term:
             ep.over = "terminated: the frontier is empty"
@@ -884,6 +906,8 @@ class WikiCrawlEnv(gym.Env):
         page mode (n_pages,) bool of frontier pages, computed on call (O(n_pages))."""
         if self.action_mode == "page":
             return self.state.status == FRONTIER
+        if self._pending:
+            self._take_pending()
         m = np.zeros(self.K, bool)
         m[: len(self._ep.cand)] = True
         return m
@@ -892,6 +916,8 @@ class WikiCrawlEnv(gym.Env):
     def render(self) -> str | None:
         if self.render_mode != "ansi":
             return None
+        if self._pending:
+            self._take_pending()
         st = self.state
         lines = [f"WikiCrawl[{self.corpus.name}] topic={self.topic.name} step={self._ep.t} fetched={st.n_fetched} "
                  f"relevant={st.relevant_found} harvest={st.harvest_rate:.3f} domains={st.relevant_domains} "
