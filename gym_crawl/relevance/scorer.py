@@ -36,6 +36,7 @@ from gym_crawl._io import (
 )
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.pagemap import add_keys, find, find_many, rehash
+from gym_crawl.relevance.score_kernels import score_links_into, score_pages_into
 from gym_crawl.relevance.topic import Topic, label_hits
 from gym_crawl.text.model import TextModel, gather_csr, gather_ranges, weighted_row_sums
 
@@ -137,6 +138,7 @@ class TopicScorer:
         self._label_hits: np.ndarray | None = None
         qidf = text.idf * self.topic_word_mask
         self._tfidf_query = qidf / max(norm(qidf), 1e-12)
+        self._queries_t = np.ascontiguousarray(self.queries.T, dtype=np.float64)  # what the cosine kernels read
         self._label_mask: np.ndarray | None = None
 
     @property
@@ -520,11 +522,15 @@ class PageTable:
         todo = np.unique(pages[self.rows(pages) < 0])
         if not len(todo):
             return
-        ps = self.scorer.score_pages(todo)
-        if self.keyed:
+        sc = self.scorer
+        if self.keyed:  # compiled, straight into the new rows (the values score_pages gives)
             rows = self._add(todo)
-            self.rel[rows], self.cat[rows], self.tfidf[rows], self.label[rows] = ps.rel, ps.cat, ps.tfidf, ps.label
+            c = sc.corpus
+            score_pages_into(todo, rows, c.text_lo, c.text_hi, c.text_terms, c.text_counts, sc.text.idf,
+                             sc.text.vectors, sc._queries_t, sc._tfidf_query, self.rel, self.cat, self.tfidf)
+            self.label[rows] = sc.labels_of(todo)
         else:
+            ps = sc.score_pages(todo)
             self.rel[todo], self.cat[todo], self.tfidf[todo] = ps.rel, ps.cat, ps.tfidf
             self.done[todo] = True
 
@@ -656,7 +662,7 @@ class LinkTable:
     def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
         """Score the out-links of ``pages`` that are not scored yet."""
         if self.keyed:
-            _fill_links_keyed(self, pages, chunk_links)
+            _fill_links_keyed(self, pages)
         else:
             _fill_links([self], pages, chunk_links)
 
@@ -685,9 +691,8 @@ class LinkTable:
         self.kw_anchor[links] = ls.kw_anchor
 
 
-def _fill_links_keyed(table: LinkTable, pages: np.ndarray, chunk_links: int) -> None:
-    """Score the out-links of those of ``pages`` not scored yet into the keyed ``table`` (batches of up to
-    ``chunk_links`` links; a page's links are never split)."""
+def _fill_links_keyed(table: LinkTable, pages: np.ndarray) -> None:
+    """Score the out-links of those of ``pages`` not scored yet into the keyed ``table`` (one compiled call)."""
     pages = np.asarray(pages, np.int64).reshape(-1)
     pages = np.unique(pages[table.bases(pages) < 0])
     if not len(pages):
@@ -698,16 +703,14 @@ def _fill_links_keyed(table: LinkTable, pages: np.ndarray, chunk_links: int) -> 
     linked, lo, base0, deg = pages[has], table.lo[pages][has], bases[has], deg[has]
     if not len(linked):
         return
-    ends = np.cumsum(deg)
-    start = 0
-    while start < len(linked):
-        stop = max(start + 1, int(np.searchsorted(ends, (ends[start - 1] if start else 0) + chunk_links)))
-        links, _ = _ranges(lo[start:stop], deg[start:stop])
-        rows, _ = _ranges(base0[start:stop], deg[start:stop])
-        ls = table.scorer.score_links(links)
-        table.rel[rows], table.cat[rows] = ls.rel, ls.cat
-        table.kw_url[rows], table.kw_anchor[rows] = ls.kw_url, ls.kw_anchor
-        start = stop
+    links, _ = _ranges(lo, deg)
+    rows, _ = _ranges(base0, deg)
+    sc = table.scorer
+    c, text = sc.corpus, sc.text
+    # compiled, straight into the rows (the values score_links gives)
+    score_links_into(links, rows, c.anchor_ptr, c.anchor_terms, c.title_ptr, c.title_terms, c.context_ptr,
+                     c.context_terms, c.link_dst, text.idf, text.vectors, sc._queries_t, sc.keyword_mask, table.rel,
+                     table.cat, table.kw_url, table.kw_anchor)
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
