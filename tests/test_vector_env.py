@@ -118,6 +118,40 @@ def test_compiled_step_scores_pages_lazily_in_one_batch(monkeypatch):
         assert (one.rel[0], one.tfidf[0]) == (pt.rel[r], pt.tfidf[r]) and np.array_equal(one.cat[0], pt.cat[r])
 
 
+def test_autoresets_run_in_the_compiled_step(tiny_corpus, monkeypatch):
+    """Crawls that end reset inside the compiled step (no sub-env resets in Python after the first reset), with
+    SyncVectorEnv's trajectories bit for bit, the sub-envs' own records included."""
+    from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
+
+    calls = []
+    orig = WikiCrawlEnv.reset
+
+    def counted(self, *, seed=None, options=None):
+        calls.append(self)
+        return orig(self, seed=seed, options=options)
+
+    monkeypatch.setattr(WikiCrawlEnv, "reset", counted)
+    kw = dict(corpus=tiny_corpus, max_candidates=16, domain_cap=12, max_episode_steps=7)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=3, **kw)
+    ref = gym.make_vec("WikiCrawl-v1", num_envs=3, vectorization_mode="sync", **kw)
+    assert data_equivalence(fast.reset(seed=2), ref.reset(seed=2), exact=True)
+    mine = set(map(id, fast.unwrapped.envs))
+    rng = np.random.default_rng(2)
+    ended = 0
+    for _ in range(40):
+        acts = _actions(rng, fast.unwrapped.action_masks(), "slot")
+        a = fast.step(acts)
+        assert data_equivalence(a, ref.step(acts), exact=True)
+        ended += int(np.sum(a[2] | a[3]))
+        for x, y in zip(fast.call("view"), ref.call("view")):
+            assert all(np.array_equal(p, q) for p, q in zip(x.frontier_changes(), y.frontier_changes()))
+            assert x.steps == y.steps
+    assert ended >= 9 and fast.unwrapped._kreset
+    by_fast = sum(id(e) in mine for e in calls)
+    assert by_fast == 3  # its reset() only: every autoreset ran in the compiled step
+    assert len(calls) - by_fast >= ended  # the sync env: its reset() and every autoreset but the pending ones
+
+
 @pytest.mark.parametrize("action", ["slot", "page"])
 def test_compiled_step_state_observation_and_page_mode(tiny_corpus, action):
     kw = dict(corpus=tiny_corpus, max_candidates=8, action=action, max_episode_steps=25,

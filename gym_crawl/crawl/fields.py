@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "MAP_ARRAYS",
            "CRAWL_ARRAYS", "MIN_SLOTS", "allocate", "crawl_bytes", "env_rows", "grow", "reset_slots", "reset_domains",
-           "slot_bytes"]
+           "reset_rows", "slot_bytes"]
 
 #: the slot capacity a crawl starts with (it doubles as the crawl touches more pages)
 MIN_SLOTS = 1024
@@ -207,3 +207,19 @@ def reset_domains(arrays: dict[str, np.ndarray]) -> None:
     """Reset every per-domain column."""
     for f in DOMAIN_FIELDS:
         arrays[f.name][:] = f.reset
+
+
+def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) -> None:
+    """:func:`reset_slots` and :func:`reset_domains` for crawls ``rows`` of stacked arrays (:func:`allocate` with
+    ``n_envs``) at once: slots ``0..n_used-1`` of every per-slot column (``n_used``: the most any of them used;
+    the slots past a crawl's own count are at their reset values already), every per-domain column, and the
+    page maps emptied."""
+    whole = len(rows) == next(iter(stacked.values())).shape[0] and bool(np.all(rows == np.arange(len(rows))))
+    sel: slice | np.ndarray = slice(None) if whole else np.asarray(rows)
+    for f in FIELDS:
+        a = stacked[f.name]
+        if f.store == _D:
+            a[sel] = f.reset
+        else:
+            a[sel, :n_used] = f.reset
+    stacked["map_keys"][sel] = -1

@@ -28,7 +28,7 @@ from gym_crawl.crawl import kernels as K
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 
-__all__ = ["batch_pages", "batch_step"]
+__all__ = ["batch_pages", "batch_step", "batch_step_resets", "reset_crawl", "scores_ready", "step_crawl"]
 
 
 @njit(cache=True, nogil=True)
@@ -59,6 +59,17 @@ def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, scores, rw_don
 
 
 @njit(cache=True, nogil=True)
+def scores_ready(pages, scores, rw_done):
+    """Whether every page of ``pages`` has its per-topic score and reward entries filled (what
+    :func:`batch_pages` checks for the pages about to be fetched)."""
+    for j in range(len(pages)):
+        p = pages[j]
+        if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _clamp(v):
     return min(1.0, max(-1.0, v))
 
@@ -84,6 +95,42 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
     (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
     finite, or -1."""
+    for i in range(len(pages)):
+        if active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
+                                        log_pages, n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env,
+                                        res, rowc):
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
+                      n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc, resets):
+    """:func:`batch_step`, and the sub-envs that start a new episode in the same call instead of stepping
+    (:func:`reset_crawl`). ``resets``: ``(resetting, seeds)``, which sub-envs reset (their columns are at their
+    reset values already) and the seed pages they fetch; a sub-env whose reset fails (a seed whose reward is not
+    finite, or seeds that leave the frontier empty) is cleared from ``resetting``, for the caller to reset in
+    Python (which names the error). Returns the first stepped sub-env whose reward is not finite, or -1."""
+    (resetting, seeds) = resets
+    fill_rows = rowc[4]
+    for i in range(len(pages)):
+        if resetting[i]:
+            if not reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
+                               n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, fill_rows):
+                resetting[i] = False
+        elif active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout,
+                                          eval_label, log_pages, n_domains, scores, graph, rwt, crawls, work, counts,
+                                          topk, obs, env, res, rowc):
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains, scores,
+               graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
+    """Step sub-env ``i`` (what :func:`batch_step` does for each active one): fetch page ``p`` (``-1``: spend an
+    invalid step) and write the observation. Returns False when ``p``'s reward is not finite (its callers refuse
+    such a page before they call)."""
     page_domain = graph.page_domain
     (rw_r, rw_rel, label) = rwt
     (hk, hp, hsize, sel_p, sel_k, nsel) = topk
@@ -93,114 +140,193 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     t_sl = work.t_sl
     (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
     d = feats.shape[2]
-    for i in range(len(pages)):
-        if not active[i]:
-            continue
-        # crawl i's rows of the arrays this loop reads (one view each, not one per access)
-        ctr, out_upd, out_rem, dom_fetched, dom_relevant = (crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i],
-                                                            crawls.dom_fetched[i], crawls.dom_relevant[i])
-        t[i] += 1
-        p = pages[i]
-        terminated = False
-        if p < 0:  # masked slot / non-frontier page: the step is spent, nothing fetched
-            r = penalty[i]
-            crawls.sums[i, 0] += r  # reward_sum counts every reward of the episode, penalties included
-            counts[i, 0] = 0
-            counts[i, 1] = 0
-            counts[i, 2] = 0
-            fetched_page[i] = -1
-            relevant_out[i] = False
-            invalid[i] = True
-            n_new_out[i] = 0
-        else:
-            row = K.page_row(scores, p)
-            r = np.float64(rw_r[row])
-            if not math.isfinite(r):
-                return i
-            rel = rw_rel[row]
-            ev = label[row] if eval_label else rel
-            nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
-            counts[i, 0] = nn
-            counts[i, 1] = nu
-            counts[i, 2] = nr
-            fetched_page[i] = p
-            relevant_out[i] = ev
-            invalid[i] = False
-            n_new_out[i] = nn
-            if use_reducer:
-                K.topk_update(out_upd[:nu], crawls, i, hk[i], hp[i], hsize[i], p, out_rem[:nr])
-            fr = ctr[K.C_FR_SIZE]
-            terminated = fr == 0
-            # observation: the K candidates and their rows. The rows shown now are those of the current
-            # selection at the pre-fetch state (true after every step and reset, compiled or not); a row
-            # changes only if its page gained a parent this step (``out_upd``) — and TRES's two domain
-            # columns, recomputed for every row — so other rows are copied, not recomputed.
-            f = feats[i]
-            keys, slots, tslot, tmark = crawls.map_keys[i], crawls.map_slots[i], crawls.tslot[i], crawls.tmark[i]
-            n_old = ncand[i] if use_reducer else 0
-            for j in range(n_old):
-                qs = find(keys, slots, sel_p[i, j])
-                prev_slots[j] = qs
-                tslot[qs] = j
+    # crawl i's rows of the arrays this loop reads (one view each, not one per access)
+    ctr, out_upd, out_rem, dom_fetched, dom_relevant = (crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i],
+                                                        crawls.dom_fetched[i], crawls.dom_relevant[i])
+    t[i] += 1
+    terminated = False
+    if p < 0:  # masked slot / non-frontier page: the step is spent, nothing fetched
+        r = penalty[i]
+        crawls.sums[i, 0] += r  # reward_sum counts every reward of the episode, penalties included
+        counts[i, 0] = 0
+        counts[i, 1] = 0
+        counts[i, 2] = 0
+        fetched_page[i] = -1
+        relevant_out[i] = False
+        invalid[i] = True
+        n_new_out[i] = 0
+    else:
+        row = K.page_row(scores, p)
+        r = np.float64(rw_r[row])
+        if not math.isfinite(r):
+            return False
+        rel = rw_rel[row]
+        ev = label[row] if eval_label else rel
+        nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
+        counts[i, 0] = nn
+        counts[i, 1] = nu
+        counts[i, 2] = nr
+        fetched_page[i] = p
+        relevant_out[i] = ev
+        invalid[i] = False
+        n_new_out[i] = nn
+        if use_reducer:
+            K.topk_update(out_upd[:nu], crawls, i, hk[i], hp[i], hsize[i], p, out_rem[:nr])
+        fr = ctr[K.C_FR_SIZE]
+        terminated = fr == 0
+        # observation: the K candidates and their rows. The rows shown now are those of the current
+        # selection at the pre-fetch state (true after every step and reset, compiled or not); a row
+        # changes only if its page gained a parent this step (``out_upd``) — and TRES's two domain
+        # columns, recomputed for every row — so other rows are copied, not recomputed.
+        f = feats[i]
+        keys, slots, tslot, tmark = crawls.map_keys[i], crawls.map_slots[i], crawls.tslot[i], crawls.tmark[i]
+        n_old = ncand[i] if use_reducer else 0
+        for j in range(n_old):
+            qs = find(keys, slots, sel_p[i, j])
+            prev_slots[j] = qs
+            tslot[qs] = j
+            for c in range(d):
+                prev[j, c] = f[j, c]
+        for j in range(nu):  # the fetch left the updated pages' slots in t_sl
+            tmark[t_sl[j]] = True
+        n = 0
+        if use_reducer and fr > 0:
+            n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
+        ncand[i] = n
+        f[:, :] = 0.0
+        nfill = 0
+        for j in range(n):  # cached rows first; the rest are listed for the feature kernels
+            q = sel_p[i, j]
+            qs = find(keys, slots, q)
+            o = tslot[qs]
+            if o >= 0 and not tmark[qs]:
                 for c in range(d):
-                    prev[j, c] = f[j, c]
-            for j in range(nu):  # the fetch left the updated pages' slots in t_sl
-                tmark[t_sl[j]] = True
-            n = 0
-            if use_reducer and fr > 0:
-                n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
-            ncand[i] = n
-            f[:, :] = 0.0
-            nfill = 0
-            for j in range(n):  # cached rows first; the rest are listed for the feature kernels
-                q = sel_p[i, j]
-                qs = find(keys, slots, q)
-                o = tslot[qs]
-                if o >= 0 and not tmark[qs]:
-                    for c in range(d):
-                        f[j, c] = prev[o, c]
-                else:
-                    fill_idx[nfill] = j
-                    fill_pages[nfill] = q
-                    nfill += 1
-            for j in range(n_old):
-                tslot[prev_slots[j]] = -1
-            for j in range(nu):
-                tmark[t_sl[j]] = False
-            if nfill > 0:
-                cand = fill_pages[:nfill]
-                rows = fill_rows[:nfill]
-                rows[:, :] = 0.0
-                FR.layout_rows(layout, cand, crawls, i, page_domain, rows)
-                for j in range(nfill):  # np.clip(rows, -1, 1) (NaN stays NaN), into their slots
-                    fj = fill_idx[j]
-                    for c in range(d):
-                        x = rows[j, c]
-                        if x < -1.0:
-                            x = np.float32(-1.0)
-                        elif x > 1.0:
-                            x = np.float32(1.0)
-                        f[fj, c] = x
-            # the columns a fetch changes in every row (TRES's per-domain ones), for the copied rows too
-            FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant)
-            m = mask[i]
-            for j in range(kk):
-                m[j] = j < n
-        last_reward[i] = r
-        rewards[i] = r
-        truncated = (not terminated) and budget > 0 and t[i] >= budget
-        term[i] = terminated
-        trunc[i] = truncated
-        # state vector (the env's state_names), float64 arithmetic clamped to [-1, 1], stored as float32
-        nf = ctr[K.C_N_FETCHED]
-        v = svec[i]
-        if log_time:
-            v[0] = np.float32(_clamp(math.log1p(np.float64(t[i])) / log_pages))
-        else:
-            v[0] = np.float32(_clamp(np.float64(t[i]) / np.float64(budget) if budget > 0 else 0.0))
-        v[1] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_FOUND]) / np.float64(nf) if nf else 0.0))
-        v[2] = np.float32(_clamp(math.log1p(np.float64(ctr[K.C_FR_SIZE])) / log_pages))
-        v[3] = np.float32(_clamp(r / reward_scale[i]))
-        v[4] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_DOMAINS]) / n_domains))
-        v[5] = np.float32(_clamp(np.float64(ncand[i]) / np.float64(kk)))
-    return -1
+                    f[j, c] = prev[o, c]
+            else:
+                fill_idx[nfill] = j
+                fill_pages[nfill] = q
+                nfill += 1
+        for j in range(n_old):
+            tslot[prev_slots[j]] = -1
+        for j in range(nu):
+            tmark[t_sl[j]] = False
+        if nfill > 0:
+            cand = fill_pages[:nfill]
+            rows = fill_rows[:nfill]
+            rows[:, :] = 0.0
+            FR.layout_rows(layout, cand, crawls, i, page_domain, rows)
+            _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
+        # the columns a fetch changes in every row (TRES's per-domain ones), for the copied rows too
+        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant)
+        m = mask[i]
+        for j in range(kk):
+            m[j] = j < n
+    last_reward[i] = r
+    rewards[i] = r
+    truncated = (not terminated) and budget > 0 and t[i] >= budget
+    term[i] = terminated
+    trunc[i] = truncated
+    _state_vector(svec[i], ctr, t[i], r, reward_scale[i], ncand[i], kk, budget, log_time, log_pages, n_domains)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _state_vector(v, ctr, t, r, reward_scale, ncand, kk, budget, log_time, log_pages, n_domains):
+    """The env's state vector (its ``state_names``) into ``v``: float64 arithmetic clamped to [-1, 1], stored as
+    float32."""
+    nf = ctr[K.C_N_FETCHED]
+    if log_time:
+        v[0] = np.float32(_clamp(math.log1p(np.float64(t)) / log_pages))
+    else:
+        v[0] = np.float32(_clamp(np.float64(t) / np.float64(budget) if budget > 0 else 0.0))
+    v[1] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_FOUND]) / np.float64(nf) if nf else 0.0))
+    v[2] = np.float32(_clamp(math.log1p(np.float64(ctr[K.C_FR_SIZE])) / log_pages))
+    v[3] = np.float32(_clamp(r / reward_scale))
+    v[4] = np.float32(_clamp(np.float64(ctr[K.C_RELEVANT_DOMAINS]) / n_domains))
+    v[5] = np.float32(_clamp(np.float64(ncand) / np.float64(kk)))
+
+
+@njit(cache=True, nogil=True)
+def _clip_into(rows, n, f, idx):
+    """``f[idx[j]] = np.clip(rows[j], -1, 1)`` for ``j < n`` (NaN stays NaN); ``idx`` None: ``f[j]``."""
+    d = f.shape[1]
+    for j in range(n):
+        fj = j if idx is None else idx[j]
+        for c in range(d):
+            x = rows[j, c]
+            if x < -1.0:
+                x = np.float32(-1.0)
+            elif x > 1.0:
+                x = np.float32(1.0)
+            f[fj, c] = x
+
+
+@njit(cache=True, nogil=True)
+def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
+                scores, graph, rwt, crawls, work, counts, topk, obs, env, res, fill_rows):
+    """Start sub-env ``i``'s next episode as ``WikiCrawlEnv.reset()`` does without options (its default topic and
+    ``seeds``): counters, reward sum and top-K heap emptied, every seed fetched (uncounted steps; a seed fetched
+    already is skipped), the first K candidates, their rows, mask and state vector; per-step outputs as a reset
+    returns them (reward 0, not ended, nothing fetched, the last seed's new and updated pages counted: the
+    frontier changes of a reset with one seed). The crawl's columns, page map and
+    per-domain counters must be at their reset values (:func:`gym_crawl.crawl.fields.reset_rows`). Returns False
+    when the reset fails (a seed's reward is not finite, or the frontier is empty after the seeds), the crawl then
+    half reset."""
+    (rw_r, rw_rel, label) = rwt
+    (hk, hp, hsize, sel_p, sel_k, nsel) = topk
+    (feats, mask, svec, ncand) = obs
+    (t, last_reward, penalty, reward_scale) = env
+    (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
+    ctr = crawls.ctr[i]
+    ctr[:] = 0
+    crawls.sums[i, 0] = 0.0
+    hsize[i, 0] = 0
+    nsel[i, 0] = 0
+    t[i] = 0
+    last_reward[i] = 0.0
+    keys, slots, status = crawls.map_keys[i], crawls.map_slots[i], crawls.status[i]
+    nn = 0
+    nu = 0
+    for k in range(len(seeds)):
+        p = seeds[k]
+        s = find(keys, slots, p)
+        if s >= 0 and status[s] == K.VISITED:
+            continue
+        row = K.page_row(scores, p)
+        r = np.float64(rw_r[row])
+        if not math.isfinite(r):
+            return False
+        rel = rw_rel[row]
+        ev = label[row] if eval_label else rel
+        nn, nu, nr = K.fetch_page(p, False, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
+        if use_reducer:
+            K.topk_update(crawls.out_upd[i][:nu], crawls, i, hk[i], hp[i], hsize[i], p, crawls.out_rem[i][:nr])
+    fr = ctr[K.C_FR_SIZE]
+    if fr == 0:
+        return False
+    n = 0
+    if use_reducer:
+        n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
+    ncand[i] = n
+    f = feats[i]
+    f[:, :] = 0.0
+    if n > 0:
+        rows = fill_rows[:n]
+        rows[:, :] = 0.0
+        FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows)
+        _clip_into(rows, n, f, None)
+    m = mask[i]
+    for j in range(kk):
+        m[j] = j < n
+    counts[i, 0] = nn
+    counts[i, 1] = nu
+    counts[i, 2] = 0
+    rewards[i] = 0.0
+    term[i] = False
+    trunc[i] = False
+    fetched_page[i] = -1
+    relevant_out[i] = False
+    invalid[i] = False
+    n_new_out[i] = nn
+    _state_vector(svec[i], ctr, 0, 0.0, reward_scale[i], n, kk, budget, log_time, log_pages, n_domains)
+    return True

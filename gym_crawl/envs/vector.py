@@ -16,7 +16,7 @@ Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
   tables) between the N crawls; each crawl adds only its own columns, sized by the pages it touched
   (``gym-crawl bench memory``: about 28 MB per extra crawl of 2,000 steps on a 323,000-page web, against
   ~270 MB of private memory per ``AsyncVectorEnv`` worker that fills its own score tables);
-* steps the N crawls in **one compiled call** (:func:`gym_crawl.envs.batch_kernels.batch_step`) when
+* steps the N crawls in **one compiled call** (:func:`gym_crawl.envs.batch_kernels.batch_step_resets`) when
   the configuration allows it (see below): the N crawls' columns are stacked (a leading env axis) and
   every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
   work on the same memory;
@@ -37,7 +37,10 @@ sub-envs propose candidates with the ``topk`` reducer (link-text priority) or ob
 ``thesis``, ``binary``, ``labels``), no adaptive domain cap, and every sub-env on the same topic. Other
 configurations (e.g. ``reducer="tree"``/``"random"``, a custom reward, sub-envs whose topics differ after
 ``reset(options={"topic": ...})`` and autoresets) step the sub-envs one by one in Python — same results,
-slower. Resets always run in Python (once per episode).
+slower. ``reset()`` runs in Python; the **autoresets** of the compiled path run inside the same compiled call
+(:func:`gym_crawl.envs.batch_kernels.reset_crawl`, after the ended crawls' columns are cleared in one vectorized
+pass) when every sub-env crawls the topic an autoreset returns to and it has one seed page; otherwise (a topic
+given in ``reset(options=...)``, several seeds) the ended sub-envs reset in Python.
 
 Same seeds ⇒ the same trajectories as N single envs (``gym.make`` with the same ``max_episode_steps``)
 seeded ``seed + i`` — tested against ``SyncVectorEnv``, bit for bit, on both paths and for every id. ``info`` follows
@@ -60,7 +63,7 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.bundles import crawl_arrays, link_graph
-from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow
+from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow, reset_rows
 from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
@@ -69,6 +72,7 @@ from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
 from gym_crawl.pagemap import rehash
 from gym_crawl.reducers.base import TopKRows
+from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 
 __all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
 
@@ -107,6 +111,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
                        num_envs * crawl_bytes(MIN_SLOTS, max(1, len(corpus.domains)), int(C)),
                        "each crawl's own columns (at their starting size; they grow with the pages a crawl touches)")
+        home = (kwargs.get("topic"), kwargs.get("seeds"))
         world_kw = {k: kwargs.pop(k) for k in WORLD_KEYS if k in kwargs and k not in ("corpus", "corpus_kwargs")}
         #: what the N crawls share: corpus, text model, per-topic scorers and score tables, specs
         self.world: CrawlWorld = CrawlWorld(corpus=corpus, **world_kw)
@@ -139,6 +144,13 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._topics: list[str] = [""] * num_envs
         self._stale: bool = False  # sub-envs' Python-side attributes lag behind the compiled path
         self._uniform: bool = False
+        #: the topic and seed pages every autoreset starts from (a reset without options); while every sub-env
+        #: crawls that topic and it has one seed, the compiled step does the autoresets itself
+        self._home_topic: Topic = resolve_topic(home[0], corpus)
+        self._home_seeds: np.ndarray = seed_pages(self._home_topic, corpus,
+                                                  None if home[1] is None else list(home[1])).astype(np.int32)
+        self._kreset: bool = False
+        self._resetting: np.ndarray = np.zeros(num_envs, bool)
         self._fast: bool = self._setup_compiled()
 
     # ------------------------------------------------------------------ compiled-path storage
@@ -269,6 +281,9 @@ class WikiCrawlVectorEnv(VectorEnv):
             and e.state.reward_cache is rw and e.state.eval_label == s0.eval_label for e in self.envs)
         if self._uniform:
             self._bind_scores()
+        # an autoreset reconfigures nothing when every sub-env already crawls the topic it returns to
+        self._kreset = self._uniform and len(self._home_seeds) == 1 and all(e.topic == self._home_topic
+                                                                           for e in self.envs)
 
     def _bind_scores(self) -> None:
         """The shared score tables and reward cache as the kernels read them (again after scoring pages: the
@@ -453,13 +468,18 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._grow_slots(cap)
         b = e0.budget
         cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
+        resetting = self._resetting
+        resetting[:] = False
+        if self._kreset and auto.any():  # the autoresets in the same compiled call
+            np.copyto(resetting, auto)
+            self._clear_crawls(np.flatnonzero(auto))
         topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel)
-        bad = BK.batch_step(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
-                            e0.time_feature == "log_steps", self._use_reducer, self._layout, e0.state.eval_label,
-                            self.world.log_pages, float(self.world.n_domains), self._scores, self._graph, self._rwt,
-                            self._crawls, self._work, self._counts, topk, self._obs_k,
-                            (self._t, self._last_reward, self._penalty, self._reward_scale), self._res,
-                            self._rowc)
+        bad = BK.batch_step_resets(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
+                                   e0.time_feature == "log_steps", self._use_reducer, self._layout,
+                                   e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
+                                   self._scores, self._graph, self._rwt, self._crawls, self._work, self._counts, topk,
+                                   self._obs_k, (self._t, self._last_reward, self._penalty, self._reward_scale),
+                                   self._res, self._rowc, (resetting, self._home_seeds))
         if bad >= 0:
             p = int(self._pages[bad])
             raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
@@ -467,6 +487,8 @@ class WikiCrawlVectorEnv(VectorEnv):
                              f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
         np.copyto(self._last_page, self._pages, where=act & (self._pages >= 0))
         self._stale = True
+        np.copyto(self._last_page, -1, where=resetting)
+        auto = auto & ~resetting  # those not reset in the compiled call (a failed reset: Python names the error)
         if auto.any():
             for i in np.flatnonzero(auto).tolist():
                 obs, info = self.envs[i].reset()
@@ -477,6 +499,16 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._autoreset = self._terminated | self._truncated
         return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
                 self._infos())
+
+    def _clear_crawls(self, rows: np.ndarray) -> None:
+        """Before the compiled step resets crawls ``rows``: their columns, page maps and per-domain counters back
+        at their reset values (what ``CrawlState.reset`` does for one crawl), and the seeds' scores filled. (Room
+        for the one seed's out-links in the slots and the heap: the step made room for any fetch.)"""
+        reset_rows(self._stack, rows, int(self._ctr[rows, KN.C_N_SLOTS].max()))
+        seeds = self._home_seeds
+        if not BK.scores_ready(seeds, self._scores, self._rw_done):
+            self._fill_missing(seeds)
+            self._bind_scores()
 
     def _fill_missing(self, pages: np.ndarray) -> None:
         """Fill the shared per-topic score tables and reward cache for pages about to be fetched (raises
