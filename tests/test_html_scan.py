@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gym_crawl.web.html_extract import nesting
-from gym_crawl.web.html_scan import NESTING_NAMES, name_code
+from gym_crawl.web.html_lex import NESTING_NAMES, name_code
 
 _NESTING_RE = re.compile(r"<(/?)(?:" + "|".join(NESTING_NAMES) + r")(?=[\s/>])", re.IGNORECASE)
 
@@ -45,3 +45,118 @@ def test_name_code_is_exact_for_short_lowercase_names() -> None:
     codes = {name_code(n) for n in NESTING_NAMES}
     assert len(codes) == len(NESTING_NAMES) and min(codes) > 0
     assert name_code("Div") == name_code("a" * 13) == name_code("") == name_code("é") == -1
+
+
+# ------------------------------------------------------------------------------------- the compiled walk
+
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+from gym_crawl.corpus.builder import enter_element  # noqa: E402
+from gym_crawl.web.html_extract import walk_html  # noqa: E402
+from gym_crawl.web.html_scan import scan_document  # noqa: E402
+
+
+def _walk(html: str) -> tuple[str, list[tuple[str, str, str]]]:
+    w = walk_html(html)
+    return w.text, [(h, w.text[s:e], a) for h, s, e, a, _ in w.links]
+
+
+def test_blocks_break_lines_and_inline_elements_do_not() -> None:
+    text, _ = _walk("<body><h1>Title</h1><p>one <b>two</b>  three<br>four</p><ul><li>a<li>b</ul>tail</body>")
+    assert text == "Title\none two three\nfour\na\nb\ntail"
+
+
+def test_implicitly_closed_paragraphs_items_and_cells() -> None:
+    text, _ = _walk("<p>first<p>second<div>block</div><table><tr><td>c1<td>c2<tr><td>c3</table><dl><dt>t<dd>d</dl>")
+    assert text == "first\nsecond\nblock\nc1\nc2\nc3\nt\nd"
+
+
+def test_head_content_is_not_text_and_the_head_closes_at_body_content() -> None:
+    assert _walk("<html><head><title>T</title><meta charset=utf-8><style>p{}</style></head><body>x</body>")[0] == "x"
+    assert _walk("<head><title>T</title>stray text<p>y")[0] == "stray text\ny"  # text closes the head
+    assert _walk("<head><link rel=x><div>shown</div>")[0] == "shown"  # so does a body element
+    assert _walk("<p>body first</p><head><p>not a head</p>")[0] == "body first\nnot a head"
+    assert walk_html("<title>A &amp; <b>B</b></title><p>x").title == "A & <b>B</b>"  # RCDATA: references only
+
+
+def test_skipped_elements_comments_and_raw_text() -> None:
+    html = ("<p>a<script>var s = '</p><a href=/x>no</a>';</script>b<!-- <a href=/c>comment</a> -->c"
+            "<style>.x{}</style><template><a href=/t>t</a></template><svg><text>svg</text><path/></svg>d"
+            "<div hidden>hidden <a href=/h>h</a></div><noscript><a href=/n>n</a></noscript><select><option>o</select>"
+            "<textarea></p>area</textarea><xmp><b>shown as written</b></xmp><iframe>if</iframe>e</p>")
+    text, links = _walk(html)
+    assert text == "abcd<b>shown as written</b>e"
+    assert links == []
+
+
+def test_character_references_in_text_and_attributes() -> None:
+    html = ('<p>a&amp;b &lt;tag&gt; caf&eacute; &#233;&#xE9; &#x80; &#0; &notit; &amp x&nbsp;y &bogus;</p>'
+            '<a href="/q?a=1&amp;b=2&copy=3&lang;">l</a>')
+    text, links = _walk(html)
+    assert text == "a&b <tag> café éé € \ufffd ¬it; & x y &bogus;\nl"  # &nbsp; collapses as white space
+    assert links[0][0] == "/q?a=1&b=2&copy=3\u27e8"  # legacy &copy before '=' stays in an attribute
+
+
+def test_link_spans_anchors_alt_texts_and_positions() -> None:
+    html = ('<nav><a href="/n">Nav  link</a></nav><main><p>see <a href="/m">the <i>main</i> link</a>.</p>'
+            '<ul><li><a href="/l"><img alt=" Logo "><img alt="x"></a></li></ul></main>'
+            '<div role="contentinfo"><a href="/f">foot</a></div><aside><ul><a href=/a>aside</a></ul></aside>'
+            '<a href="/o">other</a><a name="no-href">not a link</a>')
+    w = walk_html(html)
+    got = [(h, w.text[s:e], a, p) for h, s, e, a, p in w.links]
+    assert got == [("/n", "Nav link", "Nav link", "nav"), ("/m", "the main link", "the main link", "main"),
+                   ("/l", "", "Logo x", "list"), ("/f", "foot", "foot", "footer"), ("/a", "aside", "aside", "aside"),
+                   ("/o", "other", "other", "other")]
+
+
+@pytest.mark.parametrize("outer", ["nav", "header", "footer", "aside", "ul", "ol", "dl", "menu", "main", "article",
+                                   "div"])
+@pytest.mark.parametrize("inner", ["nav", "header", "ul", "main", "article", "div"])
+@pytest.mark.parametrize("role", [None, "navigation", "banner", "contentinfo", "complementary", "main", " MAIN ",
+                                  "presentation"])
+def test_positions_follow_enter_element(outer: str, inner: str, role: str | None) -> None:
+    attr = f' role="{role}"' if role is not None else ""
+    html = f'<{outer}><{inner}{attr}><a href="/x">x</a></{inner}></{outer}>'
+    landmark, in_list, in_main, _ = enter_element(outer, None, None, False, False)
+    landmark, in_list, in_main, _ = enter_element(inner, role, landmark, in_list, in_main)
+    expected = landmark or ("list" if in_list else "main" if in_main else "other")
+    assert [p for *_, p in walk_html(html).links] == [expected]
+
+
+def test_links_end_where_html5_ends_them() -> None:
+    _, links = _walk('<a href="/1">one <a href="/2">two</a> after')  # a new <a> closes the open one
+    assert links == [("/1", "one ", "one"), ("/2", "two", "two")]  # the span as written, the anchor trimmed
+    _, links = _walk('<div><a href="/1">in <div>block</div> still</a> out</div>')  # </a> across a block
+    assert links == [("/1", "in\nblock\nstill", "in block still")]
+    _, links = _walk('<p><a href="/1">open to the end')
+    assert links == [("/1", "open to the end", "open to the end")]
+
+
+def test_base_href_first_and_title_first() -> None:
+    w = walk_html('<base target=x><base href="/b/?a&amp;b"><base href="/c/"><title>One</title><title>Two</title>')
+    assert (w.base, w.title) == ("/b/?a&b", "One")
+    assert walk_html("<p>no base").base is None
+
+
+@pytest.mark.parametrize("junk", ["", "<", "</", "<a", "<a href='x", "<!--", "<!-->x", "<!--->y", "</>z", "<?pi>w",
+                                  "</ x>v", "<a href=x>" * 3 + "</a>" * 5, "&", "&#", "&#x;", "&#99999999999;",
+                                  "<div" + " a=b" * 50, "\x00<p>\x00n\x00", "<svg/><p>after svg</p>"])
+def test_broken_markup_never_raises(junk: str) -> None:
+    title, text, links, base = scan_document(junk)
+    assert isinstance(text, str) and all(0 <= s <= e <= len(text) for _, s, e, _, _ in links)
+
+
+def test_time_is_linear_in_the_document_whatever_its_nesting() -> None:
+    n = 20_000
+    flat = "<p>word</p>" * n
+    for deep in ("<b>" * n + "x" + "</i>" * n, "<span>" * n + "<div>" * n, "<a href=/x>" * n, "<li>" * n):
+        scan_document(deep[:1000])
+        t0 = time.process_time()
+        scan_document(flat)
+        t_flat = time.process_time() - t0
+        t0 = time.process_time()
+        scan_document(deep)
+        t_deep = time.process_time() - t0
+        assert t_deep < 20 * t_flat + 0.05, (deep[:12], t_deep, t_flat)

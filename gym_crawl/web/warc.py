@@ -648,11 +648,12 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
 
 
-_COMPILER_VERSION = 6
+_COMPILER_VERSION = 7
 """Bumped when the compiled fields change meaning, so cached corpora of older code are not reused
 (2: the ``link_position`` column; 3: ``%20`` kept in queries, UTF-8 ``Location`` headers, the bounded
 extraction fallback; 4: ``re:`` label rules, the recorded seeds; 5: those seeds in ``meta["default_seeds"]``;
-6: ``meta["fetched_after_last_step"]``)."""
+6: ``meta["fetched_after_last_step"]``; 7: the visible text and links read by the compiled HTML walk, which
+differs from the walk over a parsed tree on some broken markup)."""
 
 
 def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, include_unfetched: bool,
