@@ -15,7 +15,9 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["score_links_into", "score_pages_into"]
+from gym_crawl.pagemap import find, insert
+
+__all__ = ["claim_link_rows", "claim_page_rows", "labels_into", "score_links_into", "score_pages_into"]
 
 
 @njit(cache=True, nogil=True)
@@ -46,20 +48,38 @@ def _cosines_into(acc, QT, out_rel, out_cat, r, cacc):
 def score_pages_into(pages, rows, text_lo, text_hi, text_terms, text_counts, idf, vectors, QT, tfidf_query, rel,
                      cat, tfidf):
     """Write the scores of ``pages[i]`` into row ``rows[i]`` of ``rel``, ``cat``, ``tfidf``: what
-    ``TopicScorer.score_pages`` gives (``QT``: the scorer's queries transposed, float64)."""
+    ``TopicScorer.score_pages`` gives (``QT``: the scorer's queries transposed, float64).
+
+    The pages' text is gathered first (their ranges, then their terms and counts, each pass a run of independent
+    reads that the CPU overlaps: on a web far larger than the caches most are misses), then scored from the
+    gathered copy."""
+    n = len(pages)
+    starts = np.empty(n + 1, np.int64)
+    lo = np.empty(n, np.int64)
+    starts[0] = 0
+    for i in range(n):
+        p = pages[i]
+        lo[i] = text_lo[p]
+        starts[i + 1] = starts[i] + (text_hi[p] - lo[i])
+    terms = np.empty(starts[n], np.int64)
+    counts = np.empty(starts[n], np.float64)
+    for i in range(n):
+        a = lo[i]
+        for j in range(starts[i + 1] - starts[i]):
+            terms[starts[i] + j] = text_terms[a + j]
+            counts[starts[i] + j] = text_counts[a + j]
     k = vectors.shape[1]
     acc = np.zeros(k, np.float64)
     cacc = np.zeros(QT.shape[1], np.float64)
-    for i in range(len(pages)):
-        p = pages[i]
+    for i in range(n):
         r = rows[i]
         for l in range(k):  # noqa: E741
             acc[l] = 0.0
         sq = 0.0
         dot = 0.0
-        for j in range(text_lo[p], text_hi[p]):
-            t = text_terms[j]
-            w = np.float64(text_counts[j]) * np.float64(idf[t])  # numpy: int32 · float32 → float64
+        for j in range(starts[i], starts[i + 1]):
+            t = terms[j]
+            w = counts[j] * np.float64(idf[t])  # numpy: int32 · float32 → float64
             w32 = np.float64(np.float32(w))  # the vector sum's weights are rounded to float32
             for l in range(k):  # noqa: E741
                 acc[l] += w32 * np.float64(vectors[t, l])
@@ -70,18 +90,12 @@ def score_pages_into(pages, rows, text_lo, text_hi, text_terms, text_counts, idf
 
 
 @njit(cache=True, nogil=True)
-def _add_terms(acc, ptr, terms, a, idf, vectors, keyword_mask):
-    """Add the idf-weighted vectors of ``terms[ptr[a]:ptr[a + 1]]`` to ``acc``; whether one is a keyword."""
-    k = vectors.shape[1]
-    kw = False
+def _gather(ptr, terms, a, out, at):
+    """Copy ``terms[ptr[a]:ptr[a + 1]]`` into ``out[at:]``; returns the end."""
     for j in range(ptr[a], ptr[a + 1]):
-        t = terms[j]
-        w = np.float64(idf[t])
-        for l in range(k):  # noqa: E741
-            acc[l] += w * np.float64(vectors[t, l])
-        if keyword_mask[t]:
-            kw = True
-    return kw
+        out[at] = terms[j]
+        at += 1
+    return at
 
 
 @njit(cache=True, nogil=True)
@@ -89,16 +103,104 @@ def score_links_into(links, rows, anchor_ptr, anchor_terms, title_ptr, title_ter
                      link_dst, idf, vectors, QT, keyword_mask, rel, cat, kw_url, kw_anchor):
     """Write the scores of link ``links[i]`` into row ``rows[i]`` of ``rel``, ``cat``, ``kw_url``, ``kw_anchor``:
     what ``TopicScorer.score_links`` gives (its text: the anchor's tokens, the target's title tokens as the URL's,
-    then the surrounding text's, in that order)."""
+    then the surrounding text's, in that order). The tokens of every link are gathered first (as in
+    :func:`score_pages_into`), then scored."""
+    n = len(links)
+    dst = np.empty(n, np.int64)
+    size = 0
+    for i in range(n):
+        li = links[i]
+        d = link_dst[li]
+        dst[i] = d
+        size += (anchor_ptr[li + 1] - anchor_ptr[li]) + (title_ptr[d + 1] - title_ptr[d]) + (
+            context_ptr[li + 1] - context_ptr[li])
+    toks = np.empty(size, np.int64)
+    ends = np.empty(3 * n, np.int64)  # per link: end of its anchor, URL and context tokens
+    at = 0
+    for i in range(n):
+        li = links[i]
+        at = _gather(anchor_ptr, anchor_terms, li, toks, at)
+        ends[3 * i] = at
+        at = _gather(title_ptr, title_terms, dst[i], toks, at)
+        ends[3 * i + 1] = at
+        at = _gather(context_ptr, context_terms, li, toks, at)
+        ends[3 * i + 2] = at
     k = vectors.shape[1]
     acc = np.zeros(k, np.float64)
     cacc = np.zeros(QT.shape[1], np.float64)
-    for i in range(len(links)):
-        li = links[i]
+    j = 0
+    for i in range(n):
         r = rows[i]
         for l in range(k):  # noqa: E741
             acc[l] = 0.0
-        kw_anchor[r] = _add_terms(acc, anchor_ptr, anchor_terms, li, idf, vectors, keyword_mask)
-        kw_url[r] = _add_terms(acc, title_ptr, title_terms, link_dst[li], idf, vectors, keyword_mask)
-        _add_terms(acc, context_ptr, context_terms, li, idf, vectors, keyword_mask)
+        for part in range(3):
+            kw = False
+            while j < ends[3 * i + part]:
+                t = toks[j]
+                w = np.float64(idf[t])
+                for l in range(k):  # noqa: E741
+                    acc[l] += w * np.float64(vectors[t, l])
+                if keyword_mask[t]:
+                    kw = True
+                j += 1
+            if part == 0:
+                kw_anchor[r] = kw
+            elif part == 1:
+                kw_url[r] = kw
         _cosines_into(acc, QT, rel, cat, r, cacc)
+
+
+@njit(cache=True, nogil=True)
+def claim_page_rows(pages, keys, slots, row_page, n0, new):
+    """Give each of ``pages`` not in the page map (``keys``/``slots``; duplicates once) the next row from ``n0``,
+    recording it in ``row_page``; ``new[:m]`` the pages that got rows ``n0 .. n0 + m - 1``. Returns ``m`` (the
+    caller made room for ``len(pages)`` more rows)."""
+    m = 0
+    for i in range(len(pages)):
+        p = pages[i]
+        if find(keys, slots, p) < 0:
+            insert(keys, slots, p, n0 + m)
+            row_page[n0 + m] = p
+            new[m] = p
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def labels_into(pages, rows, label_ptr, label_ids, hits, out):
+    """``out[rows[i]]``: page ``pages[i]`` carries a label of ``hits`` (bool by label id)."""
+    for i in range(len(pages)):
+        p = pages[i]
+        v = False
+        for j in range(label_ptr[p], label_ptr[p + 1]):
+            if hits[label_ids[j]]:
+                v = True
+                break
+        out[rows[i]] = v
+
+
+@njit(cache=True, nogil=True)
+def claim_link_rows(pages, keys, bases, n0, link_lo, link_hi):
+    """Give each of ``pages`` whose links are not in the map (``keys``/``bases``; duplicates once) the next rows
+    for its out-links from ``n0``. Returns ``(end, m, links, rows)``: the next free row, how many pages were added,
+    and the new links with their rows (the caller made room)."""
+    at = n0
+    m = 0
+    total = 0
+    for i in range(len(pages)):
+        total += link_hi[pages[i]] - link_lo[pages[i]]
+    links = np.empty(total, np.int64)
+    rows = np.empty(total, np.int64)
+    k = 0
+    for i in range(len(pages)):
+        p = pages[i]
+        if find(keys, bases, p) >= 0:
+            continue
+        insert(keys, bases, p, at)
+        m += 1
+        for li in range(link_lo[p], link_hi[p]):
+            links[k] = li
+            rows[k] = at
+            k += 1
+            at += 1
+    return at, m, links[:k], rows[:k]

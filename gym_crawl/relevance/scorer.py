@@ -36,7 +36,13 @@ from gym_crawl._io import (
 )
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.pagemap import add_keys, find, find_many, rehash
-from gym_crawl.relevance.score_kernels import score_links_into, score_pages_into
+from gym_crawl.relevance.score_kernels import (
+    claim_link_rows,
+    claim_page_rows,
+    labels_into,
+    score_links_into,
+    score_pages_into,
+)
 from gym_crawl.relevance.topic import Topic, label_hits
 from gym_crawl.text.model import TextModel, gather_csr, gather_ranges, weighted_row_sums
 
@@ -154,12 +160,25 @@ class TopicScorer:
         pages = np.asarray(pages, np.int64)
         if self._label_mask is not None or not self.topic.label:
             return self.label_mask[pages] if self._label_mask is not None else np.zeros(len(pages), bool)
-        if self._label_hits is None:
-            self._label_hits = label_hits(self.topic.label, self.corpus)
-            if not self._label_hits.any():
-                self.label_mask  # noqa: B018  (raises the topic's KeyError naming the unknown label)
         ids, rp = gather_csr(self.corpus.label_ptr, self.corpus.label_ids, pages)
-        return np.bincount(rp[self._label_hits[ids]], minlength=len(pages)) > 0
+        return np.bincount(rp[self._hits()[ids]], minlength=len(pages)) > 0
+
+    def _hits(self) -> np.ndarray:
+        """(n_labels,) bool: the corpus' labels that are the topic's label or below it (``KeyError`` for a label
+        the corpus does not have, as :meth:`Topic.label_mask`)."""
+        if self._label_hits is None:
+            assert self.topic.label, "a topic without a label has no label hits"
+            hits = label_hits(self.topic.label, self.corpus)
+            if not hits.any():
+                self.label_mask  # noqa: B018  (raises the topic's KeyError naming the unknown label)
+            self._label_hits = hits
+        return self._label_hits
+
+    def labels_into(self, pages: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+        """``out[rows] = labels_of(pages)``, compiled (rows of a keyed table: ``False`` until written, so nothing to
+        write for a topic without a label)."""
+        if self.topic.label:
+            labels_into(pages, rows, self.corpus.label_ptr, self.corpus.label_ids, self._hits(), out)
 
     def set_keywords(self, words: list[str]) -> None:
         """Replace the keyword set (e.g. after TRES keyword expansion).
@@ -500,16 +519,6 @@ class PageTable:
         rehash(self.row_page, n, self.keys, self.slots)
         self.gen += 1
 
-    def _add(self, pages: np.ndarray) -> np.ndarray:
-        """Give ``pages`` (unique, not scored) the next rows; returns them."""
-        n = self.n_rows
-        self._grow(n + len(pages))
-        rows = np.arange(n, n + len(pages), dtype=np.int64)
-        self.row_page[n:n + len(pages)] = pages
-        add_keys(self.keys, self.slots, pages, rows)
-        self.n_rows = n + len(pages)
-        return rows
-
     def ensure(self, page: int) -> None:
         """Score ``page`` if it is not scored yet."""
         if self.row(page) < 0:
@@ -519,17 +528,22 @@ class PageTable:
         """Score those of ``pages`` not scored yet, in one call (each page's row is computed on its own, in a fixed
         order: the values :meth:`ensure` gives one page at a time)."""
         pages = np.asarray(pages, np.int64).reshape(-1)
-        todo = np.unique(pages[self.rows(pages) < 0])
-        if not len(todo):
-            return
         sc = self.scorer
-        if self.keyed:  # compiled, straight into the new rows (the values score_pages gives)
-            rows = self._add(todo)
-            c = sc.corpus
-            score_pages_into(todo, rows, c.text_lo, c.text_hi, c.text_terms, c.text_counts, sc.text.idf,
-                             sc.text.vectors, sc._queries_t, sc._tfidf_query, self.rel, self.cat, self.tfidf)
-            self.label[rows] = sc.labels_of(todo)
-        else:
+        if self.keyed:  # compiled: new rows claimed and scored straight into them (the values score_pages gives)
+            n = self.n_rows
+            self._grow(n + len(pages))
+            new = np.empty(len(pages), np.int64)
+            m = int(claim_page_rows(pages, self.keys, self.slots, self.row_page, n, new))
+            if m:
+                todo, rows = new[:m], np.arange(n, n + m, dtype=np.int64)
+                self.n_rows = n + m
+                c = sc.corpus
+                score_pages_into(todo, rows, c.text_lo, c.text_hi, c.text_terms, c.text_counts, sc.text.idf,
+                                 sc.text.vectors, sc._queries_t, sc._tfidf_query, self.rel, self.cat, self.tfidf)
+                sc.labels_into(todo, rows, self.label)
+            return
+        todo = np.unique(pages[self.rows(pages) < 0])
+        if len(todo):
             ps = sc.score_pages(todo)
             self.rel[todo], self.cat[todo], self.tfidf[todo] = ps.rel, ps.cat, ps.tfidf
             self.done[todo] = True
@@ -633,9 +647,8 @@ class LinkTable:
             return bool(self.done[page])
         return int(find(self.keys, self.slots, int(page))) >= 0
 
-    def _add(self, pages: np.ndarray, degrees: np.ndarray) -> np.ndarray:
-        """Give ``pages`` (unique, not scored) bases for ``degrees`` links each; returns the bases."""
-        total = int(degrees.sum())
+    def _room(self, n_pages: int, total: int) -> None:
+        """Make room for ``n_pages`` more pages with ``total`` more links (rows and page map)."""
         n, m = self.n_rows, self.n_pages_scored
         cap = int(self.rel.shape[0])
         if n + total > cap:
@@ -644,20 +657,15 @@ class LinkTable:
             for name in ("rel", "cat", "kw_url", "kw_anchor"):
                 setattr(self, name, _grown(getattr(self, name), n, cap))
             self.gen += 1
-        if 2 * (m + len(pages)) > len(self.keys):
+        if 2 * (m + n_pages) > len(self.keys):
             size = len(self.keys)
-            while 2 * (m + len(pages)) > size:
+            while 2 * (m + n_pages) > size:
                 size *= 2
             keys, slots = self.keys, self.slots
             self.keys, self.slots = np.full(size, -1, np.int32), np.zeros(size, np.int64)
             used = keys >= 0
             add_keys(self.keys, self.slots, keys[used].astype(np.int64), slots[used])
             self.gen += 1
-        bases = n + np.concatenate([[0], np.cumsum(degrees)[:-1]]).astype(np.int64)
-        add_keys(self.keys, self.slots, pages, bases)
-        self.n_rows = n + total
-        self.n_pages_scored = m + len(pages)
-        return bases
 
     def ensure(self, pages: np.ndarray, chunk_links: int = 200_000) -> None:
         """Score the out-links of ``pages`` that are not scored yet."""
@@ -692,25 +700,21 @@ class LinkTable:
 
 
 def _fill_links_keyed(table: LinkTable, pages: np.ndarray) -> None:
-    """Score the out-links of those of ``pages`` not scored yet into the keyed ``table`` (one compiled call)."""
+    """Score the out-links of those of ``pages`` not scored yet into the keyed ``table``: rows claimed and scored
+    by two compiled calls (the values score_links gives)."""
     pages = np.asarray(pages, np.int64).reshape(-1)
-    pages = np.unique(pages[table.bases(pages) < 0])
     if not len(pages):
         return
-    deg = table.hi[pages] - table.lo[pages]
-    bases = table._add(pages, deg)
-    has = deg > 0
-    linked, lo, base0, deg = pages[has], table.lo[pages][has], bases[has], deg[has]
-    if not len(linked):
-        return
-    links, _ = _ranges(lo, deg)
-    rows, _ = _ranges(base0, deg)
-    sc = table.scorer
-    c, text = sc.corpus, sc.text
-    # compiled, straight into the rows (the values score_links gives)
-    score_links_into(links, rows, c.anchor_ptr, c.anchor_terms, c.title_ptr, c.title_terms, c.context_ptr,
-                     c.context_terms, c.link_dst, text.idf, text.vectors, sc._queries_t, sc.keyword_mask, table.rel,
-                     table.cat, table.kw_url, table.kw_anchor)
+    table._room(len(pages), int((table.hi[pages] - table.lo[pages]).sum()))
+    end, m, links, rows = claim_link_rows(pages, table.keys, table.slots, table.n_rows, table.lo, table.hi)
+    table.n_rows = int(end)
+    table.n_pages_scored += int(m)
+    if len(links):
+        sc = table.scorer
+        c, text = sc.corpus, sc.text
+        score_links_into(links, rows, c.anchor_ptr, c.anchor_terms, c.title_ptr, c.title_terms, c.context_ptr,
+                         c.context_terms, c.link_dst, text.idf, text.vectors, sc._queries_t, sc.keyword_mask,
+                         table.rel, table.cat, table.kw_url, table.kw_anchor)
 
 
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
