@@ -126,11 +126,49 @@ def _terminated(signum: int, frame: Any) -> None:
     raise Terminated
 
 
+_BLOCKED_FOR_FORK: list[bool] = []
+"""Set while a fork of the program is under way with SIGTERM blocked (inherited by the child)."""
+
+
+def _fork_blocks_sigterm() -> None:
+    if signal.getsignal(signal.SIGTERM) is _terminated:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        _BLOCKED_FOR_FORK[:] = [True]
+
+
+def _parent_after_fork() -> None:
+    if _BLOCKED_FOR_FORK:
+        _BLOCKED_FOR_FORK.clear()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _child_after_fork() -> None:
+    # The child starts with SIGTERM blocked: give it the default action first, then let a SIGTERM that
+    # arrived meanwhile through, so it ends the child instead of being dropped.
+    if _BLOCKED_FOR_FORK:
+        _BLOCKED_FOR_FORK.clear()
+        if signal.getsignal(signal.SIGTERM) is _terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+_FORK_HOOKS: list[bool] = []
+
+
 def install_sigterm() -> None:
     """SIGTERM ends this process as Ctrl-C does (:class:`~gym_crawl._console.Terminated`: files closed, exit 143);
-    processes forked from it later end on SIGTERM as by default."""
+    processes forked from it later end on SIGTERM as by default.
+
+    SIGTERM is blocked across each ``fork`` and the child takes the default action before it is unblocked:
+    CPython drops a signal its handler caught between ``fork`` and the child's re-initialisation, so a pool
+    worker terminated while still starting would otherwise wait for work forever (and its pool's ``join``
+    with it)."""
     _SIGTERM_OWNER[:] = [os.getpid()]
     signal.signal(signal.SIGTERM, _terminated)
+    if not _FORK_HOOKS:
+        os.register_at_fork(before=_fork_blocks_sigterm, after_in_parent=_parent_after_fork,
+                            after_in_child=_child_after_fork)
+        _FORK_HOOKS.append(True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
