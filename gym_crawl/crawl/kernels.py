@@ -32,7 +32,8 @@ from gym_crawl.pagemap import find, insert
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "N_COUNTERS", "fetch_page", "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
-           "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of",
+           "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of", "SMALL_SORT",
+           "sort_small",
            "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
            "VISITED", "BLOCKED", "DIST_CAP"]
 
@@ -74,6 +75,28 @@ def links_ready(scores, page):
     if scores.link_keyed:
         return find(scores.link_keys, scores.link_bases, page) >= 0
     return scores.link_done[page]
+
+
+#: up to this many keys :func:`sort_small` sorts by insertion (a page's targets: 27 on average on the default web),
+#: where ``ndarray.sort``'s call costs more than the sort
+SMALL_SORT = 32
+
+
+@njit(cache=True, nogil=True)
+def sort_small(a):
+    """Sort the int64 array ``a`` in place: insertion sort up to :data:`SMALL_SORT` entries (≈ 5× faster than
+    ``a.sort()`` on 27), ``a.sort()`` beyond. The same order as ``a.sort()`` (it is a sort)."""
+    n = len(a)
+    if n > SMALL_SORT:
+        a.sort()
+        return
+    for j in range(1, n):
+        x = a[j]
+        k = j - 1
+        while k >= 0 and a[k] > x:
+            a[k + 1] = a[k]
+            k -= 1
+        a[k + 1] = x
 
 
 @njit(cache=True, nogil=True)
@@ -309,7 +332,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     if nt == 0:
         return 0, 0, n_rem
     keys = t_key[:nt]
-    keys.sort()
+    sort_small(keys)
     upd = out_upd[:nt]
     n_new = 0
     for j in range(nt):
