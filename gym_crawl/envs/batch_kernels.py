@@ -28,7 +28,7 @@ from gym_crawl.crawl import kernels as K
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 
-__all__ = ["batch_pages", "batch_step", "batch_step_resets", "reset_crawl", "scores_ready", "step_crawl"]
+__all__ = ["batch_pages", "batch_step", "batch_step_resets", "info_arrays", "reset_crawl", "scores_ready", "step_crawl"]
 
 
 @njit(cache=True, nogil=True)
@@ -67,6 +67,39 @@ def scores_ready(pages, scores, rw_done):
         if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def info_arrays(ctr, sums, fetched_page, n_new, t, relevant, invalid, sel_p, ncand, use_cands, ints, floats, flags,
+                ids, mask):
+    """The numbers the batched env's ``info`` reports, one row per key: ``ints`` (7, N) int64 pages fetched,
+    relevant found, relevant domains, frontier size, fetched page, new pages, steps; ``floats`` (2, N) harvest rate
+    (relevant found / pages fetched, 0 before a fetch) and reward sum; ``flags`` (2, N) relevant, invalid action;
+    ``ids`` (N, K) int64 the candidates (-1 past ``ncand``; all -1 unless ``use_cands``) and ``mask`` (N, K) bool
+    where they are."""
+    for i in range(len(ncand)):
+        c = ctr[i]
+        nf = c[K.C_N_FETCHED]
+        rf = c[K.C_RELEVANT_FOUND]
+        ints[0, i] = nf
+        ints[1, i] = rf
+        ints[2, i] = c[K.C_RELEVANT_DOMAINS]
+        ints[3, i] = c[K.C_FR_SIZE]
+        ints[4, i] = fetched_page[i]
+        ints[5, i] = n_new[i]
+        ints[6, i] = t[i]
+        floats[0, i] = np.float64(rf) / np.float64(nf) if nf > 0 else 0.0
+        floats[1, i] = sums[i, 0]
+        flags[0, i] = relevant[i]
+        flags[1, i] = invalid[i]
+        n = ncand[i] if use_cands else 0
+        for j in range(ids.shape[1]):
+            if j < n:
+                ids[i, j] = sel_p[i, j]
+                mask[i, j] = True
+            else:
+                ids[i, j] = -1
+                mask[i, j] = False
 
 
 @njit(cache=True, nogil=True)

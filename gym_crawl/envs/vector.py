@@ -142,6 +142,9 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._invalid: np.ndarray = np.zeros(num_envs, bool)
         self._n_new: np.ndarray = np.zeros(num_envs, np.int64)
         self._topics: list[str] = [""] * num_envs
+        self._topic_names: list[str] = []
+        self._topic_arr: np.ndarray | None = None
+        self._no_error: np.ndarray = np.empty(0, object)
         self._stale: bool = False  # sub-envs' Python-side attributes lag behind the compiled path
         self._uniform: bool = False
         #: the topic and seed pages every autoreset starts from (a reset without options); while every sub-env
@@ -366,6 +369,8 @@ class WikiCrawlVectorEnv(VectorEnv):
     def _infos(self) -> dict[str, Any]:
         """Gymnasium's vector info (what ``VectorEnv._add_info`` builds from the N sub-envs' dicts, in the
         same key order and dtypes), one array per key, from the batch arrays."""
+        if self._fast:
+            return self._infos_fast()
         N, K = self.num_envs, self._K
         ctr = np.stack([e.state.counters for e in self.envs]) if not self._fast else self._ctr
         sums = np.stack([e.state.sums for e in self.envs]) if not self._fast else self._sums
@@ -395,6 +400,37 @@ class WikiCrawlVectorEnv(VectorEnv):
         for k, v in vals.items():
             out[k] = v
             out["_" + k] = np.ones(N, bool)
+        return out
+
+    def _infos_fast(self) -> dict[str, Any]:
+        """:meth:`_infos` of the compiled path: the same arrays, their numbers written by one compiled call
+        (:func:`~gym_crawl.envs.batch_kernels.info_arrays`) into new arrays whose rows are the values, every
+        ``_key`` a row of one array of ones, the object arrays copied from ones kept while the topics stay."""
+        N, K = self.num_envs, self._K
+        ints = np.empty((7, N), np.int64)
+        floats = np.empty((2, N), np.float64)
+        flags = np.empty((2, N), bool)
+        ids = np.empty((N, K), np.int64)
+        mask = np.empty((N, K), bool)
+        BK.info_arrays(self._ctr, self._sums, self._fetched_page, self._n_new, self._t, self._relevant, self._invalid,
+                       self._sel_p, self._ncand, self._use_cands, ints, floats, flags, ids, mask)
+        if self._topic_arr is None or self._topic_names != self._topics:
+            self._topic_names = list(self._topics)
+            self._topic_arr = np.empty(N, object)
+            self._topic_arr[:] = self._topics
+            self._no_error = np.empty(N, object)
+            self._no_error[:] = ""  # a static corpus: every chosen page is fetched
+        vals = {"pages_fetched": ints[0], "relevant_found": ints[1], "harvest_rate": floats[0],
+                "relevant_domains": ints[2], "reward_sum": floats[1], "frontier_size": ints[3], "candidate_ids": ids,
+                "fetched_page": ints[4], "relevant": flags[0], "invalid_action": flags[1], "n_new_pages": ints[5],
+                "steps": ints[6], "topic": self._topic_arr.copy(), "fetch_error": self._no_error.copy()}
+        if self._slot:
+            vals["action_mask"] = mask
+        ones = np.ones((len(vals), N), bool)
+        out: dict[str, Any] = {}
+        for j, (k, v) in enumerate(vals.items()):
+            out[k] = v
+            out["_" + k] = ones[j]
         return out
 
     @property
