@@ -373,7 +373,10 @@ class Corpus:
     def max_out_degree(self) -> int:
         """The largest number of out-links a page has (a web that grows while it is crawled: may have): the size
         of the crawl state's per-fetch work buffers."""
-        return int(np.diff(self.link_ptr).max()) if self.n_pages else 0
+        ptr, n, best = self.link_ptr, self.n_pages, 0
+        for a in range(0, n, 1 << 20):  # in chunks: no (n_pages,) temporary on a 10^8-page web
+            best = max(best, int(np.diff(ptr[a:min(n, a + (1 << 20)) + 1]).max()))
+        return best
 
     @property
     def n_domain_slots(self) -> int:

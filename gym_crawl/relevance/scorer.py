@@ -50,8 +50,9 @@ __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", 
            "fill_topic_tables", "SCORE_TABLES_VERSION"]
 
 #: version of the on-disk score-table cache (:meth:`TopicScorer.save_tables`); a change makes old caches unused
-#: (2: cosines summed in float64 in a fixed order, :func:`gym_crawl._arith.cosines`)
-SCORE_TABLES_VERSION = 2
+#: (2: cosines summed in float64 in a fixed order, :func:`gym_crawl._arith.cosines`; 3: the key hashes the topic's
+#: label hits, not its per-page label mask, so no (n_pages,) mask is built to find the cache)
+SCORE_TABLES_VERSION = 3
 _TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
                 "link_rel": ("links", "rel"), "link_cat": ("links", "cat"), "link_kw_url": ("links", "kw_url"),
                 "link_kw_anchor": ("links", "kw_anchor")}
@@ -267,15 +268,15 @@ class TopicScorer:
     def tables_key(self) -> str | None:
         """Identity of this scorer's tables: a hash of everything they are a function of — the saved
         corpus (its manifest checksum), the text model's idf and word vectors, the topic's query vectors,
-        tf-idf query, keyword and label masks and the number of category slots. ``None`` for a corpus
-        that is not saved on disk (nothing to cache against)."""
+        tf-idf query and keyword mask, the corpus labels the topic's label covers (which, with the corpus, fix the
+        pages' labels) and the number of category slots. ``None`` for a corpus that is not saved on disk (nothing
+        to cache against)."""
         c = self.corpus
         if c.checksum is None or c.path is None:
             return None
         h = hashlib.sha256(f"v{SCORE_TABLES_VERSION}|{c.checksum}|{self.n_categories}".encode())
-        mask = self._label_mask if self._label_mask is not None else self.topic.label_mask(c)  # not kept
-        for a in (self.text.idf, self.text.vectors, self.queries, self._tfidf_query, self.keyword_mask,
-                  np.asarray(mask, bool)):
+        hits = self._hits() if self.topic.label else np.zeros(0, bool)
+        for a in (self.text.idf, self.text.vectors, self.queries, self._tfidf_query, self.keyword_mask, hits):
             a = np.ascontiguousarray(a)
             h.update(f"|{a.dtype}{a.shape}|".encode())
             h.update(a.tobytes())
