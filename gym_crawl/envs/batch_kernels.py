@@ -32,10 +32,22 @@ __all__ = ["batch_pages", "batch_step", "batch_step_resets", "info_arrays", "res
 
 
 @njit(cache=True, nogil=True)
-def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, scores, rw_done, pages, miss):
-    """Page of each active sub-env's action (-1: a masked slot / a non-frontier page, the step is spent);
-    writes into ``miss`` the pages whose per-topic score or reward entries (``scores``, ``rw_done`` by page row)
-    are not filled yet and returns how many (the caller fills them in Python before :func:`batch_step`)."""
+def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, crawls, scores, rw_r, rw_done, hsize, pages, miss,
+                out):
+    """What the batched step checks before it changes anything, in one pass: the page of each active sub-env's
+    action into ``pages`` (-1: a masked slot / a non-frontier page, the step is spent), the pages whose per-topic
+    score or reward entries (``scores``, ``rw_done`` by page row) are not filled yet into ``miss``. Writes ``out``
+    (5,) int64: how many pages ``miss`` holds (the caller fills them in Python and calls again); the first active
+    sub-env whose action is outside ``0..n_actions-1`` (nothing else is done then); when no page is missing, the
+    first sub-env whose page's reward (``rw_r``) is not finite; -1 for none of either; and the largest heap size
+    (``hsize``) and slot count of the N crawls (what the caller makes room for)."""
+    out[1] = -1
+    out[2] = -1
+    for i in range(len(actions)):
+        if active[i] and not 0 <= actions[i] < n_actions:
+            out[0] = 0
+            out[1] = i
+            return
     nm = 0
     for i in range(len(actions)):
         pages[i] = -1
@@ -55,7 +67,20 @@ def batch_pages(actions, active, slot_mode, ncand, sel_p, crawls, scores, rw_don
         if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
             miss[nm] = p
             nm += 1
-    return nm
+    out[0] = nm
+    if nm == 0:
+        for i in range(len(actions)):
+            p = pages[i]
+            if p >= 0 and not math.isfinite(rw_r[K.page_row(scores, p)]):
+                out[2] = i
+                break
+    hs = 0
+    ns = 0
+    for i in range(len(actions)):
+        hs = max(hs, hsize[i, 0])
+        ns = max(ns, crawls.ctr[i, K.C_N_SLOTS])
+    out[3] = hs
+    out[4] = ns
 
 
 @njit(cache=True, nogil=True)

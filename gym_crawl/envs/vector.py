@@ -209,6 +209,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._reward_scale = np.ones(N, np.float64)
         self._pages = np.full(N, -1, np.int64)
         self._miss = np.zeros(N, np.int64)
+        self._prep = np.zeros(5, np.int64)
+        self._n_actions = int(self.single_action_space.n)  # type: ignore[attr-defined]
         self._res = (self._rewards, self._terminated, self._truncated, self._fetched_page, self._relevant,
                      self._invalid, self._n_new)
         if self._dict_obs:
@@ -477,26 +479,30 @@ class WikiCrawlVectorEnv(VectorEnv):
             return self._step_python(actions)
         auto = self._autoreset
         act = ~auto
-        self._check_actions(actions, act)
+        if actions.dtype.kind not in "iu":
+            self._check_actions(actions, act)  # raises, naming the sub-env
         e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
-        nm = BK.batch_pages(acts, act, self._slot, self._ncand, self._sel_p, self._crawls, self._scores,
-                            self._rw_done, self._pages, self._miss)
-        if nm:
-            self._fill_missing(self._miss[:nm])
+        o = self._prep
+        BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls, self._scores,
+                       self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
+        if o[1] >= 0:
+            self._check_actions(actions, act)  # raises, naming the sub-env
+        if o[0]:
+            self._fill_missing(self._miss[:o[0]])
             self._bind_scores()
-        fetching = self._pages[act & (self._pages >= 0)]
-        rows = e0.state.page_scores.rows(fetching)
-        if len(fetching) and not np.isfinite(self._rwt[0][rows]).all():  # refuse before any sub-env steps
-            p = int(fetching[int(np.argmin(np.isfinite(self._rwt[0][rows])))])
+            BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls,
+                           self._scores, self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
+        if o[2] >= 0:  # refuse before any sub-env steps
+            p = int(self._pages[o[2]])
             raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
                              f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
                              f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
         if self._use_reducer:
-            need = int(self._hsize.max()) + self._deg + self._K + 2
+            need = int(o[3]) + self._deg + self._K + 2
             if need > self._hk.shape[1]:
                 self._grow_heaps(need)
-        need = int(self._ctr[:, KN.C_N_SLOTS].max()) + self._deg + 1  # a fetch gives each out-link at most one slot
+        need = int(o[4]) + self._deg + 1  # a fetch gives each out-link at most one slot
         cap = self._stack["slot_page"].shape[1]
         if need > cap:
             while cap < need:
