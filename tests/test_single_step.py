@@ -160,3 +160,19 @@ def test_a_non_finite_reward_is_refused_before_the_step_changes_anything(tiny_co
         rw[0][page] = old
     _, _, _, _, info2 = env.step(0)
     assert info2["fetched_page"] == page and info2["steps"] == 1
+
+
+@pytest.mark.parametrize("action", ["slot", "page"])
+def test_compiled_step_equals_the_python_step_with_pages_scored_as_fetched(tiny_corpus, action, monkeypatch):
+    """A large web's scores are filled page by page as pages are fetched (keyed tables that grow): the compiled step
+    hands the filling back to Python before it fetches, and steps on as the Python step does."""
+    import weakref
+
+    import gym_crawl.crawl.state as state_mod
+    import gym_crawl.relevance.scorer as scorer_mod
+
+    monkeypatch.setattr(state_mod, "EAGER_SCORING_LINKS", 0)
+    monkeypatch.setattr(scorer_mod, "_SHARED", weakref.WeakKeyDictionary())  # fresh, incomplete tables
+    fast, ref = _pair(tiny_corpus, action=action, max_candidates=8, max_episode_steps=60)
+    _run_side_by_side(fast, ref, 6, 130, look_every=2)
+    assert not fast.state.page_scores.complete  # the scores were filled as pages were fetched
