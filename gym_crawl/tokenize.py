@@ -11,6 +11,7 @@ import re
 __all__ = ["tokenize", "STOPWORDS", "TOKEN_RE"]
 
 TOKEN_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
+_TOKEN2_RE = re.compile(r"[^\W\d_]{2,}", re.UNICODE)  # TOKEN_RE's runs of two letters or more: the same tokens
 
 STOPWORDS: frozenset[str] = frozenset(
     """a about above after again against all also am an and any are as at be because been before being below
@@ -25,4 +26,4 @@ STOPWORDS: frozenset[str] = frozenset(
 
 def tokenize(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
     """Split ``text`` into lowercase word tokens, dropping stop words and 1-letter tokens."""
-    return [t for t in TOKEN_RE.findall(text.lower()) if len(t) > 1 and t not in stopwords]
+    return [t for t in _TOKEN2_RE.findall(text.lower()) if t not in stopwords]

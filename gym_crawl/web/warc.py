@@ -74,6 +74,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,7 @@ def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(rows) + 1, np.int64)
     if rows:
         ptr[1:] = np.cumsum([len(r) for r in rows])
-    vals = np.fromiter((v for r in rows for v in r), np.int32, count=int(ptr[-1]))
+    vals = np.fromiter(chain.from_iterable(rows), np.int32, count=int(ptr[-1]))
     return ptr, vals
 
 
@@ -198,14 +199,10 @@ class _ChunkWriter:
         self.redirects: list[tuple[int, int]] = []
 
     def _ids(self, text: str) -> list[int]:
+        """The chunk-vocabulary ids of ``text``'s tokens, a new token taking the next id."""
         w = self.words
-        out = []
-        for t in tokenize(text):
-            i = w.get(t)
-            if i is None:
-                i = w[t] = len(w)
-            out.append(i)
-        return out
+        add = w.setdefault
+        return [add(t, len(w)) for t in tokenize(text)]
 
     def _link_text_ids(self, text: str) -> list[int]:
         """:meth:`_ids` of an anchor or context, remembered for the chunk: a site's menus give the same anchors
@@ -241,14 +238,11 @@ class _ChunkWriter:
             return
         n = len(self.urls)
         text_ptr = np.zeros(n + 1, np.int64)
-        terms: list[np.ndarray] = []
-        counts: list[np.ndarray] = []
-        for i, bag in enumerate(self.bags):
-            k = np.fromiter(bag.keys(), np.int32, count=len(bag))
-            v = np.fromiter(bag.values(), np.int32, count=len(bag))
-            terms.append(k)
-            counts.append(v)
-            text_ptr[i + 1] = text_ptr[i] + len(k)
+        if n:
+            text_ptr[1:] = np.cumsum([len(bag) for bag in self.bags])
+        n_terms = int(text_ptr[-1])
+        text_terms = np.fromiter(chain.from_iterable(self.bags), np.int32, count=n_terms)
+        text_counts = np.fromiter(chain.from_iterable(bag.values() for bag in self.bags), np.int32, count=n_terms)
         url_ptr, url_terms = _csr(self.url_toks)
         anchor_ptr, anchor_terms = _csr(self.anchor)
         context_ptr, context_terms = _csr(self.context)
@@ -259,8 +253,7 @@ class _ChunkWriter:
         arrays = {
             "url_hash": np.asarray(self.url_hash, np.int64), "digest_hash": np.asarray(self.digest_hash, np.int64),
             "text_ptr": text_ptr,
-            "text_terms": np.concatenate(terms) if terms else np.zeros(0, np.int32),
-            "text_counts": np.concatenate(counts) if counts else np.zeros(0, np.int32),
+            "text_terms": text_terms, "text_counts": text_counts,
             "url_ptr": url_ptr, "url_terms": url_terms, "link_ptr": link_ptr,
             "link_hash": np.asarray(self.link_hash, np.int64), "anchor_ptr": anchor_ptr, "anchor_terms": anchor_terms,
             "context_ptr": context_ptr, "context_terms": context_terms,
