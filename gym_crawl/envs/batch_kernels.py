@@ -274,8 +274,9 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
             rows[:, :] = 0.0
             FR.layout_rows(layout, cand, crawls, i, page_domain, rows)
             _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
-        # the columns a fetch changes in every row (TRES's per-domain ones), for the copied rows too
-        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant)
+        # the columns a fetch changes in the rows of its domain (TRES's per-domain ones), for the copied rows too: every
+        # row was up to date with the counters before this fetch, which changed only its own domain's
+        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant, page_domain[p])
         m = mask[i]
         for j in range(kk):
             m[j] = j < n

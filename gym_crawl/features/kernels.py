@@ -265,15 +265,19 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows):
 
 
 @njit(cache=True, nogil=True)
-def refresh_rows(layout, rows, pages, n, page_domain, dom_fetched, dom_relevant):
+def refresh_rows(layout, rows, pages, n, page_domain, dom_fetched, dom_relevant, domain=-1):
     """Bring ``rows[:n]``, the rows of ``pages[:n]`` in a feature set's batched ``layout``, up to date in place
     after a fetch: TRES's domain relevant ratio and domain-known columns (from ``layout.tres_col0 + 5``) change
     with every fetch in a page's domain (``dom_fetched``, ``dom_relevant``: the crawl's per-domain counters);
-    Han's columns do not. A row written since is left as it is (the same values)."""
+    Han's columns do not. ``domain`` >= 0: only the rows of pages of that domain (the fetched page's: the only
+    counters the fetch changed, when every row was up to date before it). A row written since is left as it is
+    (the same values)."""
     if layout.kind == FEAT_TRES or layout.kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         c0 = layout.tres_col0 + 5
         for j in range(n):
             dm = page_domain[pages[j]]
+            if domain >= 0 and dm != domain:
+                continue
             fd = dom_fetched[dm]
             rows[j, c0] = np.float32(np.float64(dom_relevant[dm]) / np.float64(fd)) if fd > 0 else np.float32(0.0)
             rows[j, c0 + 1] = 1.0 if fd > 0 else 0.5
