@@ -155,18 +155,6 @@ def test_deep_nesting_of_any_kind_is_read() -> None:
     assert scan_document("<li>w" * n)[1] == "\n".join(["w"] * n)
 
 
-_SPACES = st.sampled_from([" ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0",
-                           "\u2028", "\u2029", "\u3000", "a", "bc", "é", "\x00"])
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(_SPACES, max_size=40).map("".join))
-def test_main_text_lines_are_the_splitlines_definition(text: str) -> None:
-    from gym_crawl.web.html_extract import _lines
-
-    assert _lines(text) == "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.sampled_from(list("ab Zé1_-' \n\u00c9\u0130\u03a3x")), max_size=60))
 def test_tokenize_is_the_runs_of_two_letters_or_more(text: str) -> None:

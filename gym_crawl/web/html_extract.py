@@ -167,14 +167,9 @@ _SKIP_IN_MAIN = ["header:not(article *):not(main *)", "[role=banner]"]
 boilerplate; an article's own ``<header>`` (its heading, byline) is kept."""
 
 
-_BREAK_RUN = re.compile(r"\s*[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]\s*")  # white space with a str.splitlines break
-_SPACE_RUN = re.compile(r"[^\S\n]+")
-
-
 def _lines(text: str) -> str:
-    """Collapse white space within lines; drop empty lines (paragraphs stay on their own lines): the lines of
-    ``str.splitlines``, each ``" ".join(line.split())``, the empty ones left out — in two substitutions."""
-    return _SPACE_RUN.sub(" ", _BREAK_RUN.sub("\n", text)).strip()
+    """Collapse white space within lines; drop empty lines (paragraphs stay on their own lines)."""
+    return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
 
 
 def nesting(html: str) -> tuple[int, int]:

@@ -201,8 +201,13 @@ class _ChunkWriter:
     def _ids(self, text: str) -> list[int]:
         """The chunk-vocabulary ids of ``text``'s tokens, a new token taking the next id."""
         w = self.words
-        add = w.setdefault
-        return [add(t, len(w)) for t in tokenize(text)]
+        out = []
+        for t in tokenize(text):
+            i = w.get(t)
+            if i is None:
+                i = w[t] = len(w)
+            out.append(i)
+        return out
 
     def _link_text_ids(self, text: str) -> list[int]:
         """:meth:`_ids` of an anchor or context, remembered for the chunk: a site's menus give the same anchors
