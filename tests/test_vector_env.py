@@ -186,3 +186,63 @@ def test_bad_action_values(tiny_corpus):
         v.step(np.array([0, 8]))
     with pytest.raises(ValueError, match="outside the action space"):
         v.step(np.array([0.5, 1.0]))
+
+
+def test_a_compiled_autoreset_that_fails_raises_as_sync_vector_env():
+    """An autoreset whose seeds leave the frontier empty (the env's own seeds, after a first episode from other
+    seeds of the same topic) is refused with the single env's error, as SyncVectorEnv refuses it."""
+    from conftest import VOCAB
+
+    from gym_crawl.corpus import CorpusBuilder
+
+    rng = np.random.default_rng(0)
+    b = CorpusBuilder(name="dead-end-web")
+    n = 80
+    for i in range(n):
+        k = ("geo", "gen")[i % 2]
+        words = list(rng.choice(VOCAB[k], 30)) + list(rng.choice(VOCAB["gen"], 20))
+        b.add_page("Geology" if i == 0 else f"{k} {i}", " ".join(words), domain=f"{k}-{i % 3}.org")
+    b.add_page("Dead end", " ".join(rng.choice(VOCAB["geo"], 30)), domain="geo-0.org")  # no out-links
+    for i in range(n):
+        for j in rng.choice(n, 6, replace=False).tolist():
+            if j != i:
+                b.add_link(i, j, context=" ".join(rng.choice(VOCAB["geo"], 4)))
+        b.add_link(i, n)
+    corpus = b.build()
+    corpus.meta["topics"] = {"geology": {"seeds": ["Geology"], "words": ["geology"], "categories": ["earth"]}}
+    kw = dict(corpus=corpus, topic="geology", seeds=["Dead end"], max_candidates=8, max_episode_steps=3)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=2, **kw)
+    ref = gym.make_vec("WikiCrawl-v1", num_envs=2, vectorization_mode="sync", **kw)
+    opts = {"seeds": ["Geology"]}
+    assert data_equivalence(fast.reset(seed=0, options=opts), ref.reset(seed=0, options=opts), exact=True)
+    assert fast.unwrapped._kreset  # same topic: the autoresets would run compiled
+    slot0 = np.zeros(2, np.int64)
+    for _ in range(3):
+        assert data_equivalence(fast.step(slot0), ref.step(slot0), exact=True)
+    for env in (fast, ref):
+        with pytest.raises(ValueError, match=r"seed pages \['Dead end'\] have no out-links"):
+            env.step(slot0)
+
+
+def test_compiled_autoresets_of_some_crawls(tiny_corpus, monkeypatch):
+    """Crawls whose episodes end at different steps (a domain cap of 1 empties frontiers early) are reset in the
+    compiled step a few at a time: their rows of the stacked columns cleared, the others untouched."""
+    import gym_crawl.envs.vector as V
+
+    sizes = []
+    orig = V.WikiCrawlVectorEnv._clear_crawls
+
+    def recorded(self, rows):
+        sizes.append(len(rows))
+        return orig(self, rows)
+
+    monkeypatch.setattr(V.WikiCrawlVectorEnv, "_clear_crawls", recorded)
+    kw = dict(corpus=tiny_corpus, max_candidates=8, max_episode_steps=30, domain_cap=1)
+    fast = make_vector_env("WikiCrawl-v1", num_envs=4, **kw)
+    ref = gym.make_vec("WikiCrawl-v1", num_envs=4, vectorization_mode="sync", **kw)
+    assert data_equivalence(fast.reset(seed=3), ref.reset(seed=3), exact=True)
+    rng = np.random.default_rng(1)
+    for _ in range(120):
+        acts = rng.integers(8, size=4)
+        assert data_equivalence(fast.step(acts), ref.step(acts), exact=True)
+    assert any(0 < s < 4 for s in sizes)
