@@ -111,3 +111,26 @@ def test_relative_links_cached_by_folder_resolve_as_against_the_page(seed: int) 
             i = rng.randint(0, len(href))
             href = href[:i] + rng.choice(pieces) + href[i:]
         assert canonical_url(href, base) == canonicalize(href, base), (href, base)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_links_with_fragments_cached_without_them_resolve_as_written(seed: int) -> None:
+    """canonical_url caches a URL without its fragment; the result is the uncached one's of the URL as written."""
+    import random
+
+    from gym_crawl.web.urls import canonicalize
+
+    rng = random.Random(seed)
+    pieces = ["?", "#", "/", "\\", ":", "\t", " ", "%", "&", "=", "..", ".", "\n", "#x y", "#", "%41"]
+    for _ in range(400):
+        base = "http://Site.test/" + _join(rng.choices(_SEGMENTS, k=rng.randint(0, 3)))
+        if rng.random() < 0.3:
+            base += "?" + rng.choice(["k=v", "a/b", ""]) + rng.choice(["", "#frag/x"])
+        path = _join(rng.choices(_SEGMENTS, k=rng.randint(0, 3)))
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randint(0, len(path))
+            path = path[:i] + rng.choice(pieces) + path[i:]
+        href = rng.choice(["", "http://Other.test/", "//cdn.test/", "/", "../"]) + path + \
+            rng.choice(["#top", "#", "#a#b", "", " #s", "#s "])
+        absolute = href.strip().lower().startswith(("http://", "https://"))  # cached without its base, too
+        assert canonical_url(href, base) == canonicalize(href, None if absolute else base), (href, base)

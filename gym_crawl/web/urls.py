@@ -48,6 +48,8 @@ _CACHED_CHARS = 2048
 
 _DEFAULT_PORT = {"http": 80, "https": 443}
 _IGNORED_IN_URL = re.compile(r"[\t\n\r]")
+_SPACE = re.compile(r"\s")
+_WITH_HOST = re.compile(r"https?://[^/?#\\\s]", re.IGNORECASE)
 _ABSOLUTE_HTTP = re.compile(r"\s*https?://", re.IGNORECASE)
 _BASE_DIR = re.compile(r"https?://[^/?#\s]+/(?:[^?#]*/)?", re.IGNORECASE)
 """The directory of a base URL that has a path: scheme, authority and path up to its last ``/``."""
@@ -138,12 +140,15 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
     Deterministic: the same input always gives the same string, and ``canonical_url`` of a canonical URL
     is that URL. A URL (or base) longer than :data:`MAX_URL_CHARS` characters gives ``None``. The last
     65,536 distinct short ``(url, base)`` pairs are cached (a site's navigation links repeat on every page),
-    an absolute ``http(s)`` URL without its base.
+    an absolute ``http(s)`` URL without its base, a URL without its fragment.
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     if len(url) > MAX_URL_CHARS or (base is not None and len(base) > MAX_URL_CHARS):
         return None
+    head, hash_mark, _ = url.partition("#")
+    if hash_mark and _SPACE.search(url) is None and (_PATH_RELATIVE.fullmatch(head) or _WITH_HOST.match(head)):
+        url = head  # the fragment is dropped anyway: one cache entry for a page's every anchor (#section) link
     if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
         base = None
     elif base is not None and _PATH_RELATIVE.fullmatch(url):
