@@ -41,9 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gym_crawl._console import ArgumentParser
-from gym_crawl.benchmarks.report import markdown_banner, write_json_report
-
 DEFAULT_OUT = Path("benchmarks") / "results" / "memory"  # under the current folder
 RSS_BUDGET_MB = 1024.0
 WORKER_BUDGET_MB = 100.0
@@ -297,6 +294,11 @@ def _plot(one: dict[str, Any], workers: list[dict[str, Any]], vector: list[dict[
 
 
 def main(argv: list[str] | None = None) -> int:
+    # imported here, not at the top: the workers import this module for :class:`_EnvFn`, and what they import
+    # is what they are measured for
+    from gym_crawl._console import ArgumentParser
+    from gym_crawl.benchmarks.report import markdown_banner, write_json_report
+
     ap = ArgumentParser(prog="gym-crawl bench memory", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="3,000 pages, 50 steps, 1-2 workers (the test suite)")
     ap.add_argument("--pages", type=int, default=None, help="corpus size (full: 323,000)")

@@ -24,12 +24,15 @@ Lowest layer of the package.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from gym_crawl._arith import matmul
+
+if TYPE_CHECKING:  # scipy.sparse is imported where a matrix is built: a process that only steps an env never
+    import scipy.sparse as sp  # loads it
 
 __all__ = ["truncated_svd"]
 
@@ -211,6 +214,7 @@ def _jacobi_eigh(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _canonical_csr(A: sp.spmatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(indptr, indices, data)`` of ``A`` as CSR with sorted, summed entries (a fixed storage order)."""
+    import scipy.sparse as sp
     A = sp.csr_matrix(A, dtype=np.float64)
     A.sum_duplicates()
     A.sort_indices()

@@ -59,3 +59,20 @@ def test_quick_run_writes_outputs(tmp_path):
     md = (tmp_path / "memory.md").read_text()
     assert "Largest worker USS" in md and "Peak RSS" in md and "USS per extra env" in md
     assert (tmp_path / "memory.png").stat().st_size > 0
+
+
+def test_a_process_that_steps_an_env_does_not_load_what_only_building_needs():
+    """What a spawned worker imports is what it holds: scipy.sparse (text-model and classifier building) and the
+    benchmark's report helpers stay unloaded in a process that makes, resets and steps an env on a cached corpus."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from gym_crawl.benchmarks.memory import make_env_fn\n"
+            "env = make_env_fn(500, 10)()\n"
+            "_, info = env.reset(seed=0)\n"
+            "env.step(int(np.flatnonzero(info['action_mask'])[0]))\n"
+            "print(sorted(m for m in ('scipy.sparse', 'gym_crawl.benchmarks.report') if m in sys.modules))\n")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
+            for _ in range(2)]  # the first builds the corpus' text model into the cache; the second, a worker, loads it
+    assert runs[1].stdout.strip().splitlines()[-1] == "[]"

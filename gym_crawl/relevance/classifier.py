@@ -58,16 +58,18 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from gym_crawl._arith import exp, log, row_dots
 from gym_crawl._io import atomic_write_bytes
 from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.relevance.topic import Topic
 from gym_crawl.text.model import TextModel, gather_csr, gather_ranges
+
+if TYPE_CHECKING:  # scipy.sparse is imported where a matrix is built: a process that only steps an env never
+    import scipy.sparse as sp  # loads it
 
 __all__ = ["TextClassifier", "ClassifierReport", "train_topic_classifier", "split_pages", "bag_matrix",
            "link_bags", "page_bags", "KINDS", "ALL_KINDS", "evaluate", "classifier_train_mask", "heldout_view",
@@ -102,6 +104,7 @@ def link_bags(corpus: Corpus, links: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def bag_matrix(terms: np.ndarray, counts: np.ndarray, rowpos: np.ndarray, n_rows: int, V: int) -> sp.csr_matrix:
     """(n_rows, V) sparse count matrix (duplicates summed)."""
+    import scipy.sparse as sp
     m = sp.csr_matrix((counts, (rowpos, terms)), shape=(n_rows, V))
     m.sum_duplicates()
     return m
@@ -136,6 +139,7 @@ class TextClassifier:
     # ---------------------------------------------------------------- scoring
     def decision_matrix(self, M: sp.spmatrix) -> np.ndarray:
         """(n,) decision values (log-odds) of the rows of a sparse (n, V) term-count matrix."""
+        import scipy.sparse as sp
         M = sp.csr_matrix(M, dtype=np.float64)
         M.sum_duplicates()
         n = M.shape[0]
@@ -208,6 +212,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def _rownorm_sparse(X: sp.csr_matrix) -> sp.csr_matrix:
+    import scipy.sparse as sp
     n = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return sp.csr_matrix(sp.diags(np.divide(1.0, n, out=np.zeros_like(n), where=n > 0)) @ X)
 
@@ -219,6 +224,7 @@ def _rownorm_dense(X: np.ndarray) -> np.ndarray:
 
 
 def _idf(M: sp.csr_matrix) -> np.ndarray:
+    import scipy.sparse as sp
     df = np.bincount(sp.csr_matrix(M).indices, minlength=M.shape[1]).astype(np.float64)
     return log((M.shape[0] + 1.0) / (df + 1.0)) + 1.0
 
@@ -227,6 +233,7 @@ class _Views:
     """Feature views of a training count matrix, computed once (IDF of the whole training split)."""
 
     def __init__(self, M: sp.csr_matrix, vectors: np.ndarray | None, min_df: int, max_features: int | None):
+        import scipy.sparse as sp
         self.full_idf = _idf(M)
         df = np.bincount(sp.csr_matrix(M).indices, minlength=M.shape[1])
         keep = df >= min_df
@@ -242,6 +249,7 @@ class _Views:
         self.vectors = vectors
 
     def X(self, kind: str, rows: np.ndarray | slice) -> sp.csr_matrix:
+        import scipy.sparse as sp
         parts = []
         if kind in _TFIDF_KINDS:
             parts.append(self.tfidf[rows])

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from gym_crawl._arith import log, norm, sparse_rows_dense
 from gym_crawl._io import (
@@ -181,6 +180,7 @@ class TextModel:
         ``progress`` shows a tqdm bar over the stages on a terminal (first use of a large corpus
         takes seconds). Raises ``ValueError`` naming the corpus when it has no page text to learn from.
         """
+        import scipy.sparse as sp
         if not 0 < idf_fraction <= 1:
             raise ValueError(f"idf_fraction must be in (0, 1], got {idf_fraction}")
         n, V = corpus.n_pages, corpus.n_words

@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from gym_crawl._arith import log
 from gym_crawl._svd import truncated_svd
+
+if TYPE_CHECKING:  # scipy.sparse is imported where a matrix is built: a process that only steps an env never
+    import scipy.sparse as sp  # loads it
 
 __all__ = ["train_word_vectors", "load_word_vectors", "ppmi"]
 
 
 def ppmi(counts: sp.csr_matrix) -> sp.csr_matrix:
     """Positive PMI of a (docs × words) count matrix, same sparsity pattern."""
+    import scipy.sparse as sp
+
     counts = counts.tocsr().astype(np.float64)
     total = counts.sum()
     if total == 0:
