@@ -122,3 +122,36 @@ def test_best_link_is_the_discovering_link_with_the_best_text(tiny_corpus):
         if on.any():
             rel = env.scorer.score_links(np.arange(a, b)[on]).rel
             assert np.all(rel <= s.link_rel[dst[on]])
+
+
+@pytest.mark.parametrize("n_envs", [None, 3])
+def test_allocate_and_grow_hold_reset_values_and_the_old_slots(n_envs):
+    """Stacked crawls' arrays are views of one allocation, each aligned and apart from the others; a fresh array
+    holds its reset value, a grown one the old slots in its first slots and reset values past them."""
+    from gym_crawl.crawl.fields import grow
+
+    f = {x.name: x for x in FIELDS}
+    a = allocate(16, 5, 2, n_envs)
+    rng = np.random.default_rng(0)
+    for name, arr in a.items():
+        want = f[name].reset if name in f else (-1 if name == "map_keys" else 0)
+        assert np.all(arr == want), name
+        assert arr.flags.c_contiguous and arr.flags.writeable and arr.flags.aligned, name
+        assert n_envs is None or arr.ctypes.data % 64 == 0, name  # stacked: each at a 64-byte boundary
+        arr[...] = rng.integers(0, 100, arr.shape).astype(arr.dtype)  # distinct contents in every array
+    before = {k: v.copy() for k, v in a.items()}
+    for name, arr in a.items():  # no array overlaps another: every one kept what was written into it
+        np.testing.assert_array_equal(arr, before[name], err_msg=name)
+    g = grow(a, 64, 5, 2, n_envs)
+    ax = 0 if n_envs is None else 1
+    for name, arr in g.items():
+        old = before[name]
+        if name in ("map_keys", "map_slots"):
+            assert arr.shape[ax] == 128 and np.all(arr == (-1 if name == "map_keys" else 0)), name
+        elif name in f and f[name].store == "domain":
+            np.testing.assert_array_equal(arr, old, err_msg=name)
+        else:
+            assert arr.shape[ax] == 64, name
+            np.testing.assert_array_equal(arr[(slice(None),) * ax + (slice(0, 16),)], old, err_msg=name)
+            want = f[name].reset if name in f else 0
+            assert np.all(arr[(slice(None),) * ax + (slice(16, None),)] == want), name

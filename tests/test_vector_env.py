@@ -92,7 +92,10 @@ def test_compiled_step_grows_the_stacked_crawl_state(tiny_corpus, monkeypatch):
     fast = _assert_same_run(kw, 90)
     u = fast.unwrapped
     assert u._uniform and 16 < u.envs[0].state.slot_capacity < 1024
-    assert all(e.state.arrays["slot_page"].base is u._stack["slot_page"] for e in u.envs)
+    # each crawl's columns are its row of the stack (views: writes go to the stack)
+    assert all(np.shares_memory(e.state.arrays["slot_page"], u._stack["slot_page"][i]) and
+               e.state.arrays["slot_page"].ctypes.data == u._stack["slot_page"][i].ctypes.data
+               for i, e in enumerate(u.envs))
 
 
 def test_compiled_step_scores_pages_lazily_in_one_batch(monkeypatch):

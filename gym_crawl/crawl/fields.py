@@ -142,14 +142,34 @@ def allocate(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None
 
     ``n_envs``: allocate N crawls' columns stacked, each array with a leading env axis (``(N, *shape)``),
     for the batched vector step; row ``i`` of every array is crawl ``i``'s column (see :func:`env_rows`)."""
-    lead = () if n_envs is None else (int(n_envs),)
-    out: dict[str, np.ndarray] = {f.name: np.full(lead + f.shape(n_slots, n_domains, n_categories), f.reset, f.dtype)
-                                  for f in FIELDS}
-    for name, dt in SLOT_ARRAYS:
-        out[name] = np.zeros(lead + (n_slots,), dt)
-    out["map_keys"] = np.full(lead + (2 * n_slots,), -1, np.int32)
-    out["map_slots"] = np.zeros(lead + (2 * n_slots,), np.int32)
+    out = _zeroed(n_slots, n_domains, n_categories, n_envs)
+    for f in FIELDS:
+        if f.reset != 0:
+            out[f.name][...] = f.reset
+    out["map_keys"][...] = -1
     return out
+
+
+def _zeroed(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
+    """Every array :func:`allocate` makes, zeroed. N crawls' stacked arrays are views of one zeroed allocation
+    (each at a 64-byte boundary): numpy asks the system for huge pages for an allocation of 4 MB or more, so the
+    batch's columns are faulted in 2 MB at a time instead of 4 KB — a long crawl doubles its columns mid-episode,
+    and writing the fresh columns page fault by page fault was most of what a doubling cost (measured in
+    benchmarks/RESULTS.md, "The batched env's step")."""
+    lead = () if n_envs is None else (int(n_envs),)
+    specs = [(f.name, lead + f.shape(n_slots, n_domains, n_categories), np.dtype(f.dtype)) for f in FIELDS]
+    specs += [(name, lead + (n_slots,), np.dtype(dt)) for name, dt in SLOT_ARRAYS]
+    specs += [(name, lead + (2 * n_slots,), np.dtype(dt)) for name, dt in MAP_ARRAYS]
+    if n_envs is None:
+        return {name: np.zeros(shape, dt) for name, shape, dt in specs}
+    offsets, total = [], 0
+    for _, shape, dt in specs:
+        offsets.append(total)
+        total += -(-int(np.prod(shape)) * dt.itemsize // 64) * 64
+    buf = np.zeros(total + 64, np.uint8)
+    start = -buf.ctypes.data % 64
+    return {name: buf[start + o:start + o + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
+            for (name, shape, dt), o in zip(specs, offsets)}
 
 
 def slot_bytes(n_categories: int) -> int:
@@ -178,16 +198,21 @@ def grow(arrays: dict[str, np.ndarray], n_slots: int, n_domains: int, n_categori
     """New arrays of ``n_slots`` slots holding what ``arrays`` hold (slot columns and slot arrays copied into
     their first slots, domain columns whole); the page map is left empty: rehash it with
     :func:`gym_crawl.pagemap.rehash`."""
-    out = allocate(n_slots, n_domains, n_categories, n_envs)
+    out = _zeroed(n_slots, n_domains, n_categories, n_envs)
     ax = 0 if n_envs is None else 1  # the slot axis
-    for name, b in out.items():
+    resets = {f.name: f.reset for f in FIELDS}
+    for name, b in out.items():  # each array written once: the old slots copied, the new ones set if not zero
         if name in _MAP:
             continue
         a = arrays[name]
         if name in _DOM:
             b[...] = a
-        else:
-            b[(slice(None),) * ax + (slice(0, a.shape[ax]),)] = a
+            continue
+        n = a.shape[ax]
+        b[(slice(None),) * ax + (slice(0, n),)] = a
+        if resets.get(name, 0) != 0:
+            b[(slice(None),) * ax + (slice(n, None),)] = resets[name]
+    out["map_keys"][...] = -1
     return out
 
 
