@@ -200,7 +200,7 @@ def bench_parsers(pages: list[tuple[str, bytes]]) -> dict[str, Any]:
 
     out: dict[str, Any] = {name: _rate(fn, texts, sizes) for name, fn in (("selectolax", sel), ("resiliparse", res),
                                                                           ("lxml", lx))}
-    out["extract_page (selectolax walk + resiliparse main text + canonical links)"] = _rate(
+    out["extract_page (compiled walk + resiliparse main text + canonical links)"] = _rate(
         lambda p: extract_page(p[1], p[0]), pages, sizes)
     out["links_found_first_50_pages"] = {name: int(sum(len(fn(s)) for s in texts[:50])) for name, fn in
                                          (("selectolax", sel), ("resiliparse", res), ("lxml", lx))}
@@ -305,7 +305,7 @@ def bench_peak_rss(path: Path, chunk_pages: int) -> dict[str, Any]:
                          text=True, check=True)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     base = subprocess.run([sys.executable, "-c", _HWM + "import gym_crawl.web.warc, fastwarc.warc, "
-                           "resiliparse.extract.html2text, selectolax.lexbor, w3lib.url\nprint(hwm())"],
+                           "resiliparse.extract.html2text, w3lib.url\nprint(hwm())"],
                           capture_output=True, text=True, check=True)
     return {"file_mb": path.stat().st_size / 1e6, "chunk_pages": chunk_pages, **out,
             "import_rss_mb": float(base.stdout.strip()), "mb_per_s": path.stat().st_size / 1e6 / out["seconds"]}

@@ -30,7 +30,7 @@ __all__ = ["EXTRA_OF_MODULE", "Registry", "RegistryEntry", "install_command"]
 
 EXTRA_OF_MODULE: dict[str, str] = {
     "torch": "torch", "stable_baselines3": "sb3", "sb3_contrib": "sb3", "ray": "rllib", "pettingzoo": "multi",
-    "rliable": "bench", "fastwarc": "web", "resiliparse": "web", "selectolax": "web", "warcio": "web",
+    "rliable": "bench", "fastwarc": "web", "resiliparse": "web", "selectolax": "bench-web", "warcio": "web",
     "w3lib": "web", "protego": "web", "urllib3": "web", "tldextract": "web", "dask": "cluster",
 }
 """Top-level module → the optional extra of ``pyproject.toml`` that installs it: a lazy entry whose import fails on
