@@ -134,3 +134,27 @@ def test_links_with_fragments_cached_without_them_resolve_as_written(seed: int) 
             rng.choice(["#top", "#", "#a#b", "", " #s", "#s "])
         absolute = href.strip().lower().startswith(("http://", "https://"))  # cached without its base, too
         assert canonical_url(href, base) == canonicalize(href, None if absolute else base), (href, base)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_relative_paths_against_a_canonical_folder_resolve_as_canonicalised(seed: int) -> None:
+    """A relative path of unreserved characters is appended to its canonical folder without the canonicaliser;
+    the result is the canonicaliser's, for such paths and for their near misses (dots, escapes, reserved
+    characters, case in the host, a non-canonical folder)."""
+    import random
+
+    from gym_crawl.web.urls import canonicalize
+
+    rng = random.Random(seed)
+    chars = "abcXYZ019_-~." + "/" * 3
+    odd = ["..", ".", "%7e", "%41", "%2F", " ", "?", "&", "=", "+", "é", ":", "@", "!", "$", "'", "(", "*", ",", ";",
+           "//", "A"]
+    folders = ["http://site.test/", "http://site.test/a/b/", "https://Site.test/a/", "http://site.test:80/x/",
+               "http://site.test/%7Ex/", "http://site.test/a%20b/", "http://site.test/é/", "http://site.test/a/./b/"]
+    for _ in range(600):
+        href = "".join(rng.choices(chars, k=rng.randint(1, 12)))
+        if rng.random() < 0.3:
+            i = rng.randint(0, len(href))
+            href = href[:i] + rng.choice(odd) + href[i:]
+        base = rng.choice(folders) + rng.choice(["", "page.html", "p?q=1"])
+        assert canonical_url(href, base) == canonicalize(href, base), (href, base)

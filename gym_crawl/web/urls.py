@@ -130,6 +130,15 @@ def canonicalize(url: str, base: str | None) -> str | None:
 
 
 _canonical_cached = lru_cache(maxsize=1 << 16)(canonicalize)
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9_.~-]*(?:/[A-Za-z0-9_~-][A-Za-z0-9_.~-]*)*/?")
+"""A relative path of unreserved characters with no dot segment (no segment starts with a dot) and no empty
+segment: against a canonical folder it resolves and canonicalises to the folder followed by itself."""
+
+
+@lru_cache(maxsize=1 << 12)
+def _is_canonical_folder(folder: str) -> bool:
+    """Whether the base directory ``folder`` (:data:`_BASE_DIR`'s match) is already in canonical form."""
+    return canonicalize(folder, None) == folder
 
 
 def canonical_url(url: str, base: str | None = None) -> str | None:
@@ -157,6 +166,8 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
         d = _BASE_DIR.match(base)
         if d is not None and _IGNORED_IN_URL.search(base) is None:
             base = d.group()
+            if _PLAIN_PATH.fullmatch(url) and len(base) + len(url) <= _CACHED_CHARS and _is_canonical_folder(base):
+                return base + url  # nothing to resolve or normalise: the canonicaliser would return the same
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
     return canonicalize(url, base)
