@@ -1,6 +1,7 @@
 """Crawl speed and memory against web size: the same crawls on webs of 2·10^4 to 10^7 pages (and more).
 
-``gym-crawl bench crawl_scale [--quick] [--sizes 20000,100000,1000000,10000000] [--rounds 3] [--out DIR]``
+``gym-crawl bench crawl_scale [--quick] [--sizes 20000,100000,1000000,10000000] [--rounds 3] [--out DIR]
+[--stored-tables [--tables-dir DIR]]``
 
 A crawl's state is sized by the pages it touched (:mod:`gym_crawl.crawl.fields`), so a crawl should cost the
 same per step, and hold the same memory, on any web. Each size is a power-law web (``powerlaw-<N>``,
@@ -16,6 +17,14 @@ the rounds interleave the sizes, so load changes on a shared machine hit every s
   files are page cache, reported apart as file RSS) after the env's first reset and after the timed crawls,
   and one crawl's state: bytes per page it touched (its columns at their capacity / the pages it touched).
 
+``--stored-tables``: like for like across webs. By default a topic's score tables are complete only on a web small
+enough to score at the first reset (outside the timed steps); on a larger web most pages a crawl fetches are scored
+during the timed step. With this option each web's topic tables are scored completely and stored once per web
+before the timed crawls (``WikiCrawlEnv.world.precompute_scores`` + ``TopicScorer.save_tables``, in its own
+process, with a progress bar; its CPU seconds, disk bytes and peak RSS reported), and every timed process
+memory-maps them (``TopicScorer.load_tables``) — every web's crawls then step over complete tables. The tables go
+to ``--tables-dir`` (default: a new temporary directory), which is removed at the end unless given.
+
 Medians over the rounds. Writes ``crawl_scale.json``, ``crawl_scale.md`` and ``crawl_scale.png`` (steps per
 CPU-second against web size; anonymous RSS on a second axis) to ``--out`` (default
 ``benchmarks/results/crawl_scale``).
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,7 +52,8 @@ DEFAULT_SIZES = (20_000, 100_000, 1_000_000, 10_000_000)
 #: the default task's own web, measured beside the power-law webs
 DEFAULT_WEB = "synthetic-hard"
 
-#: One measurement: ``python -c CHILD CORPUS TOPIC N_ENVS VEC_STEPS SINGLE_STEPS`` (public API only); prints JSON.
+#: One measurement: ``python -c CHILD CORPUS TOPIC N_ENVS VEC_STEPS SINGLE_STEPS [TABLES_DIR]`` (public API only);
+#: prints JSON. With ``TABLES_DIR`` the topic's stored score tables are memory-mapped before the first env's reset.
 CHILD = r'''
 import json, sys, time
 import numpy as np
@@ -63,9 +74,20 @@ t0 = time.perf_counter()
 corpus = load_corpus(spec)
 out = {"corpus": spec, "pages": corpus.n_pages, "links": corpus.n_links, "load_seconds": time.perf_counter() - t0}
 t0 = time.perf_counter()
+sc = None
+if len(sys.argv) > 6:  # memory-map the stored tables into the process-wide scorer before any crawl asks for them
+    from gym_crawl.relevance.topic import resolve_topic
+    e0 = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
+    sc = e0.unwrapped.world.scorer(resolve_topic(topic, corpus))
+    if not sc.load_tables(sys.argv[6]):
+        raise SystemExit(f"no stored score tables for {spec} / {topic} in {sys.argv[6]}")
 v = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=N, vectorization_mode="vector_entry_point", corpus=corpus,
                  topic=topic)
 obs, _ = v.reset(seed=0)
+if sc is not None:
+    if not all(e.scorer is sc for e in v.unwrapped.envs):
+        raise SystemExit("the batched env does not use the scorer holding the stored tables")
+    out["tables_mapped"] = bool(sc.page_table().mapped and sc.link_table().mapped)
 out["build_seconds"] = time.perf_counter() - t0
 out["mem_after_reset"] = mem()
 rng = np.random.default_rng(0)
@@ -114,8 +136,52 @@ print(json.dumps(out))
 '''
 
 
-def _run(spec: str, topic: str, n_envs: int, vsteps: int, ssteps: int) -> dict[str, Any]:
-    p = subprocess.run([sys.executable, "-c", CHILD, spec, topic, str(n_envs), str(vsteps), str(ssteps)],
+#: Score and store one web's topic tables: ``python -c STORE CORPUS TOPIC TABLES_DIR``; prints JSON (the one-time
+#: cost: CPU seconds of building the env and of scoring + storing, disk bytes, peak RSS).
+STORE = r'''
+import json, sys, time
+from pathlib import Path
+import gymnasium as gym
+import gym_crawl
+from gym_crawl.corpus import load_corpus
+from gym_crawl.relevance.topic import resolve_topic
+
+from gym_crawl._console import setup_logging
+
+setup_logging()  # the scoring's progress: a bar on a terminal, else a log line every 5 s on stderr
+spec, topic, path = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+c0 = time.process_time()
+corpus = load_corpus(spec)
+env = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
+world = env.unwrapped.world
+sc = world.scorer(resolve_topic(topic, corpus))
+c1 = time.process_time()
+w0 = time.perf_counter()
+world.precompute_scores([topic], progress=True)
+sc.save_tables(path)
+c2 = time.process_time()
+peak = 0.0
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        peak = int(line.split()[1]) / 1024.0
+print(json.dumps({"corpus": spec, "path": str(path), "setup_cpu_seconds": c1 - c0, "score_store_cpu_seconds": c2 - c1,
+                  "score_store_wall_seconds": time.perf_counter() - w0,
+                  "disk_bytes": sum(f.stat().st_size for f in path.rglob("*") if f.is_file()), "peak_rss_mb": peak}))
+'''
+
+
+def _store(spec: str, topic: str, path: Path) -> dict[str, Any]:
+    """Score and store ``spec``'s topic tables once under ``path`` (a child process; its progress bar on stderr)."""
+    p = subprocess.run([sys.executable, "-c", STORE, spec, topic, str(path)], stdout=subprocess.PIPE, text=True,
+                       cwd=tempfile.gettempdir(), timeout=14400)
+    if p.returncode != 0:
+        raise RuntimeError(f"crawl_scale: storing the score tables of {spec} failed (exit {p.returncode})")
+    return dict(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+def _run(spec: str, topic: str, n_envs: int, vsteps: int, ssteps: int, tables: Path | None = None) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-c", CHILD, spec, topic, str(n_envs), str(vsteps), str(ssteps)]
+                       + ([str(tables)] if tables is not None else []),
                        capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=7200)
     if p.returncode != 0:
         raise RuntimeError(f"crawl_scale child for {spec} failed:\n{p.stderr[-3000:]}")
@@ -138,7 +204,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def _markdown(res: dict[str, Any]) -> str:
     lines = [f"# crawl_scale — speed and memory against web size ({res['rounds']} rounds, N = {res['n_envs']})", "",
              f"Load average at the start: {res['load_average']}; CPU seconds (`time.process_time`). Steps per "
-             "CPU-second are medians over the rounds; memory in MB.", "",
+             "CPU-second are medians over the rounds; memory in MB.", "", *_store_lines(res),
              "| web | pages | links | vector N=64 steps / CPU-s | single steps / CPU-s | CartPole ÷ single | "
              "anon RSS after reset | anon RSS after crawl | file RSS | state bytes / touched page | pages touched "
              "/ crawl |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -149,6 +215,22 @@ def _markdown(res: dict[str, Any]) -> str:
                      f"{r['mem_after_crawl']['RssFile']:,.0f} | {r['crawl_state_bytes_per_touched_page']:,.0f} | "
                      f"{r['pages_touched_per_crawl']:,.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def _store_lines(res: dict[str, Any]) -> list[str]:
+    """With ``--stored-tables``: the one-time scoring and storing of each web's topic tables."""
+    if not res.get("stored_tables"):
+        return []
+    lines = [f"Score tables of topic {res['topic']!r} scored and stored once per web before the timed crawls "
+             f"(under `{res['tables_dir']}`, {'kept' if res['tables_dir_kept'] else 'removed after the run'}), "
+             "memory-mapped by every timed process:", "",
+             "| web | CPU-s scoring + storing | CPU-s setting up | wall s | disk MB | peak RSS MB |",
+             "|---|---|---|---|---|---|"]
+    for st in res["store"]:
+        lines.append(f"| {st['corpus']} | {st['score_store_cpu_seconds']:,.1f} | {st['setup_cpu_seconds']:,.1f} | "
+                     f"{st['score_store_wall_seconds']:,.1f} | {st['disk_bytes'] / 1e6:,.1f} | "
+                     f"{st['peak_rss_mb']:,.0f} |")
+    return [*lines, ""]
 
 
 def _plot(res: dict[str, Any], path: Path) -> None:
@@ -190,8 +272,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=None, help="timed vector steps (default 600; --quick 20)")
     ap.add_argument("--topic", default="geology", help="the topic crawled on every web (default geology)")
     ap.add_argument("--no-default-web", action="store_true", help="skip the default task's own web")
+    ap.add_argument("--stored-tables", action="store_true",
+                    help="score and store each web's topic tables once before the timed crawls (reported apart), "
+                         "then memory-map them in every timed process: every web steps over complete tables")
+    ap.add_argument("--tables-dir", default=None,
+                    help="with --stored-tables: where the tables go (kept); default a temporary directory, removed")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
+    if a.tables_dir is not None and not a.stored_tables:
+        ap.error("--tables-dir needs --stored-tables")
     try:
         sizes = [int(float(x)) for x in a.sizes.split(",") if x] if a.sizes else (
             [2000, 5000] if a.quick else list(DEFAULT_SIZES))
@@ -216,25 +305,51 @@ def main(argv: list[str] | None = None) -> int:
     build_seconds = time.perf_counter() - t0
     res: dict[str, Any] = {"sizes": sizes, "rounds": rounds, "n_envs": n_envs, "vector_steps": vsteps,
                            "single_steps": ssteps, "topic": a.topic, "build_seconds": build_seconds,
-                           "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()), "rows": []}
+                           "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()), "rows": [],
+                           "stored_tables": bool(a.stored_tables)}
+    tables: dict[str, Path] = {}
+    root: Path | None = None
+    try:
+        if a.stored_tables:
+            root = Path(a.tables_dir) if a.tables_dir else Path(tempfile.mkdtemp(prefix="gym_crawl-score-tables-"))
+            print(f"[crawl_scale] storing each web's score tables under {root}", flush=True)
+            res["tables_dir"], res["tables_dir_kept"], res["store"] = str(root), a.tables_dir is not None, []
+            for s in specs:
+                tables[s] = root / f"{s}-{a.topic}"
+                st = _store(s, a.topic, tables[s])
+                res["store"].append(st)
+                print(f"[crawl_scale] stored {s}: {st['score_store_cpu_seconds']:,.1f} CPU-s scoring + storing "
+                      f"(+{st['setup_cpu_seconds']:,.1f} setting up), {st['disk_bytes'] / 1e6:,.0f} MB on disk, "
+                      f"peak RSS {st['peak_rss_mb']:,.0f} MB", flush=True)
+        res["rows"] = _measure(specs, a.topic, n_envs, vsteps, ssteps, rounds, tables)
+    finally:
+        if root is not None and a.tables_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+            print(f"[crawl_scale] removed {root}", flush=True)
+    from gym_crawl._io import atomic_write_bytes
+
+    out = Path(a.out)
+    stem = "crawl_scale_stored_tables" if a.stored_tables else "crawl_scale"
+    write_json_report(out / f"{stem}.json", res, "crawl_scale", a)
+    atomic_write_bytes(out / f"{stem}.md", (markdown_banner(a.quick) + _markdown(res)).encode())
+    _plot(res, out / f"{stem}.png")
+    print(_markdown(res))
+    print(f"[crawl_scale] wrote {out}")
+    return 0
+
+
+def _measure(specs: list[str], topic: str, n_envs: int, vsteps: int, ssteps: int, rounds: int,
+             tables: dict[str, Path]) -> list[dict[str, Any]]:
+    """Every web in its own process per round, the rounds interleaving the webs; medians per web."""
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in specs}
     for k in range(rounds):
         for s in (specs if k % 2 == 0 else specs[::-1]):
-            r = _run(s, a.topic, n_envs, vsteps, ssteps)
+            r = _run(s, topic, n_envs, vsteps, ssteps, tables.get(s))
             runs[s].append(r)
             print(f"[crawl_scale] round {k + 1}/{rounds} {s}: vector {r['vector_steps_per_cpu_second']:,.0f}, single "
                   f"{r['single_steps_per_cpu_second']:,.0f} steps/CPU-s, anon RSS "
                   f"{r['mem_after_crawl']['RssAnon']:,.0f} MB", flush=True)
-    res["rows"] = sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
-    from gym_crawl._io import atomic_write_bytes
-
-    out = Path(a.out)
-    write_json_report(out / "crawl_scale.json", res, "crawl_scale", a)
-    atomic_write_bytes(out / "crawl_scale.md", (markdown_banner(a.quick) + _markdown(res)).encode())
-    _plot(res, out / "crawl_scale.png")
-    print(_markdown(res))
-    print(f"[crawl_scale] wrote {out}")
-    return 0
+    return sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
 
 
 if __name__ == "__main__":

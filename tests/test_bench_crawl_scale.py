@@ -33,3 +33,11 @@ def test_summarize_takes_medians_key_by_key():
     s = summarize(runs)
     assert s["vector_steps_per_cpu_second"] == 2.0 and s["mem_after_crawl"]["RssAnon"] == 7
     assert s["cartpole_ratio"] == 4.0 and s["vector_runs"] == [1.0, 3.0, 2.0]
+
+
+def test_tables_dir_needs_stored_tables(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--quick", "--tables-dir", str(tmp_path / "t"), "--out", str(tmp_path / "out")])
+    assert e.value.code == 2
+    assert "--tables-dir needs --stored-tables" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "t").exists()
