@@ -81,6 +81,7 @@ __all__ = [
     "normalized_scores",
     "resolve_agent",
     "run_suite",
+    "score_matrices",
     "suite_agent_names",
     "suite_color",
     "task_episode",
@@ -232,16 +233,23 @@ def normalized_scores(runs: list[dict[str, Any]], agents: Sequence[str], seeds: 
             continue
         kept.append(t)
         lo[t], hi[t] = rnd, orc
+    return score_matrices(by, agents, seeds, kept, lo, hi), kept, dropped
+
+
+def score_matrices(by: dict[tuple[str, str, int], Any], agents: Sequence[str], seeds: Sequence[int],
+                   tasks: Sequence[str], lo: dict[str, float], hi: dict[str, float]) -> dict[str, np.ndarray]:
+    """``{agent: (n_seeds, n_tasks)}`` of ``(found - lo[task]) / (hi[task] - lo[task])`` from ``by[(agent, task,
+    seed)] = found``; an agent missing any (task, seed) is left out."""
     scores = {}
     for a in agents:
-        m = np.full((len(seeds), len(kept)), np.nan)
-        for j, t in enumerate(kept):
+        m = np.full((len(seeds), len(tasks)), np.nan)
+        for j, t in enumerate(tasks):
             for i, s in enumerate(seeds):
                 if (a, t, s) in by:
                     m[i, j] = (by[(a, t, s)] - lo[t]) / (hi[t] - lo[t])
         if not np.isnan(m).any():
             scores[a] = m
-    return scores, kept, dropped
+    return scores
 
 
 def iqm_ci(scores: np.ndarray, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.benchmarks.suite import score_matrices
+
 __all__ = ["TARGET", "markdown", "normalized", "summarize", "wtl"]
 
 TARGET = 0.75
@@ -27,16 +29,7 @@ def normalized(res: dict[str, Any], agents: Sequence[str], seeds: Sequence[int],
             continue
         kept.append(t)
         lo[t], hi[t] = float(np.mean(rnd)), float(orc[t])
-    out = {}
-    for a in agents:
-        m = np.full((len(seeds), len(kept)), np.nan)
-        for j, t in enumerate(kept):
-            for i, s in enumerate(seeds):
-                if (a, t, s) in by:
-                    m[i, j] = (by[(a, t, s)] - lo[t]) / (hi[t] - lo[t])
-        if kept and not np.isnan(m).any():
-            out[a] = m
-    return out, kept, dropped
+    return (score_matrices(by, agents, seeds, kept, lo, hi) if kept else {}), kept, dropped
 
 
 def wtl(res: dict[str, Any], agent: str, ref: str, tasks: Sequence[str], seeds: Sequence[int]) -> list[int]:

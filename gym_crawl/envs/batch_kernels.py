@@ -190,7 +190,6 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
     invalid step) and write the observation. Returns False when ``p``'s reward is not finite (its callers refuse
     such a page before they call)."""
     page_domain = graph.page_domain
-    (rw_r, rw_rel, label) = rwt
     (hk, hp, hsize, sel_p, sel_k, nsel) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
@@ -214,12 +213,9 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         invalid[i] = True
         n_new_out[i] = 0
     else:
-        row = K.page_row(scores, p)
-        r = np.float64(rw_r[row])
+        r, rel, ev = _page_reward(scores, rwt, eval_label, p)
         if not math.isfinite(r):
             return False
-        rel = rw_rel[row]
-        ev = label[row] if eval_label else rel
         nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
         counts[i, 0] = nn
         counts[i, 1] = nu
@@ -290,6 +286,16 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
 
 
 @njit(cache=True, nogil=True)
+def _page_reward(scores, rwt, eval_label, p):
+    """The reward of fetching ``p`` (not yet checked finite), its relevance, and the relevance the crawl counts
+    (the label when ``eval_label``), read from the topic's reward tables ``rwt``."""
+    (rw_r, rw_rel, label) = rwt
+    row = K.page_row(scores, p)
+    rel = rw_rel[row]
+    return np.float64(rw_r[row]), rel, (label[row] if eval_label else rel)
+
+
+@njit(cache=True, nogil=True)
 def _state_vector(v, ctr, t, r, reward_scale, ncand, kk, budget, log_time, log_pages, n_domains):
     """The env's state vector (its ``state_names``) into ``v``: float64 arithmetic clamped to [-1, 1], stored as
     float32."""
@@ -331,7 +337,6 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     per-domain counters must be at their reset values (:func:`gym_crawl.crawl.fields.reset_rows`). Returns False
     when the reset fails (a seed's reward is not finite, or the frontier is empty after the seeds), the crawl then
     half reset."""
-    (rw_r, rw_rel, label) = rwt
     (hk, hp, hsize, sel_p, sel_k, nsel) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
@@ -351,12 +356,9 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
         s = find(keys, slots, p)
         if s >= 0 and status[s] == K.VISITED:
             continue
-        row = K.page_row(scores, p)
-        r = np.float64(rw_r[row])
+        r, rel, ev = _page_reward(scores, rwt, eval_label, p)
         if not math.isfinite(r):
             return False
-        rel = rw_rel[row]
-        ev = label[row] if eval_label else rel
         nn, nu, nr = K.fetch_page(p, False, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
         if use_reducer:
             K.topk_update(crawls.out_upd[i][:nu], crawls, i, hk[i], hp[i], hsize[i], p, crawls.out_rem[i][:nr])
