@@ -37,8 +37,10 @@ def test_report_flags_budgets_and_per_extra_env(tmp_path):
               {"envs": 3, "memory": _m(1200.0, 400.0, 700.0), "peak_rss_mb": 1200.0}]
     md = _markdown(one, workers, vector)
     assert "OVER the 1024 MB budget" in md          # 1100 MB peak RSS
-    assert "default mode (private memory: what one more worker costs): 120.0 MB (OVER the 100 MB budget)" in md
-    assert "shared mode (private memory: what one more worker costs): 60.0 MB (within the 100 MB budget)" in md
+    assert ("default mode, 2 workers (private memory: what one more worker costs): 120.0 MB "
+            "(OVER the 100 MB budget)") in md
+    assert ("shared mode, 2 workers (private memory: what one more worker costs): 60.0 MB "
+            "(within the 100 MB budget)") in md
     assert "| 3 | 1200.0 | 400.0 | 700.0 | 1200.0 | 50.0 |" in md  # (400 - 300) / (3 - 1) MB per extra env
     _plot(one, workers, vector, tmp_path / "m.png")
     assert (tmp_path / "m.png").stat().st_size > 0
@@ -76,3 +78,37 @@ def test_a_process_that_steps_an_env_does_not_load_what_only_building_needs():
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
             for _ in range(2)]  # the first builds the corpus' text model into the cache; the second, a worker, loads it
     assert runs[1].stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_smaps_breakdown_splits_this_process_by_mapping(tmp_path):
+    """The parts add up to the process' totals, and a memory-mapped file under a ``score_tables`` folder is counted
+    as stored score tables, its touched pages resident."""
+    import numpy as np
+
+    from gym_crawl.benchmarks.memory import MAPPING_PARTS, smaps_breakdown
+
+    d = tmp_path / "score_tables" / "t"
+    d.mkdir(parents=True)
+    np.save(d / "link_cat.npy", np.arange(2 << 20, dtype=np.float32))  # 8 MB
+    a = np.load(d / "link_cat.npy", mmap_mode="r")
+    assert float(a.sum()) > 0  # touch every page
+    parts, total = smaps_breakdown(), proc_memory()
+    assert set(parts) == set(MAPPING_PARTS)
+    assert parts["score_tables"]["rss_mb"] >= 7.9 and parts["score_tables"]["anon_mb"] == 0
+    assert parts["heap"]["anon_mb"] > 0 and parts["libraries"]["rss_mb"] > 0
+    for k in ("rss_mb", "uss_mb", "anon_mb"):
+        assert abs(sum(p[k] for p in parts.values()) - total[k]) < 2.0, k
+
+
+def test_report_shows_each_workers_parts():
+    parts = {k: {"rss_mb": 1.0, "pss_mb": 0.5, "uss_mb": 0.25, "anon_mb": 0.0} for k in
+             ("heap", "anon", "score_tables", "corpus", "libraries", "other_files")}
+    parts["heap"] = {"rss_mb": 44.0, "pss_mb": 44.0, "uss_mb": 44.0, "anon_mb": 44.0}
+    stages = ("base", "after_import", "after_corpus_load", "after_make", "after_reset", "after_crawl")
+    one = {"pages": 500, "links": 5000, "peak_rss_mb": 100.0, **{k: _m(100.0, 50.0, 60.0) for k in stages}}
+    workers = [{"workers": 1, "mode": "cached", "main": _m(90.0, 80.0, 85.0),
+                "per_worker": [_m(300.0, 96.0, 180.0)], "per_worker_parts": [parts]}]
+    md = _markdown(one, workers, [])
+    assert "| workers | mode | worker | heap | anon | score_tables | corpus | libraries | other_files |" in md
+    assert "| 1 | cached | 0 | 44.0 / 44.0 / 44.0 | 0.25 / 0.0 / 0.5 |" in md
+    assert "cached mode, 1 worker (private memory: what one more worker costs — the only worker" in md
