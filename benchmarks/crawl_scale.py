@@ -18,11 +18,13 @@ the rounds interleave the sizes, so load changes on a shared machine hit every s
   and one crawl's state: bytes per page it touched (its columns at their capacity / the pages it touched).
 
 ``--stored-tables``: like for like across webs. By default a topic's score tables are complete only on a web small
-enough to score at the first reset (outside the timed steps); on a larger web most pages a crawl fetches are scored
-during the timed step. With this option each web's topic tables are scored completely and stored once per web
-before the timed crawls (``WikiCrawlEnv.world.precompute_scores`` + ``TopicScorer.save_tables``, in its own
-process, with a progress bar; its CPU seconds, disk bytes and peak RSS reported), and every timed process
-memory-maps them (``TopicScorer.load_tables``) — every web's crawls then step over complete tables. The tables go
+enough to score at the first reset (outside the timed steps); on a larger generated web the topic's tables are stored
+on disk at its first use (the build step below, outside the timed processes: ``TopicScorer.use_stored_tables``) and
+a page a crawl fetches for the first time has its scores copied from them during the timed step. With this option
+each web's topic tables are scored completely and stored once per web before the timed crawls
+(``WikiCrawlEnv.world.precompute_scores`` + ``TopicScorer.save_tables``, in its own process, with a progress bar;
+its CPU seconds, disk bytes and peak RSS reported), and every timed process memory-maps them whole
+(``TopicScorer.load_tables``: dense tables) — every web's crawls then step over complete tables. The tables go
 to ``--tables-dir`` (default: a new temporary directory), which is removed at the end unless given.
 
 Medians over the rounds. Writes ``crawl_scale.json``, ``crawl_scale.md`` and ``crawl_scale.png`` (steps per

@@ -17,7 +17,8 @@ from numba import njit
 
 from gym_crawl.pagemap import find, insert
 
-__all__ = ["claim_link_rows", "claim_page_rows", "labels_into", "score_links_into", "score_pages_into"]
+__all__ = ["claim_link_rows", "claim_page_rows", "copy_links_into", "copy_pages_into", "labels_into",
+           "score_links_into", "score_pages_into"]
 
 
 @njit(cache=True, nogil=True)
@@ -204,3 +205,34 @@ def claim_link_rows(pages, keys, bases, n0, link_lo, link_hi):
             k += 1
             at += 1
     return at, m, links[:k], rows[:k]
+
+
+@njit(cache=True, nogil=True)
+def copy_pages_into(pages, rows, s_rel, s_cat, s_tfidf, rel, cat, tfidf):
+    """Copy the stored scores of ``pages[i]`` (``s_rel``, ``s_cat``, ``s_tfidf``: a topic's stored tables, rows =
+    page ids) into row ``rows[i]`` of ``rel``, ``cat``, ``tfidf``. ``s_cat`` may hold fewer columns than ``cat``
+    (none for a topic without categories, whose category scores are all zero): the other columns are left as they
+    are (zero in a fresh row)."""
+    kc = s_cat.shape[1]
+    for i in range(len(pages)):
+        p = pages[i]
+        r = rows[i]
+        rel[r] = s_rel[p]
+        tfidf[r] = s_tfidf[p]
+        for j in range(kc):
+            cat[r, j] = s_cat[p, j]
+
+
+@njit(cache=True, nogil=True)
+def copy_links_into(links, rows, s_rel, s_cat, s_kw_url, s_kw_anchor, rel, cat, kw_url, kw_anchor):
+    """Copy the stored scores of link ``links[i]`` (rows = link ids) into row ``rows[i]`` of ``rel``, ``cat``,
+    ``kw_url``, ``kw_anchor`` (``s_cat``'s columns as in :func:`copy_pages_into`)."""
+    kc = s_cat.shape[1]
+    for i in range(len(links)):
+        li = links[i]
+        r = rows[i]
+        rel[r] = s_rel[li]
+        kw_url[r] = s_kw_url[li]
+        kw_anchor[r] = s_kw_anchor[li]
+        for j in range(kc):
+            cat[r, j] = s_cat[li, j]

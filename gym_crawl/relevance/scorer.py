@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import weakref
 from collections.abc import Sequence
@@ -39,6 +40,8 @@ from gym_crawl.pagemap import add_keys, find, find_many, rehash
 from gym_crawl.relevance.score_kernels import (
     claim_link_rows,
     claim_page_rows,
+    copy_links_into,
+    copy_pages_into,
     labels_into,
     score_links_into,
     score_pages_into,
@@ -47,18 +50,31 @@ from gym_crawl.relevance.topic import Topic, label_hits
 from gym_crawl.text.model import TextModel, gather_csr, gather_ranges, weighted_row_sums
 
 __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", "shared_scorer",
-           "fill_topic_tables", "SCORE_TABLES_VERSION"]
+           "fill_topic_tables", "SCORE_TABLES_VERSION", "STORED_TABLES_LINKS"]
 
 #: version of the on-disk score-table cache (:meth:`TopicScorer.save_tables`); a change makes old caches unused
 #: (2: cosines summed in float64 in a fixed order, :func:`gym_crawl._arith.cosines`; 3: the key hashes the topic's
-#: label hits, not its per-page label mask, so no (n_pages,) mask is built to find the cache)
-SCORE_TABLES_VERSION = 3
+#: label hits, not its per-page label mask, so no (n_pages,) mask is built to find the cache; 4: a topic without
+#: categories stores no category columns — they are all zero)
+SCORE_TABLES_VERSION = 4
+#: a generated web (its corpus names a ``generator``) with more links than this stores each topic's score tables on
+#: disk at the topic's first use (:meth:`TopicScorer.use_stored_tables`) and its crawls copy a page's scores from
+#: them instead of computing them during the step
+STORED_TABLES_LINKS = 2_000_000
+#: pages / links per batch when :meth:`TopicScorer.store_tables` scores a web straight into the stored files
+_STORE_CHUNK = 1 << 16
 _TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
                 "link_rel": ("links", "rel"), "link_cat": ("links", "cat"), "link_kw_url": ("links", "kw_url"),
                 "link_kw_anchor": ("links", "kw_anchor")}
 _TABLES_MANIFEST_KEYS = frozenset({"format", "version", "key", "corpus", "topic", "files"})
 #: largest magnitude a stored cosine may have (float32 rounding of a unit-vector dot product stays far below)
 _COSINE_BOUND = 1.0 + 1e-3
+
+
+def _check_zero_columns(fname: str, cat: np.ndarray, kc: int) -> None:
+    """Refuse to drop category columns ``kc:`` of ``cat`` unless every entry is +0.0 (bit for bit)."""
+    if kc < cat.shape[1] and np.any(np.ascontiguousarray(cat[:, kc:]).view(np.uint32)):
+        raise ValueError(f"score table {fname}: category columns {kc}.. are not all zero; not dropping them")
 
 
 def _table_problem(fname: str, a: np.ndarray) -> str | None:
@@ -149,6 +165,9 @@ class TopicScorer:
         self._tfidf_query = qidf / max(norm(qidf), 1e-12)
         self._queries_t = np.ascontiguousarray(self.queries.T, dtype=np.float64)  # what the cosine kernels read
         self._label_mask: np.ndarray | None = None
+        #: the stored tables (:meth:`attach_stored_tables`) that keyed tables copy scored rows from: memory-mapped,
+        #: read-only, rows = page / link ids; ``None``: keyed tables compute their rows
+        self._source: dict[str, np.ndarray] | None = None
 
     @property
     def label_mask(self) -> np.ndarray:
@@ -195,6 +214,7 @@ class TopicScorer:
             for k in [k for k, v in per_corpus.items() if v is self]:
                 del per_corpus[k]
         self.keyword_mask[:] = False
+        self._source = None  # stored keyword flags are the old keywords': computed from here on
         ids = [self.corpus.word_id(w) for w in words]
         self.keyword_mask[[i for i in ids if i >= 0]] = True
         links = self._tables.get("links")
@@ -260,7 +280,10 @@ class TopicScorer:
         if t is None:
             if not self._tables.get("tried-disk"):
                 self._tables["tried-disk"] = True
-                self.load_tables()
+                if self.stores_tables():
+                    self.use_stored_tables()
+                else:
+                    self.load_tables()
             t = self._tables.get(name)
             if t is None:
                 t = self._tables[name] = cls(self)
@@ -295,13 +318,20 @@ class TopicScorer:
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{self.corpus.name}-{self.topic.name}")
         return data_dir() / "score_tables" / f"{safe}-{key}"
 
+    def cat_columns(self) -> int:
+        """Category columns the stored tables keep: all ``n_categories`` for a topic with categories, none for a
+        topic without (every category score is then exactly zero, checked when they are stored)."""
+        return self.n_categories if self.topic.categories else 0
+
     def save_tables(self, path: str | Path | None = None) -> Path:
         """Score every page and link of the topic (:meth:`PageTable.ensure_all`, :meth:`LinkTable.ensure_all`)
         and store the tables as ``.npy`` files + ``manifest.json`` (sizes, sha256s, shapes, dtypes, the
         tables key), written under a temporary ``.partial`` directory and renamed into place when complete,
         so a half-written cache is never seen. Every process that then builds a scorer for the same
         corpus, text model and topic memory-maps these files read-only (:meth:`load_tables`): the OS keeps
-        one copy for all of them, instead of each process filling its own tables as it crawls."""
+        one copy for all of them, instead of each process filling its own tables as it crawls. A topic without
+        categories stores no category columns (:meth:`cat_columns`). :meth:`store_tables` writes the same files
+        without holding the tables in memory."""
         key = self.tables_key()
         path = Path(path) if path is not None else self.tables_path()
         if key is None or path is None:
@@ -311,18 +341,85 @@ class TopicScorer:
         lt.ensure_all()
         if getattr(pt, "mapped", False) and getattr(lt, "mapped", False) and path == self.tables_path():
             return path  # already stored and mapped from there
+        kc = self.cat_columns()
+
+        def write(tmp: Path) -> None:
+            for fname, (which, attr) in _TABLE_FILES.items():
+                arr = np.asarray(getattr(pt if which == "pages" else lt, attr))
+                if attr == "cat":
+                    _check_zero_columns(fname, arr, kc)
+                    arr = arr[:, :kc]
+                save_npy(tmp / f"{fname}.npy", np.ascontiguousarray(arr))
+
+        return self._write_tables(path, key, write)
+
+    def store_tables(self, path: str | Path | None = None, progress: bool = True) -> Path:
+        """Score every page and link of the topic straight into the stored files of :meth:`save_tables` (the same
+        files, the same bits), batch by batch, without building the tables in memory (the process holds a batch of
+        scores; the files' pages are page cache): what a web too large for its tables in memory needs. This scorer's
+        own tables are left as they are. ``progress``: the pages and links scored as a progress bar on stderr."""
+        key = self.tables_key()
+        path = Path(path) if path is not None else self.tables_path()
+        if key is None or path is None:
+            raise ValueError("store_tables needs a corpus saved on disk (Corpus.save / a cached loader)")
+        from numpy.lib.format import open_memmap
+
+        c, text, C, kc = self.corpus, self.text, self.n_categories, self.cat_columns()
+        n, L, B = c.n_pages, c.n_links, _STORE_CHUNK
+        shapes = {"page_rel": (n,), "page_cat": (n, kc), "page_tfidf": (n,), "link_rel": (L,), "link_cat": (L, kc),
+                  "link_kw_url": (L,), "link_kw_anchor": (L,)}
+        dtypes = {"link_kw_url": np.bool_, "link_kw_anchor": np.bool_}
+
+        def write(tmp: Path) -> None:
+            out = {f: open_memmap(tmp / f"{f}.npy", mode="w+", dtype=dtypes.get(f, np.float32), shape=shapes[f])
+                   for f in _TABLE_FILES}
+            rel, cat = np.zeros(B, np.float32), np.zeros((B, C), np.float32)
+            tfidf, kwu, kwa = np.zeros(B, np.float32), np.zeros(B, bool), np.zeros(B, bool)
+            rows = np.arange(B, dtype=np.int64)
+            with Progress(n + L, f"score tables of topic {self.topic.name!r} on {c.name!r} (stored once)",
+                          unit="pages and links", enabled=progress, announce=True) as bar:
+                for a in range(0, n, B):
+                    m = min(B, n - a)
+                    score_pages_into(np.arange(a, a + m, dtype=np.int64), rows[:m], c.text_lo, c.text_hi,
+                                     c.text_terms, c.text_counts, text.idf, text.vectors, self._queries_t,
+                                     self._tfidf_query, rel, cat, tfidf)
+                    _check_zero_columns("page_cat", cat[:m], kc)
+                    out["page_rel"][a:a + m], out["page_tfidf"][a:a + m] = rel[:m], tfidf[:m]
+                    out["page_cat"][a:a + m] = cat[:m, :kc]
+                    bar.update(m)
+                for a in range(0, L, B):
+                    m = min(B, L - a)
+                    score_links_into(np.arange(a, a + m, dtype=np.int64), rows[:m], c.anchor_ptr, c.anchor_terms,
+                                     c.title_ptr, c.title_terms, c.context_ptr, c.context_terms, c.link_dst, text.idf,
+                                     text.vectors, self._queries_t, self.keyword_mask, rel, cat, kwu, kwa)
+                    _check_zero_columns("link_cat", cat[:m], kc)
+                    out["link_rel"][a:a + m], out["link_cat"][a:a + m] = rel[:m], cat[:m, :kc]
+                    out["link_kw_url"][a:a + m], out["link_kw_anchor"][a:a + m] = kwu[:m], kwa[:m]
+                    bar.update(m)
+            for f, mm in out.items():
+                mm.flush()
+                with open(tmp / f"{f}.npy", "rb+") as fh:
+                    os.fsync(fh.fileno())
+            out.clear()
+
+        return self._write_tables(path, key, write)
+
+    def _write_tables(self, path: Path, key: str, write: Any) -> Path:
+        """Write the tables with ``write(tmp)`` into a ``.partial`` directory, check their values, seal the manifest
+        and rename the directory into ``path`` (a half-written cache is never seen at ``path``)."""
         clean_orphans(path)
         tmp = partial_dir(path)
         try:
+            write(tmp)
             files = {}
-            for fname, (which, attr) in _TABLE_FILES.items():
-                arr = np.ascontiguousarray(getattr(pt if which == "pages" else lt, attr))
+            for fname in _TABLE_FILES:
+                arr = load_npy(tmp / f"{fname}.npy", mmap=True)
                 bad = _table_problem(fname, arr)
                 if bad is not None:
                     raise ValueError(f"score table {fname} of topic {self.topic.name!r}: {bad}; not storing it")
-                save_npy(tmp / f"{fname}.npy", arr)
                 files[f"{fname}.npy"] = {**file_digest(tmp / f"{fname}.npy"), "shape": list(arr.shape),
                                          "dtype": str(arr.dtype)}
+                del arr
             atomic_write_json(tmp / "manifest.json", seal({
                 "format": "gym_crawl-score-tables", "version": SCORE_TABLES_VERSION, "key": key,
                 "corpus": self.corpus.name, "topic": self.topic.name, "files": files}))
@@ -341,33 +438,98 @@ class TopicScorer:
         against its full sha256 (checked on the first open of each file as it is now and stamped, as
         :meth:`Corpus.load` does; ``verify=True``: every time), a score that is not finite or not in its
         range — is reported in one warning naming the file, removed, and ``False`` returned: the scorer
-        then fills its tables itself."""
+        then fills its tables itself. Category columns a topic without categories did not store are zeros
+        (not resident until written)."""
+        arrays = self._open_stored(path, verify)
+        if arrays is None:
+            return False
+        C = self.n_categories
+        for fname in ("page_cat", "link_cat"):
+            a = arrays[fname]
+            if a.shape[1] < C:  # no category columns stored: all zero
+                arrays[fname] = np.zeros((a.shape[0], C), np.float32)
+        pt, lt = PageTable(self, arrays=arrays), LinkTable(self, arrays=arrays)
+        self._tables["pages"], self._tables["links"] = pt, lt
+        self._tables["tried-disk"] = True
+        return True
+
+    def attach_stored_tables(self, path: str | Path | None = None, verify: bool = False) -> bool:
+        """Memory-map the stored tables (:meth:`save_tables`, :meth:`store_tables`; checked as :meth:`load_tables`
+        checks them) as the *source* of this scorer's keyed tables: a page's row, or its links' rows, are copied
+        from them when a crawl first needs them, instead of being computed from the page's and links' text — the
+        same bits, a few cache misses instead of the text's. The tables stay keyed (memory follows the pages
+        scored; the stored files are page cache). ``False`` (nothing changed) without a usable store. A later
+        :meth:`set_keywords` detaches them (the stored keyword flags are the old keywords')."""
+        arrays = self._open_stored(path, verify)
+        if arrays is None:
+            return False
+        self._source = {k: np.asarray(v) for k, v in arrays.items()}
+        self._tables["tried-disk"] = True
+        return True
+
+    @property
+    def stored_source(self) -> bool:
+        """Whether keyed tables copy their rows from stored tables (:meth:`attach_stored_tables`)."""
+        return self._source is not None
+
+    def stores_tables(self) -> bool:
+        """Whether this topic's tables are stored on disk at their first use (:meth:`use_stored_tables`): a saved
+        generated web (its corpus names a ``generator``) with more than :data:`STORED_TABLES_LINKS` links."""
+        c = self.corpus
+        return bool(c.meta.get("generator")) and c.n_links > STORED_TABLES_LINKS and self.tables_key() is not None
+
+    def use_stored_tables(self, progress: bool = True) -> bool:
+        """Attach this topic's stored tables (:meth:`attach_stored_tables`), storing them first when there are none
+        yet (:meth:`store_tables`, with a progress bar; once per corpus, text model and topic, under
+        :meth:`tables_path`). A store that cannot be written (a read-only or full data directory) is reported in
+        one warning and the crawls compute their scores as they go; returns whether stored tables are attached."""
+        if self.attach_stored_tables():
+            return True
+        try:
+            self.store_tables(progress=progress)
+        except OSError as e:
+            from gym_crawl.corpus.cache import warn_once
+
+            warn_once(f"store-tables:{self.tables_path()}", f"cannot store the score tables of topic "
+                                                            f"{self.topic.name!r} ({e}); scoring pages as they are "
+                                                            f"fetched")
+            return False
+        return self.attach_stored_tables()
+
+    def _open_stored(self, path: str | Path | None, verify: bool) -> dict[str, np.ndarray] | None:
+        """The stored tables at ``path`` (default :meth:`tables_path`), memory-mapped and checked (the keyword flags
+        copy-on-write); ``None`` when there are none or they belong to other inputs; a damaged store is removed
+        (:meth:`_damaged_tables`)."""
         key = self.tables_key()
         path = Path(path) if path is not None else self.tables_path()
         if key is None or path is None or not (path / "manifest.json").is_file():
-            return False
+            return None
         mf = path / "manifest.json"
         try:
             raw = mf.read_bytes()
             m = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError) as e:
-            return self._damaged_tables(path, f"{mf}: unreadable ({e})")
+            self._damaged_tables(path, f"{mf}: unreadable ({e})")
+            return None
         problem = seal_problem(m, _TABLES_MANIFEST_KEYS)
         if problem is not None:
-            return self._damaged_tables(path, f"{mf}: {problem}")
+            self._damaged_tables(path, f"{mf}: {problem}")
+            return None
         if (m.get("format") != "gym_crawl-score-tables" or m.get("version") != SCORE_TABLES_VERSION
                 or m.get("key") != key):
-            return False
+            return None
         if not isinstance(m.get("files"), dict) or set(m["files"]) != {f"{f}.npy" for f in _TABLE_FILES}:
-            return self._damaged_tables(path, f"{mf}: field 'files' does not list the {len(_TABLE_FILES)} tables")
+            self._damaged_tables(path, f"{mf}: field 'files' does not list the {len(_TABLE_FILES)} tables")
+            return None
         try:
             hashed = verify_files(path, m["files"], key=hashlib.sha256(raw).hexdigest(), force=verify)
         except FileCheckError as e:
-            return self._damaged_tables(path, f"{path / e.file}: {e.problem}")
-        n, L, C = self.corpus.n_pages, self.corpus.n_links, self.n_categories
-        want = {"page_rel": [n], "page_cat": [n, C], "page_tfidf": [n], "link_rel": [L], "link_cat": [L, C],
+            self._damaged_tables(path, f"{path / e.file}: {e.problem}")
+            return None
+        n, L, kc = self.corpus.n_pages, self.corpus.n_links, self.cat_columns()
+        want = {"page_rel": [n], "page_cat": [n, kc], "page_tfidf": [n], "link_rel": [L], "link_cat": [L, kc],
                 "link_kw_url": [L], "link_kw_anchor": [L]}
-        arrays = {}
+        arrays: dict[str, np.ndarray] = {}
         for fname in _TABLE_FILES:
             fp, spec = path / f"{fname}.npy", m["files"][f"{fname}.npy"]
             try:
@@ -376,30 +538,28 @@ class TopicScorer:
                 else:
                     a = load_npy(fp, mmap=True)
             except (OSError, ValueError, EOFError) as e:
-                return self._damaged_tables(path, f"{fp}: unreadable .npy ({e})")
+                self._damaged_tables(path, f"{fp}: unreadable .npy ({e})")
+                return None
             if list(a.shape) != want[fname] or list(a.shape) != spec.get("shape") or str(a.dtype) != spec.get("dtype"):
-                return self._damaged_tables(path, f"{fp}: shape/dtype {list(a.shape)}/{a.dtype}, expected "
-                                                  f"{want[fname]} as the manifest's "
-                                                  f"{spec.get('shape')}/{spec.get('dtype')}")
+                self._damaged_tables(path, f"{fp}: shape/dtype {list(a.shape)}/{a.dtype}, expected {want[fname]} as "
+                                           f"the manifest's {spec.get('shape')}/{spec.get('dtype')}")
+                return None
             if hashed or verify:  # values scanned with the hash (first open of these files), trusted after
                 bad = _table_problem(fname, np.asarray(a))
                 if bad is not None:
-                    return self._damaged_tables(path, f"{fp}: {bad}")
+                    self._damaged_tables(path, f"{fp}: {bad}")
+                    return None
             arrays[fname] = a if fname.startswith("link_kw") else np.asarray(a)
-        pt, lt = PageTable(self, arrays=arrays), LinkTable(self, arrays=arrays)
-        self._tables["pages"], self._tables["links"] = pt, lt
-        self._tables["tried-disk"] = True
-        return True
+        return arrays
 
-    def _damaged_tables(self, path: Path, problem: str) -> bool:
-        """Report a damaged score-table cache once, remove it (the next :meth:`save_tables` rewrites it) and
-        return ``False``."""
+    def _damaged_tables(self, path: Path, problem: str) -> None:
+        """Report a damaged score-table cache once and remove it (the next :meth:`save_tables` rewrites it)."""
         from gym_crawl.corpus.cache import warn_once
 
         warn_once(f"damaged:{path}", f"score-table cache unusable ({problem}); removing it, the scores are "
                                      f"computed again")
         shutil.rmtree(path, ignore_errors=True)
-        return False
+        return None
 
     def all_page_scores(self, chunk: int = 50_000) -> PageScores:
         """Scores of every page (for oracles and analyses only — never shown to agents)."""
@@ -540,9 +700,13 @@ class PageTable:
             if m:
                 todo, rows = new[:m], np.arange(n, n + m, dtype=np.int64)
                 self.n_rows = n + m
-                c = sc.corpus
-                score_pages_into(todo, rows, c.text_lo, c.text_hi, c.text_terms, c.text_counts, sc.text.idf,
-                                 sc.text.vectors, sc._queries_t, sc._tfidf_query, self.rel, self.cat, self.tfidf)
+                c, src = sc.corpus, sc._source
+                if src is not None:  # stored tables: the rows are copied (the same bits)
+                    copy_pages_into(todo, rows, src["page_rel"], src["page_cat"], src["page_tfidf"], self.rel,
+                                    self.cat, self.tfidf)
+                else:
+                    score_pages_into(todo, rows, c.text_lo, c.text_hi, c.text_terms, c.text_counts, sc.text.idf,
+                                     sc.text.vectors, sc._queries_t, sc._tfidf_query, self.rel, self.cat, self.tfidf)
                 sc.labels_into(todo, rows, self.label)
             return
         todo = np.unique(pages[self.rows(pages) < 0])
@@ -714,7 +878,11 @@ def _fill_links_keyed(table: LinkTable, pages: np.ndarray) -> None:
     table.n_pages_scored += int(m)
     if len(links):
         sc = table.scorer
-        c, text = sc.corpus, sc.text
+        c, text, src = sc.corpus, sc.text, sc._source
+        if src is not None:  # stored tables: the rows are copied (the same bits)
+            copy_links_into(links, rows, src["link_rel"], src["link_cat"], src["link_kw_url"], src["link_kw_anchor"],
+                            table.rel, table.cat, table.kw_url, table.kw_anchor)
+            return
         score_links_into(links, rows, c.anchor_ptr, c.anchor_terms, c.title_ptr, c.title_terms, c.context_ptr,
                          c.context_terms, c.link_dst, text.idf, text.vectors, sc._queries_t, sc.keyword_mask,
                          table.rel, table.cat, table.kw_url, table.kw_anchor)

@@ -1,0 +1,173 @@
+"""A large generated web's score tables stored once per topic and copied from: ``TopicScorer.store_tables`` scores
+every page and link straight into the stored files, ``attach_stored_tables`` makes them the source of the keyed
+tables (a page's rows are copied, not computed, when a crawl first needs them), and a saved generated web above
+``STORED_TABLES_LINKS`` links does both at a topic's first use (``use_stored_tables``). The same bits, so the same
+trajectories; a stored cache that is half-written, altered or stale is never used."""
+from __future__ import annotations
+
+import json
+import weakref
+
+import numpy as np
+import pytest
+from conftest import make_tiny_corpus
+from test_shared_scorer import _make, _same, _trajectory
+
+import gym_crawl  # noqa: F401
+import gym_crawl.crawl.state as state_mod
+import gym_crawl.relevance.scorer as scorer_mod
+from gym_crawl.corpus import Corpus, load_corpus
+from gym_crawl.relevance.topic import resolve_topic
+
+
+@pytest.fixture()
+def data(tmp_path, monkeypatch):
+    """A private data dir, pages scored as fetched (keyed tables), a fresh process-wide scorer memo."""
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(state_mod, "EAGER_SCORING_LINKS", 0)
+    monkeypatch.setattr(scorer_mod, "_SHARED", weakref.WeakKeyDictionary())
+    return tmp_path
+
+
+@pytest.fixture()
+def tiny(data):
+    """The tiny corpus (topics with categories) saved and re-opened."""
+    make_tiny_corpus(400).save(data / "c")
+    return Corpus.load(data / "c", share=False)
+
+
+def _scorer(corpus, topic):
+    scorer_mod._SHARED.clear()
+    e = _make(corpus, topic)
+    return e.unwrapped.world.scorer(resolve_topic(topic, corpus))
+
+
+def _computed(corpus, topic):
+    """A scorer whose keyed tables compute every row (no stored tables)."""
+    sc = scorer_mod.TopicScorer(_scorer(corpus, topic).text, resolve_topic(topic, corpus))
+    sc._tables["tried-disk"] = True
+    return sc
+
+
+def _rows_equal(a, b, pages):
+    """The keyed tables of scorers ``a`` and ``b`` hold the same bits for ``pages`` and their links."""
+    pa, pb, la, lb = a.page_table(), b.page_table(), a.link_table(), b.link_table()
+    pa.ensure_many(pages)
+    pb.ensure_many(pages)
+    la.ensure(pages)
+    lb.ensure(pages)
+    ra, rb = pa.rows(pages), pb.rows(pages)
+    for x, y in ((pa.rel, pb.rel), (pa.cat, pb.cat), (pa.tfidf, pb.tfidf), (pa.label, pb.label)):
+        assert np.array_equal(x[ra].view(np.uint8), y[rb].view(np.uint8))
+    for p in pages.tolist():
+        ia = la.bases(np.array([p]))[0] + np.arange(int(la.hi[p] - la.lo[p]))
+        ib = lb.bases(np.array([p]))[0] + np.arange(int(lb.hi[p] - lb.lo[p]))
+        for x, y in ((la.rel, lb.rel), (la.cat, lb.cat), (la.kw_url, lb.kw_url), (la.kw_anchor, lb.kw_anchor)):
+            assert np.array_equal(x[ia].view(np.uint8), y[ib].view(np.uint8))
+
+
+@pytest.mark.parametrize("topic", ["cancer", "no-categories"])
+def test_stored_rows_are_the_computed_bits(tiny, topic):
+    if topic == "no-categories":
+        topic = {"name": "plain", "words": ["tumor"], "categories": [], "seeds": ["Cancer"]}
+    name = topic if isinstance(topic, str) else "plain"
+    sc = _scorer(tiny, name if isinstance(topic, str) else topic)
+    path = sc.store_tables(progress=False)
+    m = json.loads((path / "manifest.json").read_text())
+    kc = sc.cat_columns()
+    assert m["files"]["link_cat.npy"]["shape"] == [tiny.n_links, kc]
+    assert kc == (0 if name == "plain" else sc.n_categories)
+    assert sc.attach_stored_tables() and sc.stored_source and sc.page_table().keyed and sc.link_table().keyed
+    rng = np.random.default_rng(0)
+    pages = rng.choice(tiny.n_pages, 120, replace=False).astype(np.int64)
+    _rows_equal(sc, _computed(tiny, name if isinstance(topic, str) else topic), pages)
+    # the same files as save_tables writes from complete in-memory tables, value for value
+    full = _computed(tiny, name if isinstance(topic, str) else topic)
+    p2 = full.save_tables(path.with_name("saved"))
+    for f in ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor"):
+        a, b = np.load(path / f"{f}.npy"), np.load(p2 / f"{f}.npy")
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    # the dense mapping of stored tables without category columns reads zeros there
+    dense = _computed(tiny, name if isinstance(topic, str) else topic)
+    assert dense.load_tables(path)
+    assert dense.page_table().cat.shape == (tiny.n_pages, sc.n_categories)
+    assert np.array_equal(dense.link_table().cat, full.link_table().cat)
+
+
+def test_generated_web_stores_its_tables_at_first_use_same_trajectories(data, monkeypatch):
+    corpus = load_corpus("powerlaw-2000")
+    assert corpus.meta.get("generator") == "powerlaw"
+    topic = corpus.meta["default_topic"]
+    want = _trajectory(_make(corpus, topic), seed=3)  # 2,000 pages: below the threshold, rows computed
+    sc0 = _make(corpus, topic).unwrapped.scorer
+    assert not sc0.stores_tables() and not sc0.stored_source
+    monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
+    scorer_mod._SHARED.clear()
+    env = _make(corpus, topic)
+    got = _trajectory(env, seed=3)
+    sc = env.unwrapped.scorer
+    assert sc.stores_tables() and sc.stored_source and sc.page_table().keyed
+    assert (sc.tables_path() / "manifest.json").is_file()
+    assert sc.page_table().n_rows < corpus.n_pages  # memory follows the pages scored, not the web
+    assert _same(got, want)
+    scorer_mod._SHARED.clear()  # a second process: attaches the stored tables, stores nothing again
+    stamp = (sc.tables_path() / "manifest.json").stat().st_mtime_ns
+    env2 = _make(corpus, topic)
+    assert _same(_trajectory(env2, seed=3), want) and env2.unwrapped.scorer.stored_source
+    assert (sc.tables_path() / "manifest.json").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("damage", ["partial-only", "no-manifest", "truncated", "altered", "stale-version",
+                                    "stale-keywords"])
+def test_half_written_or_stale_store_is_never_used(tiny, damage, monkeypatch):
+    sc = _scorer(tiny, "cancer")
+    path = sc.store_tables(progress=False)
+    if damage == "partial-only":  # a writer that died before the rename: only its .partial directory exists
+        path.rename(path.with_name(f".{path.name}.999999-deadbeef.partial"))
+    elif damage == "no-manifest":
+        (path / "manifest.json").unlink()
+    elif damage == "truncated":
+        f = path / "link_rel.npy"
+        f.write_bytes(f.read_bytes()[:-8])
+    elif damage == "altered":  # same size, one score changed: the sha256 check refuses it
+        f = path / "page_rel.npy"
+        b = bytearray(f.read_bytes())
+        b[-4:] = b"\x00\x00\x00\x3f"
+        f.write_bytes(bytes(b))
+    elif damage == "stale-version":  # tables of another format version
+        monkeypatch.setattr(scorer_mod, "SCORE_TABLES_VERSION", scorer_mod.SCORE_TABLES_VERSION + 1)
+    sc2 = _scorer(tiny, "cancer")
+    if damage == "stale-keywords":  # other keywords: another key, so the stored flags are not these
+        sc2.set_keywords(["tumor", "poetry"])
+    assert sc2.attach_stored_tables() is False and not sc2.stored_source
+
+
+def test_a_store_that_fails_midway_leaves_nothing_and_the_crawl_computes(tiny, monkeypatch):
+    want = _trajectory(_make(tiny, "cancer"), seed=2)
+
+    def boom(*a, **k):  # the files are written into the .partial directory; renaming it fails
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(scorer_mod, "replace_dir", boom)
+    monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
+    tiny.meta["generator"] = "test"
+    scorer_mod._SHARED.clear()
+    env = _make(tiny, "cancer")
+    with pytest.warns(UserWarning, match="cannot store the score tables"):
+        env.reset(seed=2)
+    sc = env.unwrapped.scorer
+    assert not sc.stored_source and not sc.tables_path().exists()
+    assert not list(sc.tables_path().parent.glob("*partial*"))
+    monkeypatch.undo()
+    assert _same(_trajectory(env, seed=2), want)
+
+
+def test_set_keywords_detaches_the_stored_tables(tiny):
+    sc = _scorer(tiny, "cancer")
+    sc.store_tables(progress=False)
+    assert sc.attach_stored_tables()
+    sc.set_keywords(["poetry"])
+    assert not sc.stored_source
+    ref = _computed(tiny, "cancer")
+    ref.set_keywords(["poetry"])
+    _rows_equal(sc, ref, np.arange(50, dtype=np.int64))
