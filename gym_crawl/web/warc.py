@@ -74,16 +74,15 @@ import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
-from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
+from gym_crawl.web.token_ids import ChunkVocabulary
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_numpy, load_keys
 from gym_crawl.web.warc_labels import read_label_map, read_label_rules
@@ -162,12 +161,27 @@ def _strings(prefix: str, values: list[str]) -> dict[str, np.ndarray]:
     return {f"{prefix}_blob": t.blob, f"{prefix}_off": t.offsets}
 
 
-def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    ptr = np.zeros(len(rows) + 1, np.int64)
-    if rows:
-        ptr[1:] = np.cumsum([len(r) for r in rows])
-    vals = np.fromiter(chain.from_iterable(rows), np.int32, count=int(ptr[-1]))
-    return ptr, vals
+def _split_tokens(ids: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """``(url_ptr, url_terms, anchor_ptr, anchor_terms, context_ptr, context_terms)`` (CSR, ``int64`` pointers and
+    ``int32`` ids) from each page's token ids and its texts' token counts (its text, its URL, then each link's anchor
+    and context)."""
+    if not counts:
+        empty_ptr, empty = np.zeros(1, np.int64), np.zeros(0, np.int32)
+        return empty_ptr, empty, empty_ptr.copy(), empty.copy(), empty_ptr.copy(), empty.copy()
+    c = np.concatenate(counts)
+    seg = np.arange(c.shape[0], dtype=np.int64)
+    first = np.cumsum([0] + [len(k) for k in counts[:-1]], dtype=np.int64)
+    pos = seg - np.repeat(first, [len(k) for k in counts])  # a text's place on its page
+    kind = np.where(pos < 2, pos, 2 + (pos & 1))  # 0 text, 1 URL, 2 anchor, 3 context
+    tok_kind = np.repeat(kind, c)
+    all_ids = np.concatenate(ids, dtype=np.int32)
+    out: list[np.ndarray] = []
+    for k in (1, 2, 3):
+        sel = c[kind == k]
+        ptr = np.zeros(sel.shape[0] + 1, np.int64)
+        np.cumsum(sel, out=ptr[1:])
+        out += (ptr, all_ids[tok_kind == k])
+    return tuple(out)
 
 
 class _ChunkWriter:
@@ -181,41 +195,21 @@ class _ChunkWriter:
         self._reset()
 
     def _reset(self) -> None:
-        self.words: dict[str, int] = {}
-        self._link_ids: dict[str, list[int]] = {}  # a link text's token ids, in this chunk's vocabulary
+        self.vocab = ChunkVocabulary()
         self.urls: list[str] = []
         self.titles: list[str] = []
         self.url_hash: list[int] = []
         self.digest_hash: list[int] = []
         self.texts: list[str] = []
-        self.bags: list[Counter] = []
-        self.url_toks: list[list[int]] = []
+        self.bag_terms: list[np.ndarray] = []
+        self.bag_counts: list[np.ndarray] = []
+        self.token_ids: list[np.ndarray] = []
+        self.token_counts: list[np.ndarray] = []  # per page: its text's, URL's, then each link's anchor's and context's
         self.link_n: list[int] = []
         self.link_urls: list[str] = []
         self.link_hash: list[int] = []
-        self.anchor: list[list[int]] = []
-        self.context: list[list[int]] = []
         self.position: list[int] = []
         self.redirects: list[tuple[int, int]] = []
-
-    def _ids(self, text: str) -> list[int]:
-        """The chunk-vocabulary ids of ``text``'s tokens, a new token taking the next id."""
-        w = self.words
-        out = []
-        for t in tokenize(text):
-            i = w.get(t)
-            if i is None:
-                i = w[t] = len(w)
-            out.append(i)
-        return out
-
-    def _link_text_ids(self, text: str) -> list[int]:
-        """:meth:`_ids` of an anchor or context, remembered for the chunk: a site's menus give the same anchors
-        and the same 150-character windows on every page, which would otherwise be tokenized page after page."""
-        ids = self._link_ids.get(text)
-        if ids is None:
-            ids = self._link_ids[text] = self._ids(text)
-        return ids
 
     def add_page(self, url: str, digest: str, page: Any) -> None:
         self.urls.append(url)
@@ -223,15 +217,18 @@ class _ChunkWriter:
         self.url_hash.append(_hash64(url))
         self.digest_hash.append(_hash64(digest))
         self.texts.append(page.text)
-        self.bags.append(Counter(self._ids(page.text)))
-        self.url_toks.append(self._ids(url_text(url)))
-        self.link_n.append(len(page.links))
+        texts = [page.text, url_text(url)]
         for link in page.links:
+            texts += (link.anchor, link.context)
             self.link_urls.append(link.url)
             self.link_hash.append(_hash64(link.url))
-            self.anchor.append(self._link_text_ids(link.anchor))
-            self.context.append(self._link_text_ids(link.context))
             self.position.append(LINK_POSITIONS.index(link.position))
+        self.link_n.append(len(page.links))
+        ids, counts, terms, tally = self.vocab.ids(texts)  # in this order: the ids are numbered as they appear
+        self.token_ids.append(ids)
+        self.token_counts.append(counts)
+        self.bag_terms.append(terms)
+        self.bag_counts.append(tally)
         if len(self.urls) >= self.chunk_pages:
             self.flush()
 
@@ -243,17 +240,14 @@ class _ChunkWriter:
             return
         n = len(self.urls)
         text_ptr = np.zeros(n + 1, np.int64)
-        if n:
-            text_ptr[1:] = np.cumsum([len(bag) for bag in self.bags])
-        n_terms = int(text_ptr[-1])
-        text_terms = np.fromiter(chain.from_iterable(self.bags), np.int32, count=n_terms)
-        text_counts = np.fromiter(chain.from_iterable(bag.values() for bag in self.bags), np.int32, count=n_terms)
-        url_ptr, url_terms = _csr(self.url_toks)
-        anchor_ptr, anchor_terms = _csr(self.anchor)
-        context_ptr, context_terms = _csr(self.context)
+        np.cumsum([len(t) for t in self.bag_terms], out=text_ptr[1:])
+        text_terms = np.concatenate(self.bag_terms, dtype=np.int32) if n else np.zeros(0, np.int32)
+        text_counts = np.concatenate(self.bag_counts, dtype=np.int32) if n else np.zeros(0, np.int32)
+        url_ptr, url_terms, anchor_ptr, anchor_terms, context_ptr, context_terms = _split_tokens(
+            self.token_ids, self.token_counts)
         link_ptr = np.zeros(n + 1, np.int64)
         link_ptr[1:] = np.cumsum(self.link_n, dtype=np.int64)
-        vocab = sorted(self.words, key=self.words.__getitem__)
+        vocab = self.vocab.words()
         red = np.asarray(self.redirects, np.int64).reshape(-1, 2)
         arrays = {
             "url_hash": np.asarray(self.url_hash, np.int64), "digest_hash": np.asarray(self.digest_hash, np.int64),

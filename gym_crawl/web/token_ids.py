@@ -1,0 +1,247 @@
+"""Token ids of many texts in one compiled pass, for the WARC compiler's chunks (:mod:`gym_crawl.web.warc`).
+
+:class:`ChunkVocabulary` gives the tokens of a batch of texts as ids in a growing vocabulary, a new token taking the
+next id, exactly as ``[vocab.setdefault(t, len(vocab)) for t in tokenize(text)]`` over the texts in order would
+(:func:`gym_crawl.tokenize.tokenize`: the lowercased runs of two letters or more, stop words dropped). Python
+lowercases the texts (``str.lower``, with its context rules); a numba kernel finds the letter runs, hashes their
+code points into an open-addressing table (the stop words are its first entries, so a stop word is found, not
+skipped by a second look-up) and writes the ids, and the first text's bag of words (distinct ids in first-seen order
+with their counts). A letter is what ``[^\\W\\d_]`` matches in a ``str`` pattern, read from the running Python's
+own ``re`` once per process (a bit per code point).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from gym_crawl.tokenize import STOPWORDS, TOKEN_RE
+from gym_crawl.web.html_lex import kernel
+
+__all__ = ["ChunkVocabulary", "letter_bits"]
+
+_LETTER_BITS: np.ndarray | None = None
+_STOP_WORDS = tuple(sorted(STOPWORDS))
+
+
+def letter_bits() -> np.ndarray:
+    """One bit per code point (``uint8``, little-endian bit order): whether :data:`~gym_crawl.tokenize.TOKEN_RE`
+    matches the character (a letter, or a numeric character that is not a decimal digit) — read from ``re`` over
+    every code point once per process (≈ 0.1 s)."""
+    global _LETTER_BITS
+    if _LETTER_BITS is None:
+        everything = "".join(map(chr, range(0x110000)))
+        mask = np.zeros(0x110000, np.bool_)
+        for m in TOKEN_RE.finditer(everything):
+            mask[m.start():m.end()] = True
+        _LETTER_BITS = np.packbits(mask, bitorder="little")
+    return _LETTER_BITS
+
+
+_HASHED = np.int64(1) << np.int64(62)
+"""Set in the key of a token that is not packed (keys of packed tokens are below it)."""
+
+
+@kernel
+def _slot(key, mask):
+    """The first slot of ``key`` in a table of ``mask + 1`` slots."""
+    h = key * np.int64(-7046029254386353131)
+    return (h ^ (h >> 31)) & mask
+
+
+@njit(cache=True, nogil=True)
+def _rehashed(ekey, ne, slots):
+    """A table of ``slots`` slots holding the entries ``0 … ne - 1`` (by their keys ``ekey``)."""
+    table = np.full(2 * slots, -1, np.int64)
+    for e in range(ne):
+        s = _slot(ekey[e], slots - 1)
+        while table[2 * s] >= 0:
+            s = (s + 1) & (slots - 1)
+        table[2 * s] = ekey[e]
+        table[2 * s + 1] = e
+    return table
+
+
+@kernel
+def _text_ids(cp, i, end, bits, table, mask, ekey, eoff, pool, ne, used, ids, k, nstop):
+    """The ids of the tokens of ``cp[i:end]`` written from ``ids[k]`` on, new tokens added as entries ``ne, ne + 1,
+    …`` (their code points from ``pool[used]`` on; the table has room for them). Returns ``(k, ne, used)`` after."""
+    while i < end:
+        c = cp[i]
+        if not (bits[c >> 3] >> (c & 7)) & 1:
+            i += 1
+            continue
+        j = i + 1
+        h = np.int64(-3750763034362895579) ^ np.int64(c)
+        packed = np.int64(c) - 96 if 97 <= c <= 122 else np.int64(-1)
+        while j < end:
+            c = cp[j]
+            if not (bits[c >> 3] >> (c & 7)) & 1:
+                break
+            h = (h ^ np.int64(c)) * np.int64(1099511628211)
+            if packed >= 0:
+                packed = packed * 27 + (np.int64(c) - 96) if 97 <= c <= 122 and j - i < 13 else np.int64(-1)
+            j += 1
+        ln = j - i
+        if ln >= 2:
+            key = packed if packed >= 0 else (h & (_HASHED - 1)) | _HASHED
+            s = _slot(key, mask)
+            while True:
+                e = table[2 * s + 1]
+                kk = table[2 * s]
+                if kk < 0:  # new: the next entry
+                    e = ne
+                    for q in range(ln):
+                        pool[used + q] = cp[i + q]
+                    used += ln
+                    ekey[e] = key
+                    eoff[e + 1] = used
+                    table[2 * s] = key
+                    table[2 * s + 1] = e
+                    ne += 1
+                    break
+                if kk == key:
+                    if packed >= 0:
+                        break
+                    a = eoff[e]
+                    q = 0
+                    if eoff[e + 1] - a == ln:
+                        while q < ln and pool[a + q] == cp[i + q]:
+                            q += 1
+                    if q == ln:
+                        break
+                s = (s + 1) & mask
+            if e >= nstop:
+                ids[k] = e - nstop
+                k += 1
+        i = j
+    return k, ne, used
+
+
+@njit(cache=True, nogil=True)
+def _token_ids(cp, bounds, bits, table, ekey, eoff, pool, meta, nstop):
+    """The ids of the tokens of each text ``cp[bounds[t]:bounds[t + 1] - 1]`` (lowercased code points; one
+    separator after each text) and the first text's bag of words. Returns ``(ids, counts per text, bag terms, bag
+    counts, table, ekey, eoff, pool)`` (the vocabulary's arrays, reallocated when they could fill up);
+    ``meta[0]``: the entries so far (stop words first, ``nstop`` of them).
+
+    The table's slot ``s`` is ``table[2s]`` (a key, -1 when empty) and ``table[2s + 1]`` (its entry); it is kept at
+    most half full. A token of 2–13 letters ``a``–``z`` is its own key (base 27), so finding it reads one slot; any
+    other token's key is a hash of its code points with bit 62 set, and its entry's code points
+    (``pool[eoff[e]:eoff[e + 1]]``) confirm it."""
+    n = cp.shape[0]
+    most = n // 2 + 1  # tokens in ``cp`` at most (two letters and a separator each)
+    ne = meta[0]
+    used = eoff[ne]
+    if used + n > pool.shape[0]:  # room for every new token before the loop, so that it allocates nothing
+        bigger = np.empty(max(2 * pool.shape[0], used + n), np.uint32)
+        bigger[:used] = pool[:used]
+        pool = bigger
+    if ne + most + 1 > ekey.shape[0]:
+        size = max(2 * ekey.shape[0], ne + most + 1)
+        ek = np.empty(size, np.int64)
+        ek[:ne] = ekey[:ne]
+        ekey = ek
+        eo = np.empty(size + 1, np.int64)
+        eo[:ne + 1] = eoff[:ne + 1]
+        eoff = eo
+    slots = table.shape[0] // 2
+    ids = np.empty(most, np.int32)
+    ntexts = bounds.shape[0] - 1
+    counts = np.zeros(ntexts, np.int64)
+    k = 0
+    for t in range(ntexts):
+        i = bounds[t]
+        end = bounds[t + 1] - 1
+        # room for every token of this text (a long text in pieces, so a table is sized by its entries)
+        while i < end:
+            stop = min(end, i + 4096)
+            while stop < end and (bits[cp[stop] >> 3] >> (cp[stop] & 7)) & 1:
+                stop += 1  # not inside a token
+            if 2 * (ne + (stop - i) // 2 + 1) > slots:
+                while 2 * (ne + (stop - i) // 2 + 1) > slots:
+                    slots *= 2
+                table = _rehashed(ekey, ne, slots)
+            k0 = k
+            k, ne, used = _text_ids(cp, i, stop, bits, table, slots - 1, ekey, eoff, pool, ne, used, ids, k, nstop)
+            counts[t] += k - k0
+            i = stop
+    meta[0] = ne
+    nb = counts[0] if ntexts else 0
+    terms = np.empty(nb, np.int32)
+    tally = np.empty(nb, np.int32)
+    d = 0
+    # distinct ids of the first text in first-seen order: a linear-probe set over the (few hundred) ids
+    cap = 16
+    while cap < 2 * nb:
+        cap *= 2
+    where = np.full(cap, -1, np.int64)
+    for q in range(nb):
+        v = ids[q]
+        s = (v * 40503) & (cap - 1)
+        while where[s] >= 0 and terms[where[s]] != v:
+            s = (s + 1) & (cap - 1)
+        if where[s] < 0:
+            where[s] = d
+            terms[d] = v
+            tally[d] = 1
+            d += 1
+        else:
+            tally[where[s]] += 1
+    return ids[:k], counts, terms[:d], tally[:d], table, ekey, eoff, pool
+
+
+class ChunkVocabulary:
+    """A vocabulary that grows as texts are tokenized (ids from 0 in order of first appearance) — the chunk
+    vocabulary of the WARC compiler.
+
+    ``ids(texts)`` tokenizes the texts in order: the token ids (``int32``), how many each text has, and the first
+    text's bag of words. The same as :func:`~gym_crawl.tokenize.tokenize` with its default stop words over each
+    text, each new token taking the next id; :meth:`words` lists the tokens by id.
+    """
+
+    def __init__(self) -> None:
+        self._bits = letter_bits()
+        self._table = np.full(2048, -1, np.int64)
+        self._ekey = np.empty(512, np.int64)
+        self._eoff = np.zeros(513, np.int64)
+        self._pool = np.empty(4096, np.uint32)
+        self._meta = np.zeros(1, np.int64)
+        self._nstop = 0
+        stop = "\x00".join(_STOP_WORDS) + "\x00"
+        self._call(stop, np.array([0, len(stop)], np.int64))
+        self._nstop = int(self._meta[0])
+
+    def _call(self, low: str, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        cp = np.frombuffer(low.encode("utf-32-le", "surrogatepass"), np.uint32)
+        ids, counts, terms, tally, self._table, self._ekey, self._eoff, self._pool = _token_ids(
+            cp, bounds, self._bits, self._table, self._ekey, self._eoff, self._pool, self._meta, self._nstop)
+        return ids, counts, terms, tally
+
+    def ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, counts, bag_terms, bag_counts)`` of ``texts``: the ids of every text's tokens in order
+        (``int32``), ``counts[t]`` the number of tokens of ``texts[t]``, and the first text's distinct ids in order
+        of first appearance with their counts (what ``Counter(ids of texts[0])`` holds, in its order)."""
+        joined = "\x00".join(texts) + "\x00"
+        low = joined.lower()  # as each text lowercased on its own: no context rule of str.lower reads across a NUL
+        if len(low) != len(joined):  # U+0130 lowers to two characters: the texts' bounds move
+            lows = [t.lower() for t in texts]
+            low = "\x00".join(lows) + "\x00"
+            lens = [len(t) + 1 for t in lows]
+        else:
+            lens = [len(t) + 1 for t in texts]
+        bounds = np.zeros(len(texts) + 1, np.int64)
+        np.cumsum(lens, out=bounds[1:])
+        return self._call(low, bounds)
+
+    def __len__(self) -> int:
+        return int(self._meta[0]) - self._nstop
+
+    def words(self) -> list[str]:
+        """The tokens, by id."""
+        n = int(self._meta[0])
+        a = int(self._eoff[self._nstop])
+        text = self._pool[a:int(self._eoff[n])].tobytes().decode("utf-32-le", "surrogatepass")
+        off = (self._eoff[self._nstop:n + 1] - a).tolist()
+        return [text[off[k]:off[k + 1]] for k in range(n - self._nstop)]
