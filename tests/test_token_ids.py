@@ -61,6 +61,18 @@ def test_every_code_point_is_read_as_the_tokenizer_reads_it() -> None:
     _check([texts[k:k + 20] for k in range(0, len(texts), 20)])
 
 
+def test_the_lowercase_tables_are_str_lower_of_each_character_alone() -> None:
+    from gym_crawl.web.token_ids import LOWER_LIMIT, lower_table
+
+    blocks, deltas = lower_table()
+    for c in range(0x110000):
+        want = chr(c).lower()
+        if c >= LOWER_LIMIT:
+            assert want == chr(c), hex(c)
+        elif c not in (0x130, 0x3A3):
+            assert want == chr(c + int(deltas[int(blocks[c >> 8]) * 256 + (c & 255)])), hex(c)
+
+
 def test_empty_long_and_huge_tokens() -> None:
     huge = "Q" * 100_000  # one token longer than the piece a text is read in
     long_text = " ".join(f"w{chr(97 + k % 26)}{chr(97 + k // 26 % 26)}x{k}" for k in range(20_000))

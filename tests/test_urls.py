@@ -158,3 +158,32 @@ def test_plain_relative_paths_against_a_canonical_folder_resolve_as_canonicalise
             href = href[:i] + rng.choice(odd) + href[i:]
         base = rng.choice(folders) + rng.choice(["", "page.html", "p?q=1"])
         assert canonical_url(href, base) == canonicalize(href, base), (href, base)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_canonical_urls_is_canonical_url_per_link(seed: int) -> None:
+    """The links of a page at once: each the same as :func:`canonical_url` of it, whatever the URLs and bases seen
+    before it (the remembered forms and results are shared across pages and bases)."""
+    import random
+
+    from gym_crawl.web import urls
+    from gym_crawl.web.urls import canonical_urls
+
+    rng = random.Random(seed)
+    pieces = ["a", "b.html", "/", "../", "./", "?q=1", "#top", "#", " ", "\t", "\n", "%7e", "é", "x y", ":", "//",
+              "\\", "http://Other.test/", "HTTPS://a.test:443/", "mailto:x@y", "javascript:0", ".."]
+    bases = ["http://site.test/", "http://site.test/a/b/page.html", "http://site.test/a/b/other.html?x=1",
+             "https://Site.test/a/", "http://site.test/a\n/b.html", "http://site.test/p?q=/x/", "http://site.test",
+             "http://site.test/%7Ex/y", "http://h.test/" + "d/" * 3000, None]
+    hrefs = [""] + [case[0] for case in CASES]
+    for _ in range(300):
+        hrefs.append("".join(rng.choices(pieces, k=rng.randint(1, 6))))
+    hrefs.append("a" * (urls.MAX_URL_CHARS + 1))
+    hrefs.append("x#" + "f" * urls.MAX_URL_CHARS)
+    for _ in range(40):
+        base = rng.choice(bases)
+        page = rng.sample(hrefs, k=60)
+        assert canonical_urls(page, base) == [canonical_url(h, base) for h in page], base
+    assert canonical_urls(["a"], "http://s.test/" + "x" * urls.MAX_URL_CHARS) == [None]
+    with pytest.raises(TypeError, match="url must be a str"):
+        canonical_urls([b"http://a.org/"], None)  # type: ignore[list-item]

@@ -52,7 +52,7 @@ from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.
 from gym_crawl.registry import install_command
 from gym_crawl.web.html_lex import nesting_counts
 from gym_crawl.web.html_scan import scan_document
-from gym_crawl.web.urls import canonical_url
+from gym_crawl.web.urls import canonical_url, canonical_urls
 
 __all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
            "decode_html", "extract_links", "extract_page", "nesting", "render_page", "walk_html"]
@@ -223,12 +223,12 @@ def _links(walk: HtmlWalk, page_url: str) -> tuple[ExtractedLink, ...]:
     base = page_url
     if walk.base is not None:
         base = canonical_url(walk.base, page_url) or page_url
+    own = base == page_url
+    # a fragment of the page itself is dropped first (the most frequent link of long documents)
+    kept = [link for link in walk.links if not (own and link[0].lstrip()[:1] == "#")]
     links: list[ExtractedLink] = []
     seen = {page_url}
-    for href, start, end, anchor, position in walk.links:
-        if base == page_url and href.lstrip()[:1] == "#":
-            continue  # a fragment of the page itself (the most frequent link of long documents)
-        target = canonical_url(href, base)
+    for (_, start, end, anchor, position), target in zip(kept, canonical_urls([link[0] for link in kept], base)):
         if target is None or target in seen:
             continue
         seen.add(target)

@@ -2,12 +2,13 @@
 
 :class:`ChunkVocabulary` gives the tokens of a batch of texts as ids in a growing vocabulary, a new token taking the
 next id, exactly as ``[vocab.setdefault(t, len(vocab)) for t in tokenize(text)]`` over the texts in order would
-(:func:`gym_crawl.tokenize.tokenize`: the lowercased runs of two letters or more, stop words dropped). Python
-lowercases the texts (``str.lower``, with its context rules); a numba kernel finds the letter runs, hashes their
-code points into an open-addressing table (the stop words are its first entries, so a stop word is found, not
-skipped by a second look-up) and writes the ids, and the first text's bag of words (distinct ids in first-seen order
-with their counts). A letter is what ``[^\\W\\d_]`` matches in a ``str`` pattern, read from the running Python's
-own ``re`` once per process (a bit per code point).
+(:func:`gym_crawl.tokenize.tokenize`: the lowercased runs of two letters or more, stop words dropped). A numba kernel
+lowercases the code points (``str.lower``'s mapping of each character, read once per process; the two characters
+whose lowercase ``str.lower`` makes longer or reads from their neighbours, U+0130 and the capital sigma, send their
+texts through ``str.lower`` first), finds the letter runs, numbers them through an open-addressing table (the stop
+words are its first entries, so a stop word is found, not skipped by a second look-up) and writes the ids, and the
+first text's bag of words (distinct ids in first-seen order with their counts). A letter is what ``[^\\W\\d_]``
+matches in a ``str`` pattern, read from the running Python's own ``re`` once per process (a bit per code point).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from numba import njit
 from gym_crawl.tokenize import STOPWORDS, TOKEN_RE
 from gym_crawl.web.html_lex import kernel
 
-__all__ = ["ChunkVocabulary", "letter_bits"]
+__all__ = ["LOWER_LIMIT", "ChunkVocabulary", "letter_bits", "lower_table"]
 
 _LETTER_BITS: np.ndarray | None = None
 _STOP_WORDS = tuple(sorted(STOPWORDS))
@@ -48,6 +49,36 @@ def _slot(key, mask):
     """The first slot of ``key`` in a table of ``mask + 1`` slots."""
     h = key * np.int64(-7046029254386353131)
     return (h ^ (h >> 31)) & mask
+
+
+LOWER_LIMIT = 0x20000
+"""Code points from here on lowercase to themselves (no cased letter lies above the Supplementary Multilingual
+Plane)."""
+_LOWER: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def lower_table() -> tuple[np.ndarray, np.ndarray]:
+    """``(blocks, deltas)``: the lowercase of a code point ``c < LOWER_LIMIT`` is ``c + deltas[blocks[c >> 8] * 256 +
+    (c & 255)]``, as ``str.lower`` gives it for a character alone — except U+0130, which ``str.lower`` makes two
+    characters, and the capital sigma, which it lowercases by its neighbours (given here as ``i`` and ``σ``; texts
+    holding either are lowercased by Python). Read from ``str.lower`` once per process."""
+    global _LOWER
+    if _LOWER is None:
+        alone = "".join("\x00" if c in (0x130, 0x3A3) else chr(c) for c in range(LOWER_LIMIT))
+        low = np.frombuffer(alone.lower().encode("utf-32-le", "surrogatepass"), np.uint32).astype(np.int64)
+        low[0x130], low[0x3A3] = 0x69, 0x3C3
+        rows, blocks = np.unique((low - np.arange(LOWER_LIMIT)).reshape(-1, 256), axis=0, return_inverse=True)
+        _LOWER = (blocks.reshape(-1).astype(np.int32), rows.reshape(-1).astype(np.int32))
+    return _LOWER
+
+
+@kernel
+def _lower(c, blocks, deltas):
+    if c < 128:
+        return c + 32 if 65 <= c <= 90 else c
+    if c >= LOWER_LIMIT:
+        return c
+    return c + deltas[(blocks[c >> 8] << 8) | (c & 255)]
 
 
 @njit(cache=True, nogil=True)
@@ -120,9 +151,10 @@ def _text_ids(cp, i, end, bits, table, mask, ekey, eoff, pool, ne, used, ids, k,
 
 
 @njit(cache=True, nogil=True)
-def _token_ids(cp, bounds, bits, table, ekey, eoff, pool, meta, nstop):
-    """The ids of the tokens of each text ``cp[bounds[t]:bounds[t + 1] - 1]`` (lowercased code points; one
-    separator after each text) and the first text's bag of words. Returns ``(ids, counts per text, bag terms, bag
+def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, nstop):
+    """The ids of the tokens of each text of ``raw``, the texts one after the other with one separator after each
+    (``lens[t]``: the length of text ``t`` with its separator; code points, lowercased here by :func:`lower_table`'s
+    tables) and the first text's bag of words. Returns ``(ids, counts per text, bag terms, bag
     counts, table, ekey, eoff, pool)`` (the vocabulary's arrays, reallocated when they could fill up);
     ``meta[0]``: the entries so far (stop words first, ``nstop`` of them).
 
@@ -130,7 +162,10 @@ def _token_ids(cp, bounds, bits, table, ekey, eoff, pool, meta, nstop):
     most half full. A token of 2–13 letters ``a``–``z`` is its own key (base 27), so finding it reads one slot; any
     other token's key is a hash of its code points with bit 62 set, and its entry's code points
     (``pool[eoff[e]:eoff[e + 1]]``) confirm it."""
-    n = cp.shape[0]
+    n = raw.shape[0]
+    cp = np.empty(n, np.uint32)
+    for i in range(n):
+        cp[i] = _lower(raw[i], blocks, deltas)
     most = n // 2 + 1  # tokens in ``cp`` at most (two letters and a separator each)
     ne = meta[0]
     used = eoff[ne]
@@ -148,7 +183,10 @@ def _token_ids(cp, bounds, bits, table, ekey, eoff, pool, meta, nstop):
         eoff = eo
     slots = table.shape[0] // 2
     ids = np.empty(most, np.int32)
-    ntexts = bounds.shape[0] - 1
+    ntexts = lens.shape[0]
+    bounds = np.zeros(ntexts + 1, np.int64)
+    for t in range(ntexts):
+        bounds[t + 1] = bounds[t] + lens[t]
     counts = np.zeros(ntexts, np.int64)
     k = 0
     for t in range(ntexts):
@@ -203,6 +241,7 @@ class ChunkVocabulary:
 
     def __init__(self) -> None:
         self._bits = letter_bits()
+        self._blocks, self._deltas = lower_table()
         self._table = np.full(2048, -1, np.int64)
         self._ekey = np.empty(512, np.int64)
         self._eoff = np.zeros(513, np.int64)
@@ -210,13 +249,14 @@ class ChunkVocabulary:
         self._meta = np.zeros(1, np.int64)
         self._nstop = 0
         stop = "\x00".join(_STOP_WORDS) + "\x00"
-        self._call(stop, np.array([0, len(stop)], np.int64))
+        self._call(stop, np.array([len(stop)], np.int64))
         self._nstop = int(self._meta[0])
 
-    def _call(self, low: str, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        cp = np.frombuffer(low.encode("utf-32-le", "surrogatepass"), np.uint32)
+    def _call(self, text: str, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
         ids, counts, terms, tally, self._table, self._ekey, self._eoff, self._pool = _token_ids(
-            cp, bounds, self._bits, self._table, self._ekey, self._eoff, self._pool, self._meta, self._nstop)
+            cp, lens, self._bits, self._blocks, self._deltas, self._table, self._ekey, self._eoff, self._pool,
+            self._meta, self._nstop)
         return ids, counts, terms, tally
 
     def ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -224,16 +264,14 @@ class ChunkVocabulary:
         (``int32``), ``counts[t]`` the number of tokens of ``texts[t]``, and the first text's distinct ids in order
         of first appearance with their counts (what ``Counter(ids of texts[0])`` holds, in its order)."""
         joined = "\x00".join(texts) + "\x00"
-        low = joined.lower()  # as each text lowercased on its own: no context rule of str.lower reads across a NUL
-        if len(low) != len(joined):  # U+0130 lowers to two characters: the texts' bounds move
-            lows = [t.lower() for t in texts]
-            low = "\x00".join(lows) + "\x00"
-            lens = [len(t) + 1 for t in lows]
-        else:
-            lens = [len(t) + 1 for t in texts]
-        bounds = np.zeros(len(texts) + 1, np.int64)
-        np.cumsum(lens, out=bounds[1:])
-        return self._call(low, bounds)
+        if "\u0130" in joined or "\u03a3" in joined:
+            # U+0130 lowers to two characters, a capital sigma by its neighbours: these texts lowercased by Python
+            # (the tables then change nothing: they lowercase a lowercase character to itself)
+            texts = [t.lower() for t in texts]
+            joined = "\x00".join(texts) + "\x00"
+        lens = np.fromiter(map(len, texts), np.int64, count=len(texts))
+        lens += 1
+        return self._call(joined, lens)
 
     def __len__(self) -> int:
         return int(self._meta[0]) - self._nstop

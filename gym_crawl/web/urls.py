@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import re
 import string
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, unquote, unquote_to_bytes, urljoin, urlsplit, urlunsplit
@@ -36,7 +37,8 @@ from urllib.parse import quote, unquote, unquote_to_bytes, urljoin, urlsplit, ur
 from gym_crawl.registry import install_command
 
 __all__ = [
-    "MAX_URL_CHARS", "canonical_url", "canonicalize", "is_public_suffix", "registered_domain", "url_host", "url_text",
+    "MAX_URL_CHARS", "canonical_url", "canonical_urls", "canonicalize", "is_public_suffix", "registered_domain",
+    "url_host", "url_text",
 ]
 
 MAX_URL_CHARS = 16384
@@ -155,22 +157,90 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
         raise TypeError(f"url must be a str, got {type(url).__name__}")
     if len(url) > MAX_URL_CHARS or (base is not None and len(base) > MAX_URL_CHARS):
         return None
+    url, kind = _href_form(url)
+    if base is None or kind == _ABSOLUTE:  # an absolute URL: the base changes nothing (one cache entry)
+        return _resolve(url, None, False)
+    if kind == _RELATIVE_PATH:
+        folder = _base_folder(base)
+        if folder is not None:
+            return _resolve(url, folder, True)
+    return _resolve(url, base, False)
+
+
+_ABSOLUTE, _RELATIVE_PATH, _OTHER = 1, 2, 0
+
+
+def _href_form(url: str) -> tuple[str, int]:
+    """``url`` without its fragment where dropping it changes nothing (one cache entry for a page's every
+    ``#section`` link), and its kind: :data:`_ABSOLUTE` (``http(s)://``), :data:`_RELATIVE_PATH` (resolved against
+    its base's folder alone) or :data:`_OTHER`."""
     head, hash_mark, _ = url.partition("#")
     if hash_mark and _SPACE.search(url) is None and (_PATH_RELATIVE.fullmatch(head) or _WITH_HOST.match(head)):
-        url = head  # the fragment is dropped anyway: one cache entry for a page's every anchor (#section) link
-    if base is not None and _ABSOLUTE_HTTP.match(url):  # an absolute URL: the base changes nothing (one cache entry)
-        base = None
-    elif base is not None and _PATH_RELATIVE.fullmatch(url):
-        # a relative path resolves against the base's directory only: one cache entry for every page of a folder
-        # (each page's links to its neighbours, on every page of that folder), not one per page
-        d = _BASE_DIR.match(base)
-        if d is not None and _IGNORED_IN_URL.search(base) is None:
-            base = d.group()
-            if _PLAIN_PATH.fullmatch(url) and len(base) + len(url) <= _CACHED_CHARS and _is_canonical_folder(base):
-                return base + url  # nothing to resolve or normalise: the canonicaliser would return the same
+        url = head  # the fragment is dropped anyway
+    if _ABSOLUTE_HTTP.match(url):
+        return url, _ABSOLUTE
+    return url, _RELATIVE_PATH if _PATH_RELATIVE.fullmatch(url) else _OTHER
+
+
+def _base_folder(base: str) -> str | None:
+    """The folder a relative path resolves against in ``base`` (its scheme, authority and path up to the last
+    ``/``), or ``None`` when ``base`` has no such folder or holds characters a browser ignores."""
+    d = _BASE_DIR.match(base)
+    return d.group() if d is not None and _IGNORED_IN_URL.search(base) is None else None
+
+
+def _resolve(url: str, base: str | None, in_folder: bool) -> str | None:
+    """:func:`canonical_url` of ``url`` (as :func:`_href_form` gives it) against ``base`` (``None`` for an absolute
+    URL; the folder when ``in_folder``)."""
+    if in_folder and base is not None and _PLAIN_PATH.fullmatch(url) and len(base) + len(url) <= _CACHED_CHARS \
+            and _is_canonical_folder(base):
+        return base + url  # nothing to resolve or normalise: the canonicaliser would return the same
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
     return canonicalize(url, base)
+
+
+_FORMS: dict[str, tuple[str, int]] = {}
+_RESOLVED: dict[tuple[str, str | None, bool], str | None] = {}
+_MEMO_SIZE = 1 << 15
+"""Entries of :func:`canonical_urls`' two tables (each cleared when full)."""
+
+
+def canonical_urls(urls: Sequence[str], base: str | None) -> list[str | None]:
+    """``[canonical_url(u, base) for u in urls]`` — the links of one page — with the work that depends on ``base``
+    done once and each URL's form and each resolved URL remembered (the last :data:`_MEMO_SIZE` of each), so a
+    site's menu links, the same on every page of a folder, cost two dictionary look-ups each."""
+    if base is not None and len(base) > MAX_URL_CHARS:
+        return [None] * len(urls)
+    folder = _base_folder(base) if base is not None else None
+    forms, resolved = _FORMS, _RESOLVED
+    out: list[str | None] = []
+    for url in urls:
+        form = forms.get(url)
+        if form is None:
+            if not isinstance(url, str):
+                raise TypeError(f"url must be a str, got {type(url).__name__}")
+            if len(url) > MAX_URL_CHARS:
+                out.append(None)
+                continue
+            if len(forms) >= _MEMO_SIZE:
+                forms.clear()
+            form = forms[url] = _href_form(url)
+        href, kind = form
+        key: tuple[str, str | None, bool]
+        if base is None or kind == _ABSOLUTE:
+            key = (href, None, False)
+        elif kind == _RELATIVE_PATH and folder is not None:
+            key = (href, folder, True)
+        else:
+            key = (href, base, False)
+        try:
+            out.append(resolved[key])
+        except KeyError:
+            if len(resolved) >= _MEMO_SIZE:
+                resolved.clear()
+            out.append(resolved.setdefault(key, _resolve(*key)))
+    return out
 
 
 def url_host(url: str) -> str:

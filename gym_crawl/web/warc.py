@@ -184,6 +184,9 @@ def _split_tokens(ids: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.n
     return tuple(out)
 
 
+_POSITION_CODE = {p: i for i, p in enumerate(LINK_POSITIONS)}
+
+
 class _ChunkWriter:
     """Buffers the pages and redirects of one WARC file and writes them as ``.npz`` chunks."""
 
@@ -210,6 +213,7 @@ class _ChunkWriter:
         self.link_hash: list[int] = []
         self.position: list[int] = []
         self.redirects: list[tuple[int, int]] = []
+        self._hashes: dict[str, int] = {}  # link targets' hashes (a site's menu links are the same on every page)
 
     def add_page(self, url: str, digest: str, page: Any) -> None:
         self.urls.append(url)
@@ -218,11 +222,15 @@ class _ChunkWriter:
         self.digest_hash.append(_hash64(digest))
         self.texts.append(page.text)
         texts = [page.text, url_text(url)]
+        hashes = self._hashes
         for link in page.links:
             texts += (link.anchor, link.context)
             self.link_urls.append(link.url)
-            self.link_hash.append(_hash64(link.url))
-            self.position.append(LINK_POSITIONS.index(link.position))
+            h = hashes.get(link.url)
+            if h is None:
+                h = hashes[link.url] = _hash64(link.url)
+            self.link_hash.append(h)
+            self.position.append(_POSITION_CODE[link.position])
         self.link_n.append(len(page.links))
         ids, counts, terms, tally = self.vocab.ids(texts)  # in this order: the ids are numbered as they appear
         self.token_ids.append(ids)
