@@ -11,15 +11,16 @@ ends with an HTML comment naming its mirror, so no two records share a payload d
 merge them); its links stay inside its own mirror. The smaller ``--sizes`` are byte prefixes of that file cut
 at a record boundary, so each size holds the first records of the next.
 
-**Each size** is compiled in a fresh process by ``load_warc(path, engine="dask", progress=True, cache=False)``
-on a ``LocalCluster(n_workers=2, threads_per_worker=1)`` (the scheduler runs in the compiling process, the
-client's), with the file split into segments at record boundaries so that both workers parse it. A thread
-samples every ``--interval`` seconds the RSS of the compiling process (the nannies run in it) and of
+**Each size** is compiled in a fresh process by ``load_warc(path, engine="dask", progress=True)`` into the data
+cache of a temporary ``GYM_CRAWL_DATA`` folder (removed afterwards; the corpus is written there column by column and
+returned memory-mapped, as a user's compile with the default ``cache=True``; ``--no-cache``: ``cache=False``, the
+corpus then read into memory) on a ``LocalCluster(n_workers=2, threads_per_worker=1)`` (the scheduler runs in the
+compiling process, the client's), with the file split into segments at record boundaries so that both workers parse
+it. A thread samples every ``--interval`` seconds the RSS of the compiling process (the nannies run in it) and of
 each worker with psutil, and the machine's load average. Recorded per size: wall and CPU seconds (the compiling process
 plus every worker and nanny), pages and links compiled, pages per wall second and per CPU-second, the peak
-RSS of each process and its RSS over time. Memory is bounded when the workers' peaks do not grow with the
-WARC's size; the compiling process ends up holding the compiled corpus (its columns: the main texts, the
-word bags, the links), so its peak is reported next to the corpus' own bytes.
+RSS of each process and its RSS over time, and the corpus' own bytes. Memory is bounded when no process' peak grows
+with the WARC's size.
 
 Writes ``warc_dask.json`` and ``warc_dask.png`` (RSS over time, one panel per size) to ``--out`` (default
 ``benchmarks/results/warc_dask``). Needs the ``cluster`` extra (Dask, distributed) and psutil.
@@ -31,7 +32,6 @@ import base64
 import glob
 import hashlib
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -189,15 +189,18 @@ def corpus_bytes(c: Any) -> int:
     return n
 
 
-def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: int) -> dict[str, Any]:
-    """Compile ``path`` on a fresh ``LocalCluster(n_workers=2)`` with a progress bar, sampling every process."""
+def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: int,
+                cache: bool = True) -> dict[str, Any]:
+    """Compile ``path`` on a fresh ``LocalCluster(n_workers=2)`` with a progress bar, sampling every process (with
+    ``cache``: into a temporary data cache, returned memory-mapped)."""
     import psutil
     from distributed import Client
 
     from gym_crawl.web.warc import load_warc
     from gym_crawl.web.warc_tasks import local_cluster
 
-    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)  # a line per shuffle of the join otherwise
+    data = Path(tempfile.mkdtemp(prefix="warc_dask_data_"))
+    os.environ["GYM_CRAWL_DATA"] = str(data)
     cluster = local_cluster(2)  # the cluster load_warc(engine="dask") starts itself
     client = Client(cluster)
     pids = client.run(os.getpid)
@@ -212,26 +215,29 @@ def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: in
     sampler.start()
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     try:
-        corpus = load_warc(path, engine="dask", cluster=client, cache=False, progress=True,
+        corpus = load_warc(path, engine="dask", cluster=client, cache=cache, progress=True,
                            segment_bytes=segment_bytes, chunk_pages=chunk_pages)
         wall = time.perf_counter() - t_wall
         own_cpu = time.process_time() - t_cpu
+        pages, links, summary, held = corpus.n_pages, corpus.n_links, corpus.meta["warc_summary"], corpus_bytes(corpus)
+        mapped = corpus.path is not None
+        del corpus
     finally:
         sampler.stop()
         client.close()
         cluster.close()
+        shutil.rmtree(data, ignore_errors=True)
     cpu = {k: sampler.cpu[k] - cpu0.get(k, 0.0) for k in sampler.cpu}
     cpu["client + scheduler"] = own_cpu
     total_cpu = sum(cpu.values())
-    w = corpus.meta["warc_summary"]
     return {
         "file": str(path), "file_bytes": path.stat().st_size, "segments_of_mib": segment_bytes / 2**20,
-        "chunk_pages": chunk_pages, "pages": corpus.n_pages, "links": corpus.n_links, "records": w["records"],
-        "duplicates": w["duplicates"], "wall_s": wall, "cpu_s": total_cpu, "cpu_s_by_process": cpu,
-        "pages_per_wall_s": corpus.n_pages / wall, "pages_per_cpu_s": corpus.n_pages / total_cpu,
+        "chunk_pages": chunk_pages, "pages": pages, "links": links, "records": summary["records"],
+        "duplicates": summary["duplicates"], "wall_s": wall, "cpu_s": total_cpu, "cpu_s_by_process": cpu,
+        "pages_per_wall_s": pages / wall, "pages_per_cpu_s": pages / total_cpu,
         "mb_per_wall_s": path.stat().st_size / 1e6 / wall,
         "peak_rss_mb": {k: round(v, 1) for k, v in sampler.peak.items()},
-        "corpus_mb": corpus_bytes(corpus) / 2**20,
+        "corpus_mb": held / 2**20, "corpus_memory_mapped": mapped, "cache": cache,
         "load1": {"start": sampler.samples[0]["load1"], "max": max(s["load1"] for s in sampler.samples),
                   "mean": sum(s["load1"] for s in sampler.samples) / len(sampler.samples)},
         "samples": sampler.samples,
@@ -252,12 +258,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--segment-mb", type=int, default=16, help="segment size in MiB (load_warc's segment_bytes)")
     ap.add_argument("--chunk-pages", type=int, default=2000, help="pages per shard chunk (default 2000)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between memory samples (default 1)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="compile with cache=False (the corpus read into memory) instead of into a temporary cache")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--compile", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.compile is not None:  # one compile, in this (fresh) process
-        r = compile_one(args.compile, args.interval, args.segment_mb << 20, args.chunk_pages)
+        r = compile_one(args.compile, args.interval, args.segment_mb << 20, args.chunk_pages, not args.no_cache)
         args.json.write_text(json.dumps(r))
         return 0
     sizes = sorted(float(x) for x in args.sizes.split(","))
@@ -292,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"compiling {path.name} ({path.stat().st_size / 2**30:.2f} GiB) on Dask, 2 workers", flush=True)
             subprocess.run([sys.executable, "-m", "gym_crawl.benchmarks.warc_dask", "--compile", str(path),
                             "--json", str(res), "--interval", str(args.interval), "--segment-mb",
-                            str(args.segment_mb), "--chunk-pages", str(args.chunk_pages)], check=True)
+                            str(args.segment_mb), "--chunk-pages", str(args.chunk_pages),
+                            *(["--no-cache"] if args.no_cache else [])], check=True)
             run = json.loads(res.read_text())
             res.unlink()
             run["gib"] = gib

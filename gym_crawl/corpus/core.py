@@ -68,7 +68,7 @@ from gym_crawl._io import (
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "LINK_POSITIONS",
-           "check_corpus_destination", "csr_from_lists"]
+           "check_corpus_destination", "csr_from_lists", "seal_corpus_folder", "stored_ranges"]
 
 FORMAT_NAME = "gym_crawl.corpus"
 FORMAT_VERSION = 1
@@ -248,6 +248,47 @@ def check_corpus_destination(path: str | os.PathLike) -> None:
         raise FileExistsError(f"{p}: the folder holds other files ({', '.join(sorted(others)[:3])}"
                               f"{', …' if len(others) > 3 else ''}; it is not a saved corpus); saving would replace "
                               "them — give an empty or new folder")
+
+
+def stored_ranges(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The ``"ranges"`` a manifest records (what :meth:`Corpus.validate` checks: each id array's length, min and
+    max, each pointer array's order), from per-array statistics ``{name: {"len", "min", "max",
+    "nondecreasing"}}`` (``min`` 0 and ``max`` -1 for an empty array) gathered while the arrays were written
+    block by block (:class:`~gym_crawl.corpus.writer.CorpusWriter`) — the same as :meth:`Corpus.save` records
+    by scanning them."""
+    out: dict[str, Any] = {}
+    for name in (*_ID_BOUNDS, *(n for n in _OPTIONAL_ARRAYS if n in stats)):
+        s = stats[name]
+        out[name] = {"len": int(s["len"]), "min": int(s["min"]), "max": int(s["max"])}
+    for name in _PTR_NAMES:
+        out[name] = {"nondecreasing": bool(stats[name]["nondecreasing"])}
+    return out
+
+
+def seal_corpus_folder(tmp: Path, path: Path, files: dict[str, Any], ranges: dict[str, Any],
+                       meta: dict[str, Any]) -> str:
+    """Finish a corpus written into the temporary folder ``tmp`` (every file listed in ``files``: name →
+    size, sha256, sampled sha256, shape, dtype): its sealed ``manifest.json`` (written last), the stamp that the
+    files were checked, then ``tmp`` renamed to ``path`` (:func:`gym_crawl._io.replace_dir`), so a corpus is
+    accepted only whole. Returns the manifest's sha256 (the corpus' ``checksum``)."""
+    def rows(table: str) -> int:
+        return int(files[f"{table}.npy"]["shape"][0]) - 1
+
+    manifest = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "counts": {"pages": rows("link_ptr"), "links": int(files["link_dst.npy"]["shape"][0]),
+                   "words": rows("vocab.offsets"), "domains": rows("domains.offsets"),
+                   "labels": rows("labels.offsets")},
+        "files": files,
+        "ranges": ranges,
+        "meta": meta,
+    }
+    atomic_write_json(tmp / "manifest.json", seal(manifest))
+    checksum = _sha256_bytes((tmp / "manifest.json").read_bytes())
+    write_stamp(tmp, checksum, files)  # renaming the folder changes no file's identity
+    replace_dir(tmp, path)
+    return checksum
 
 
 @dataclass(eq=False)
@@ -566,19 +607,7 @@ class Corpus:
                     continue
                 put(f"{name}.blob.npy", np.ascontiguousarray(t.blob))
                 put(f"{name}.offsets.npy", np.ascontiguousarray(t.offsets))
-            manifest = {
-                "format": FORMAT_NAME,
-                "format_version": FORMAT_VERSION,
-                "counts": {"pages": self.n_pages, "links": self.n_links, "words": self.n_words,
-                           "domains": len(self.domains), "labels": len(self.labels)},
-                "files": files,
-                "ranges": self._ranges(),
-                "meta": self.meta,
-            }
-            atomic_write_json(tmp / "manifest.json", seal(manifest))
-            checksum = _sha256_bytes((tmp / "manifest.json").read_bytes())
-            write_stamp(tmp, checksum, files)  # renaming the folder changes no file's identity
-            replace_dir(tmp, path)
+            checksum = seal_corpus_folder(tmp, path, files, self._ranges(), self.meta)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

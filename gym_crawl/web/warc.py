@@ -56,10 +56,12 @@ shard chunks of at most ``chunk_pages`` pages (``.npz``, written atomically, wit
 no process ever holds a whole file; files and segments are parsed in parallel over ``workers`` processes
 (``engine="process"``) or on a Dask cluster (``engine="dask"``, the same function through
 ``Client.map``), with a progress bar over the bytes parsed (``progress=``). The global join — which record is
-the page of a URL, digest duplicates, redirects, each link's target id — is computed from sorted arrays of
-64-bit URL hashes (``engine="process"``) or by Dask DataFrame merges over the URL hashes (``engine="dask"``);
-both give the same corpus. The assembly then reads the chunks once more, one at a time, into the corpus arrays
-(both in :mod:`gym_crawl.web.warc_build`).
+the page of a URL, digest duplicates, redirects — is computed in the calling process from sorted arrays of the
+records' 64-bit URL hashes, into a lookup table as long as the pages; the assembly then reads the chunks once
+more, one at a time, resolves each chunk's links through that table and appends every column to the corpus'
+memory-mapped files, in a folder renamed into place only when whole (both in :mod:`gym_crawl.web.warc_build`;
+:class:`~gym_crawl.corpus.writer.CorpusWriter`). Memory follows the pages, never the links; both engines give
+the same corpus.
 """
 from __future__ import annotations
 
@@ -84,7 +86,7 @@ from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.token_ids import ChunkVocabulary
 from gym_crawl.web.urls import canonical_url, url_text
-from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, assemble, join_numpy, load_keys
+from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, Join, join_pages, load_keys, write_corpus
 from gym_crawl.web.warc_labels import read_label_map, read_label_rules
 from gym_crawl.web.warc_tasks import SEGMENT_BYTES, ParseTask, merge_segments, plan_tasks, run_dask, run_processes
 
@@ -369,19 +371,6 @@ _AFTER_LAST_STEP_URI = "urn:gym-crawl:after_last_step"
 fetched after its last step (:data:`gym_crawl.web.feed.AFTER_LAST_STEP_KIND`)."""
 
 
-def _recorded_meta(corpus: Corpus, results: list[dict[str, Any]]) -> None:
-    """What the files' live crawls recorded, in ``corpus.meta``: ``default_seeds`` (their seed URLs that are
-    pages of the corpus) and ``fetched_after_last_step`` (the ids of the pages they fetched after their last step,
-    :func:`_not_in_crawl`), each when there are any."""
-    recorded = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
-    seeds = [u for u in dict.fromkeys(recorded) if corpus.urls is not None and corpus.urls.get(u) >= 0]
-    if seeds:
-        corpus.meta["default_seeds"] = seeds
-    after = {u for r in results for u in r.get("not_in_crawl", ())}
-    if after and corpus.urls is not None:
-        corpus.meta["fetched_after_last_step"] = sorted(i for i in (corpus.urls.get(u) for u in after) if i >= 0)
-
-
 def _not_in_crawl(rec: Any, current: list[str]) -> list[str]:
     """The ``not_in_crawl`` URLs of an ``after_last_step`` record (each such record holds them all, so the last
     one read wins); ``current`` when the record is not one of ours."""
@@ -553,8 +542,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param workers: processes parsing files in parallel (``engine="process"``; default: one per segment up to
         the CPU count; ``1`` parses in this process)
     :param include_unfetched: keep links to URLs not in the archive as text-less pages
-    :param engine: ``"process"`` (local processes; the join from sorted hash arrays) or ``"dask"`` (files
-        parsed by ``Client.map`` on a Dask cluster, the join by Dask DataFrame merges)
+    :param engine: ``"process"`` (files parsed by local processes) or ``"dask"`` (by ``Client.map`` on a Dask
+        cluster); the join and the assembly run in this process either way
     :param cluster: with ``engine="dask"``: a scheduler address or a ``distributed.Client``; ``None`` starts a
         ``LocalCluster(n_workers=2, threads_per_worker=1)`` for the call. Remote workers must see ``path``
         and ``work_dir`` at the same paths (a shared file system)
@@ -565,7 +554,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
     :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
         the files (path, size, modification time), the labels and the options that change the result, and
-        re-open it memory-mapped next time instead of compiling again
+        re-open it memory-mapped next time instead of compiling again (it is written there column by column and
+        returned memory-mapped; ``False``: written into ``work_dir``, then read into memory)
     :param segment_bytes: a file larger than this is parsed in segments of about this many bytes, each starting
         at a record boundary (:func:`~gym_crawl.web.warc_tasks.split_ranges`), so that several workers share
         one large file; ``None`` parses each file whole. The corpus is the same either way
@@ -597,7 +587,7 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     wd = Path(tempfile.mkdtemp(prefix="gym_crawl_warc_")) if own_dir else Path(work_dir or ".").expanduser()
     wd.mkdir(parents=True, exist_ok=True)
     try:
-        results, dask_join = _parse_all(files, wd, opts, engine, workers, cluster, segment_bytes, progress)
+        results = _parse_all(files, wd, opts, engine, workers, cluster, segment_bytes, progress)
         chunks = [c for r in sorted(results, key=lambda r: r["index"]) for c in r["chunks"]]
         skipped: Counter = Counter()
         for r in results:
@@ -607,45 +597,46 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
                 f"WARC {os.fspath(path) if isinstance(path, (str, os.PathLike)) else files[0]}: no HTML page "
                 f"found in {len(files)} file(s) ({sum(r['records'] for r in results)} records; skipped: "
                 f"{dict(sorted(skipped.items())) or 'none'})")
-        join = dask_join if dask_join is not None else join_numpy(load_keys(chunks))
-        summary: dict[str, Any] = {
-            "files": len(files), "records": sum(r["records"] for r in results),
-            "skipped": {k: int(skipped.get(k, 0)) for k in SKIP_REASONS},
-            "duplicates": {"url": join.url_duplicates, "payload_digest": join.digest_duplicates},
-            "redirects": {"records": sum(c["redirects"] for c in chunks), "used": join.redirects_used},
-            "unreadable_files": {r["file"]: r["unreadable"] for r in results if r["unreadable"]},
-            "broken_examples": {r["file"]: r["broken"] for r in results if r.get("broken")},
-            "extract_fallback": sum(int(r.get("extract_fallback", 0)) for r in results),
-            "engine": engine,
-        }
-        meta = {
-            "source": "WARC " + ", ".join(str(f) for f in files[:5]) + (f" … ({len(files)} files)"
-                                                                          if len(files) > 5 else ""),
-            "warc_summary": summary,
-            "title_definition": "the HTML <title> (the URL when missing; '<title> (<url>)' when several pages "
-                                "share it); title tokens are the words of the page's canonical URL (host and "
-                                "path parts), what a crawler knows before fetching it; corpus.urls holds the URLs",
-            "text_definition": "the main text (boilerplate removed by Resiliparse's main-content extractor)",
-            "domain_definition": "the URL's host (host:port for a non-default port)",
-            "anchor_definition": "the link's text (or the alt text of an image inside the link)",
-            "context_definition": "150 characters each side of the anchor in the page's visible text",
-        }
-        if rules is not None:
-            meta["label_definition"] = ("URL rules (the longest matching prefix wins, then the first matching re: "
-                                        "rule)" + (" and a URL map" if label_map else ""))
-        elif label_map is not None:
-            meta["label_definition"] = "a URL → label map"
-        corpus = assemble(chunks, join, include_unfetched=include_unfetched, name=corpus_name,
-                           label_map=label_map, rules=rules, meta=meta)
-        _recorded_meta(corpus, results)
+        join = join_pages(load_keys(chunks))
+        meta = _corpus_meta(files, results, chunks, join, skipped, engine, label_map, rules)
+        return write_corpus(chunks, join, cache_path, wd, name=corpus_name, meta=meta, results=results,
+                            include_unfetched=include_unfetched, label_map=label_map, rules=rules)
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)
-    if cache_path is None:
-        return corpus
-    from gym_crawl.corpus.cache import store_cached
 
-    return store_cached(corpus, cache_path, what=f"WARC corpus {corpus_name!r}")
+
+def _corpus_meta(files: list[Path], results: list[dict[str, Any]], chunks: list[dict[str, Any]], join: Join,
+                 skipped: Counter, engine: str, label_map: dict | None, rules: list | None) -> dict[str, Any]:
+    """The corpus' ``meta`` before the assembly adds its counts: ``source``, ``warc_summary``, the definitions."""
+    summary: dict[str, Any] = {
+        "files": len(files), "records": sum(r["records"] for r in results),
+        "skipped": {k: int(skipped.get(k, 0)) for k in SKIP_REASONS},
+        "duplicates": {"url": join.url_duplicates, "payload_digest": join.digest_duplicates},
+        "redirects": {"records": sum(c["redirects"] for c in chunks), "used": join.redirects_used},
+        "unreadable_files": {r["file"]: r["unreadable"] for r in results if r["unreadable"]},
+        "broken_examples": {r["file"]: r["broken"] for r in results if r.get("broken")},
+        "extract_fallback": sum(int(r.get("extract_fallback", 0)) for r in results),
+        "engine": engine,
+    }
+    meta = {
+        "source": "WARC " + ", ".join(str(f) for f in files[:5]) + (f" … ({len(files)} files)"
+                                                                      if len(files) > 5 else ""),
+        "warc_summary": summary,
+        "title_definition": "the HTML <title> (the URL when missing; '<title> (<url>)' when several pages "
+                            "share it); title tokens are the words of the page's canonical URL (host and "
+                            "path parts), what a crawler knows before fetching it; corpus.urls holds the URLs",
+        "text_definition": "the main text (boilerplate removed by Resiliparse's main-content extractor)",
+        "domain_definition": "the URL's host (host:port for a non-default port)",
+        "anchor_definition": "the link's text (or the alt text of an image inside the link)",
+        "context_definition": "150 characters each side of the anchor in the page's visible text",
+    }
+    if rules is not None:
+        meta["label_definition"] = ("URL rules (the longest matching prefix wins, then the first matching re: "
+                                    "rule)" + (" and a URL map" if label_map else ""))
+    elif label_map is not None:
+        meta["label_definition"] = "a URL → label map"
+    return meta
 
 
 _COMPILER_VERSION = 7
@@ -668,21 +659,19 @@ def _cache_key(files: list[Path], label_map: dict | None, rules: list | None, in
 
 
 def _parse_all(files: list[Path], wd: Path, opts: WarcOptions, engine: str, workers: int | None, cluster: Any,
-               segment_bytes: int | None, progress: bool | None) -> tuple[list[dict[str, Any]], Any]:
-    """Every file parsed into chunks (in segments, with a progress bar): one result per file, and the Dask join
-    (``None`` with ``engine="process"``)."""
+               segment_bytes: int | None, progress: bool | None) -> list[dict[str, Any]]:
+    """Every file parsed into chunks (in segments, with a progress bar): one result per file."""
     from tqdm import tqdm
 
     tasks = plan_tasks(files, segment_bytes)
     with tqdm(total=sum(t.end - t.start for t in tasks), unit="B", unit_scale=True, unit_divisor=1024,
               desc=f"compiling {len(files)} WARC file(s)", disable=None if progress is None else not progress,
               leave=False) as bar:
-        dask_join = None
         if engine == "dask":
-            parts, dask_join = run_dask(_parse_task, tasks, wd, opts, cluster, bar, BROKEN_EXAMPLES)
+            parts = run_dask(_parse_task, tasks, wd, opts, cluster, bar)
         else:
             parts = run_processes(_parse_task, tasks, wd, opts, workers, bar)
-    return merge_segments(parts, BROKEN_EXAMPLES), dask_join
+    return merge_segments(parts, BROKEN_EXAMPLES)
 
 
 def _parse_task(task: ParseTask, wd: str, index: int, opts: WarcOptions) -> dict[str, Any]:

@@ -1,11 +1,17 @@
 """The second half of the WARC compiler (:mod:`gym_crawl.web.warc`): from the shard chunks that
-:func:`~gym_crawl.web.warc.parse_warc_file` writes to a :class:`~gym_crawl.corpus.core.Corpus`.
+:func:`~gym_crawl.web.warc.parse_warc_file` writes to a :class:`~gym_crawl.corpus.core.Corpus`, in memory bounded
+by the pages, never by the links.
 
-* the **global join** — which record is the page of each URL (the first), which pages merge by payload
-  digest, where redirect chains lead, and every link's target page id — in two engines that give the
-  same result: :func:`join_numpy` (sorted arrays of 64-bit URL hashes, one process) and :func:`join_dask`
-  (Dask DataFrame ``groupby``/``merge`` over the URL hashes, on a cluster);
-* the **assembly** (:func:`assemble`) — the chunks read once more, one at a time, into the corpus columns.
+* the **join** (:func:`join_pages`) — which record is the page of each URL (the first), which pages merge by
+  payload digest, where redirect chains lead — from sorted arrays of the 64-bit URL hashes of the records
+  (:func:`load_keys`: as long as the records, not the links). It ends in one lookup table, every URL that names a
+  page (its own, a merged duplicate's, a resolved redirect's) as a sorted hash with its page id
+  (:meth:`Join.targets`); both engines use it;
+* the **assembly** (:func:`assemble`) — the chunks read again one at a time, each link's target resolved through
+  that table chunk by chunk, and every column appended to the corpus folder as it comes
+  (:class:`~gym_crawl.corpus.writer.CorpusWriter`: memory-mapped ``.npy`` files in a partial folder, renamed
+  into place whole). The process holds one chunk plus a few arrays as long as the pages (record → page id,
+  each page's title hash and domain, the lookup table) and the vocabulary.
 
 A shard chunk is an ``.npz`` of one WARC file's pages (at most ``chunk_pages``): per page its URL hash,
 payload-digest hash, URL, title, main text, word ids of the text bag / URL words (a local vocabulary), and
@@ -14,21 +20,27 @@ per link its target URL and hash, anchor and context word ids and position; plus
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gym_crawl.corpus.core import Corpus, StringTable
+from gym_crawl.corpus.cache import warn_once
+from gym_crawl.corpus.core import Corpus, StringTable, check_corpus_destination
+from gym_crawl.corpus.writer import CorpusWriter, open_written
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import LINK_POSITIONS
 from gym_crawl.web.urls import url_host, url_text
 from gym_crawl.web.warc_labels import LabelRules
 
-__all__ = ["MAX_REDIRECT_HOPS", "Join", "assemble", "join_dask", "join_numpy", "load_keys", "page_labels",
-           "read_table"]
+__all__ = ["MAX_REDIRECT_HOPS", "Assembled", "Join", "assemble", "join_pages", "load_keys", "page_labels",
+           "read_table", "write_corpus"]
 
 MAX_REDIRECT_HOPS = 10
 """Redirect chains longer than this (and loops) leave a link unresolved."""
@@ -39,28 +51,40 @@ def read_table(z: Mapping[str, np.ndarray], prefix: str) -> StringTable:
     return StringTable(np.asarray(z[f"{prefix}_blob"]), np.asarray(z[f"{prefix}_off"]))
 
 
+@contextmanager
+def _chunk(c: dict[str, Any]) -> Iterator[Any]:
+    with np.load(c["path"], allow_pickle=False) as z:
+        yield z
+
+
 @dataclass
 class Join:
-    """The global join: which rows of the concatenated page table are pages (in id order), and each link's
-    target page id (-1: not in the archive)."""
+    """The global join: which rows of the concatenated page table are pages (in id order), and the table that
+    resolves a URL hash to its page id (:meth:`targets`)."""
 
     page_rows: np.ndarray
-    link_dst: np.ndarray
+    keys: np.ndarray
+    """sorted URL hashes that name a page: the pages' own, merged duplicates', resolved redirects'"""
+    ids: np.ndarray
+    """the page id of each of :attr:`keys`"""
     url_duplicates: int
     digest_duplicates: int
     redirects_used: int
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def targets(self, url_hash: np.ndarray) -> np.ndarray:
+        """The page id of each URL hash (-1: not in the archive)."""
+        return _lookup(self.keys, self.ids, np.asarray(url_hash, np.int64))
+
 
 def load_keys(chunks: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """The hash columns of every chunk, concatenated in chunk order."""
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("url_hash", "digest_hash", "link_hash", "link_n",
-                                                         "redirect_from", "redirect_to")}
+    """The page and redirect hash columns of every chunk, concatenated in chunk order (no link column)."""
+    names = ("url_hash", "digest_hash", "redirect_from", "redirect_to")
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in names}
     for c in chunks:
-        with np.load(c["path"], allow_pickle=False) as z:
-            for k in ("url_hash", "digest_hash", "link_hash", "redirect_from", "redirect_to"):
+        with _chunk(c) as z:
+            for k in names:
                 cols[k].append(np.asarray(z[k]))
-            cols["link_n"].append(np.diff(np.asarray(z["link_ptr"])))
     return {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in cols.items()}
 
 
@@ -73,7 +97,7 @@ def _lookup(keys_sorted: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.nd
     return np.where(keys_sorted[i] == q, values[i], -1)
 
 
-def join_numpy(k: dict[str, np.ndarray]) -> Join:
+def join_pages(k: dict[str, np.ndarray]) -> Join:
     """The join from sorted arrays of URL hashes (see the module docstring for the rules)."""
     h, d = k["url_hash"], k["digest_hash"]
     _, first = np.unique(h, return_index=True)
@@ -87,6 +111,7 @@ def join_numpy(k: dict[str, np.ndarray]) -> Join:
     # hash → id: pages, then URLs merged by digest (their first record's row → its canonical page)
     table_h = np.concatenate([h[page_rows], h[rows[~is_page]]])
     table_id = np.concatenate([np.arange(len(page_rows)), ids[canon[~is_page]]])
+    del ids
     # redirects: the first redirect of each URL that has no page record of its own
     rf, rt = k["redirect_from"], k["redirect_to"]
     _, rfirst = np.unique(rf, return_index=True)
@@ -104,275 +129,369 @@ def join_numpy(k: dict[str, np.ndarray]) -> Join:
         table_h = np.concatenate([table_h, rf[new]])
         table_id = np.concatenate([table_id, resolved[new]])
     order = np.argsort(table_h, kind="stable")
-    link_dst = _lookup(table_h[order], table_id[order], k["link_hash"])
-    return Join(page_rows=page_rows, link_dst=link_dst, url_duplicates=int(len(h) - len(rows)),
-                 digest_duplicates=int((~is_page).sum()), redirects_used=int((resolved >= 0).sum()))
+    return Join(page_rows=page_rows, keys=table_h[order], ids=table_id[order],
+                url_duplicates=int(len(h) - len(rows)), digest_duplicates=int((~is_page).sum()),
+                redirects_used=int((resolved >= 0).sum()))
 
 
-def join_dask(chunks: list[dict[str, Any]], client: Any) -> Join:
-    """The same join as :func:`join_numpy`, computed by Dask DataFrame merges over the URL hashes."""
-    import dask.dataframe as dd
-    import pandas as pd
+def _labeller(label_map: dict[str, list[str]] | None,
+              rules: list[tuple[str, str]] | None) -> Callable[[Sequence[str]], list[list[str]]]:
+    """``f(urls)`` → each URL's labels: the map's, then its rule's
+    (:class:`~gym_crawl.web.warc_labels.LabelRules`)."""
+    matcher = LabelRules(rules) if rules else None
 
-    offsets = np.zeros(len(chunks) + 1, np.int64)
-    offsets[1:] = np.cumsum([c["pages"] for c in chunks])
-    loffsets = np.zeros(len(chunks) + 1, np.int64)
-    loffsets[1:] = np.cumsum([c["links"] for c in chunks])
-    roffsets = np.zeros(len(chunks) + 1, np.int64)
-    roffsets[1:] = np.cumsum([c["redirects"] for c in chunks])
-    parts = [(c["path"], int(offsets[i]), int(loffsets[i]), int(roffsets[i])) for i, c in enumerate(chunks)]
-    def empty(*cols: str) -> Any:
-        return pd.DataFrame({c: pd.Series([], dtype="int64") for c in cols})
+    def labels(urls: Sequence[str]) -> list[list[str]]:
+        out: list[list[str]] = []
+        for u in urls:
+            labs = list(label_map.get(u, ())) if label_map else []
+            lab = matcher.label(u) if matcher is not None else None
+            if lab is not None and lab not in labs:
+                labs.append(lab)
+            out.append(labs)
+        return out
 
-    pages = dd.from_map(_pages_frame, parts, meta=empty("row", "h", "d"))
-    links = dd.from_map(_links_frame, parts, meta=empty("lrow", "h"))
-    redirects = dd.from_map(_redirects_frame, parts, meta=empty("rrow", "h", "to"))
-    # first record of each URL, then the first page of each payload digest
-    first = pages.groupby("h").row.min().rename("row").reset_index()
-    kept = pages.merge(first, on=["h", "row"])
-    canon = kept.groupby("d").row.min().rename("canon").reset_index()
-    kept = kept.merge(canon, on="d")
-    page_tab = kept[kept.row == kept.canon][["row", "h"]].compute().sort_values("row", kind="stable")
-    page_tab["id"] = np.arange(len(page_tab), dtype=np.int64)
-    ids = dd.from_pandas(page_tab, npartitions=max(1, min(len(chunks), 8)))
-    dups = kept[kept.row != kept.canon][["h", "canon"]].merge(
-        ids[["row", "id"]].rename(columns={"row": "canon"}), on="canon")[["h", "id"]]
-    table = dd.concat([ids[["h", "id"]], dups])
-    # redirects of URLs without a page record, the first per URL, resolved hop by hop
-    rfirst = redirects.groupby("h").rrow.min().rename("rrow").reset_index()
-    red = redirects.merge(rfirst, on=["h", "rrow"])
-    has_page = pages[["h"]].drop_duplicates().assign(page=True)
-    red = red.merge(has_page, on="h", how="left")
-    red = red[red.page.isna()][["h", "to"]]
-    n_used = 0
-    for _ in range(MAX_REDIRECT_HOPS):
-        known = table[["h"]].assign(known=True)
-        step = red.merge(table.rename(columns={"h": "to"}), on="to").merge(known, on="h", how="left")
-        new = client.compute(step[step.known.isna()][["h", "id"]]).result()
-        if len(new) == 0:
-            break
-        n_used += len(new)
-        table = dd.concat([table, dd.from_pandas(new, npartitions=1)])
-    resolved = links.merge(table, on="h", how="left").compute()
-    link_dst = np.full(int(loffsets[-1]), -1, np.int64)
-    got = resolved.dropna(subset=["id"])
-    link_dst[got.lrow.to_numpy(np.int64)] = got.id.to_numpy(np.int64)
-    n_rows = int(offsets[-1])
-    n_first = int(first.shape[0].compute())
-    return Join(page_rows=page_tab.row.to_numpy(np.int64), link_dst=link_dst, url_duplicates=n_rows - n_first,
-                 digest_duplicates=n_first - len(page_tab), redirects_used=n_used)
-
-
-def _pages_frame(part: tuple[str, int, int, int]) -> Any:
-    import pandas as pd
-
-    path, off, _, _ = part
-    with np.load(path, allow_pickle=False) as z:
-        h, d = np.asarray(z["url_hash"]), np.asarray(z["digest_hash"])
-    return pd.DataFrame({"row": np.arange(off, off + len(h), dtype=np.int64), "h": h, "d": d})
-
-
-def _links_frame(part: tuple[str, int, int, int]) -> Any:
-    import pandas as pd
-
-    path, _, loff, _ = part
-    with np.load(path, allow_pickle=False) as z:
-        h = np.asarray(z["link_hash"])
-    return pd.DataFrame({"lrow": np.arange(loff, loff + len(h), dtype=np.int64), "h": h})
-
-
-def _redirects_frame(part: tuple[str, int, int, int]) -> Any:
-    import pandas as pd
-
-    path, _, _, roff = part
-    with np.load(path, allow_pickle=False) as z:
-        f, t = np.asarray(z["redirect_from"]), np.asarray(z["redirect_to"])
-    return pd.DataFrame({"rrow": np.arange(roff, roff + len(f), dtype=np.int64), "h": f, "to": t})
+    return labels
 
 
 def page_labels(urls: Sequence[str], label_map: dict[str, list[str]] | None,
                 rules: list[tuple[str, str]] | None) -> list[list[str]]:
     """Each URL's labels: the map's, then its rule's (:class:`~gym_crawl.web.warc_labels.LabelRules`)."""
-    matcher = LabelRules(rules) if rules else None
-    out: list[list[str]] = []
-    for u in urls:
-        labs = list(label_map.get(u, ())) if label_map else []
-        lab = matcher.label(u) if matcher is not None else None
-        if lab is not None and lab not in labs:
-            labs.append(lab)
-        out.append(labs)
-    return out
+    return _labeller(label_map, rules)(urls)
 
 
-def assemble(chunks: list[dict[str, Any]], join: Join, *, include_unfetched: bool, name: str,
-              label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None,
-              meta: dict[str, Any]) -> Corpus:
-    """Read the chunks once more, one at a time, into the corpus arrays."""
-    # global vocabulary: the sorted union of the chunk vocabularies
-    words: set[str] = set()
-    for c in chunks:
-        with np.load(c["path"], allow_pickle=False) as z:
-            words.update(read_table(z, "vocab"))
-    page_rows = join.page_rows
-    n_rows = sum(c["pages"] for c in chunks)
-    row_id = np.full(n_rows, -1, np.int64)
-    row_id[page_rows] = np.arange(len(page_rows))
-    link_dst = join.link_dst.copy()
-    # links to URLs not in the archive: new text-less pages (in order of first link), or dropped
-    unfetched_urls: list[str] = []
-    if include_unfetched and (link_dst < 0).any():
-        first_of: dict[int, int] = {}
-        row0 = loff = 0
-        for c in chunks:
-            with np.load(c["path"], allow_pickle=False) as z:
-                lh = np.asarray(z["link_hash"])
-                src_rows = row0 + np.repeat(np.arange(c["pages"]), np.diff(np.asarray(z["link_ptr"])))
-                miss = np.flatnonzero((link_dst[loff:loff + len(lh)] < 0) & (row_id[src_rows] >= 0))
-                if len(miss):
-                    lurls = read_table(z, "link_urls")
-                    for j in miss.tolist():
-                        hj = int(lh[j])
-                        if hj not in first_of:
-                            first_of[hj] = len(page_rows) + len(unfetched_urls)
-                            unfetched_urls.append(lurls[j])
-                        link_dst[loff + j] = first_of[hj]
-            row0 += c["pages"]
-            loff += len(lh)
-    for u in unfetched_urls:
-        words.update(tokenize(url_text(u)))
-    vocab = sorted(words)
+@dataclass
+class Assembled:
+    """What :func:`assemble` found besides the columns it wrote."""
+
+    summary: dict[str, Any]
+    """``pages``, ``fetched_pages``, ``unfetched_pages``, ``links``, ``link_positions``, ``labelled_pages`` (and
+    ``label_map_unmatched`` with a label map), for ``warc_summary``"""
+    unfetched: int
+    """text-less pages of URLs not in the archive (``include_unfetched``), ids after the fetched pages"""
+    url_ids: dict[str, int]
+    """the page id of each of the asked URLs (``find_urls``) that is a page of the corpus"""
+
+
+_CSR = (("text_ptr", "text_terms", np.int32), ("title_ptr", "title_terms", np.int32),
+        ("link_ptr", "link_dst", np.int32), ("anchor_ptr", "anchor_terms", np.int32),
+        ("context_ptr", "context_terms", np.int32), ("label_ptr", "label_ids", np.int32),
+        *((f"{t}.offsets", f"{t}.blob", np.uint8) for t in ("titles", "vocab", "domains", "labels", "texts", "urls")))
+"""Every CSR pair and string table of a WARC corpus (pointer, values, value dtype)."""
+_COLUMNS = (("text_counts", np.int32), ("page_domain", np.int32), ("link_position", np.int8))
+
+
+def assemble(chunks: list[dict[str, Any]], join: Join, writer: CorpusWriter, *, include_unfetched: bool,
+             label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None,
+             find_urls: set[str] | frozenset[str] = frozenset()) -> Assembled:
+    """Write the corpus of ``chunks`` into ``writer`` (every array; the caller seals it with the meta), reading
+    the chunks one at a time: once for the vocabulary (and the URLs not in the archive, with
+    ``include_unfetched``), once for the columns, once or twice for the titles (a title several pages share gets
+    their URL appended, so its count over all pages is needed first)."""
+    a = _Assembly(chunks, join, writer, label_map, rules, find_urls)
+    for ptr, vals, dt in _CSR:
+        writer.append_csr(ptr, vals, np.zeros(1, np.int64), np.zeros(0, dt), dt)
+    for name, dt in _COLUMNS:
+        writer.append(name, np.zeros(0, dt), dt)
+    vocab, unfetched = a.vocabulary(include_unfetched)
+    v = StringTable.from_strings(vocab)
+    writer.append_csr("vocab.offsets", "vocab.blob", v.offsets, v.blob, np.uint8)
+    del v
     vocab_id = {w: i for i, w in enumerate(vocab)}
-    n_fetched = len(page_rows)
-    n = n_fetched + len(unfetched_urls)
-
-    # Page ids follow the rows, so each chunk's kept pages are the next ids: the columns are built chunk by
-    # chunk with vectorized gathers, holding one chunk plus the growing corpus columns.
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in (
-        "text_ptr", "text_terms", "text_counts", "url_ptr", "url_terms", "texts_off", "texts_blob",
-        "l_src", "l_dst", "l_row", "l_pos", "a_ptr", "a_terms", "c_ptr", "c_terms")}
-    titles: list[str] = []
-    urls: list[str] = []
-    row0 = loff = 0
+    del vocab
     for c in chunks:
-        with np.load(c["path"], allow_pickle=False) as z:
+        a.add_chunk(c, vocab_id)
+    a.add_unfetched(unfetched, vocab_id)
+    del vocab_id
+    a.write_titles(unfetched)
+    return a.finish(len(unfetched))
+
+
+class _Assembly:
+    """The state :func:`assemble` keeps between chunks: arrays as long as the records or the pages."""
+
+    def __init__(self, chunks: list[dict[str, Any]], join: Join, writer: CorpusWriter,
+                 label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None,
+                 find_urls: set[str] | frozenset[str]) -> None:
+        self.chunks, self.join, self.w = chunks, join, writer
+        self.row_id = np.full(sum(c["pages"] for c in chunks), -1, np.int64)
+        self.row_id[join.page_rows] = np.arange(len(join.page_rows))
+        self.n_fetched = len(join.page_rows)
+        self.n = self.n_fetched
+        self.row0 = 0
+        self.next_id = 0
+        self.unf_keys = np.zeros(0, np.int64)
+        self.unf_ids = np.zeros(0, np.int64)
+        self.label_map = label_map
+        self.labels_of = _labeller(label_map, rules) if (label_map or rules) else None
+        self.find, self.url_ids = find_urls, dict[str, int]()
+        self.matched: set[str] = set()
+        self.title_hash: list[np.ndarray] = []
+        self.dom_code: list[np.ndarray] = []
+        self.domains: dict[str, int] = {}
+        self.lab_n: list[int] = []
+        self.lab_codes: list[int] = []
+        self.lab_names: dict[str, int] = {}
+        self.pos_counts = np.zeros(len(LINK_POSITIONS), np.int64)
+
+    def vocabulary(self, include_unfetched: bool) -> tuple[list[str], list[str]]:
+        """The sorted union of the chunk vocabularies and the words of the URLs not in the archive that kept
+        pages link to (``include_unfetched``: those URLs, in order of first link, become text-less pages)."""
+        words: set[str] = set()
+        first_of: dict[int, int] = {}
+        unfetched: list[str] = []
+        row0 = 0
+        for c in self.chunks:
+            with _chunk(c) as z:
+                words.update(read_table(z, "vocab"))
+                lh = np.asarray(z["link_hash"]) if include_unfetched else np.zeros(0, np.int64)
+                if len(lh):
+                    src_rows = row0 + np.repeat(np.arange(c["pages"]), np.diff(np.asarray(z["link_ptr"])))
+                    miss = np.flatnonzero((self.join.targets(lh) < 0) & (self.row_id[src_rows] >= 0))
+                    if len(miss):
+                        lurls = read_table(z, "link_urls")
+                        for j in miss.tolist():
+                            hj = int(lh[j])
+                            if hj not in first_of:
+                                first_of[hj] = self.n_fetched + len(unfetched)
+                                unfetched.append(lurls[j])
+            row0 += c["pages"]
+        for u in unfetched:
+            words.update(tokenize(url_text(u)))
+        if first_of:
+            keys = np.fromiter(first_of, np.int64, count=len(first_of))
+            ids = np.fromiter(first_of.values(), np.int64, count=len(first_of))
+            o = np.argsort(keys)
+            self.unf_keys, self.unf_ids = keys[o], ids[o]
+        self.n = self.n_fetched + len(unfetched)
+        return sorted(words), unfetched
+
+    def add_chunk(self, c: dict[str, Any], vocab_id: dict[str, int]) -> None:
+        """Append the kept pages of chunk ``c`` (their ids follow on from the previous chunk's) and their links."""
+        with _chunk(c) as z:
             lv = read_table(z, "vocab").tolist()
             remap = np.asarray([vocab_id[w] for w in lv], np.int32) if lv else np.zeros(0, np.int32)
-            ids = row_id[row0:row0 + c["pages"]]
+            ids = self.row_id[self.row0:self.row0 + c["pages"]]
             keep = np.flatnonzero(ids >= 0)
-            ptr, terms = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_terms"]), keep)
-            _, counts = _gather_csr(np.asarray(z["text_ptr"]), np.asarray(z["text_counts"]), keep)
-            terms = remap[terms]
-            o = np.lexsort((terms, np.repeat(np.arange(len(keep)), np.diff(ptr))))  # words sorted within a page
-            cols["text_ptr"].append(ptr)
-            cols["text_terms"].append(terms[o])
-            cols["text_counts"].append(counts[o])
-            ptr, terms = _gather_csr(np.asarray(z["url_ptr"]), np.asarray(z["url_terms"]), keep)
-            cols["url_ptr"].append(ptr)
-            cols["url_terms"].append(remap[terms])
-            off, blob = _gather_csr(np.asarray(z["texts_off"]), np.asarray(z["texts_blob"]), keep)
-            cols["texts_off"].append(off)
-            cols["texts_blob"].append(blob)
-            t_tab, u_tab = read_table(z, "titles"), read_table(z, "urls")
-            titles.extend(t_tab[int(r)] for r in keep)
-            urls.extend(u_tab[int(r)] for r in keep)
-            lp = np.asarray(z["link_ptr"])
-            m = int(lp[-1])
-            src = ids[np.repeat(np.arange(c["pages"]), np.diff(lp))]
-            dst = link_dst[loff:loff + m]
-            sel = np.flatnonzero((src >= 0) & (dst >= 0) & (src != dst))
-            cols["l_src"].append(src[sel])
-            cols["l_dst"].append(dst[sel])
-            cols["l_row"].append(sel + loff)
-            cols["l_pos"].append(np.asarray(z["position"])[sel])
-            for k, col in (("a", "anchor"), ("c", "context")):
-                ptr, terms = _gather_csr(np.asarray(z[f"{col}_ptr"]), np.asarray(z[f"{col}_terms"]), sel)
-                cols[f"{k}_ptr"].append(ptr)
-                cols[f"{k}_terms"].append(remap[terms])
-        row0 += c["pages"]
-        loff += m
-    for u in unfetched_urls:  # text-less pages: only their URL words
-        toks = np.asarray([vocab_id[w] for w in tokenize(url_text(u))], np.int32)
-        cols["text_ptr"].append(np.zeros(2, np.int64))
-        cols["url_ptr"].append(np.asarray([0, len(toks)], np.int64))
-        cols["url_terms"].append(toks)
-        urls.append(u)
-        titles.append("")
-    text_ptr, text_terms = _cat_csr(list(zip(cols["text_ptr"], cols["text_terms"] + [np.zeros(0, np.int32)]
-                                             * len(unfetched_urls))))
-    text_counts = np.concatenate(cols["text_counts"]).astype(np.int32)
-    title_ptr, title_terms = _cat_csr(list(zip(cols["url_ptr"], cols["url_terms"])))
-    texts_off, texts_blob = _cat_csr(list(zip(cols["texts_off"], cols["texts_blob"])), np.uint8)
-    texts_off = np.concatenate([texts_off, np.full(len(unfetched_urls), texts_off[-1], np.int64)])
+            self._page_columns(z, keep, remap)
+            self._links(z, ids, keep, remap)
+            u_tab, t_tab = read_table(z, "urls"), read_table(z, "titles")
+            self._pages_seen([u_tab[int(r)] for r in keep], [t_tab[int(r)] for r in keep])
+        self.row0 += c["pages"]
 
-    # links: sorted by source page, in the order they appear; a (source, target) pair counts once
-    src = np.concatenate(cols["l_src"])
-    dst = np.concatenate(cols["l_dst"])
-    lrow = np.concatenate(cols["l_row"])
-    pos = np.concatenate(cols["l_pos"])
-    a_ptr, a_terms = _cat_csr(list(zip(cols["a_ptr"], cols["a_terms"])))
-    c_ptr, c_terms = _cat_csr(list(zip(cols["c_ptr"], cols["c_terms"])))
-    del cols
-    _, first = np.unique(src * max(n, 1) + dst, return_index=True)
-    order = first[np.lexsort((lrow[first], src[first]))]
-    link_ptr = np.zeros(n + 1, np.int64)
-    link_ptr[1:] = np.cumsum(np.bincount(src[order], minlength=n))
-    anchor_ptr, anchor_terms = _gather_csr(a_ptr, a_terms, order)
-    context_ptr, context_terms = _gather_csr(c_ptr, c_terms, order)
-    pos_counts = np.bincount(pos[order].astype(np.int64), minlength=len(LINK_POSITIONS))
-    titles = [t or u for t, u in zip(titles, urls)]
-    seen = Counter(titles)
-    titles = [t if seen[t] == 1 or t == u else f"{t} ({u})" for t, u in zip(titles, urls)]
-    domains_of = [url_host(u) for u in urls]
-    dom_names = sorted(set(domains_of))
-    dom_id = {d: i for i, d in enumerate(dom_names)}
-    labels_of = page_labels(urls, label_map, rules)
-    lab_names = sorted({lab for labs in labels_of for lab in labs})
-    lab_id = {lab: i for i, lab in enumerate(lab_names)}
-    label_ptr = np.zeros(n + 1, np.int64)
-    label_ptr[1:] = np.cumsum([len(x) for x in labels_of])
-    summary = meta["warc_summary"]
-    summary.update(pages=n, fetched_pages=n_fetched, unfetched_pages=len(unfetched_urls), links=len(order),
-                   link_positions={p: int(k) for p, k in zip(LINK_POSITIONS, pos_counts)},
-                   labelled_pages=int(sum(1 for x in labels_of if x)))
-    if label_map:
-        page_urls = set(urls)
-        summary["label_map_unmatched"] = sum(1 for u in label_map if u not in page_urls)
-    if unfetched_urls:
-        meta["unfetched_pages"] = {"first": n_fetched, "count": len(unfetched_urls)}
-    return Corpus(
-        text_ptr=text_ptr, text_terms=text_terms, text_counts=text_counts,
-        title_ptr=title_ptr, title_terms=title_terms,
-        link_ptr=link_ptr, link_dst=dst[order].astype(np.int32),
-        anchor_ptr=anchor_ptr, anchor_terms=anchor_terms, context_ptr=context_ptr, context_terms=context_terms,
-        page_domain=np.asarray([dom_id[d] for d in domains_of], np.int32),
-        label_ptr=label_ptr,
-        label_ids=np.asarray([lab_id[lab] for labs in labels_of for lab in sorted(labs)], np.int32),
-        titles=StringTable.from_strings(titles), urls=StringTable.from_strings(urls),
-        vocab=StringTable.from_strings(vocab),
-        domains=StringTable.from_strings(dom_names), labels=StringTable.from_strings(lab_names),
-        texts=StringTable(texts_blob, texts_off), meta={"name": name, **meta},
-        link_position=pos[order].astype(np.int8),
-    )
+    def _page_columns(self, z: Any, keep: np.ndarray, remap: np.ndarray) -> None:
+        w = self.w
+        tp = np.asarray(z["text_ptr"])
+        ptr, terms = _gather_csr(tp, np.asarray(z["text_terms"]), keep)
+        _, counts = _gather_csr(tp, np.asarray(z["text_counts"]), keep)
+        terms = remap[terms]
+        o = np.lexsort((terms, np.repeat(np.arange(len(keep)), np.diff(ptr))))  # words sorted within a page
+        w.append_csr("text_ptr", "text_terms", ptr, terms[o], np.int32)
+        w.append("text_counts", counts[o], np.int32)
+        ptr, terms = _gather_csr(np.asarray(z["url_ptr"]), np.asarray(z["url_terms"]), keep)
+        w.append_csr("title_ptr", "title_terms", ptr, remap[terms], np.int32)
+        for table, prefix in (("texts", "texts"), ("urls", "urls")):
+            off, blob = _gather_csr(np.asarray(z[f"{prefix}_off"]), np.asarray(z[f"{prefix}_blob"]), keep)
+            w.append_csr(f"{table}.offsets", f"{table}.blob", off, blob, np.uint8)
 
+    def _links(self, z: Any, ids: np.ndarray, keep: np.ndarray, remap: np.ndarray) -> None:
+        """The chunk's links from kept pages to pages, sorted by source in page order, a (source, target) pair
+        once (its first link): a page's links all lie in its chunk, so this is the global order chunk by chunk."""
+        lp = np.asarray(z["link_ptr"])
+        lh = np.asarray(z["link_hash"])
+        src = ids[np.repeat(np.arange(len(ids)), np.diff(lp))]
+        dst = self.join.targets(lh)
+        if len(self.unf_keys):
+            dst = np.where(dst >= 0, dst, _lookup(self.unf_keys, self.unf_ids, lh))
+        sel = np.flatnonzero((src >= 0) & (dst >= 0) & (src != dst))
+        s, d = src[sel], dst[sel]
+        _, first = np.unique(s * max(self.n, 1) + d, return_index=True)
+        order = first[np.lexsort((first, s[first]))]
+        idx = sel[order]
+        ptr = np.zeros(len(keep) + 1, np.int64)
+        if len(keep):
+            ptr[1:] = np.cumsum(np.bincount(s[order] - ids[keep[0]], minlength=len(keep)))
+        self.w.append_csr("link_ptr", "link_dst", ptr, d[order], np.int32)
+        pos = np.asarray(z["position"])[idx]
+        self.w.append("link_position", pos, np.int8)
+        self.pos_counts += np.bincount(pos.astype(np.int64), minlength=len(LINK_POSITIONS))
+        for col in ("anchor", "context"):
+            p, t = _gather_csr(np.asarray(z[f"{col}_ptr"]), np.asarray(z[f"{col}_terms"]), idx)
+            self.w.append_csr(f"{col}_ptr", f"{col}_terms", p, remap[t], np.int32)
 
-def _cat_csr(parts: list[tuple[np.ndarray, np.ndarray]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenate CSR blocks ``(ptr, values)`` row-wise."""
-    ptrs, vals, base = [np.zeros(1, np.int64)], [], 0
-    for p, v in parts:
-        ptrs.append(np.asarray(p[1:], np.int64) + base)
-        vals.append(v)
-        base += len(v)
-    return np.concatenate(ptrs), (np.concatenate(vals).astype(dtype) if vals else np.zeros(0, dtype))
+    def _pages_seen(self, urls: list[str], titles: list[str]) -> None:
+        """What the columns written at the end need of the next pages: title hash, domain, labels."""
+        k = len(urls)
+        self.title_hash.append(np.fromiter((hash(t or u) for t, u in zip(titles, urls)), np.int64, count=k))
+        doms = self.domains
+        self.dom_code.append(np.fromiter((doms.setdefault(url_host(u), len(doms)) for u in urls), np.int32, count=k))
+        if self.labels_of is not None:
+            names = self.lab_names
+            for labs in self.labels_of(urls):
+                self.lab_n.append(len(labs))
+                self.lab_codes.extend(names.setdefault(lab, len(names)) for lab in labs)
+        else:
+            self.lab_n.extend([0] * k)
+        if self.label_map:
+            self.matched.update(u for u in urls if u in self.label_map)
+        if self.find:
+            for i, u in enumerate(urls):
+                if u in self.find:
+                    self.url_ids.setdefault(u, self.next_id + i)
+        self.next_id += k
+
+    def add_unfetched(self, unfetched: list[str], vocab_id: dict[str, int]) -> None:
+        """Text-less pages (only their URL words) for the URLs not in the archive."""
+        k = len(unfetched)
+        if not k:
+            return
+        w = self.w
+        toks = [[vocab_id[t] for t in tokenize(url_text(u))] for u in unfetched]
+        none = np.zeros(k + 1, np.int64)
+        w.append_csr("text_ptr", "text_terms", none, np.zeros(0, np.int32), np.int32)
+        ptr = np.zeros(k + 1, np.int64)
+        ptr[1:] = np.cumsum([len(t) for t in toks])
+        w.append_csr("title_ptr", "title_terms", ptr, np.fromiter((i for t in toks for i in t), np.int32,
+                                                                   count=int(ptr[-1])), np.int32)
+        w.append_csr("texts.offsets", "texts.blob", none, np.zeros(0, np.uint8), np.uint8)
+        u = StringTable.from_strings(unfetched)
+        w.append_csr("urls.offsets", "urls.blob", u.offsets, u.blob, np.uint8)
+        w.append_csr("link_ptr", "link_dst", none, np.zeros(0, np.int32), np.int32)
+        self._pages_seen(unfetched, [""] * k)
+
+    def _titles_by_chunk(self, unfetched: list[str]) -> Iterator[tuple[int, list[str], list[str]]]:
+        """``(first page id, titles, urls)`` of the pages, chunk by chunk, the text-less pages last."""
+        row0 = first = 0
+        for c in self.chunks:
+            keep = np.flatnonzero(self.row_id[row0:row0 + c["pages"]] >= 0).tolist()
+            row0 += c["pages"]
+            if not keep:
+                continue
+            with _chunk(c) as z:
+                t_tab, u_tab = read_table(z, "titles"), read_table(z, "urls")
+                yield first, [t_tab[r] for r in keep], [u_tab[r] for r in keep]
+            first += len(keep)
+        if unfetched:
+            yield first, [""] * len(unfetched), unfetched
+
+    def write_titles(self, unfetched: list[str]) -> None:
+        """Each page's title (its URL when it has none; ``"<title> (<url>)"`` when several pages share it)."""
+        th = np.concatenate(self.title_hash)
+        self.title_hash = []
+        _, inv, cnt = np.unique(th, return_inverse=True, return_counts=True)
+        shared = cnt[inv.reshape(-1)] > 1  # a title hash that several pages have: count those titles exactly
+        del th, inv, cnt
+        seen: Counter = Counter()
+        if shared.any():
+            for first, titles, urls in self._titles_by_chunk(unfetched):
+                seen.update(t or u for i, (t, u) in enumerate(zip(titles, urls)) if shared[first + i])
+        for first, titles, urls in self._titles_by_chunk(unfetched):
+            out = []
+            for i, (t, u) in enumerate(zip(titles, urls)):
+                e = t or u
+                out.append(e if not shared[first + i] or seen[e] == 1 or e == u else f"{e} ({u})")
+            tab = StringTable.from_strings(out)
+            self.w.append_csr("titles.offsets", "titles.blob", tab.offsets, tab.blob, np.uint8)
+
+    def finish(self, n_unfetched: int) -> Assembled:
+        """The per-page columns known only once every page is seen (domains, labels), and the summary."""
+        w = self.w
+        names = sorted(self.domains)
+        rank = np.empty(len(names), np.int32)
+        for i, d in enumerate(names):
+            rank[self.domains[d]] = i
+        codes = np.concatenate(self.dom_code) if self.dom_code else np.zeros(0, np.int32)
+        w.append("page_domain", rank[codes] if len(codes) else codes, np.int32)
+        t = StringTable.from_strings(names)
+        w.append_csr("domains.offsets", "domains.blob", t.offsets, t.blob, np.uint8)
+        lab_names = sorted(self.lab_names)
+        lrank = np.empty(len(lab_names), np.int64)
+        for i, lab in enumerate(lab_names):
+            lrank[self.lab_names[lab]] = i
+        lab_n = np.asarray(self.lab_n, np.int64)
+        ids = lrank[np.asarray(self.lab_codes, np.int64)] if self.lab_codes else np.zeros(0, np.int64)
+        ptr = np.zeros(len(lab_n) + 1, np.int64)
+        ptr[1:] = np.cumsum(lab_n)
+        o = np.lexsort((ids, np.repeat(np.arange(len(lab_n)), lab_n)))  # a page's labels in name order
+        w.append_csr("label_ptr", "label_ids", ptr, ids[o], np.int32)
+        t = StringTable.from_strings(lab_names)
+        w.append_csr("labels.offsets", "labels.blob", t.offsets, t.blob, np.uint8)
+        summary: dict[str, Any] = {
+            "pages": self.n, "fetched_pages": self.n_fetched, "unfetched_pages": n_unfetched,
+            "links": w.length("link_dst"),
+            "link_positions": {p: int(k) for p, k in zip(LINK_POSITIONS, self.pos_counts)},
+            "labelled_pages": int((lab_n > 0).sum())}
+        if self.label_map:
+            summary["label_map_unmatched"] = len(self.label_map) - len(self.matched)
+        return Assembled(summary=summary, unfetched=n_unfetched, url_ids=self.url_ids)
 
 
 def _gather_csr(ptr: np.ndarray, vals: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The CSR rows ``rows`` of ``(ptr, vals)``, in that order (values keep their dtype)."""
+    """The CSR rows ``rows`` of ``(ptr, vals)``, in that order (values keep their dtype). Runs of consecutive rows
+    are copied as slices (a chunk's kept pages are mostly one run: its texts' bytes are gathered without an index
+    array 24× their size); scattered rows by one index array."""
     rows = np.asarray(rows, np.int64)
     lens = (ptr[1:] - ptr[:-1])[rows]
     out_ptr = np.zeros(len(rows) + 1, np.int64)
     out_ptr[1:] = np.cumsum(lens)
     if not len(rows) or out_ptr[-1] == 0:
         return out_ptr, vals[:0]
+    brk = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(brk) < 64:
+        first = rows[np.concatenate([[0], brk])]
+        last = rows[np.concatenate([brk - 1, [len(rows) - 1]])] + 1
+        return out_ptr, np.concatenate([vals[ptr[a]:ptr[b]] for a, b in zip(first.tolist(), last.tolist())])
     starts = np.repeat(ptr[:-1][rows], lens)
     within = np.arange(int(out_ptr[-1])) - np.repeat(out_ptr[:-1], lens)
     return out_ptr, vals[starts + within]
+
+
+# ------------------------------------------------------------------------------------ the whole corpus
+
+def write_corpus(chunks: list[dict[str, Any]], join: Join, cache_path: Path | None, work_dir: Path, *, name: str,
+                 meta: dict[str, Any], results: list[dict[str, Any]], include_unfetched: bool,
+                 label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None) -> Corpus:
+    """The corpus of ``chunks``, assembled (:func:`assemble`) straight into ``cache_path`` and opened
+    memory-mapped — or, with no cache path or one that cannot be written (one warning per cache folder), into a
+    new folder of ``work_dir``, then read into memory. ``meta``: the corpus' meta before the assembly's counts
+    (``warc_summary`` gets them); ``results``: the parse results, for the seeds and the pages fetched after a
+    recorded crawl's last step."""
+    target, in_memory = _destination(cache_path, work_dir, name)
+    seeds, after = _recorded_urls(results)
+    with CorpusWriter(target) as writer:
+        got = assemble(chunks, join, writer, include_unfetched=include_unfetched, label_map=label_map,
+                       rules=rules, find_urls=frozenset(seeds) | after)
+        meta["warc_summary"].update(got.summary)
+        if got.unfetched:
+            meta["unfetched_pages"] = {"first": got.summary["fetched_pages"], "count": got.unfetched}
+        meta = {"name": name, **meta}
+        found = [u for u in dict.fromkeys(seeds) if u in got.url_ids]
+        if found:
+            meta["default_seeds"] = found
+        if after:
+            meta["fetched_after_last_step"] = sorted(got.url_ids[u] for u in after if u in got.url_ids)
+        writer.finish(meta)
+    return open_written(target, in_memory=in_memory)
+
+
+def _recorded_urls(results: list[dict[str, Any]]) -> tuple[list[str], set[str]]:
+    """What the files' live crawls recorded: the seed URLs their warcinfo records name (in file order; the
+    corpus' ``default_seeds`` are those that are pages) and the URLs they fetched after their last step (whose
+    page ids become ``fetched_after_last_step``)."""
+    seeds = [u for r in sorted(results, key=lambda r: r["index"]) for u in r.get("seeds", ())]
+    return seeds, {u for r in results for u in r.get("not_in_crawl", ())}
+
+
+def _destination(cache_path: Path | None, work_dir: Path, name: str) -> tuple[Path, bool]:
+    """Where the corpus is written, and whether it is then read into memory (and the folder removed)."""
+    if cache_path is not None:
+        try:
+            check_corpus_destination(cache_path)
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            os.rmdir(tempfile.mkdtemp(prefix=f".{cache_path.name}.probe-", dir=cache_path.parent))
+            return cache_path, False
+        except OSError as e:
+            warn_once(f"readonly:{cache_path.parent}",
+                      f"WARC corpus {name!r}: cannot write the corpus cache under {cache_path.parent} "
+                      f"({e.strerror or e}); using the compiled corpus in memory (set GYM_CRAWL_DATA to a "
+                      f"writable folder to cache it)")
+    return Path(tempfile.mkdtemp(prefix="corpus_", dir=work_dir)), True

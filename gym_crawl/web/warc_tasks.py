@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from gym_crawl.registry import install_command
-from gym_crawl.web.warc_build import join_dask
 
 __all__ = ["SEGMENT_BYTES", "ParseTask", "RangeReader", "local_cluster", "merge_segments", "plan_tasks",
            "record_boundary", "run_dask", "run_processes", "split_ranges"]
@@ -242,13 +241,13 @@ def local_cluster(n_workers: int = 2) -> Any:
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
-def run_dask(fn: ParseFn, tasks: list[ParseTask], work_dir: Path, options: Any, cluster: Any, bar: Any,
-             max_broken: int) -> tuple[list[dict[str, Any]], Any]:
+def run_dask(fn: ParseFn, tasks: list[ParseTask], work_dir: Path, options: Any, cluster: Any,
+             bar: Any) -> list[dict[str, Any]]:
     """``fn`` over ``tasks`` on a Dask cluster (``client.map``; a worker runs one task per thread; ``cluster``: a
     ``distributed.Client``, a scheduler address, or ``None`` for a :func:`local_cluster` of the call), ``bar``
-    advanced as each task ends, then the global join on the same cluster
-    (:func:`~gym_crawl.web.warc_build.join_dask`; ``None`` when no task found a page). Returns the results in
-    completion order and the join."""
+    advanced as each task ends. Returns the results in completion order (what follows — the join over the pages'
+    URL hashes and the assembly — runs in the calling process, in memory bounded by the pages:
+    :mod:`gym_crawl.web.warc_build`)."""
     try:
         from distributed import Client
         from distributed import as_completed as dask_completed
@@ -272,9 +271,7 @@ def run_dask(fn: ParseFn, tasks: list[ParseTask], work_dir: Path, options: Any, 
         for fu in dask_completed(futures):
             out.append(fu.result())
             bar.update(size[fu.key])
-        chunks = [c for r in merge_segments(out, max_broken) for c in r["chunks"]]
-        join = join_dask(chunks, client) if any(c["pages"] for c in chunks) else None
     finally:
         for o in own:
             o.close()
-    return out, join
+    return out
