@@ -161,3 +161,31 @@ def test_tokenize_is_the_runs_of_two_letters_or_more(text: str) -> None:
     from gym_crawl.tokenize import STOPWORDS, TOKEN_RE, tokenize
 
     assert tokenize(text) == [t for t in TOKEN_RE.findall(text.lower()) if len(t) > 1 and t not in STOPWORDS]
+
+
+# ------------------------------------------------------------------------------------- lines of a main text
+
+from gym_crawl.web.html_lex import collapse_lines  # noqa: E402
+
+
+def _lines_by_python(text: str) -> str:
+    return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
+
+
+_LINE_PIECES = st.sampled_from(["a", "bc", " ", "  ", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e",
+                                "\x1f", "\x85", "\u2028", "\u2029", "\u00a0", "\u3000", "\u200b", "\t", "é", "\x00",
+                                "日本", "\ud800", "\U0001f600"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=40).map("".join))
+def test_collapse_lines_is_split_and_join(text: str) -> None:
+    assert collapse_lines(text) == _lines_by_python(text)
+
+
+def test_collapse_lines_of_every_white_space_character() -> None:
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    for c in spaces:
+        text = f"  a{c}b {c}{c} c\n{c}\n d{c}"
+        assert collapse_lines(text) == _lines_by_python(text), hex(ord(c))
+    assert collapse_lines("") == "" and collapse_lines("\n \n") == "" and collapse_lines("x") == "x"

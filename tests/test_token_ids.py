@@ -119,3 +119,19 @@ def test_real_documentation_pages() -> None:
         page = extract_page(Path(f).read_bytes(), "http://docs.local" + f)
         batches.append([page.text, page.title] + [t for link in page.links for t in (link.anchor, link.context)])
     _check(batches)
+
+
+def test_split_texts_takes_the_texts_of_one_kind() -> None:
+    import numpy as np
+
+    from gym_crawl.web.token_ids import split_texts
+
+    counts = np.array([2, 0, 3, 1, 0, 2], np.int64)
+    kinds = np.array([0, 1, 2, 3, 2, 3], np.int64)
+    ids = np.arange(8, dtype=np.int32)
+    ptr, out = split_texts(ids, counts, kinds, 3)
+    assert ptr.tolist() == [0, 1, 3] and out.tolist() == [5, 6, 7]
+    ptr, out = split_texts(ids, counts, kinds, 2)
+    assert ptr.tolist() == [0, 3, 3] and out.tolist() == [2, 3, 4]
+    ptr, out = split_texts(ids, counts, kinds, 4)
+    assert ptr.tolist() == [0] and out.size == 0

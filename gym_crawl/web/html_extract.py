@@ -50,7 +50,7 @@ from typing import Any
 from gym_crawl.corpus.builder import surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.registry import install_command
-from gym_crawl.web.html_lex import nesting_counts
+from gym_crawl.web.html_lex import collapse_lines, nesting_counts
 from gym_crawl.web.html_scan import scan_document
 from gym_crawl.web.urls import canonical_url, canonical_urls
 
@@ -168,8 +168,9 @@ boilerplate; an article's own ``<header>`` (its heading, byline) is kept."""
 
 
 def _lines(text: str) -> str:
-    """Collapse white space within lines; drop empty lines (paragraphs stay on their own lines)."""
-    return "\n".join(ln for ln in (" ".join(x.split()) for x in text.splitlines()) if ln)
+    """Collapse white space within lines; drop empty lines (paragraphs stay on their own lines):
+    :func:`~gym_crawl.web.html_lex.collapse_lines`."""
+    return collapse_lines(text)
 
 
 def nesting(html: str) -> tuple[int, int]:

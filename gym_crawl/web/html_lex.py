@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["ENTITY_TABLE", "NESTING_NAMES", "charref", "code_points", "comment_end", "decode_refs", "find_close",
-           "hash_span", "is_alnum", "is_alpha", "is_space", "is_tag_space", "kernel", "lookup", "mix_hash",
-           "name_code", "nesting_counts", "nesting_scan", "parse_tag", "tag_name", "to_gt"]
+__all__ = ["ENTITY_TABLE", "NESTING_NAMES", "charref", "code_points", "collapse_lines", "comment_end", "decode_refs",
+           "find_close", "hash_span", "is_alnum", "is_alpha", "is_space", "is_tag_space", "kernel", "lookup",
+           "mix_hash", "name_code", "nesting_counts", "nesting_scan", "parse_tag", "tag_name", "to_gt"]
 
 NESTING_NAMES = ("address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl",
                  "fieldset", "figcaption", "figure", "footer", "form", "header", "hgroup", "listing", "main", "menu",
@@ -423,3 +423,42 @@ _A_HREF, _A_ALT, _A_ROLE, _A_HIDDEN = (name_code(t) for t in ("href", "alt", "ro
 ENTITY_TABLE = _entity_table()
 """``(hashes, first, second, legacy)``: the HTML5 character references by :func:`hash_span` of their names
 (sorted), their one or two code points (-1: one), and the longest name valid without ``;``."""
+
+
+@kernel
+def _is_line_break(c):
+    """A line boundary of ``str.splitlines`` (``\\r\\n`` is two of them here: the empty line between is dropped)."""
+    return 10 <= c <= 13 or 28 <= c <= 30 or c == 133 or c == 8232 or c == 8233
+
+
+@njit(cache=True, nogil=True)
+def _collapse_lines(cp):
+    out = np.empty(cp.shape[0], np.uint32)
+    n = 0
+    line_start = 0  # where the current line's output starts
+    space = False  # white space seen since the line's last word
+    for c in cp:
+        if _is_line_break(c):
+            if n > line_start:
+                out[n] = 10
+                n += 1
+                line_start = n
+            space = False
+        elif is_space(c):
+            space = n > line_start
+        else:
+            if space:
+                out[n] = 32
+                n += 1
+                space = False
+            out[n] = c
+            n += 1
+    if n > 0 and n == line_start:
+        n -= 1  # the last line's break
+    return out[:n]
+
+
+def collapse_lines(text: str) -> str:
+    """``text`` with white space collapsed within lines and empty lines dropped: ``"\\n".join(ln for ln in
+    (" ".join(x.split()) for x in text.splitlines()) if ln)``, in one compiled pass."""
+    return _collapse_lines(code_points(text)).tobytes().decode("utf-32-le", "surrogatepass")

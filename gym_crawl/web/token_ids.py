@@ -20,7 +20,7 @@ from numba import njit
 from gym_crawl.tokenize import STOPWORDS, TOKEN_RE
 from gym_crawl.web.html_lex import kernel
 
-__all__ = ["LOWER_LIMIT", "ChunkVocabulary", "letter_bits", "lower_table"]
+__all__ = ["LOWER_LIMIT", "ChunkVocabulary", "letter_bits", "lower_table", "split_texts"]
 
 _LETTER_BITS: np.ndarray | None = None
 _STOP_WORDS = tuple(sorted(STOPWORDS))
@@ -228,6 +228,32 @@ def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, n
         else:
             tally[where[s]] += 1
     return ids[:k], counts, terms[:d], tally[:d], table, ekey, eoff, pool
+
+
+@njit(cache=True, nogil=True)
+def split_texts(ids, counts, kinds, kind):
+    """The ids of the texts of kind ``kind`` and their counts (a CSR pointer): ``ids`` holds the tokens of text
+    after text, ``counts[t]`` of them for text ``t``, whose kind is ``kinds[t]``."""
+    n = 0
+    m = 0
+    for t in range(counts.shape[0]):
+        if kinds[t] == kind:
+            n += counts[t]
+            m += 1
+    out = np.empty(n, np.int32)
+    ptr = np.zeros(m + 1, np.int64)
+    a = 0
+    k = 0
+    r = 0
+    for t in range(counts.shape[0]):
+        c = counts[t]
+        if kinds[t] == kind:
+            out[k:k + c] = ids[a:a + c]
+            k += c
+            r += 1
+            ptr[r] = k
+        a += c
+    return ptr, out
 
 
 class ChunkVocabulary:

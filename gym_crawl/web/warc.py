@@ -84,7 +84,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
 from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
 from gym_crawl.web.result import header_text, looks_like_html
-from gym_crawl.web.token_ids import ChunkVocabulary
+from gym_crawl.web.token_ids import ChunkVocabulary, split_texts
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, Join, join_pages, load_keys, write_corpus
 from gym_crawl.web.warc_labels import read_label_map, read_label_rules
@@ -171,18 +171,13 @@ def _split_tokens(ids: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.n
         empty_ptr, empty = np.zeros(1, np.int64), np.zeros(0, np.int32)
         return empty_ptr, empty, empty_ptr.copy(), empty.copy(), empty_ptr.copy(), empty.copy()
     c = np.concatenate(counts)
-    seg = np.arange(c.shape[0], dtype=np.int64)
     first = np.cumsum([0] + [len(k) for k in counts[:-1]], dtype=np.int64)
-    pos = seg - np.repeat(first, [len(k) for k in counts])  # a text's place on its page
+    pos = np.arange(c.shape[0], dtype=np.int64) - np.repeat(first, [len(k) for k in counts])  # place on its page
     kind = np.where(pos < 2, pos, 2 + (pos & 1))  # 0 text, 1 URL, 2 anchor, 3 context
-    tok_kind = np.repeat(kind, c)
     all_ids = np.concatenate(ids, dtype=np.int32)
     out: list[np.ndarray] = []
     for k in (1, 2, 3):
-        sel = c[kind == k]
-        ptr = np.zeros(sel.shape[0] + 1, np.int64)
-        np.cumsum(sel, out=ptr[1:])
-        out += (ptr, all_ids[tok_kind == k])
+        out += split_texts(all_ids, c, kind, k)
     return tuple(out)
 
 
