@@ -21,8 +21,9 @@ VOCAB = {
 }
 
 
-def make_tiny_corpus(n: int = 600, seed: int = 0) -> Corpus:
-    """A small deterministic multi-domain web with three topics, topical locality and a hub."""
+def make_tiny_corpus(n: int = 600, seed: int = 0, domains_per_kind: int = 3) -> Corpus:
+    """A small deterministic multi-domain web with three topics, topical locality and a hub (``domains_per_kind``
+    domains for each of its four kinds of page)."""
     rng = np.random.default_rng(seed)
     kinds = ["geo", "med", "art", "gen"]
     b = CorpusBuilder(name=f"tiny-{n}-s{seed}")
@@ -30,7 +31,7 @@ def make_tiny_corpus(n: int = 600, seed: int = 0) -> Corpus:
         k = kinds[i % 4]
         words = list(rng.choice(VOCAB[k], 30)) + list(rng.choice(VOCAB["gen"], 20))
         title = {0: "Geology", 1: "Cancer", 2: "Poetry", 3: "United States"}.get(i, f"{k} {VOCAB[k][i % 10]} {i}")
-        b.add_page(title, " ".join(words), domain=f"{k}-{i % 3}.org", labels=[f"subject.{k}"])
+        b.add_page(title, " ".join(words), domain=f"{k}-{i % domains_per_kind}.org", labels=[f"subject.{k}"])
     for i in range(n):
         k = i % 4
         for j in rng.choice(n, 12, replace=False).tolist():

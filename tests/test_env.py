@@ -190,14 +190,14 @@ def test_domain_cap_limits_pages_per_domain(tiny_corpus):
         env = make_env_for("best-first", corpus=tiny_corpus, domain_cap=cap, max_episode_steps=300)
         run_episode(env, make_agent("best-first"), seed=0)
         st = env.unwrapped.state
-        assert st.dom_fetched.max() <= lim
+        assert np.asarray(st.dom_fetched).max() <= lim
         F = st.frontier
         chained = []
-        for d in range(len(tiny_corpus.domains)):
-            p = st.dom_head[d]
-            while p >= 0:
-                chained.append(int(p))
-                p = st.dom_next[p]
+        for d in range(len(tiny_corpus.domains)):  # the chains link slots
+            s = st.dom_head[d]
+            while s >= 0:
+                chained.append(int(st.slot_page[s]))
+                s = st.arrays["dom_next"][s]
         assert sorted(chained) == sorted(F.tolist())
         assert np.all(st.dom_fetched[st.page_domain[F]] < st.domain_cap)
 

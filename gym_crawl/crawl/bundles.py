@@ -102,14 +102,14 @@ def _new_crawl_arrays(status, fr_pos, dom_next, dom_prev, park_next, n_par, sum_
                       max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, bp_slot, best_link,
                       discovered_step, tk_cur, tk_has, tk_mark, tslot, tmark, rel, cat, tfidf, reward, relevant, wrl,
                       change, dist, par_mean, relpar_mean, path_len, path_rel, fetch_step, dom_fetched, dom_relevant,
-                      dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched, out_rem, map_keys,
-                      map_slots, ctr, sums, out_new, out_upd):
+                      dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched, out_rem,
+                      dslot_dom, map_keys, map_slots, dmap_keys, dmap_slots, ctr, sums, out_new, out_upd):
     return CrawlArrays(status, fr_pos, dom_next, dom_prev, park_next, n_par, sum_par_rel, n_relpar, sum_relpar_rel,
                        max_par_wrl, min_par_dist, link_rel, link_cat, kw_url, kw_anchor, best_parent, bp_slot,
                        best_link, discovered_step, tk_cur, tk_has, tk_mark, tslot, tmark, rel, cat, tfidf, reward,
                        relevant, wrl, change, dist, par_mean, relpar_mean, path_len, path_rel, fetch_step, dom_fetched,
                        dom_relevant, dom_eval_relevant, dom_head, park_head, slot_page, fr_pages, fr_slots, fetched,
-                       out_rem, map_keys, map_slots, ctr, sums, out_new, out_upd)
+                       out_rem, dslot_dom, map_keys, map_slots, dmap_keys, dmap_slots, ctr, sums, out_new, out_upd)
 
 
 @njit(cache=True)

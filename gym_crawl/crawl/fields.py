@@ -5,7 +5,10 @@ A :class:`~gym_crawl.crawl.state.CrawlState` is columnar and **sized by the craw
 indexed by *slot*, not by page id. A page gets the next slot the first time the crawl touches it (it enters the
 frontier, or is fetched as a seed); :mod:`gym_crawl.pagemap` finds a page's slot. The columns hold
 ``slot_capacity`` entries and double when a fetch could overflow them, so a crawl's memory follows the pages
-it touched (about 200 bytes each, :func:`crawl_bytes`), never the web's size. A reset empties the page map and
+it touched (about 200 bytes each, :func:`crawl_bytes`), never the web's size. The per-domain columns are sized the
+same way: a domain gets the next *domain slot* when the crawl first counts or chains one of its pages (a crawl never
+holds more domain slots than page slots, so both share one capacity), found through a second map (``dmap_keys``,
+``dmap_slots``; ``dslot_dom`` the domain of each domain slot). A reset empties both maps and
 puts the used slots back at their reset values, in O(pages the last episode touched). Listing the columns
 here, once, with their dtype, shape and reset value, means a column added to the state is reset and grown by
 construction.
@@ -17,14 +20,14 @@ Stores (``Field.store``):
               progressively updated as pages are crawled), the top-K reducer's scores and the work flags
               of the compiled step (indexed by slot)
 ``page``      statistics of fetched pages (their own scores and Han/TRES path quantities; by slot)
-``domain``    per-domain counters and chain heads (indexed by domain id; reset whole)
+``domain``    per-domain counters and chain heads (indexed by domain slot)
 
 The slot arrays (:data:`SLOT_ARRAYS`, indexed by position, never reset: the counters say how much of them is
 valid): ``slot_page`` (the page of each slot), ``fr_pages`` / ``fr_slots`` (frontier pages and their slots, the
 first ``fr_size`` valid), ``fetched`` (pages in fetch order, the first ``n_fetched`` valid), ``out_rem`` (the
-fetch kernel's removed pages). The page map (:data:`MAP_ARRAYS`) holds twice as many entries as there are
-slots. Chains (``dom_next``, ``dom_prev``, ``dom_head``, ``park_next``) link *slots*; ``best_parent`` and
-the arrays above hold *page ids*.
+fetch kernel's removed pages), ``dslot_dom`` (the domain of each domain slot). The page map and the domain map
+(:data:`MAP_ARRAYS`) hold twice as many entries as there are slots. Chains (``dom_next``, ``dom_prev``,
+``dom_head``, ``park_next``) link *slots*; ``best_parent`` and the arrays above hold *page ids*.
 """
 from __future__ import annotations
 
@@ -32,8 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gym_crawl.pagemap import rehash
+
 __all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "MAP_ARRAYS",
-           "CRAWL_ARRAYS", "MIN_SLOTS", "allocate", "crawl_bytes", "env_rows", "grow", "reset_slots", "reset_domains",
+           "CRAWL_ARRAYS", "MIN_SLOTS", "allocate", "crawl_bytes", "env_rows", "grow", "rehash_maps", "reset_slots",
            "reset_rows", "slot_bytes"]
 
 #: the slot capacity a crawl starts with (it doubles as the crawl touches more pages)
@@ -47,7 +52,7 @@ class Field:
     Args:
         name: attribute name on the state.
         dtype: numpy dtype.
-        store: ``"frontier"``, ``"page"`` (both indexed by slot) or ``"domain"``.
+        store: ``"frontier"``, ``"page"`` (both indexed by slot) or ``"domain"`` (by domain slot).
         reset: value at allocation and after reset.
         per_category: ``True`` for (n, C) arrays with one column per category slot.
         doc: what it holds.
@@ -60,9 +65,8 @@ class Field:
     per_category: bool = False
     doc: str = ""
 
-    def shape(self, n_slots: int, n_domains: int, n_categories: int) -> tuple[int, ...]:
-        n = n_domains if self.store == "domain" else n_slots
-        return (n, n_categories) if self.per_category else (n,)
+    def shape(self, n_slots: int, n_categories: int) -> tuple[int, ...]:
+        return (n_slots, n_categories) if self.per_category else (n_slots,)
 
 
 _F, _P, _D = "frontier", "page", "domain"
@@ -124,9 +128,11 @@ PAGE_FIELDS = tuple(f for f in FIELDS if f.store == _P)
 DOMAIN_FIELDS = tuple(f for f in FIELDS if f.store == _D)
 #: position-indexed arrays of slot capacity (never reset: the counters say how much of them is valid)
 SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("slot_page", np.int32), ("fr_pages", np.int32), ("fr_slots", np.int32),
-                                             ("fetched", np.int32), ("out_rem", np.int32))
-#: the page map (:mod:`gym_crawl.pagemap`): twice the slot capacity, ``map_keys`` -1 when empty
-MAP_ARRAYS: tuple[tuple[str, type], ...] = (("map_keys", np.int32), ("map_slots", np.int32))
+                                             ("fetched", np.int32), ("out_rem", np.int32), ("dslot_dom", np.int32))
+#: the page map and the domain map (:mod:`gym_crawl.pagemap`): twice the slot capacity, keys -1 when empty
+MAP_ARRAYS: tuple[tuple[str, type], ...] = (("map_keys", np.int32), ("map_slots", np.int32), ("dmap_keys", np.int32),
+                                            ("dmap_slots", np.int32))
+_KEYS = ("map_keys", "dmap_keys")
 
 
 #: the arrays of a crawl the fetch kernel reads and writes (:class:`~gym_crawl.crawl.bundles.CrawlArrays`): every
@@ -136,28 +142,29 @@ CRAWL_ARRAYS: tuple[str, ...] = (tuple(f.name for f in FIELDS) + tuple(name for 
                                  + tuple(name for name, _ in MAP_ARRAYS) + ("ctr", "sums", "out_new", "out_upd"))
 
 
-def allocate(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
-    """Every column of :data:`FIELDS` (``n_slots`` slots) plus the slot arrays and an empty page map of
-    ``2 * n_slots`` entries, at their reset values.
+def allocate(n_slots: int, n_categories: int, n_envs: int | None = None) -> dict[str, np.ndarray]:
+    """Every column of :data:`FIELDS` (``n_slots`` slots and domain slots) plus the slot arrays and empty page and
+    domain maps of ``2 * n_slots`` entries, at their reset values.
 
     ``n_envs``: allocate N crawls' columns stacked, each array with a leading env axis (``(N, *shape)``),
     for the batched vector step; row ``i`` of every array is crawl ``i``'s column (see :func:`env_rows`)."""
-    out = _zeroed(n_slots, n_domains, n_categories, n_envs)
+    out = _zeroed(n_slots, n_categories, n_envs)
     for f in FIELDS:
         if f.reset != 0:
             out[f.name][...] = f.reset
-    out["map_keys"][...] = -1
+    for k in _KEYS:
+        out[k][...] = -1
     return out
 
 
-def _zeroed(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
+def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
     """Every array :func:`allocate` makes, zeroed. N crawls' stacked arrays are views of one zeroed allocation
     (each at a 64-byte boundary): numpy asks the system for huge pages for an allocation of 4 MB or more, so the
     batch's columns are faulted in 2 MB at a time instead of 4 KB — a long crawl doubles its columns mid-episode,
     and writing the fresh columns page fault by page fault was most of what a doubling cost (measured in
     benchmarks/RESULTS.md, "The batched env's step")."""
     lead = () if n_envs is None else (int(n_envs),)
-    specs = [(f.name, lead + f.shape(n_slots, n_domains, n_categories), np.dtype(f.dtype)) for f in FIELDS]
+    specs = [(f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
     specs += [(name, lead + (n_slots,), np.dtype(dt)) for name, dt in SLOT_ARRAYS]
     specs += [(name, lead + (2 * n_slots,), np.dtype(dt)) for name, dt in MAP_ARRAYS]
     if n_envs is None:
@@ -173,19 +180,18 @@ def _zeroed(n_slots: int, n_domains: int, n_categories: int, n_envs: int | None)
 
 
 def slot_bytes(n_categories: int) -> int:
-    """Bytes one slot takes in every per-slot column, slot array and the page map (two entries)."""
+    """Bytes one slot takes in every per-slot and per-domain-slot column, slot array and the two maps (two entries
+    each)."""
     total = 0
     for f in FIELDS:
-        if f.store != _D:
-            total += np.dtype(f.dtype).itemsize * (n_categories if f.per_category else 1)
+        total += np.dtype(f.dtype).itemsize * (n_categories if f.per_category else 1)
     total += sum(np.dtype(dt).itemsize for _, dt in SLOT_ARRAYS)
     return total + 2 * sum(np.dtype(dt).itemsize for _, dt in MAP_ARRAYS)
 
 
-def crawl_bytes(n_slots: int, n_domains: int, n_categories: int) -> int:
+def crawl_bytes(n_slots: int, n_categories: int) -> int:
     """Bytes :func:`allocate` takes for one crawl of ``n_slots`` slots (computed, nothing allocated)."""
-    dom = sum(np.dtype(f.dtype).itemsize for f in DOMAIN_FIELDS) * int(n_domains)
-    return int(n_slots) * slot_bytes(n_categories) + dom
+    return int(n_slots) * slot_bytes(n_categories)
 
 
 def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
@@ -193,58 +199,52 @@ def env_rows(stacked: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
     return {name: a[i] for name, a in stacked.items()}
 
 
-def grow(arrays: dict[str, np.ndarray], n_slots: int, n_domains: int, n_categories: int,
+def grow(arrays: dict[str, np.ndarray], n_slots: int, n_categories: int,
          n_envs: int | None = None) -> dict[str, np.ndarray]:
-    """New arrays of ``n_slots`` slots holding what ``arrays`` hold (slot columns and slot arrays copied into
-    their first slots, domain columns whole); the page map is left empty: rehash it with
-    :func:`gym_crawl.pagemap.rehash`."""
-    out = _zeroed(n_slots, n_domains, n_categories, n_envs)
+    """New arrays of ``n_slots`` slots holding what ``arrays`` hold (slot and domain-slot columns and slot arrays
+    copied into their first slots); the page and domain maps are left empty: rehash them with :func:`rehash_maps`."""
+    out = _zeroed(n_slots, n_categories, n_envs)
     ax = 0 if n_envs is None else 1  # the slot axis
     resets = {f.name: f.reset for f in FIELDS}
     for name, b in out.items():  # each array written once: the old slots copied, the new ones set if not zero
         if name in _MAP:
             continue
         a = arrays[name]
-        if name in _DOM:
-            b[...] = a
-            continue
         n = a.shape[ax]
         b[(slice(None),) * ax + (slice(0, n),)] = a
         if resets.get(name, 0) != 0:
             b[(slice(None),) * ax + (slice(n, None),)] = resets[name]
-    out["map_keys"][...] = -1
+    for k in _KEYS:
+        out[k][...] = -1
     return out
 
 
 _MAP = frozenset(name for name, _ in MAP_ARRAYS)
-_DOM = frozenset(f.name for f in DOMAIN_FIELDS)
+
+
+def rehash_maps(arrays: dict[str, np.ndarray], n_slots: int, n_dslots: int) -> None:
+    """Fill the empty page and domain maps of one crawl's ``arrays`` (after :func:`grow`) with its ``n_slots`` page
+    slots and ``n_dslots`` domain slots."""
+    rehash(arrays["slot_page"], n_slots, arrays["map_keys"], arrays["map_slots"])
+    rehash(arrays["dslot_dom"], n_dslots, arrays["dmap_keys"], arrays["dmap_slots"])
 
 
 def reset_slots(arrays: dict[str, np.ndarray], n_used: int) -> None:
-    """Put slots ``0..n_used-1`` of every per-slot column back at their reset values and empty the page map."""
+    """Put slots ``0..n_used-1`` of every per-slot and per-domain-slot column back at their reset values (a crawl
+    never holds more domain slots than page slots) and empty the page and domain maps."""
     for f in FIELDS:
-        if f.store != _D:
-            arrays[f.name][:n_used] = f.reset
-    arrays["map_keys"][:] = -1
-
-
-def reset_domains(arrays: dict[str, np.ndarray]) -> None:
-    """Reset every per-domain column."""
-    for f in DOMAIN_FIELDS:
-        arrays[f.name][:] = f.reset
+        arrays[f.name][:n_used] = f.reset
+    for k in _KEYS:
+        arrays[k][:] = -1
 
 
 def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) -> None:
-    """:func:`reset_slots` and :func:`reset_domains` for crawls ``rows`` of stacked arrays (:func:`allocate` with
-    ``n_envs``) at once: slots ``0..n_used-1`` of every per-slot column (``n_used``: the most any of them used;
-    the slots past a crawl's own count are at their reset values already), every per-domain column, and the
-    page maps emptied."""
+    """:func:`reset_slots` for crawls ``rows`` of stacked arrays (:func:`allocate` with ``n_envs``) at once: slots
+    ``0..n_used-1`` of every column (``n_used``: the most any of them used; the slots past a crawl's own count are at
+    their reset values already), and the page and domain maps emptied."""
     whole = len(rows) == next(iter(stacked.values())).shape[0] and bool(np.all(rows == np.arange(len(rows))))
     sel: slice | np.ndarray = slice(None) if whole else np.asarray(rows)
     for f in FIELDS:
-        a = stacked[f.name]
-        if f.store == _D:
-            a[sel] = f.reset
-        else:
-            a[sel, :n_used] = f.reset
-    stacked["map_keys"][sel] = -1
+        stacked[f.name][sel, :n_used] = f.reset
+    for k in _KEYS:
+        stacked[k][sel] = -1

@@ -14,7 +14,11 @@ float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float6
 
 The crawl's per-page columns are indexed by *slot* (:mod:`gym_crawl.crawl.fields`): a kernel finds a page's
 slot in the crawl's page map (:func:`gym_crawl.pagemap.find`) once and reads every column there, and a page
-the crawl touches for the first time gets the next slot (:func:`new_slot`).
+the crawl touches for the first time gets the next slot (:func:`new_slot`). The per-domain columns are indexed the
+same way by *domain slot*: a domain gets the next one when the crawl first counts or chains a page of it
+(:func:`dom_claim`), found in the crawl's domain map (:func:`dom_slot`; -1: a domain the crawl has not counted, whose
+counters read 0); loops over domains visit the domain slots in ascending domain id (:func:`dom_order`), the order a
+column indexed by domain id gave.
 
 Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
 array, so kernels can update them in place; :class:`CrawlState` exposes them as properties.
@@ -31,7 +35,8 @@ from numba import njit
 from gym_crawl.pagemap import find, insert
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
-           "C_N_SLOTS", "N_COUNTERS", "fetch_page", "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
+           "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
+           "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
            "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of", "SMALL_SORT",
            "sort_small",
            "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
@@ -39,8 +44,34 @@ __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
 DIST_CAP = 9
-C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED, C_N_SLOTS = range(7)
-N_COUNTERS = 7
+C_FR_SIZE, C_N_FETCHED, C_STEP, C_RELEVANT_FOUND, C_RELEVANT_DOMAINS, C_ANY_BLOCKED, C_N_SLOTS, C_N_DSLOTS = range(8)
+N_COUNTERS = 8
+
+
+@njit(cache=True, nogil=True)
+def dom_slot(d, dmap_keys, dmap_slots):
+    """The domain slot of domain ``d`` in a crawl's domain map (-1: the crawl has not claimed it)."""
+    return find(dmap_keys, dmap_slots, d)
+
+
+@njit(cache=True, nogil=True)
+def dom_claim(d, dmap_keys, dmap_slots, dslot_dom, ctr):
+    """The domain slot of domain ``d``, given the next one (its columns at their reset values) when the crawl has
+    not claimed it. A crawl claims a domain only for a page it touched, so its domain slots never outnumber its page
+    slots (the capacity both share)."""
+    s = find(dmap_keys, dmap_slots, d)
+    if s < 0:
+        s = ctr[C_N_DSLOTS]
+        ctr[C_N_DSLOTS] = s + 1
+        dslot_dom[s] = d
+        insert(dmap_keys, dmap_slots, d, s)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def dom_order(dslot_dom, ctr):
+    """The crawl's domain slots in ascending domain id (the order of a loop over domain ids)."""
+    return np.argsort(dslot_dom[:ctr[C_N_DSLOTS]])
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +176,7 @@ def frontier_add(s, page, fr_pages, fr_slots, fr_pos, ctr):
 
 @njit(cache=True, nogil=True)
 def chain_remove(s, d, dom_next, dom_prev, dom_head):
-    """Unlink slot ``s`` from the chain of frontier pages of its domain ``d``."""
+    """Unlink slot ``s`` from the chain of frontier pages of its domain (domain slot ``d``)."""
     nx_ = dom_next[s]
     pv = dom_prev[s]
     if pv >= 0:
@@ -160,7 +191,7 @@ def chain_remove(s, d, dom_next, dom_prev, dom_head):
 
 @njit(cache=True, nogil=True)
 def chain_prepend(s, d, dom_next, dom_prev, dom_head):
-    """Put slot ``s`` first in the chain of frontier pages of its domain ``d``."""
+    """Put slot ``s`` first in the chain of frontier pages of its domain (domain slot ``d``)."""
     h = dom_head[d]
     dom_next[s] = h
     dom_prev[s] = -1
@@ -171,7 +202,8 @@ def chain_prepend(s, d, dom_next, dom_prev, dom_head):
 
 @njit(cache=True, nogil=True)
 def _block_domain(d, status, slot_page, fr_pages, fr_slots, fr_pos, dom_next, dom_prev, dom_head, ctr, out, k):
-    """Drop every frontier page of domain ``d`` (chain order) into ``out[k:]``; returns the new k."""
+    """Drop every frontier page of the domain of domain slot ``d`` (chain order) into ``out[k:]``; returns the new
+    k."""
     s = dom_head[d]
     k0 = k
     while s >= 0:
@@ -196,7 +228,7 @@ def block_over_cap(cap, crawls, i):
     c = crawls
     dom_fetched, dom_head = c.dom_fetched[i], c.dom_head[i]
     k = 0
-    for d in range(len(dom_fetched)):
+    for d in dom_order(c.dslot_dom[i], c.ctr[i]):
         if dom_fetched[d] >= cap and dom_head[d] >= 0:
             k = _block_domain(d, c.status[i], c.slot_page[i], c.fr_pages[i], c.fr_slots[i], c.fr_pos[i],
                               c.dom_next[i], c.dom_prev[i], dom_head, c.ctr[i], c.out_rem[i], k)
@@ -234,6 +266,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
     fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
     dom_eval_relevant, ctr, sums, tslot = c.dom_eval_relevant[i], c.ctr[i], c.sums[i], c.tslot[i]
+    dmap_keys, dmap_slots, dslot_dom = c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i]
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
     t_best, t_link, t_kwu, t_kwa, t_sl, t_key = work.t_best, work.t_link, work.t_kwu, work.t_kwa, work.t_sl, work.t_key
     sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
@@ -241,7 +274,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     has_parents = st == FRONTIER and n_par[sp] > 0
     if st == FRONTIER:
         if cap >= 0:
-            chain_remove(sp, page_domain[page], dom_next, dom_prev, dom_head)
+            chain_remove(sp, dom_slot(page_domain[page], dmap_keys, dmap_slots), dom_next, dom_prev, dom_head)
         frontier_remove(sp, fr_pages, fr_slots, fr_pos, ctr)
     status[sp] = VISITED
     fetched[ctr[C_N_FETCHED]] = page
@@ -281,7 +314,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
         dist[sp] = 0 if relevant else DIST_CAP
         path_len[sp] = 1
         path_rel[sp] = 1 if relevant else 0
-    d = page_domain[page]
+    d = dom_claim(page_domain[page], dmap_keys, dmap_slots, dslot_dom, ctr)
     dom_fetched[d] += 1
     if relevant:
         dom_relevant[d] += 1
@@ -306,8 +339,10 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
         ts = find(map_keys, map_slots, t)
         if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
             continue
-        if cap >= 0 and dom_fetched[page_domain[t]] >= cap:
-            continue
+        if cap >= 0:
+            td = dom_slot(page_domain[t], dmap_keys, dmap_slots)
+            if (dom_fetched[td] if td >= 0 else 0) >= cap:
+                continue
         if ts < 0:
             ts = new_slot(t, map_keys, map_slots, slot_page, ctr)
         s = tslot[ts]
@@ -359,7 +394,8 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     if cap >= 0:
         for j in range(n_new - 1, -1, -1):
             t = out_new[j]
-            chain_prepend(find(map_keys, map_slots, t), page_domain[t], dom_next, dom_prev, dom_head)
+            td = dom_claim(page_domain[t], dmap_keys, dmap_slots, dslot_dom, ctr)
+            chain_prepend(find(map_keys, map_slots, t), td, dom_next, dom_prev, dom_head)
     w = wrl[sp]
     dp = dist[sp]
     for j in range(nt):

@@ -33,7 +33,9 @@ Fetched pages keep their own scores (``rel``, ``cat``, ``tfidf``, ``reward``,
 ``relevant``), Han's state quantities (``wrl``, ``change``, ``dist``, parent means)
 and TRES's path statistics (``path_len``, ``path_rel``). Per-domain counters
 (``dom_fetched``, ``dom_relevant``) feed the domain features and the
-"relevant domains" metric.
+"relevant domains" metric; they are kept by *domain slot*, one per domain the crawl counted or chained a page of
+(read by domain id through :class:`PageColumn`, a domain never counted reading 0), so their memory follows the
+crawl too, not the web's domain list.
 
 Per-domain cap (TRES's b): with ``domain_cap`` set, once a domain has ``cap``
 fetched pages its frontier pages are dropped (status ``BLOCKED``, reported in
@@ -61,7 +63,6 @@ from gym_crawl.crawl import bundles as B
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.fields import (
     CRAWL_ARRAYS,
-    DOMAIN_FIELDS,
     FIELDS,
     MAP_ARRAYS,
     MIN_SLOTS,
@@ -69,10 +70,10 @@ from gym_crawl.crawl.fields import (
     Field,
     allocate,
     grow,
-    reset_domains,
+    rehash_maps,
     reset_slots,
 )
-from gym_crawl.pagemap import find, find_many, rehash
+from gym_crawl.pagemap import find, find_many
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
@@ -88,7 +89,8 @@ EAGER_SCORING_LINKS = 2_000_000
 
 
 class PageColumn:
-    """One per-page column of a crawl, read and written by page id (the crawl keeps it by slot).
+    """One per-page column of a crawl, read and written by page id (the crawl keeps it by slot); a per-domain
+    column (``dom_fetched``, …) the same way by domain id (the crawl keeps it by domain slot).
 
     ``col[page]`` / ``col[pages]`` give the values of those pages (a page the crawl never touched reads as the
     column's reset value: ``status`` ``UNSEEN``, ``best_parent`` -1, …); ``col[pages] = v`` writes pages the
@@ -96,11 +98,14 @@ class PageColumn:
     the dense (n_pages,) array, O(n_pages) — for page-mode masks and analyses, not for a step.
     """
 
-    __slots__ = ("_state", "field")
+    __slots__ = ("_state", "field", "_maps")
 
     def __init__(self, state: CrawlState, f: Field):
         self._state = state
         self.field = f
+        #: the map from key (page / domain id) to slot, and the key of each slot
+        self._maps = ("dmap_keys", "dmap_slots", "dslot_dom") if f.store == "domain" else (
+            "map_keys", "map_slots", "slot_page")
 
     @property
     def dtype(self) -> np.dtype:
@@ -108,11 +113,23 @@ class PageColumn:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        n = self._state.corpus.n_pages
+        n = len(self)
         return (n, self._state.n_categories) if self.field.per_category else (n,)
 
     def __len__(self) -> int:
-        return int(self._state.corpus.n_pages)
+        st = self._state
+        return int(st.n_domain_slots if self.field.store == "domain" else st.corpus.n_pages)
+
+    def _slots(self, keys: np.ndarray) -> np.ndarray:
+        a = self._state.arrays
+        out = np.empty(len(keys), np.int64)
+        if len(keys):
+            find_many(a[self._maps[0]], a[self._maps[1]], keys, out)
+        return out
+
+    def _n_used(self) -> int:
+        st = self._state
+        return st.n_domain_slots_used if self.field.store == "domain" else st.n_slots
 
     def _pages(self, key: Any) -> tuple[np.ndarray, bool]:
         if isinstance(key, (int, np.integer)):
@@ -128,13 +145,13 @@ class PageColumn:
         st = self._state
         if isinstance(key, (int, np.integer)):  # one page: one compiled look-up
             a = st.arrays
-            s = find(a["map_keys"], a["map_slots"], int(key))
+            s = find(a[self._maps[0]], a[self._maps[1]], int(key))
             col = a[self.field.name]
             return col[s] if s >= 0 else col.dtype.type(self.field.reset) if col.ndim == 1 else np.full(
                 col.shape[1:], self.field.reset, col.dtype)
         pages, scalar = self._pages(key)
         col = st.arrays[self.field.name]
-        slots = st.slots(pages.reshape(-1))
+        slots = self._slots(pages.reshape(-1))
         out = np.full((slots.size,) + col.shape[1:], self.field.reset, col.dtype)
         hit = slots >= 0
         out[hit] = col[slots[hit]]
@@ -145,19 +162,21 @@ class PageColumn:
     def __setitem__(self, key: Any, value: Any) -> None:
         pages, _ = self._pages(key)
         st = self._state
-        slots = st.slots(pages.reshape(-1))
+        slots = self._slots(pages.reshape(-1))
         if np.any(slots < 0):
             bad = int(pages.reshape(-1)[int(np.argmax(slots < 0))])
-            raise ValueError(f"{self.field.name}[{bad}] = ...: page {bad} was never touched by this crawl (only "
-                             f"discovered or fetched pages have a slot)")
+            what = ("domain", "no page of it was counted") if self.field.store == "domain" else (
+                "page", "only discovered or fetched pages have a slot")
+            raise ValueError(f"{self.field.name}[{bad}] = ...: {what[0]} {bad} was never touched by this crawl "
+                             f"({what[1]})")
         st.arrays[self.field.name][slots] = value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         st = self._state
         col = st.arrays[self.field.name]
         out = np.full(self.shape, self.field.reset, col.dtype)
-        n = st.n_slots
-        out[st.arrays["slot_page"][:n]] = col[:n]
+        n = self._n_used()
+        out[st.arrays[self._maps[2]][:n]] = col[:n]
         return out if dtype is None else out.astype(dtype)
 
     def __eq__(self, other: object) -> np.ndarray:  # type: ignore[override]
@@ -181,7 +200,8 @@ class PageColumn:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"PageColumn({self.field.name!r}, {self._state.n_slots} of {len(self)} pages touched)"
+        what = "domains" if self.field.store == "domain" else "pages"
+        return f"PageColumn({self.field.name!r}, {self._n_used()} of {len(self)} {what} touched)"
 
 
 def _reward_key(scheme: RewardScheme) -> tuple | None:
@@ -229,9 +249,9 @@ class CrawlState:
             it must hand new storage (the old arrays' contents at the new capacity) to :meth:`adopt`.
             Without it the state grows its own arrays.
 
-    Page-indexed columns (``state.status``, ``state.rel``, … — every non-domain field of
-    :data:`~gym_crawl.crawl.fields.FIELDS`) are :class:`PageColumn` s; per-domain columns (``dom_fetched``, …),
-    ``fr_pages`` and ``fetched`` are arrays.
+    Page-indexed columns (``state.status``, ``state.rel``, … — every field of :data:`~gym_crawl.crawl.fields.FIELDS`)
+    are :class:`PageColumn` s, per-domain ones (``dom_fetched``, …) indexed by domain id; ``fr_pages`` and ``fetched``
+    are arrays.
     """
 
     def __init__(self, corpus: Corpus, n_categories: int = 4, beta: float = 0.4,
@@ -262,8 +282,8 @@ class CrawlState:
         self._t_sl = np.zeros(deg, np.int32)
         self._t_key = np.zeros(deg, np.int64)
         self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl, self._t_key)
-        self._columns = {f.name: PageColumn(self, f) for f in FIELDS if f.store != "domain"}
-        self.adopt(storage if storage else allocate(MIN_SLOTS, self.n_domain_slots, C))
+        self._columns = {f.name: PageColumn(self, f) for f in FIELDS}
+        self.adopt(storage if storage else allocate(MIN_SLOTS, C))
         self.domain_cap: int | None = None
         self._rw_key: tuple | None = None
         self.scorer: TopicScorer | None = None
@@ -279,8 +299,8 @@ class CrawlState:
         """Keep the crawl's columns in ``arrays`` (every :func:`~gym_crawl.crawl.fields.allocate` array, of one
         slot capacity; the page map filled for the slots in use, or empty before a crawl)."""
         cap = int(arrays["slot_page"].shape[0]) if "slot_page" in arrays else -1
-        C, D = self.n_categories, self.n_domain_slots
-        want = {f.name: (np.dtype(f.dtype), f.shape(cap, D, C)) for f in FIELDS}
+        C = self.n_categories
+        want = {f.name: (np.dtype(f.dtype), f.shape(cap, C)) for f in FIELDS}
         want.update({name: (np.dtype(dt), (cap,)) for name, dt in SLOT_ARRAYS})
         want.update({name: (np.dtype(dt), (2 * cap,)) for name, dt in MAP_ARRAYS})
         for name, (dt, shape) in want.items():
@@ -288,11 +308,10 @@ class CrawlState:
             if b is None or b.shape != shape or b.dtype != dt or cap < 1 or cap & (cap - 1):
                 raise ValueError(f"storage[{name!r}] must be a {dt} array of shape {shape} (a slot capacity that is a "
                                  f"power of two), got {None if b is None else (b.dtype, b.shape)}")
-        #: every column (fields.FIELDS, slot arrays, page map), by slot; page columns are served by page id as
-        #: :class:`PageColumn` attributes, the others are bound as attributes of the same name
+        #: every column (fields.FIELDS, slot arrays, page and domain maps), by slot; page and domain columns are
+        #: served by page / domain id as :class:`PageColumn` attributes, the slot arrays are bound as attributes of the
+        #: same name
         self.arrays = {name: arrays[name] for name in want}
-        for f in DOMAIN_FIELDS:
-            setattr(self, f.name, self.arrays[f.name])
         for name, _ in SLOT_ARRAYS:
             setattr(self, name, self.arrays[name])
         self._bind_bundles()
@@ -322,6 +341,11 @@ class CrawlState:
         return int(self._ctr[K.C_N_SLOTS])
 
     @property
+    def n_domain_slots_used(self) -> int:
+        """Domains this crawl counted or chained a page of since its reset: the domain slots in use."""
+        return int(self._ctr[K.C_N_DSLOTS])
+
+    @property
     def slot_capacity(self) -> int:
         """Slots the columns hold now (they double when a fetch could overflow them)."""
         return int(self.arrays["slot_page"].shape[0])
@@ -348,8 +372,8 @@ class CrawlState:
                 raise RuntimeError(f"the crawl state's storage holds {self.slot_capacity} slots after growing, "
                                    f"{need} needed")
             return
-        new = grow(self.arrays, cap, self.n_domain_slots, self.n_categories)
-        rehash(new["slot_page"], self.n_slots, new["map_keys"], new["map_slots"])
+        new = grow(self.arrays, cap, self.n_categories)
+        rehash_maps(new, self.n_slots, self.n_domain_slots_used)
         self.adopt(new)
 
     @property
@@ -395,7 +419,6 @@ class CrawlState:
         if domain_cap is not None and domain_cap < 1:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
         reset_slots(self.arrays, self.n_slots)
-        reset_domains(self.arrays)
         self._ctr[:] = 0
         self._sums[:] = 0.0
         self.domain_cap = domain_cap
@@ -453,7 +476,8 @@ class CrawlState:
         s = int(self.slots(np.array([page]))[0])
         a = self.arrays
         if self.domain_cap is not None:
-            K.chain_remove(s, int(self.page_domain[page]), a["dom_next"], a["dom_prev"], a["dom_head"])
+            ds = int(K.dom_slot(int(self.page_domain[page]), a["dmap_keys"], a["dmap_slots"]))
+            K.chain_remove(s, ds, a["dom_next"], a["dom_prev"], a["dom_head"])
         K.frontier_remove(s, a["fr_pages"], a["fr_slots"], a["fr_pos"], self._ctr)
 
     # --------------------------------------------------------------- fetch

@@ -75,27 +75,31 @@ def check_focus_slack(slack: object) -> float:
 
 @njit(cache=True, nogil=True)
 def _take(s, d, c, i, chain):
-    """Remove the page of slot ``s`` (domain ``d``) from crawl ``i``'s frontier store (and its domain chain when
+    """Remove the page of slot ``s`` (domain id ``d``) from crawl ``i``'s frontier store (and its domain chain when
     ``chain``); status unchanged."""
     if chain:
-        K.chain_remove(s, d, c.dom_next[i], c.dom_prev[i], c.dom_head[i])
+        K.chain_remove(s, K.dom_slot(d, c.dmap_keys[i], c.dmap_slots[i]), c.dom_next[i], c.dom_prev[i],
+                       c.dom_head[i])
     K.frontier_remove(s, c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.ctr[i])
 
 
 @njit(cache=True, nogil=True)
 def _put(s, page, d, c, i, chain):
-    """Append ``page`` (slot ``s``, domain ``d``) to crawl ``i``'s frontier store (prepend it to its domain chain
+    """Append ``page`` (slot ``s``, domain id ``d``) to crawl ``i``'s frontier store (prepend it to its domain chain
     when ``chain``), status FRONTIER."""
     K.frontier_add(s, page, c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.ctr[i])
     c.status[i][s] = K.FRONTIER
     if chain:
-        K.chain_prepend(s, d, c.dom_next[i], c.dom_prev[i], c.dom_head[i])
+        K.chain_prepend(s, K.dom_claim(d, c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i], c.ctr[i]), c.dom_next[i],
+                        c.dom_prev[i], c.dom_head[i])
 
 
 @njit(cache=True, nogil=True)
 def _park(s, d, c, i):
+    """Park the page of slot ``s`` (domain id ``d``): first in its domain's parked list."""
     c.status[i][s] = PARKED
     park_head = c.park_head[i]
+    d = K.dom_claim(d, c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i], c.ctr[i])
     c.park_next[i][s] = park_head[d]
     park_head[d] = s
 
@@ -158,10 +162,11 @@ def unpark(flag, cap, c, i, chain, page_domain, out):
     ``(returned, blocked)`` counts (``blocked`` pages left the parked set without returning)."""
     keys, slots, status, slot_page = c.map_keys[i], c.map_slots[i], c.status[i], c.slot_page[i]
     park_next, park_head, dom_fetched, ctr = c.park_next[i], c.park_head[i], c.dom_fetched[i], c.ctr[i]
+    dslot_dom = c.dslot_dom[i]
     k = 0
     blocked = 0
-    for d in range(len(park_head)):
-        if flag[d] or park_head[d] < 0:
+    for d in K.dom_order(dslot_dom, ctr):  # domain slots in domain id order
+        if flag[dslot_dom[d]] or park_head[d] < 0:
             continue
         s = park_head[d]
         start = k
@@ -184,7 +189,7 @@ def unpark(flag, cap, c, i, chain, page_domain, out):
             continue
         for j in range(start, k):
             p = out[j]
-            _put(find(keys, slots, p), p, d, c, i, chain)
+            _put(find(keys, slots, p), p, dslot_dom[d], c, i, chain)
     return k, blocked
 
 
@@ -205,7 +210,7 @@ def focus_scores(c, i):
             if v > ready:
                 ready = v
     best = ready
-    for d in range(len(park_head)):
+    for d in K.dom_order(c.dslot_dom[i], c.ctr[i]):  # domain id order: the mean's sum in a fixed order
         s = park_head[d]
         while s >= 0:
             if status[s] == PARKED:
@@ -375,7 +380,7 @@ class FetchWindow:
             put(p, c, i, chain, pd)
         self.in_flight.clear()
         self.in_domain[:] = 0
-        if self.n_parked or np.any(self.state.park_head >= 0):
+        if self.n_parked or np.any(self.state.arrays["park_head"] >= 0):
             self.flag[:] = False
             unpark(self.flag, -1, c, i, chain, pd, self._out)
         self.flag[:] = False

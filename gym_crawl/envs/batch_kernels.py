@@ -198,8 +198,7 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
     (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
     d = feats.shape[2]
     # crawl i's rows of the arrays this loop reads (one view each, not one per access)
-    ctr, out_upd, out_rem, dom_fetched, dom_relevant = (crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i],
-                                                        crawls.dom_fetched[i], crawls.dom_relevant[i])
+    ctr, out_upd, out_rem = crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i]
     t[i] += 1
     terminated = False
     if p < 0:  # masked slot / non-frontier page: the step is spent, nothing fetched
@@ -272,7 +271,7 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
             _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
         # the columns a fetch changes in the rows of its domain (TRES's per-domain ones), for the copied rows too: every
         # row was up to date with the counters before this fetch, which changed only its own domain's
-        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, dom_fetched, dom_relevant, page_domain[p])
+        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, crawls, i, page_domain[p])
         m = mask[i]
         for j in range(kk):
             m[j] = j < n

@@ -63,14 +63,13 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.bundles import crawl_arrays, link_graph
-from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow, reset_rows
+from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow, rehash_maps, reset_rows
 from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
 from gym_crawl.envs.world import WORLD_KEYS, CrawlWorld
 from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
-from gym_crawl.pagemap import rehash
 from gym_crawl.reducers.base import TopKRows
 from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 
@@ -109,7 +108,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if isinstance(C, numbers.Integral) and not isinstance(C, bool) and C >= 0:  # else the env names the error
             n = corpus.n_pages
             check_fits(f"num_envs={num_envs} on corpus {corpus.name!r} ({n:,} pages)",
-                       num_envs * crawl_bytes(MIN_SLOTS, max(1, len(corpus.domains)), int(C)),
+                       num_envs * crawl_bytes(MIN_SLOTS, int(C)),
                        "each crawl's own columns (at their starting size; they grow with the pages a crawl touches)")
         home = (kwargs.get("topic"), kwargs.get("seeds"))
         world_kw = {k: kwargs.pop(k) for k in WORLD_KEYS if k in kwargs and k not in ("corpus", "corpus_kwargs")}
@@ -175,11 +174,10 @@ class WikiCrawlVectorEnv(VectorEnv):
                                    np.float32(layout.delta2))
         self._use_reducer = e0.observation_mode == "candidates"
         N, c = self.num_envs, e0.corpus
-        n_dom = c.n_domain_slots
         C = e0.n_categories
         deg = max(1, c.max_out_degree())
-        self._dims = (max(1, n_dom), C)
-        self._stack = allocate(MIN_SLOTS, max(1, n_dom), C, n_envs=N)
+        self._dims = (C,)
+        self._stack = allocate(MIN_SLOTS, C, n_envs=N)
         self._ctr = np.zeros((N, KN.N_COUNTERS), np.int64)
         self._sums = np.zeros((N, 1), np.float64)
         self._out_new = np.zeros((N, deg), np.int32)
@@ -234,7 +232,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             return
         new = grow(self._stack, cap, *self._dims, n_envs=self.num_envs)
         for i in range(self.num_envs):
-            rehash(new["slot_page"][i], int(self._ctr[i, KN.C_N_SLOTS]), new["map_keys"][i], new["map_slots"][i])
+            rehash_maps(env_rows(new, i), int(self._ctr[i, KN.C_N_SLOTS]), int(self._ctr[i, KN.C_N_DSLOTS]))
         self._stack = new
         for i, e in enumerate(self.envs):
             e.state.adopt(env_rows(new, i))

@@ -68,7 +68,7 @@ def _check_sizes(corpus: Corpus, n_categories: int, text: Any) -> None:
     n, L, V = corpus.n_pages, corpus.n_links, corpus.n_words
     per_cat = (n + L) * 4  # the score tables' (pages + links) × C float32 columns (a crawl's follow its pages)
     check_fits(f"n_categories={n_categories} on corpus {corpus.name!r} ({n:,} pages, {L:,} links)",
-               crawl_bytes(MIN_SLOTS, max(1, len(corpus.domains)), n_categories) + per_cat * n_categories,
+               crawl_bytes(MIN_SLOTS, n_categories) + per_cat * n_categories,
                "4 bytes per page and link per category slot in the score tables")
     if isinstance(text, dict) and "dim" in text:
         dim = int(text["dim"])

@@ -165,7 +165,8 @@ def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias):
     keys, slots, bp_slot, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.relevant[ci], \
         c.dist[ci]
     path_rel, path_len, kw_url, kw_anchor = c.path_rel[ci], c.path_len[ci], c.kw_url[ci], c.kw_anchor[ci]
-    dom_fetched, dom_relevant = c.dom_fetched[ci], c.dom_relevant[ci]
+    dom_fetched, dom_relevant, dmap_keys, dmap_slots = c.dom_fetched[ci], c.dom_relevant[ci], c.dmap_keys[ci], \
+        c.dmap_slots[ci]
     for i in range(len(pages)):
         pg = pages[i]
         p = find(keys, slots, pg)
@@ -177,8 +178,8 @@ def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias):
         out[i, col0 + 2] = np.float32(np.float64(path_rel[s]) / np.float64(max(path_len[s], 1)))
         out[i, col0 + 3] = 1.0 if kw_url[p] else 0.0
         out[i, col0 + 4] = 1.0 if kw_anchor[p] else 0.0
-        d = page_domain[pg]
-        f = dom_fetched[d]
+        d = find(dmap_keys, dmap_slots, page_domain[pg])  # the domain's slot (-1: no page of it counted)
+        f = dom_fetched[d] if d >= 0 else 0
         out[i, col0 + 5] = np.float32(np.float64(dom_relevant[d]) / np.float64(f)) if f > 0 else np.float32(0.0)
         out[i, col0 + 6] = 1.0 if f > 0 else 0.5
         if with_bias:
@@ -265,19 +266,22 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows):
 
 
 @njit(cache=True, nogil=True)
-def refresh_rows(layout, rows, pages, n, page_domain, dom_fetched, dom_relevant, domain=-1):
+def refresh_rows(layout, rows, pages, n, page_domain, crawls, ci, domain=-1):
     """Bring ``rows[:n]``, the rows of ``pages[:n]`` in a feature set's batched ``layout``, up to date in place
     after a fetch: TRES's domain relevant ratio and domain-known columns (from ``layout.tres_col0 + 5``) change
-    with every fetch in a page's domain (``dom_fetched``, ``dom_relevant``: the crawl's per-domain counters);
+    with every fetch in a page's domain (crawl ``ci``'s per-domain counters in ``crawls``);
     Han's columns do not. ``domain`` >= 0: only the rows of pages of that domain (the fetched page's: the only
     counters the fetch changed, when every row was up to date before it). A row written since is left as it is
     (the same values)."""
     if layout.kind == FEAT_TRES or layout.kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         c0 = layout.tres_col0 + 5
+        dom_fetched, dom_relevant = crawls.dom_fetched[ci], crawls.dom_relevant[ci]
+        dmap_keys, dmap_slots = crawls.dmap_keys[ci], crawls.dmap_slots[ci]
         for j in range(n):
             dm = page_domain[pages[j]]
             if domain >= 0 and dm != domain:
                 continue
-            fd = dom_fetched[dm]
+            dm = find(dmap_keys, dmap_slots, dm)  # the domain's slot (-1: no page of it counted)
+            fd = dom_fetched[dm] if dm >= 0 else 0
             rows[j, c0] = np.float32(np.float64(dom_relevant[dm]) / np.float64(fd)) if fd > 0 else np.float32(0.0)
             rows[j, c0 + 1] = 1.0 if fd > 0 else 0.5
