@@ -60,3 +60,29 @@ def test_stepping_an_env_installs_it():
     code = "import gym_crawl.envs, gym_crawl._numba_ir as m; print(m.installed())"
     out = subprocess.run([sys.executable, "-c", code], check=True, timeout=300, capture_output=True, text=True)
     assert out.stdout.strip() == "True"
+
+
+STEP_AND_REPORT = textwrap.dedent("""
+    import gc, json
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+    from gym_crawl.benchmarks.memory import make_env_fn
+    env = make_env_fn(500, 10)()
+    _, info = env.reset(seed=0)
+    for _ in range(5):
+        _, _, te, tr, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    used = [d for d in gc.get_objects() if isinstance(d, CPUDispatcher) and d.overloads
+            and d.py_func.__module__.startswith("gym_crawl")]
+    compiled = sorted(d.py_func.__qualname__ for d in used if d.stats.cache_misses)
+    parsed = sum(cr.library._shared_module is not None for d in used for cr in d.overloads.values())
+    print(json.dumps({"used": len(used), "compiled": compiled, "parsed": parsed}))
+""")
+
+
+def test_a_process_that_steps_an_env_from_a_warm_cache_compiles_nothing():
+    """What a spawned worker does: with numba's cache warm, every kernel it runs is loaded from the cache (none is
+    compiled), and none keeps a parsed LLVM module."""
+    runs = [subprocess.run([sys.executable, "-c", STEP_AND_REPORT], capture_output=True, text=True, check=True,
+                           timeout=600) for _ in range(2)]  # the first may compile and fill the cache
+    r = json.loads(runs[1].stdout.strip().splitlines()[-1])
+    assert r["used"] >= 10 and r["compiled"] == [] and r["parsed"] == 0
