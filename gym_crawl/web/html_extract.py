@@ -47,15 +47,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_crawl.corpus.builder import surrounding_window
+import numpy as np
+
+from gym_crawl.corpus.builder import CONTEXT_CHARS, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.registry import install_command
 from gym_crawl.web.html_lex import collapse_lines, nesting_counts
-from gym_crawl.web.html_scan import scan_document
+from gym_crawl.web.html_scan import link_spans, scan_document, scan_spans, walk_of_spans
 from gym_crawl.web.urls import canonical_url, canonical_urls
 
 __all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
-           "decode_html", "extract_links", "extract_page", "nesting", "render_page", "walk_html"]
+           "PageSpans", "decode_html", "extract_links", "extract_page", "extract_page_spans", "nesting", "render_page",
+           "walk_html"]
 
 MAX_NESTING = 512
 """Deepest nesting of block elements (estimated from the tags, :func:`nesting`) read by the full extraction;
@@ -219,20 +222,33 @@ def walk_html(html: str) -> HtmlWalk:
     return HtmlWalk(title, visible, tuple(spans), base)
 
 
-def _links(walk: HtmlWalk, page_url: str) -> tuple[ExtractedLink, ...]:
-    """The walk's links as :class:`ExtractedLink` (see the module docstring)."""
+def _select_links(hrefs: Sequence[str], base_href: str | None, page_url: str) -> tuple[list[int], list[str]]:
+    """Which of a page's links (their ``href`` as written, in document order) become its out-links, and their
+    canonical URLs (see the module docstring)."""
     base = page_url
-    if walk.base is not None:
-        base = canonical_url(walk.base, page_url) or page_url
+    if base_href is not None:
+        base = canonical_url(base_href, page_url) or page_url
     own = base == page_url
     # a fragment of the page itself is dropped first (the most frequent link of long documents)
-    kept = [link for link in walk.links if not (own and link[0].lstrip()[:1] == "#")]
-    links: list[ExtractedLink] = []
+    kept = [i for i, href in enumerate(hrefs) if not (own and href.lstrip()[:1] == "#")]
+    keep: list[int] = []
+    urls: list[str] = []
     seen = {page_url}
-    for (_, start, end, anchor, position), target in zip(kept, canonical_urls([link[0] for link in kept], base)):
+    for i, target in zip(kept, canonical_urls([hrefs[i] for i in kept], base)):
         if target is None or target in seen:
             continue
         seen.add(target)
+        keep.append(i)
+        urls.append(target)
+    return keep, urls
+
+
+def _links(walk: HtmlWalk, page_url: str) -> tuple[ExtractedLink, ...]:
+    """The walk's links as :class:`ExtractedLink` (see the module docstring)."""
+    keep, urls = _select_links([link[0] for link in walk.links], walk.base, page_url)
+    links: list[ExtractedLink] = []
+    for i, target in zip(keep, urls):
+        _, start, end, anchor, position = walk.links[i]
         context = surrounding_window(walk.text, start, end) if start >= 0 else ""
         links.append(ExtractedLink(target, anchor, context, position))
     return tuple(links)
@@ -261,15 +277,60 @@ def extract_page(body: bytes, url: str, content_type: str | None = None) -> Extr
     is read by the bounded fallback (:attr:`ExtractedPage.fallback`).
     """
     page_url = _page_url(url)
-    extract_plain_text, HTMLTree = _libraries()
     html = decode_html(body, content_type)
     walk = walk_html(html)
     if walk.fallback is not None:
         return ExtractedPage(walk.title, walk.text, _links(walk, page_url), walk.fallback)
+    return ExtractedPage(walk.title, _main_text(html), _links(walk, page_url))
+
+
+def _main_text(html: str) -> str:
+    """Resiliparse's main text of a decoded document (see the module docstring), lines collapsed."""
+    extract_plain_text, HTMLTree = _libraries()
     tree = HTMLTree.parse(html)
-    main = _lines(extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=False,
+    return _lines(extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=False,
                                      alt_texts=False, skip_elements=_SKIP_IN_MAIN)) if tree.body is not None else ""
-    return ExtractedPage(walk.title, main, _links(walk, page_url))
+
+
+@dataclass(frozen=True)
+class PageSpans:
+    """:func:`extract_page`'s fields with the links' anchors and contexts as spans of code points, not strings (what
+    the WARC compiler reads: it tokenizes them where they lie, :mod:`gym_crawl.web.token_ids`)."""
+
+    title: str
+    text: str
+    urls: list[str]
+    """each out-link's canonical URL (:attr:`ExtractedLink.url`, in the same order)"""
+    positions: np.ndarray
+    """each out-link's position (``int64`` index of :data:`LINK_POSITIONS`)"""
+    chars: np.ndarray
+    """the code points the spans index: the page's visible text, a separator, its links' image alt texts"""
+    spans: np.ndarray
+    """``(start, end)`` rows into ``chars``: per out-link ``j``, its anchor (row ``3j``) and the two halves of its
+    context (rows ``3j + 1``, ``3j + 2``)"""
+    owners: np.ndarray
+    """per span row: ``2j`` (the anchor of link ``j``) or ``2j + 1`` (its context)"""
+
+
+def extract_page_spans(body: bytes, url: str, content_type: str | None = None) -> PageSpans | ExtractedPage:
+    """:func:`extract_page` with its links' texts left as spans (:class:`PageSpans`): the same title, main text, link
+    URLs and positions, and anchors and contexts whose tokens are those of :func:`extract_page`'s strings. An
+    :class:`ExtractedPage` where spans cannot stand for the strings: the bounded fallback (no spans), or a visible
+    text holding U+0130 or a capital sigma (``str.lower`` makes the one two characters and reads the other's
+    neighbours, so a context cut out of the text could lowercase otherwise)."""
+    page_url = _page_url(url)
+    html = decode_html(body, content_type)
+    depth, work = nesting(html)
+    if depth > MAX_NESTING or work > MAX_NESTING_WORK:
+        return extract_page(body, url, content_type)
+    sp = scan_spans(html)
+    keep, urls = _select_links(sp.hrefs, sp.base, page_url)
+    chars, spans, owners, special = link_spans(sp, keep, CONTEXT_CHARS)
+    if special:
+        title, visible, spans_as_text, base = walk_of_spans(sp)
+        walk = HtmlWalk(title, visible, tuple(spans_as_text), base)
+        return ExtractedPage(walk.title, _main_text(html), _links(walk, page_url))
+    return PageSpans(sp.title, _main_text(html), urls, sp.links[keep, 7], chars, spans, owners)
 
 
 # -------------------------------------------------------------------------------------- rendering

@@ -21,6 +21,8 @@ stops after :data:`SEARCH_LIMIT` entries), so a page costs time linear in its si
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -43,7 +45,8 @@ from gym_crawl.web.html_lex import (
     to_gt,
 )
 
-__all__ = ["BLOCK_TAGS", "SEARCH_LIMIT", "SKIP_TAGS", "scan_document", "walk_scan"]
+__all__ = ["BLOCK_TAGS", "SEARCH_LIMIT", "SKIP_TAGS", "ScanSpans", "link_spans", "scan_document", "scan_spans",
+           "walk_of_spans", "walk_scan"]
 
 # ------------------------------------------------------------------------------------------------ the walk
 
@@ -561,21 +564,110 @@ def _text(a: np.ndarray) -> str:
     return a.tobytes().decode("utf-32-le", "surrogatepass")
 
 
+@dataclass(frozen=True)
+class ScanSpans:
+    """:func:`walk_scan`'s reading of a document as arrays (what :func:`scan_document` makes strings of)."""
+
+    title: str
+    """the first ``<title>``'s text, white space collapsed"""
+    base: str | None
+    """the first ``<base href>`` as written"""
+    hrefs: list[str]
+    """each link's ``href`` as written, in document order"""
+    visible: np.ndarray
+    """the visible text's code points (``uint32``; white space at its end included)"""
+    length: int
+    """the visible text's length without the white space at its end (:func:`scan_document`'s text)"""
+    alts: np.ndarray
+    """the links' image alt texts, one after the other (``uint32`` code points)"""
+    links: np.ndarray
+    """one row per link: ``(href start, href end, text start, text end, anchor end, alt start, alt end, position)``
+    (:func:`walk_scan`'s ``lk``; position an index of :data:`~gym_crawl.corpus.core.LINK_POSITIONS`)"""
+
+
+@kernel
+def _rstripped(a, n):
+    while n > 0 and is_space(a[n - 1]):
+        n -= 1
+    return n
+
+
+def scan_spans(html: str) -> ScanSpans:
+    """:func:`walk_scan` of a decoded HTML document, as :class:`ScanSpans`."""
+    out, abuf, altbuf, lk, state = walk_scan(code_points(html), *_TAGS, *ENTITY_TABLE, *_ROLE_TABLE)
+    olen, alen, nl, ts, te, bs, be = (int(state[k]) for k in (_OLEN, _ALEN, _NL, _TS, _TE, _BS, _BE))
+    attrs = _text(abuf[:alen])
+    links = lk[:nl]
+    hrefs = [attrs[a:b] for a, b in links[:, :2].tolist()]
+    title = " ".join(attrs[ts:te].split()) if ts >= 0 else ""
+    return ScanSpans(title, attrs[bs:be] if bs >= 0 else None, hrefs, out[:olen], _rstripped(out, olen),
+                     altbuf[:int(lk[nl - 1, 6])] if nl else altbuf[:0], links)
+
+
 def scan_document(html: str) -> tuple[str, str, list[tuple[str, int, int, str, str]], str | None]:
     """``(title, visible text, links, base)`` of a decoded HTML document by :func:`walk_scan`: each link
     ``(href as written, start, end, anchor, position)`` with ``text[start:end]`` its anchor's span; the anchor is
     the link's text (white space collapsed), or the alt texts of its images when it has none; ``base`` the first
     ``<base href>`` (``None`` without one)."""
-    out, abuf, altbuf, lk, state = walk_scan(code_points(html), *_TAGS, *ENTITY_TABLE, *_ROLE_TABLE)
-    olen, alen, nl, ts, te, bs, be = (int(state[k]) for k in (_OLEN, _ALEN, _NL, _TS, _TE, _BS, _BE))
-    full = _text(out[:olen])
-    text = full.rstrip()
-    m = len(text)
-    attrs = _text(abuf[:alen])
-    alts = _text(altbuf[:int(lk[nl - 1, 6])]) if nl else ""
+    return walk_of_spans(scan_spans(html))
+
+
+def walk_of_spans(sp: ScanSpans) -> tuple[str, str, list[tuple[str, int, int, str, str]], str | None]:
+    """:func:`scan_document`'s strings from :func:`scan_spans`'s arrays."""
+    full = _text(sp.visible)
+    m = sp.length
+    text = full[:m]
+    alts = _text(sp.alts)
     links = []
-    for hs, he, s, e, ae, als, ale, pos in lk[:nl].tolist():
+    for href, (_, _, s, e, ae, als, ale, pos) in zip(sp.hrefs, sp.links.tolist()):
         anchor = full[s:ae].replace("\n", " ").strip() or alts[als:ale]
-        links.append((attrs[hs:he], s if s < m else m, e if e < m else m, anchor, _POSITIONS[pos]))
-    title = " ".join(attrs[ts:te].split()) if ts >= 0 else ""
-    return title, text, links, (attrs[bs:be] if bs >= 0 else None)
+        links.append((href, s if s < m else m, e if e < m else m, anchor, _POSITIONS[pos]))
+    return sp.title, text, links, sp.base
+
+
+@njit(cache=True, nogil=True)
+def _link_spans(visible, length, alts, links, width):
+    """Spans of each link's anchor and context in ``visible`` followed by a separator and ``alts``: rows ``3j`` (the
+    anchor: its text, or its image alt texts when its text is all white space), ``3j + 1`` and ``3j + 2`` (the
+    ``width`` characters before and after the anchor in the visible text without its trailing white space).
+    Returns ``(spans, owners, special)``: ``owners[r]`` is the text a span belongs to (``2j`` anchor, ``2j + 1``
+    context), ``special`` whether U+0130 or a capital sigma occurs in ``visible`` or ``alts``."""
+    nl = links.shape[0]
+    spans = np.empty((3 * nl, 2), np.int64)
+    owners = np.empty(3 * nl, np.int64)
+    off = visible.shape[0] + 1
+    for j in range(nl):
+        s, e, ae, als, ale = links[j, 2], links[j, 3], links[j, 4], links[j, 5], links[j, 6]
+        blank = True
+        for q in range(s, min(ae, visible.shape[0])):
+            if not is_space(visible[q]):
+                blank = False
+                break
+        if blank:
+            spans[3 * j, 0], spans[3 * j, 1] = off + als, off + ale
+        else:
+            spans[3 * j, 0], spans[3 * j, 1] = s, ae
+        sc = min(s, length)
+        ec = min(e, length)
+        spans[3 * j + 1, 0], spans[3 * j + 1, 1] = max(0, sc - width), sc
+        spans[3 * j + 2, 0], spans[3 * j + 2, 1] = ec, min(length, ec + width)
+        owners[3 * j] = 2 * j
+        owners[3 * j + 1] = owners[3 * j + 2] = 2 * j + 1
+    special = False
+    for c in visible:
+        if c == 0x130 or c == 0x3A3:
+            special = True
+    for c in alts:
+        if c == 0x130 or c == 0x3A3:
+            special = True
+    return spans, owners, special
+
+
+def link_spans(sp: ScanSpans, keep: list[int], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The code points of ``sp``'s visible text, a separator and its alt texts, with the spans of the anchors and
+    contexts of the links ``keep`` in them (as :func:`scan_document`'s anchors and
+    :func:`~gym_crawl.corpus.builder.surrounding_window` of ``width`` characters read them) — ``(chars, spans,
+    owners, special)``, see :func:`_link_spans`."""
+    spans, owners, special = _link_spans(sp.visible, sp.length, sp.alts, sp.links[keep], width)
+    chars = np.concatenate((sp.visible, np.zeros(1, np.uint32), sp.alts))
+    return chars, spans, owners, bool(special)

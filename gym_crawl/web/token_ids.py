@@ -151,12 +151,12 @@ def _text_ids(cp, i, end, bits, table, mask, ekey, eoff, pool, ne, used, ids, k,
 
 
 @njit(cache=True, nogil=True)
-def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, nstop):
-    """The ids of the tokens of each text of ``raw``, the texts one after the other with one separator after each
-    (``lens[t]``: the length of text ``t`` with its separator; code points, lowercased here by :func:`lower_table`'s
-    tables) and the first text's bag of words. Returns ``(ids, counts per text, bag terms, bag
-    counts, table, ekey, eoff, pool)`` (the vocabulary's arrays, reallocated when they could fill up);
-    ``meta[0]``: the entries so far (stop words first, ``nstop`` of them).
+def _token_ids(raw, pieces, ntexts, bits, blocks, deltas, table, ekey, eoff, pool, meta, nstop):
+    """The ids of the tokens of ``ntexts`` texts, each made of pieces of ``raw`` (code points, lowercased here by
+    :func:`lower_table`'s tables): ``pieces[p] = (start, end, text)``, in the order of their texts (a text of two
+    pieces is read as if a separator stood between them). Returns ``(ids, counts per text, bag terms, bag counts,
+    table, ekey, eoff, pool)``: the first text's bag of words, and the vocabulary's arrays (reallocated when they
+    could fill up); ``meta[0]``: the entries so far (stop words first, ``nstop`` of them).
 
     The table's slot ``s`` is ``table[2s]`` (a key, -1 when empty) and ``table[2s + 1]`` (its entry); it is kept at
     most half full. A token of 2–13 letters ``a``–``z`` is its own key (base 27), so finding it reads one slot; any
@@ -166,11 +166,15 @@ def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, n
     cp = np.empty(n, np.uint32)
     for i in range(n):
         cp[i] = _lower(raw[i], blocks, deltas)
-    most = n // 2 + 1  # tokens in ``cp`` at most (two letters and a separator each)
+    chars = 0
+    most = 1  # tokens at most (two letters and a separator each)
+    for p in range(pieces.shape[0]):
+        chars += pieces[p, 1] - pieces[p, 0]
+        most += (pieces[p, 1] - pieces[p, 0]) // 2 + 1
     ne = meta[0]
     used = eoff[ne]
-    if used + n > pool.shape[0]:  # room for every new token before the loop, so that it allocates nothing
-        bigger = np.empty(max(2 * pool.shape[0], used + n), np.uint32)
+    if used + chars > pool.shape[0]:  # room for every new token before the loop, so that it allocates nothing
+        bigger = np.empty(max(2 * pool.shape[0], used + chars), np.uint32)
         bigger[:used] = pool[:used]
         pool = bigger
     if ne + most + 1 > ekey.shape[0]:
@@ -183,16 +187,12 @@ def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, n
         eoff = eo
     slots = table.shape[0] // 2
     ids = np.empty(most, np.int32)
-    ntexts = lens.shape[0]
-    bounds = np.zeros(ntexts + 1, np.int64)
-    for t in range(ntexts):
-        bounds[t + 1] = bounds[t] + lens[t]
     counts = np.zeros(ntexts, np.int64)
     k = 0
-    for t in range(ntexts):
-        i = bounds[t]
-        end = bounds[t + 1] - 1
-        # room for every token of this text (a long text in pieces, so a table is sized by its entries)
+    for p in range(pieces.shape[0]):
+        i = pieces[p, 0]
+        end = pieces[p, 1]
+        # room for every token of this piece (a long one in parts, so that a table is sized by its entries)
         while i < end:
             stop = min(end, i + 4096)
             while stop < end and (bits[cp[stop] >> 3] >> (cp[stop] & 7)) & 1:
@@ -203,7 +203,7 @@ def _token_ids(raw, lens, bits, blocks, deltas, table, ekey, eoff, pool, meta, n
                 table = _rehashed(ekey, ne, slots)
             k0 = k
             k, ne, used = _text_ids(cp, i, stop, bits, table, slots - 1, ekey, eoff, pool, ne, used, ids, k, nstop)
-            counts[t] += k - k0
+            counts[pieces[p, 2]] += k - k0
             i = stop
     meta[0] = ne
     nb = counts[0] if ntexts else 0
@@ -274,18 +274,16 @@ class ChunkVocabulary:
         self._pool = np.empty(4096, np.uint32)
         self._meta = np.zeros(1, np.int64)
         self._nstop = 0
-        stop = "\x00".join(_STOP_WORDS) + "\x00"
-        self._call(stop, np.array([len(stop)], np.int64))
+        self.ids(["\x00".join(_STOP_WORDS)])
         self._nstop = int(self._meta[0])
 
-    def _call(self, text: str, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    def _call(self, cp: np.ndarray, pieces: np.ndarray, ntexts: int) -> tuple[np.ndarray, ...]:
         ids, counts, terms, tally, self._table, self._ekey, self._eoff, self._pool = _token_ids(
-            cp, lens, self._bits, self._blocks, self._deltas, self._table, self._ekey, self._eoff, self._pool,
-            self._meta, self._nstop)
+            cp, pieces, ntexts, self._bits, self._blocks, self._deltas, self._table, self._ekey, self._eoff,
+            self._pool, self._meta, self._nstop)
         return ids, counts, terms, tally
 
-    def ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def ids(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
         """``(ids, counts, bag_terms, bag_counts)`` of ``texts``: the ids of every text's tokens in order
         (``int32``), ``counts[t]`` the number of tokens of ``texts[t]``, and the first text's distinct ids in order
         of first appearance with their counts (what ``Counter(ids of texts[0])`` holds, in its order)."""
@@ -295,9 +293,33 @@ class ChunkVocabulary:
             # (the tables then change nothing: they lowercase a lowercase character to itself)
             texts = [t.lower() for t in texts]
             joined = "\x00".join(texts) + "\x00"
-        lens = np.fromiter(map(len, texts), np.int64, count=len(texts))
-        lens += 1
-        return self._call(joined, lens)
+        n = len(texts)
+        pieces = np.empty((n, 3), np.int64)
+        ends = np.cumsum(np.fromiter(map(len, texts), np.int64, count=n) + 1)
+        pieces[:, 0] = ends - np.fromiter(map(len, texts), np.int64, count=n) - 1
+        pieces[:, 1] = ends - 1
+        pieces[:, 2] = np.arange(n)
+        return self._call(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32), pieces, n)
+
+    def span_ids(self, texts: Sequence[str], chars: np.ndarray, spans: np.ndarray,
+                 owners: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`ids` of ``texts`` followed by more texts given as spans of the code points ``chars``: span ``j`` is
+        ``chars[spans[j, 0]:spans[j, 1]]`` and belongs to text ``len(texts) + owners[j]`` (``owners``
+        non-decreasing; a text of two spans reads as the two with a separator between them). ``chars`` must hold
+        neither U+0130 nor a capital sigma (:meth:`ids` lowercases texts holding them with ``str.lower``)."""
+        texts = [t.lower() if "\u0130" in t or "\u03a3" in t else t for t in texts]
+        joined = "\x00".join(texts) + "\x00"
+        head = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+        n = len(texts)
+        lens = np.fromiter(map(len, texts), np.int64, count=n)
+        pieces = np.empty((n + spans.shape[0], 3), np.int64)
+        pieces[:n, 1] = np.cumsum(lens + 1) - 1
+        pieces[:n, 0] = pieces[:n, 1] - lens
+        pieces[:n, 2] = np.arange(n)
+        pieces[n:, :2] = spans + head.shape[0]
+        pieces[n:, 2] = owners + n
+        ntexts = n + (int(owners[-1]) + 1 if owners.shape[0] else 0)
+        return self._call(np.concatenate((head, chars)), pieces, ntexts)
 
     def __len__(self) -> int:
         return int(self._meta[0]) - self._nstop

@@ -82,7 +82,7 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.corpus.core import Corpus, CorpusFormatError, StringTable
-from gym_crawl.web.html_extract import LINK_POSITIONS, extract_page
+from gym_crawl.web.html_extract import LINK_POSITIONS, ExtractedPage, PageSpans, extract_page_spans
 from gym_crawl.web.result import header_text, looks_like_html
 from gym_crawl.web.token_ids import ChunkVocabulary, split_texts
 from gym_crawl.web.urls import canonical_url, url_text
@@ -212,24 +212,33 @@ class _ChunkWriter:
         self.redirects: list[tuple[int, int]] = []
         self._hashes: dict[str, int] = {}  # link targets' hashes (a site's menu links are the same on every page)
 
-    def add_page(self, url: str, digest: str, page: Any) -> None:
+    def add_page(self, url: str, digest: str, page: ExtractedPage | PageSpans) -> None:
         self.urls.append(url)
         self.titles.append(page.title)
         self.url_hash.append(_hash64(url))
         self.digest_hash.append(_hash64(digest))
         self.texts.append(page.text)
-        texts = [page.text, url_text(url)]
         hashes = self._hashes
-        for link in page.links:
-            texts += (link.anchor, link.context)
-            self.link_urls.append(link.url)
-            h = hashes.get(link.url)
+        if isinstance(page, PageSpans):
+            targets = page.urls
+            self.position.extend(page.positions.tolist())
+            # in this order (the ids are numbered as they appear): text, URL, each link's anchor and context
+            ids, counts, terms, tally = self.vocab.span_ids([page.text, url_text(url)], page.chars, page.spans,
+                                                            page.owners)
+        else:
+            targets = [link.url for link in page.links]
+            texts = [page.text, url_text(url)]
+            for link in page.links:
+                texts += (link.anchor, link.context)
+                self.position.append(_POSITION_CODE[link.position])
+            ids, counts, terms, tally = self.vocab.ids(texts)
+        for target in targets:
+            self.link_urls.append(target)
+            h = hashes.get(target)
             if h is None:
-                h = hashes[link.url] = _hash64(link.url)
+                h = hashes[target] = _hash64(target)
             self.link_hash.append(h)
-            self.position.append(_POSITION_CODE[link.position])
-        self.link_n.append(len(page.links))
-        ids, counts, terms, tally = self.vocab.ids(texts)  # in this order: the ids are numbered as they appear
+        self.link_n.append(len(targets))
         self.token_ids.append(ids)
         self.token_counts.append(counts)
         self.bag_terms.append(terms)
@@ -510,8 +519,8 @@ def _compile_response(rec: Any, opts: WarcOptions, writer: _ChunkWriter) -> tupl
     if not payload.strip():
         return "empty", None
     digest = (h.get("WARC-Payload-Digest") or "").strip() or _sha1_digest(payload)
-    page = extract_page(payload, url, ctype)
-    if page.fallback:
+    page = extract_page_spans(payload, url, ctype)
+    if isinstance(page, ExtractedPage) and page.fallback:
         writer.fallbacks += 1
     writer.add_page(url, digest, page)
     return None, None
