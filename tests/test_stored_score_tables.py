@@ -171,3 +171,35 @@ def test_set_keywords_detaches_the_stored_tables(tiny):
     ref = _computed(tiny, "cancer")
     ref.set_keywords(["poetry"])
     _rows_equal(sc, ref, np.arange(50, dtype=np.int64))
+
+
+def test_processes_starting_at_once_store_the_tables_once(data):
+    """Two processes whose first use of a topic comes at the same moment: one stores, the other waits and reads."""
+    import subprocess
+    import sys
+    import textwrap
+
+    c = make_tiny_corpus(400)
+    c.meta["generator"] = "test"
+    c.save(data / "c")
+    code = textwrap.dedent(f"""
+        import gym_crawl.relevance.scorer as S
+        from gym_crawl.corpus import Corpus
+        from gym_crawl.relevance.topic import resolve_topic
+        from gym_crawl.text.model import get_text_model
+        S.STORED_TABLES_LINKS = 0
+        stored = []
+        orig = S.TopicScorer.store_tables
+        def counting(self, *a, **k):
+            stored.append(1)
+            return orig(self, *a, **k)
+        S.TopicScorer.store_tables = counting
+        c = Corpus.load({str(data / "c")!r}, share=False)
+        sc = S.TopicScorer(get_text_model(c), resolve_topic("cancer", c))
+        sc.page_table()
+        print(len(stored), sc.stored_source)
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sorted(int(o[0]) for o in outs) == [0, 1] and all(o[1] == "True" for o in outs)

@@ -25,6 +25,7 @@ from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
     clean_orphans,
+    dir_lock,
     file_digest,
     load_npy,
     partial_dir,
@@ -59,8 +60,10 @@ __all__ = ["TopicScorer", "PageScores", "LinkScores", "PageTable", "LinkTable", 
 SCORE_TABLES_VERSION = 4
 #: a generated web (its corpus names a ``generator``) with more links than this stores each topic's score tables on
 #: disk at the topic's first use (:meth:`TopicScorer.use_stored_tables`) and its crawls copy a page's scores from
-#: them instead of computing them during the step
-STORED_TABLES_LINKS = 2_000_000
+#: them instead of computing them during the step. Below it (a 10^6-page power-law web has 4.3·10^6 links, the
+#: 323,000-page synthetic web 8.6·10^6) scoring a first-fetched page costs the step less, and a store per topic
+#: (≈ 22 bytes per link and topic, ≈ 4× that with four categories) is not worth its disk across many topics
+STORED_TABLES_LINKS = 10_000_000
 #: pages / links per batch when :meth:`TopicScorer.store_tables` scores a web straight into the stored files
 _STORE_CHUNK = 1 << 16
 _TABLE_FILES = {"page_rel": ("pages", "rel"), "page_cat": ("pages", "cat"), "page_tfidf": ("pages", "tfidf"),
@@ -485,8 +488,13 @@ class TopicScorer:
         one warning and the crawls compute their scores as they go; returns whether stored tables are attached."""
         if self.attach_stored_tables():
             return True
+        path = self.tables_path()
+        assert path is not None  # stores_tables() holds
         try:
-            self.store_tables(progress=progress)
+            with dir_lock(path.with_name(f"{path.name}-store")):  # concurrent first uses: one stores, the others wait
+                if self.attach_stored_tables():
+                    return True
+                self.store_tables(progress=progress)
         except OSError as e:
             from gym_crawl.corpus.cache import warn_once
 
