@@ -187,3 +187,31 @@ def test_canonical_urls_is_canonical_url_per_link(seed: int) -> None:
     assert canonical_urls(["a"], "http://s.test/" + "x" * urls.MAX_URL_CHARS) == [None]
     with pytest.raises(TypeError, match="url must be a str"):
         canonical_urls([b"http://a.org/"], None)  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_absolute_urls_are_their_own_canonical_form(seed: int) -> None:
+    """An absolute URL of a lowercase host and a path of unreserved characters is returned as it is (with ``/`` for
+    an empty path) without the canonicaliser: the same as the canonicaliser's result, for such URLs and their near
+    misses (case, ports, dots, escapes, IDNA labels, queries, trailing dots)."""
+    import random
+
+    from gym_crawl.web.urls import canonicalize
+
+    rng = random.Random(seed)
+    hosts = ["a.org", "docs.local", "x-y.example.com", "127.0.0.1", "localhost", "A.org", "a.org.", "a..org", "-a.org",
+             "a-.org", "xn--bcher-kva.de", "xn--zz.de", "a_b.org", "a.org:80", "a.org:8080", "a.org:443", "é.org",
+             "a" * 63 + ".org", "a" * 64 + ".org", "1.2.3", "[::1]", "user@a.org"]
+    chars = "abcXYZ019_-~." + "/" * 4
+    odd = ["..", ".", "%7e", "%41", "%2F", " ", "?", "&", "=", "+", "é", ":", "@", "!", "$", "'", "(", "*", ",", ";",
+           "//", "#", "\\\\"]
+    for _ in range(800):
+        path = "".join(rng.choices(chars, k=rng.randint(0, 14)))
+        if path and rng.random() < 0.7:
+            path = "/" + path
+        if rng.random() < 0.3:
+            i = rng.randint(0, len(path))
+            path = path[:i] + rng.choice(odd) + path[i:]
+        url = rng.choice(["http://", "https://", "HTTP://", "Https://"]) + rng.choice(hosts) + path
+        assert canonical_url(url) == canonicalize(url, None), url
+        assert canonical_url(url, "http://base.test/x/") == canonicalize(url, None), url

@@ -45,6 +45,7 @@ import html as _html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,7 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
 
 
+@lru_cache(maxsize=256)
 def _codec(label: str | None) -> str | None:
     """The Python codec for an encoding label as browsers map it (``iso-8859-1``/``ascii`` → ``cp1252``,
     ``x-sjis`` → ``shift_jis``), or ``None`` for an unknown label."""

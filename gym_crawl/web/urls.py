@@ -137,6 +137,12 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9_.~-]*(?:/[A-Za-z0-9_~-][A-Za
 segment: against a canonical folder it resolves and canonicalises to the folder followed by itself."""
 
 
+_PLAIN_ABSOLUTE = re.compile(r"https?://(?!xn--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.(?!xn--)[a-z0-9]"
+                             r"(?:[a-z0-9-]{0,61}[a-z0-9])?)*(?:/[A-Za-z0-9_~-][A-Za-z0-9_.~-]*)*/?")
+"""An absolute URL already in canonical form: lowercase scheme and host (ASCII labels, no port), a path of
+unreserved characters with no dot segment and no empty segment, no query."""
+
+
 @lru_cache(maxsize=1 << 12)
 def _is_canonical_folder(folder: str) -> bool:
     """Whether the base directory ``folder`` (:data:`_BASE_DIR`'s match) is already in canonical form."""
@@ -195,6 +201,8 @@ def _resolve(url: str, base: str | None, in_folder: bool) -> str | None:
     if in_folder and base is not None and _PLAIN_PATH.fullmatch(url) and len(base) + len(url) <= _CACHED_CHARS \
             and _is_canonical_folder(base):
         return base + url  # nothing to resolve or normalise: the canonicaliser would return the same
+    if base is None and _PLAIN_ABSOLUTE.fullmatch(url):
+        return url if url.find("/", 8) >= 0 else url + "/"  # already canonical (an empty path becomes "/")
     if len(url) + (len(base) if base is not None else 0) <= _CACHED_CHARS:
         return _canonical_cached(url, base)
     return canonicalize(url, base)
