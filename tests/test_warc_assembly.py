@@ -144,3 +144,19 @@ def test_a_killed_compile_is_never_opened_and_its_leftovers_are_removed(tmp_path
     path, pages = json.loads(done.stdout.strip().splitlines()[-1])
     assert [p.name for p in (data / "warc").iterdir() if p.is_dir()] == [Path(path).name]  # the leftover removed
     assert Corpus.load(path, verify=True).n_pages == pages == load_warc(src, cache=False).n_pages
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8])
+def test_gathered_rows_are_the_rows(dtype: type) -> None:
+    from gym_crawl.web.warc_build import _gather_csr
+
+    rng = np.random.default_rng(3)
+    lens = rng.integers(0, 6, 500)
+    ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    vals = rng.integers(0, 200, int(ptr[-1])).astype(dtype)
+    for rows in (np.arange(500), np.arange(40, 300), np.sort(rng.choice(500, 300, replace=False)),
+                 rng.integers(0, 500, 400), np.zeros(0, np.int64), np.array([7, 7, 3])):
+        out_ptr, out = _gather_csr(ptr, vals, rows)
+        want = [vals[ptr[r]:ptr[r + 1]] for r in rows]
+        assert out.dtype == vals.dtype and np.array_equal(np.diff(out_ptr), [len(w) for w in want])
+        assert np.array_equal(out, np.concatenate(want) if want else vals[:0])
