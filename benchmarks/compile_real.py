@@ -32,11 +32,13 @@ DEFAULT_OUT = Path("benchmarks/results/compile_real")
 
 _PARTS = {  # profiled function → what it is
     "extract_plain_text": "Resiliparse main text", "parse": "Resiliparse parse",
-    "scan_document": "compiled walk: visible text, link spans (with the code points and link tuples)",
-    "walk_scan": "  of which the numba kernel", "nesting_counts": "block-nesting bound",
-    "_links": "links: canonical URLs and 150-character contexts", "canonical_url": "  of which canonical_url",
-    "add_page": "chunk writer: tokenize and word ids of texts, URLs, anchors, contexts",
-    "_ids": "  of which tokenize + ids", "flush": "chunk flush (npz)", "_lines": "main-text lines",
+    "_main_text": "Resiliparse parse + main text + its tree freed + lines collapsed",
+    "scan_spans": "compiled walk: visible text, link spans", "walk_scan": "  of which the numba kernel",
+    "nesting_counts": "block-nesting bound",
+    "_select_links": "links: which are kept, canonical URLs", "canonical_urls": "  of which canonical_urls",
+    "link_spans": "links: anchor and context spans",
+    "add_page": "chunk writer: token ids of texts, URLs, anchors, contexts; link hashes",
+    "span_ids": "  of which token ids (compiled, with the texts' preparation)", "flush": "chunk flush (npz)",
     "decode_html": "charset decode"}
 
 

@@ -53,8 +53,8 @@ import numpy as np
 from gym_crawl.corpus.builder import CONTEXT_CHARS, surrounding_window
 from gym_crawl.corpus.core import LINK_POSITIONS  # the values of ExtractedLink.position
 from gym_crawl.registry import install_command
-from gym_crawl.web.html_lex import collapse_lines, nesting_counts
-from gym_crawl.web.html_scan import link_spans, scan_document, scan_spans, walk_of_spans
+from gym_crawl.web.html_lex import code_points, collapse_lines, nesting_counts
+from gym_crawl.web.html_scan import link_spans, scan_spans, walk_of_spans
 from gym_crawl.web.urls import canonical_url, canonical_urls
 
 __all__ = ["LINK_POSITIONS", "MAX_NESTING", "MAX_NESTING_WORK", "ExtractedLink", "ExtractedPage", "HtmlWalk",
@@ -205,7 +205,8 @@ def walk_html(html: str) -> HtmlWalk:
     (:func:`nesting`) is read by the fallback — Resiliparse's tree (built in linear time) for the plain
     text and the ``<a href>`` elements — as :func:`extract_page` then skips main-content scoring, which grows
     with the square of such nesting."""
-    depth, work = nesting(html)
+    cp = code_points(html)
+    depth, work = nesting_counts(cp)
     if depth > MAX_NESTING or work > MAX_NESTING_WORK:
         extract_plain_text, HTMLTree = _libraries()
         tree = HTMLTree.parse(html)
@@ -220,7 +221,7 @@ def walk_html(html: str) -> HtmlWalk:
                 links.append((a.getattr("href") or "", -1, -1, " ".join(a.text.split()), "other"))
         return HtmlWalk(title, text, tuple(links), base_node.getattr("href") if base_node is not None else None,
                         "nesting")
-    title, visible, spans, base = scan_document(html)
+    title, visible, spans, base = walk_of_spans(scan_spans(html, cp))  # scan_document, the code points reused
     return HtmlWalk(title, visible, tuple(spans), base)
 
 
@@ -322,10 +323,11 @@ def extract_page_spans(body: bytes, url: str, content_type: str | None = None) -
     neighbours, so a context cut out of the text could lowercase otherwise)."""
     page_url = _page_url(url)
     html = decode_html(body, content_type)
-    depth, work = nesting(html)
+    cp = code_points(html)
+    depth, work = nesting_counts(cp)
     if depth > MAX_NESTING or work > MAX_NESTING_WORK:
         return extract_page(body, url, content_type)
-    sp = scan_spans(html)
+    sp = scan_spans(html, cp)
     keep, urls = _select_links(sp.hrefs, sp.base, page_url)
     chars, spans, owners, special = link_spans(sp, keep, CONTEXT_CHARS)
     if special:

@@ -125,9 +125,10 @@ def nesting_scan(cp, codes):
     return peak, work
 
 
-def nesting_counts(html: str) -> tuple[int, int]:
-    """``(depth, work)`` of :data:`NESTING_NAMES` tags in ``html`` (see :func:`nesting_scan`)."""
-    peak, work = nesting_scan(code_points(html), _NESTING_CODES)
+def nesting_counts(html: str | np.ndarray) -> tuple[int, int]:
+    """``(depth, work)`` of :data:`NESTING_NAMES` tags in ``html`` (see :func:`nesting_scan`), a ``str`` or its
+    :func:`code_points`."""
+    peak, work = nesting_scan(code_points(html) if isinstance(html, str) else html, _NESTING_CODES)
     return int(peak), int(work)
 
 

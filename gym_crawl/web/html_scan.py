@@ -592,9 +592,11 @@ def _rstripped(a, n):
     return n
 
 
-def scan_spans(html: str) -> ScanSpans:
-    """:func:`walk_scan` of a decoded HTML document, as :class:`ScanSpans`."""
-    out, abuf, altbuf, lk, state = walk_scan(code_points(html), *_TAGS, *ENTITY_TABLE, *_ROLE_TABLE)
+def scan_spans(html: str, cp: np.ndarray | None = None) -> ScanSpans:
+    """:func:`walk_scan` of a decoded HTML document, as :class:`ScanSpans` (``cp``: its :func:`code_points`, when
+    already at hand)."""
+    out, abuf, altbuf, lk, state = walk_scan(code_points(html) if cp is None else cp, *_TAGS, *ENTITY_TABLE,
+                                             *_ROLE_TABLE)
     olen, alen, nl, ts, te, bs, be = (int(state[k]) for k in (_OLEN, _ALEN, _NL, _TS, _TE, _BS, _BE))
     attrs = _text(abuf[:alen])
     links = lk[:nl]
