@@ -165,6 +165,49 @@ def test_compiled_topk_is_the_exact_top_k_for_any_k(tiny_corpus):
             break
 
 
+def test_topk_select_slots_gives_the_selection_and_its_slots_whatever_the_hints(tiny_corpus):
+    """The batched step's selection with slot hints: exact, stale and arbitrary hints (and none) give the
+    selection, heap and flags of the plain selection, and the slots of the pages it selected."""
+    from gym_crawl.crawl import kernels as KN
+    from gym_crawl.reducers.base import TopKRows
+
+    env = _crawl(tiny_corpus, steps=0, max_candidates=8)
+    _, info = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    s = env.state
+    kk = 8
+    rows = TopKRows(np.zeros(4096, np.float32), np.zeros(4096, np.int32), np.zeros(1, np.int64),
+                    np.zeros(1, np.int64), np.zeros(kk + 1, np.int32), np.zeros(kk + 1, np.float32))
+    env.reducer.adopt_rows(rows)
+    prev_slots = np.full(kk + 1, -1, np.int32)
+    checked = 0
+    for t in range(120):
+        n_old = int(rows.nsel[0])
+        exact = np.full(kk + 1, -1, np.int32)
+        exact[:n_old] = s.slots(rows.sel_p[:n_old].astype(np.int64))
+        hints = {"none": np.full(kk + 1, -1, np.int32), "exact": exact, "stale": prev_slots.copy(),
+                 "arbitrary": rng.integers(-5, s.n_slots + 5, kk + 1).astype(np.int32)}
+        want = [a.copy() for a in (rows.hk, rows.hp, rows.hsize, rows.sel_p, rows.sel_k, rows.nsel)]
+        mark_before = s.arrays["tk_mark"].copy()
+        n = KN.topk_select(kk, s.crawl_arrays, 0, *want)
+        hs = int(want[2][0])
+        for name, h in hints.items():
+            got = [a.copy() for a in (rows.hk, rows.hp, rows.hsize, rows.sel_p, rows.sel_k, rows.nsel)]
+            assert KN.topk_select_slots(kk, s.crawl_arrays, 0, *got, h) == n, (t, name)
+            for a, b in zip([got[0][:hs], got[1][:hs], got[2], got[3][:n], got[4][:n], got[5]],
+                            [want[0][:hs], want[1][:hs], want[2], want[3][:n], want[4][:n], want[5]]):
+                np.testing.assert_array_equal(a, b, err_msg=f"step {t}, {name} hints")
+            np.testing.assert_array_equal(h[:n], s.slots(want[3][:n].astype(np.int64)), err_msg=f"{t} {name}")
+            np.testing.assert_array_equal(s.arrays["tk_mark"], mark_before)  # False between calls
+            checked += 1
+        prev_slots = hints["exact"]
+        env.reducer.propose(kk, rng)  # the env's own selection moves on
+        _, _, term, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term:
+            break
+    assert checked > 100
+
+
 # --------------------------------------------------------------------------------- scoring
 def test_score_tables_equal_one_call_scoring(tiny_corpus):
     env = _crawl(tiny_corpus, steps=0)

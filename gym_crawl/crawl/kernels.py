@@ -39,7 +39,7 @@ __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT
            "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
            "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of", "SMALL_SORT",
            "sort_small",
-           "topk_push", "topk_select", "topk_update", "UNSEEN", "FRONTIER",
+           "topk_push", "topk_select", "topk_select_slots", "topk_update", "UNSEEN", "FRONTIER",
            "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
@@ -526,23 +526,39 @@ def topk_select(k, crawls, i, hk, hp, hsize, sel_p, sel_k, nsel):
     calls) over the heap of everything else: the selection drops entries that went stale, then the
     heap gives up only what beats the selection's worst or refills it (the worst evicted back), so
     a step costs O((changes + 1) log H) rather than O(k log H). Stale and duplicate heap entries met
-    on the way are dropped. Returns the selection's size; ``sel_p`` must hold ``k + 1`` entries."""
+    on the way are dropped. Returns the selection's size; ``sel_p`` must hold ``k + 1`` entries.
+    (:func:`topk_select_slots` with no slot hints.)"""
+    sel_s = np.full(len(sel_p), -1, np.int32)
+    return topk_select_slots(k, crawls, i, hk, hp, hsize, sel_p, sel_k, nsel, sel_s)
+
+
+@njit(cache=True, nogil=True)
+def topk_select_slots(k, crawls, i, hk, hp, hsize, sel_p, sel_k, nsel, sel_s):
+    """:func:`topk_select`, keeping the slot of each selected page in ``sel_s`` (int32, as long as ``sel_p``): on
+    entry ``sel_s[j]`` is a hint for the slot of ``sel_p[j]`` (used when ``slot_page`` confirms it, a slot handed out
+    this episode that holds the page — one read where the page map costs a probe of two arrays —; looked up
+    otherwise, so a stale or arbitrary hint only costs the look-up); on return ``sel_s[:n]`` holds the slots of the
+    selection. Same selection as without hints."""
     c = crawls
-    map_keys, map_slots, status = c.map_keys[i], c.map_slots[i], c.status[i]
+    map_keys, map_slots, status, slot_page = c.map_keys[i], c.map_slots[i], c.status[i], c.slot_page[i]
     cur, has, mark = c.tk_cur[i], c.tk_has[i], c.tk_mark[i]
+    n_slots = c.ctr[i, C_N_SLOTS]
     n = 0
     for j in range(nsel[0]):
         p = sel_p[j]
-        s = find(map_keys, map_slots, p)
+        s = np.int64(sel_s[j])
+        if s < 0 or s >= n_slots or slot_page[s] != p:  # a hint not confirmed: looked up
+            s = find(map_keys, map_slots, p)
         if status[s] == FRONTIER and has[s] and -cur[s] == sel_k[j]:
             sel_p[n] = p
             sel_k[n] = sel_k[j]
+            sel_s[n] = s
             mark[s] = True
             n += 1
     size = hsize[0]
     while n > k:  # k shrank since the last call
         n -= 1
-        mark[find(map_keys, map_slots, sel_p[n])] = False
+        mark[sel_s[n]] = False
         size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
     while size > 0:
         key, p = hk[0], hp[0]
@@ -556,17 +572,19 @@ def topk_select(k, crawls, i, hk, hp, hsize, sel_p, sel_k, nsel):
         while j > 0 and _less(key, p, sel_k[j - 1], sel_p[j - 1]):
             sel_k[j] = sel_k[j - 1]
             sel_p[j] = sel_p[j - 1]
+            sel_s[j] = sel_s[j - 1]
             j -= 1
         sel_k[j] = key
         sel_p[j] = p
+        sel_s[j] = s
         mark[s] = True
         n += 1
         if n > k:
             n -= 1
-            mark[find(map_keys, map_slots, sel_p[n])] = False
+            mark[sel_s[n]] = False
             size = _heap_push(hk, hp, size, sel_k[n], sel_p[n])
     for j in range(n):
-        mark[find(map_keys, map_slots, sel_p[j])] = False
+        mark[sel_s[j]] = False
     hsize[0] = size
     nsel[0] = n
     return n

@@ -28,7 +28,8 @@ from gym_crawl.crawl import kernels as K
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 
-__all__ = ["batch_pages", "batch_step", "batch_step_resets", "info_arrays", "reset_crawl", "scores_ready", "step_crawl"]
+__all__ = ["batch_pages", "batch_step", "batch_step_resets", "info_arrays", "match_rows", "move_rows", "reset_crawl",
+           "scores_ready", "step_crawl"]
 
 
 @njit(cache=True, nogil=True)
@@ -143,11 +144,13 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     page row (:func:`~gym_crawl.crawl.kernels.page_row`; every fetched page's entries filled); ``crawls``: the N crawls'
     :class:`~gym_crawl.crawl.bundles.CrawlArrays`; ``work``: the shared
     :class:`~gym_crawl.crawl.bundles.FetchWork`; ``counts``: (N, 3) new / updated / removed page counts;
-    ``topk``: stacked heap and selection arrays; ``obs``: stacked
+    ``topk``: stacked heap and selection arrays (``hk``, ``hp``, ``hsize``, ``sel_p``, ``sel_k``, ``nsel`` and
+    ``sel_s``, the slots of the selected pages as :func:`~gym_crawl.crawl.kernels.topk_select_slots` keeps them,
+    hints only); ``obs``: stacked
     observation arrays and ``ncand``; ``env``: per-env ``t``, ``last_reward``, ``penalty``,
-    ``reward_scale``; ``res``: per-step outputs; ``rowc``: row-cache work space (``prev`` (K, d), ``prev_slots``,
-    ``fill_idx``, ``fill_pages`` (K + 1,), ``fill_rows`` (K, d); the crawl's ``tslot`` / ``tmark`` columns mark
-    the previous candidates' rows and the pages that gained a parent, -1 / False between calls). ``layout``: the
+    ``reward_scale``; ``res``: per-step outputs; ``rowc``: row work space (``old_p`` int32, ``old_k`` float32,
+    ``src``, ``fill_idx`` int64, ``fill_pages`` int32, each (K + 1,), and ``fill_rows`` (K, d) float32; the crawl's
+    ``tmark`` column marks the pages that gained a parent, False between calls). ``layout``: the
     feature set's :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
     :func:`~gym_crawl.features.kernels.layout_rows` writes. ``budget``: every sub-env's own budget
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
@@ -170,7 +173,7 @@ def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reduce
     finite, or seeds that leave the frontier empty) is cleared from ``resetting``, for the caller to reset in
     Python (which names the error). Returns the first stepped sub-env whose reward is not finite, or -1."""
     (resetting, seeds) = resets
-    fill_rows = rowc[4]
+    fill_rows = rowc[5]
     for i in range(len(pages)):
         if resetting[i]:
             if not reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
@@ -190,10 +193,10 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
     invalid step) and write the observation. Returns False when ``p``'s reward is not finite (its callers refuse
     such a page before they call)."""
     page_domain = graph.page_domain
-    (hk, hp, hsize, sel_p, sel_k, nsel) = topk
+    (hk, hp, hsize, sel_p, sel_k, nsel, sel_s) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
-    (prev, prev_slots, fill_idx, fill_pages, fill_rows) = rowc
+    (old_p, old_k, src, fill_idx, fill_pages, fill_rows) = rowc
     t_sl = work.t_sl
     (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
     d = feats.shape[2]
@@ -230,39 +233,29 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         # observation: the K candidates and their rows. The rows shown now are those of the current
         # selection at the pre-fetch state (true after every step and reset, compiled or not); a row
         # changes only if its page gained a parent this step (``out_upd``) — and TRES's two domain
-        # columns, recomputed for every row — so other rows are copied, not recomputed.
+        # columns, refreshed below — so the other rows stay: both selections are sorted by (-score, page)
+        # and a page that kept its place keeps its score, so one merge of the two lists finds where each kept
+        # row was, and the kept rows move within ``f`` in place (in the order that reads every row before it
+        # is overwritten).
         f = feats[i]
-        keys, slots, tslot, tmark = crawls.map_keys[i], crawls.map_slots[i], crawls.tslot[i], crawls.tmark[i]
+        tmark = crawls.tmark[i]
         n_old = ncand[i] if use_reducer else 0
         for j in range(n_old):
-            qs = find(keys, slots, sel_p[i, j])
-            prev_slots[j] = qs
-            tslot[qs] = j
-            for c in range(d):
-                prev[j, c] = f[j, c]
+            old_p[j] = sel_p[i, j]
+            old_k[j] = sel_k[i, j]
         for j in range(nu):  # the fetch left the updated pages' slots in t_sl
             tmark[t_sl[j]] = True
         n = 0
         if use_reducer and fr > 0:
-            n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
+            n = K.topk_select_slots(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i], sel_s[i])
         ncand[i] = n
-        f[:, :] = 0.0
-        nfill = 0
-        for j in range(n):  # cached rows first; the rest are listed for the feature kernels
-            q = sel_p[i, j]
-            qs = find(keys, slots, q)
-            o = tslot[qs]
-            if o >= 0 and not tmark[qs]:
-                for c in range(d):
-                    f[j, c] = prev[o, c]
-            else:
-                fill_idx[nfill] = j
-                fill_pages[nfill] = q
-                nfill += 1
-        for j in range(n_old):
-            tslot[prev_slots[j]] = -1
+        nfill = match_rows(sel_p[i], sel_k[i], sel_s[i], n, old_p, old_k, n_old, tmark, src, fill_idx, fill_pages)
         for j in range(nu):
             tmark[t_sl[j]] = False
+        move_rows(f, src, n)
+        for j in range(n, f.shape[0]):
+            for c in range(d):
+                f[j, c] = 0.0
         if nfill > 0:
             cand = fill_pages[:nfill]
             rows = fill_rows[:nfill]
@@ -326,6 +319,49 @@ def _clip_into(rows, n, f, idx):
 
 
 @njit(cache=True, nogil=True)
+def match_rows(sel_p, sel_k, sel_s, n, old_p, old_k, n_old, tmark, src, fill_idx, fill_pages):
+    """Where each of the new selection's ``n`` rows was in the old one (``old_*[:n_old]``): ``src[j]`` the old
+    position of entry ``j`` when the same (key, page) was there and its page did not gain a parent this step
+    (``tmark`` by slot ``sel_s[j]``), else -1, and then ``j`` and its page listed in ``fill_idx`` / ``fill_pages``
+    for the feature kernels; returns how many are listed. Both lists are sorted by (key, page), so one merge finds
+    every kept row and the positions it gives increase with ``j`` (what :func:`move_rows` needs); an entry the
+    merge misses is only recomputed (the same row)."""
+    o = 0
+    nfill = 0
+    for j in range(n):
+        kj, pj = sel_k[j], sel_p[j]
+        while o < n_old and (old_k[o] < kj or (old_k[o] == kj and old_p[o] < pj)):  # (key, page) order
+            o += 1
+        if o < n_old and old_p[o] == pj and old_k[o] == kj and not tmark[sel_s[j]]:
+            src[j] = o
+            o += 1
+        else:
+            src[j] = -1
+            fill_idx[nfill] = j
+            fill_pages[nfill] = pj
+            nfill += 1
+    return nfill
+
+
+@njit(cache=True, nogil=True)
+def move_rows(f, src, n):
+    """``f[j] = f[src[j]]`` for every ``j < n`` with ``src[j] >= 0``, in place, ``src`` increasing where it is set:
+    the rows moving forward in increasing ``j``, then the rows moving back in decreasing ``j`` — no row is
+    overwritten before it is read."""
+    d = f.shape[1]
+    for j in range(n):
+        o = src[j]
+        if o > j:
+            for c in range(d):
+                f[j, c] = f[o, c]
+    for j in range(n - 1, -1, -1):
+        o = src[j]
+        if 0 <= o < j:
+            for c in range(d):
+                f[j, c] = f[o, c]
+
+
+@njit(cache=True, nogil=True)
 def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
                 scores, graph, rwt, crawls, work, counts, topk, obs, env, res, fill_rows):
     """Start sub-env ``i``'s next episode as ``WikiCrawlEnv.reset()`` does without options (its default topic and
@@ -336,7 +372,7 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     per-domain counters must be at their reset values (:func:`gym_crawl.crawl.fields.reset_rows`). Returns False
     when the reset fails (a seed's reward is not finite, or the frontier is empty after the seeds), the crawl then
     half reset."""
-    (hk, hp, hsize, sel_p, sel_k, nsel) = topk
+    (hk, hp, hsize, sel_p, sel_k, nsel, sel_s) = topk
     (feats, mask, svec, ncand) = obs
     (t, last_reward, penalty, reward_scale) = env
     (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
@@ -366,7 +402,7 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
         return False
     n = 0
     if use_reducer:
-        n = K.topk_select(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i])
+        n = K.topk_select_slots(kk, crawls, i, hk[i], hp[i], hsize[i], sel_p[i], sel_k[i], nsel[i], sel_s[i])
     ncand[i] = n
     f = feats[i]
     f[:, :] = 0.0

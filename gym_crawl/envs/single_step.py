@@ -67,10 +67,10 @@ class StepArrays(structref.StructRefProxy):
 
 
 _FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "rw_done",
-           "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "feats", "mask", "svec", "ncand",
+           "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "sel_s", "feats", "mask", "svec", "ncand",
            "t", "last_reward", "penalty", "reward_scale",
            "rewards", "term", "trunc", "fetched_page", "relevant", "invalid", "n_new", "counts",
-           "prev", "prev_slots", "fill_idx", "fill_pages", "fill_rows", "pages", "active",
+           "old_p", "old_k", "src", "fill_idx", "fill_pages", "fill_rows", "pages", "active",
            "layout", "iparams", "fparams", "ids", "figures", "sums")
 structref.define_constructor(StepArrays, StepArraysType, _FIELDS)
 structref.define_boxing(StepArraysType, StepArrays)
@@ -78,13 +78,13 @@ structref.define_boxing(StepArraysType, StepArrays)
 
 @njit(cache=True)
 def _new_step_arrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize, sel_p, sel_k, nsel,
-                     feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
-                     fetched_page, relevant, invalid, n_new, counts, prev, prev_slots, fill_idx, fill_pages, fill_rows,
-                     pages, active, layout, iparams, fparams, ids, figures, sums):
+                     sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
+                     fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src, fill_idx, fill_pages,
+                     fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums):
     return StepArrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize,
-                      sel_p, sel_k, nsel, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards,
-                      term, trunc, fetched_page, relevant, invalid, n_new, counts, prev, prev_slots, fill_idx,
-                      fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums)
+                      sel_p, sel_k, nsel, sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale,
+                      rewards, term, trunc, fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src,
+                      fill_idx, fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums)
 
 
 @njit(cache=True, nogil=True)
@@ -119,10 +119,11 @@ def env_step(action, budget, b):
     fp = b.fparams
     BK.batch_step(b.pages, b.active, kk, ip[_I_CAP], fp[_F_BETA], budget, ip[_I_LOG_TIME] != 0, use_reducer, b.layout,
                   ip[_I_EVAL_LABEL] != 0, fp[_F_LOG_PAGES], fp[_F_N_DOMAINS], b.scores, b.graph,
-                  (b.rw_r, b.rw_rel, b.label), c, b.work, b.counts, (b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel),
+                  (b.rw_r, b.rw_rel, b.label), c, b.work, b.counts,
+                  (b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s),
                   (b.feats, b.mask, b.svec, b.ncand), (b.t, b.last_reward, b.penalty, b.reward_scale),
                   (b.rewards, b.term, b.trunc, b.fetched_page, b.relevant, b.invalid, b.n_new),
-                  (b.prev, b.prev_slots, b.fill_idx, b.fill_pages, b.fill_rows))
+                  (b.old_p, b.old_k, b.src, b.fill_idx, b.fill_pages, b.fill_rows))
     n = b.ncand[0] if use_reducer else 0
     for j in range(len(b.ids)):
         b.ids[j] = b.sel_p[0, j] if j < n else -1
@@ -182,6 +183,7 @@ class CompiledStep:
         self._sel_p = np.zeros((1, k + 1), np.int32)
         self._sel_k = np.zeros((1, k + 1), np.float32)
         self._nsel = np.zeros((1, 1), np.int64)
+        self._sel_s = np.full((1, k + 1), -1, np.int32)  # the selected pages' slots (hints the kernel checks)
         self._t = np.zeros(1, np.int64)
         self._last_reward = np.zeros(1, np.float64)
         self._penalty = np.zeros(1, np.float64)
@@ -189,8 +191,8 @@ class CompiledStep:
         self._out = (np.zeros(1, np.float64), np.zeros(1, bool), np.zeros(1, bool), np.full(1, -1, np.int64),
                      np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64))
         self._counts = np.zeros((1, 3), np.int64)
-        self._rowc = (np.zeros((k, dd), np.float32), np.zeros(k + 1, np.int64), np.zeros(k + 1, np.int64),
-                      np.zeros(k + 1, np.int32), np.zeros((k, dd), np.float32))
+        self._rowc = (np.zeros(k + 1, np.int32), np.zeros(k + 1, np.float32), np.zeros(k + 1, np.int64),
+                      np.zeros(k + 1, np.int64), np.zeros(k + 1, np.int32), np.zeros((k, dd), np.float32))
         self._pages = np.full(1, -1, np.int64)
         self._active = np.ones(1, bool)
         self.ids = np.full(k, -1, np.int64)
@@ -283,7 +285,8 @@ class CompiledStep:
         self._key = key
         self._b = _new_step_arrays(
             st.crawl_arrays, scores, st.link_graph, st.work_arrays, rw[0], rw[1], label, rw[2],
-            self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self.feats, self.mask, self.svec,
+            self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s, self.feats, self.mask,
+            self.svec,
             self._ncand, self._t, self._last_reward, self._penalty, self._reward_scale, *self._out, self._counts,
             *self._rowc, self._pages, self._active, self._layout, self._iparams, self._fparams, self.ids,
             self.figures, self.sums)

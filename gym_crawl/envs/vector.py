@@ -200,6 +200,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._sel_p = np.zeros((N, K + 1), np.int32)
         self._sel_k = np.zeros((N, K + 1), np.float32)
         self._nsel = np.zeros((N, 1), np.int64)
+        self._sel_s = np.full((N, K + 1), -1, np.int32)  # the selected pages' slots (hints the kernel checks)
         if self._use_reducer:
             for i, e in enumerate(self.envs):
                 e.reducer.bind_rows(self._topk_rows(i))
@@ -216,8 +217,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         else:
             self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool), self._obs, self._ncand)
         d = self._obs_k[0].shape[2]
-        self._rowc = (np.zeros((K, d), np.float32), np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int64),
-                      np.zeros(K + 1, np.int32), np.zeros((K, d), np.float32))
+        self._rowc = (np.zeros(K + 1, np.int32), np.zeros(K + 1, np.float32), np.zeros(K + 1, np.int64),
+                      np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K, d), np.float32))
         return True
 
     def _bind_crawls(self) -> None:
@@ -513,7 +514,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if self._kreset and auto.any():  # the autoresets in the same compiled call
             np.copyto(resetting, auto)
             self._clear_crawls(np.flatnonzero(auto))
-        topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel)
+        topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s)
         bad = BK.batch_step_resets(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
                                    e0.time_feature == "log_steps", self._use_reducer, self._layout,
                                    e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
