@@ -187,13 +187,19 @@ def nesting(html: str) -> tuple[int, int]:
     return nesting_counts(html)
 
 
+_RESILIPARSE: tuple[Any, Any] | None = None
+
+
 def _libraries() -> tuple[Any, Any]:
-    try:
-        from resiliparse.extract.html2text import extract_plain_text
-        from resiliparse.parse.html import HTMLTree
-    except ImportError:  # pragma: no cover - a dependency of the web extra
-        raise ImportError(f"HTML extraction needs resiliparse: {install_command('web')}") from None
-    return extract_plain_text, HTMLTree
+    global _RESILIPARSE
+    if _RESILIPARSE is None:
+        try:
+            from resiliparse.extract.html2text import extract_plain_text
+            from resiliparse.parse.html import HTMLTree
+        except ImportError:  # pragma: no cover - a dependency of the web extra
+            raise ImportError(f"HTML extraction needs resiliparse: {install_command('web')}") from None
+        _RESILIPARSE = (extract_plain_text, HTMLTree)
+    return _RESILIPARSE
 
 
 def walk_html(html: str) -> HtmlWalk:

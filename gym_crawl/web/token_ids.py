@@ -151,10 +151,12 @@ def _text_ids(cp, i, end, bits, table, mask, ekey, eoff, pool, ne, used, ids, k,
 
 
 @njit(cache=True, nogil=True)
-def _token_ids(raw, pieces, ntexts, bits, blocks, deltas, table, ekey, eoff, pool, meta, nstop):
-    """The ids of the tokens of ``ntexts`` texts, each made of pieces of ``raw`` (code points, lowercased here by
-    :func:`lower_table`'s tables): ``pieces[p] = (start, end, text)``, in the order of their texts (a text of two
-    pieces is read as if a separator stood between them). Returns ``(ids, counts per text, bag terms, bag counts,
+def _token_ids(head, lens, chars, spans, owners, bits, blocks, deltas, table, ekey, eoff, pool, meta, nstop):
+    """The ids of the tokens of texts given as pieces of ``raw``, the code points ``head`` followed by ``chars``
+    (lowercased here by :func:`lower_table`'s tables): first the texts of ``head``, one after the other with one
+    separator after each (``lens[t]`` code points for text ``t``), then the texts of ``spans`` into ``chars`` (span
+    ``j`` belongs to text ``len(lens) + owners[j]``, ``owners`` non-decreasing; a text of two spans is read as if a
+    separator stood between them). Returns ``(ids, counts per text, bag terms, bag counts,
     table, ekey, eoff, pool)``: the first text's bag of words, and the vocabulary's arrays (reallocated when they
     could fill up); ``meta[0]``: the entries so far (stop words first, ``nstop`` of them).
 
@@ -162,10 +164,22 @@ def _token_ids(raw, pieces, ntexts, bits, blocks, deltas, table, ekey, eoff, poo
     most half full. A token of 2–13 letters ``a``–``z`` is its own key (base 27), so finding it reads one slot; any
     other token's key is a hash of its code points with bit 62 set, and its entry's code points
     (``pool[eoff[e]:eoff[e + 1]]``) confirm it."""
-    n = raw.shape[0]
+    nh = head.shape[0]
+    n = nh + chars.shape[0]
     cp = np.empty(n, np.uint32)
-    for i in range(n):
-        cp[i] = _lower(raw[i], blocks, deltas)
+    for i in range(nh):
+        cp[i] = _lower(head[i], blocks, deltas)
+    for i in range(chars.shape[0]):
+        cp[nh + i] = _lower(chars[i], blocks, deltas)
+    nt = lens.shape[0]
+    pieces = np.empty((nt + spans.shape[0], 3), np.int64)
+    a = 0
+    for t in range(nt):
+        pieces[t, 0], pieces[t, 1], pieces[t, 2] = a, a + lens[t], t
+        a += lens[t] + 1
+    for j in range(spans.shape[0]):
+        pieces[nt + j, 0], pieces[nt + j, 1], pieces[nt + j, 2] = nh + spans[j, 0], nh + spans[j, 1], nt + owners[j]
+    ntexts = nt + (owners[-1] + 1 if owners.shape[0] else 0)
     chars = 0
     most = 1  # tokens at most (two letters and a separator each)
     for p in range(pieces.shape[0]):
@@ -256,6 +270,11 @@ def split_texts(ids, counts, kinds, kind):
     return ptr, out
 
 
+_NO_CHARS = np.zeros(0, np.uint32)
+_NO_SPANS = np.zeros((0, 2), np.int64)
+_NO_OWNERS = np.zeros(0, np.int64)
+
+
 class ChunkVocabulary:
     """A vocabulary that grows as texts are tokenized (ids from 0 in order of first appearance) — the chunk
     vocabulary of the WARC compiler.
@@ -277,29 +296,24 @@ class ChunkVocabulary:
         self.ids(["\x00".join(_STOP_WORDS)])
         self._nstop = int(self._meta[0])
 
-    def _call(self, cp: np.ndarray, pieces: np.ndarray, ntexts: int) -> tuple[np.ndarray, ...]:
+    def _call(self, texts: Sequence[str], chars: np.ndarray, spans: np.ndarray,
+              owners: np.ndarray) -> tuple[np.ndarray, ...]:
+        if any("\u0130" in t or "\u03a3" in t for t in texts):
+            # U+0130 lowers to two characters, a capital sigma by its neighbours: these texts lowercased by Python
+            # (the tables then change nothing: they lowercase a lowercase character to itself)
+            texts = [t.lower() for t in texts]
+        head = np.frombuffer(("\x00".join(texts) + "\x00").encode("utf-32-le", "surrogatepass"), np.uint32)
+        lens = np.fromiter(map(len, texts), np.int64, count=len(texts))
         ids, counts, terms, tally, self._table, self._ekey, self._eoff, self._pool = _token_ids(
-            cp, pieces, ntexts, self._bits, self._blocks, self._deltas, self._table, self._ekey, self._eoff,
-            self._pool, self._meta, self._nstop)
+            head, lens, chars, spans, owners, self._bits, self._blocks, self._deltas, self._table, self._ekey,
+            self._eoff, self._pool, self._meta, self._nstop)
         return ids, counts, terms, tally
 
     def ids(self, texts: Sequence[str]) -> tuple[np.ndarray, ...]:
         """``(ids, counts, bag_terms, bag_counts)`` of ``texts``: the ids of every text's tokens in order
         (``int32``), ``counts[t]`` the number of tokens of ``texts[t]``, and the first text's distinct ids in order
         of first appearance with their counts (what ``Counter(ids of texts[0])`` holds, in its order)."""
-        joined = "\x00".join(texts) + "\x00"
-        if "\u0130" in joined or "\u03a3" in joined:
-            # U+0130 lowers to two characters, a capital sigma by its neighbours: these texts lowercased by Python
-            # (the tables then change nothing: they lowercase a lowercase character to itself)
-            texts = [t.lower() for t in texts]
-            joined = "\x00".join(texts) + "\x00"
-        n = len(texts)
-        pieces = np.empty((n, 3), np.int64)
-        ends = np.cumsum(np.fromiter(map(len, texts), np.int64, count=n) + 1)
-        pieces[:, 0] = ends - np.fromiter(map(len, texts), np.int64, count=n) - 1
-        pieces[:, 1] = ends - 1
-        pieces[:, 2] = np.arange(n)
-        return self._call(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32), pieces, n)
+        return self._call(texts, _NO_CHARS, _NO_SPANS, _NO_OWNERS)
 
     def span_ids(self, texts: Sequence[str], chars: np.ndarray, spans: np.ndarray,
                  owners: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -307,19 +321,7 @@ class ChunkVocabulary:
         ``chars[spans[j, 0]:spans[j, 1]]`` and belongs to text ``len(texts) + owners[j]`` (``owners``
         non-decreasing; a text of two spans reads as the two with a separator between them). ``chars`` must hold
         neither U+0130 nor a capital sigma (:meth:`ids` lowercases texts holding them with ``str.lower``)."""
-        texts = [t.lower() if "\u0130" in t or "\u03a3" in t else t for t in texts]
-        joined = "\x00".join(texts) + "\x00"
-        head = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-        n = len(texts)
-        lens = np.fromiter(map(len, texts), np.int64, count=n)
-        pieces = np.empty((n + spans.shape[0], 3), np.int64)
-        pieces[:n, 1] = np.cumsum(lens + 1) - 1
-        pieces[:n, 0] = pieces[:n, 1] - lens
-        pieces[:n, 2] = np.arange(n)
-        pieces[n:, :2] = spans + head.shape[0]
-        pieces[n:, 2] = owners + n
-        ntexts = n + (int(owners[-1]) + 1 if owners.shape[0] else 0)
-        return self._call(np.concatenate((head, chars)), pieces, ntexts)
+        return self._call(texts, chars, spans, owners)
 
     def __len__(self) -> int:
         return int(self._meta[0]) - self._nstop

@@ -232,8 +232,8 @@ class _ChunkWriter:
                 texts += (link.anchor, link.context)
                 self.position.append(_POSITION_CODE[link.position])
             ids, counts, terms, tally = self.vocab.ids(texts)
+        self.link_urls += targets
         for target in targets:
-            self.link_urls.append(target)
             h = hashes.get(target)
             if h is None:
                 h = hashes[target] = _hash64(target)
