@@ -21,13 +21,16 @@ from typing import Any
 
 import numpy as np
 from numba import njit, types
+from numba.core import cgutils
 from numba.experimental import structref
+from numba.extending import intrinsic
 
 from gym_crawl.crawl.fields import CRAWL_ARRAYS
 from gym_crawl.relevance.scorer import LinkTable, PageTable
 
-__all__ = ["CrawlArrays", "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays", "fetch_work",
-           "link_graph", "score_tables", "table_bundle"]
+__all__ = ["borrowed", "borrowed_crawls", "borrowed_graph", "borrowed_tables", "borrowed_work", "CrawlArrays",
+           "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays", "fetch_work", "link_graph",
+           "score_tables", "table_bundle"]
 
 
 class _Fields(types.StructRef):
@@ -127,6 +130,64 @@ def _new_link_graph(link_lo, link_hi, link_dst, page_domain):
 @njit(cache=True)
 def _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl, t_key):
     return FetchWork(t_best, t_link, t_kwu, t_kwa, t_sl, t_key)
+
+
+@intrinsic
+def borrowed(typingctx, arr):
+    """Inside a compiled kernel: a view of the array ``arr`` that holds no reference to its memory (no meminfo), so the
+    kernel takes and drops references to it for nothing (numba's reference counting is an atomic call per array
+    variable, and the step's kernels bind ~150 of them a crawl). Valid only while ``arr`` is alive: within the call
+    that received it."""
+    sig = arr(arr)
+
+    def codegen(context, builder, signature, args):
+        v = args[0]  # numba's array struct: meminfo, parent, nitems, itemsize, data, shape, strides
+        v = builder.insert_value(v, cgutils.get_null_value(v.type.elements[0]), 0)
+        return builder.insert_value(v, cgutils.get_null_value(v.type.elements[1]), 1)
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def borrowed_crawls(c):
+    """The :class:`CrawlArrays` ``c`` with every array :func:`borrowed` (for the call that received ``c``)."""
+    return CrawlArrays(
+        borrowed(c.status), borrowed(c.fr_pos), borrowed(c.dom_next), borrowed(c.dom_prev), borrowed(c.park_next),
+        borrowed(c.n_par), borrowed(c.sum_par_rel), borrowed(c.n_relpar), borrowed(c.sum_relpar_rel),
+        borrowed(c.max_par_wrl), borrowed(c.min_par_dist), borrowed(c.link_rel), borrowed(c.link_cat),
+        borrowed(c.kw_url), borrowed(c.kw_anchor), borrowed(c.best_parent), borrowed(c.bp_slot),
+        borrowed(c.best_link), borrowed(c.discovered_step), borrowed(c.tk_cur), borrowed(c.tk_has),
+        borrowed(c.tk_mark), borrowed(c.tslot), borrowed(c.tmark), borrowed(c.rel), borrowed(c.cat),
+        borrowed(c.tfidf), borrowed(c.reward), borrowed(c.relevant), borrowed(c.wrl), borrowed(c.change),
+        borrowed(c.dist), borrowed(c.par_mean), borrowed(c.relpar_mean), borrowed(c.path_len), borrowed(c.path_rel),
+        borrowed(c.fetch_step), borrowed(c.dom_fetched), borrowed(c.dom_relevant), borrowed(c.dom_eval_relevant),
+        borrowed(c.dom_head), borrowed(c.park_head), borrowed(c.slot_page), borrowed(c.fr_pages),
+        borrowed(c.fr_slots), borrowed(c.fetched), borrowed(c.out_rem), borrowed(c.dslot_dom), borrowed(c.map_keys),
+        borrowed(c.map_slots), borrowed(c.dmap_keys), borrowed(c.dmap_slots), borrowed(c.ctr), borrowed(c.sums),
+        borrowed(c.out_new), borrowed(c.out_upd))
+
+
+@njit(cache=True, nogil=True)
+def borrowed_tables(s):
+    """The :class:`ScoreTables` ``s`` with every array :func:`borrowed` (for the call that received ``s``)."""
+    return ScoreTables(
+        borrowed(s.page_rel), borrowed(s.page_cat), borrowed(s.page_tfidf), borrowed(s.link_rel),
+        borrowed(s.link_cat), borrowed(s.link_kw_url), borrowed(s.link_kw_anchor), s.page_keyed,
+        borrowed(s.page_keys), borrowed(s.page_rows), borrowed(s.page_done), s.link_keyed, borrowed(s.link_keys),
+        borrowed(s.link_bases), borrowed(s.link_done))
+
+
+@njit(cache=True, nogil=True)
+def borrowed_graph(g):
+    """The :class:`LinkGraph` ``g`` with every array :func:`borrowed` (for the call that received ``g``)."""
+    return LinkGraph(borrowed(g.link_lo), borrowed(g.link_hi), borrowed(g.link_dst), borrowed(g.page_domain))
+
+
+@njit(cache=True, nogil=True)
+def borrowed_work(w):
+    """The :class:`FetchWork` ``w`` with every array :func:`borrowed` (for the call that received ``w``)."""
+    return FetchWork(borrowed(w.t_best), borrowed(w.t_link), borrowed(w.t_kwu), borrowed(w.t_kwa), borrowed(w.t_sl),
+                     borrowed(w.t_key))
 
 
 def crawl_arrays(arrays: Mapping[str, np.ndarray]) -> CrawlArrays:

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from gym_crawl.crawl import kernels as K
+from gym_crawl.crawl.bundles import borrowed, borrowed_crawls, borrowed_graph, borrowed_tables, borrowed_work
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 
@@ -134,6 +135,20 @@ def _clamp(v):
 
 
 @njit(cache=True, nogil=True)
+def _borrow(scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
+    """The step's arguments with every array :func:`~gym_crawl.crawl.bundles.borrowed`: within the call that received
+    them, the per-crawl kernels then bind their arrays without reference counting (an atomic call per array variable,
+    which numba's pruning leaves in the fetch and the step: about a fifth of the step's time before)."""
+    b = borrowed
+    return (borrowed_tables(scores), borrowed_graph(graph), (b(rwt[0]), b(rwt[1]), b(rwt[2])), borrowed_crawls(crawls),
+            borrowed_work(work), b(counts),
+            (b(topk[0]), b(topk[1]), b(topk[2]), b(topk[3]), b(topk[4]), b(topk[5]), b(topk[6])),
+            (b(obs[0]), b(obs[1]), b(obs[2]), b(obs[3])), (b(env[0]), b(env[1]), b(env[2]), b(env[3])),
+            (b(res[0]), b(res[1]), b(res[2]), b(res[3]), b(res[4]), b(res[5]), b(res[6])),
+            (b(rowc[0]), b(rowc[1]), b(rowc[2]), b(rowc[3]), b(rowc[4]), b(rowc[5])))
+
+
+@njit(cache=True, nogil=True)
 def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
                scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
     """Step every ``active`` sub-env: fetch ``pages[i]`` (``-1``: spend an invalid step), update its TopK
@@ -156,6 +171,8 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
     (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
     finite, or -1."""
+    scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc = _borrow(
+        scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc)
     for i in range(len(pages)):
         if active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
                                         log_pages, n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env,
@@ -173,6 +190,8 @@ def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reduce
     finite, or seeds that leave the frontier empty) is cleared from ``resetting``, for the caller to reset in
     Python (which names the error). Returns the first stepped sub-env whose reward is not finite, or -1."""
     (resetting, seeds) = resets
+    scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc = _borrow(
+        scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc)
     fill_rows = rowc[5]
     for i in range(len(pages)):
         if resetting[i]:
