@@ -1,7 +1,9 @@
 """One HTML page → its title, main text and out-links, the same way for every web corpus.
 
-The WARC compiler (:mod:`gym_crawl.web.warc`) and the live crawler both call :func:`extract_page`, so a
-page read from an archive and the same page fetched live give identical fields. :func:`render_page` is its
+The live crawler calls :func:`extract_page` and the WARC compiler (:mod:`gym_crawl.web.warc`)
+:func:`extract_page_spans` — the same fields from the same code, with the links' anchors and contexts left as spans
+of the visible text for the compiler's tokenizer — so a page read from an archive and the same page fetched live give
+identical fields. :func:`render_page` is its
 inverse, used to serve a corpus as a web site.
 
 What :func:`extract_page` returns:

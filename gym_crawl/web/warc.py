@@ -6,7 +6,9 @@
 * **pages** — ``response`` records with an HTTP 2xx status and an HTML content type (``text/html``,
   ``application/xhtml+xml``; ``html_types=`` to change; a body sent without ``Content-Type`` that starts as
   HTML, as the live fetcher decides, :func:`~gym_crawl.web.result.looks_like_html`) go through
-  :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler):
+  :func:`~gym_crawl.web.html_extract.extract_page` (the same extractor as the live crawler; the compiler reads it
+  through :func:`~gym_crawl.web.html_extract.extract_page_spans`, which gives the same fields with the link texts as
+  spans):
 
   - **url** (the corpus' ``urls`` table, :meth:`Corpus.url`) is the page's canonical URL
     (:func:`~gym_crawl.web.urls.canonical_url`); ``corpus.page_id(url)`` finds the page, so seeds may be
