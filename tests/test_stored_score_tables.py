@@ -203,3 +203,40 @@ def test_processes_starting_at_once_store_the_tables_once(data):
     outs = [p.communicate(timeout=300)[0].split() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sorted(int(o[0]) for o in outs) == [0, 1] and all(o[1] == "True" for o in outs)
+
+
+def test_fill_from_store_gives_the_rows_ensure_gives(tiny):
+    sc = _scorer(tiny, "cancer")
+    sc.store_tables(progress=False)
+    assert sc.attach_stored_tables()
+    ref = _computed(tiny, "cancer")
+    rng = np.random.default_rng(1)
+    for _ in range(5):  # batches with repeats and pages seen before
+        pages = rng.choice(tiny.n_pages, 40).astype(np.int64)
+        rows = sc.fill_from_store(pages)
+        assert np.array_equal(rows, sc.page_table().rows(pages))
+        assert sc.link_table().bases(pages).min() >= 0
+        _rows_equal(sc, ref, np.unique(pages))
+    assert ref.fill_from_store(pages) is None  # no store attached: nothing done
+
+
+def test_batched_crawls_over_a_store_match_computed_ones(data, monkeypatch):
+    import gymnasium as gym
+
+    def run():
+        scorer_mod._SHARED.clear()
+        v = gym.make_vec("WikiCrawl-v3", num_envs=8, vectorization_mode="vector_entry_point", corpus="powerlaw-2000",
+                         topic="geology")
+        obs, _ = v.reset(seed=4)
+        rng = np.random.default_rng(4)
+        out = []
+        for _ in range(120):
+            obs, r, te, tr, info = v.step((rng.random(8) * obs["mask"].sum(1)).astype(np.int64))
+            out += [obs["candidates"].copy(), obs["state"].copy(), r.copy(), te.copy(), tr.copy()]
+        return out, v.unwrapped.envs[0].scorer
+
+    want, sc0 = run()
+    assert not sc0.stored_source
+    monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
+    got, sc = run()
+    assert sc.stored_source and _same(got, want)

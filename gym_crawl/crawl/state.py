@@ -505,16 +505,20 @@ class CrawlState:
         scheme without a cache is left to :meth:`page_reward`). A non-finite reward is cached as it is; the caller
         refuses it before fetching."""
         assert self.scorer is not None and self.scheme is not None, "reset() first"
-        pages = np.unique(np.asarray(pages, np.int64))
+        pages = np.asarray(pages, np.int64).reshape(-1)
         if not len(pages):
             return
-        self._pages.ensure_many(pages)
-        self._links.ensure(pages)
+        rows = self.scorer.fill_from_store(pages)  # keyed tables over a store: one compiled call
+        if rows is None:
+            pages = np.unique(pages)
+            self._pages.ensure_many(pages)
+            self._links.ensure(pages)
         rw = self.reward_cache
         if rw is None:
             return
         pt = self._pages
-        rows = pt.rows(pages)
+        if rows is None:
+            rows = pt.rows(pages)
         new = ~rw[2][rows]
         todo, rows = pages[new], rows[new]
         if len(todo):

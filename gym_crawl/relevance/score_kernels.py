@@ -17,8 +17,8 @@ from numba import njit
 
 from gym_crawl.pagemap import find, insert
 
-__all__ = ["claim_link_rows", "claim_page_rows", "copy_links_into", "copy_pages_into", "labels_into",
-           "score_links_into", "score_pages_into"]
+__all__ = ["claim_link_rows", "claim_page_rows", "copy_links_into", "copy_pages_into", "fill_rows_from_store",
+           "labels_into", "score_links_into", "score_pages_into"]
 
 
 @njit(cache=True, nogil=True)
@@ -236,3 +236,49 @@ def copy_links_into(links, rows, s_rel, s_cat, s_kw_url, s_kw_anchor, rel, cat, 
         kw_anchor[r] = s_kw_anchor[li]
         for j in range(kc):
             cat[r, j] = s_cat[li, j]
+
+
+@njit(cache=True, nogil=True)
+def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf, label, s_rel, s_cat, s_tfidf,
+                         label_ptr, label_ids, hits, labelled, l_keys, l_bases, l_n, link_lo, link_hi, l_rel, l_cat,
+                         l_kwu, l_kwa, sl_rel, sl_cat, sl_kwu, sl_kwa, out_rows):
+    """:func:`claim_page_rows` + :func:`copy_pages_into` + :func:`labels_into` + :func:`claim_link_rows` +
+    :func:`copy_links_into` in one call: every one of ``pages`` not in the keyed page table (``p_keys``/``p_slots``,
+    ``p_n`` rows used) gets the next row, its stored scores and its label (when ``labelled``); every one whose links
+    are not in the keyed link table (``l_keys``/``l_bases``, ``l_n`` rows used) gets rows for its out-links and their
+    stored scores. ``out_rows[i]``: the page row of ``pages[i]``. Returns ``(p_n, l_n, pages whose links were
+    added)``; the caller made room for every page and its links."""
+    kc = s_cat.shape[1]
+    kl = sl_cat.shape[1]
+    m = 0
+    for i in range(len(pages)):
+        p = pages[i]
+        r = find(p_keys, p_slots, p)
+        if r < 0:
+            r = p_n
+            p_n += 1
+            insert(p_keys, p_slots, p, r)
+            row_page[r] = p
+            rel[r] = s_rel[p]
+            tfidf[r] = s_tfidf[p]
+            for j in range(kc):
+                cat[r, j] = s_cat[p, j]
+            if labelled:
+                v = False
+                for j in range(label_ptr[p], label_ptr[p + 1]):
+                    if hits[label_ids[j]]:
+                        v = True
+                        break
+                label[r] = v
+        out_rows[i] = r
+        if find(l_keys, l_bases, p) < 0:
+            insert(l_keys, l_bases, p, l_n)
+            m += 1
+            for li in range(link_lo[p], link_hi[p]):
+                l_rel[l_n] = sl_rel[li]
+                l_kwu[l_n] = sl_kwu[li]
+                l_kwa[l_n] = sl_kwa[li]
+                for j in range(kl):
+                    l_cat[l_n, j] = sl_cat[li, j]
+                l_n += 1
+    return p_n, l_n, m

@@ -43,6 +43,7 @@ from gym_crawl.relevance.score_kernels import (
     claim_page_rows,
     copy_links_into,
     copy_pages_into,
+    fill_rows_from_store,
     labels_into,
     score_links_into,
     score_pages_into,
@@ -469,6 +470,32 @@ class TopicScorer:
         self._source = {k: np.asarray(v) for k, v in arrays.items()}
         self._tables["tried-disk"] = True
         return True
+
+    def fill_from_store(self, pages: np.ndarray) -> np.ndarray | None:
+        """Give ``pages`` their rows in the keyed page and link tables, copied from the attached stored tables
+        (:meth:`attach_stored_tables`), in one compiled call: what :meth:`PageTable.ensure_many` and
+        :meth:`LinkTable.ensure` do there. Returns the pages' page rows; ``None`` (nothing done) when the tables are
+        not keyed or no store is attached."""
+        src = self._source
+        pt, lt = self.page_table(), self.link_table()
+        if src is None or not pt.keyed or not lt.keyed:
+            return None
+        pages = np.asarray(pages, np.int64).reshape(-1)
+        n = len(pages)
+        pt._grow(pt.n_rows + n)
+        lt._room(n, int((lt.hi[pages] - lt.lo[pages]).sum()))
+        rows = np.empty(n, np.int64)
+        c = self.corpus
+        labelled = bool(self.topic.label)
+        hits = self._hits() if labelled else np.zeros(1, bool)
+        pn, ln, m = fill_rows_from_store(pages, pt.keys, pt.slots, pt.row_page, pt.n_rows, pt.rel, pt.cat, pt.tfidf,
+                                         pt.label, src["page_rel"], src["page_cat"], src["page_tfidf"], c.label_ptr,
+                                         c.label_ids, hits, labelled, lt.keys, lt.slots, lt.n_rows, lt.lo, lt.hi,
+                                         lt.rel, lt.cat, lt.kw_url, lt.kw_anchor, src["link_rel"], src["link_cat"],
+                                         src["link_kw_url"], src["link_kw_anchor"], rows)
+        pt.n_rows, lt.n_rows = int(pn), int(ln)
+        lt.n_pages_scored += int(m)
+        return rows
 
     @property
     def stored_source(self) -> bool:
