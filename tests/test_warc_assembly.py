@@ -74,6 +74,7 @@ def test_chunk_sizes_and_segments_give_the_same_arrays(tmp_path: Path) -> None:
     _same(one, load_warc(src, workers=2, chunk_pages=4, segment_bytes=2000, **kw))
 
 
+@pytest.mark.slow
 def test_dask_gives_the_same_arrays_as_processes(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     src = _archive(tmp_path / "w")
