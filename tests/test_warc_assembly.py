@@ -71,6 +71,7 @@ def test_chunk_sizes_and_segments_give_the_same_arrays(tmp_path: Path) -> None:
     assert one.meta["warc_summary"]["label_map_unmatched"] == 1
     for chunk_pages in (1, 3, 2000):
         _same(one, load_warc(src, workers=1, chunk_pages=chunk_pages, **kw))
+    _same(one, load_warc(src, workers=1, chunk_links=7, **kw))  # a chunk ends after the page that passes 7 links
     _same(one, load_warc(src, workers=2, chunk_pages=4, segment_bytes=2000, **kw))
 
 
@@ -161,3 +162,14 @@ def test_gathered_rows_are_the_rows(dtype: type) -> None:
         want = [vals[ptr[r]:ptr[r + 1]] for r in rows]
         assert out.dtype == vals.dtype and np.array_equal(np.diff(out_ptr), [len(w) for w in want])
         assert np.array_equal(out, np.concatenate(want) if want else vals[:0])
+
+
+def test_a_chunk_ends_at_its_link_budget_without_splitting_a_page(tmp_path: Path) -> None:
+    from gym_crawl.web.warc import WarcOptions, parse_warc_file
+
+    src = _archive(tmp_path / "w")
+    r = parse_warc_file(src / "part0.warc.gz", tmp_path / "chunks", 0, WarcOptions(chunk_links=12))
+    sizes = [(c["pages"], c["links"]) for c in r["chunks"]]
+    assert len(sizes) > 5 and sum(p for p, _ in sizes) == 28
+    assert all(12 <= links <= 12 + 4 for _, links in sizes[:-1])  # a page has at most 5 links: the budget is passed
+    assert sizes[-1][1] <= 16                                      # by less than a page's links, never split

@@ -113,11 +113,14 @@ class WarcOptions:
     :param html_types: content types (without parameters, lowercase) compiled into pages
     :param max_record_bytes: records with a larger block are skipped (``too_large``) without being read
     :param chunk_pages: pages buffered before a shard chunk is written (bounds a worker's memory)
+    :param chunk_links: links buffered before a shard chunk is written (a page's links stay in one chunk): pages of
+        thousands of links (generated API references) would otherwise make a chunk of 2,000 pages hold 400,000
     """
 
     html_types: tuple[str, ...] = HTML_TYPES
     max_record_bytes: int = 20 << 20
     chunk_pages: int = 2000
+    chunk_links: int = 50_000
 
 
 # ------------------------------------------------------------------------------------------ inputs
@@ -189,8 +192,8 @@ _POSITION_CODE = {p: i for i, p in enumerate(LINK_POSITIONS)}
 class _ChunkWriter:
     """Buffers the pages and redirects of one WARC file and writes them as ``.npz`` chunks."""
 
-    def __init__(self, out_dir: Path, stem: str, chunk_pages: int) -> None:
-        self.out_dir, self.stem, self.chunk_pages = out_dir, stem, chunk_pages
+    def __init__(self, out_dir: Path, stem: str, chunk_pages: int, chunk_links: int = WarcOptions.chunk_links) -> None:
+        self.out_dir, self.stem, self.chunk_pages, self.chunk_links = out_dir, stem, chunk_pages, chunk_links
         self.chunks: list[dict[str, Any]] = []
         self.fallbacks = 0
         """Pages extracted with the bounded fallback (:attr:`ExtractedPage.fallback`)."""
@@ -245,7 +248,7 @@ class _ChunkWriter:
         self.token_counts.append(counts)
         self.bag_terms.append(terms)
         self.bag_counts.append(tally)
-        if len(self.urls) >= self.chunk_pages:
+        if len(self.urls) >= self.chunk_pages or len(self.link_hash) >= self.chunk_links:
             self.flush()
 
     def add_redirect(self, src: str, dst: str) -> None:
@@ -310,7 +313,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     ``extract_fallback`` counts the pages :func:`~gym_crawl.web.html_extract.extract_page` read with its
     bounded fallback; ``not_in_crawl_seen``: whether an ``after_last_step`` record of ours was read). ``index``
     orders this file (or range) among the others (its chunks are named after it). Memory: one record plus at most
-    ``options.chunk_pages`` extracted pages.
+    ``options.chunk_pages`` extracted pages and their links (about ``options.chunk_links``).
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
@@ -320,7 +323,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     path = Path(path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    writer = _ChunkWriter(out, f"{index:06d}", opts.chunk_pages)
+    writer = _ChunkWriter(out, f"{index:06d}", opts.chunk_pages, opts.chunk_links)
     skipped: Counter = Counter()
     broken: list[list[str]] = []
     records = 0
@@ -536,7 +539,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
               workers: int | None = None, include_unfetched: bool = False, engine: str = "process",
               cluster: Any = None, work_dir: str | os.PathLike | None = None, name: str | None = None,
               html_types: Sequence[str] = HTML_TYPES, max_record_bytes: int = 20 << 20,
-              chunk_pages: int = 2000, cache: bool = True, segment_bytes: int | None = SEGMENT_BYTES,
+              chunk_pages: int = 2000, chunk_links: int = 50_000, cache: bool = True,
+              segment_bytes: int | None = SEGMENT_BYTES,
               progress: bool | None = None) -> Corpus:
     """Compile WARC files into a :class:`Corpus` (see the module docstring for what becomes of each record).
 
@@ -558,6 +562,8 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
     :param html_types: content types compiled into pages
     :param max_record_bytes: larger records are skipped (``too_large``)
     :param chunk_pages: pages per shard chunk (a parsing worker holds at most this many extracted pages)
+    :param chunk_links: a shard chunk is also written once it holds this many links (a page's links are never
+        split), so pages with thousands of links do not make a worker hold hundreds of thousands
     :param cache: keep the compiled corpus in the data cache (``GYM_CRAWL_DATA``, under ``warc/``) keyed on
         the files (path, size, modification time), the labels and the options that change the result, and
         re-open it memory-mapped next time instead of compiling again (it is written there column by column and
@@ -572,14 +578,14 @@ def load_warc(path: str | os.PathLike | Sequence[str | os.PathLike], *,
         raise ValueError(f"engine must be 'process' or 'dask', got {engine!r}")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive int or None, got {workers!r}")
-    if chunk_pages < 1:
-        raise ValueError(f"chunk_pages must be ≥ 1, got {chunk_pages!r}")
+    if chunk_pages < 1 or chunk_links < 1:
+        raise ValueError(f"chunk_pages and chunk_links must be ≥ 1, got {chunk_pages!r} and {chunk_links!r}")
     if segment_bytes is not None and (not isinstance(segment_bytes, int) or segment_bytes < 1):
         raise ValueError(f"segment_bytes must be a positive int (bytes) or None, got {segment_bytes!r}")
     label_map = read_label_map(labels) if labels is not None else None
     rules = read_label_rules(label_rules) if label_rules is not None else None
     opts = WarcOptions(html_types=tuple(t.lower() for t in html_types), max_record_bytes=int(max_record_bytes),
-                       chunk_pages=int(chunk_pages))
+                       chunk_pages=int(chunk_pages), chunk_links=int(chunk_links))
     corpus_name = name or f"warc:{files[0].name.split('.warc')[0]}"
     cache_path = None
     if cache:
