@@ -19,7 +19,8 @@ compiling process, the client's), with the file split into segments at record bo
 it. A thread samples every ``--interval`` seconds the RSS of the compiling process (the nannies run in it) and of
 each worker with psutil, and the machine's load average. Recorded per size: wall and CPU seconds (the compiling process
 plus every worker and nanny), pages and links compiled, pages per wall second and per CPU-second, the peak
-RSS of each process and its RSS over time, and the corpus' own bytes. Memory is bounded when no process' peak grows
+RSS of each process (sampled, and the kernel's ``ru_maxrss`` of the compiling process and of each worker: the true
+peak over its life) and its RSS over time, and the corpus' own bytes. Memory is bounded when no process' peak grows
 with the WARC's size.
 
 Writes ``warc_dask.json`` and ``warc_dask.png`` (RSS over time, one panel per size) to ``--out`` (default
@@ -176,6 +177,13 @@ class Sampler(threading.Thread):
         self.sample()
 
 
+def max_rss_mb() -> float:
+    """This process' peak RSS over its life in MB (the kernel's ``ru_maxrss``: no peak falls between two samples)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def corpus_bytes(c: Any) -> int:
     """Bytes of a corpus' arrays and string tables (what holding it costs)."""
     import numpy as np
@@ -205,8 +213,10 @@ def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: in
     client = Client(cluster)
     pids = client.run(os.getpid)
     procs = {"client + scheduler": os.getpid()}
-    for k, (_, pid) in enumerate(sorted(pids.items())):
+    worker_name = {}
+    for k, (addr, pid) in enumerate(sorted(pids.items())):
         procs[f"worker {k}"] = pid
+        worker_name[addr] = f"worker {k}"
         if psutil.Process(pid).ppid() != os.getpid():  # a nanny of its own (LocalCluster's run in this process)
             procs[f"nanny {k}"] = psutil.Process(pid).ppid()
     sampler = Sampler(procs, interval)
@@ -219,9 +229,11 @@ def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: in
                            segment_bytes=segment_bytes, chunk_pages=chunk_pages)
         wall = time.perf_counter() - t_wall
         own_cpu = time.process_time() - t_cpu
+        sampler.sample()  # the corpus as returned (read into memory with --no-cache: a peak between two samples)
         pages, links, summary, held = corpus.n_pages, corpus.n_links, corpus.meta["warc_summary"], corpus_bytes(corpus)
         mapped = corpus.path is not None
         del corpus
+        high = {"client + scheduler": max_rss_mb(), **{worker_name[a]: v for a, v in client.run(max_rss_mb).items()}}
     finally:
         sampler.stop()
         client.close()
@@ -237,6 +249,7 @@ def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: in
         "pages_per_wall_s": pages / wall, "pages_per_cpu_s": pages / total_cpu,
         "mb_per_wall_s": path.stat().st_size / 1e6 / wall,
         "peak_rss_mb": {k: round(v, 1) for k, v in sampler.peak.items()},
+        "max_rss_mb": {k: round(v, 1) for k, v in high.items()},
         "corpus_mb": held / 2**20, "corpus_memory_mapped": mapped, "cache": cache,
         "load1": {"start": sampler.samples[0]["load1"], "max": max(s["load1"] for s in sampler.samples),
                   "mean": sum(s["load1"] for s in sampler.samples) / len(sampler.samples)},
@@ -319,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summary_line(r: dict[str, Any]) -> str:
-    peaks = ", ".join(f"{k} {v:.0f}" for k, v in r["peak_rss_mb"].items())
+    peaks = ", ".join(f"{k} {v:.0f}" for k, v in r.get("max_rss_mb", r["peak_rss_mb"]).items())
     return (f"{r['file_bytes'] / 2**30:.2f} GiB: {r['pages']} pages, {r['links']} links in {r['wall_s']:.0f} s wall, "
             f"{r['cpu_s']:.0f} CPU-s ({r['pages_per_cpu_s']:.0f} pages per CPU-s, {r['pages_per_wall_s']:.0f} per "
             f"wall s); peak RSS MB: {peaks}; corpus {r['corpus_mb']:.0f} MB; load {r['load1']['mean']:.1f}")
