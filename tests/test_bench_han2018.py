@@ -36,7 +36,7 @@ def test_han2018_quick(tmp_path) -> None:
     assert all(t["steps"] > 0 and t["agent_seconds"] >= 0 and t["env_seconds"] > 0 for t in tt.values())
     assert res["timing_ratios"]["sync_over_async"] > 0
     assert res["sweep"] and {s["agent"] for s in res["sweep"]} == {"best-first", "lfa-sync", "lfa-async"}
-    # Han's integer-index vector runs beside the tilings (issue 12.4)
+    # Han's integer-index vector runs beside the tilings
     assert {s["agent"] for s in res["sweep"] if s.get("features") == "han-index"} == {"lfa-sync", "lfa-async"}
     md = (tmp_path / "han2018.md").read_text()
     for heading in ("Relevant pages at the budget", "Best LFA mode vs best-first", "Timing per task", "Targets"):

@@ -1,4 +1,4 @@
-"""The ``classifier`` reward (issue 10.4): a noisy TRES-style reward whose classifier never saw the
+"""The ``classifier`` reward: a noisy TRES-style reward whose classifier never saw the
 pages the crawl is evaluated on — URL-hash classifier-train split, held-out corpus view, SVM kind."""
 from __future__ import annotations
 

@@ -148,7 +148,7 @@ def test_torch_checkpoints_load_through_the_generic_loader(tiny_corpus, tmp_path
         Agent.load(tmp_path / "junk.npz")
 
 
-# ------------------------------------------------------------------ issue 13.5: agent file formats
+# ------------------------------------------------------------------ agent file formats
 def test_load_refuses_another_agent(tmp_path, tiny_corpus):
     lfa = make_agent("lfa-async")
     run_episode(make_env_for(lfa, corpus=tiny_corpus, max_episode_steps=10), lfa, seed=0)

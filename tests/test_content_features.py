@@ -1,4 +1,4 @@
-"""Content-bearing feature sets (issue 10.1): shapes, values, hashed sparsity and columns by hand, the
+"""Content-bearing feature sets: shapes, values, hashed sparsity and columns by hand, the
 sparse accessor, locality, determinism, and no leak of unfetched pages' text or labels."""
 from __future__ import annotations
 

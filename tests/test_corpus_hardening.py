@@ -1,6 +1,6 @@
-"""Corpus-layer hardening (issue 13): pickling by reference (item 3), read-only cache (6), cache
-robustness — concurrent swaps, orphans, empty corpora, checksums on open (7), offline downloads (8),
-topics and label seeds for ``corpus info`` (9). Each test failed on main before the fix."""
+"""Corpus-layer hardening: pickling by reference, read-only cache, cache robustness — concurrent
+swaps, orphans, empty corpora, checksums on open —, offline downloads, topics and label seeds for
+``corpus info``. Each test failed on main before the fix."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""The MediaWiki reader split into parse / assemble / download stages (issue 9 item 6) compiles the
+"""The MediaWiki reader split into parse / assemble / download stages compiles the
 shipped samples to exactly the same corpus as the single-module reader did: sha256 digests (first 16
 hex digits) of every array, string table and of ``meta`` (minus the timing in ``compile_info``),
 recorded with the unsplit reader (main at 9f54b04) before the split."""

@@ -1,4 +1,4 @@
-"""The corpus registries (issue 9 item 3): named corpora in ``CORPORA`` and the ordered path kinds of
+"""The corpus registries: named corpora in ``CORPORA`` and the ordered path kinds of
 ``CORPUS_KINDS``. Every registered kind must have an example writer, so a kind registered later without
 one fails ``test_every_registered_kind_has_an_example``; with one, the loops below (load, env episode)
 cover it automatically.

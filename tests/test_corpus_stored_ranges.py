@@ -1,5 +1,5 @@
 """Opening a saved corpus validates from the id ranges its manifest recorded at save time instead of
-scanning every array (issue 11, memory: ``Corpus.load`` made every page of the 323k-page mapping resident).
+scanning every array (memory: ``Corpus.load`` made every page of the 323k-page mapping resident).
 A manifest whose ranges are out of bounds or malformed is refused; ``verify=True`` and older manifests
 without ranges scan the arrays as before."""
 from __future__ import annotations

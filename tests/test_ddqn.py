@@ -305,7 +305,7 @@ _FORMER_DEFAULTS = {
     "learning_starts": 64, "train_freq": 1, "gradient_steps": 1, "target_update": 500, "warmup_steps": 100,
     "eps_start": 0.05, "eps_end": 0.01, "eps_decay_steps": 2_000, "seed_init": True, "seed_reward": 1.0,
     "reward_scale": "auto", "double": True, "loss": "mse", "grad_clip": 10.0, "seed": 0,
-    "torch_threads": 1}  # torch_threads: added later (issue 11), a speed option, not a learning one
+    "torch_threads": 1}  # torch_threads: added later, a speed option, not a learning one
 
 
 def test_config_is_frozen_validated_and_keeps_the_defaults():

@@ -277,7 +277,7 @@ def test_non_finite_reward_is_refused(tiny_corpus):
         env.reset(seed=0)
 
 
-# ------------------------------------------------------------------ issue 13.12: documented behaviour
+# ------------------------------------------------------------------ documented behaviour
 def test_standard_wrappers_and_attributes(tiny_corpus):
     from gymnasium.wrappers import RecordEpisodeStatistics, TimeAwareObservation
 

@@ -1,4 +1,4 @@
-"""Ray RLlib backend (issue 11.4): the candidate-scoring RLModule (masking, permutation equivariance, K transfer,
+"""Ray RLlib backend: the candidate-scoring RLModule (masking, permutation equivariance, K transfer,
 pickle-free save/load) without starting Ray, and — marked slow — a short PPO run on a local Ray with 2 env runners
 through ``gym-crawl train --backend rllib``."""
 from __future__ import annotations

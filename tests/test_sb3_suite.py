@@ -1,4 +1,4 @@
-"""bench sb3_suite (issue 10.2(d)): a stock MaskablePPO trained on the suite's train topics, evaluated on its
+"""bench sb3_suite: a stock MaskablePPO trained on the suite's train topics, evaluated on its
 test topics. The quick run end to end on the tiny labelled corpus; the split is never crossed (training
 draws only train topics, evaluation runs only test topics); greedy evaluation is deterministic under a
 seed; the saved agent reloads pickle-free and acts the same."""

@@ -126,7 +126,7 @@ def test_subproc_vec_env_maskable_ppo_and_worker_memory(corpus_dir, tmp_path):
         acc = EventAccumulator(str(ev))
         acc.Reload()
         tags |= set(acc.Tags()["scalars"])
-    # issue 13.11: a run shorter than one episode shows crawl progress and the update's losses, not only time/fps
+    # a run shorter than one episode shows crawl progress and the update's losses, not only time/fps
     assert {"crawl_live/harvest_rate", "crawl_live/relevant_found", "train/loss"} <= tags, sorted(tags)
     assert any((tmp_path / "checkpoints").glob("maskable-ppo_*_steps.zip"))
     assert (tmp_path / "eval" / "evaluations.npz").exists()

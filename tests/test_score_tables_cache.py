@@ -1,4 +1,4 @@
-"""The on-disk cache of a topic's score tables (issue 11, per-worker memory): ``TopicScorer.save_tables``
+"""The on-disk cache of a topic's score tables (per-worker memory): ``TopicScorer.save_tables``
 stores the complete page and link tables (npy + manifest, written under a .partial directory and renamed
 into place), and every later scorer of the same corpus, text model and topic memory-maps them read-only
 instead of filling its own copy — the same values, so the same trajectories; a half-written, altered or

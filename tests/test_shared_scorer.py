@@ -1,4 +1,4 @@
-"""The process-wide topic scorer (issue 11, per-worker memory): envs of one process share one scorer per
+"""The process-wide topic scorer (per-worker memory): envs of one process share one scorer per
 (corpus, text model, topic), its lazily filled score tables give the same trajectories whoever fills them
 and in whatever order, and ``precompute_scores`` (fill everything now, for forked workers) changes nothing."""
 from __future__ import annotations

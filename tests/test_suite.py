@@ -1,4 +1,4 @@
-"""The benchmark suite (issue 10.3): task construction, the fixed split, normalized scores, the IQM and
+"""The benchmark suite: task construction, the fixed split, normalized scores, the IQM and
 its stratified bootstrap CI, and ``main --quick`` end to end on a tiny labelled corpus."""
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ def test_deterministic(small):
 
 
 # Per-array sha256 digests (first 16 hex digits) of generate_synthetic(n, seed) recorded from the
-# generator *before* it was split into stages (issue 9 item 6; main at 6832828). Any changed byte of
+# generator *before* it was split into stages (main at 6832828). Any changed byte of
 # any array, string table or meta fails the test: the default corpus must stay byte-identical.
 # Order: ARRAYS, then the string tables titles, vocab, domains, labels, then meta (JSON, sorted keys).
 _RECORDED_DIGESTS = {

@@ -1,4 +1,4 @@
-"""TD(λ) with content inputs (``inputs="content"``, issue 10.2c): the λ-trace update on a hand-computed
+"""TD(λ) with content inputs (``inputs="content"``): the λ-trace update on a hand-computed
 three-step crawl, determinism under a seed, and no leak of unfetched pages' text or labels into the
 agent's choices."""
 from __future__ import annotations

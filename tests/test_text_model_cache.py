@@ -1,4 +1,4 @@
-"""Text-model hardening (issue 13 items 3, 6, 7, 11): checksummed cache with NaN / corruption detection,
+"""Text-model hardening: checksummed cache with NaN / corruption detection,
 pickling by reference, read-only cache, progress, graphs without text, vocabulary words without a
 vector. Each test failed on main before the fix."""
 from __future__ import annotations
