@@ -39,7 +39,8 @@ __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT
            "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
            "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of", "SMALL_SORT",
            "sort_small",
-           "topk_push", "topk_select", "topk_select_slots", "topk_update", "UNSEEN", "FRONTIER",
+           "topk_push", "topk_select", "topk_select_slots", "topk_update",
+           "topk_update_slots", "UNSEEN", "FRONTIER",
            "VISITED", "BLOCKED", "DIST_CAP"]
 
 UNSEEN, FRONTIER, VISITED, BLOCKED = 0, 1, 2, 3
@@ -483,22 +484,35 @@ def _heap_pop(hk, hp, size):
 @njit(cache=True, nogil=True)
 def topk_update(pages, crawls, i, hk, hp, hsize, fetched_page, removed):
     """Record the link-text scores (``link_rel``) of crawl ``i``'s frontier ``pages`` (push those that changed);
-    forget the fetched and removed pages."""
+    forget the fetched and removed pages. (:func:`topk_update_slots` with the pages' slots looked up.)"""
     c = crawls
-    map_keys, map_slots, link_rel, cur, has = c.map_keys[i], c.map_slots[i], c.link_rel[i], c.tk_cur[i], c.tk_has[i]
+    map_keys, map_slots = c.map_keys[i], c.map_slots[i]
+    slots = np.empty(len(pages), np.int32)
+    for j in range(len(pages)):
+        slots[j] = find(map_keys, map_slots, pages[j])
+    topk_update_slots(pages, slots, crawls, i, hk, hp, hsize, find(map_keys, map_slots, fetched_page), removed)
+
+
+@njit(cache=True, nogil=True)
+def topk_update_slots(pages, slots, crawls, i, hk, hp, hsize, fetched_slot, removed):
+    """:func:`topk_update` given the slot of each of ``pages`` (``slots[j]``, as :func:`fetch_page` leaves them in
+    ``work.t_sl``) and of the fetched page: no page-map probe for them."""
+    c = crawls
+    link_rel, cur, has = c.link_rel[i], c.tk_cur[i], c.tk_has[i]
     size = hsize[0]
     for j in range(len(pages)):
-        p = pages[j]
-        s = find(map_keys, map_slots, p)
+        s = slots[j]
         sc = link_rel[s]
         if not has[s] or cur[s] != sc:
             cur[s] = sc
             has[s] = True
-            size = _heap_push(hk, hp, size, -sc, p)
+            size = _heap_push(hk, hp, size, -sc, pages[j])
     hsize[0] = size
-    has[find(map_keys, map_slots, fetched_page)] = False
-    for j in range(len(removed)):
-        has[find(map_keys, map_slots, removed[j])] = False
+    has[fetched_slot] = False
+    if len(removed):
+        map_keys, map_slots = c.map_keys[i], c.map_slots[i]
+        for j in range(len(removed)):
+            has[find(map_keys, map_slots, removed[j])] = False
 
 
 @njit(cache=True, nogil=True)

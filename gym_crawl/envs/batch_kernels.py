@@ -246,7 +246,8 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         invalid[i] = False
         n_new_out[i] = nn
         if use_reducer:
-            K.topk_update(out_upd[:nu], crawls, i, hk[i], hp[i], hsize[i], p, out_rem[:nr])
+            K.topk_update_slots(out_upd[:nu], t_sl[:nu], crawls, i, hk[i], hp[i], hsize[i],
+                                find(crawls.map_keys[i], crawls.map_slots[i], p), out_rem[:nr])
         fr = ctr[K.C_FR_SIZE]
         terminated = fr == 0
         # observation: the K candidates and their rows. The rows shown now are those of the current
