@@ -21,8 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["corpus", "web", "webgen", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers",
           "agents", "tasks", "benchmarks", "cli"]
-BASE = {"registry", "_io", "_limits", "_console", "_moved", "_numba_ir", "_arith", "_svd", "tokenize", "pagemap",
-        "__init__"}
+BASE = {"registry", "_io", "_limits", "_console", "_moved", "_numba_ir", "_numba_blas", "_arith", "_svd", "tokenize",
+        "pagemap", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)
 SOURCE_DIRS = {"gym_crawl": ROOT / "gym_crawl", "gym_crawl.agents": ROOT / "agents",
                "gym_crawl.benchmarks": ROOT / "benchmarks"}
