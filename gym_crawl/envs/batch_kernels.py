@@ -278,9 +278,12 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
                 f[j, c] = 0.0
         if nfill > 0:
             cand = fill_pages[:nfill]
+            fill_slots = old_p[:nfill]  # the old selection is merged: its pages' space holds the new rows' slots
+            for j in range(nfill):
+                fill_slots[j] = sel_s[i, fill_idx[j]]
             rows = fill_rows[:nfill]
             rows[:, :] = 0.0
-            FR.layout_rows(layout, cand, crawls, i, page_domain, rows)
+            FR.layout_rows(layout, cand, crawls, i, page_domain, rows, fill_slots)
             _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
         # the columns a fetch changes in the rows of its domain (TRES's per-domain ones), for the copied rows too: every
         # row was up to date with the counters before this fetch, which changed only its own domain's
@@ -429,7 +432,7 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     if n > 0:
         rows = fill_rows[:n]
         rows[:, :] = 0.0
-        FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows)
+        FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows, sel_s[i, :n])
         _clip_into(rows, n, f, None)
     m = mask[i]
     for j in range(kk):

@@ -82,12 +82,13 @@ def _change_bucket(ch, d1, d2):
 
 
 @njit(cache=True, nogil=True)
-def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5, edges6):
+def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5, edges6, slots=None):
     """Han 2018 rows of crawl ``ci``. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
     11 one-hot columns per relevance (5 then 6 buckets), 5 change buckets, 10 distances, bias
-    (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds."""
+    (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds. ``slots``: the slot of each of
+    ``pages`` when the caller knows them (no page-map probe), else ``None``."""
     c = crawls
-    keys, slots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
+    keys, mslots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
     par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
     sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.sum_par_rel[ci], c.n_par[ci], c.sum_relpar_rel[ci], c.n_relpar[ci]
     change, dist = c.change[ci], c.dist[ci]
@@ -95,7 +96,7 @@ def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5
     k = 6 + 2 * C
     buf = np.empty(k, np.float32)
     for i in range(len(pages)):
-        p = find(keys, slots, pages[i])
+        p = find(keys, mslots, pages[i]) if slots is None else np.int64(slots[i])
         if p < 0 or bp_slot[p] < 0:
             return i
         s = bp_slot[p]
@@ -158,18 +159,18 @@ def han_index_rows(pages, crawls, ci, out, head, tail, d1, d2, edges5, edges6, s
 
 
 @njit(cache=True, nogil=True)
-def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias):
+def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias, slots=None):
     """TRES rows of crawl ``ci``: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
-    relevant ratio, domain known (1 / 0.5) [, bias]."""
+    relevant ratio, domain known (1 / 0.5) [, bias]. ``slots``: as for :func:`han_rows`."""
     c = crawls
-    keys, slots, bp_slot, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.relevant[ci], \
+    keys, mslots, bp_slot, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.relevant[ci], \
         c.dist[ci]
     path_rel, path_len, kw_url, kw_anchor = c.path_rel[ci], c.path_len[ci], c.kw_url[ci], c.kw_anchor[ci]
     dom_fetched, dom_relevant, dmap_keys, dmap_slots = c.dom_fetched[ci], c.dom_relevant[ci], c.dmap_keys[ci], \
         c.dmap_slots[ci]
     for i in range(len(pages)):
         pg = pages[i]
-        p = find(keys, slots, pg)
+        p = find(keys, mslots, pg) if slots is None else np.int64(slots[i])
         if p < 0 or bp_slot[p] < 0:
             return i
         s = bp_slot[p]
@@ -241,7 +242,7 @@ def thesis_rows(pages, crawls, ci, out, code_bins, sigma1, sigma2, scale, normal
 
 
 @njit(cache=True, nogil=True)
-def layout_rows(layout, pages, crawls, i, page_domain, rows):
+def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None):
     """The rows of frontier ``pages`` in a feature set's batched ``layout`` into ``rows`` (zeroed).
 
     :param layout: what :meth:`~gym_crawl.features.sets.FeatureSet.batch_layout` hands the batched step, with
@@ -252,13 +253,14 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows):
     :param crawls: :class:`~gym_crawl.crawl.bundles.CrawlArrays`; the rows are crawl ``i``'s.
     :param page_domain: (n_pages,) int32.
     :param rows: (n, d) float32, zeroed.
+    :param slots: (n,) the crawl's slots of ``pages`` when the caller has them (no page-map probe), or ``None``.
     """
     kind = layout.kind
     if kind == FEAT_HAN or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         han_rows(pages, crawls, i, rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2,
-                 EDGES5, EDGES6)
+                 EDGES5, EDGES6, slots)
     if kind == FEAT_TRES or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
-        tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES)
+        tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES, slots)
     if kind == FEAT_COMBINED:
         d = rows.shape[1]
         for j in range(len(pages)):
