@@ -4,8 +4,8 @@ benchmarks and wrappers use the env's documented accessors rather than its inter
 Layer order (docs/architecture.md): corpus → web → webgen → text → relevance → crawl → features → reducers
 → envs → wrappers → agents → tasks → benchmarks/cli. A module may import its own layer and the layers below it,
 never above. Modules outside the layers (``registry``, ``_io``, ``_limits``, ``_console``, ``_moved``, ``_arith``,
-``_svd``, ``tokenize``, ``pagemap``, the package ``__init__``) are the lowest level: they import nothing of the
-package but each other. A lower layer names a loader above it only as a lazy ``"module:attribute"`` registry
+``_svd``, ``_memory``, ``tokenize``, ``pagemap``, the package ``__init__``) are the lowest level: they import nothing
+of the package but each other. A lower layer names a loader above it only as a lazy ``"module:attribute"`` registry
 entry (the corpus registry's ``synthetic`` and ``warc``), which the tests below check resolve; a module that
 moved keeps its old path only as an entry of ``gym_crawl._moved.MOVED``, a deprecated alias that draws no arrow.
 """
@@ -21,8 +21,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["corpus", "web", "webgen", "text", "relevance", "crawl", "features", "reducers", "envs", "wrappers",
           "agents", "tasks", "benchmarks", "cli"]
-BASE = {"registry", "_io", "_limits", "_console", "_moved", "_numba_ir", "_numba_blas", "_arith", "_svd", "tokenize",
-        "pagemap", "__init__"}
+BASE = {"registry", "_io", "_limits", "_console", "_moved", "_numba_ir", "_numba_blas", "_arith", "_svd", "_memory",
+        "tokenize", "pagemap", "__init__"}
 # folders installed under the package namespace (pyproject package-dir)
 SOURCE_DIRS = {"gym_crawl": ROOT / "gym_crawl", "gym_crawl.agents": ROOT / "agents",
                "gym_crawl.benchmarks": ROOT / "benchmarks"}

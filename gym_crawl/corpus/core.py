@@ -419,6 +419,29 @@ class Corpus:
             best = max(best, int(np.diff(ptr[a:min(n, a + (1 << 20)) + 1]).max()))
         return best
 
+    #: arrays a crawl reads at random for each page it fetches (its link range, links, domain, labels)
+    CRAWL_ARRAYS = ("link_ptr", "link_dst", "page_domain", "label_ptr", "label_ids")
+    #: :meth:`populate_crawl_arrays` maps them only when they hold more bytes than this (smaller: few, cheap faults)
+    POPULATE_MIN_BYTES = 64 << 20
+
+    def populate_crawl_arrays(self, budget: int | None = None) -> int:
+        """Map the memory-mapped :data:`CRAWL_ARRAYS` into this process' page tables now, once per corpus object
+        (:func:`gym_crawl._memory.populate`: the smallest first, within ``budget`` bytes, default a quarter of the
+        available memory), when they hold more than :data:`POPULATE_MIN_BYTES`. On a large web nearly every fetch
+        reads pages of these files no fetch read before, and each first read is a page fault (several µs: it maps
+        a whole page-cache folio); mapped up front, a crawl takes none. The pages stay page cache (file RSS, shared
+        by every process mapping the files). Returns the bytes mapped by this call (0: already done, too small,
+        not memory-mapped, or a system without the advice). Values are unchanged."""
+        if self.__dict__.get("_populated"):
+            return 0
+        self.__dict__["_populated"] = True
+        arrays = [getattr(self, n) for n in self.CRAWL_ARRAYS]
+        if sum(int(a.nbytes) for a in arrays) <= self.POPULATE_MIN_BYTES:
+            return 0
+        from gym_crawl._memory import populate
+
+        return populate(arrays, budget)
+
     @property
     def n_domain_slots(self) -> int:
         """Size of the per-domain arrays of a crawl (the number of domains; a web that grows: its capacity)."""

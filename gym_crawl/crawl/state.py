@@ -266,6 +266,8 @@ class CrawlState:
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
         self._live = isinstance(corpus, PageSource)  # once: a protocol check costs microseconds, resets are many
+        if isinstance(corpus, Corpus) and not self._live:
+            corpus.populate_crawl_arrays()  # a large web's per-fetch arrays mapped up front (once per corpus)
         deg = max(1, corpus.max_out_degree())
         self.n_domain_slots = max(1, corpus.n_domain_slots)
         storage = dict(storage or {})

@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
+from gym_crawl._memory import prefetch
 from gym_crawl.pagemap import find, insert
 
 __all__ = ["claim_link_rows", "claim_page_rows", "copy_links_into", "copy_pages_into", "fill_rows_from_store",
@@ -247,11 +248,32 @@ def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf,
     ``p_n`` rows used) gets the next row, its stored scores and its label (when ``labelled``); every one whose links
     are not in the keyed link table (``l_keys``/``l_bases``, ``l_n`` rows used) gets rows for its out-links and their
     stored scores. ``out_rows[i]``: the page row of ``pages[i]``. Returns ``(p_n, l_n, pages whose links were
-    added)``; the caller made room for every page and its links."""
+    added)``; the caller made room for every page and its links.
+
+    The stored tables are read at random (one page and its links per first fetch, on a web of 10^7 pages and up):
+    the lines every page needs are asked for first (:func:`~gym_crawl._memory.prefetch`: its scores, link range and
+    label range, then its links' scores and labels), so their cache misses overlap instead of following each
+    other."""
     kc = s_cat.shape[1]
     kl = sl_cat.shape[1]
+    n = len(pages)
+    for i in range(n):
+        p = pages[i]
+        prefetch(s_rel, p)
+        prefetch(s_tfidf, p)
+        prefetch(link_lo, p)
+        if labelled:
+            prefetch(label_ptr, p)
+    for i in range(n):
+        p = pages[i]
+        a = link_lo[p]
+        prefetch(sl_rel, a)
+        prefetch(sl_kwu, a)
+        prefetch(sl_kwa, a)
+        if labelled:
+            prefetch(label_ids, label_ptr[p])
     m = 0
-    for i in range(len(pages)):
+    for i in range(n):
         p = pages[i]
         r = find(p_keys, p_slots, p)
         if r < 0:

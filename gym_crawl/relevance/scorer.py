@@ -36,6 +36,7 @@ from gym_crawl._io import (
     verify_files,
     write_stamp,
 )
+from gym_crawl._memory import populate
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.pagemap import add_keys, find, find_many, rehash
 from gym_crawl.relevance.score_kernels import (
@@ -462,13 +463,16 @@ class TopicScorer:
         checks them) as the *source* of this scorer's keyed tables: a page's row, or its links' rows, are copied
         from them when a crawl first needs them, instead of being computed from the page's and links' text — the
         same bits, a few cache misses instead of the text's. The tables stay keyed (memory follows the pages
-        scored; the stored files are page cache). ``False`` (nothing changed) without a usable store. A later
-        :meth:`set_keywords` detaches them (the stored keyword flags are the old keywords')."""
+        scored; the stored files are page cache, mapped into the process up front by :func:`gym_crawl._memory.populate`
+        within its budget: a first fetch then takes no page fault). ``False`` (nothing changed) without a usable
+        store. A later :meth:`set_keywords` detaches them (the stored keyword flags are the old keywords')."""
         arrays = self._open_stored(path, verify)
         if arrays is None:
             return False
         self._source = {k: np.asarray(v) for k, v in arrays.items()}
         self._tables["tried-disk"] = True
+        # a crawl reads them at random, one page or its links per first fetch: mapped up front, no page faults
+        populate(arrays.values())
         return True
 
     def fill_from_store(self, pages: np.ndarray) -> np.ndarray | None:
