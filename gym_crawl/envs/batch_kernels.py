@@ -183,13 +183,19 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
 
 @njit(cache=True, nogil=True)
 def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
-                      n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc, resets):
+                      n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc, resets, post):
     """:func:`batch_step`, and the sub-envs that start a new episode in the same call instead of stepping
     (:func:`reset_crawl`). ``resets``: ``(resetting, seeds)``, which sub-envs reset (their columns are at their
     reset values already) and the seed pages they fetch; a sub-env whose reset fails (a seed whose reward is not
     finite, or seeds that leave the frontier empty) is cleared from ``resetting``, for the caller to reset in
-    Python (which names the error). Returns the first stepped sub-env whose reward is not finite, or -1."""
+    Python (which names the error). ``post``: ``(last_page, ended, out)``, what the vector env keeps after a step,
+    written here so the caller needs no array operations of its own: ``last_page`` (int64) the page each stepped
+    sub-env fetched (unchanged on a spent step) and -1 for each reset one; ``ended`` (bool) terminated or
+    truncated, the sub-envs the next step resets; ``out[0]`` how many sub-envs neither stepped nor reset here (the
+    caller resets them in Python). Returns the first stepped sub-env whose reward is not finite, or -1 (``post``
+    then not written)."""
     (resetting, seeds) = resets
+    (last_page, ended, out) = post
     scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc = _borrow(
         scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc)
     fill_rows = rowc[5]
@@ -202,6 +208,18 @@ def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reduce
                                           eval_label, log_pages, n_domains, scores, graph, rwt, crawls, work, counts,
                                           topk, obs, env, res, rowc):
             return i
+    (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
+    pending = 0
+    for i in range(len(pages)):
+        if resetting[i]:
+            last_page[i] = -1
+        elif active[i]:
+            if pages[i] >= 0:
+                last_page[i] = pages[i]
+        else:
+            pending += 1
+        ended[i] = term[i] or trunc[i]
+    out[0] = pending
     return -1
 
 

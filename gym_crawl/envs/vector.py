@@ -76,6 +76,10 @@ from gym_crawl.relevance.topic import Topic, resolve_topic, seed_pages
 __all__ = ["WikiCrawlVectorEnv", "make_vector_env"]
 
 _EMPTY = np.zeros(0, np.int32)
+#: ``info``'s keys in the order the single env's info has them (``action_mask`` last, in slot mode only)
+_INFO_KEYS = ("pages_fetched", "relevant_found", "harvest_rate", "relevant_domains", "reward_sum", "frontier_size",
+              "candidate_ids", "fetched_page", "relevant", "invalid_action", "n_new_pages", "steps", "topic",
+              "fetch_error", "action_mask")
 
 
 class WikiCrawlVectorEnv(VectorEnv):
@@ -131,6 +135,9 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._terminated: np.ndarray = np.zeros(num_envs, bool)
         self._truncated: np.ndarray = np.zeros(num_envs, bool)
         self._autoreset: np.ndarray = np.zeros(num_envs, bool)
+        self._ended: np.ndarray = np.zeros(num_envs, bool)  # the compiled step's next autoresets (buffers swapped)
+        self._act: np.ndarray = np.zeros(num_envs, bool)
+        self._post: np.ndarray = np.zeros(1, np.int64)
         # per-env scalars of the compiled path (kept for both paths: infos are built from them)
         self._t: np.ndarray = np.zeros(num_envs, np.int64)
         self._last_reward: np.ndarray = np.zeros(num_envs, np.float64)
@@ -144,6 +151,9 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._topic_names: list[str] = []
         self._topic_arr: np.ndarray | None = None
         self._no_error: np.ndarray = np.empty(0, object)
+        #: the info keys in order (``action_mask`` in slot mode), each with its ``_key``
+        self._info_keys: tuple[tuple[str, str], ...] = tuple(
+            (k, "_" + k) for k in (_INFO_KEYS if self._slot else _INFO_KEYS[:-1]))
         self._stale: bool = False  # sub-envs' Python-side attributes lag behind the compiled path
         self._uniform: bool = False
         #: the topic and seed pages every autoreset starts from (a reset without options); while every sub-env
@@ -210,6 +220,10 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._miss = np.zeros(N, np.int64)
         self._prep = np.zeros(5, np.int64)
         self._n_actions = int(self.single_action_space.n)  # type: ignore[attr-defined]
+        self._n_domains = float(self.world.n_domains)
+        self._room_heap = deg + K + 2  # heap entries a step may add beyond the largest heap
+        self._topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s)
+        self._envt = (self._t, self._last_reward, self._penalty, self._reward_scale)
         self._res = (self._rewards, self._terminated, self._truncated, self._fetched_page, self._relevant,
                      self._invalid, self._n_new)
         if self._dict_obs:
@@ -251,6 +265,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         hk[:, :cap] = self._hk
         hp[:, :cap] = self._hp
         self._hk, self._hp = hk, hp
+        self._topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s)
         for i, e in enumerate(self.envs):
             e.reducer.adopt_rows(self._topk_rows(i))
 
@@ -405,33 +420,34 @@ class WikiCrawlVectorEnv(VectorEnv):
 
     def _infos_fast(self) -> dict[str, Any]:
         """:meth:`_infos` of the compiled path: the same arrays, their numbers written by one compiled call
-        (:func:`~gym_crawl.envs.batch_kernels.info_arrays`) into new arrays whose rows are the values, every
-        ``_key`` a row of one array of ones, the object arrays copied from ones kept while the topics stay."""
+        (:func:`~gym_crawl.envs.batch_kernels.info_arrays`) into three new arrays per step (one per dtype; each
+        key's array a view of its dtype's), every ``_key`` a row of ones of the boolean one, the object arrays
+        copied from ones kept while the topics stay."""
         N, K = self.num_envs, self._K
-        ints = np.empty((7, N), np.int64)
-        floats = np.empty((2, N), np.float64)
-        flags = np.empty((2, N), bool)
-        ids = np.empty((N, K), np.int64)
-        mask = np.empty((N, K), bool)
+        nb = len(self._info_keys)
+        i64 = np.empty(7 * N + N * K, np.int64)
+        f64 = np.empty((2, N), np.float64)
+        b1 = np.empty((2 + nb) * N + N * K, bool)
+        ints = i64[:7 * N].reshape(7, N)
+        ids = i64[7 * N:].reshape(N, K)
+        flags = b1[:2 * N].reshape(2, N)
+        mask = b1[2 * N:2 * N + N * K].reshape(N, K)
+        ones = b1[2 * N + N * K:].reshape(nb, N)
+        ones.fill(True)
         BK.info_arrays(self._ctr, self._sums, self._fetched_page, self._n_new, self._t, self._relevant, self._invalid,
-                       self._sel_p, self._ncand, self._use_cands, ints, floats, flags, ids, mask)
+                       self._sel_p, self._ncand, self._use_cands, ints, f64, flags, ids, mask)
         if self._topic_arr is None or self._topic_names != self._topics:
             self._topic_names = list(self._topics)
             self._topic_arr = np.empty(N, object)
             self._topic_arr[:] = self._topics
             self._no_error = np.empty(N, object)
             self._no_error[:] = ""  # a static corpus: every chosen page is fetched
-        vals = {"pages_fetched": ints[0], "relevant_found": ints[1], "harvest_rate": floats[0],
-                "relevant_domains": ints[2], "reward_sum": floats[1], "frontier_size": ints[3], "candidate_ids": ids,
-                "fetched_page": ints[4], "relevant": flags[0], "invalid_action": flags[1], "n_new_pages": ints[5],
-                "steps": ints[6], "topic": self._topic_arr.copy(), "fetch_error": self._no_error.copy()}
-        if self._slot:
-            vals["action_mask"] = mask
-        ones = np.ones((len(vals), N), bool)
+        vals = (ints[0], ints[1], f64[0], ints[2], f64[1], ints[3], ids, ints[4], flags[0], flags[1], ints[5],
+                ints[6], self._topic_arr.copy(), self._no_error.copy(), mask)
         out: dict[str, Any] = {}
-        for j, (k, v) in enumerate(vals.items()):
-            out[k] = v
-            out["_" + k] = ones[j]
+        for j, (k, uk) in enumerate(self._info_keys):
+            out[k] = vals[j]
+            out[uk] = ones[j]
         return out
 
     @property
@@ -477,7 +493,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         if not self._uniform:
             return self._step_python(actions)
         auto = self._autoreset
-        act = ~auto
+        act = np.logical_not(auto, out=self._act)
         if actions.dtype.kind not in "iu":
             self._check_actions(actions, act)  # raises, naming the sub-env
         e0 = self.envs[0]
@@ -492,54 +508,53 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._bind_scores()
             BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls,
                            self._scores, self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
-        if o[2] >= 0:  # refuse before any sub-env steps
-            p = int(self._pages[o[2]])
-            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
-                             f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
-                             f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
-        if self._use_reducer:
-            need = int(o[3]) + self._deg + self._K + 2
-            if need > self._hk.shape[1]:
-                self._grow_heaps(need)
-        need = int(o[4]) + self._deg + 1  # a fetch gives each out-link at most one slot
+        hs, ns, bad = o[3], o[4], o[2]
+        if bad >= 0:  # refuse before any sub-env steps
+            self._refuse_reward(int(bad))
+        if self._use_reducer and hs + self._room_heap > self._hk.shape[1]:
+            self._grow_heaps(int(hs) + self._room_heap)
+        need = int(ns) + self._deg + 1  # a fetch gives each out-link at most one slot
         cap = self._stack["slot_page"].shape[1]
         if need > cap:
             while cap < need:
                 cap *= 2
             self._grow_slots(cap)
-        b = e0.budget
-        cap = -1 if e0.state.domain_cap is None else int(e0.state.domain_cap)
         resetting = self._resetting
-        resetting[:] = False
-        if self._kreset and auto.any():  # the autoresets in the same compiled call
+        resetting.fill(False)
+        if self._kreset and not act.all():  # the autoresets in the same compiled call
             np.copyto(resetting, auto)
             self._clear_crawls(np.flatnonzero(auto))
-        topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s)
-        bad = BK.batch_step_resets(self._pages, act, self._K, cap, e0.beta, -1 if b is None else int(b),
-                                   e0.time_feature == "log_steps", self._use_reducer, self._layout,
-                                   e0.state.eval_label, self.world.log_pages, float(self.world.n_domains),
-                                   self._scores, self._graph, self._rwt, self._crawls, self._work, self._counts, topk,
-                                   self._obs_k, (self._t, self._last_reward, self._penalty, self._reward_scale),
-                                   self._res, self._rowc, (resetting, self._home_seeds))
+        ended = self._ended
+        b = e0.budget
+        dcap = e0.state.domain_cap
+        bad = BK.batch_step_resets(self._pages, act, self._K, -1 if dcap is None else int(dcap), e0.beta,
+                                   -1 if b is None else int(b), e0.time_feature == "log_steps", self._use_reducer,
+                                   self._layout, e0.state.eval_label, self.world.log_pages,
+                                   self._n_domains, self._scores, self._graph, self._rwt, self._crawls, self._work,
+                                   self._counts, self._topk, self._obs_k, self._envt, self._res, self._rowc,
+                                   (resetting, self._home_seeds), (self._last_page, ended, self._post))
         if bad >= 0:
-            p = int(self._pages[bad])
-            raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
-                             f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
-                             f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
-        np.copyto(self._last_page, self._pages, where=act & (self._pages >= 0))
+            self._refuse_reward(int(bad))
         self._stale = True
-        np.copyto(self._last_page, -1, where=resetting)
-        auto = auto & ~resetting  # those not reset in the compiled call (a failed reset: Python names the error)
-        if auto.any():
-            for i in np.flatnonzero(auto).tolist():
+        if self._post[0]:  # ended sub-envs not reset in the compiled call (a failed reset: Python names the error)
+            for i in np.flatnonzero(auto & ~resetting).tolist():
                 obs, info = self.envs[i].reset()
                 self._note_python(i, obs, info)
                 self._rewards[i] = 0.0
                 self._terminated[i] = self._truncated[i] = False
+                ended[i] = False
             self._check_uniform()
-        self._autoreset = self._terminated | self._truncated
+        self._ended, self._autoreset = auto, ended  # the next step's autoresets; the other buffer is reused
         return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
                 self._infos())
+
+    def _refuse_reward(self, i: int) -> None:
+        """Raise for sub-env ``i``, whose page's reward (cached by page row) is not finite."""
+        e0 = self.envs[0]
+        p = int(self._pages[i])
+        raise ValueError(f"reward {e0.scheme.name!r} returned a non-finite value "
+                         f"{float(self._rwt[0][e0.state.page_scores.row(p)])!r} for "
+                         f"page {p} ({e0.corpus.titles[p]!r}); rewards must be finite")
 
     def _clear_crawls(self, rows: np.ndarray) -> None:
         """Before the compiled step resets crawls ``rows``: their columns, page maps and per-domain counters back
