@@ -231,12 +231,14 @@ def test_nan_written_into_stored_tables_is_refused_and_recomputed(saved, sealed_
     assert np.isfinite(sc2.link_table().rel).all()
 
 
-def test_stored_table_check_takes_tfidf_scores_above_one():
-    """A page whose text lists a word more than once (the power-law webs: one entry per occurrence) has a tf-idf
-    score above 1; its tables must still store. Negative tf-idf scores and cosines outside [-1, 1] are refused."""
+def test_stored_table_check_refuses_scores_outside_their_range():
+    """tf-idf scores are cosines of non-negative vectors (in [0, 1]: above 1 or negative is refused), the other
+    scores cosines (outside [-1, 1] refused)."""
     check = scorer_mod._table_problem
-    assert check("page_tfidf", np.array([0.0, 0.5, 1.1], np.float32)) is None
-    assert check("page_tfidf", np.array([0.2, -0.1], np.float32)) == "negative tf-idf scores"
+    outside = "tf-idf scores outside [0, 1] (they are cosines of non-negative vectors)"
+    assert check("page_tfidf", np.array([0.0, 0.5, 1.0], np.float32)) is None
+    assert check("page_tfidf", np.array([0.0, 0.5, 1.1], np.float32)) == outside
+    assert check("page_tfidf", np.array([0.2, -0.1], np.float32)) == outside
     assert check("page_rel", np.array([0.2, 1.1], np.float32)) == "scores outside [-1, 1] (they are cosines)"
     assert check("link_rel", np.array([-0.9, 0.9], np.float32)) is None
     assert check("page_tfidf", np.array([np.nan], np.float32)) == "non-finite scores"

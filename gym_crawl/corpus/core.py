@@ -10,8 +10,8 @@ Arrays (``n`` pages, ``m`` links, ``V`` vocabulary words):
 name                          dtype       meaning
 ============================  ==========  =====================================================
 ``text_ptr`` (n+1,)           int64       CSR row pointer of each page's bag of words
-``text_terms``                int32       word ids (sorted, unique within a page)
-``text_counts``               int32       occurrences of each word in the page
+``text_terms``                int32       word ids (sorted, unique within a page: checked)
+``text_counts``               int32       occurrences of each word in the page (>= 1)
 ``title_ptr`` (n+1,)          int64       CSR pointer of each page's title tokens (= URL text)
 ``title_terms``               int32       word ids of title tokens (in order, repeats kept)
 ``link_ptr`` (n+1,)           int64       CSR pointer of out-links of each page
@@ -209,6 +209,39 @@ def csr_from_lists(rows: Sequence[Sequence[int]], dtype: Any = np.int32) -> tupl
         ptr[1:] = np.cumsum([len(r) for r in rows])
     vals = np.fromiter((v for r in rows for v in r), dtype=dtype, count=int(ptr[-1]))
     return ptr, vals
+
+
+def bag_problem(ptr: np.ndarray, terms: np.ndarray, counts: np.ndarray, block: int = 1 << 22) -> str | None:
+    """What breaks the bag-of-words layout of ``(ptr, terms, counts)`` — each page's word ids strictly increasing
+    (each distinct word once, its repeats in ``counts``) and every count >= 1 — or ``None``. A word listed twice
+    would count twice in a document frequency and make a tf-idf norm too small (cosines above 1). Scanned in
+    blocks of ``block`` entries (a memory-mapped web is not read whole into memory)."""
+    n_vals = len(terms)
+    for a in range(0, n_vals, block):
+        b = min(n_vals, a + block + 1)  # one entry of overlap: a pair across the block boundary is checked
+        c = np.asarray(counts[a:min(n_vals, a + block)])
+        if len(c) and int(c.min()) < 1:
+            at = a + int(np.argmin(c))
+            page = int(np.searchsorted(ptr, at, side="right")) - 1
+            return f"page {page} has a word count of {int(c.min())} (counts must be >= 1)"
+        t = np.asarray(terms[a:b])
+        bad = np.flatnonzero(t[1:] <= t[:-1]) + a + 1  # entries not above the one before them
+        if len(bad):
+            starts = np.asarray(ptr)  # a page's first entry may be anything
+            first = np.searchsorted(starts, bad, side="left")
+            inner = bad[(first >= len(starts)) | (starts[np.minimum(first, len(starts) - 1)] != bad)]
+            if len(inner):
+                page = int(np.searchsorted(starts, inner[0], side="right")) - 1
+                return (f"page {page} lists word id {int(terms[inner[0]])} after {int(terms[inner[0] - 1])} "
+                        f"(a page's word ids must be strictly increasing: each distinct word once, with its count)")
+    return None
+
+
+def _ranges_well_formed(stored: dict[str, Any]) -> bool:
+    """Whether a manifest's ``"ranges"`` name every id and pointer array, with integer bounds for the id arrays."""
+    return set(_ID_BOUNDS) | set(_PTR_NAMES) <= set(stored) and all(
+        isinstance(stored[k], dict) for k in (*_ID_BOUNDS, *_PTR_NAMES)) and all(
+        isinstance(stored[k].get("min"), int) and isinstance(stored[k].get("max"), int) for k in _ID_BOUNDS)
 
 
 _ARRAY_SPEC: dict[str, Any] = {
@@ -488,7 +521,9 @@ class Corpus:
 
     # ------------------------------------------------------------- validation
     def validate(self, stored: dict[str, Any] | None = None) -> None:  # noqa: C901  (known debt, docs/architecture.md)
-        """Check shapes, dtypes, pointer monotonicity and id ranges; raise :class:`CorpusFormatError`.
+        """Check shapes, dtypes, pointer monotonicity and id ranges, and (a corpus built in memory, or a saved one
+        whose files are scanned) that each page's bag of words lists a word once (:func:`bag_problem`); raise
+        :class:`CorpusFormatError`.
 
         ``stored``: the ``"ranges"`` a saved manifest recorded (each id array's min/max, each pointer
         array's monotonicity, computed by :meth:`save` over the full arrays). The id ranges and
@@ -498,14 +533,9 @@ class Corpus:
         manifest by :meth:`load` (size, sampled sha256; ``verify=True``: full sha256 and a full scan).
         """
         where = f" (corpus at {self.path})" if self.path else ""
-        if stored is not None:
-            ok = set(_ID_BOUNDS) | set(_PTR_NAMES) <= set(stored) and all(
-                isinstance(stored[k], dict) for k in (*_ID_BOUNDS, *_PTR_NAMES)) and all(
-                isinstance(stored[k].get("min"), int) and isinstance(stored[k].get("max"), int)
-                for k in _ID_BOUNDS)
-            if not ok:
-                raise CorpusFormatError(f"manifest field 'ranges'{where}: incomplete or malformed; "
-                                        f"delete the corpus directory to rebuild it")
+        if stored is not None and not _ranges_well_formed(stored):
+            raise CorpusFormatError(f"manifest field 'ranges'{where}: incomplete or malformed; "
+                                    f"delete the corpus directory to rebuild it")
         n = len(self.link_ptr) - 1
         for name, dt in _ARRAY_SPEC.items():
             a = getattr(self, name)
@@ -533,6 +563,8 @@ class Corpus:
         if len(self.text_counts) != len(self.text_terms):
             raise CorpusFormatError(f"text_counts{where}: length {len(self.text_counts)} != text_terms "
                                     f"{len(self.text_terms)}")
+        if stored is None:  # built in memory: its bags are scanned (a saved corpus was scanned when it was built)
+            self._check_bags()
         check_ptr("title_ptr", n, len(self.title_terms))
         check_ptr("link_ptr", n, m)
         check_ptr("anchor_ptr", m, len(self.anchor_terms))
@@ -576,6 +608,13 @@ class Corpus:
                 lo, top = int(a.min()), int(a.max())
             if lo < 0 or top >= hi:
                 raise CorpusFormatError(f"{name}{where}: ids must lie in [0, {hi}), found [{lo}, {top}]")
+
+    def _check_bags(self) -> None:
+        """Raise :class:`CorpusFormatError` when the pages' bags of words break their layout (:func:`bag_problem`)."""
+        problem = bag_problem(self.text_ptr, self.text_terms, self.text_counts)
+        if problem is not None:
+            where = f" (corpus at {self.path})" if self.path else ""
+            raise CorpusFormatError(f"text_terms{where}: {problem}")
 
     def _ranges(self) -> dict[str, Any]:
         """What :meth:`validate` scans for, as stored in a saved manifest (see ``validate(stored=...)``)."""
@@ -726,6 +765,7 @@ class Corpus:
         if scanned:
             actual = c._ranges()  # one scan of every id and pointer array
             c.validate(stored=actual)
+            c._check_bags()
             if isinstance(stored, dict) and stored != actual:
                 bad = sorted(k for k in set(stored) | set(actual) if stored.get(k) != actual.get(k))
                 raise CorpusFormatError(f"{mf}: field 'ranges' differs from the arrays for {bad}; delete the corpus "

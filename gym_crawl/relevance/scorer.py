@@ -88,9 +88,9 @@ def _table_problem(fname: str, a: np.ndarray) -> str | None:
         return None if not a.size or int(a.view(np.uint8).max()) <= 1 else "bytes other than 0/1 in a bool table"
     if not np.all(np.isfinite(a)):
         return "non-finite scores"
-    if fname == "page_tfidf":  # >= 0; above 1 where a page's text lists a term more than once (the power-law webs
-        # keep one entry per occurrence, count 1), which the tf-idf score's norm takes entry by entry
-        return "negative tf-idf scores" if a.size and float(a.min()) < 0.0 else None
+    if fname == "page_tfidf":  # a cosine of non-negative tf-idf vectors: in [0, 1]
+        return ("tf-idf scores outside [0, 1] (they are cosines of non-negative vectors)"
+                if a.size and (float(a.min()) < 0.0 or float(a.max()) > _COSINE_BOUND) else None)
     if a.size and (float(a.min()) < -_COSINE_BOUND or float(a.max()) > _COSINE_BOUND):
         return "scores outside [-1, 1] (they are cosines)"
     return None

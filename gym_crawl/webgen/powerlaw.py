@@ -12,7 +12,8 @@ memory-mapped), with a progress bar:
 * **links**: out-degree ``2 + Zipf(2.3)`` (capped at 150, mean ≈ 4.8); each link stays in its domain
   (55 %), goes to a random page of another domain of the source page's topic (30 %: topical locality), or to a
   globally popular page (15 %: a fixed random ranking, rank drawn as ``u^4``, so in-degrees follow a power law);
-* **text**: 12 words per page, each a word of the page's topic with probability 0.5 (else a common word); a
+* **text**: 12 words per page, each a word of the page's topic with probability 0.5 (else a common word), kept
+  as the corpus keeps a page's bag of words — each distinct word once, in word-id order, with its count; a
   2-word title; one anchor word per link (the target topic's with probability 0.5) and two context words.
 
 Deterministic in ``(n_pages, seed)``: every chunk of :data:`CHUNK` pages draws from its own generator seeded
@@ -34,7 +35,10 @@ from gym_crawl.corpus.core import Corpus, StringTable
 __all__ = ["BYTES_PER_PAGE", "CHUNK", "GENERATOR_VERSION", "TOPICS", "generate_powerlaw", "powerlaw_cache_path",
            "powerlaw_corpus"]
 
-GENERATOR_VERSION = 1
+#: 2: a page's words as a bag (each distinct word once, sorted, with its count) as :class:`Corpus` requires; version
+#: 1 listed a word drawn twice twice (count 1 each), which over-counted its document frequency and let the
+#: tf-idf cosine exceed 1
+GENERATOR_VERSION = 2
 #: pages per generated chunk (part of the output's definition: each chunk has its own random stream)
 CHUNK = 1 << 20
 #: the topics (labels); each is also a word of the vocabulary, with 59 words of its own
@@ -98,6 +102,27 @@ def _words_of(topic: np.ndarray, rng: np.random.Generator, p_topic: float) -> np
     return np.where(rng.random(len(topic)) < p_topic, own, common).astype(np.int32)
 
 
+def _bags(words: np.ndarray, per_page: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pages' words (``per_page`` a page, page after page) as bags: ``(terms, counts, sizes)`` — each page's distinct
+    words in ascending id order with their counts, and the number of distinct words of each page."""
+    w = np.sort(words.reshape(-1, per_page), axis=1)
+    first = np.ones(w.shape, bool)
+    first[:, 1:] = w[:, 1:] != w[:, :-1]
+    starts = np.flatnonzero(first.ravel())
+    counts = np.diff(np.append(starts, w.size)).astype(np.int32)
+    return w.ravel()[starts], counts, first.sum(axis=1)
+
+
+def _append_bags(words: np.ndarray, a: int, ptr: np.ndarray, terms: np.ndarray, counts: np.ndarray, at: int) -> int:
+    """Write pages ``a, a+1, ...``'s bags (:func:`_bags` of their :data:`_TEXT` words each) at entry ``at`` of
+    ``terms`` / ``counts`` and their ends into ``ptr``; return the entry after them."""
+    t, c, sizes = _bags(words, _TEXT)
+    terms[at:at + len(t)], counts[at:at + len(t)] = t, c
+    ptr[a] = at if a == 0 else ptr[a]
+    ptr[a + 1:a + 1 + len(sizes)] = at + np.cumsum(sizes)
+    return at + len(t)
+
+
 def _npy(folder: Path, name: str, dtype: Any, n: int) -> np.ndarray:
     return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=dtype, shape=(n,))
 
@@ -142,7 +167,10 @@ def generate_powerlaw(n_pages: int, seed: int = 0, folder: str | Path | None = N
     link_dst = _npy(work, "link_dst", np.int32, m)
     anchor_terms = _npy(work, "anchor_terms", np.int32, m)
     context_terms = _npy(work, "context_terms", np.int32, _CONTEXT * m)
-    text_terms = _npy(work, "text_terms", np.int32, _TEXT * n)
+    text_ptr = _npy(work, "text_ptr", np.int64, n + 1)
+    text_terms = _npy(work, "text_terms", np.int32, _TEXT * n)  # at most _TEXT distinct words a page
+    text_counts = _npy(work, "text_counts", np.int32, _TEXT * n)
+    n_text = 0
     title_terms = _npy(work, "title_terms", np.int32, _TITLE * n)
     with Progress(len(chunks), f"power-law web of {n:,} pages", unit="chunks", enabled=progress) as bar:
         for c, a in enumerate(chunks):  # pass 2: links and words
@@ -164,15 +192,15 @@ def generate_powerlaw(n_pages: int, seed: int = 0, folder: str | Path | None = N
             link_dst[la:lb] = dst
             anchor_terms[la:lb] = _words_of(label[dst], r, 0.5)
             context_terms[_CONTEXT * la:_CONTEXT * lb] = _words_of(np.repeat(st, _CONTEXT), r, 0.5)
-            text_terms[_TEXT * a:_TEXT * b] = _words_of(np.repeat(label[a:b], _TEXT), r, 0.5)
+            n_text = _append_bags(_words_of(np.repeat(label[a:b], _TEXT), r, 0.5), a, text_ptr, text_terms, text_counts,
+                                  n_text)
             title_terms[_TITLE * a:_TITLE * b] = _words_of(np.repeat(label[a:b], _TITLE), r, 0.7)
             bar.update()
     vocab = _vocab()
     corpus = Corpus(
-        text_ptr=np.arange(n + 1, dtype=np.int64) * _TEXT, text_terms=text_terms,
-        text_counts=np.ones(_TEXT * n, np.int32), title_ptr=np.arange(n + 1, dtype=np.int64) * _TITLE,
-        title_terms=title_terms, link_ptr=link_ptr, link_dst=link_dst,
-        anchor_ptr=np.arange(m + 1, dtype=np.int64), anchor_terms=anchor_terms,
+        text_ptr=text_ptr, text_terms=text_terms[:n_text], text_counts=text_counts[:n_text],
+        title_ptr=np.arange(n + 1, dtype=np.int64) * _TITLE, title_terms=title_terms, link_ptr=link_ptr,
+        link_dst=link_dst, anchor_ptr=np.arange(m + 1, dtype=np.int64), anchor_terms=anchor_terms,
         context_ptr=np.arange(m + 1, dtype=np.int64) * _CONTEXT, context_terms=context_terms,
         page_domain=page_domain, label_ptr=np.arange(n + 1, dtype=np.int64), label_ids=label,
         titles=_titles(n), vocab=StringTable.from_strings(vocab),
