@@ -164,7 +164,8 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     hints only); ``obs``: stacked
     observation arrays and ``ncand``; ``env``: per-env ``t``, ``last_reward``, ``penalty``,
     ``reward_scale``; ``res``: per-step outputs; ``rowc``: row work space (``old_p`` int32, ``old_k`` float32,
-    ``src``, ``fill_idx`` int64, ``fill_pages`` int32, each (K + 1,), and ``fill_rows`` (K, d) float32; the crawl's
+    ``src``, ``fill_idx`` int64, ``fill_pages`` int32, each (K + 1,), and ``fill_rows`` (K + 1, d) float32, its last row
+    the row kernels' scratch; the crawl's
     ``tmark`` column marks the pages that gained a parent, False between calls). ``layout``: the
     feature set's :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
     :func:`~gym_crawl.features.kernels.layout_rows` writes. ``budget``: every sub-env's own budget
@@ -301,7 +302,7 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
                 fill_slots[j] = sel_s[i, fill_idx[j]]
             rows = fill_rows[:nfill]
             rows[:, :] = 0.0
-            FR.layout_rows(layout, cand, crawls, i, page_domain, rows, fill_slots)
+            FR.layout_rows(layout, cand, crawls, i, page_domain, rows, fill_slots, fill_rows[fill_rows.shape[0] - 1])
             _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
         # the columns a fetch changes in the rows of its domain (TRES's per-domain ones), for the copied rows too: every
         # row was up to date with the counters before this fetch, which changed only its own domain's
@@ -450,7 +451,8 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     if n > 0:
         rows = fill_rows[:n]
         rows[:, :] = 0.0
-        FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows, sel_s[i, :n])
+        FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows, sel_s[i, :n],
+                       fill_rows[fill_rows.shape[0] - 1])
         _clip_into(rows, n, f, None)
     m = mask[i]
     for j in range(kk):

@@ -192,7 +192,7 @@ class CompiledStep:
                      np.zeros(1, bool), np.zeros(1, bool), np.zeros(1, np.int64))
         self._counts = np.zeros((1, 3), np.int64)
         self._rowc = (np.zeros(k + 1, np.int32), np.zeros(k + 1, np.float32), np.zeros(k + 1, np.int64),
-                      np.zeros(k + 1, np.int64), np.zeros(k + 1, np.int32), np.zeros((k, dd), np.float32))
+                      np.zeros(k + 1, np.int64), np.zeros(k + 1, np.int32), np.zeros((k + 1, dd), np.float32))
         self._pages = np.full(1, -1, np.int64)
         self._active = np.ones(1, bool)
         self.ids = np.full(k, -1, np.int64)

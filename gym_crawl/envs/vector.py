@@ -232,7 +232,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool), self._obs, self._ncand)
         d = self._obs_k[0].shape[2]
         self._rowc = (np.zeros(K + 1, np.int32), np.zeros(K + 1, np.float32), np.zeros(K + 1, np.int64),
-                      np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K, d), np.float32))
+                      np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K + 1, d), np.float32))
         return True
 
     def _bind_crawls(self) -> None:

@@ -82,11 +82,12 @@ def _change_bucket(ch, d1, d2):
 
 
 @njit(cache=True, nogil=True)
-def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5, edges6, slots=None):
+def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5, edges6, slots=None, buf=None):
     """Han 2018 rows of crawl ``ci``. Continuous: 6+2C relevances, change / 2, dist / 9 [, bias]. Discretized:
     11 one-hot columns per relevance (5 then 6 buckets), 5 change buckets, 10 distances, bias
     (``out`` rows must be zero). ``d1``, ``d2``: float32 change thresholds. ``slots``: the slot of each of
-    ``pages`` when the caller knows them (no page-map probe), else ``None``."""
+    ``pages`` when the caller knows them (no page-map probe), else ``None``; ``buf``: float32 scratch of at
+    least 6 + 2C entries (``None``: allocated here)."""
     c = crawls
     keys, mslots, bp_slot, rel, cat = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.rel[ci], c.cat[ci]
     par_mean, relpar_mean, link_rel, link_cat = c.par_mean[ci], c.relpar_mean[ci], c.link_rel[ci], c.link_cat[ci]
@@ -94,7 +95,8 @@ def han_rows(pages, crawls, ci, out, col0, discretize, with_bias, d1, d2, edges5
     change, dist = c.change[ci], c.dist[ci]
     C = cat.shape[1]
     k = 6 + 2 * C
-    buf = np.empty(k, np.float32)
+    if buf is None:
+        buf = np.empty(k, np.float32)
     for i in range(len(pages)):
         p = find(keys, mslots, pages[i]) if slots is None else np.int64(slots[i])
         if p < 0 or bp_slot[p] < 0:
@@ -242,7 +244,7 @@ def thesis_rows(pages, crawls, ci, out, code_bins, sigma1, sigma2, scale, normal
 
 
 @njit(cache=True, nogil=True)
-def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None):
+def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=None):
     """The rows of frontier ``pages`` in a feature set's batched ``layout`` into ``rows`` (zeroed).
 
     :param layout: what :meth:`~gym_crawl.features.sets.FeatureSet.batch_layout` hands the batched step, with
@@ -254,11 +256,12 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None):
     :param page_domain: (n_pages,) int32.
     :param rows: (n, d) float32, zeroed.
     :param slots: (n,) the crawl's slots of ``pages`` when the caller has them (no page-map probe), or ``None``.
+    :param buf: float32 scratch for Han's relevances (at least 6 + 2C entries), or ``None`` (allocated per call).
     """
     kind = layout.kind
     if kind == FEAT_HAN or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         han_rows(pages, crawls, i, rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2,
-                 EDGES5, EDGES6, slots)
+                 EDGES5, EDGES6, slots, buf)
     if kind == FEAT_TRES or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES, slots)
     if kind == FEAT_COMBINED:
