@@ -282,11 +282,23 @@ def refresh_rows(layout, rows, pages, n, page_domain, crawls, ci, domain=-1):
         c0 = layout.tres_col0 + 5
         dom_fetched, dom_relevant = crawls.dom_fetched[ci], crawls.dom_relevant[ci]
         dmap_keys, dmap_slots = crawls.dmap_keys[ci], crawls.dmap_slots[ci]
+        if domain >= 0:  # one domain: its two values once, written into the rows of its pages
+            ratio, known = _domain_columns(domain, dom_fetched, dom_relevant, dmap_keys, dmap_slots)
+            for j in range(n):
+                if page_domain[pages[j]] == domain:
+                    rows[j, c0] = ratio
+                    rows[j, c0 + 1] = known
+            return
         for j in range(n):
-            dm = page_domain[pages[j]]
-            if domain >= 0 and dm != domain:
-                continue
-            dm = find(dmap_keys, dmap_slots, dm)  # the domain's slot (-1: no page of it counted)
-            fd = dom_fetched[dm] if dm >= 0 else 0
-            rows[j, c0] = np.float32(np.float64(dom_relevant[dm]) / np.float64(fd)) if fd > 0 else np.float32(0.0)
-            rows[j, c0 + 1] = 1.0 if fd > 0 else 0.5
+            ratio, known = _domain_columns(page_domain[pages[j]], dom_fetched, dom_relevant, dmap_keys, dmap_slots)
+            rows[j, c0] = ratio
+            rows[j, c0 + 1] = known
+
+
+@njit(cache=True, nogil=True)
+def _domain_columns(dm, dom_fetched, dom_relevant, dmap_keys, dmap_slots):
+    """TRES's domain relevant ratio and domain-known values (float32) of domain ``dm``."""
+    ds = find(dmap_keys, dmap_slots, dm)  # the domain's slot (-1: no page of it counted)
+    fd = dom_fetched[ds] if ds >= 0 else 0
+    ratio = np.float32(np.float64(dom_relevant[ds]) / np.float64(fd)) if fd > 0 else np.float32(0.0)
+    return ratio, np.float32(1.0) if fd > 0 else np.float32(0.5)
