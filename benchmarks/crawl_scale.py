@@ -17,15 +17,17 @@ the rounds interleave the sizes, so load changes on a shared machine hit every s
   files are page cache, reported apart as file RSS) after the env's first reset and after the timed crawls,
   and one crawl's state: bytes per page it touched (its columns at their capacity / the pages it touched).
 
-``--stored-tables``: like for like across webs. By default a topic's score tables are complete only on a web small
-enough to score at the first reset (outside the timed steps); on a larger generated web the topic's tables are stored
-on disk at its first use (the build step below, outside the timed processes: ``TopicScorer.use_stored_tables``) and
-a page a crawl fetches for the first time has its scores copied from them during the timed step. With this option
-each web's topic tables are scored completely and stored once per web before the timed crawls
-(``WikiCrawlEnv.world.precompute_scores`` + ``TopicScorer.save_tables``, in its own process, with a progress bar;
-its CPU seconds, disk bytes and peak RSS reported), and every timed process memory-maps them whole
-(``TopicScorer.load_tables``: dense tables) — every web's crawls then step over complete tables. The tables go
-to ``--tables-dir`` (default: a new temporary directory), which is removed at the end unless given.
+``--stored-tables``: every web in the mode the default gives the largest generated webs. By default a topic's score
+tables are complete at the first reset on a web of at most ``EAGER_SCORING_LINKS`` links (scored outside the timed
+steps); a generated web of more than ``STORED_TABLES_LINKS`` links (the 10^7-page web) stores them on disk once
+(``TopicScorer.use_stored_tables``) and a page a crawl fetches for the first time has its rows copied from that store
+during the step; a web in between (the 10^6-page web: 4.3·10^6 links) scores such a page's rows from its text during
+the step. With this option each web's topic tables are stored once before the timed crawls where the default keeps
+them (``TopicScorer.store_tables`` under ``tables_path()``, or under ``--tables-dir``; a store already there is
+used as it is; its one-time CPU seconds, disk bytes and peak RSS reported), and every timed process attaches them
+(``TopicScorer.attach_stored_tables``) before its first env: the webs in between then copy rows as the largest do,
+and the small ones are complete at reset either way. Each row says which it was (``tables``: ``complete at reset``,
+``copied from the store``, ``scored in the step``). Stores are kept (they are the default's own files).
 
 Medians over the rounds. Writes ``crawl_scale.json``, ``crawl_scale.md`` and ``crawl_scale.png`` (steps per
 CPU-second against web size; anonymous RSS on a second axis) to ``--out`` (default
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -47,7 +48,7 @@ from typing import Any
 from gym_crawl._console import ArgumentParser
 from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
-__all__ = ["CHILD", "main", "summarize"]
+__all__ = ["CHILD", "add_ratios", "main", "summarize"]
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "crawl_scale"
 DEFAULT_SIZES = (20_000, 100_000, 1_000_000, 10_000_000)
@@ -55,9 +56,10 @@ DEFAULT_SIZES = (20_000, 100_000, 1_000_000, 10_000_000)
 DEFAULT_WEB = "synthetic-hard"
 
 #: One measurement: ``python -c CHILD CORPUS TOPIC N_ENVS VEC_STEPS SINGLE_STEPS [TABLES_DIR]`` (public API only);
-#: prints JSON. With ``TABLES_DIR`` the topic's stored score tables are memory-mapped before the first env's reset.
+#: prints JSON. With ``TABLES_DIR`` the topic's stored score tables are attached (the source the keyed tables copy rows
+#: from) before the first env's reset.
 CHILD = r'''
-import json, sys, time
+import json, resource, sys, time
 import numpy as np
 import gymnasium as gym
 import gym_crawl
@@ -76,20 +78,20 @@ t0 = time.perf_counter()
 corpus = load_corpus(spec)
 out = {"corpus": spec, "pages": corpus.n_pages, "links": corpus.n_links, "load_seconds": time.perf_counter() - t0}
 t0 = time.perf_counter()
-sc = None
-if len(sys.argv) > 6:  # memory-map the stored tables into the process-wide scorer before any crawl asks for them
-    from gym_crawl.relevance.topic import resolve_topic
-    e0 = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
-    sc = e0.unwrapped.world.scorer(resolve_topic(topic, corpus))
-    if not sc.load_tables(sys.argv[6]):
+from gym_crawl.relevance.topic import resolve_topic
+e0 = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
+sc = e0.unwrapped.world.scorer(resolve_topic(topic, corpus))  # the process-wide scorer every env of the topic shares
+if len(sys.argv) > 6:  # the stored tables as the source of the keyed tables, before any crawl asks for them
+    if not sc.attach_stored_tables(sys.argv[6]):
         raise SystemExit(f"no stored score tables for {spec} / {topic} in {sys.argv[6]}")
 v = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=N, vectorization_mode="vector_entry_point", corpus=corpus,
                  topic=topic)
 obs, _ = v.reset(seed=0)
-if sc is not None:
-    if not all(e.scorer is sc for e in v.unwrapped.envs):
-        raise SystemExit("the batched env does not use the scorer holding the stored tables")
-    out["tables_mapped"] = bool(sc.page_table().mapped and sc.link_table().mapped)
+if not all(e.scorer is sc for e in v.unwrapped.envs):
+    raise SystemExit("the batched env does not use the process-wide scorer")
+pt = sc.page_table()
+out["tables"] = ("complete at reset" if pt.complete else "copied from the store" if sc.stored_source
+                 else "scored in the step")
 out["build_seconds"] = time.perf_counter() - t0
 out["mem_after_reset"] = mem()
 rng = np.random.default_rng(0)
@@ -98,9 +100,11 @@ def run(n):
     for _ in range(n):
         obs, *_ = v.step((rng.random(N) * obs["mask"].sum(1)).astype(np.int64))
 run(max(1, vsteps // 4))
+f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 c0 = time.process_time()
 run(vsteps)
 out["vector_steps_per_cpu_second"] = vsteps * N / (time.process_time() - c0)
+out["vector_minor_faults_per_env_step"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / (vsteps * N)
 states = [e.state for e in v.unwrapped.envs]
 touched = [s.n_slots for s in states]
 held = [sum(a.nbytes for a in s.arrays.values()) for s in states]  # each crawl's columns (its rows of the stack)
@@ -138,8 +142,9 @@ print(json.dumps(out))
 '''
 
 
-#: Score and store one web's topic tables: ``python -c STORE CORPUS TOPIC TABLES_DIR``; prints JSON (the one-time
-#: cost: CPU seconds of building the env and of scoring + storing, disk bytes, peak RSS).
+#: Store one web's topic tables as the default stores a large generated web's: ``python -c STORE CORPUS TOPIC
+#: [TABLES_DIR]`` (default: where the default keeps them, ``TopicScorer.tables_path()``); prints JSON (the one-time
+#: cost: CPU seconds of building the env and of storing, disk bytes, peak RSS; ``found``: a store was there already).
 STORE = r'''
 import json, sys, time
 from pathlib import Path
@@ -150,32 +155,34 @@ from gym_crawl.relevance.topic import resolve_topic
 
 from gym_crawl._console import setup_logging
 
-setup_logging()  # the scoring's progress: a bar on a terminal, else a log line every 5 s on stderr
-spec, topic, path = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+setup_logging()  # the store's progress: a bar on a terminal, else a log line every 5 s on stderr
+spec, topic = sys.argv[1], sys.argv[2]
 c0 = time.process_time()
 corpus = load_corpus(spec)
 env = gym.make(gym_crawl.DEFAULT_ENV_ID, corpus=corpus, topic=topic)
-world = env.unwrapped.world
-sc = world.scorer(resolve_topic(topic, corpus))
+sc = env.unwrapped.world.scorer(resolve_topic(topic, corpus))
+path = Path(sys.argv[3]) if len(sys.argv) > 3 else sc.tables_path()
 c1 = time.process_time()
 w0 = time.perf_counter()
-world.precompute_scores([topic], progress=True)
-sc.save_tables(path)
+found = sc.attach_stored_tables(path)
+if not found:
+    sc.store_tables(path)
 c2 = time.process_time()
 peak = 0.0
 for line in open("/proc/self/status"):
     if line.startswith("VmHWM:"):
         peak = int(line.split()[1]) / 1024.0
-print(json.dumps({"corpus": spec, "path": str(path), "setup_cpu_seconds": c1 - c0, "score_store_cpu_seconds": c2 - c1,
-                  "score_store_wall_seconds": time.perf_counter() - w0,
+print(json.dumps({"corpus": spec, "path": str(path), "found": found, "setup_cpu_seconds": c1 - c0,
+                  "score_store_cpu_seconds": c2 - c1, "score_store_wall_seconds": time.perf_counter() - w0,
                   "disk_bytes": sum(f.stat().st_size for f in path.rglob("*") if f.is_file()), "peak_rss_mb": peak}))
 '''
 
 
-def _store(spec: str, topic: str, path: Path) -> dict[str, Any]:
-    """Score and store ``spec``'s topic tables once under ``path`` (a child process; its progress bar on stderr)."""
-    p = subprocess.run([sys.executable, "-c", STORE, spec, topic, str(path)], stdout=subprocess.PIPE, text=True,
-                       cwd=tempfile.gettempdir(), timeout=14400)
+def _store(spec: str, topic: str, path: Path | None) -> dict[str, Any]:
+    """Store ``spec``'s topic tables once under ``path`` (default: where the default keeps them), or find them there
+    (a child process; its progress bar on stderr)."""
+    p = subprocess.run([sys.executable, "-c", STORE, spec, topic] + ([str(path)] if path is not None else []),
+                       stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), timeout=14400)
     if p.returncode != 0:
         raise RuntimeError(f"crawl_scale: storing the score tables of {spec} failed (exit {p.returncode})")
     return dict(json.loads(p.stdout.strip().splitlines()[-1]))
@@ -198,6 +205,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             out[k] = {kk: statistics.median(r[k][kk] for r in runs) for kk in v}
         elif isinstance(v, (int, float)) and k not in out:
             out[k] = statistics.median(r[k] for r in runs)
+    out["tables"] = runs[0].get("tables")
     out["vector_runs"] = [r["vector_steps_per_cpu_second"] for r in runs]
     out["cartpole_ratio"] = out["cartpole_steps_per_cpu_second"] / out["single_steps_per_cpu_second"]
     return out
@@ -207,11 +215,16 @@ def _markdown(res: dict[str, Any]) -> str:
     lines = [f"# crawl_scale — speed and memory against web size ({res['rounds']} rounds, N = {res['n_envs']})", "",
              f"Load average at the start: {res['load_average']}; CPU seconds (`time.process_time`). Steps per "
              "CPU-second are medians over the rounds; memory in MB.", "", *_store_lines(res),
-             "| web | pages | links | vector N=64 steps / CPU-s | single steps / CPU-s | CartPole ÷ single | "
-             "anon RSS after reset | anon RSS after crawl | file RSS | state bytes / touched page | pages touched "
-             "/ crawl |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| web | pages | links | tables | vector N=64 steps / CPU-s | ÷ smallest web (per round) | minor faults "
+             "/ env-step | single steps / CPU-s | CartPole ÷ single | anon RSS after reset | anon RSS after crawl | "
+             "file RSS | state bytes / touched page | pages touched / crawl |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        lines.append(f"| {r['corpus']} | {r['pages']:,} | {r['links']:,} | {r['vector_steps_per_cpu_second']:,.0f} | "
+        rr = r.get("ratio_to_smallest")
+        ratio = f"{rr['median_of_ratios']:.2f} ({', '.join(f'{x:.2f}' for x in rr['per_round'])})" if rr else "—"
+        lines.append(f"| {r['corpus']} | {r['pages']:,} | {r['links']:,} | {r.get('tables') or '—'} | "
+                     f"{r['vector_steps_per_cpu_second']:,.0f} | {ratio} | "
+                     f"{r.get('vector_minor_faults_per_env_step', float('nan')):.4f} | "
                      f"{r['single_steps_per_cpu_second']:,.0f} | {r['cartpole_ratio']:.2f} | "
                      f"{r['mem_after_reset']['RssAnon']:,.0f} | {r['mem_after_crawl']['RssAnon']:,.0f} | "
                      f"{r['mem_after_crawl']['RssFile']:,.0f} | {r['crawl_state_bytes_per_touched_page']:,.0f} | "
@@ -223,13 +236,15 @@ def _store_lines(res: dict[str, Any]) -> list[str]:
     """With ``--stored-tables``: the one-time scoring and storing of each web's topic tables."""
     if not res.get("stored_tables"):
         return []
-    lines = [f"Score tables of topic {res['topic']!r} scored and stored once per web before the timed crawls "
-             f"(under `{res['tables_dir']}`, {'kept' if res['tables_dir_kept'] else 'removed after the run'}), "
-             "memory-mapped by every timed process:", "",
-             "| web | CPU-s scoring + storing | CPU-s setting up | wall s | disk MB | peak RSS MB |",
-             "|---|---|---|---|---|---|"]
+    where = f"under `{res['tables_dir']}`" if res.get("tables_dir") else "where the default keeps them"
+    lines = [f"Score tables of topic {res['topic']!r} stored once per web before the timed crawls ({where}; a store "
+             "found there is used as it is), attached by every timed process as the source its keyed tables copy "
+             "rows from:", "",
+             "| web | store | CPU-s storing | CPU-s setting up | wall s | disk MB | peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
     for st in res["store"]:
-        lines.append(f"| {st['corpus']} | {st['score_store_cpu_seconds']:,.1f} | {st['setup_cpu_seconds']:,.1f} | "
+        lines.append(f"| {st['corpus']} | {'found' if st.get('found') else 'stored now'} | "
+                     f"{st['score_store_cpu_seconds']:,.1f} | {st['setup_cpu_seconds']:,.1f} | "
                      f"{st['score_store_wall_seconds']:,.1f} | {st['disk_bytes'] / 1e6:,.1f} | "
                      f"{st['peak_rss_mb']:,.0f} |")
     return [*lines, ""]
@@ -275,10 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", default="geology", help="the topic crawled on every web (default geology)")
     ap.add_argument("--no-default-web", action="store_true", help="skip the default task's own web")
     ap.add_argument("--stored-tables", action="store_true",
-                    help="score and store each web's topic tables once before the timed crawls (reported apart), "
-                         "then memory-map them in every timed process: every web steps over complete tables")
+                    help="every web in the default's mode for the largest webs: each web's topic tables stored once "
+                         "before the timed crawls (reported apart), its crawls copying a first-fetched page's rows "
+                         "from them")
     ap.add_argument("--tables-dir", default=None,
-                    help="with --stored-tables: where the tables go (kept); default a temporary directory, removed")
+                    help="with --stored-tables: where the stores go (kept); default where the default keeps them")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
     if a.tables_dir is not None and not a.stored_tables:
@@ -310,24 +326,18 @@ def main(argv: list[str] | None = None) -> int:
                            "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()), "rows": [],
                            "stored_tables": bool(a.stored_tables)}
     tables: dict[str, Path] = {}
-    root: Path | None = None
-    try:
-        if a.stored_tables:
-            root = Path(a.tables_dir) if a.tables_dir else Path(tempfile.mkdtemp(prefix="gym_crawl-score-tables-"))
-            print(f"[crawl_scale] storing each web's score tables under {root}", flush=True)
-            res["tables_dir"], res["tables_dir_kept"], res["store"] = str(root), a.tables_dir is not None, []
-            for s in specs:
-                tables[s] = root / f"{s}-{a.topic}"
-                st = _store(s, a.topic, tables[s])
-                res["store"].append(st)
-                print(f"[crawl_scale] stored {s}: {st['score_store_cpu_seconds']:,.1f} CPU-s scoring + storing "
-                      f"(+{st['setup_cpu_seconds']:,.1f} setting up), {st['disk_bytes'] / 1e6:,.0f} MB on disk, "
-                      f"peak RSS {st['peak_rss_mb']:,.0f} MB", flush=True)
-        res["rows"] = _measure(specs, a.topic, n_envs, vsteps, ssteps, rounds, tables)
-    finally:
-        if root is not None and a.tables_dir is None:
-            shutil.rmtree(root, ignore_errors=True)
-            print(f"[crawl_scale] removed {root}", flush=True)
+    if a.stored_tables:
+        where = a.tables_dir or "where the default keeps them"
+        print(f"[crawl_scale] storing (or finding) each web's score tables ({where})", flush=True)
+        res["tables_dir"], res["store"] = a.tables_dir, []
+        for s in specs:
+            st = _store(s, a.topic, Path(a.tables_dir) / f"{s}-{a.topic}" if a.tables_dir else None)
+            tables[s] = Path(st["path"])
+            res["store"].append(st)
+            print(f"[crawl_scale] {s}: {'found' if st['found'] else 'stored'} under {st['path']}: "
+                  f"{st['score_store_cpu_seconds']:,.1f} CPU-s (+{st['setup_cpu_seconds']:,.1f} setting up), "
+                  f"{st['disk_bytes'] / 1e6:,.0f} MB on disk, peak RSS {st['peak_rss_mb']:,.0f} MB", flush=True)
+    res["rows"] = _measure(specs, a.topic, n_envs, vsteps, ssteps, rounds, tables)
     from gym_crawl._io import atomic_write_bytes
 
     out = Path(a.out)
@@ -351,7 +361,23 @@ def _measure(specs: list[str], topic: str, n_envs: int, vsteps: int, ssteps: int
             print(f"[crawl_scale] round {k + 1}/{rounds} {s}: vector {r['vector_steps_per_cpu_second']:,.0f}, single "
                   f"{r['single_steps_per_cpu_second']:,.0f} steps/CPU-s, anon RSS "
                   f"{r['mem_after_crawl']['RssAnon']:,.0f} MB", flush=True)
-    return sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
+    rows = sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
+    add_ratios(rows, runs)
+    return rows
+
+
+def add_ratios(rows: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]]) -> None:
+    """Each web's batched steps per CPU-second against the smallest power-law web's, round by round (the two measured
+    in the same round, minutes apart) and their median: ``row["ratio_to_smallest"]``."""
+    base = next((r["corpus"] for r in rows if r["corpus"].startswith("powerlaw")), None)
+    if base is None:
+        return
+    for r in rows:
+        per = [x["vector_steps_per_cpu_second"] / b["vector_steps_per_cpu_second"]
+               for x, b in zip(runs[r["corpus"]], runs[base])]
+        r["ratio_to_smallest"] = {"against": base, "per_round": per, "median_of_ratios": statistics.median(per),
+                                  "ratio_of_medians": r["vector_steps_per_cpu_second"]
+                                  / next(x for x in rows if x["corpus"] == base)["vector_steps_per_cpu_second"]}
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gym_crawl.benchmarks.crawl_scale import main, summarize
+from gym_crawl.benchmarks.crawl_scale import add_ratios, main, summarize
 
 
 @pytest.mark.slow  # a benchmark run
@@ -41,3 +41,30 @@ def test_tables_dir_needs_stored_tables(tmp_path, capsys):
     assert e.value.code == 2
     assert "--tables-dir needs --stored-tables" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "t").exists()
+
+
+@pytest.mark.slow  # a benchmark run
+def test_stored_tables_run_stores_once_and_attaches(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    out, tables = tmp_path / "out", tmp_path / "tables"
+    argv = ["--quick", "--sizes", "2000", "--stored-tables", "--tables-dir", str(tables), "--out", str(out)]
+    assert main(argv) == 0
+    data = json.loads((out / "crawl_scale_stored_tables.json").read_text())
+    (st,) = data["store"]
+    assert not st["found"] and st["disk_bytes"] > 0 and (tables / "powerlaw-2000-geology" / "manifest.json").exists()
+    (row,) = data["rows"]
+    assert row["tables"] == "complete at reset"  # 2,000 pages: scored at the first reset whatever the store
+    assert row["ratio_to_smallest"]["per_round"] == [1.0]
+    assert main(argv) == 0  # the second run finds the store where the first left it
+    assert json.loads((out / "crawl_scale_stored_tables.json").read_text())["store"][0]["found"]
+
+
+def test_ratios_pair_the_webs_round_by_round():
+    runs = {"powerlaw-20000": [{"vector_steps_per_cpu_second": v} for v in (100.0, 200.0, 150.0)],
+            "powerlaw-10000000": [{"vector_steps_per_cpu_second": v} for v in (80.0, 120.0, 135.0)]}
+    rows = [{"corpus": "powerlaw-20000", "vector_steps_per_cpu_second": 150.0},
+            {"corpus": "powerlaw-10000000", "vector_steps_per_cpu_second": 120.0}]
+    add_ratios(rows, runs)
+    r = rows[1]["ratio_to_smallest"]
+    assert r["per_round"] == pytest.approx([0.8, 0.6, 0.9]) and r["median_of_ratios"] == pytest.approx(0.8)
+    assert r["ratio_of_medians"] == pytest.approx(0.8) and r["against"] == "powerlaw-20000"
