@@ -65,7 +65,8 @@ class PageSource(Protocol):
         """Requests (and robots.txt checks) not yet delivered by :meth:`arrived`."""
 
     def held_domains(self) -> np.ndarray:
-        """(n_domain_slots,) bool: domains whose pages may not be offered yet (read-only)."""
+        """bool by domain id: the domains whose pages may not be offered yet (read-only); it may be shorter than the
+        web's domain list (the domains past its end are not held), e.g. empty for a source that never holds one."""
 
     def fetch_error(self, page: int) -> str:
         """Why ``page`` has no content (``""`` when it was fetched)."""
@@ -107,6 +108,10 @@ def check_timing(timing: Any) -> FetchTiming | None:
     raise ValueError(f"timing must be None, a FetchTiming or a dict {{'latency': s, 'delay': s}}, got {timing!r}")
 
 
+_NONE_HELD = np.zeros(0, bool)
+_NONE_HELD.flags.writeable = False
+
+
 class SimulatedFetches:
     """The :class:`PageSource` of a static corpus crawled with several pages in flight: every page is in the
     corpus already; what is simulated is *when* each request completes.
@@ -116,7 +121,8 @@ class SimulatedFetches:
     ``latency`` seconds later, and frees its host at ``completion + delay``. :meth:`arrived` returns the
     requests completed by the virtual time ``now``; with ``block`` it first advances ``now`` to the next
     completion. Ties complete in request order. Deciding costs no virtual time. Nothing depends on the wall
-    clock, so a crawl is deterministic.
+    clock, so a crawl is deterministic. The clock keeps a time only for the hosts the crawl requested a page of
+    (its memory follows the crawl, not the web's domain list); it never holds a host.
 
     :param corpus: the static corpus (its ``page_domain`` gives each page's host).
     :param timing: the virtual clock's latency and per-host delay.
@@ -125,16 +131,15 @@ class SimulatedFetches:
     def __init__(self, corpus: Any, timing: FetchTiming | None = None):
         self.timing = timing or FetchTiming()
         self._domain = np.asarray(corpus.page_domain)
-        self._free = np.full(max(1, int(corpus.n_domain_slots)), -math.inf)
+        #: when each host the crawl requested a page of is free again (a host never requested: -inf)
+        self._free: dict[int, float] = {}
         self._heap: list[tuple[float, int, int]] = []
         self._seq = 0
         self.now = 0.0
-        self._held = np.zeros(len(self._free), bool)
-        self._held.flags.writeable = False
 
     def request(self, page: int) -> None:
         d = int(self._domain[page])
-        start = max(self.now, float(self._free[d]))
+        start = max(self.now, self._free.get(d, -math.inf))
         end = start + self.timing.latency
         self._free[d] = end + self.timing.delay
         heapq.heappush(self._heap, (end, self._seq, int(page)))
@@ -153,13 +158,13 @@ class SimulatedFetches:
         return len(self._heap)
 
     def held_domains(self) -> np.ndarray:
-        return self._held
+        return _NONE_HELD
 
     def fetch_error(self, page: int) -> str:
         return ""
 
     def restart(self) -> None:
         self._heap.clear()
-        self._free[:] = -math.inf
+        self._free.clear()
         self.now = 0.0
         self._seq = 0

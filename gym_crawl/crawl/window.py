@@ -31,7 +31,9 @@ Statuses (the fetch kernel's ``UNSEEN``, ``FRONTIER``, ``VISITED``, ``BLOCKED`` 
 
 Everything here is O(pages moved), except that parking a host that just became busy scans the frontier once, and
 the focus rule scans the frontier and the parked pages once per decision while pages are in flight (O(frontier),
-compiled).
+compiled). The window's own memory follows the pages in flight: pages in flight per host for the hosts that have
+some, and the sorted ids of the hosts that are busy or held (a parked page's list hangs off its domain's slot in the
+crawl state), never an array as long as the web's domain list.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ INFLIGHT = 4
 PARKED = -1
 """Status of a discovered, unfetched page held out of the frontier (its host is busy or held)."""
 _FR = K.C_FR_SIZE
+_NO_DOMAINS = np.zeros(0, np.int32)
 
 DEFAULT_FOCUS_SLACK = 0.0
 """The default ``focus_slack`` of a window (:meth:`FetchWindow.may_fill`): while pages are in flight, a free slot
@@ -71,6 +74,13 @@ def check_focus_slack(slack: object) -> float:
                          f"known; larger: more pages per second, less focus; math.inf: fill every free slot), "
                          f"got {slack!r}")
     return float(slack)
+
+
+@njit(cache=True, nogil=True)
+def _flagged(flagged, d):
+    """Whether domain id ``d`` is in ``flagged`` (sorted domain ids)."""
+    j = np.searchsorted(flagged, d)
+    return j < len(flagged) and flagged[j] == d
 
 
 @njit(cache=True, nogil=True)
@@ -117,16 +127,16 @@ def put(page, c, i, chain, page_domain):
 
 
 @njit(cache=True, nogil=True)
-def park_frontier(flag, c, i, chain, page_domain, out):
-    """Park every frontier page whose domain is flagged (one pass over the frontier); writes them to ``out``
-    and returns their count."""
+def park_frontier(flagged, c, i, chain, page_domain, out):
+    """Park every frontier page whose domain is in ``flagged`` (sorted domain ids; one pass over the frontier);
+    writes them to ``out`` and returns their count."""
     fr_pages, fr_slots, ctr = c.fr_pages[i], c.fr_slots[i], c.ctr[i]
     k = 0
     j = 0
     while j < ctr[_FR]:
         p = fr_pages[j]
         d = page_domain[p]
-        if flag[d]:
+        if _flagged(flagged, d):
             s = fr_slots[j]
             _take(s, d, c, i, chain)  # the last moves to j
             _park(s, d, c, i)
@@ -138,13 +148,14 @@ def park_frontier(flag, c, i, chain, page_domain, out):
 
 
 @njit(cache=True, nogil=True)
-def park_pages(pages, flag, c, i, chain, page_domain, out, k):
-    """Park those of ``pages`` that are in the frontier and whose domain is flagged; appends to ``out[k:]``."""
+def park_pages(pages, flagged, c, i, chain, page_domain, out, k):
+    """Park those of ``pages`` that are in the frontier and whose domain is in ``flagged`` (sorted domain ids);
+    appends to ``out[k:]``."""
     keys, slots, status = c.map_keys[i], c.map_slots[i], c.status[i]
     for j in range(len(pages)):
         p = pages[j]
         d = page_domain[p]
-        if not flag[d]:
+        if not _flagged(flagged, d):
             continue
         s = find(keys, slots, p)
         if s >= 0 and status[s] == K.FRONTIER:
@@ -156,9 +167,9 @@ def park_pages(pages, flag, c, i, chain, page_domain, out, k):
 
 
 @njit(cache=True, nogil=True)
-def unpark(flag, cap, c, i, chain, page_domain, out):
-    """Return the parked pages of every domain that is not flagged to the frontier, each domain's in ascending
-    page order (a domain at its cap blocks them instead). Writes the returned pages to ``out``; returns
+def unpark(flagged, cap, c, i, chain, page_domain, out):
+    """Return the parked pages of every domain not in ``flagged`` (sorted domain ids) to the frontier, each domain's
+    in ascending page order (a domain at its cap blocks them instead). Writes the returned pages to ``out``; returns
     ``(returned, blocked)`` counts (``blocked`` pages left the parked set without returning)."""
     keys, slots, status, slot_page = c.map_keys[i], c.map_slots[i], c.status[i], c.slot_page[i]
     park_next, park_head, dom_fetched, ctr = c.park_next[i], c.park_head[i], c.dom_fetched[i], c.ctr[i]
@@ -166,7 +177,7 @@ def unpark(flag, cap, c, i, chain, page_domain, out):
     k = 0
     blocked = 0
     for d in K.dom_order(dslot_dom, ctr):  # domain slots in domain id order
-        if flag[dslot_dom[d]] or park_head[d] < 0:
+        if park_head[d] < 0 or _flagged(flagged, dslot_dom[d]):
             continue
         s = park_head[d]
         start = k
@@ -267,9 +278,10 @@ class FetchWindow:
         self.concurrency = int(concurrency)
         self.per_host = int(per_host)
         self.focus_slack = check_focus_slack(focus_slack)
-        D = max(1, int(state.corpus.n_domain_slots))
-        self.in_domain = np.zeros(D, np.int32)
-        self.flag = np.zeros(D, bool)
+        #: pages in flight per domain id, for the domains that have some
+        self.in_domain: dict[int, int] = {}
+        #: sorted ids of the domains whose frontier pages are parked: at ``per_host`` pages in flight, or held
+        self.flagged = _NO_DOMAINS
         self._out = np.zeros(1024, np.int32)
         #: pages in flight, in dispatch order → what the env keeps for the landing (the candidate's row)
         self.in_flight: dict[int, Any] = {}
@@ -303,7 +315,8 @@ class FetchWindow:
         c, i, chain, pd = self._args()
         take(page, c, i, chain, pd)
         st.status[page] = INFLIGHT
-        self.in_domain[pd[page]] += 1
+        d = int(pd[page])
+        self.in_domain[d] = self.in_domain.get(d, 0) + 1
         self.in_flight[int(page)] = row
 
     def land(self, page: int) -> Any:
@@ -316,7 +329,11 @@ class FetchWindow:
         row = self.in_flight.pop(page)
         c, i, chain, pd = self._args()
         put(page, c, i, chain, pd)
-        self.in_domain[pd[page]] -= 1
+        d = int(pd[page])
+        if self.in_domain[d] > 1:
+            self.in_domain[d] -= 1
+        else:
+            del self.in_domain[d]
         return row
 
     # ------------------------------------------------------------------ focus
@@ -334,21 +351,21 @@ class FetchWindow:
 
     # ------------------------------------------------------------------ the mask
     def reconcile(self, held: np.ndarray | None, new_pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Park the frontier pages of hosts at their limit or ``held`` ((n_domain_slots,) bool, or ``None``) and
-        return the parked pages of the hosts that are free again. ``new_pages``: pages added to the frontier
-        since the last call (only they need checking when no host became busy). Returns ``(parked,
+        """Park the frontier pages of hosts at their limit or ``held`` (bool by domain id, possibly shorter than the
+        domain list: :meth:`PageSource.held_domains <gym_crawl.corpus.page_source.PageSource.held_domains>`; or
+        ``None``) and return the parked pages of the hosts that are free again. ``new_pages``: pages added to the
+        frontier since the last call (only they need checking when no host became busy). Returns ``(parked,
         returned)`` int32 page arrays."""
-        flag = self.in_domain >= self.per_host
-        if held is not None:
-            flag |= held[: len(flag)]
-        grew = bool(np.any(flag & ~self.flag))
-        self.flag = flag
+        busy = np.array(sorted(d for d, k in self.in_domain.items() if k >= self.per_host), np.int32)
+        flag = busy if held is None or not len(held) else np.union1d(busy, np.flatnonzero(held)).astype(np.int32)
+        grew = bool(len(np.setdiff1d(flag, self.flagged, assume_unique=True)))
+        self.flagged = flag
         st = self.state
         c, i, chain, pd = self._args()
         out = self._out
         if grew:
             k = park_frontier(flag, c, i, chain, pd, out)
-        elif len(new_pages) and flag.any():
+        elif len(new_pages) and len(flag):
             k = park_pages(np.asarray(new_pages, np.int32), flag, c, i, chain, pd, out, 0)
         else:
             k = 0
@@ -379,9 +396,8 @@ class FetchWindow:
         for p in self.in_flight:
             put(p, c, i, chain, pd)
         self.in_flight.clear()
-        self.in_domain[:] = 0
+        self.in_domain.clear()
+        self.flagged = _NO_DOMAINS
         if self.n_parked or np.any(self.state.arrays["park_head"] >= 0):
-            self.flag[:] = False
-            unpark(self.flag, -1, c, i, chain, pd, self._out)
-        self.flag[:] = False
+            unpark(self.flagged, -1, c, i, chain, pd, self._out)
         self.n_parked = 0

@@ -64,6 +64,7 @@ from gym_crawl._arith import dot, exp, log1p, matmul
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import CombinedFeatures, FeatureSet
+from gym_crawl.pagemap import EMPTY, add_keys, find_many, rehash
 from gym_crawl.text.model import TextModel
 from gym_crawl.tokenize import tokenize
 
@@ -143,11 +144,59 @@ def _grow(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+class _Keyed:
+    """Columns of values keyed by id (a page or a domain), in rows handed out when an id is first added: their
+    memory follows the ids a crawl added, not the web. An id never added reads 0."""
+
+    def __init__(self, *columns: tuple[str, Any]):
+        self.n = 0
+        self.keys = np.full(128, EMPTY, np.int32)  # open addressing (gym_crawl.pagemap), at most half full
+        self.slots = np.zeros(128, np.int32)
+        self.key_of = np.zeros(64, np.int32)
+        self.cols = {name: np.zeros(64, dt) for name, dt in columns}
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """int64 row of each of ``ids`` (-1: not added)."""
+        out = np.empty(len(ids), np.int64)
+        find_many(self.keys, self.slots, np.asarray(ids, np.int32), out)
+        return out
+
+    def add(self, new: np.ndarray) -> np.ndarray:
+        """Give each of ``new`` (distinct ids, none added yet) the next row; returns the rows (int64)."""
+        k = len(new)
+        if 2 * (self.n + k) > len(self.keys):
+            size = len(self.keys)
+            while 2 * (self.n + k) > size:
+                size *= 2
+            self.keys, self.slots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
+            rehash(self.key_of, self.n, self.keys, self.slots)
+        if self.n + k > len(self.key_of):
+            cap = max(self.n + k, 2 * len(self.key_of))
+            self.key_of = _grow(self.key_of, cap)
+            self.cols = {name: _grow(c, cap) for name, c in self.cols.items()}
+        rows = np.arange(self.n, self.n + k, dtype=np.int32)
+        self.key_of[self.n:self.n + k] = new
+        add_keys(self.keys, self.slots, np.asarray(new, np.int32), rows)
+        self.n += k
+        return rows.astype(np.int64)
+
+    def get(self, name: str, ids: np.ndarray) -> np.ndarray:
+        """Column ``name`` at ``ids`` (0 for an id not added)."""
+        col = self.cols[name]
+        r = self.rows(ids)
+        out = np.zeros(len(r), col.dtype)
+        hit = r >= 0
+        out[hit] = col[r[hit]]
+        return out
+
+
 class _Episode:
-    """The statistics of one crawl, built from its fetch sequence in order."""
+    """The statistics of one crawl, built from its fetch sequence in order. Per page (``pages``, keyed by page id:
+    a page is there once discovered or fetched) the classifier's probability of a fetched page (``prob``) and the
+    max over a page's fetched parents (``max_par``); per host (``hosts``, keyed by domain id) the pages discovered
+    (``seen``) — all sized by what the crawl touched."""
 
     def __init__(self, state: CrawlState, lr: float, l2: float):
-        n = state.corpus.n_pages
         self.scorer, self.scheme = state.scorer, state.scheme
         self.n = 0
         self.seq = np.zeros(64, np.int32)
@@ -156,10 +205,8 @@ class _Episode:
         self.dir_r = np.zeros(64, np.float64)
         self.tok_f = np.zeros(256, np.float64)
         self.tok_r = np.zeros(256, np.float64)
-        self.seen = np.zeros(n, bool)
-        self.host_seen = np.zeros(state.corpus.n_domain_slots, np.int64)
-        self.prob = np.zeros(n, np.float32)
-        self.max_par_prob = np.zeros(n, np.float32)
+        self.pages = _Keyed(("prob", np.float32), ("max_par", np.float32))
+        self.hosts = _Keyed(("seen", np.int64))
         assert state.scorer is not None
         self.text: TextModel = state.scorer.text
         self.w = np.zeros(self.text.dim + 1, np.float64)
@@ -216,25 +263,43 @@ class _Episode:
         w = self.w
         dom = np.asarray(state.page_domain)
         lo, hi, dst_all = state.link_lo, state.link_hi, state.link_dst
+        pages = self.pages
         for i, p in enumerate(new.tolist()):
             z = dot(X[i], w[:-1]) + float(w[-1])
             pr = 1.0 / (1.0 + exp(-z)) if z >= 0 else exp(z) / (1.0 + exp(z))
-            self.prob[p] = pr
             g = float(rel[i]) - pr
             w[:-1] += self.lr * (g * X[i] - self.l2 * w[:-1])
             w[-1] += self.lr * g
             # discovered pages per host, and the max parent probability of each out-link
-            if not self.seen[p]:
-                self.seen[p] = True
-                self.host_seen[dom[p]] += 1
+            me = np.array([p], np.int64)
+            r = pages.rows(me)
+            if r[0] < 0:
+                r = pages.add(me)
+                self._count_hosts(dom[me])
+            pages.cols["prob"][r[0]] = pr
             d = np.asarray(dst_all[int(lo[p]):int(hi[p])], np.int64)
             d = d[(d >= 0) & (d != p)]
             if len(d):
-                fresh = np.unique(d[~self.seen[d]])
-                self.seen[fresh] = True
-                np.add.at(self.host_seen, dom[fresh], 1)
-                np.maximum.at(self.max_par_prob, d, np.float32(pr))
+                r = pages.rows(d)
+                fresh = np.unique(d[r < 0])
+                if len(fresh):
+                    pages.add(fresh)
+                    self._count_hosts(dom[fresh])
+                    r = pages.rows(d)
+                np.maximum.at(pages.cols["max_par"], r, np.float32(pr))
         self.n = n
+
+    def _count_hosts(self, doms: np.ndarray) -> None:
+        """One more discovered page on the host of each of ``doms`` (domain ids, repeats counted)."""
+        u, k = np.unique(doms, return_counts=True)
+        r = self.hosts.rows(u)
+        if np.any(r < 0):
+            r[r < 0] = self.hosts.add(u[r < 0])
+        self.hosts.cols["seen"][r] += k
+
+    def host_seen(self, doms: np.ndarray) -> np.ndarray:
+        """Pages discovered (linked from a fetched page, or fetched) on the host of each of ``doms``."""
+        return self.hosts.get("seen", doms)
 
 
 class SiteFeatures(FeatureSet):
@@ -313,10 +378,10 @@ class SiteFeatures(FeatureSet):
         out[:, 7] = np.divide(dir_r, dir_f, out=np.zeros(len(pages)), where=dir_f > 0)
         out[:, 8] = dir_f == 0
         dom = state.page_domain[pages]
-        pending = np.maximum(ep.host_seen[dom] - state.dom_fetched[dom], 0)
+        pending = np.maximum(ep.host_seen(dom) - state.dom_fetched[dom], 0)
         out[:, 9] = np.minimum(log1p(np.asarray(pending, np.float64)) / _LOG_HOST, 1.0)
-        out[:, 10] = ep.prob[bp]
-        out[:, 11] = ep.max_par_prob[pages]
+        out[:, 10] = ep.pages.get("prob", bp)
+        out[:, 11] = ep.pages.get("max_par", pages)
         bl = np.asarray(state.best_link)[pages].astype(np.int64)
         code = link_positions(state.corpus, np.maximum(bl, 0)).astype(np.int64)
         code[bl < 0] = -1
