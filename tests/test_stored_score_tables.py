@@ -240,3 +240,44 @@ def test_batched_crawls_over_a_store_match_computed_ones(data, monkeypatch):
     monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
     got, sc = run()
     assert sc.stored_source and _same(got, want)
+
+
+def test_fill_from_store_caches_the_rewards_each_built_in_scheme_gives(tiny):
+    from gym_crawl.relevance.rewards import BinaryReward, LabelReward, ThresholdReward, get_reward_scheme
+    from gym_crawl.relevance.scorer import PageScores
+
+    sc = _scorer(tiny, "cancer")
+    sc.store_tables(progress=False)
+    assert sc.attach_stored_tables()
+    pt = sc.page_table()
+    # the registered schemes, and tiers whose thresholds sit on float32 roundings of stored cosines (numpy compares a
+    # float32 array with a Python float in float32), a tier whose value equals the miss, unsorted tiers
+    vals = np.unique(np.asarray(sc._source["page_rel"]))
+    edge = [float(vals[len(vals) // 3]), float(vals[len(vals) // 2]), 0.4]
+    schemes = [get_reward_scheme(n, labelled=lab) for n in ("han2018", "thesis", "binary", "labels")
+               for lab in (False, True)]
+    schemes += [ThresholdReward("edge", [(edge[0], 5.0), (edge[1], -1.0), (edge[2], 2.5)], word_reward=7.0),
+                ThresholdReward("edge2", [(edge[2], 3.0), (edge[0], 9.0)], word_reward=1.0, miss=0.25),
+                BinaryReward(labelled=True), LabelReward()]
+    rng = np.random.default_rng(2)
+    for i, scheme in enumerate(schemes):
+        form = scheme.elementwise()
+        assert form is not None, scheme.name
+        key = ("test", i)
+        pages = rng.choice(tiny.n_pages, 200).astype(np.int64)
+        rows = sc.fill_from_store(pages, (key, form))
+        rw = pt.reward_rows(key)
+        assert rw[2][rows].all()
+        want_r, want_rel = scheme(PageScores(pt.rel[rows], pt.cat[rows], pt.tfidf[rows], pt.label[rows], pages))
+        assert np.array_equal(rw[0][rows].view(np.uint32), want_r.astype(np.float32).view(np.uint32)), scheme.name
+        assert np.array_equal(rw[1][rows], want_rel), scheme.name
+
+
+def test_schemes_without_an_elementwise_form_are_left_to_python():
+    from gym_crawl.relevance.rewards import CallableReward, ThresholdReward
+
+    class Tweaked(ThresholdReward):
+        pass
+
+    assert CallableReward(lambda s: s.rel).elementwise() is None
+    assert Tweaked("t", [(0.5, 1.0)]).elementwise() is None  # a subclass may compute otherwise

@@ -288,6 +288,7 @@ class CrawlState:
         self.adopt(storage if storage else allocate(MIN_SLOTS, C))
         self.domain_cap: int | None = None
         self._rw_key: tuple | None = None
+        self._rw_form: tuple | None = None
         self.scorer: TopicScorer | None = None
         self.scheme: RewardScheme | None = None
 
@@ -436,6 +437,8 @@ class CrawlState:
             self._pages.ensure_all()
             self._links.ensure_all()
         self._rw_key = _reward_key(scheme)
+        #: the scheme as compiled code caches it (fills from a store reward their pages in the same call)
+        self._rw_form = scheme.elementwise() if self._rw_key is not None else None
         rw = self.reward_cache
         if rw is not None and self._pages.complete and not self._pages.keyed and not rw[2].all():
             # every page is scored already (eager tables): fill the per-page reward cache in one vectorized
@@ -510,7 +513,11 @@ class CrawlState:
         pages = np.asarray(pages, np.int64).reshape(-1)
         if not len(pages):
             return
-        rows = self.scorer.fill_from_store(pages)  # keyed tables over a store: one compiled call
+        form = self._rw_form
+        key = self._rw_key
+        rows = self.scorer.fill_from_store(pages, None if form is None or key is None else (key, form))
+        if rows is not None and form is not None:  # keyed tables over a store: rows and rewards in one compiled call
+            return
         if rows is None:
             pages = np.unique(pages)
             self._pages.ensure_many(pages)

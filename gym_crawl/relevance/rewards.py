@@ -32,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from gym_crawl.registry import Registry
+from gym_crawl.relevance.score_kernels import ELEMENTWISE_LABEL, ELEMENTWISE_TIERS, ELEMENTWISE_WORD
 from gym_crawl.relevance.scorer import PageScores
 
-__all__ = ["RewardScheme", "ThresholdReward", "BinaryReward", "LabelReward", "CallableReward", "ClassifierReward",
-           "REWARD_SCHEMES", "REWARDS", "get_reward_scheme"]
+__all__ = ["ELEMENTWISE_LABEL", "ELEMENTWISE_TIERS", "ELEMENTWISE_WORD", "RewardScheme", "ThresholdReward",
+           "BinaryReward", "LabelReward", "CallableReward", "ClassifierReward", "REWARD_SCHEMES", "REWARDS",
+           "get_reward_scheme"]
 
 
 class RewardScheme:
@@ -47,6 +49,16 @@ class RewardScheme:
 
     def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def elementwise(self) -> tuple[int, np.ndarray, np.ndarray, float, float] | None:
+        """The scheme as compiled code computes it page by page with the bits of :meth:`__call__`
+        (:func:`~gym_crawl.relevance.score_kernels.fill_rows_from_store`): ``(kind, thresholds, values, word_reward,
+        miss)`` — a kind of :data:`ELEMENTWISE_TIERS` and its float32 tiers, highest threshold first, as numpy
+        compares and stores them — or ``None`` (the default): only :meth:`__call__` computes it."""
+        return None
+
+
+_NO_TIERS = np.zeros(0, np.float32)
 
 
 class ThresholdReward(RewardScheme):
@@ -68,6 +80,14 @@ class ThresholdReward(RewardScheme):
         # when its tf-idf relevance is > 0, i.e. it contains a topic word — not merely when rewarded.
         return r, contains
 
+    def elementwise(self) -> tuple[int, np.ndarray, np.ndarray, float, float] | None:
+        if type(self) is not ThresholdReward:  # a subclass may compute otherwise
+            return None
+        tiers = sorted(self.tiers, reverse=True)
+        # numpy compares a float32 array with a Python float, and stores one into it, in float32
+        return (ELEMENTWISE_TIERS, np.array([t for t, _ in tiers], np.float32), np.array([v for _, v in tiers],
+                np.float32), float(np.float32(self.word_reward)), float(np.float32(self.miss)))
+
 
 class BinaryReward(RewardScheme):
     """Reward 1 for a relevant page, else 0.
@@ -86,6 +106,11 @@ class BinaryReward(RewardScheme):
         rel = s.label if self.labelled else (s.tfidf > 0)
         return rel.astype(np.float32), rel.astype(bool)
 
+    def elementwise(self) -> tuple[int, np.ndarray, np.ndarray, float, float] | None:
+        if type(self) is not BinaryReward:
+            return None
+        return (ELEMENTWISE_LABEL if self.labelled else ELEMENTWISE_WORD, _NO_TIERS, _NO_TIERS, 1.0, 0.0)
+
 
 class LabelReward(RewardScheme):
     name = "labels"
@@ -94,6 +119,11 @@ class LabelReward(RewardScheme):
 
     def __call__(self, s: PageScores) -> tuple[np.ndarray, np.ndarray]:
         return s.label.astype(np.float32), s.label.astype(bool)
+
+    def elementwise(self) -> tuple[int, np.ndarray, np.ndarray, float, float] | None:
+        if type(self) is not LabelReward:
+            return None
+        return (ELEMENTWISE_LABEL, _NO_TIERS, _NO_TIERS, 1.0, 0.0)
 
 
 class CallableReward(RewardScheme):

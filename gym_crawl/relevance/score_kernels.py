@@ -18,9 +18,15 @@ from numba import njit
 from gym_crawl._memory import prefetch
 from gym_crawl.pagemap import find, insert
 
-__all__ = ["claim_link_rows", "claim_page_rows", "copy_links_into", "copy_pages_into", "fill_rows_from_store",
-           "labels_into", "score_links_into", "score_pages_into"]
+__all__ = ["ELEMENTWISE_LABEL", "ELEMENTWISE_TIERS", "ELEMENTWISE_WORD", "claim_link_rows", "claim_page_rows",
+           "copy_links_into", "copy_pages_into", "fill_rows_from_store", "labels_into", "score_links_into",
+           "score_pages_into"]
 
+
+#: kinds of a reward scheme's elementwise form (:meth:`~gym_crawl.relevance.rewards.RewardScheme.elementwise`): tiers
+#: of the cosine with a topic-word override (relevant: the page contains a topic word); 1 if the page contains a topic
+#: word; 1 if the page carries the topic's label
+ELEMENTWISE_TIERS, ELEMENTWISE_WORD, ELEMENTWISE_LABEL = 0, 1, 2
 
 @njit(cache=True, nogil=True)
 def _cosines_into(acc, QT, out_rel, out_cat, r, cacc):
@@ -241,14 +247,21 @@ def copy_links_into(links, rows, s_rel, s_cat, s_kw_url, s_kw_anchor, rel, cat, 
 
 @njit(cache=True, nogil=True)
 def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf, label, s_rel, s_cat, s_tfidf,
-                         label_ptr, label_ids, hits, labelled, l_keys, l_bases, l_n, link_lo, link_hi, l_rel, l_cat,
-                         l_kwu, l_kwa, sl_rel, sl_cat, sl_kwu, sl_kwa, out_rows):
+                         label_ptr, label_ids, hits, labelled, l_keys, l_bases, l_n, l_scored, link_lo, link_hi, l_rel,
+                         l_cat, l_kwu, l_kwa, sl_rel, sl_cat, sl_kwu, sl_kwa, out_rows, rw_r, rw_rel, rw_done, rkind,
+                         rthr, rval, rword, rmiss):
     """:func:`claim_page_rows` + :func:`copy_pages_into` + :func:`labels_into` + :func:`claim_link_rows` +
     :func:`copy_links_into` in one call: every one of ``pages`` not in the keyed page table (``p_keys``/``p_slots``,
     ``p_n`` rows used) gets the next row, its stored scores and its label (when ``labelled``); every one whose links
-    are not in the keyed link table (``l_keys``/``l_bases``, ``l_n`` rows used) gets rows for its out-links and their
-    stored scores. ``out_rows[i]``: the page row of ``pages[i]``. Returns ``(p_n, l_n, pages whose links were
-    added)``; the caller made room for every page and its links.
+    are not in the keyed link table (``l_keys``/``l_bases``, ``l_n`` rows used, ``l_scored`` pages) gets rows for its
+    out-links and their stored scores. ``out_rows[i]``: the page row of ``pages[i]``. With ``rkind >= 0`` (a reward
+    scheme's :meth:`~gym_crawl.relevance.rewards.RewardScheme.elementwise` form: kind, float32 thresholds ``rthr``
+    and values ``rval``, ``rword``, ``rmiss``) each page row whose reward is not cached yet (``rw_done``) gets its
+    reward and relevant flag (``rw_r``, ``rw_rel``), the bits the scheme's ``__call__`` gives.
+
+    Returns ``(p_n, l_n, pages whose links were added)``; ``(-1, links, 0)`` and nothing done when the tables lack
+    room for the pages (rows: ``len(rel)``; a caller grows the page table first) or their ``links`` links (link rows,
+    or the link map past half full): the caller makes that room and calls again.
 
     The stored tables are read at random (one page and its links per first fetch, on a web of 10^7 pages and up):
     the lines every page needs are asked for first (:func:`~gym_crawl._memory.prefetch`: its scores, link range and
@@ -264,14 +277,18 @@ def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf,
         prefetch(link_lo, p)
         if labelled:
             prefetch(label_ptr, p)
+    total = 0
     for i in range(n):
         p = pages[i]
         a = link_lo[p]
+        total += link_hi[p] - a
         prefetch(sl_rel, a)
         prefetch(sl_kwu, a)
         prefetch(sl_kwa, a)
         if labelled:
             prefetch(label_ids, label_ptr[p])
+    if p_n + n > len(rel) or l_n + total > len(l_rel) or 2 * (l_scored + n) > len(l_keys):
+        return np.int64(-1), np.int64(total), np.int64(0)
     m = 0
     for i in range(n):
         p = pages[i]
@@ -293,6 +310,9 @@ def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf,
                         break
                 label[r] = v
         out_rows[i] = r
+        if rkind >= 0 and not rw_done[r]:
+            rw_r[r], rw_rel[r] = _elementwise_reward(rkind, rthr, rval, rword, rmiss, rel[r], tfidf[r], label[r])
+            rw_done[r] = True
         if find(l_keys, l_bases, p) < 0:
             insert(l_keys, l_bases, p, l_n)
             m += 1
@@ -303,4 +323,23 @@ def fill_rows_from_store(pages, p_keys, p_slots, row_page, p_n, rel, cat, tfidf,
                 for j in range(kl):
                     l_cat[l_n, j] = sl_cat[li, j]
                 l_n += 1
-    return p_n, l_n, m
+    return np.int64(p_n), np.int64(l_n), np.int64(m)
+
+
+@njit(cache=True, nogil=True)
+def _elementwise_reward(kind, thr, val, word, miss, rel, tfidf, label):
+    """One page's reward (float32) and relevant flag under a scheme's elementwise form (:data:`ELEMENTWISE_TIERS`:
+    the first tier, highest threshold first, that the cosine ``rel`` exceeds while the reward is still ``miss``, then
+    ``word`` when the page contains a topic word — relevant: it does; word: 1 when it does; label: 1 when the page
+    carries the topic's label), compared and rounded in float32 as the numpy path does."""
+    if kind == ELEMENTWISE_TIERS:
+        r = np.float32(miss)
+        for k in range(len(thr)):
+            if r == np.float32(miss) and rel > thr[k]:
+                r = val[k]
+        contains = tfidf > np.float32(0.0)
+        if contains:
+            r = np.float32(word)
+        return r, contains
+    hit = label if kind == ELEMENTWISE_LABEL else tfidf > np.float32(0.0)
+    return np.float32(1.0) if hit else np.float32(0.0), hit

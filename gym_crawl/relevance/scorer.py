@@ -475,11 +475,13 @@ class TopicScorer:
         populate(arrays.values())
         return True
 
-    def fill_from_store(self, pages: np.ndarray) -> np.ndarray | None:
+    def fill_from_store(self, pages: np.ndarray, reward: tuple[tuple, tuple] | None = None) -> np.ndarray | None:
         """Give ``pages`` their rows in the keyed page and link tables, copied from the attached stored tables
         (:meth:`attach_stored_tables`), in one compiled call: what :meth:`PageTable.ensure_many` and
-        :meth:`LinkTable.ensure` do there. Returns the pages' page rows; ``None`` (nothing done) when the tables are
-        not keyed or no store is attached."""
+        :meth:`LinkTable.ensure` do there. ``reward``: ``(key, form)`` — a reward cache's key (:meth:`reward_table`)
+        and its scheme's :meth:`~gym_crawl.relevance.rewards.RewardScheme.elementwise` form: the same call caches the
+        pages' rewards the scheme would give that are not cached yet. Returns the pages' page rows; ``None`` (nothing
+        done) when the tables are not keyed or no store is attached."""
         src = self._source
         pt, lt = self.page_table(), self.link_table()
         if src is None or not pt.keyed or not lt.keyed:
@@ -487,16 +489,26 @@ class TopicScorer:
         pages = np.asarray(pages, np.int64).reshape(-1)
         n = len(pages)
         pt._grow(pt.n_rows + n)
-        lt._room(n, int((lt.hi[pages] - lt.lo[pages]).sum()))
         rows = np.empty(n, np.int64)
         c = self.corpus
         labelled = bool(self.topic.label)
-        hits = self._hits() if labelled else np.zeros(1, bool)
-        pn, ln, m = fill_rows_from_store(pages, pt.keys, pt.slots, pt.row_page, pt.n_rows, pt.rel, pt.cat, pt.tfidf,
-                                         pt.label, src["page_rel"], src["page_cat"], src["page_tfidf"], c.label_ptr,
-                                         c.label_ids, hits, labelled, lt.keys, lt.slots, lt.n_rows, lt.lo, lt.hi,
-                                         lt.rel, lt.cat, lt.kw_url, lt.kw_anchor, src["link_rel"], src["link_cat"],
-                                         src["link_kw_url"], src["link_kw_anchor"], rows)
+        hits = self._hits() if labelled else _NO_HITS
+        if reward is not None:
+            key, (kind, thr, val, word, miss) = reward
+        else:
+            key, (kind, thr, val, word, miss) = None, (-1, _NO_F32, _NO_F32, 0.0, 0.0)
+        while True:  # a second pass only when the link table had to grow (the kernel checks its room first)
+            rw = pt.reward_rows(key) if key is not None else _NO_REWARDS
+            pn, ln, m = fill_rows_from_store(pages, pt.keys, pt.slots, pt.row_page, pt.n_rows, pt.rel, pt.cat,
+                                             pt.tfidf, pt.label, src["page_rel"], src["page_cat"], src["page_tfidf"],
+                                             c.label_ptr, c.label_ids, hits, labelled, lt.keys, lt.slots, lt.n_rows,
+                                             lt.n_pages_scored, lt.lo, lt.hi, lt.rel, lt.cat, lt.kw_url,
+                                             lt.kw_anchor, src["link_rel"], src["link_cat"], src["link_kw_url"],
+                                             src["link_kw_anchor"], rows, rw[0], rw[1], rw[2], kind, thr, val, word,
+                                             miss)
+            if pn >= 0:
+                break
+            lt._room(n, int(ln))
         pt.n_rows, lt.n_rows = int(pn), int(ln)
         lt.n_pages_scored += int(m)
         return rows
@@ -610,6 +622,11 @@ class TopicScorer:
 
 #: rows a keyed table starts with (they double as pages are scored)
 MIN_ROWS = 1024
+
+
+_NO_HITS = np.zeros(1, bool)
+_NO_F32 = np.zeros(0, np.float32)
+_NO_REWARDS = (np.zeros(1, np.float32), np.zeros(1, bool), np.ones(1, bool))
 
 
 def _empty_map(cap: int, slot_dtype: type) -> tuple[np.ndarray, np.ndarray]:
