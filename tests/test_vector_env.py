@@ -58,6 +58,34 @@ def test_bad_arguments(tiny_corpus):
         v.reset(seed=[1, 2, 3])
 
 
+def test_copy_false_returns_the_envs_own_observation_arrays(tiny_corpus):
+    """``copy`` as ``SyncVectorEnv``'s: the default returns a new copy every step; ``copy=False`` (through
+    ``gym.make_vec``'s keyword arguments) the env's own arrays, overwritten in place by the next step, with the same
+    values; rewards and flags are new arrays either way."""
+    kw = dict(corpus=tiny_corpus, max_candidates=8, max_episode_steps=5)
+    own = gym.make_vec("WikiCrawl-v3", num_envs=3, vectorization_mode="vector_entry_point", copy=False, **kw)
+    cop = gym.make_vec("WikiCrawl-v3", num_envs=3, vectorization_mode="vector_entry_point", **kw)
+    assert own.unwrapped.copy is False and cop.unwrapped.copy is True
+    o1, _ = own.reset(seed=3)
+    c1, _ = cop.reset(seed=3)
+    assert data_equivalence(o1, c1, exact=True)
+    rng = np.random.default_rng(3)
+    r1 = np.zeros(3)
+    for _ in range(12):  # crosses autoresets (5-step episodes)
+        before = {k: v.copy() for k, v in o1.items()}
+        acts = rng.integers(0, 8, 3)
+        o2, r2, t2, u2, i2 = own.step(acts)
+        c2, rc, tc, uc, ic = cop.step(acts)
+        assert data_equivalence((o2, r2, t2, u2, i2), (c2, rc, tc, uc, ic), exact=True)
+        assert all(o2[k] is o1[k] for k in o1)  # the same arrays, now holding this step's values
+        assert not any(np.shares_memory(c2[k], c1[k]) for k in c1)
+        assert data_equivalence(c1, before, exact=True)  # the copy returned by the last step is left alone
+        assert not np.shares_memory(r2, r1)
+        o1, c1, r1 = o2, c2, r2
+    with pytest.raises(ValueError, match="copy must be True or False"):
+        WikiCrawlVectorEnv(num_envs=2, copy="no", corpus=tiny_corpus)
+
+
 def _assert_same_run(kw, steps, seed=5, n=3, action="slot"):
     fast = make_vector_env("WikiCrawl-v1", num_envs=n, **kw)
     ref = gym.make_vec("WikiCrawl-v1", num_envs=n, vectorization_mode="sync", **kw)

@@ -21,7 +21,10 @@ Compared with ``SyncVectorEnv`` over N ``gym.make`` envs it
   every sub-env's crawl state is a row view of the stack, so the kernel and a sub-env stepped in Python
   work on the same memory;
 * writes observations straight into preallocated batch arrays and builds ``info`` as one array per key
-  per step (no per-sub-env dictionaries, no per-key aggregation);
+  per step (no per-sub-env dictionaries, no per-key aggregation); like ``SyncVectorEnv``, ``reset`` and
+  ``step`` return a copy of those arrays unless ``copy=False`` (``gym.make_vec(..., copy=False)``), which returns
+  the arrays themselves, overwritten by the next step — for a caller that copies them anyway (a rollout buffer);
+  rewards, flags and ``info`` are new arrays every step either way;
 * implements Gymnasium's **next-step autoreset** (``metadata["autoreset_mode"]``): the step after a
   sub-env terminated or truncated resets it and returns the reset observation, with reward 0 and
   ``terminated = truncated = False`` for that sub-env; the other sub-envs step normally;
@@ -89,14 +92,20 @@ class WikiCrawlVectorEnv(VectorEnv):
         num_envs: N.
         max_episode_steps: the page budget of every crawl, at which it truncates itself (``None``: no
             truncation); ``gym.make_vec`` passes the id's registered limit or its own ``max_episode_steps``.
+        copy: as ``SyncVectorEnv``'s: ``True`` (default), ``reset`` and ``step`` return a copy of the
+            observation; ``False``, the env's own observation arrays, which the next ``step`` or ``reset`` overwrites.
         **kwargs: :class:`WikiCrawlEnv` keyword arguments, the same for every sub-env.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 1, max_episode_steps: int | None = 1000, **kwargs: Any):
+    def __init__(self, num_envs: int = 1, max_episode_steps: int | None = 1000, copy: bool = True, **kwargs: Any):
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if not isinstance(copy, (bool, np.bool_)):
+            raise ValueError(f"copy must be True or False, got {copy!r}")
+        #: whether ``reset`` and ``step`` return a copy of the observation (``SyncVectorEnv``'s ``copy``)
+        self.copy: bool = bool(copy)
         num_envs = int(num_envs)
         if kwargs.get("render_mode") is not None:
             raise ValueError("WikiCrawlVectorEnv does not render; use single envs with render_mode='ansi'")
@@ -358,6 +367,8 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._obs[i] = obs
 
     def _obs_out(self) -> Any:
+        if not self.copy:
+            return self._obs
         if self._dict_obs:
             return {k: v.copy() for k, v in self._obs.items()}
         return self._obs.copy()
