@@ -1,7 +1,7 @@
 """Per-domain and per-page memory on the paths beside the default step follows what the crawl touched, not the web:
-the site features' host and page statistics, the window of pages in flight (pages in flight per host, the busy
-hosts) and the simulated page source's per-host clock. The same crawl on a web whose domain list is 100,000 domains
-longer is the same crawl, with the same bytes in each of them."""
+the site features' host and page statistics (and the corpus' URL facts they parse), the window of pages in flight
+(pages in flight per host, the busy hosts) and the simulated page source's per-host clock. The same crawl on a web
+whose domain list is 100,000 domains longer is the same crawl, with the same bytes in each of them."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,6 +12,7 @@ import pytest
 from conftest import make_tiny_corpus
 
 import gym_crawl  # noqa: F401
+import gym_crawl.features.site as site_mod
 from gym_crawl.corpus.core import StringTable
 from gym_crawl.features.site import SiteFeatures
 
@@ -82,6 +83,7 @@ def test_the_same_crawl_on_a_longer_domain_list_keeps_the_same_bytes(webs):
 
 def test_the_structures_hold_the_pages_and_hosts_the_crawl_touched(webs):
     small, _ = webs
+    site_mod._URLS.pop(small, None)  # the corpus' URL facts: parsed for this crawl's pages only
     env, _ = _crawl(small, steps=80)
     base = env.unwrapped
     st = base.state
@@ -99,6 +101,10 @@ def test_the_structures_hold_the_pages_and_hosts_the_crawl_touched(webs):
     assert np.array_equal(ep.host_seen(np.arange(small.n_domain_slots)), hosts)
     for keyed, n in ((ep.pages, len(seen)), (ep.hosts, ep.hosts.n)):  # capacity: the doubling's slack at most
         assert len(keyed.key_of) <= max(64, 2 * n) and len(keyed.keys) <= max(128, 4 * n)
+    urls = site_mod._url_table(small).table  # URLs parsed: fetched pages and candidates, all touched by the crawl
+    parsed = urls.key_of[:urls.n]
+    assert 0 < urls.n <= st.n_slots and set(parsed.tolist()) <= seen
+    assert len(urls.key_of) <= max(64, 2 * urls.n)
     # the window: a count per host with pages in flight; busy hosts only
     w = base._window
     in_flight = dom[list(w.in_flight)]

@@ -91,55 +91,11 @@ def link_positions(corpus: Corpus, links: np.ndarray) -> np.ndarray:
     return np.asarray(col)[links].astype(np.int8)
 
 
-class _UrlTable:
-    """Per-corpus URL facts, parsed lazily page by page: path depth, directory id, path token ids."""
-
-    def __init__(self, corpus: Corpus):
-        n = corpus.n_pages
-        self.corpus = corpus
-        self.done = np.zeros(n, bool)
-        self.depth = np.zeros(n, np.int16)
-        self.dir = np.zeros(n, np.int32)
-        self._toks1 = np.zeros((n, MAX_URL_TOKENS), np.int32)  # token id + 1 (0: none), untouched rows cost no memory
-        self.tok_ids: dict[str, int] = {}
-        self.dir_ids: dict[str, int] = {}
-
-    def ensure(self, pages: np.ndarray) -> None:
-        missing = pages[~self.done[pages]]
-        if not len(missing):
-            return
-        for p in np.unique(missing).tolist():
-            parts = urlsplit(self.corpus.url(p))
-            segs = [s for s in parts.path.split("/") if s]
-            self.depth[p] = min(len(segs), 10_000)
-            d = parts.netloc.lower() + "/" + "/".join(segs[:-1])
-            self.dir[p] = self.dir_ids.setdefault(d, len(self.dir_ids))
-            words = list(dict.fromkeys(tokenize(" ".join(segs).replace("_", " "))))[:MAX_URL_TOKENS]
-            self._toks1[p, :len(words)] = [self.tok_ids.setdefault(w, len(self.tok_ids)) + 1 for w in words]
-            self.done[p] = True
-
-    def toks(self, pages: np.ndarray) -> np.ndarray:
-        """(len(pages), MAX_URL_TOKENS) int64 token ids of parsed ``pages``' URL path tokens, -1 padded."""
-        return self._toks1[pages].astype(np.int64) - 1
-
-    def token_id(self, word: str) -> int:
-        return self.tok_ids.get(word, -1)
-
-
-_URLS: weakref.WeakKeyDictionary[Corpus, _UrlTable] = weakref.WeakKeyDictionary()
-
-
-def _url_table(corpus: Corpus) -> _UrlTable:
-    t = _URLS.get(corpus)
-    if t is None:
-        t = _URLS[corpus] = _UrlTable(corpus)
-    return t
-
-
 def _grow(a: np.ndarray, size: int) -> np.ndarray:
+    """``a`` with at least ``size`` rows (doubling; new rows zero)."""
     if len(a) >= size:
         return a
-    out = np.zeros(max(size, 2 * len(a)), a.dtype)
+    out = np.zeros((max(size, 2 * len(a)), *a.shape[1:]), a.dtype)
     out[:len(a)] = a
     return out
 
@@ -148,12 +104,13 @@ class _Keyed:
     """Columns of values keyed by id (a page or a domain), in rows handed out when an id is first added: their
     memory follows the ids a crawl added, not the web. An id never added reads 0."""
 
-    def __init__(self, *columns: tuple[str, Any]):
+    def __init__(self, *columns: tuple[Any, ...]):
+        """``columns``: ``(name, dtype)`` or ``(name, dtype, width)`` (a row of ``width`` values)."""
         self.n = 0
         self.keys = np.full(128, EMPTY, np.int32)  # open addressing (gym_crawl.pagemap), at most half full
         self.slots = np.zeros(128, np.int32)
         self.key_of = np.zeros(64, np.int32)
-        self.cols = {name: np.zeros(64, dt) for name, dt in columns}
+        self.cols = {c[0]: np.zeros((64, *c[2:]), c[1]) for c in columns}
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """int64 row of each of ``ids`` (-1: not added)."""
@@ -184,10 +141,66 @@ class _Keyed:
         """Column ``name`` at ``ids`` (0 for an id not added)."""
         col = self.cols[name]
         r = self.rows(ids)
-        out = np.zeros(len(r), col.dtype)
+        out = np.zeros((len(r), *col.shape[1:]), col.dtype)
         hit = r >= 0
         out[hit] = col[r[hit]]
         return out
+
+
+class _UrlTable:
+    """Per-corpus URL facts, parsed lazily page by page: path depth, directory id, path token ids — in rows keyed by
+    page id (:class:`_Keyed`), so the table holds the pages crawls asked about, not a row per page of the web."""
+
+    def __init__(self, corpus: Corpus):
+        self.corpus = corpus
+        #: ``toks1``: token id + 1 of the URL's first MAX_URL_TOKENS distinct path tokens (0: none)
+        self.table = _Keyed(("depth", np.int16), ("dir", np.int32), ("toks1", np.int32, MAX_URL_TOKENS))
+        self.tok_ids: dict[str, int] = {}
+        self.dir_ids: dict[str, int] = {}
+
+    def ensure(self, pages: np.ndarray) -> np.ndarray:
+        """Parse the URLs of ``pages`` not parsed yet; returns the rows of ``pages`` (int64)."""
+        rows = self.table.rows(pages)
+        missing = pages[rows < 0]
+        if not len(missing):
+            return rows
+        new = np.unique(missing)
+        added = self.table.add(new)  # may grow the columns: read them after
+        depth, dirs, toks1 = self.table.cols["depth"], self.table.cols["dir"], self.table.cols["toks1"]
+        for p, r in zip(new.tolist(), added.tolist()):
+            parts = urlsplit(self.corpus.url(p))
+            segs = [s for s in parts.path.split("/") if s]
+            depth[r] = min(len(segs), 10_000)
+            d = parts.netloc.lower() + "/" + "/".join(segs[:-1])
+            dirs[r] = self.dir_ids.setdefault(d, len(self.dir_ids))
+            words = list(dict.fromkeys(tokenize(" ".join(segs).replace("_", " "))))[:MAX_URL_TOKENS]
+            toks1[r, :len(words)] = [self.tok_ids.setdefault(w, len(self.tok_ids)) + 1 for w in words]
+        return self.table.rows(pages)
+
+    def depth(self, rows: np.ndarray) -> np.ndarray:
+        """int16 path depth of the pages in ``rows`` (:meth:`ensure`'s)."""
+        return self.table.cols["depth"][rows]
+
+    def dir(self, rows: np.ndarray) -> np.ndarray:
+        """int32 URL-directory id of the pages in ``rows``."""
+        return self.table.cols["dir"][rows]
+
+    def toks(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), MAX_URL_TOKENS) int64 token ids of the pages in ``rows``' URL path tokens, -1 padded."""
+        return self.table.cols["toks1"][rows].astype(np.int64) - 1
+
+    def token_id(self, word: str) -> int:
+        return self.tok_ids.get(word, -1)
+
+
+_URLS: weakref.WeakKeyDictionary[Corpus, _UrlTable] = weakref.WeakKeyDictionary()
+
+
+def _url_table(corpus: Corpus) -> _UrlTable:
+    t = _URLS.get(corpus)
+    if t is None:
+        t = _URLS[corpus] = _UrlTable(corpus)
+    return t
 
 
 class _Episode:
@@ -241,18 +254,18 @@ class _Episode:
             return
         new = np.asarray(state.fetched[self.n:n], np.int64)
         rel = np.asarray(state.relevant[new], bool)
-        urls.ensure(new)
+        rows = urls.ensure(new)
         self.seq = _grow(self.seq, n)
         self.rel = _grow(self.rel, n)
         self.seq[self.n:n] = new
         self.rel[self.n:n] = rel
         # URL directory and token counts
-        dirs = urls.dir[new]
+        dirs = urls.dir(rows)
         self.dir_f = _grow(self.dir_f, len(urls.dir_ids))
         self.dir_r = _grow(self.dir_r, len(urls.dir_ids))
         np.add.at(self.dir_f, dirs, 1.0)
         np.add.at(self.dir_r, dirs, rel.astype(np.float64))
-        toks = urls.toks(new)
+        toks = urls.toks(rows)
         has = toks >= 0
         self.tok_f = _grow(self.tok_f, len(urls.tok_ids))
         self.tok_r = _grow(self.tok_r, len(urls.tok_ids))
@@ -353,12 +366,12 @@ class SiteFeatures(FeatureSet):
         bp = self.best_parents(state, pages).astype(np.int64)
         ep = self.episode(state)
         urls = _url_table(state.corpus)
-        urls.ensure(pages)
-        urls.ensure(bp)  # fetched pages: parsed already, unless the memo was rebuilt
-        out[:, 0] = np.minimum(urls.depth[pages] / 10.0, 1.0)
-        out[:, 1] = np.clip((urls.depth[pages].astype(np.float64) - urls.depth[bp]) / 5.0, -1.0, 1.0)
-        out[:, 2] = urls.dir[pages] == urls.dir[bp]
-        toks = urls.toks(pages)
+        rp = urls.ensure(pages)
+        rb = urls.ensure(bp)  # fetched pages: parsed already, unless the memo was rebuilt
+        out[:, 0] = np.minimum(urls.depth(rp) / 10.0, 1.0)
+        out[:, 1] = np.clip((urls.depth(rp).astype(np.float64) - urls.depth(rb)) / 5.0, -1.0, 1.0)
+        out[:, 2] = urls.dir(rp) == urls.dir(rb)
+        toks = urls.toks(rp)
         has = toks >= 0
         n_tok = has.sum(axis=1)
         topic_ids = np.array([i for i in (urls.token_id(w) for w in ep.topic_words) if i >= 0], np.int64)
@@ -371,7 +384,7 @@ class SiteFeatures(FeatureSet):
         rate = np.where(has, (tr + h) / (tf + 1.0), 0.0)
         out[:, 4] = np.divide(rate.sum(axis=1), n_tok, out=np.zeros(len(pages)), where=n_tok > 0)
         out[:, 5] = rate.max(axis=1)
-        d = urls.dir[pages]
+        d = urls.dir(rp)
         dir_f = _grow(ep.dir_f, len(urls.dir_ids))[d]
         dir_r = _grow(ep.dir_r, len(urls.dir_ids))[d]
         out[:, 6] = np.minimum(log1p(np.asarray(dir_f, np.float64)) / _LOG_DIR, 1.0)
