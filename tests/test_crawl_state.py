@@ -153,3 +153,35 @@ def test_allocate_and_grow_hold_reset_values_and_the_old_slots(n_envs):
             np.testing.assert_array_equal(arr[(slice(None),) * ax + (slice(0, 16),)], old, err_msg=name)
             want = f[name].reset if name in f else 0
             assert np.all(arr[(slice(None),) * ax + (slice(16, None),)] == want), name
+
+
+@pytest.mark.parametrize("rows", ["all", "some"])
+def test_reset_rows_and_reset_slots_write_the_reset_values_bit_for_bit(rows):
+    """The clearing of N stacked crawls (``reset_rows``, written as bytes where the value allows) and of one crawl
+    (``reset_slots``) leave exactly what assigning each field's reset value would: slots ``:n_used`` of the rows
+    reset, the maps emptied, everything else untouched."""
+    from gym_crawl.crawl.fields import reset_rows, reset_slots
+
+    n_envs, n_slots, n_used = 5, 64, 37
+    rng = np.random.default_rng(1)
+    stack = allocate(n_slots, 3, n_envs=n_envs)
+    for a in stack.values():  # arbitrary bits everywhere
+        a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
+    want = {k: v.copy() for k, v in stack.items()}
+    sel = np.arange(n_envs) if rows == "all" else np.array([1, 3])
+    for f in FIELDS:
+        want[f.name][sel, :n_used] = f.reset
+    for k in ("map_keys", "dmap_keys"):  # the maps' keys, -1 when empty
+        want[k][sel] = -1
+    reset_rows(stack, sel, n_used)
+    for k in stack:
+        np.testing.assert_array_equal(stack[k].view(np.uint8), want[k].view(np.uint8), err_msg=k)
+    one = {k: v[2].copy() for k, v in stack.items()}
+    want_one = {k: v.copy() for k, v in one.items()}
+    for f in FIELDS:
+        want_one[f.name][:n_used] = f.reset
+    for k in ("map_keys", "dmap_keys"):  # the maps' keys, -1 when empty
+        want_one[k][:] = -1
+    reset_slots(one, n_used)
+    for k in one:
+        np.testing.assert_array_equal(one[k].view(np.uint8), want_one[k].view(np.uint8), err_msg=k)

@@ -233,9 +233,9 @@ def reset_slots(arrays: dict[str, np.ndarray], n_used: int) -> None:
     """Put slots ``0..n_used-1`` of every per-slot and per-domain-slot column back at their reset values (a crawl
     never holds more domain slots than page slots) and empty the page and domain maps."""
     for f in FIELDS:
-        arrays[f.name][:n_used] = f.reset
+        _fill(arrays[f.name], None, n_used, f.reset)
     for k in _KEYS:
-        arrays[k][:] = -1
+        _fill(arrays[k], None, arrays[k].shape[0], -1)
 
 
 def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) -> None:
@@ -245,6 +245,19 @@ def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) ->
     whole = len(rows) == next(iter(stacked.values())).shape[0] and bool(np.all(rows == np.arange(len(rows))))
     sel: slice | np.ndarray = slice(None) if whole else np.asarray(rows)
     for f in FIELDS:
-        stacked[f.name][sel, :n_used] = f.reset
+        _fill(stacked[f.name], sel, n_used, f.reset)
     for k in _KEYS:
-        stacked[k][sel] = -1
+        _fill(stacked[k], sel, stacked[k].shape[1], -1)
+
+
+def _fill(a: np.ndarray, sel: slice | np.ndarray | None, n: int, value: float) -> None:
+    """``a[sel, :n] = value`` (``sel`` None: ``a[:n] = value``, one crawl's column); for 0 and -1 of an integer,
+    boolean or (0 only) float column as bytes (all 0x00 or all 0xFF, the same bits), which numpy writes with
+    ``memset`` — 2–3× faster than its element loop for a 4- or 8-byte value."""
+    lead = () if sel is None else (sel,)
+    if (value == 0 or (value == -1 and a.dtype.kind in "iu")) and a.strides[-1] == a.itemsize:
+        b = a.view(np.uint8)  # the last axis as bytes: (..., slots * itemsize) or (..., slots, C * itemsize)
+        last = a.ndim == len(lead) + 1  # the slot axis is the last one
+        b[lead + (slice(0, n * a.itemsize if last else n),)] = 0 if value == 0 else 0xFF
+        return
+    a[lead + (slice(0, n),)] = value
