@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["EMPTY", "add_keys", "find", "find_many", "insert", "rehash"]
+__all__ = ["EMPTY", "add_keys", "find", "find_many", "insert", "probe", "rehash"]
 
 EMPTY = -1
 """The key of an empty table entry."""
@@ -40,6 +40,22 @@ def find(keys, slots, page):
             return np.int64(slots[h])
         if k == EMPTY:
             return np.int64(-1)
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def probe(keys, page):
+    """The table position of ``page``, or of the empty entry where :func:`insert` would put it (the table has room):
+    ``keys[h] == page`` tells which. A caller that inserts at ``h`` (``keys[h] = page; slots[h] = slot``) before
+    any other insert saves :func:`insert`'s second probe."""
+    mask = len(keys) - 1
+    h = _home(page, mask)
+    while True:
+        k = keys[h]
+        if k == page:
+            return h
+        if k == EMPTY:
+            return h
         h = (h + 1) & mask
 
 

@@ -35,7 +35,7 @@ def _graph_sum(g):
 def _work_write(w):
     v = borrowed_work(w)
     v.t_sl[1] = 7
-    v.t_best[0] = np.float32(2.5)
+    v.t_ord[0] = 5
     return v.t_key.shape[0]
 
 
@@ -63,7 +63,7 @@ def test_borrowing_takes_no_reference_and_bundles_keep_their_arrays():
     lo, hi = np.array([0, 2], np.int64), np.array([2, 3], np.int64)
     dst, dom = np.array([1, 0, 1], np.int32), np.array([5, 6], np.int32)
     assert _graph_sum(link_graph(lo, hi, dst, dom)) == (int(lo.sum() + hi.sum() + dst.sum() + dom.sum()), 3)
-    sl, best = np.zeros(4, np.int32), np.zeros(4, np.float32)
-    w = fetch_work(best, np.zeros(4, np.int64), np.zeros(4, bool), np.zeros(4, bool), sl, np.zeros(4, np.int64))
+    sl, order = np.zeros(4, np.int32), np.zeros(4, np.int32)
+    w = fetch_work(order, sl, np.zeros(4, np.int64))
     assert _work_write(w) == 4
-    assert sl[1] == 7 and best[0] == np.float32(2.5)
+    assert sl[1] == 7 and order[0] == 5

@@ -293,8 +293,8 @@ def test_each_bundle_constructor_takes_its_fields_in_their_order():
     for ctor, fields in ((B._new_crawl_arrays, CRAWL_ARRAYS), (B._new_score_tables, B.SCORE_TABLES),
                          (B._new_link_graph, B._LINK_GRAPH), (B._new_fetch_work, B._FETCH_WORK)):
         assert tuple(inspect.signature(ctor.py_func).parameters) == tuple(fields)
-    for public, fields in ((B.score_tables, B.SCORE_TABLES), (B.link_graph, B._LINK_GRAPH),
-                           (B.fetch_work, B._FETCH_WORK)):
+    for public, fields in ((B.score_tables, B.SCORE_TABLES), (B.fetch_work, B._FETCH_WORK),
+                           (B.link_graph, B._LINK_GRAPH[:4] + ("ordered",))):  # the link order is derived
         assert tuple(inspect.signature(public).parameters) == tuple(fields)
     with pytest.raises(KeyError, match=r"missing \['status'"):
         B.crawl_arrays({})
@@ -319,3 +319,73 @@ def test_a_copied_crawl_rebuilds_its_bundles_and_crawls_on_identically(tiny_corp
     theirs = [twin.step(0)[1] for _ in range(10)]
     assert ours == theirs
     assert twin.state.fetched_pages().tolist() == env.state.fetched_pages().tolist()
+
+
+def test_page_link_order_walks_targets_ascending_with_ties_in_link_order():
+    from gym_crawl.crawl.kernels import fill_link_order, page_link_order
+
+    dst = np.array([5, 3, 5, 1, 3, 9, 2, 2], np.int32)
+    out = np.full(5, -1, np.int32)
+    page_link_order(0, 5, dst, np.zeros(8, np.int64), out)
+    assert out.tolist() == [3, 1, 4, 0, 2]  # targets 1, 3, 3, 5, 5: a target's links in link order
+    lo, hi = np.array([0, 5, 8], np.int64), np.array([5, 8, 8], np.int64)  # the third page has no links
+    link_ord, done = np.full(8, -1, np.int32), np.zeros(3, bool)
+    fill_link_order(lo, hi, dst, link_ord, done)
+    assert link_ord.tolist() == [3, 1, 4, 0, 2, 1, 2, 0] and done.all()
+    big = np.random.default_rng(0).integers(0, 20, 200).astype(np.int32)  # past the insertion sort's 32 keys
+    out = np.zeros(200, np.int32)
+    page_link_order(0, 200, big, np.zeros(200, np.int64), out)
+    assert out.tolist() == np.lexsort((np.arange(200), big)).tolist()
+
+
+def test_probe_finds_a_page_or_the_entry_that_would_take_it():
+    from gym_crawl.pagemap import EMPTY, find, insert, probe
+
+    keys, slots = np.full(16, EMPTY, np.int32), np.zeros(16, np.int32)
+    for p in range(7):
+        h = probe(keys, p * 16)  # multiples of the table size: colliding homes are likely
+        assert keys[h] == EMPTY
+        keys[h], slots[h] = p * 16, p
+    for p in range(7):
+        assert keys[probe(keys, p * 16)] == p * 16 and find(keys, slots, p * 16) == p
+    insert(keys, slots, 999, 7)
+    assert keys[probe(keys, 999)] == 999 and keys[probe(keys, 1000)] == EMPTY
+
+
+def test_fetches_are_the_same_with_the_link_order_shared_filled_lazily_or_sorted_per_fetch(tiny_corpus, monkeypatch):
+    """A crawl walks a page's targets in page order from the corpus' shared order (filled up front), from one filled
+    page by page at first fetch, or sorted at each fetch (a web whose links grow): the same crawl, array for array,
+    domain cap included."""
+    from gym_crawl.crawl import bundles as B
+    from gym_crawl.crawl.fields import FIELDS
+
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus).unwrapped
+    env.reset(seed=0)
+    states = [type(env.state)(tiny_corpus, n_categories=env.state.n_categories, beta=env.state.beta) for _ in range(3)]
+    for s in states:
+        s.reset(env.scorer, env.scheme, 4)
+    monkeypatch.setattr(B, "EAGER_ORDER_LINKS", 0)
+    s0 = states[0]
+    states[1]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst.copy(), s0.page_domain)  # lazily filled
+    states[2]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain, ordered=False)
+    seeds = env.state.fetched_pages()
+    assert len(seeds)
+    for s in states:
+        for p in seeds:
+            s.fetch(int(p))
+    blocked = 0
+    for step in range(60):
+        fr = np.sort(s0.frontier)
+        if not len(fr):
+            break
+        page = int(fr[(step * 7) % len(fr)])
+        res = [s.fetch(page) for s in states]
+        blocked += len(res[0].removed_pages)
+        for r in res[1:]:
+            assert r.new_pages.tolist() == res[0].new_pages.tolist()
+            assert r.updated_pages.tolist() == res[0].updated_pages.tolist()
+            assert r.removed_pages.tolist() == res[0].removed_pages.tolist()
+    assert s0.n_fetched > 20 and blocked > 0
+    for s in states[1:]:
+        for f in FIELDS:
+            np.testing.assert_array_equal(s.arrays[f.name], s0.arrays[f.name], err_msg=f.name)

@@ -8,13 +8,15 @@ pointer (a kernel call with a bundle costs less than one with its arrays one by 
 * :class:`CrawlArrays` — the arrays of N crawls (N = 1 for one env), each with a leading crawl axis: every
   column of :data:`~gym_crawl.crawl.fields.CRAWL_ARRAYS`. A kernel works on crawl ``i``'s row of each.
 * :class:`ScoreTables` — a topic's score tables, by page id and by link id.
-* :class:`LinkGraph` — the corpus' links.
+* :class:`LinkGraph` — the corpus' links, and each page's out-links in the order of their targets (filled once per
+  page and shared by every crawl on the corpus in the process: :func:`link_graph`).
 * :class:`FetchWork` — the fetch kernel's work space.
 
 A bundle is not picklable (it holds memory pointers): an object that keeps one rebuilds it after unpickling.
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -89,8 +91,8 @@ class FetchWork(structref.StructRefProxy):
 SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor",
                 "page_keyed", "page_keys", "page_rows", "page_done", "link_keyed", "link_keys", "link_bases",
                 "link_done")
-_LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain")
-_FETCH_WORK = ("t_best", "t_link", "t_kwu", "t_kwa", "t_sl", "t_key")
+_LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain", "link_ord", "ord_done")
+_FETCH_WORK = ("t_ord", "t_sl", "t_key")
 
 for _proxy, _type, _fields in ((CrawlArrays, CrawlArraysType, CRAWL_ARRAYS),
                                (ScoreTables, ScoreTablesType, SCORE_TABLES),
@@ -123,13 +125,13 @@ def _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_k
 
 
 @njit(cache=True)
-def _new_link_graph(link_lo, link_hi, link_dst, page_domain):
-    return LinkGraph(link_lo, link_hi, link_dst, page_domain)
+def _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done):
+    return LinkGraph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done)
 
 
 @njit(cache=True)
-def _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl, t_key):
-    return FetchWork(t_best, t_link, t_kwu, t_kwa, t_sl, t_key)
+def _new_fetch_work(t_ord, t_sl, t_key):
+    return FetchWork(t_ord, t_sl, t_key)
 
 
 @intrinsic
@@ -180,14 +182,14 @@ def borrowed_tables(s):
 @njit(cache=True, nogil=True)
 def borrowed_graph(g):
     """The :class:`LinkGraph` ``g`` with every array :func:`borrowed` (for the call that received ``g``)."""
-    return LinkGraph(borrowed(g.link_lo), borrowed(g.link_hi), borrowed(g.link_dst), borrowed(g.page_domain))
+    return LinkGraph(borrowed(g.link_lo), borrowed(g.link_hi), borrowed(g.link_dst), borrowed(g.page_domain),
+                     borrowed(g.link_ord), borrowed(g.ord_done))
 
 
 @njit(cache=True, nogil=True)
 def borrowed_work(w):
     """The :class:`FetchWork` ``w`` with every array :func:`borrowed` (for the call that received ``w``)."""
-    return FetchWork(borrowed(w.t_best), borrowed(w.t_link), borrowed(w.t_kwu), borrowed(w.t_kwa), borrowed(w.t_sl),
-                     borrowed(w.t_key))
+    return FetchWork(borrowed(w.t_ord), borrowed(w.t_sl), borrowed(w.t_key))
 
 
 def crawl_arrays(arrays: Mapping[str, np.ndarray]) -> CrawlArrays:
@@ -226,15 +228,48 @@ def table_bundle(pages: PageTable, links: LinkTable) -> ScoreTables:
     return hit[1]
 
 
-def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, page_domain: np.ndarray) -> LinkGraph:
+#: id of a corpus' link_dst array → (a weak reference to it, its link_ord, its ord_done): every crawl on the corpus
+#: in the process shares them (an entry whose array is gone is dropped with it)
+_LINK_ORDERS: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray]] = {}
+#: up to this many links, :func:`link_graph` fills every page's order when it first sees a corpus (≈ 50 ms per
+#: million links); beyond, a page's order is filled at its first fetch
+EAGER_ORDER_LINKS = 2_000_000
+
+
+def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, page_domain: np.ndarray, *,
+               ordered: bool = True) -> LinkGraph:
     """The :class:`LinkGraph`: page ``p``'s links are ``link_lo[p]:link_hi[p]`` ((n_pages,) int64 each), their
-    targets ``link_dst`` (n_links,) int32; ``page_domain`` (n_pages,) int32."""
-    return _new_link_graph(link_lo, link_hi, link_dst, page_domain)
+    targets ``link_dst`` (n_links,) int32; ``page_domain`` (n_pages,) int32.
+
+    With ``ordered`` (a corpus whose links do not change), ``link_ord`` (n_links,) int32 holds each page's links in
+    ascending target page (ties in link order) as offsets from ``link_lo[p]``, valid where ``ord_done[p]``
+    ((n_pages,) bool): :func:`~gym_crawl.crawl.kernels.fetch_page` then walks a page's targets in page order
+    without sorting them. One pair per corpus (its ``link_dst`` array) in the process, filled for every page up front
+    on a corpus of up to :data:`EAGER_ORDER_LINKS` links and else page by page at first fetch (memory written only
+    for pages fetched). Without ``ordered`` (a live web, whose link arrays grow) both are empty and the kernel sorts a
+    page's targets at each fetch."""
+    from gym_crawl.crawl.kernels import fill_link_order
+
+    if not ordered:
+        link_ord, ord_done = np.zeros(0, np.int32), np.zeros(0, np.bool_)
+    else:
+        hit = _LINK_ORDERS.get(id(link_dst))
+        if hit is not None and hit[0]() is link_dst and len(hit[2]) == len(link_lo):
+            link_ord, ord_done = hit[1], hit[2]
+        else:
+            link_ord, ord_done = np.empty(len(link_dst), np.int32), np.zeros(len(link_lo), np.bool_)
+            if len(link_dst) <= EAGER_ORDER_LINKS:
+                fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done)
+            key = id(link_dst)
+            with contextlib.suppress(TypeError):  # an array that takes no weak reference is not shared
+                _LINK_ORDERS[key] = (weakref.ref(link_dst, lambda _r: _LINK_ORDERS.pop(key, None)), link_ord,
+                                     ord_done)
+    return _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done)
 
 
-def fetch_work(t_best: np.ndarray, t_link: np.ndarray, t_kwu: np.ndarray, t_kwa: np.ndarray,
-               t_sl: np.ndarray, t_key: np.ndarray) -> FetchWork:
-    """The :class:`FetchWork` space, per out-link target of the fetched page (max out-degree,): its best link
-    score ``t_best`` float32, link ``t_link`` int64, keyword flags ``t_kwu``, ``t_kwa`` bool, slot ``t_sl`` int32
-    and sort key ``t_key`` int64 (page << 32 | slot)."""
-    return _new_fetch_work(t_best, t_link, t_kwu, t_kwa, t_sl, t_key)
+def fetch_work(t_ord: np.ndarray, t_sl: np.ndarray, t_key: np.ndarray) -> FetchWork:
+    """The :class:`FetchWork` space, per out-link of the fetched page (max out-degree,): ``t_ord`` int32, the
+    page's links in target order when the :class:`LinkGraph` holds none (a web whose links grow); ``t_sl`` int32,
+    the slot of each target :func:`~gym_crawl.crawl.kernels.fetch_page` updated (in ``out_upd``'s order, read by
+    :func:`~gym_crawl.crawl.kernels.topk_update_slots`); ``t_key`` int64, sort keys (target << 32 | offset)."""
+    return _new_fetch_work(t_ord, t_sl, t_key)

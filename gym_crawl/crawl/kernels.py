@@ -32,12 +32,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gym_crawl.pagemap import find, insert
+from gym_crawl.pagemap import find, insert, probe
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
+           "fill_link_order",
            "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
-           "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row", "slot_of", "SMALL_SORT",
+           "frontier_remove", "link_base", "links_ready", "new_slot", "page_link_order", "page_ready", "page_row",
+           "slot_of",
+           "SMALL_SORT",
            "sort_small",
            "topk_push", "topk_select", "topk_select_slots", "topk_update",
            "topk_update_slots", "UNSEEN", "FRONTIER",
@@ -129,6 +132,32 @@ def sort_small(a):
             a[k + 1] = a[k]
             k -= 1
         a[k + 1] = x
+
+
+@njit(cache=True, nogil=True)
+def page_link_order(a, b, link_dst, keys, out):
+    """``out[:b - a]`` = the offsets from ``a`` of links ``a:b`` in ascending target page, ties in link order
+    (``keys``: int64 work space of at least ``b - a``)."""
+    n = b - a
+    k = keys[:n]
+    for j in range(n):
+        k[j] = (np.int64(link_dst[a + j]) << 32) | np.int64(j)
+    sort_small(k)
+    for j in range(n):
+        out[j] = np.int32(k[j] & 0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True)
+def fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done):
+    """Every page's :func:`page_link_order` into its range of ``link_ord``; ``ord_done[p]`` set."""
+    deg = 0
+    for p in range(len(link_lo)):
+        deg = max(deg, link_hi[p] - link_lo[p])
+    keys = np.empty(deg, np.int64)
+    for p in range(len(link_lo)):
+        a, b = link_lo[p], link_hi[p]
+        page_link_order(a, b, link_dst, keys, link_ord[a:b])
+        ord_done[p] = True
 
 
 @njit(cache=True, nogil=True)
@@ -250,7 +279,13 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     :param crawls: :class:`~gym_crawl.crawl.bundles.CrawlArrays`; row ``i`` of each is updated in place.
     :param work: the :class:`~gym_crawl.crawl.bundles.FetchWork` space.
     :returns: how many pages it added to the frontier, updated and removed, written into row ``i`` of
-        ``crawls.out_new``, ``out_upd`` and ``out_rem``."""
+        ``crawls.out_new``, ``out_upd`` and ``out_rem`` (new and updated pages ascending; the slot of each updated
+        page in ``work.t_sl``).
+
+    The page's out-links are walked in ascending target page (``graph.link_ord``, filled once per page for the
+    corpus; sorted here when the graph holds no order), so a target's links are adjacent: each target is probed in
+    the page map once (a new one takes its slot at the probed entry), and added to the frontier and aggregated in
+    the same pass — no per-slot scratch column, no sort of the targets."""
     pt_rel, pt_cat, pt_tfidf = scores.page_rel, scores.page_cat, scores.page_tfidf
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
     link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
@@ -266,10 +301,10 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     reward_a, relevant_a, wrl, change, dist = c.reward[i], c.relevant[i], c.wrl[i], c.change[i], c.dist[i]
     par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
     fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
-    dom_eval_relevant, ctr, sums, tslot = c.dom_eval_relevant[i], c.ctr[i], c.sums[i], c.tslot[i]
+    dom_eval_relevant, ctr, sums = c.dom_eval_relevant[i], c.ctr[i], c.sums[i]
     dmap_keys, dmap_slots, dslot_dom = c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i]
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
-    t_best, t_link, t_kwu, t_kwa, t_sl, t_key = work.t_best, work.t_link, work.t_kwu, work.t_kwa, work.t_sl, work.t_key
+    t_sl, t_key = work.t_sl, work.t_key
     sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
     st = status[sp]
     has_parents = st == FRONTIER and n_par[sp] > 0
@@ -331,79 +366,76 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
         n_rem = _block_domain(d, status, slot_page, fr_pages, fr_slots, fr_pos, dom_next, dom_prev, dom_head, ctr,
                               out_rem, 0)
 
-    # ---- expand: one entry per unvisited target, from its best (first most relevant) link
+    # ---- expand: one entry per unvisited target, from its best (first most relevant) link, in ascending target
+    # page: the page's links walked in target order (``graph.link_ord``, or sorted here on a web whose links grow),
+    # so a target's links are adjacent and each target is probed, added and aggregated once, in one pass
     a, b = link_lo[page], link_hi[page]
+    n = b - a
     off = link_base(scores, page, a) - a  # link li's scores are at row li + off
+    link_ord, ord_done = graph.link_ord, graph.ord_done
+    if page < len(ord_done):
+        if not ord_done[page]:
+            page_link_order(a, b, link_dst, t_key, link_ord[a:b])
+            ord_done[page] = True
+        order = link_ord[a:b]
+    else:  # links of a web that grows: sorted at each fetch
+        order = work.t_ord[:n]
+        page_link_order(a, b, link_dst, t_key, order)
+    w = wrl[sp]
+    dp = dist[sp]
+    step = ctr[C_STEP]
     nt = 0
-    for li in range(a, b):
+    n_new = 0
+    j = 0
+    while j < n:
+        li = a + order[j]
         t = link_dst[li]
-        ts = find(map_keys, map_slots, t)
+        e = j + 1
+        while e < n and link_dst[a + order[e]] == t:
+            e += 1
+        h = probe(map_keys, t)
+        ts = np.int64(map_slots[h]) if map_keys[h] == t else np.int64(-1)
         if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
+            j = e
             continue
         if cap >= 0:
             td = dom_slot(page_domain[t], dmap_keys, dmap_slots)
             if (dom_fetched[td] if td >= 0 else 0) >= cap:
+                j = e
                 continue
-        if ts < 0:
-            ts = new_slot(t, map_keys, map_slots, slot_page, ctr)
-        s = tslot[ts]
-        if s < 0:
-            s = nt
-            tslot[ts] = s
-            t_key[nt] = (np.int64(t) << 32) | np.int64(ts)  # sorted by page below, the slot kept along
-            t_best[s] = l_rel[li + off]
-            t_link[s] = li
-            t_kwu[s] = l_kwu[li + off]
-            t_kwa[s] = l_kwa[li + off]
-            nt += 1
-        else:
-            lr = l_rel[li + off]
-            if lr > t_best[s]:
-                t_best[s] = lr
-                t_link[s] = li
-            if l_kwu[li + off]:
-                t_kwu[s] = True
-            if l_kwa[li + off]:
-                t_kwa[s] = True
-    if nt == 0:
-        return 0, 0, n_rem
-    keys = t_key[:nt]
-    sort_small(keys)
-    upd = out_upd[:nt]
-    n_new = 0
-    for j in range(nt):
-        k = keys[j]
-        t = np.int32(k >> 32)
-        ts = np.int32(k & 0xFFFFFFFF)
-        upd[j] = t
-        t_sl[j] = ts
-        if status[ts] == UNSEEN:
+        if ts < 0:  # the next slot, at the probed entry
+            ts = ctr[C_N_SLOTS]
+            ctr[C_N_SLOTS] = ts + 1
+            slot_page[ts] = t
+            map_keys[h] = t
+            map_slots[h] = ts
+        lr = l_rel[li + off]
+        bl = li
+        kwu = l_kwu[li + off]
+        kwa = l_kwa[li + off]
+        for q in range(j + 1, e):  # the target's other links: the first most relevant wins
+            lq = a + order[q]
+            x = l_rel[lq + off]
+            if x > lr:
+                lr = x
+                bl = lq
+            if l_kwu[lq + off]:
+                kwu = True
+            if l_kwa[lq + off]:
+                kwa = True
+        j = e
+        out_upd[nt] = t
+        t_sl[nt] = ts
+        nt += 1
+        if status[ts] == UNSEEN:  # frontier add, in ascending page order
             out_new[n_new] = t
             n_new += 1
-    # frontier add (ascending page order), chains prepended per domain as one block
-    step = ctr[C_STEP]
-    for j in range(nt):
-        ts = t_sl[j]
-        if status[ts] != UNSEEN:
-            continue
-        frontier_add(ts, upd[j], fr_pages, fr_slots, fr_pos, ctr)
-        status[ts] = FRONTIER
-        max_par_wrl[ts] = -np.inf
-        min_par_dist[ts] = DIST_CAP
-        link_rel[ts] = -np.inf
-        discovered_step[ts] = step
-    if cap >= 0:
-        for j in range(n_new - 1, -1, -1):
-            t = out_new[j]
-            td = dom_claim(page_domain[t], dmap_keys, dmap_slots, dslot_dom, ctr)
-            chain_prepend(find(map_keys, map_slots, t), td, dom_next, dom_prev, dom_head)
-    w = wrl[sp]
-    dp = dist[sp]
-    for j in range(nt):
-        t = upd[j]
-        ts = t_sl[j]
-        s = tslot[ts]
-        tslot[ts] = -1
+            frontier_add(ts, t, fr_pages, fr_slots, fr_pos, ctr)
+            status[ts] = FRONTIER
+            max_par_wrl[ts] = -np.inf
+            min_par_dist[ts] = DIST_CAP
+            link_rel[ts] = -np.inf
+            discovered_step[ts] = step
         n_par[ts] += 1
         sum_par_rel[ts] += rel
         if relevant:
@@ -413,21 +445,24 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
             max_par_wrl[ts] = w
         if dp < min_par_dist[ts]:
             min_par_dist[ts] = dp
-        lr = t_best[s]
         if lr > link_rel[ts]:
             link_rel[ts] = lr
-            li = t_link[s]
             for cc in range(link_cat.shape[1]):
-                link_cat[ts, cc] = l_cat[li + off, cc]
-            best_link[ts] = li
-        if t_kwu[s]:
+                link_cat[ts, cc] = l_cat[bl + off, cc]
+            best_link[ts] = bl
+        if kwu:
             kw_url[ts] = True
-        if t_kwa[s]:
+        if kwa:
             kw_anchor[ts] = True
         bs = bp_slot[ts]
         if bs < 0 or rel > rel_a[bs]:
             best_parent[ts] = page
             bp_slot[ts] = sp
+    if cap >= 0:  # chains prepended per domain as one block
+        for j in range(n_new - 1, -1, -1):
+            t = out_new[j]
+            td = dom_claim(page_domain[t], dmap_keys, dmap_slots, dslot_dom, ctr)
+            chain_prepend(find(map_keys, map_slots, t), td, dom_next, dom_prev, dom_head)
     return n_new, nt, n_rem
 
 

@@ -277,13 +277,10 @@ class CrawlState:
         self._out_upd = storage.pop("out_upd", np.zeros(deg, np.int32))
         self._on_full = on_full if storage else None
         # kernel work space (per out-link target of the fetched page)
-        self._t_best = np.zeros(deg, np.float32)
-        self._t_link = np.zeros(deg, np.int64)
-        self._t_kwu = np.zeros(deg, bool)
-        self._t_kwa = np.zeros(deg, bool)
+        self._t_ord = np.zeros(deg, np.int32)
         self._t_sl = np.zeros(deg, np.int32)
         self._t_key = np.zeros(deg, np.int64)
-        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl, self._t_key)
+        self._work = B.fetch_work(self._t_ord, self._t_sl, self._t_key)
         self._columns = {f.name: PageColumn(self, f) for f in FIELDS}
         self.adopt(storage if storage else allocate(MIN_SLOTS, C))
         self.domain_cap: int | None = None
@@ -332,7 +329,7 @@ class CrawlState:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._work = B.fetch_work(self._t_best, self._t_link, self._t_kwu, self._t_kwa, self._t_sl, self._t_key)
+        self._work = B.fetch_work(self._t_ord, self._t_sl, self._t_key)
         self._bind_bundles()
         if self.scorer is not None:
             self._bind_tables()
@@ -455,7 +452,7 @@ class CrawlState:
         """The fetch kernel's bundles of the topic's score tables (rebuilt when the tables grow: see
         :meth:`score_bundle`) and of the link graph (for the whole crawl)."""
         self._scores = B.table_bundle(self._pages, self._links)
-        self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain)
+        self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain, ordered=not self._live)
 
     # ------------------------------------------------------------ frontier
     @property
