@@ -322,7 +322,7 @@ def test_a_copied_crawl_rebuilds_its_bundles_and_crawls_on_identically(tiny_corp
 
 
 def test_page_link_order_walks_targets_ascending_with_ties_in_link_order():
-    from gym_crawl.crawl.kernels import fill_link_order, page_link_order
+    from gym_crawl.crawl.link_order import fill_link_order, page_link_order
 
     dst = np.array([5, 3, 5, 1, 3, 9, 2, 2], np.int32)
     out = np.full(5, -1, np.int32)

@@ -248,7 +248,7 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
     on a corpus of up to :data:`EAGER_ORDER_LINKS` links and else page by page at first fetch (memory written only
     for pages fetched). Without ``ordered`` (a live web, whose link arrays grow) both are empty and the kernel sorts a
     page's targets at each fetch."""
-    from gym_crawl.crawl.kernels import fill_link_order
+    from gym_crawl.crawl.link_order import fill_link_order
 
     if not ordered:
         link_ord, ord_done = np.zeros(0, np.int32), np.zeros(0, np.bool_)

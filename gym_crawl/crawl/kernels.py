@@ -32,16 +32,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gym_crawl.crawl.link_order import page_link_order
 from gym_crawl.pagemap import find, insert, probe
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
-           "fill_link_order",
            "block_over_cap", "chain_prepend", "chain_remove", "frontier_add",
-           "frontier_remove", "link_base", "links_ready", "new_slot", "page_link_order", "page_ready", "page_row",
+           "frontier_remove", "link_base", "links_ready", "new_slot", "page_ready", "page_row",
            "slot_of",
-           "SMALL_SORT",
-           "sort_small",
            "topk_push", "topk_select", "topk_select_slots", "topk_update",
            "topk_update_slots", "UNSEEN", "FRONTIER",
            "VISITED", "BLOCKED", "DIST_CAP"]
@@ -110,54 +108,6 @@ def links_ready(scores, page):
     if scores.link_keyed:
         return find(scores.link_keys, scores.link_bases, page) >= 0
     return scores.link_done[page]
-
-
-#: up to this many keys :func:`sort_small` sorts by insertion (a page's targets: 27 on average on the default web),
-#: where ``ndarray.sort``'s call costs more than the sort
-SMALL_SORT = 32
-
-
-@njit(cache=True, nogil=True)
-def sort_small(a):
-    """Sort the int64 array ``a`` in place: insertion sort up to :data:`SMALL_SORT` entries (≈ 5× faster than
-    ``a.sort()`` on 27), ``a.sort()`` beyond. The same order as ``a.sort()`` (it is a sort)."""
-    n = len(a)
-    if n > SMALL_SORT:
-        a.sort()
-        return
-    for j in range(1, n):
-        x = a[j]
-        k = j - 1
-        while k >= 0 and a[k] > x:
-            a[k + 1] = a[k]
-            k -= 1
-        a[k + 1] = x
-
-
-@njit(cache=True, nogil=True)
-def page_link_order(a, b, link_dst, keys, out):
-    """``out[:b - a]`` = the offsets from ``a`` of links ``a:b`` in ascending target page, ties in link order
-    (``keys``: int64 work space of at least ``b - a``)."""
-    n = b - a
-    k = keys[:n]
-    for j in range(n):
-        k[j] = (np.int64(link_dst[a + j]) << 32) | np.int64(j)
-    sort_small(k)
-    for j in range(n):
-        out[j] = np.int32(k[j] & 0xFFFFFFFF)
-
-
-@njit(cache=True, nogil=True)
-def fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done):
-    """Every page's :func:`page_link_order` into its range of ``link_ord``; ``ord_done[p]`` set."""
-    deg = 0
-    for p in range(len(link_lo)):
-        deg = max(deg, link_hi[p] - link_lo[p])
-    keys = np.empty(deg, np.int64)
-    for p in range(len(link_lo)):
-        a, b = link_lo[p], link_hi[p]
-        page_link_order(a, b, link_dst, keys, link_ord[a:b])
-        ord_done[p] = True
 
 
 @njit(cache=True, nogil=True)
