@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["EMPTY", "add_keys", "find", "find_many", "insert", "probe", "rehash"]
+from gym_crawl._memory import prefetch
+
+__all__ = ["EMPTY", "add_keys", "find", "find_many", "insert", "prefetch_entry", "probe", "rehash"]
 
 EMPTY = -1
 """The key of an empty table entry."""
@@ -41,6 +43,15 @@ def find(keys, slots, page):
         if k == EMPTY:
             return np.int64(-1)
         h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def prefetch_entry(keys, slots, page):
+    """Ask for the cache lines of ``page``'s home entry (in ``keys`` and ``slots``) without waiting for them, so a
+    :func:`find` or :func:`probe` of ``page`` a little later finds them in cache. No effect on any value."""
+    h = _home(page, len(keys) - 1)
+    prefetch(keys, h)
+    prefetch(slots, h)
 
 
 @njit(cache=True, nogil=True)

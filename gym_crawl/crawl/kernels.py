@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gym_crawl._memory import prefetch
 from gym_crawl.crawl.link_order import page_link_order
-from gym_crawl.pagemap import find, insert, probe
+from gym_crawl.pagemap import find, insert, prefetch_entry, probe
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
@@ -256,6 +257,17 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
     t_sl, t_key = work.t_sl, work.t_key
     sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
+    # the page's links and their score rows, asked for now: read after the page's own statistics below
+    a, b = link_lo[page], link_hi[page]
+    n = b - a
+    off = link_base(scores, page, a) - a  # link li's scores are at row li + off
+    link_ord, ord_done = graph.link_ord, graph.ord_done
+    prefetch(link_dst, a)
+    prefetch(l_rel, a + off)
+    prefetch(l_kwu, a + off)
+    prefetch(l_kwa, a + off)
+    if page < len(ord_done):
+        prefetch(link_ord, a)
     st = status[sp]
     has_parents = st == FRONTIER and n_par[sp] > 0
     if st == FRONTIER:
@@ -319,10 +331,6 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     # ---- expand: one entry per unvisited target, from its best (first most relevant) link, in ascending target
     # page: the page's links walked in target order (``graph.link_ord``, or sorted here on a web whose links grow),
     # so a target's links are adjacent and each target is probed, added and aggregated once, in one pass
-    a, b = link_lo[page], link_hi[page]
-    n = b - a
-    off = link_base(scores, page, a) - a  # link li's scores are at row li + off
-    link_ord, ord_done = graph.link_ord, graph.ord_done
     if page < len(ord_done):
         if not ord_done[page]:
             page_link_order(a, b, link_dst, t_key, link_ord[a:b])
@@ -341,7 +349,11 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
         li = a + order[j]
         t = link_dst[li]
         e = j + 1
-        while e < n and link_dst[a + order[e]] == t:
+        while e < n:
+            tn = link_dst[a + order[e]]
+            if tn != t:
+                prefetch_entry(map_keys, map_slots, tn)  # the next target's map entry, while this one is done
+                break
             e += 1
         h = probe(map_keys, t)
         ts = np.int64(map_slots[h]) if map_keys[h] == t else np.int64(-1)
