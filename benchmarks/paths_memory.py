@@ -1,7 +1,7 @@
 """Memory of many crawls beside the default step — pages in flight, the site features — against web size.
 
 ``gym-crawl bench paths_memory [--sizes 20000,1000000] [--envs 64] [--steps 100] [--features crawler+]
-[--concurrency 4] [--topic music] [--out DIR]``
+[--concurrency 4] [--topic geology] [--out DIR]``
 
 The default step's crawl state follows the pages a crawl touched (``gym-crawl bench crawl_scale`` measures it).
 This bench measures the options beside it whose state was once as long as the web: a window of pages in flight
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=100, help="steps per crawl (default 100)")
     ap.add_argument("--features", default="crawler+", help="feature set (default crawler+: crawler ⊕ site)")
     ap.add_argument("--concurrency", type=int, default=4, help="pages in flight (default 4)")
-    ap.add_argument("--topic", default="music", help="the topic crawled on every web (default music)")
+    ap.add_argument("--topic", default="geology", help="the topic crawled on every web (default geology)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
     try:
