@@ -103,3 +103,45 @@ def test_dask_compiles_one_file_in_segments(tmp_path: Path) -> None:
     assert_same_corpus(whole, dask)
     for key in ("records", "skipped", "duplicates", "redirects"):
         assert dask.meta["warc_summary"][key] == whole.meta["warc_summary"][key], key
+
+
+def test_each_chunk_written_gives_the_free_heap_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gym_crawl.web.warc as warc
+
+    calls: list[int] = []
+    monkeypatch.setattr(warc, "release_free_heap", lambda: calls.append(len(calls)) or True)
+    path = _many(tmp_path / "a.warc.gz")
+    r = warc.parse_warc_file(path, tmp_path / "chunks", 0, warc.WarcOptions(chunk_pages=7))
+    assert len(r["chunks"]) == len(calls) >= 6  # one release after every chunk, the last one's too
+
+
+def _rss_mb() -> float:
+    import os
+
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists() or __import__("platform").libc_ver()[0] != "glibc",
+                    reason="malloc_trim is glibc's; RSS read from /proc")
+def test_release_free_heap_returns_freed_blocks_to_the_system() -> None:
+    import ctypes
+
+    from gym_crawl.web.warc_tasks import release_free_heap
+
+    malloc = ctypes.CDLL(None).malloc
+    free = ctypes.CDLL(None).free
+    malloc.restype, malloc.argtypes, free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    blocks = [malloc(16_384) for _ in range(12_800)]  # 200 MiB in blocks below the mmap threshold: the heap
+    for b in blocks:
+        ctypes.memset(b, 1, 16_384)  # touched: resident
+    kept = blocks[::8]  # one block in eight stays: the heap's top is in use, the freed space lies between blocks
+    for i, b in enumerate(blocks):
+        if i % 8:
+            free(b)
+    before = _rss_mb()
+    assert release_free_heap() is True
+    after = _rss_mb()
+    for b in kept:
+        free(b)
+    assert before - after > 100  # of the 175 MiB freed between kept blocks, nearly all goes back
