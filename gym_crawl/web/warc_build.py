@@ -10,8 +10,9 @@ by the pages, never by the links.
 * the **assembly** (:func:`assemble`) — the chunks read again one at a time, each link's target resolved through
   that table chunk by chunk, and every column appended to the corpus folder as it comes
   (:class:`~gym_crawl.corpus.writer.CorpusWriter`: memory-mapped ``.npy`` files in a partial folder, renamed
-  into place whole). The process holds one chunk plus a few arrays as long as the pages (record → page id,
-  each page's title hash and domain, the lookup table) and the vocabulary.
+  into place whole). The process holds one chunk plus a few arrays as long as the pages (the join's page rows and
+  lookup table, each page's title hash and domain) and the vocabulary: a chunk's record → page ids are worked out
+  from the page rows when it is read, and labels are counted a chunk at a time.
 
 A shard chunk is an ``.npz`` of one WARC file's pages (at most ``chunk_pages``): per page its URL hash,
 payload-digest hash, URL, title, main text, word ids of the text bag / URL words (a local vocabulary), and
@@ -67,7 +68,7 @@ class Join:
     keys: np.ndarray
     """sorted URL hashes that name a page: the pages' own, merged duplicates', resolved redirects'"""
     ids: np.ndarray
-    """the page id of each of :attr:`keys`"""
+    """the page id of each of :attr:`keys` (int32: a corpus' page ids are)"""
     url_duplicates: int
     digest_duplicates: int
     redirects_used: int
@@ -90,9 +91,9 @@ def load_keys(chunks: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 
 def _lookup(keys_sorted: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``values`` of ``q`` in the sorted ``keys_sorted`` (-1 where absent)."""
+    """``values`` of ``q`` in the sorted ``keys_sorted`` (-1 where absent), in ``values``' dtype."""
     if len(keys_sorted) == 0:
-        return np.full(len(q), -1, np.int64)
+        return np.full(len(q), -1, values.dtype)
     i = np.searchsorted(keys_sorted, q)
     i = np.minimum(i, len(keys_sorted) - 1)
     return np.where(keys_sorted[i] == q, values[i], -1)
@@ -130,7 +131,7 @@ def join_pages(k: dict[str, np.ndarray]) -> Join:
         table_h = np.concatenate([table_h, rf[new]])
         table_id = np.concatenate([table_id, resolved[new]])
     order = np.argsort(table_h, kind="stable")
-    return Join(page_rows=page_rows, keys=table_h[order], ids=table_id[order],
+    return Join(page_rows=page_rows, keys=table_h[order], ids=table_id[order].astype(np.int32),
                 url_duplicates=int(len(h) - len(rows)), digest_duplicates=int((~is_page).sum()),
                 redirects_used=int((resolved >= 0).sum()))
 
@@ -214,8 +215,6 @@ class _Assembly:
                  label_map: dict[str, list[str]] | None, rules: list[tuple[str, str]] | None,
                  find_urls: set[str] | frozenset[str]) -> None:
         self.chunks, self.join, self.w = chunks, join, writer
-        self.row_id = np.full(sum(c["pages"] for c in chunks), -1, np.int64)
-        self.row_id[join.page_rows] = np.arange(len(join.page_rows))
         self.n_fetched = len(join.page_rows)
         self.n = self.n_fetched
         self.row0 = 0
@@ -229,10 +228,22 @@ class _Assembly:
         self.title_hash: list[np.ndarray] = []
         self.dom_code: list[np.ndarray] = []
         self.domains: dict[str, int] = {}
-        self.lab_n: list[int] = []
+        self.lab_n: list[np.ndarray] = []
+        """labels of each page, a block per chunk (none at all without labels: :attr:`n_seen` pages have none)"""
+        self.n_seen = 0
         self.lab_codes: list[int] = []
         self.lab_names: dict[str, int] = {}
         self.pos_counts = np.zeros(len(LINK_POSITIONS), np.int64)
+
+    def row_ids(self, row0: int, n: int) -> np.ndarray:
+        """The page id of each of the records ``row0 … row0 + n - 1`` (a chunk's), -1 for one that is no page: from
+        the join's page rows (increasing, a page's id its place among them), so nothing as long as the records is
+        kept."""
+        rows = self.join.page_rows
+        lo, hi = np.searchsorted(rows, (row0, row0 + n)).tolist()
+        ids = np.full(n, -1, np.int64)
+        ids[rows[lo:hi] - row0] = np.arange(lo, hi)
+        return ids
 
     def vocabulary(self, include_unfetched: bool) -> tuple[list[str], list[str]]:
         """The sorted union of the chunk vocabularies and the words of the URLs not in the archive that kept
@@ -246,8 +257,8 @@ class _Assembly:
                 words.update(read_table(z, "vocab"))
                 lh = np.asarray(z["link_hash"]) if include_unfetched else np.zeros(0, np.int64)
                 if len(lh):
-                    src_rows = row0 + np.repeat(np.arange(c["pages"]), np.diff(np.asarray(z["link_ptr"])))
-                    miss = np.flatnonzero((self.join.targets(lh) < 0) & (self.row_id[src_rows] >= 0))
+                    src = np.repeat(self.row_ids(row0, c["pages"]), np.diff(np.asarray(z["link_ptr"])))
+                    miss = np.flatnonzero((self.join.targets(lh) < 0) & (src >= 0))
                     if len(miss):
                         lurls = read_table(z, "link_urls")
                         for j in miss.tolist():
@@ -271,7 +282,7 @@ class _Assembly:
         with _chunk(c) as z:
             lv = read_table(z, "vocab").tolist()
             remap = np.asarray([vocab_id[w] for w in lv], np.int32) if lv else np.zeros(0, np.int32)
-            ids = self.row_id[self.row0:self.row0 + c["pages"]]
+            ids = self.row_ids(self.row0, c["pages"])
             keep = np.flatnonzero(ids >= 0)
             self._page_columns(z, keep, remap)
             self._links(z, ids, keep, remap)
@@ -327,11 +338,12 @@ class _Assembly:
         self.dom_code.append(np.fromiter((doms.setdefault(url_host(u), len(doms)) for u in urls), np.int32, count=k))
         if self.labels_of is not None:
             names = self.lab_names
-            for labs in self.labels_of(urls):
-                self.lab_n.append(len(labs))
+            counts = np.zeros(k, np.int32)
+            for i, labs in enumerate(self.labels_of(urls)):
+                counts[i] = len(labs)
                 self.lab_codes.extend(names.setdefault(lab, len(names)) for lab in labs)
-        else:
-            self.lab_n.extend([0] * k)
+            self.lab_n.append(counts)
+        self.n_seen += k
         if self.label_map:
             self.matched.update(u for u in urls if u in self.label_map)
         if self.find:
@@ -363,7 +375,7 @@ class _Assembly:
         """``(first page id, titles, urls)`` of the pages, chunk by chunk, the text-less pages last."""
         row0 = first = 0
         for c in self.chunks:
-            keep = np.flatnonzero(self.row_id[row0:row0 + c["pages"]] >= 0).tolist()
+            keep = np.flatnonzero(self.row_ids(row0, c["pages"]) >= 0).tolist()
             row0 += c["pages"]
             if not keep:
                 continue
@@ -408,7 +420,7 @@ class _Assembly:
         lrank = np.empty(len(lab_names), np.int64)
         for i, lab in enumerate(lab_names):
             lrank[self.lab_names[lab]] = i
-        lab_n = np.asarray(self.lab_n, np.int64)
+        lab_n = np.concatenate(self.lab_n, dtype=np.int64) if self.lab_n else np.zeros(self.n_seen, np.int64)
         ids = lrank[np.asarray(self.lab_codes, np.int64)] if self.lab_codes else np.zeros(0, np.int64)
         ptr = np.zeros(len(lab_n) + 1, np.int64)
         ptr[1:] = np.cumsum(lab_n)
