@@ -107,9 +107,10 @@ def test_dask_compiles_one_file_in_segments(tmp_path: Path) -> None:
 
 def test_each_chunk_written_gives_the_free_heap_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gym_crawl.web.warc as warc
+    import gym_crawl.web.warc_tasks as warc_tasks
 
     calls: list[int] = []
-    monkeypatch.setattr(warc, "release_free_heap", lambda: calls.append(len(calls)) or True)
+    monkeypatch.setattr(warc_tasks, "release_free_heap", lambda: calls.append(len(calls)) or True)
     path = _many(tmp_path / "a.warc.gz")
     r = warc.parse_warc_file(path, tmp_path / "chunks", 0, warc.WarcOptions(chunk_pages=7))
     assert len(r["chunks"]) == len(calls) >= 6  # one release after every chunk, the last one's too

@@ -90,15 +90,7 @@ from gym_crawl.web.token_ids import ChunkVocabulary, split_texts
 from gym_crawl.web.urls import canonical_url, url_text
 from gym_crawl.web.warc_build import MAX_REDIRECT_HOPS, Join, join_pages, load_keys, write_corpus
 from gym_crawl.web.warc_labels import read_label_map, read_label_rules
-from gym_crawl.web.warc_tasks import (
-    SEGMENT_BYTES,
-    ParseTask,
-    merge_segments,
-    plan_tasks,
-    release_free_heap,
-    run_dask,
-    run_processes,
-)
+from gym_crawl.web.warc_tasks import SEGMENT_BYTES, ParseTask, merge_segments, plan_tasks, run_dask, run_processes
 
 __all__ = ["HTML_TYPES", "MAX_REDIRECT_HOPS", "SKIP_REASONS", "WarcOptions", "load_warc",
            "parse_warc_file", "warc_files"]
@@ -263,13 +255,10 @@ class _ChunkWriter:
         self.redirects.append((_hash64(src), _hash64(dst)))
 
     def flush(self) -> None:
-        """Write the buffered pages and redirects as the next chunk (nothing when there are none), then give the
-        heap's free pages back to the system: the chunk's buffers, once freed, would stay in the process, scattered
-        through its heap (:func:`~gym_crawl.web.warc_tasks.release_free_heap`)."""
-        if not self.urls and not self.redirects:
-            return
-        self._write_chunk()
-        release_free_heap()
+        from gym_crawl.web.warc_tasks import release_free_heap
+        if self.urls or self.redirects:
+            self._write_chunk()
+            release_free_heap()  # the chunk's freed buffers would stay in the process, scattered through its heap
 
     def _write_chunk(self) -> None:
         n = len(self.urls)
