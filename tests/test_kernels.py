@@ -352,10 +352,10 @@ def test_probe_finds_a_page_or_the_entry_that_would_take_it():
     assert keys[probe(keys, 999)] == 999 and keys[probe(keys, 1000)] == EMPTY
 
 
-def test_fetches_are_the_same_with_the_link_order_shared_filled_lazily_or_sorted_per_fetch(tiny_corpus, monkeypatch):
-    """A crawl walks a page's targets in page order from the corpus' shared order (filled up front), from one filled
-    page by page at first fetch, or sorted at each fetch (a web whose links grow): the same crawl, array for array,
-    domain cap included."""
+def test_fetches_are_the_same_with_the_link_order_shared_or_sorted_per_fetch(tiny_corpus, monkeypatch):
+    """A crawl walks a page's targets in page order from the corpus' shared order (filled up front), or sorted at
+    each fetch (a corpus over the eager limit, whose order would otherwise be an (n_links,) array written page by page
+    at random; a web whose links grow): the same crawl, array for array, domain cap included."""
     from gym_crawl.crawl import bundles as B
     from gym_crawl.crawl.fields import FIELDS
 
@@ -366,7 +366,9 @@ def test_fetches_are_the_same_with_the_link_order_shared_filled_lazily_or_sorted
         s.reset(env.scorer, env.scheme, 4)
     monkeypatch.setattr(B, "EAGER_ORDER_LINKS", 0)
     s0 = states[0]
-    states[1]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst.copy(), s0.page_domain)  # lazily filled
+    shared = len(B._LINK_ORDERS)
+    states[1]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst.copy(), s0.page_domain)  # over the limit
+    assert len(B._LINK_ORDERS) == shared  # no order array kept for a corpus over the limit
     states[2]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain, ordered=False)
     seeds = env.state.fetched_pages()
     assert len(seeds)

@@ -232,7 +232,7 @@ def table_bundle(pages: PageTable, links: LinkTable) -> ScoreTables:
 #: in the process shares them (an entry whose array is gone is dropped with it)
 _LINK_ORDERS: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray]] = {}
 #: up to this many links, :func:`link_graph` fills every page's order when it first sees a corpus (≈ 50 ms per
-#: million links); beyond, a page's order is filled at its first fetch
+#: million links); beyond, a fetch sorts its page's targets
 EAGER_ORDER_LINKS = 2_000_000
 
 
@@ -244,13 +244,15 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
     With ``ordered`` (a corpus whose links do not change), ``link_ord`` (n_links,) int32 holds each page's links in
     ascending target page (ties in link order) as offsets from ``link_lo[p]``, valid where ``ord_done[p]``
     ((n_pages,) bool): :func:`~gym_crawl.crawl.kernels.fetch_page` then walks a page's targets in page order
-    without sorting them. One pair per corpus (its ``link_dst`` array) in the process, filled for every page up front
-    on a corpus of up to :data:`EAGER_ORDER_LINKS` links and else page by page at first fetch (memory written only
-    for pages fetched). Without ``ordered`` (a live web, whose link arrays grow) both are empty and the kernel sorts a
-    page's targets at each fetch."""
+    without sorting them. One pair per corpus (its ``link_dst`` array) in the process, filled for every page up front,
+    on a corpus of up to :data:`EAGER_ORDER_LINKS` links. Without ``ordered`` (a live web, whose link arrays grow),
+    and on a larger corpus, both are empty and the kernel sorts a page's targets at each fetch (the same order): an
+    (n_links,) array written page by page at first fetch would hold a page of memory for nearly every page fetched on
+    a large web — 174 MB of a process' own memory after 64 crawls of the 10^7-page web — where a crawl's memory must
+    follow the pages it touched."""
     from gym_crawl.crawl.link_order import fill_link_order
 
-    if not ordered:
+    if not ordered or len(link_dst) > EAGER_ORDER_LINKS:
         link_ord, ord_done = np.zeros(0, np.int32), np.zeros(0, np.bool_)
     else:
         hit = _LINK_ORDERS.get(id(link_dst))
@@ -258,8 +260,7 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
             link_ord, ord_done = hit[1], hit[2]
         else:
             link_ord, ord_done = np.empty(len(link_dst), np.int32), np.zeros(len(link_lo), np.bool_)
-            if len(link_dst) <= EAGER_ORDER_LINKS:
-                fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done)
+            fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done)
             key = id(link_dst)
             with contextlib.suppress(TypeError):  # an array that takes no weak reference is not shared
                 _LINK_ORDERS[key] = (weakref.ref(link_dst, lambda _r: _LINK_ORDERS.pop(key, None)), link_ord,
