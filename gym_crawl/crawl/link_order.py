@@ -4,8 +4,9 @@
 and aggregates each target once over all of the page's links to it (its best link is the first most relevant).
 Walking the page's links in ascending target, ties in link order, gives both at once: a target's links are adjacent.
 That order is a property of the corpus, so :func:`gym_crawl.crawl.bundles.link_graph` keeps it once per corpus in the
-process (:func:`fill_link_order` for every page up front on a small web; :func:`page_link_order` page by page at
-first fetch on a large one), and a web whose links grow sorts a page's links at each fetch.
+process (:func:`fill_link_order`, every page up front, on a web of up to
+:data:`~gym_crawl.crawl.bundles.EAGER_ORDER_LINKS` links); on a larger web, or one whose links grow, a fetch sorts
+its page's links (:func:`page_link_order`) each time.
 """
 from __future__ import annotations
 
