@@ -115,3 +115,38 @@ def test_the_structures_hold_the_pages_and_hosts_the_crawl_touched(webs):
     asked = set(dom[fetched[1:]].tolist()) | set(in_flight.tolist())
     assert set(base._source._free) == asked
     assert len(base._source.held_domains()) == 0
+
+
+def test_tree_page_index_is_a_dense_column_keyed_by_what_entered_the_tree():
+    """The Tree-Frontier's page → row index agrees with a column indexed by page id under random inserts and
+    removals (a page listed twice keeps its last row, as the column did), and holds an entry per page it saw."""
+    from gym_crawl.reducers.tree import _PageSlots
+
+    rng = np.random.default_rng(0)
+    n = 10_000_000
+    dense = {}
+    idx = _PageSlots()
+    for _ in range(200):
+        pages = rng.integers(0, n, rng.integers(1, 40))
+        slots = rng.integers(-1, 500, len(pages)).astype(np.int32)
+        idx.set(pages, slots)
+        for p, s in zip(pages.tolist(), slots.tolist()):
+            dense[p] = s
+        probe = np.concatenate([pages, rng.integers(0, n, 20)])
+        assert idx.get(probe).tolist() == [dense.get(p, -1) for p in probe.tolist()]
+    assert idx.n == len(dense) and len(idx.page) <= 2 * len(dense) and len(idx.keys) <= 4 * len(dense)
+
+
+def test_tree_reducer_holds_the_pages_of_its_crawl(webs):
+    small, _ = webs
+    env = gym.make("WikiCrawl-v1", corpus=small, topic="cancer", features="tres", reducer="tree", max_episode_steps=80)
+    _, info = env.reset(seed=1)
+    for _ in range(80):
+        _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if term or trunc:
+            break
+    tree, st = env.unwrapped.reducer, env.unwrapped.state
+    tree.check_invariants()
+    entered = tree._page_slot.page[:tree._page_slot.n]
+    assert 0 < len(entered) <= st.n_slots and np.all(st.slots(entered) >= 0)  # pages the crawl touched
+    assert len(tree._page_slot.page) <= max(64, 2 * len(entered))

@@ -72,6 +72,7 @@ import numpy as np
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.state import FRONTIER, CrawlState, FetchResult
 from gym_crawl.features.sets import FeatureSet
+from gym_crawl.pagemap import EMPTY, add_keys, find_many, rehash
 from gym_crawl.reducers.base import Reducer
 
 __all__ = ["TreeFrontier", "best_split"]
@@ -118,6 +119,54 @@ def best_split(X: np.ndarray, r: np.ndarray, min_child: int = 1) -> tuple[float,
     g = float(gain[i, f])
     thr = (float(Xs[i, f]) + float(Xs[i + 1, f])) / 2.0
     return max(g, 0.0), int(f), thr
+
+
+class _PageSlots:
+    """The tree's page → row index, keyed by page id (open addressing, :mod:`gym_crawl.pagemap`): an entry per page
+    ever inserted this crawl, its row or -1 once removed — memory that follows the crawl's frontier, not the web."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.keys = np.full(128, EMPTY, np.int32)
+        self.idx = np.zeros(128, np.int32)  # entry of each key in ``page`` / ``slot``
+        self.page = np.zeros(64, np.int32)
+        self.slot = np.full(64, -1, np.int32)
+
+    def _entries(self, pages: np.ndarray) -> np.ndarray:
+        out = np.empty(len(pages), np.int64)
+        find_many(self.keys, self.idx, np.asarray(pages, np.int32), out)
+        return out
+
+    def get(self, pages: np.ndarray) -> np.ndarray:
+        """int32 row of each of ``pages`` (-1: not in the tree)."""
+        e = self._entries(pages)
+        out = np.full(len(e), -1, np.int32)
+        hit = e >= 0
+        out[hit] = self.slot[e[hit]]
+        return out
+
+    def set(self, pages: np.ndarray, slots: np.ndarray) -> None:
+        """Set the row of each of ``pages`` to ``slots`` (-1: removed)."""
+        e = self._entries(pages)
+        if np.any(e < 0):
+            fresh = np.unique(np.asarray(pages, np.int32)[e < 0])
+            k, n = len(fresh), self.n
+            if 2 * (n + k) > len(self.keys):
+                size = len(self.keys)
+                while 2 * (n + k) > size:
+                    size *= 2
+                self.keys, self.idx = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
+                rehash(self.page, n, self.keys, self.idx)
+            if n + k > len(self.page):
+                cap = max(n + k, 2 * len(self.page))
+                self.page = np.concatenate([self.page, np.zeros(cap - len(self.page), np.int32)])
+                self.slot = np.concatenate([self.slot, np.full(cap - len(self.slot), -1, np.int32)])
+            ids = np.arange(n, n + k, dtype=np.int32)
+            self.page[n:n + k] = fresh
+            add_keys(self.keys, self.idx, fresh, ids)
+            self.n = n + k
+            e = self._entries(pages)
+        self.slot[e] = slots  # a page listed twice: its last row, as a column indexed by page id gave
 
 
 class _Buckets:
@@ -336,7 +385,8 @@ class TreeFrontier(Reducer):
 
     # ================================================================ storage
     def reset_storage(self, n_pages: int, dim: int) -> None:
-        """Empty the tree for a crawl over ``n_pages`` pages with ``dim``-dimensional rows.
+        """Empty the tree for a crawl over ``n_pages`` pages with ``dim``-dimensional rows (its page index follows the
+        pages inserted, whatever ``n_pages``).
 
         Called by :meth:`reset`; call it directly to use the tree without an env (then feed it
         with :meth:`insert`, :meth:`remove` and :meth:`add_experience`)."""
@@ -357,7 +407,7 @@ class TreeFrontier(Reducer):
         self.n_splits = 0
         self.max_leaf_depth = 0
         # frontier samples: slot pool of rows
-        self._page_slot = np.full(n_pages, -1, np.int32)
+        self._page_slot = _PageSlots()
         self._slot_page = np.full(64, -1, np.int32)
         self._fx = np.zeros((64, self.dim), np.float32)
         self._free = np.arange(63, -1, -1, dtype=np.int32)  # stack of free slots (top = end)
@@ -431,7 +481,7 @@ class TreeFrontier(Reducer):
             pages = pages[(st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0)]
         if len(pages):
             X = self.features.compute(st, pages)
-            known = self._page_slot[pages] >= 0
+            known = self._page_slot.get(pages) >= 0
             if known.any():
                 self.reroute(pages[known], X[known])
             if not known.all():
@@ -447,7 +497,7 @@ class TreeFrontier(Reducer):
         assert st is not None, "on_frontier_change before reset"
         pages = np.asarray(returned, np.int64)
         if len(pages):
-            pages = pages[(st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0) & (self._page_slot[pages] < 0)]
+            pages = pages[(st.status[pages] == FRONTIER) & (st.fr_pos[pages] >= 0) & (self._page_slot.get(pages) < 0)]
         if len(pages):
             self.insert(pages, self.features.compute(st, pages))
 
@@ -488,11 +538,11 @@ class TreeFrontier(Reducer):
         X = np.asarray(X, np.float32)
         if X.shape != (len(pages), self.dim):
             raise ValueError(f"insert: X has shape {X.shape}, expected ({len(pages)}, {self.dim})")
-        if np.any(self._page_slot[pages] >= 0):
+        if np.any(self._page_slot.get(pages) >= 0):
             raise ValueError("insert: some pages are already in the tree")
         slots = self._alloc_slots(len(pages))
         self._slot_page[slots] = pages
-        self._page_slot[pages] = slots
+        self._page_slot.set(pages, slots)
         self._fx[slots] = X
         self._add_grouped(slots, self.route(X))
         self.n_frontier += len(pages)
@@ -502,11 +552,11 @@ class TreeFrontier(Reducer):
         pages = np.asarray(pages, np.int64)
         if len(pages) == 0:
             return 0
-        slots = self._page_slot[pages]
+        slots = self._page_slot.get(pages)
         slots = slots[slots >= 0]
         self._fr.remove_many(slots)
+        self._page_slot.set(self._slot_page[slots].astype(np.int64), np.full(len(slots), -1, np.int32))
         for s in slots.tolist():
-            self._page_slot[self._slot_page[s]] = -1
             self._slot_page[s] = -1
             self._release_slot(s)
         self.n_frontier -= len(slots)
@@ -518,7 +568,7 @@ class TreeFrontier(Reducer):
         pages = np.asarray(pages, np.int64)
         if len(pages) == 0:
             return 0
-        slots = self._page_slot[pages]
+        slots = self._page_slot.get(pages)
         if np.any(slots < 0):
             raise ValueError("reroute: some pages are not in the tree")
         X = np.asarray(X, np.float32)
@@ -661,7 +711,7 @@ class TreeFrontier(Reducer):
 
     def leaf_of(self, pages: np.ndarray) -> np.ndarray:
         """Leaf node of each page (-1 when the page is not in the tree)."""
-        slots = self._page_slot[np.asarray(pages, np.int64)]
+        slots = self._page_slot.get(np.asarray(pages, np.int64))
         out = np.full(len(slots), -1, np.int32)
         ok = slots >= 0
         out[ok] = self._fr.where[slots[ok]]
@@ -703,7 +753,7 @@ class TreeFrontier(Reducer):
         assert not np.any(self._ecount[:nn][~is_leaf]), "internal node holds experience"
         used = np.flatnonzero(self._slot_page >= 0)
         assert len(used) == self.n_frontier == int(self._fr.count[:nn].sum()), "frontier counters"
-        assert np.array_equal(self._page_slot[self._slot_page[used]], used), "page/slot index"
+        assert np.array_equal(self._page_slot.get(self._slot_page[used].astype(np.int64)), used), "page/slot index"
         where = self._fr.where[used]
         assert np.all(where >= 0) and np.all(is_leaf[where]), "frontier sample outside a leaf"
         assert np.array_equal(self._fr.buf[self._fr.start[where] + self._fr.pos[used]], used), "position index"
