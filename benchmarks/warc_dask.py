@@ -24,7 +24,10 @@ peak over its life) and its RSS over time, and the corpus' own bytes. Memory is 
 with the WARC's size.
 
 Writes ``warc_dask.json`` and ``warc_dask.png`` (RSS over time, one panel per size) to ``--out`` (default
-``benchmarks/results/warc_dask``). Needs the ``cluster`` extra (Dask, distributed) and psutil.
+``benchmarks/results/warc_dask``). ``--heap SEGMENTS`` measures instead what one parsing process holds: the first
+segments of the smallest size parsed one after another in a fresh process (as a worker parses them), with and
+without the C heap's free pages given back after each segment, memory read after each segment (``heap.json``).
+Needs the ``cluster`` extra (Dask, distributed) and psutil.
 """
 from __future__ import annotations
 
@@ -257,6 +260,62 @@ def compile_one(path: Path, interval: float, segment_bytes: int, chunk_pages: in
     }
 
 
+# ---------------------------------------------------------------------------- one process' heap, segment by segment
+
+def _smaps_mb() -> dict[str, float]:
+    """This process' resident memory from ``/proc/self/smaps_rollup``: ``rss``, ``anonymous``, ``file`` (MB)."""
+    d: dict[str, float] = {}
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 3 and p[-1] == "kB":
+                d[p[0].rstrip(":")] = int(p[1]) / 1024
+    return {"rss": d["Rss"], "anonymous": d["Anonymous"], "file": d["Rss"] - d["Anonymous"]}
+
+
+def _mallinfo_mb() -> dict[str, float]:
+    """glibc's ``mallinfo2`` over every arena (MB): ``heap`` (from the system), ``in_use`` (blocks in use),
+    ``free`` (free inside the heap), ``mmapped`` (large blocks mapped on their own)."""
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                    "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    fn = ctypes.CDLL(None).mallinfo2
+    fn.restype = MallInfo2
+    m = fn()
+    return {"heap": m.arena / 2**20, "in_use": m.uordblks / 2**20, "free": m.fordblks / 2**20,
+            "mmapped": m.hblkhd / 2**20}
+
+
+def heap_run(path: Path, segments: int, segment_bytes: int, release: bool) -> dict[str, Any]:
+    """Parse the first ``segments`` segments of ``path`` one after another in this process, as a Dask worker does
+    (``parse_warc_file`` of each range; its chunks deleted after each), and after each segment read the process'
+    memory: RSS (anonymous / file-backed), glibc's heap (in use / free inside it), the Python heap tracemalloc
+    does not see. ``release=False``: with :func:`~gym_crawl.web.warc_tasks.release_free_heap` made a no-op (the
+    code before the heap was given back after each segment)."""
+    import gym_crawl.web.warc_tasks as tasks
+    from gym_crawl.web.warc import WarcOptions, parse_warc_file
+
+    if not release:
+        tasks.release_free_heap = lambda: False
+    plan = tasks.plan_tasks([path], segment_bytes)[:segments]
+    rows: list[dict[str, Any]] = [{"after": "imports", **_smaps_mb(), **_mallinfo_mb(), "max_rss": max_rss_mb()}]
+    cpu = 0.0
+    with tempfile.TemporaryDirectory(prefix="warc_heap_") as wd:
+        for i, t in enumerate(plan):
+            c0 = time.process_time()
+            r = parse_warc_file(t.path, wd, i, WarcOptions(), t.start, t.end)
+            cpu += time.process_time() - c0
+            rows.append({"after": f"segment {i}", "pages": sum(c["pages"] for c in r["chunks"]),
+                         "chunks": len(r["chunks"]), **_smaps_mb(), **_mallinfo_mb(), "max_rss": max_rss_mb()})
+            for c in r["chunks"]:
+                Path(c["path"]).unlink()
+    return {"release": release, "segments": len(plan), "cpu_s": cpu,
+            "pages": sum(r.get("pages", 0) for r in rows), "rows": rows}
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,13 +333,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cache", action="store_true",
                     help="compile with cache=False (the corpus read into memory) instead of into a temporary cache")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--heap", type=int, default=0, metavar="SEGMENTS",
+                    help="instead of the Dask compiles: parse the first SEGMENTS segments of the smallest size one "
+                         "after another in one process, with and without the heap given back after each one "
+                         "(fresh processes, alternating, --heap-rounds each), memory after each segment "
+                         "(heap.json in --out; Linux with glibc)")
+    ap.add_argument("--heap-rounds", type=int, default=2, help="runs of each variant with --heap (default 2)")
+    ap.add_argument("--heap-run", choices=("on", "off"), default=None, help=argparse.SUPPRESS)
     ap.add_argument("--compile", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.compile is not None and args.heap_run is not None:  # one heap run, in this (fresh) process
+        r = heap_run(args.compile, args.heap, args.segment_mb << 20, args.heap_run == "on")
+        args.json.write_text(json.dumps(r))
+        return 0
     if args.compile is not None:  # one compile, in this (fresh) process
         r = compile_one(args.compile, args.interval, args.segment_mb << 20, args.chunk_pages, not args.no_cache)
         args.json.write_text(json.dumps(r))
         return 0
+    if args.heap < 0 or args.heap_rounds < 1:
+        ap.error(f"--heap {args.heap} / --heap-rounds {args.heap_rounds}: segments must be ≥ 0, rounds ≥ 1")
     sizes = sorted(float(x) for x in args.sizes.split(","))
     if not sizes or sizes[0] <= 0 or sizes[-1] > args.gb:
         ap.error(f"--sizes {args.sizes!r}: each size must be > 0 and ≤ --gb {args.gb}")
@@ -302,13 +374,31 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out["warc"] = {"path": str(big), "bytes": big.stat().st_size, "reused": True}
         print(f"WARC: {big} ({big.stat().st_size / 2**30:.2f} GiB gzipped)", flush=True)
+        if args.heap:
+            path = _sized(big, work, sizes[0], args.gb, made)
+            out["heap"] = []
+            for k in range(args.heap_rounds):
+                for variant in ("off", "on"):
+                    res = work / f"heap-{variant}-{k}.json"
+                    subprocess.run([sys.executable, "-m", "gym_crawl.benchmarks.warc_dask", "--compile", str(path),
+                                    "--json", str(res), "--heap", str(args.heap), "--heap-run", variant,
+                                    "--segment-mb", str(args.segment_mb)], check=True)
+                    run = json.loads(res.read_text())
+                    res.unlink()
+                    run.update(file=str(path), load1=os.getloadavg()[0])
+                    out["heap"].append(run)
+                    last = run["rows"][-1]
+                    print(f"heap given back {variant}: {run['pages']} pages, {run['cpu_s']:.1f} CPU-s; after the last "
+                          f"segment RSS {last['rss']:.0f} MB (heap in use {last['in_use']:.0f}, free in it "
+                          f"{last['free']:.0f}), peak {last['max_rss']:.0f} MB", flush=True)
+            args.out.mkdir(parents=True, exist_ok=True)
+            from gym_crawl._io import atomic_write_json
+
+            atomic_write_json(args.out / "heap.json", out)
+            print(f"wrote {args.out / 'heap.json'}")
+            return 0
         for gib in sizes:
-            path = big
-            if gib < args.gb:
-                path = work / f"docs-{gib:g}gib.warc.gz"
-                if not path.exists():
-                    warc_prefix(big, path, int(gib * 2**30))
-                    made.append(path)
+            path = _sized(big, work, gib, args.gb, made)
             res = work / f"run-{gib:g}.json"
             print(f"compiling {path.name} ({path.stat().st_size / 2**30:.2f} GiB) on Dask, 2 workers", flush=True)
             subprocess.run([sys.executable, "-m", "gym_crawl.benchmarks.warc_dask", "--compile", str(path),
@@ -329,6 +419,17 @@ def main(argv: list[str] | None = None) -> int:
                 p.unlink(missing_ok=True)
     print(f"wrote {args.out / 'warc_dask.json'} and warc_dask.png")
     return 0
+
+
+def _sized(big: Path, work: Path, gib: float, full: float, made: list[Path]) -> Path:
+    """The WARC of ``gib`` GiB: ``big`` itself or its prefix in ``work`` (made once; listed in ``made``)."""
+    if gib >= full:
+        return big
+    path = work / f"docs-{gib:g}gib.warc.gz"
+    if not path.exists():
+        warc_prefix(big, path, int(gib * 2**30))
+        made.append(path)
+    return path
 
 
 def summary_line(r: dict[str, Any]) -> str:

@@ -241,7 +241,9 @@ def _token_ids(head, lens, chars, spans, owners, bits, blocks, deltas, table, ek
             d += 1
         else:
             tally[where[s]] += 1
-    return ids[:k], counts, terms[:d], tally[:d], table, ekey, eoff, pool
+    # copies: the buffers are sized for the most tokens the texts could hold (≈ 3× what they hold), and a chunk
+    # keeps every page's arrays until it is written
+    return ids[:k].copy(), counts, terms[:d].copy(), tally[:d].copy(), table, ekey, eoff, pool
 
 
 @njit(cache=True, nogil=True)

@@ -255,10 +255,8 @@ class _ChunkWriter:
         self.redirects.append((_hash64(src), _hash64(dst)))
 
     def flush(self) -> None:
-        from gym_crawl.web.warc_tasks import release_free_heap
         if self.urls or self.redirects:
             self._write_chunk()
-            release_free_heap()  # the chunk's freed buffers would stay in the process, scattered through its heap
 
     def _write_chunk(self) -> None:
         n = len(self.urls)
@@ -321,7 +319,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from gym_crawl.web.warc_tasks import RangeReader
+    from gym_crawl.web.warc_tasks import RangeReader, release_free_heap
 
     opts = options or WarcOptions()
     path = Path(path)
@@ -374,6 +372,7 @@ def parse_warc_file(path: str | os.PathLike, out_dir: str | os.PathLike, index: 
     if stream is not None:
         stream.close()
     writer.flush()
+    release_free_heap()  # the chunks' freed buffers would stay in the process, scattered through its heap
     return {"file": str(path), "index": index, "chunks": writer.chunks, "skipped": dict(skipped),
             "records": records, "unreadable": unreadable, "broken": broken, "extract_fallback": writer.fallbacks,
             "seeds": seeds, "not_in_crawl": not_in_crawl, "not_in_crawl_seen": not_in_crawl_seen}

@@ -170,8 +170,9 @@ def release_free_heap() -> bool:
     A parse task frees a shard chunk's buffers (its pages' texts, token ids and links: up to ≈ 150 MB for a chunk
     of large pages) and the parse trees of its pages, but glibc keeps the freed space inside its heap, scattered
     between the blocks still in use, so a process that has parsed a few segments holds 120–200 MB of free heap it
-    never returns (its RSS climbing segment after segment); trimming after each chunk is written gives them back
-    (≈ 1 ms a chunk). Python objects themselves are not touched."""
+    never returns (its RSS climbing segment after segment): :func:`~gym_crawl.web.warc.parse_warc_file` calls
+    this once its chunks are written (≈ 10 ms; once a task, not once a chunk: pages given back are faulted in
+    again by the next chunk's buffers, which costs CPU). Python objects themselves are not touched."""
     global _MALLOC_TRIM
     if _MALLOC_TRIM is None:
         try:
