@@ -375,27 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             out["warc"] = {"path": str(big), "bytes": big.stat().st_size, "reused": True}
         print(f"WARC: {big} ({big.stat().st_size / 2**30:.2f} GiB gzipped)", flush=True)
         if args.heap:
-            path = _sized(big, work, sizes[0], args.gb, made)
-            out["heap"] = []
-            for k in range(args.heap_rounds):
-                for variant in ("off", "on"):
-                    res = work / f"heap-{variant}-{k}.json"
-                    subprocess.run([sys.executable, "-m", "gym_crawl.benchmarks.warc_dask", "--compile", str(path),
-                                    "--json", str(res), "--heap", str(args.heap), "--heap-run", variant,
-                                    "--segment-mb", str(args.segment_mb)], check=True)
-                    run = json.loads(res.read_text())
-                    res.unlink()
-                    run.update(file=str(path), load1=os.getloadavg()[0])
-                    out["heap"].append(run)
-                    last = run["rows"][-1]
-                    print(f"heap given back {variant}: {run['pages']} pages, {run['cpu_s']:.1f} CPU-s; after the last "
-                          f"segment RSS {last['rss']:.0f} MB (heap in use {last['in_use']:.0f}, free in it "
-                          f"{last['free']:.0f}), peak {last['max_rss']:.0f} MB", flush=True)
-            args.out.mkdir(parents=True, exist_ok=True)
-            from gym_crawl._io import atomic_write_json
-
-            atomic_write_json(args.out / "heap.json", out)
-            print(f"wrote {args.out / 'heap.json'}")
+            heap_rounds(_sized(big, work, sizes[0], args.gb, made), args, work, out)
             return 0
         for gib in sizes:
             path = _sized(big, work, gib, args.gb, made)
@@ -419,6 +399,31 @@ def main(argv: list[str] | None = None) -> int:
                 p.unlink(missing_ok=True)
     print(f"wrote {args.out / 'warc_dask.json'} and warc_dask.png")
     return 0
+
+
+def heap_rounds(path: Path, args: argparse.Namespace, work: Path, out: dict[str, Any]) -> None:
+    """``--heap``: :func:`heap_run` in fresh processes, without and with the heap given back, alternating, for
+    ``--heap-rounds`` rounds; ``heap.json`` in ``--out``."""
+    from gym_crawl._io import atomic_write_json
+
+    out["heap"] = []
+    for k in range(args.heap_rounds):
+        for variant in ("off", "on"):
+            res = work / f"heap-{variant}-{k}.json"
+            subprocess.run([sys.executable, "-m", "gym_crawl.benchmarks.warc_dask", "--compile", str(path),
+                            "--json", str(res), "--heap", str(args.heap), "--heap-run", variant,
+                            "--segment-mb", str(args.segment_mb)], check=True)
+            run = json.loads(res.read_text())
+            res.unlink()
+            run.update(file=str(path), load1=os.getloadavg()[0])
+            out["heap"].append(run)
+            last = run["rows"][-1]
+            print(f"heap given back {variant}: {run['pages']} pages, {run['cpu_s']:.1f} CPU-s; after the last "
+                  f"segment RSS {last['rss']:.0f} MB (heap in use {last['in_use']:.0f}, free in it "
+                  f"{last['free']:.0f}), peak {last['max_rss']:.0f} MB", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(args.out / "heap.json", out)
+    print(f"wrote {args.out / 'heap.json'}")
 
 
 def _sized(big: Path, work: Path, gib: float, full: float, made: list[Path]) -> Path:
