@@ -32,9 +32,8 @@ DEFAULT_SIZES = (20_000, 1_000_000)
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
-import gymnasium as gym
-import gym_crawl
 from gym_crawl.corpus import load_corpus
+from gym_crawl.wrappers.factory import make_env
 
 def mem():
     out = {}
@@ -51,7 +50,7 @@ before = mem()
 envs, fetched = [], []
 t0 = time.process_time()
 for i in range(n_envs):
-    e = gym.make("WikiCrawl-v3", corpus=c, topic=topic, features=features, concurrency=conc, per_host=1,
+    e = make_env("WikiCrawl-v3", corpus=c, topic=topic, features=features, concurrency=conc, per_host=1,
                  max_episode_steps=steps)
     obs, info = e.reset(seed=i)
     for _ in range(steps):
