@@ -85,3 +85,16 @@ def markdown_banner(quick: bool) -> str:
     """The first line of a quick run's Markdown (empty for a full run)."""
     return f"> **{ILLUSTRATIVE}**: a `--quick` run (small corpus, few steps) checks that the benchmark runs.\n\n" \
         if quick else ""
+
+
+def write_reports(out: str | Path, name: str, result: Any, md: str, args: argparse.Namespace, quick: bool) -> None:
+    """Write ``out/<name>.json`` (:func:`write_json_report`) and ``out/<name>.md`` (``md`` under the quick run's
+    banner) atomically, creating ``out``, print ``md`` and say where both went."""
+    from gym_crawl._io import atomic_write_bytes
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_report(out / f"{name}.json", result, name, args)
+    atomic_write_bytes(out / f"{name}.md", (markdown_banner(quick) + md).encode())
+    print(md)
+    print(f"wrote {out / (name + '.json')}, .md")

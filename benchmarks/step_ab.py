@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gym_crawl.benchmarks.bench_step import baseline_tree
-from gym_crawl.benchmarks.report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import write_reports
 
 __all__ = ["WORKER", "LockStep", "compare", "main"]
 
@@ -161,18 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.envs < 2 or rounds < 1 or chunk < 1 or warmup < 0:
         ap.error(f"--envs must be >= 2, --rounds and --chunk >= 1, --warmup >= 0; got {args.envs}, {rounds}, "
                  f"{chunk}, {warmup}")
-    from gym_crawl._io import atomic_write_bytes
-
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="step-ab-base-") as tmp:
         base = str(baseline_tree(args.baseline, Path(tmp)))
         out = {"baseline": args.baseline, "load_average": load, **compare(base, args.envs, rounds, chunk, warmup)}
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json_report(args.out / "step_ab.json", out, "step_ab", args)
     md = _markdown(out)
-    atomic_write_bytes(args.out / "step_ab.md", (markdown_banner(args.quick) + md).encode())
-    print(md)
-    print(f"wrote {args.out / 'step_ab.json'}, .md")
+    write_reports(args.out, "step_ab", out, md, args, args.quick)
     return 0
 
 

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_crawl.benchmarks.report import markdown_banner, write_json_report
+from gym_crawl.benchmarks.report import write_reports
 
 __all__ = ["Sampler", "demangle", "main", "make_runner", "profile", "symbolize"]
 
@@ -323,17 +323,11 @@ def main(argv: list[str] | None = None) -> int:
                  f"{steps}, {args.top}, {warmup}, {args.interval_ms}")
     if sys.platform != "linux" or platform.machine() != "x86_64":
         ap.error(f"the sampler needs Linux on x86-64 (this is {sys.platform} {platform.machine()})")
-    from gym_crawl._io import atomic_write_bytes
-
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     out = {"interval_ms": args.interval_ms, "warmup": warmup, "load_average": load,
            **profile(args.envs, steps, warmup, args.interval_ms / 1000.0)}
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json_report(args.out / "step_profile.json", out, "step_profile", args)
     md = _markdown(out, args.top)
-    atomic_write_bytes(args.out / "step_profile.md", (markdown_banner(args.quick) + md).encode())
-    print(md)
-    print(f"wrote {args.out / 'step_profile.json'}, .md")
+    write_reports(args.out, "step_profile", out, md, args, args.quick)
     return 0
 
 
