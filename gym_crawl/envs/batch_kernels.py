@@ -20,17 +20,81 @@ Per-env scalars live in arrays indexed by env: ``t`` (steps this episode), ``las
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.bundles import borrowed, borrowed_crawls, borrowed_graph, borrowed_tables, borrowed_work
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 
-__all__ = ["batch_pages", "batch_step", "batch_step_resets", "info_arrays", "match_rows", "move_rows", "reset_crawl",
-           "scores_ready", "step_crawl"]
+__all__ = ["STEP_BUFFERS", "StepBuffers", "batch_pages", "batch_step", "batch_step_resets", "info_arrays", "match_rows",
+           "move_rows", "reset_crawl", "scores_ready", "step_buffers", "step_crawl"]
+
+
+@structref.register
+class StepBuffersType(types.StructRef):
+    """The numba type of :class:`StepBuffers`."""
+
+    def preprocess_fields(self, fields: Any) -> Any:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StepBuffers(structref.StructRefProxy):
+    """The per-env arrays of the batched step as one kernel argument (:func:`step_buffers`; fields
+    :data:`STEP_BUFFERS`): the topic's reward tables, the top-K heaps and selections, the observation buffers, the
+    per-env scalars, the step's outputs and the rows' work space. A kernel that received it passes it on as one
+    pointer, where the same arrays as tuples were ~270 scalar arguments of every per-crawl call."""
+
+
+#: the fields of :class:`StepBuffers`, in the groups :func:`batch_step` documents: ``rwt`` (``rw_r``, ``rw_rel``,
+#: ``label``), ``counts``, ``topk`` (``hk`` … ``sel_s``), ``obs`` (``feats``, ``mask``, ``svec``, ``ncand``), ``env``
+#: (``t`` … ``reward_scale``), ``res`` (``rewards`` … ``n_new``) and ``rowc`` (``old_p`` … ``fill_rows``)
+STEP_BUFFERS = ("rw_r", "rw_rel", "label", "counts", "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "sel_s", "feats",
+                "mask", "svec", "ncand", "t", "last_reward", "penalty", "reward_scale", "rewards", "term", "trunc",
+                "fetched_page", "relevant", "invalid", "n_new", "old_p", "old_k", "src", "fill_idx", "fill_pages",
+                "fill_rows")
+structref.define_constructor(StepBuffers, StepBuffersType, STEP_BUFFERS)
+structref.define_boxing(StepBuffersType, StepBuffers)
+
+
+@njit(cache=True, nogil=True)
+def _buffers(rwt, counts, topk, obs, env, res, rowc):
+    """The :class:`StepBuffers` of the groups :func:`batch_step` takes (sharing their arrays)."""
+    return StepBuffers(rwt[0], rwt[1], rwt[2], counts, topk[0], topk[1], topk[2], topk[3], topk[4], topk[5], topk[6],
+                       obs[0], obs[1], obs[2], obs[3], env[0], env[1], env[2], env[3], res[0], res[1], res[2], res[3],
+                       res[4], res[5], res[6], rowc[0], rowc[1], rowc[2], rowc[3], rowc[4], rowc[5])
+
+
+@njit(cache=True, nogil=True)
+def _borrowed_groups(rwt, counts, topk, obs, env, res, rowc):
+    """:func:`_buffers` with every array :func:`~gym_crawl.crawl.bundles.borrowed` (for the call that received them)."""
+    w = borrowed
+    return StepBuffers(w(rwt[0]), w(rwt[1]), w(rwt[2]), w(counts), w(topk[0]), w(topk[1]), w(topk[2]), w(topk[3]),
+                       w(topk[4]), w(topk[5]), w(topk[6]), w(obs[0]), w(obs[1]), w(obs[2]), w(obs[3]), w(env[0]),
+                       w(env[1]), w(env[2]), w(env[3]), w(res[0]), w(res[1]), w(res[2]), w(res[3]), w(res[4]),
+                       w(res[5]), w(res[6]), w(rowc[0]), w(rowc[1]), w(rowc[2]), w(rowc[3]), w(rowc[4]), w(rowc[5]))
+
+
+def step_buffers(rwt: tuple, counts: np.ndarray, topk: tuple, obs: tuple, env: tuple, res: tuple,
+                 rowc: tuple) -> StepBuffers:
+    """The :class:`StepBuffers` of the groups of arrays :func:`batch_step` documents (nothing copied)."""
+    return _buffers(rwt, counts, topk, obs, env, res, rowc)
+
+
+@njit(cache=True, nogil=True)
+def _borrowed_buffers(b):
+    """The :class:`StepBuffers` ``b`` with every array :func:`~gym_crawl.crawl.bundles.borrowed` (for the call that
+    received ``b``)."""
+    w = borrowed
+    return StepBuffers(w(b.rw_r), w(b.rw_rel), w(b.label), w(b.counts), w(b.hk), w(b.hp), w(b.hsize), w(b.sel_p),
+                       w(b.sel_k), w(b.nsel), w(b.sel_s), w(b.feats), w(b.mask), w(b.svec), w(b.ncand), w(b.t),
+                       w(b.last_reward), w(b.penalty), w(b.reward_scale), w(b.rewards), w(b.term), w(b.trunc),
+                       w(b.fetched_page), w(b.relevant), w(b.invalid), w(b.n_new), w(b.old_p), w(b.old_k), w(b.src),
+                       w(b.fill_idx), w(b.fill_pages), w(b.fill_rows))
 
 
 @njit(cache=True, nogil=True)
@@ -135,17 +199,11 @@ def _clamp(v):
 
 
 @njit(cache=True, nogil=True)
-def _borrow(scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
-    """The step's arguments with every array :func:`~gym_crawl.crawl.bundles.borrowed`: within the call that received
+def _borrow(scores, graph, crawls, work):
+    """The step's bundles with every array :func:`~gym_crawl.crawl.bundles.borrowed`: within the call that received
     them, the per-crawl kernels then bind their arrays without reference counting (an atomic call per array variable,
     which numba's pruning leaves in the fetch and the step: about a fifth of the step's time before)."""
-    b = borrowed
-    return (borrowed_tables(scores), borrowed_graph(graph), (b(rwt[0]), b(rwt[1]), b(rwt[2])), borrowed_crawls(crawls),
-            borrowed_work(work), b(counts),
-            (b(topk[0]), b(topk[1]), b(topk[2]), b(topk[3]), b(topk[4]), b(topk[5]), b(topk[6])),
-            (b(obs[0]), b(obs[1]), b(obs[2]), b(obs[3])), (b(env[0]), b(env[1]), b(env[2]), b(env[3])),
-            (b(res[0]), b(res[1]), b(res[2]), b(res[3]), b(res[4]), b(res[5]), b(res[6])),
-            (b(rowc[0]), b(rowc[1]), b(rowc[2]), b(rowc[3]), b(rowc[4]), b(rowc[5])))
+    return borrowed_tables(scores), borrowed_graph(graph), borrowed_crawls(crawls), borrowed_work(work)
 
 
 @njit(cache=True, nogil=True)
@@ -172,44 +230,41 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     (truncation; ``-1``: none); ``log_time``: the state vector's first entry is log(1 + t) / ``log_pages``
     (``time_feature="log_steps"``) instead of t / ``budget``. Returns the first sub-env whose reward is not
     finite, or -1."""
-    scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc = _borrow(
-        scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc)
+    scores, graph, crawls, work = _borrow(scores, graph, crawls, work)
+    b = _borrowed_groups(rwt, counts, topk, obs, env, res, rowc)
     for i in range(len(pages)):
         if active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
-                                        log_pages, n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env,
-                                        res, rowc):
+                                        log_pages, n_domains, scores, graph, crawls, work, b):
             return i
     return -1
 
 
 @njit(cache=True, nogil=True)
 def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
-                      n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc, resets, post):
-    """:func:`batch_step`, and the sub-envs that start a new episode in the same call instead of stepping
-    (:func:`reset_crawl`). ``resets``: ``(resetting, seeds)``, which sub-envs reset (their columns are at their
-    reset values already) and the seed pages they fetch; a sub-env whose reset fails (a seed whose reward is not
-    finite, or seeds that leave the frontier empty) is cleared from ``resetting``, for the caller to reset in
-    Python (which names the error). ``post``: ``(last_page, ended, out)``, what the vector env keeps after a step,
-    written here so the caller needs no array operations of its own: ``last_page`` (int64) the page each stepped
-    sub-env fetched (unchanged on a spent step) and -1 for each reset one; ``ended`` (bool) terminated or
-    truncated, the sub-envs the next step resets; ``out[0]`` how many sub-envs neither stepped nor reset here (the
-    caller resets them in Python). Returns the first stepped sub-env whose reward is not finite, or -1 (``post``
-    then not written)."""
+                      n_domains, scores, graph, crawls, work, buffers, resets, post):
+    """:func:`batch_step` with its per-env arrays as one :class:`StepBuffers` (``buffers``), and the sub-envs that
+    start a new episode in the same call instead of stepping (:func:`reset_crawl`). ``resets``: ``(resetting,
+    seeds)``, which sub-envs reset (their columns are at their reset values already) and the seed pages they fetch; a
+    sub-env whose reset fails (a seed whose reward is not finite, or seeds that leave the frontier empty) is cleared
+    from ``resetting``, for the caller to reset in Python (which names the error). ``post``: ``(last_page, ended,
+    out)``, what the vector env keeps after a step, written here so the caller needs no array operations of its own:
+    ``last_page`` (int64) the page each stepped sub-env fetched (unchanged on a spent step) and -1 for each reset one;
+    ``ended`` (bool) terminated or truncated, the sub-envs the next step resets; ``out[0]`` how many sub-envs neither
+    stepped nor reset here (the caller resets them in Python). Returns the first stepped sub-env whose reward is not
+    finite, or -1 (``post`` then not written)."""
     (resetting, seeds) = resets
     (last_page, ended, out) = post
-    scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc = _borrow(
-        scores, graph, rwt, crawls, work, counts, topk, obs, env, res, rowc)
-    fill_rows = rowc[5]
+    scores, graph, crawls, work = _borrow(scores, graph, crawls, work)
+    b = _borrowed_buffers(buffers)
     for i in range(len(pages)):
         if resetting[i]:
             if not reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
-                               n_domains, scores, graph, rwt, crawls, work, counts, topk, obs, env, res, fill_rows):
+                               n_domains, scores, graph, crawls, work, b):
                 resetting[i] = False
         elif active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout,
-                                          eval_label, log_pages, n_domains, scores, graph, rwt, crawls, work, counts,
-                                          topk, obs, env, res, rowc):
+                                          eval_label, log_pages, n_domains, scores, graph, crawls, work, b):
             return i
-    (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
+    term, trunc = b.term, b.trunc
     pending = 0
     for i in range(len(pages)):
         if resetting[i]:
@@ -226,17 +281,19 @@ def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reduce
 
 @njit(cache=True, nogil=True)
 def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains, scores,
-               graph, rwt, crawls, work, counts, topk, obs, env, res, rowc):
+               graph, crawls, work, b):
     """Step sub-env ``i`` (what :func:`batch_step` does for each active one): fetch page ``p`` (``-1``: spend an
-    invalid step) and write the observation. Returns False when ``p``'s reward is not finite (its callers refuse
-    such a page before they call)."""
+    invalid step) and write the observation; ``b``: the :class:`StepBuffers`. Returns False when ``p``'s reward is
+    not finite (its callers refuse such a page before they call)."""
     page_domain = graph.page_domain
-    (hk, hp, hsize, sel_p, sel_k, nsel, sel_s) = topk
-    (feats, mask, svec, ncand) = obs
-    (t, last_reward, penalty, reward_scale) = env
-    (old_p, old_k, src, fill_idx, fill_pages, fill_rows) = rowc
+    hk, hp, hsize, sel_p, sel_k, nsel, sel_s = b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s
+    feats, mask, svec, ncand = b.feats, b.mask, b.svec, b.ncand
+    t, last_reward, penalty, reward_scale = b.t, b.last_reward, b.penalty, b.reward_scale
+    old_p, old_k, src, fill_idx, fill_pages, fill_rows = b.old_p, b.old_k, b.src, b.fill_idx, b.fill_pages, b.fill_rows
     t_sl = work.t_sl
-    (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
+    counts = b.counts
+    rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out = (b.rewards, b.term, b.trunc, b.fetched_page,
+                                                                            b.relevant, b.invalid, b.n_new)
     d = feats.shape[2]
     # crawl i's rows of the arrays this loop reads (one view each, not one per access)
     ctr, out_upd, out_rem = crawls.ctr[i], crawls.out_upd[i], crawls.out_rem[i]
@@ -253,7 +310,7 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         invalid[i] = True
         n_new_out[i] = 0
     else:
-        r, rel, ev = _page_reward(scores, rwt, eval_label, p)
+        r, rel, ev = _page_reward(scores, b.rw_r, b.rw_rel, b.label, eval_label, p)
         if not math.isfinite(r):
             return False
         nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
@@ -320,10 +377,9 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
 
 
 @njit(cache=True, nogil=True)
-def _page_reward(scores, rwt, eval_label, p):
+def _page_reward(scores, rw_r, rw_rel, label, eval_label, p):
     """The reward of fetching ``p`` (not yet checked finite), its relevance, and the relevance the crawl counts
-    (the label when ``eval_label``), read from the topic's reward tables ``rwt``."""
-    (rw_r, rw_rel, label) = rwt
+    (the label when ``eval_label``), read from the topic's reward tables (by page row)."""
     row = K.page_row(scores, p)
     rel = rw_rel[row]
     return np.float64(rw_r[row]), rel, (label[row] if eval_label else rel)
@@ -405,7 +461,7 @@ def move_rows(f, src, n):
 
 @njit(cache=True, nogil=True)
 def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
-                scores, graph, rwt, crawls, work, counts, topk, obs, env, res, fill_rows):
+                scores, graph, crawls, work, b):
     """Start sub-env ``i``'s next episode as ``WikiCrawlEnv.reset()`` does without options (its default topic and
     ``seeds``): counters, reward sum and top-K heap emptied, every seed fetched (uncounted steps; a seed fetched
     already is skipped), the first K candidates, their rows, mask and state vector; per-step outputs as a reset
@@ -413,11 +469,12 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     frontier changes of a reset with one seed). The crawl's columns, page map and
     per-domain counters must be at their reset values (:func:`gym_crawl.crawl.fields.reset_rows`). Returns False
     when the reset fails (a seed's reward is not finite, or the frontier is empty after the seeds), the crawl then
-    half reset."""
-    (hk, hp, hsize, sel_p, sel_k, nsel, sel_s) = topk
-    (feats, mask, svec, ncand) = obs
-    (t, last_reward, penalty, reward_scale) = env
-    (rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out) = res
+    half reset; ``b``: the :class:`StepBuffers`."""
+    hk, hp, hsize, sel_p, sel_k, nsel, sel_s = b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s
+    feats, mask, svec, ncand = b.feats, b.mask, b.svec, b.ncand
+    t, last_reward, reward_scale, counts, fill_rows = b.t, b.last_reward, b.reward_scale, b.counts, b.fill_rows
+    rewards, term, trunc, fetched_page, relevant_out, invalid, n_new_out = (b.rewards, b.term, b.trunc, b.fetched_page,
+                                                                            b.relevant, b.invalid, b.n_new)
     ctr = crawls.ctr[i]
     ctr[:] = 0
     crawls.sums[i, 0] = 0.0
@@ -433,7 +490,7 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
         s = find(keys, slots, p)
         if s >= 0 and status[s] == K.VISITED:
             continue
-        r, rel, ev = _page_reward(scores, rwt, eval_label, p)
+        r, rel, ev = _page_reward(scores, b.rw_r, b.rw_rel, b.label, eval_label, p)
         if not math.isfinite(r):
             return False
         nn, nu, nr = K.fetch_page(p, False, r, rel, ev, beta, cap, scores, graph, crawls, i, work)

@@ -242,6 +242,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         d = self._obs_k[0].shape[2]
         self._rowc = (np.zeros(K + 1, np.int32), np.zeros(K + 1, np.float32), np.zeros(K + 1, np.int64),
                       np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K + 1, d), np.float32))
+        self._buffers: BK.StepBuffers | None = None  # built with the reward tables (_bind_scores)
         return True
 
     def _bind_crawls(self) -> None:
@@ -277,6 +278,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._topk = (self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s)
         for i, e in enumerate(self.envs):
             e.reducer.adopt_rows(self._topk_rows(i))
+        if self._buffers is not None:
+            self._bind_buffers()
 
     def _adopt(self, i: int) -> None:
         """After sub-env ``i`` ran in Python (reset or step): take its Python-side state into the batch arrays
@@ -322,6 +325,12 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._scores = s0.score_bundle
         self._rwt = (rw[0], rw[1], s0.page_scores.label)
         self._rw_done = rw[2]
+        self._bind_buffers()
+
+    def _bind_buffers(self) -> None:
+        """The compiled step's per-env arrays as one bundle (again when the reward tables or the heaps are replaced)."""
+        self._buffers = BK.step_buffers(self._rwt, self._counts, self._topk, self._obs_k, self._envt, self._res,
+                                        self._rowc)
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
@@ -541,8 +550,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         bad = BK.batch_step_resets(self._pages, act, self._K, -1 if dcap is None else int(dcap), e0.beta,
                                    -1 if b is None else int(b), e0.time_feature == "log_steps", self._use_reducer,
                                    self._layout, e0.state.eval_label, self.world.log_pages,
-                                   self._n_domains, self._scores, self._graph, self._rwt, self._crawls, self._work,
-                                   self._counts, self._topk, self._obs_k, self._envt, self._res, self._rowc,
+                                   self._n_domains, self._scores, self._graph, self._crawls, self._work, self._buffers,
                                    (resetting, self._home_seeds), (self._last_page, ended, self._post))
         if bad >= 0:
             self._refuse_reward(int(bad))
