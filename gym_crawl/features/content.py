@@ -55,6 +55,7 @@ from gym_crawl.corpus.core import Corpus, StringTable
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FEATURE_SETS, CombinedFeatures, FeatureSet, Han2018Features, TresFeatures
+from gym_crawl.pagemap import KeyedRows
 from gym_crawl.text.model import TextModel, gather_csr
 
 __all__ = [
@@ -125,16 +126,16 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ dense
 class _CorpusCache:
-    """Per-(corpus, text model) caches of link-text and page vectors (topic independent, so valid
-    across episodes and topics)."""
+    """Per-(corpus, text model) caches of link-text and page vectors (topic independent, so valid across episodes
+    and topics), in rows keyed by page id (:class:`~gym_crawl.pagemap.KeyedRows`): they hold the pages the crawls
+    asked about, not a row per page of the web. ``links``: per page, the link id its cached link vector belongs to
+    (``key``) and that vector (``vec``); ``parents``: per fetched page asked about as a best parent, its vector."""
 
     def __init__(self, corpus: Corpus, text: TextModel):
-        n, k = corpus.n_pages, text.dim
+        k = text.dim
         self.text = text
-        self.key = np.full(n, -1, np.int64)  # link id the cached link vector belongs to
-        self.link_vec = np.zeros((n, k), np.float32)
-        self.page_done = np.zeros(n, bool)
-        self.page_vec = np.zeros((n, k), np.float32)
+        self.links = KeyedRows(("key", np.int64), ("vec", np.float32, k))
+        self.parents = KeyedRows(("vec", np.float32, k))
 
 
 _DENSE: weakref.WeakKeyDictionary[Corpus, list[_CorpusCache]] = weakref.WeakKeyDictionary()
@@ -195,22 +196,30 @@ class ContentFeatures(FeatureSet):
         c = self._check(state)
         pages = np.asarray(pages, np.int64)
         links = best_links(state, pages)
-        stale = c.key[pages] != links
+        t = c.links
+        r = t.rows(pages)
+        stale = r < 0
+        stale[~stale] = t.cols["key"][r[~stale]] != links[~stale]
         if stale.any():
-            sp_ = pages[stale]
-            c.link_vec[sp_] = _unit(c.text.link_vectors(links[stale]))
-            c.key[sp_] = links[stale]
-        return c.link_vec[pages]
+            vec = _unit(c.text.link_vectors(links[stale]))
+            r = t.ensure(pages)  # rows for the pages new to the cache (the columns may grow: read them after)
+            t.cols["vec"][r[stale]] = vec
+            t.cols["key"][r[stale]] = links[stale]
+        return t.cols["vec"][r]
 
     def parent_vectors(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages), k) unit page vectors of the pages' best parents (fetched pages; cached)."""
         c = self._check(state)
         bp = self.best_parents(state, np.asarray(pages, np.int64)).astype(np.int64)
-        todo = np.unique(bp[~c.page_done[bp]])
+        t = c.parents
+        r = t.rows(bp)
+        todo = np.unique(bp[r < 0])
         if len(todo):
-            c.page_vec[todo] = _unit(c.text.page_vectors(todo))
-            c.page_done[todo] = True
-        return c.page_vec[bp]
+            vec = _unit(c.text.page_vectors(todo))
+            rows = t.add(todo)  # may grow the columns: read them after
+            t.cols["vec"][rows] = vec
+            r = t.rows(bp)
+        return t.cols["vec"][r]
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)

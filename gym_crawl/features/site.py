@@ -64,7 +64,7 @@ from gym_crawl._arith import dot, exp, log1p, matmul
 from gym_crawl.corpus.core import LINK_POSITIONS, Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import CombinedFeatures, FeatureSet
-from gym_crawl.pagemap import EMPTY, add_keys, find_many, rehash
+from gym_crawl.pagemap import KeyedRows, grow_rows
 from gym_crawl.text.model import TextModel
 from gym_crawl.tokenize import tokenize
 
@@ -91,70 +91,15 @@ def link_positions(corpus: Corpus, links: np.ndarray) -> np.ndarray:
     return np.asarray(col)[links].astype(np.int8)
 
 
-def _grow(a: np.ndarray, size: int) -> np.ndarray:
-    """``a`` with at least ``size`` rows (doubling; new rows zero)."""
-    if len(a) >= size:
-        return a
-    out = np.zeros((max(size, 2 * len(a)), *a.shape[1:]), a.dtype)
-    out[:len(a)] = a
-    return out
-
-
-class _Keyed:
-    """Columns of values keyed by id (a page or a domain), in rows handed out when an id is first added: their
-    memory follows the ids a crawl added, not the web. An id never added reads 0."""
-
-    def __init__(self, *columns: tuple[Any, ...]):
-        """``columns``: ``(name, dtype)`` or ``(name, dtype, width)`` (a row of ``width`` values)."""
-        self.n = 0
-        self.keys = np.full(128, EMPTY, np.int32)  # open addressing (gym_crawl.pagemap), at most half full
-        self.slots = np.zeros(128, np.int32)
-        self.key_of = np.zeros(64, np.int32)
-        self.cols = {c[0]: np.zeros((64, *c[2:]), c[1]) for c in columns}
-
-    def rows(self, ids: np.ndarray) -> np.ndarray:
-        """int64 row of each of ``ids`` (-1: not added)."""
-        out = np.empty(len(ids), np.int64)
-        find_many(self.keys, self.slots, np.asarray(ids, np.int32), out)
-        return out
-
-    def add(self, new: np.ndarray) -> np.ndarray:
-        """Give each of ``new`` (distinct ids, none added yet) the next row; returns the rows (int64)."""
-        k = len(new)
-        if 2 * (self.n + k) > len(self.keys):
-            size = len(self.keys)
-            while 2 * (self.n + k) > size:
-                size *= 2
-            self.keys, self.slots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
-            rehash(self.key_of, self.n, self.keys, self.slots)
-        if self.n + k > len(self.key_of):
-            cap = max(self.n + k, 2 * len(self.key_of))
-            self.key_of = _grow(self.key_of, cap)
-            self.cols = {name: _grow(c, cap) for name, c in self.cols.items()}
-        rows = np.arange(self.n, self.n + k, dtype=np.int32)
-        self.key_of[self.n:self.n + k] = new
-        add_keys(self.keys, self.slots, np.asarray(new, np.int32), rows)
-        self.n += k
-        return rows.astype(np.int64)
-
-    def get(self, name: str, ids: np.ndarray) -> np.ndarray:
-        """Column ``name`` at ``ids`` (0 for an id not added)."""
-        col = self.cols[name]
-        r = self.rows(ids)
-        out = np.zeros((len(r), *col.shape[1:]), col.dtype)
-        hit = r >= 0
-        out[hit] = col[r[hit]]
-        return out
-
-
 class _UrlTable:
     """Per-corpus URL facts, parsed lazily page by page: path depth, directory id, path token ids — in rows keyed by
-    page id (:class:`_Keyed`), so the table holds the pages crawls asked about, not a row per page of the web."""
+    page id (:class:`~gym_crawl.pagemap.KeyedRows`), so the table holds the pages crawls asked about, not a row per
+    page of the web."""
 
     def __init__(self, corpus: Corpus):
         self.corpus = corpus
         #: ``toks1``: token id + 1 of the URL's first MAX_URL_TOKENS distinct path tokens (0: none)
-        self.table = _Keyed(("depth", np.int16), ("dir", np.int32), ("toks1", np.int32, MAX_URL_TOKENS))
+        self.table = KeyedRows(("depth", np.int16), ("dir", np.int32), ("toks1", np.int32, MAX_URL_TOKENS))
         self.tok_ids: dict[str, int] = {}
         self.dir_ids: dict[str, int] = {}
 
@@ -218,8 +163,8 @@ class _Episode:
         self.dir_r = np.zeros(64, np.float64)
         self.tok_f = np.zeros(256, np.float64)
         self.tok_r = np.zeros(256, np.float64)
-        self.pages = _Keyed(("prob", np.float32), ("max_par", np.float32))
-        self.hosts = _Keyed(("seen", np.int64))
+        self.pages = KeyedRows(("prob", np.float32), ("max_par", np.float32))
+        self.hosts = KeyedRows(("seen", np.int64))
         assert state.scorer is not None
         self.text: TextModel = state.scorer.text
         self.w = np.zeros(self.text.dim + 1, np.float64)
@@ -255,20 +200,20 @@ class _Episode:
         new = np.asarray(state.fetched[self.n:n], np.int64)
         rel = np.asarray(state.relevant[new], bool)
         rows = urls.ensure(new)
-        self.seq = _grow(self.seq, n)
-        self.rel = _grow(self.rel, n)
+        self.seq = grow_rows(self.seq, n)
+        self.rel = grow_rows(self.rel, n)
         self.seq[self.n:n] = new
         self.rel[self.n:n] = rel
         # URL directory and token counts
         dirs = urls.dir(rows)
-        self.dir_f = _grow(self.dir_f, len(urls.dir_ids))
-        self.dir_r = _grow(self.dir_r, len(urls.dir_ids))
+        self.dir_f = grow_rows(self.dir_f, len(urls.dir_ids))
+        self.dir_r = grow_rows(self.dir_r, len(urls.dir_ids))
         np.add.at(self.dir_f, dirs, 1.0)
         np.add.at(self.dir_r, dirs, rel.astype(np.float64))
         toks = urls.toks(rows)
         has = toks >= 0
-        self.tok_f = _grow(self.tok_f, len(urls.tok_ids))
-        self.tok_r = _grow(self.tok_r, len(urls.tok_ids))
+        self.tok_f = grow_rows(self.tok_f, len(urls.tok_ids))
+        self.tok_r = grow_rows(self.tok_r, len(urls.tok_ids))
         np.add.at(self.tok_f, toks[has], 1.0)
         np.add.at(self.tok_r, toks[has], np.broadcast_to(rel[:, None], toks.shape)[has].astype(np.float64))
         # page classifier: predict each page before learning from it (fetch order)
@@ -379,14 +324,14 @@ class SiteFeatures(FeatureSet):
             out[:, 3] = (np.isin(toks, topic_ids) & has).sum(axis=1) / len(ep.topic_words)
         h = float(ep.rel[:ep.n].mean()) if ep.n else 0.0
         t = np.where(has, toks, 0)
-        tf = _grow(ep.tok_f, len(urls.tok_ids))[t]
-        tr = _grow(ep.tok_r, len(urls.tok_ids))[t]
+        tf = grow_rows(ep.tok_f, len(urls.tok_ids))[t]
+        tr = grow_rows(ep.tok_r, len(urls.tok_ids))[t]
         rate = np.where(has, (tr + h) / (tf + 1.0), 0.0)
         out[:, 4] = np.divide(rate.sum(axis=1), n_tok, out=np.zeros(len(pages)), where=n_tok > 0)
         out[:, 5] = rate.max(axis=1)
         d = urls.dir(rp)
-        dir_f = _grow(ep.dir_f, len(urls.dir_ids))[d]
-        dir_r = _grow(ep.dir_r, len(urls.dir_ids))[d]
+        dir_f = grow_rows(ep.dir_f, len(urls.dir_ids))[d]
+        dir_r = grow_rows(ep.dir_r, len(urls.dir_ids))[d]
         out[:, 6] = np.minimum(log1p(np.asarray(dir_f, np.float64)) / _LOG_DIR, 1.0)
         out[:, 7] = np.divide(dir_r, dir_f, out=np.zeros(len(pages)), where=dir_f > 0)
         out[:, 8] = dir_f == 0

@@ -42,6 +42,7 @@ import numpy as np
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.crawl.state import CrawlState
 from gym_crawl.features.sets import FeatureSet, TresFeatures
+from gym_crawl.pagemap import KeyedRows
 from gym_crawl.relevance.classifier import TextClassifier, train_heldout_classifier
 from gym_crawl.relevance.topic import Topic
 
@@ -89,9 +90,11 @@ class TresClfFeatures(FeatureSet):
         self._base = TresFeatures()
         self._given = classifiers
         self.train_kwargs = train_kwargs
-        self._caches: dict[tuple[int, str], tuple[TextClassifier, np.ndarray, np.ndarray]] = {}
+        #: per (corpus, topic): the classifier and, keyed by page, the best parent its cached probability is for
+        #: (``bp``) and that probability (``prob``) — the pages the crawls asked about, not a row per page of the web
+        self._caches: dict[tuple[int, str], tuple[TextClassifier, KeyedRows]] = {}
 
-    def _cache(self, state: CrawlState) -> tuple[TextClassifier, np.ndarray, np.ndarray]:
+    def _cache(self, state: CrawlState) -> tuple[TextClassifier, KeyedRows]:
         scorer = state.scorer
         if scorer is None:
             raise RuntimeError("tres-clf: the crawl state has no topic yet (reset the env first)")
@@ -106,17 +109,18 @@ class TresClfFeatures(FeatureSet):
                 clf = g[topic.name]
             else:
                 clf = topic_classifier(state.corpus, topic, scorer.text, **self.train_kwargs)
-            n = state.corpus.n_pages
-            hit = (clf, np.full(n, -1, np.int32), np.zeros(n, np.float32))
+            hit = (clf, KeyedRows(("bp", np.int32), ("prob", np.float32)))
             self._caches[key] = hit
         return hit
 
     def link_probability(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         """(len(pages),) float32 classifier probability of the best parent's link text to each page."""
         pages = np.asarray(pages, np.int64)
-        clf, cbp, cprob = self._cache(state)
+        clf, cache = self._cache(state)
         bp = self.best_parents(state, pages)
-        stale = cbp[pages] != bp
+        r = cache.rows(pages)
+        stale = r < 0
+        stale[~stale] = cache.cols["bp"][r[~stale]] != bp[~stale]
         if stale.any():
             sp_, sbp = pages[stale], bp[stale].astype(np.int64)
             dst = state.link_dst
@@ -130,9 +134,10 @@ class TresClfFeatures(FeatureSet):
             prob = np.zeros(len(sp_), np.float32)
             if len(rows):
                 prob[rows] = clf.proba_links(state.corpus, lid[h[first]])
-            cprob[sp_] = prob
-            cbp[sp_] = sbp
-        return cprob[pages]
+            r = cache.ensure(pages)  # rows for the pages new to the cache (the columns may grow: read them after)
+            cache.cols["prob"][r[stale]] = prob
+            cache.cols["bp"][r[stale]] = sbp
+        return cache.cols["prob"][r]
 
     def compute(self, state: CrawlState, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, np.int64)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gym_crawl.pagemap import KeyedRows
 from gym_crawl.registry import Registry
 from gym_crawl.relevance.score_kernels import ELEMENTWISE_LABEL, ELEMENTWISE_TIERS, ELEMENTWISE_WORD
 from gym_crawl.relevance.scorer import PageScores
@@ -191,7 +192,9 @@ class ClassifierReward(RewardScheme):
         self._given = classifier
         self.classifier: Any = classifier
         self._corpus: Any = None
-        self._verdict: np.ndarray | None = None  # int8 per page: -1 unknown, 0 / 1
+        #: the pages' verdicts: (n_pages,) int8 0 / 1 on a corpus of up to ``_EAGER_PAGES`` pages (all computed at
+        #: bind), else keyed by page (:class:`~gym_crawl.pagemap.KeyedRows`, column ``v``): the pages fetched so far
+        self._verdict: np.ndarray | KeyedRows | None = None
 
     def _key(self, topic: Any) -> tuple:
         return (topic, self.kind, self.threshold, self.fraction, self.salt, id(self._given),
@@ -214,8 +217,9 @@ class ClassifierReward(RewardScheme):
                 kinds = KINDS if self.kind == "auto" else (self.kind,)
                 clf = train_heldout_classifier(corpus, topic, scorer.text, fraction=self.fraction, salt=self.salt,
                                                kinds=kinds, **self.train_kwargs).classifier
-            verdict = np.full(corpus.n_pages, -1, np.int8)
+            verdict: np.ndarray | KeyedRows = KeyedRows(("v", np.int8))
             if corpus.n_pages <= _EAGER_PAGES:
+                verdict = np.zeros(corpus.n_pages, np.int8)
                 for a in range(0, corpus.n_pages, 20_000):
                     pages = np.arange(a, min(a + 20_000, corpus.n_pages))
                     verdict[pages] = clf.proba_pages(corpus, pages) >= self.threshold
@@ -231,12 +235,20 @@ class ClassifierReward(RewardScheme):
         if self._verdict is None:
             raise RuntimeError("reward 'classifier' is not bound to a corpus/topic: call bind(scorer) first")
         pages = np.asarray(pages, np.int64)
-        v = self._verdict[pages]
-        todo = v < 0
-        if todo.any():
-            p = pages[todo]
-            self._verdict[p] = self.classifier.proba_pages(self._corpus, p) >= self.threshold
-            v = self._verdict[pages]
+        t = self._verdict
+        if isinstance(t, np.ndarray):
+            v = t[pages]
+        else:
+            rows = t.rows(pages)
+            todo = rows < 0
+            if todo.any():
+                p = pages[todo]
+                new = self.classifier.proba_pages(self._corpus, p) >= self.threshold
+                u, first = np.unique(p, return_index=True)
+                added = t.add(u)  # may grow the column: read it after
+                t.cols["v"][added] = new[first]
+                rows = t.rows(pages)
+            v = t.cols["v"][rows]
         r = v.astype(np.float32)
         return r, v > 0
 
