@@ -144,7 +144,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._terminated: np.ndarray = np.zeros(num_envs, bool)
         self._truncated: np.ndarray = np.zeros(num_envs, bool)
         self._autoreset: np.ndarray = np.zeros(num_envs, bool)
-        self._ended: np.ndarray = np.zeros(num_envs, bool)  # the compiled step's next autoresets (buffers swapped)
+        self._ended: np.ndarray = np.zeros(num_envs, bool)  # the slow compiled step's next autoresets
         self._act: np.ndarray = np.zeros(num_envs, bool)
         self._post: np.ndarray = np.zeros(1, np.int64)
         # per-env scalars of the compiled path (kept for both paths: infos are built from them)
@@ -163,6 +163,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         #: the info keys in order (``action_mask`` in slot mode), each with its ``_key``
         self._info_keys: tuple[tuple[str, str], ...] = tuple(
             (k, "_" + k) for k in (_INFO_KEYS if self._slot else _INFO_KEYS[:-1]))
+        self._flat_keys: tuple[str, ...] = tuple(k for pair in self._info_keys for k in pair)
         self._stale: bool = False  # sub-envs' Python-side attributes lag behind the compiled path
         self._uniform: bool = False
         #: the topic and seed pages every autoreset starts from (a reset without options); while every sub-env
@@ -195,6 +196,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         N, c = self.num_envs, e0.corpus
         C = e0.n_categories
         deg = max(1, c.max_out_degree())
+        self._buffers: BK.StepBuffers | None = None  # built with the reward tables (_bind_scores)
+        self._batch: BK.BatchArrays | None = None  # and everything the one-call step takes (_bind_batch)
         self._dims = (C,)
         self._stack = allocate(MIN_SLOTS, C, n_envs=N)
         self._ctr = np.zeros((N, KN.N_COUNTERS), np.int64)
@@ -242,13 +245,14 @@ class WikiCrawlVectorEnv(VectorEnv):
         d = self._obs_k[0].shape[2]
         self._rowc = (np.zeros(K + 1, np.int32), np.zeros(K + 1, np.float32), np.zeros(K + 1, np.int64),
                       np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K + 1, d), np.float32))
-        self._buffers: BK.StepBuffers | None = None  # built with the reward tables (_bind_scores)
         return True
 
     def _bind_crawls(self) -> None:
         """The kernel bundle of the N crawls' stacked arrays."""
         self._crawls = crawl_arrays({**self._stack, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
                                      "out_upd": self._out_upd})
+        if self._buffers is not None:
+            self._bind_batch()
 
     def _grow_slots(self, cap: int) -> None:
         """Give every crawl ``cap`` slots (a power of two; a crawl about to fetch needs more than the stack holds):
@@ -331,6 +335,14 @@ class WikiCrawlVectorEnv(VectorEnv):
         """The compiled step's per-env arrays as one bundle (again when the reward tables or the heaps are replaced)."""
         self._buffers = BK.step_buffers(self._rwt, self._counts, self._topk, self._obs_k, self._envt, self._res,
                                         self._rowc)
+        self._bind_batch()
+
+    def _bind_batch(self) -> None:
+        """The bundle of everything the one-call step reads and writes (again when a bundle in it is replaced)."""
+        assert self._buffers is not None
+        self._batch = BK.batch_arrays(self._scores, self._graph, self._crawls, self._work, self._buffers, self._layout,
+                                      self._rw_done, self._autoreset, self._act, self._pages, self._miss, self._prep,
+                                      self._last_page)
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
@@ -404,71 +416,52 @@ class WikiCrawlVectorEnv(VectorEnv):
 
     def _infos(self) -> dict[str, Any]:
         """Gymnasium's vector info (what ``VectorEnv._add_info`` builds from the N sub-envs' dicts, in the
-        same key order and dtypes), one array per key, from the batch arrays."""
+        same key order and dtypes), one array per key, from the batch arrays; in three new arrays per step (one
+        per dtype, :meth:`_info_buffers`), their numbers written by one compiled call
+        (:func:`~gym_crawl.envs.batch_kernels.info_arrays`)."""
+        N, K = self.num_envs, self._K
         if self._fast:
-            return self._infos_fast()
-        N, K = self.num_envs, self._K
-        ctr = np.stack([e.state.counters for e in self.envs]) if not self._fast else self._ctr
-        sums = np.stack([e.state.sums for e in self.envs]) if not self._fast else self._sums
-        nf = ctr[:, KN.C_N_FETCHED].copy()
-        rf = ctr[:, KN.C_RELEVANT_FOUND].copy()
-        hr = np.zeros(N, np.float64)
-        np.divide(rf, nf, out=hr, where=nf > 0)
-        ids = np.full((N, K), -1, np.int64)
-        if self._use_cands:
-            filled = np.arange(K) < self._ncand[:, None]
-            sel = self._sel_p[:, :K] if self._fast else np.stack(
-                [np.pad(e.episode.cand, (0, K - len(e.episode.cand)), constant_values=-1) for e in self.envs])
-            ids[filled] = sel[filled]
-        topic = np.empty(N, object)
-        topic[:] = self._topics
-        fetch_error = np.empty(N, object)
-        fetch_error[:] = ""  # a static corpus: every chosen page is fetched
-        vals = {"pages_fetched": nf, "relevant_found": rf, "harvest_rate": hr,
-                "relevant_domains": ctr[:, KN.C_RELEVANT_DOMAINS].copy(), "reward_sum": sums[:, 0].copy(),
-                "frontier_size": ctr[:, KN.C_FR_SIZE].copy(), "candidate_ids": ids,
-                "fetched_page": self._fetched_page.copy(), "relevant": self._relevant.copy(),
-                "invalid_action": self._invalid.copy(), "n_new_pages": self._n_new.copy(),
-                "steps": self._t.copy(), "topic": topic, "fetch_error": fetch_error}
-        if self._slot:
-            vals["action_mask"] = ids >= 0
-        out: dict[str, Any] = {}
-        for k, v in vals.items():
-            out[k] = v
-            out["_" + k] = np.ones(N, bool)
-        return out
+            ctr, sums, sel = self._ctr, self._sums, self._sel_p
+        else:
+            ctr = np.stack([e.state.counters for e in self.envs])
+            sums = np.stack([e.state.sums for e in self.envs])
+            sel = np.full((N, K), -1, np.int32)
+            for i, e in enumerate(self.envs):
+                sel[i, :len(e.episode.cand)] = e.episode.cand
+        i64, f64, b1 = self._info_buffers()
+        BK.info_arrays(ctr, sums, self._fetched_page, self._n_new, self._t, self._relevant, self._invalid, sel,
+                       self._ncand, self._use_cands, i64[:7 * N].reshape(7, N), f64[:2 * N].reshape(2, N),
+                       b1[:2 * N].reshape(2, N), i64[7 * N:].reshape(N, K), b1[4 * N:4 * N + N * K].reshape(N, K))
+        b1[4 * N + N * K:] = True
+        return self._info_dict(i64, f64, b1)
 
-    def _infos_fast(self) -> dict[str, Any]:
-        """:meth:`_infos` of the compiled path: the same arrays, their numbers written by one compiled call
-        (:func:`~gym_crawl.envs.batch_kernels.info_arrays`) into three new arrays per step (one per dtype; each
-        key's array a view of its dtype's), every ``_key`` a row of ones of the boolean one, the object arrays
-        copied from ones kept while the topics stay."""
+    def _info_buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``info``'s three new arrays of a step, one per dtype (:func:`~gym_crawl.envs.batch_kernels.vec_step`
+        says what each holds); every key's array is a view of one of them."""
         N, K = self.num_envs, self._K
-        nb = len(self._info_keys)
-        i64 = np.empty(7 * N + N * K, np.int64)
-        f64 = np.empty((2, N), np.float64)
-        b1 = np.empty((2 + nb) * N + N * K, bool)
-        ints = i64[:7 * N].reshape(7, N)
-        ids = i64[7 * N:].reshape(N, K)
-        flags = b1[:2 * N].reshape(2, N)
-        mask = b1[2 * N:2 * N + N * K].reshape(N, K)
-        ones = b1[2 * N + N * K:].reshape(nb, N)
-        ones.fill(True)
-        BK.info_arrays(self._ctr, self._sums, self._fetched_page, self._n_new, self._t, self._relevant, self._invalid,
-                       self._sel_p, self._ncand, self._use_cands, ints, f64, flags, ids, mask)
+        return (np.empty(7 * N + N * K, np.int64), np.empty(3 * N, np.float64),
+                np.empty((4 + len(self._info_keys)) * N + N * K, bool))
+
+    def _info_dict(self, i64: np.ndarray, f64: np.ndarray, b1: np.ndarray) -> dict[str, Any]:
+        """``info`` of the arrays :meth:`_info_buffers` gave, filled: each key's array a view of its dtype's, every
+        ``_key`` a row of ones of the boolean one, the object arrays copied from ones kept while the topics stay."""
+        N, K = self.num_envs, self._K
         if self._topic_arr is None or self._topic_names != self._topics:
             self._topic_names = list(self._topics)
             self._topic_arr = np.empty(N, object)
             self._topic_arr[:] = self._topics
             self._no_error = np.empty(N, object)
             self._no_error[:] = ""  # a static corpus: every chosen page is fetched
-        vals = (ints[0], ints[1], f64[0], ints[2], f64[1], ints[3], ids, ints[4], flags[0], flags[1], ints[5],
-                ints[6], self._topic_arr.copy(), self._no_error.copy(), mask)
-        out: dict[str, Any] = {}
-        for j, (k, uk) in enumerate(self._info_keys):
-            out[k] = vals[j]
-            out[uk] = ones[j]
-        return out
+        nf, rf, rd, fs, fp, nn, st = i64[:7 * N].reshape(7, N)
+        hr, rs = f64[:2 * N].reshape(2, N)
+        rel, inv = b1[:2 * N].reshape(2, N)
+        flat = [nf, None, rf, None, hr, None, rd, None, rs, None, fs, None, i64[7 * N:].reshape(N, K), None, fp, None,
+                rel, None, inv, None, nn, None, st, None, self._topic_arr.copy(), None, self._no_error.copy(), None,
+                b1[4 * N:4 * N + N * K].reshape(N, K), None]
+        nb = len(self._info_keys)
+        del flat[2 * nb:]
+        flat[1::2] = b1[4 * N + N * K:].reshape(nb, N)
+        return dict(zip(self._flat_keys, flat))
 
     @property
     def _use_cands(self) -> bool:
@@ -512,12 +505,33 @@ class WikiCrawlVectorEnv(VectorEnv):
             raise ValueError(f"actions must have shape ({self.num_envs},), one per sub-env; got {actions.shape}")
         if not self._uniform:
             return self._step_python(actions)
-        auto = self._autoreset
-        act = np.logical_not(auto, out=self._act)
         if actions.dtype.kind not in "iu":
-            self._check_actions(actions, act)  # raises, naming the sub-env
+            self._check_actions(actions, np.logical_not(self._autoreset, out=self._act))  # raises, naming the sub-env
         e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
+        b = e0.budget
+        dcap = e0.state.domain_cap
+        budget, cap = -1 if b is None else int(b), -1 if dcap is None else int(dcap)
+        i64, f64, b1 = self._info_buffers()
+        bad = BK.vec_step(acts, self._slot, self._n_actions, self._deg, self._K, cap, e0.beta, budget,
+                          e0.time_feature == "log_steps", self._use_reducer, e0.state.eval_label, self.world.log_pages,
+                          self._n_domains, self._use_reducer, self._batch, i64, f64, b1)
+        if bad == BK.SLOW_PATH:
+            return self._step_slow(actions, acts, budget, cap)  # cap: the domain cap
+        if bad >= 0:
+            self._refuse_reward(int(bad))
+        self._stale = True
+        N = self.num_envs
+        return self._obs_out(), f64[2 * N:], b1[2 * N:3 * N], b1[3 * N:4 * N], self._info_dict(i64, f64, b1)
+
+    def _step_slow(self, actions: np.ndarray, acts: np.ndarray, budget: int,
+                   dcap: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """The compiled step in several calls, with what Python must do between them: fill the pages' scores, name
+        a bad action or a non-finite reward, grow the slots or the heaps, clear the crawls that autoreset (and
+        reset in Python those the compiled call could not)."""
+        e0 = self.envs[0]
+        auto = self._autoreset
+        act = np.logical_not(auto, out=self._act)
         o = self._prep
         BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls, self._scores,
                        self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
@@ -545,10 +559,8 @@ class WikiCrawlVectorEnv(VectorEnv):
             np.copyto(resetting, auto)
             self._clear_crawls(np.flatnonzero(auto))
         ended = self._ended
-        b = e0.budget
-        dcap = e0.state.domain_cap
-        bad = BK.batch_step_resets(self._pages, act, self._K, -1 if dcap is None else int(dcap), e0.beta,
-                                   -1 if b is None else int(b), e0.time_feature == "log_steps", self._use_reducer,
+        bad = BK.batch_step_resets(self._pages, act, self._K, dcap, e0.beta, budget, e0.time_feature == "log_steps",
+                                   self._use_reducer,
                                    self._layout, e0.state.eval_label, self.world.log_pages,
                                    self._n_domains, self._scores, self._graph, self._crawls, self._work, self._buffers,
                                    (resetting, self._home_seeds), (self._last_page, ended, self._post))
@@ -563,7 +575,7 @@ class WikiCrawlVectorEnv(VectorEnv):
                 self._terminated[i] = self._truncated[i] = False
                 ended[i] = False
             self._check_uniform()
-        self._ended, self._autoreset = auto, ended  # the next step's autoresets; the other buffer is reused
+        np.copyto(auto, ended)  # the next step's autoresets
         return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
                 self._infos())
 
@@ -624,7 +636,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._note_python(i, obs, info)
         if self._fast:
             self._check_uniform()
-        self._autoreset = self._terminated | self._truncated
+        np.logical_or(self._terminated, self._truncated, out=self._autoreset)
         return (self._obs_out(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(),
                 self._infos())
 
