@@ -496,6 +496,12 @@ def topk_update_slots(pages, slots, crawls, i, hk, hp, hsize, fetched_slot, remo
     ``work.t_sl``) and of the fetched page: no page-map probe for them."""
     c = crawls
     link_rel, cur, has = c.link_rel[i], c.tk_cur[i], c.tk_has[i]
+    # every page's flag and score asked for first: the loop below branches on them (a push or not, unpredictable),
+    # and a branch mispredicted on a line still on its way would leave the next pages' lines unasked for
+    for j in range(len(pages)):
+        s = slots[j]
+        prefetch(has, s)
+        prefetch(cur, s)
     size = hsize[0]
     for j in range(len(pages)):
         s = slots[j]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gym_crawl._memory import prefetch
 from gym_crawl.crawl.kernels import DIST_CAP
 from gym_crawl.pagemap import find
 
@@ -36,7 +37,7 @@ EDGES6 = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
 FEAT_NONE, FEAT_HAN, FEAT_TRES, FEAT_COMBINED = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _han_rel_values(p, s, C, rel, cat, par_mean, relpar_mean, link_rel, link_cat, sum_par_rel, n_par,
                     sum_relpar_rel, n_relpar, buf):
     """The 6 + 2C relevances of Han's (s, a) into ``buf`` (float32); ``p``, ``s``: the slots of the frontier page
@@ -259,6 +260,8 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=Non
     :param buf: float32 scratch for Han's relevances (at least 6 + 2C entries), or ``None`` (allocated per call).
     """
     kind = layout.kind
+    if slots is not None:
+        _prefetch_rows(crawls, i, slots, kind != FEAT_TRES, kind != FEAT_HAN)
     if kind == FEAT_HAN or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
         han_rows(pages, crawls, i, rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2,
                  EDGES5, EDGES6, slots, buf)
@@ -268,6 +271,52 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=Non
         d = rows.shape[1]
         for j in range(len(pages)):
             rows[j, d - 1] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def _prefetch_rows(crawls, i, slots, han, tres):
+    """Ask for the lines the rows of the pages at ``slots`` read (Han's columns with ``han``, TRES's with ``tres``):
+    the pages' own, then their best parents'. Rows of pages the step did not touch find them cold, and the row
+    kernels' loads of one row wait on its best parent's slot; asked for together, they arrive together."""
+    c = crawls
+    bp_slot = c.bp_slot[i]
+    link_rel, sum_par_rel, n_par, sum_relpar_rel, n_relpar = c.link_rel[i], c.sum_par_rel[i], c.n_par[i], \
+        c.sum_relpar_rel[i], c.n_relpar[i]
+    kw_url, kw_anchor = c.kw_url[i], c.kw_anchor[i]
+    rel, par_mean, relpar_mean, change, dist = c.rel[i], c.par_mean[i], c.relpar_mean[i], c.change[i], c.dist[i]
+    relevant, path_rel, path_len = c.relevant[i], c.path_rel[i], c.path_len[i]
+    cat, link_cat = c.cat[i], c.link_cat[i]
+    C = cat.shape[1]
+    cat_flat, link_cat_flat = cat.reshape(cat.size), link_cat.reshape(link_cat.size)
+    n = len(slots)
+    for j in range(n):
+        p = np.int64(slots[j])
+        prefetch(bp_slot, p)
+        if han:
+            prefetch(link_rel, p)
+            prefetch(link_cat_flat, p * C)
+            prefetch(sum_par_rel, p)
+            prefetch(n_par, p)
+            prefetch(sum_relpar_rel, p)
+            prefetch(n_relpar, p)
+        if tres:
+            prefetch(kw_url, p)
+            prefetch(kw_anchor, p)
+    for j in range(n):
+        b = np.int64(bp_slot[slots[j]])
+        if b < 0:
+            continue
+        prefetch(dist, b)
+        if han:
+            prefetch(rel, b)
+            prefetch(cat_flat, b * C)
+            prefetch(par_mean, b)
+            prefetch(relpar_mean, b)
+            prefetch(change, b)
+        if tres:
+            prefetch(relevant, b)
+            prefetch(path_rel, b)
+            prefetch(path_len, b)
 
 
 @njit(cache=True, nogil=True)
