@@ -1,8 +1,11 @@
 """The caches the Python feature and reward paths keep per corpus, topic or crawl hold rows for the pages they were
 asked about (:class:`gym_crawl.pagemap.KeyedRows`), not a row per page of the web: the content features' link and
 page vectors, TRES's classifier probabilities, the classifier reward's verdicts on a large web. Each holds what a
-dense column held for the pages asked about, and grows past its starting size."""
+dense column held for the pages asked about, and grows past its starting size. A large static corpus' hashed token
+tables are computed for the pages asked about and give the rows the tables built whole give."""
 from __future__ import annotations
+
+import dataclasses
 
 import gymnasium as gym
 import numpy as np
@@ -12,7 +15,8 @@ from conftest import make_tiny_corpus
 import gym_crawl  # noqa: F401
 import gym_crawl.features.content as content_mod
 import gym_crawl.relevance.rewards as rewards_mod
-from gym_crawl.features.content import best_links
+from gym_crawl.corpus.core import StringTable
+from gym_crawl.features.content import HashedTokens, LazyHashedTokens, best_links
 from gym_crawl.features.sets import FeatureSet
 from gym_crawl.features.tres_clf import TresClfFeatures
 from gym_crawl.pagemap import KeyedRows
@@ -39,6 +43,11 @@ def _touched(base) -> set[int]:
     """The pages the crawl touched (it gave each a slot)."""
     st = base.state
     return set(np.asarray(st.arrays["slot_page"][:st.n_slots]).tolist())
+
+
+def _obs_bytes(obs) -> bytes:
+    return b"".join(np.ascontiguousarray(obs[k]).tobytes() for k in sorted(obs)) if isinstance(obs, dict) \
+        else obs.tobytes()
 
 
 def _bounded(t: KeyedRows) -> bool:
@@ -134,3 +143,41 @@ def test_classifier_reward_on_a_large_web_keeps_the_verdicts_of_the_pages_fetche
     assert set(fetched.tolist()) <= set(held.tolist()) <= _touched(base)
     want = scheme.classifier.proba_pages(view, held.astype(np.int64)) >= scheme.threshold
     assert np.array_equal(t.cols["v"][t.rows(held)], want.astype(np.int8))
+
+
+@pytest.mark.parametrize("with_urls", [False, True])
+def test_lazy_hashed_tokens_give_the_built_tables_rows(web, with_urls):
+    """A large static corpus' hashed token tables, computed for the pages asked about, give the rows the tables
+    built whole give — with the corpus' own URLs (their n-grams) or without (the titles')."""
+    c = web
+    if with_urls:
+        urls = [f"https://Host-{i % 7}.example/Some_Path/{i}/Page-{i % 13}.html" for i in range(web.n_pages)]
+        c = dataclasses.replace(web, urls=StringTable.from_strings(urls), meta={**web.meta, "name": "tiny-urls"})
+    full, lazy = HashedTokens(c, 12), LazyHashedTokens(c, 12)
+    rng = np.random.default_rng(1)
+    asked = set()
+    for size in (1, 5, 40, 300, 7, 2000):
+        links = rng.integers(0, c.n_links, size)
+        asked.update(np.asarray(c.link_dst)[links].tolist())
+        for a, b in zip(full.rows(links), lazy.rows(links)):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert set(lazy._page) == asked < set(range(c.n_pages))
+
+
+def test_a_large_corpus_crawls_the_same_with_lazy_hashed_tokens(web, monkeypatch):
+    traces = []
+    for eager in (True, False):
+        monkeypatch.setattr(content_mod, "EAGER_HASHED_PAGES", web.n_pages if eager else 0)
+        content_mod._HASHED.pop(web, None)
+        env = gym.make("WikiCrawl-v1", corpus=web, topic="cancer", features="hashed", max_candidates=8,
+                       max_episode_steps=30)
+        obs, info = env.reset(seed=5)
+        trace = [_obs_bytes(obs)]
+        for _ in range(30):
+            obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+            trace.append((_obs_bytes(obs), float(r)))
+            if term or trunc:
+                break
+        assert isinstance(content_mod.hashed_tokens(web), LazyHashedTokens) != eager
+        traces.append(trace)
+    assert traces[0] == traces[1]
