@@ -16,10 +16,10 @@ from gym_crawl.features.content import (
     FIELDS,
     ContentFeatures,
     HashedContentFeatures,
-    _salted,
     best_links,
     hashed_tokens,
 )
+from gym_crawl.features.hashed_tokens import salted as _salted
 from gym_crawl.text.model import TextModel, get_text_model
 
 ENV_ID = getattr(gym_crawl, "ENV_ID", "WikiCrawl-v0")

@@ -14,6 +14,7 @@ from conftest import make_tiny_corpus
 
 import gym_crawl  # noqa: F401
 import gym_crawl.features.content as content_mod
+import gym_crawl.features.hashed_tokens as hashed_mod
 import gym_crawl.relevance.rewards as rewards_mod
 from gym_crawl.corpus.core import StringTable
 from gym_crawl.features.content import HashedTokens, LazyHashedTokens, best_links
@@ -167,8 +168,8 @@ def test_lazy_hashed_tokens_give_the_built_tables_rows(web, with_urls):
 def test_a_large_corpus_crawls_the_same_with_lazy_hashed_tokens(web, monkeypatch):
     traces = []
     for eager in (True, False):
-        monkeypatch.setattr(content_mod, "EAGER_HASHED_PAGES", web.n_pages if eager else 0)
-        content_mod._HASHED.pop(web, None)
+        monkeypatch.setattr(hashed_mod, "EAGER_HASHED_PAGES", web.n_pages if eager else 0)
+        hashed_mod._HASHED.pop(web, None)
         env = gym.make("WikiCrawl-v1", corpus=web, topic="cancer", features="hashed", max_candidates=8,
                        max_episode_steps=30)
         obs, info = env.reset(seed=5)
@@ -178,6 +179,6 @@ def test_a_large_corpus_crawls_the_same_with_lazy_hashed_tokens(web, monkeypatch
             trace.append((_obs_bytes(obs), float(r)))
             if term or trunc:
                 break
-        assert isinstance(content_mod.hashed_tokens(web), LazyHashedTokens) != eager
+        assert isinstance(hashed_mod.hashed_tokens(web), LazyHashedTokens) != eager
         traces.append(trace)
     assert traces[0] == traces[1]
