@@ -217,9 +217,10 @@ def block_over_cap(cap, crawls, i):
 
 
 @njit(cache=True, nogil=True)
-def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph, crawls, i, work):
+def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores, graph, crawls, i, work):
     """Crawl ``i`` of ``crawls`` fetches ``page`` (frontier or unseen; the caller checked, and made room for
-    the page and its out-links in the crawl's slots).
+    the page and its out-links in the crawl's slots). ``slot``: the page's slot when the caller knows it (a
+    selected page's), else -1 (found in the page map, or handed out).
 
     :param r: the reward; ``relevant``: the reward's relevant flag; ``eval_rel``: the ground truth.
     :param count_step: the fetch counts as a step.
@@ -256,7 +257,7 @@ def fetch_page(page, count_step, r, relevant, eval_rel, beta, cap, scores, graph
     dmap_keys, dmap_slots, dslot_dom = c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i]
     out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
     t_sl, t_key = work.t_sl, work.t_key
-    sp = slot_of(page, map_keys, map_slots, slot_page, ctr)
+    sp = slot if slot >= 0 else slot_of(page, map_keys, map_slots, slot_page, ctr)
     # the page's links and their score rows, asked for now: read after the page's own statistics below
     a, b = link_lo[page], link_hi[page]
     n = b - a

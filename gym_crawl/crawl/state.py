@@ -564,7 +564,7 @@ class CrawlState:
         cap = -1 if self.domain_cap is None else int(self.domain_cap)
         self.make_room(int(self.link_hi[page] - self.link_lo[page]) + 1)
         self._scores = B.table_bundle(self._pages, self._links)  # the tables may have grown scoring the page
-        nn, nu, nr = K.fetch_page(page, count_step, r, relevant, eval_rel, self.beta, cap, self._scores,
+        nn, nu, nr = K.fetch_page(page, -1, count_step, r, relevant, eval_rel, self.beta, cap, self._scores,
                                   self._graph, self._crawl, 0, self._work)
         return FetchResult(page, r, relevant, eval_rel, self._out_new[:nn].copy(), self._out_upd[:nu].copy(),
                            self.arrays["out_rem"][:nr].copy() if nr else _NO_PAGES.copy())

@@ -103,25 +103,28 @@ class BatchArrays(structref.StructRefProxy):
 #: the fields of :class:`BatchArrays`: the topic's ``scores``, the ``graph``, the N ``crawls``, the fetch's ``work``
 #: space, the :class:`StepBuffers` ``buffers``, the feature set's ``layout``; ``rw_done`` (by page row) the pages
 #: whose reward is cached; ``auto`` (N,) bool the sub-envs the step resets (read, then the next step's written),
-#: ``act`` (N,) bool its negation; ``pages`` (N,) int64 each sub-env's page, ``miss`` (N,) int64 the pages whose
-#: scores are not filled, ``prep`` (5,) int64 what :func:`batch_pages` reports; ``last_page`` (N,) int64
-BATCH_ARRAYS = ("scores", "graph", "crawls", "work", "buffers", "layout", "rw_done", "auto", "act", "pages", "miss",
-                "prep", "last_page")
+#: ``act`` (N,) bool its negation; ``pages`` (N,) int64 each sub-env's page, ``slots`` (N,) int64 its slot hint,
+#: ``miss`` (N,) int64 the pages whose scores are not filled, ``prep`` (5,) int64 what :func:`batch_pages` reports;
+#: ``last_page`` (N,) int64
+BATCH_ARRAYS = ("scores", "graph", "crawls", "work", "buffers", "layout", "rw_done", "auto", "act", "pages", "slots",
+                "miss", "prep", "last_page")
 structref.define_constructor(BatchArrays, BatchArraysType, BATCH_ARRAYS)
 structref.define_boxing(BatchArraysType, BatchArrays)
 
 
 @njit(cache=True)
-def _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, miss, prep, last_page):
-    return BatchArrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, miss, prep, last_page)
+def _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss, prep,
+                      last_page):
+    return BatchArrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss, prep,
+                       last_page)
 
 
 def batch_arrays(scores: Any, graph: Any, crawls: Any, work: Any, buffers: StepBuffers, layout: Any,
-                 rw_done: np.ndarray, auto: np.ndarray, act: np.ndarray, pages: np.ndarray, miss: np.ndarray,
-                 prep: np.ndarray, last_page: np.ndarray) -> BatchArrays:
+                 rw_done: np.ndarray, auto: np.ndarray, act: np.ndarray, pages: np.ndarray, slots: np.ndarray,
+                 miss: np.ndarray, prep: np.ndarray, last_page: np.ndarray) -> BatchArrays:
     """The :class:`BatchArrays` of the vector env's arrays and bundles (see :data:`BATCH_ARRAYS`; nothing copied)."""
-    return _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, miss, prep,
-                             last_page)
+    return _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss,
+                             prep, last_page)
 
 
 @njit(cache=True, nogil=True)
@@ -137,10 +140,12 @@ def _borrowed_buffers(b):
 
 
 @njit(cache=True, nogil=True)
-def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, crawls, scores, rw_r, rw_done, hsize, pages, miss,
-                out):
+def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, sel_s, crawls, scores, rw_r, rw_done, hsize, pages,
+                slots, miss, out):
     """What the batched step checks before it changes anything, in one pass: the page of each active sub-env's
-    action into ``pages`` (-1: a masked slot / a non-frontier page, the step is spent), the pages whose per-topic
+    action into ``pages`` (-1: a masked slot / a non-frontier page, the step is spent) and its slot, as far as known,
+    into ``slots`` (the selection's hint ``sel_s`` in slot mode, which :func:`step_crawl` checks; -1: unknown), the
+    pages whose per-topic
     score or reward entries (``scores``, ``rw_done`` by page row) are not filled yet into ``miss``. Writes ``out``
     (5,) int64: how many pages ``miss`` holds (the caller fills them in Python and calls again); the first active
     sub-env whose action is outside ``0..n_actions-1`` (nothing else is done then); when no page is missing, the
@@ -163,12 +168,14 @@ def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, crawls, sco
             if a >= ncand[i]:
                 continue
             p = np.int64(sel_p[i, a])
+            s = np.int64(sel_s[i, a])
         else:
             p = np.int64(a)
             s = find(crawls.map_keys[i], crawls.map_slots[i], p)
             if s < 0 or crawls.status[i][s] != K.FRONTIER:
                 continue
         pages[i] = p
+        slots[i] = s
         if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
             miss[nm] = p
             nm += 1
@@ -272,14 +279,14 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     scores, graph, crawls, work = _borrow(scores, graph, crawls, work)
     b = _borrowed_groups(rwt, counts, topk, obs, env, res, rowc)
     for i in range(len(pages)):
-        if active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
-                                        log_pages, n_domains, scores, graph, crawls, work, b):
+        if active[i] and not step_crawl(i, pages[i], -1, kk, cap, beta, budget, log_time, use_reducer, layout,
+                                        eval_label, log_pages, n_domains, scores, graph, crawls, work, b):
             return i
     return -1
 
 
 @njit(cache=True, nogil=True)
-def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
+def batch_step_resets(pages, slots, active, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
                       n_domains, scores, graph, crawls, work, buffers, resets, post):
     """:func:`batch_step` with its per-env arrays as one :class:`StepBuffers` (``buffers``), and the sub-envs that
     start a new episode in the same call instead of stepping (:func:`reset_crawl`). ``resets``: ``(resetting,
@@ -300,8 +307,8 @@ def batch_step_resets(pages, active, kk, cap, beta, budget, log_time, use_reduce
             if not reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
                                n_domains, scores, graph, crawls, work, b):
                 resetting[i] = False
-        elif active[i] and not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout,
-                                          eval_label, log_pages, n_domains, scores, graph, crawls, work, b):
+        elif active[i] and not step_crawl(i, pages[i], slots[i], kk, cap, beta, budget, log_time, use_reducer,
+                                          layout, eval_label, log_pages, n_domains, scores, graph, crawls, work, b):
             return i
     term, trunc = b.term, b.trunc
     pending = 0
@@ -347,8 +354,8 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
     scores, graph, crawls, work = _borrow(a.scores, a.graph, a.crawls, a.work)
     b = _borrowed_buffers(a.buffers)
     o = a.prep
-    batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, crawls, scores, b.rw_r, a.rw_done, b.hsize,
-                pages, a.miss, o)
+    batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r, a.rw_done,
+                b.hsize, pages, a.slots, a.miss, o)
     if o[0] > 0 or o[1] >= 0 or o[2] >= 0:
         return SLOW_PATH
     if use_reducer and o[3] + deg + kk + 2 > b.hk.shape[1]:
@@ -357,8 +364,8 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
         return SLOW_PATH
     layout = a.layout
     for i in range(n):
-        if not step_crawl(i, pages[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
-                          n_domains, scores, graph, crawls, work, b):
+        if not step_crawl(i, pages[i], a.slots[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
+                          log_pages, n_domains, scores, graph, crawls, work, b):
             return i
     last_page = a.last_page
     term, trunc = b.term, b.trunc
@@ -385,10 +392,11 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
 
 
 @njit(cache=True, nogil=True)
-def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains, scores,
-               graph, crawls, work, b):
+def step_crawl(i, p, sp, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages, n_domains,
+               scores, graph, crawls, work, b):
     """Step sub-env ``i`` (what :func:`batch_step` does for each active one): fetch page ``p`` (``-1``: spend an
-    invalid step) and write the observation; ``b``: the :class:`StepBuffers`. Returns False when ``p``'s reward is
+    invalid step) and write the observation; ``sp``: ``p``'s slot if known (a hint, checked here; -1: found in the
+    page map); ``b``: the :class:`StepBuffers`. Returns False when ``p``'s reward is
     not finite (its callers refuse such a page before they call)."""
     page_domain = graph.page_domain
     hk, hp, hsize, sel_p, sel_k, nsel, sel_s = b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s
@@ -418,7 +426,11 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         r, rel, ev = _page_reward(scores, b.rw_r, b.rw_rel, b.label, eval_label, p)
         if not math.isfinite(r):
             return False
-        nn, nu, nr = K.fetch_page(p, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
+        if sp < 0 or sp >= ctr[K.C_N_SLOTS] or crawls.slot_page[i][sp] != p:  # not the page's slot
+            sp = -1
+        nn, nu, nr = K.fetch_page(p, sp, True, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
+        if sp < 0:
+            sp = find(crawls.map_keys[i], crawls.map_slots[i], p)
         counts[i, 0] = nn
         counts[i, 1] = nu
         counts[i, 2] = nr
@@ -428,7 +440,7 @@ def step_crawl(i, p, kk, cap, beta, budget, log_time, use_reducer, layout, eval_
         n_new_out[i] = nn
         if use_reducer:
             K.topk_update_slots(out_upd[:nu], t_sl[:nu], crawls, i, hk[i], hp[i], hsize[i],
-                                find(crawls.map_keys[i], crawls.map_slots[i], p), out_rem[:nr])
+                                sp, out_rem[:nr])
         fr = ctr[K.C_FR_SIZE]
         terminated = fr == 0
         # observation: the K candidates and their rows. The rows shown now are those of the current
@@ -598,7 +610,7 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
         r, rel, ev = _page_reward(scores, b.rw_r, b.rw_rel, b.label, eval_label, p)
         if not math.isfinite(r):
             return False
-        nn, nu, nr = K.fetch_page(p, False, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
+        nn, nu, nr = K.fetch_page(p, -1, False, r, rel, ev, beta, cap, scores, graph, crawls, i, work)
         if use_reducer:
             K.topk_update(crawls.out_upd[i][:nu], crawls, i, hk[i], hp[i], hsize[i], p, crawls.out_rem[i][:nr])
     fr = ctr[K.C_FR_SIZE]

@@ -229,6 +229,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._penalty = np.zeros(N, np.float64)
         self._reward_scale = np.ones(N, np.float64)
         self._pages = np.full(N, -1, np.int64)
+        self._slots = np.full(N, -1, np.int64)
         self._miss = np.zeros(N, np.int64)
         self._prep = np.zeros(5, np.int64)
         self._n_actions = int(self.single_action_space.n)  # type: ignore[attr-defined]
@@ -341,8 +342,8 @@ class WikiCrawlVectorEnv(VectorEnv):
         """The bundle of everything the one-call step reads and writes (again when a bundle in it is replaced)."""
         assert self._buffers is not None
         self._batch = BK.batch_arrays(self._scores, self._graph, self._crawls, self._work, self._buffers, self._layout,
-                                      self._rw_done, self._autoreset, self._act, self._pages, self._miss, self._prep,
-                                      self._last_page)
+                                      self._rw_done, self._autoreset, self._act, self._pages, self._slots, self._miss,
+                                      self._prep, self._last_page)
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""
@@ -533,15 +534,16 @@ class WikiCrawlVectorEnv(VectorEnv):
         auto = self._autoreset
         act = np.logical_not(auto, out=self._act)
         o = self._prep
-        BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls, self._scores,
-                       self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
+        BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._sel_s, self._crawls,
+                       self._scores, self._rwt[0], self._rw_done, self._hsize, self._pages, self._slots, self._miss, o)
         if o[1] >= 0:
             self._check_actions(actions, act)  # raises, naming the sub-env
         if o[0]:
             self._fill_missing(self._miss[:o[0]])
             self._bind_scores()
-            BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._crawls,
-                           self._scores, self._rwt[0], self._rw_done, self._hsize, self._pages, self._miss, o)
+            BK.batch_pages(acts, act, self._slot, self._n_actions, self._ncand, self._sel_p, self._sel_s, self._crawls,
+                           self._scores, self._rwt[0], self._rw_done, self._hsize, self._pages, self._slots, self._miss,
+                           o)
         hs, ns, bad = o[3], o[4], o[2]
         if bad >= 0:  # refuse before any sub-env steps
             self._refuse_reward(int(bad))
@@ -559,10 +561,10 @@ class WikiCrawlVectorEnv(VectorEnv):
             np.copyto(resetting, auto)
             self._clear_crawls(np.flatnonzero(auto))
         ended = self._ended
-        bad = BK.batch_step_resets(self._pages, act, self._K, dcap, e0.beta, budget, e0.time_feature == "log_steps",
-                                   self._use_reducer,
-                                   self._layout, e0.state.eval_label, self.world.log_pages,
-                                   self._n_domains, self._scores, self._graph, self._crawls, self._work, self._buffers,
+        bad = BK.batch_step_resets(self._pages, self._slots, act, self._K, dcap, e0.beta, budget,
+                                   e0.time_feature == "log_steps", self._use_reducer, self._layout, e0.state.eval_label,
+                                   self.world.log_pages, self._n_domains, self._scores, self._graph, self._crawls,
+                                   self._work, self._buffers,
                                    (resetting, self._home_seeds), (self._last_page, ended, self._post))
         if bad >= 0:
             self._refuse_reward(int(bad))
