@@ -9,6 +9,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from numba import njit
 
 import gym_crawl  # noqa: F401
 from gym_crawl.crawl import FRONTIER, VISITED
@@ -294,7 +295,7 @@ def test_each_bundle_constructor_takes_its_fields_in_their_order():
                          (B._new_link_graph, B._LINK_GRAPH), (B._new_fetch_work, B._FETCH_WORK)):
         assert tuple(inspect.signature(ctor.py_func).parameters) == tuple(fields)
     for public, fields in ((B.score_tables, B.SCORE_TABLES), (B.fetch_work, B._FETCH_WORK),
-                           (B.link_graph, B._LINK_GRAPH[:4] + ("ordered",))):  # the link order is derived
+                           (B.link_graph, B._LINK_GRAPH[:4] + ("ordered", "by_target"))):  # the order derived
         assert tuple(inspect.signature(public).parameters) == tuple(fields)
     with pytest.raises(KeyError, match=r"missing \['status'"):
         B.crawl_arrays({})
@@ -388,6 +389,58 @@ def test_fetches_are_the_same_with_the_link_order_shared_or_sorted_per_fetch(tin
             assert r.updated_pages.tolist() == res[0].updated_pages.tolist()
             assert r.removed_pages.tolist() == res[0].removed_pages.tolist()
     assert s0.n_fetched > 20 and blocked > 0
+    for s in states[1:]:
+        for f in FIELDS:
+            np.testing.assert_array_equal(s.arrays[f.name], s0.arrays[f.name], err_msg=f.name)
+
+
+@njit(cache=False)
+def _graph_walk(g):
+    """A :class:`LinkGraph`'s walk: as stored (``by_target``), and how many pages its shared order covers."""
+    return g.by_target, len(g.ord_done)
+
+
+def test_a_web_stored_in_target_order_is_walked_as_stored(tmp_path, monkeypatch):
+    """On a corpus that stores each page's links in ascending target (the power-law web), a fetch walks them as
+    stored (no order kept, none sorted): the same crawl, array for array, as through the shared order or sorted at
+    each fetch — the walk that a web stored in another order takes."""
+    from gym_crawl.crawl import bundles as B
+    from gym_crawl.crawl.fields import FIELDS
+    from gym_crawl.webgen.powerlaw import generate_powerlaw
+
+    corpus = generate_powerlaw(3000, seed=2, folder=tmp_path, progress=False)
+    assert corpus.links_by_target
+    env = gym.make("WikiCrawl-v0", corpus=corpus, topic="music").unwrapped
+    env.reset(seed=0)
+    states = [type(env.state)(corpus, n_categories=env.state.n_categories, beta=env.state.beta) for _ in range(3)]
+    for s in states:
+        s.reset(env.scorer, env.scheme, None)
+    s0 = states[0]
+    assert s0.links_by_target and _graph_walk(s0.link_graph) == (True, 0)
+    shared = len(B._LINK_ORDERS)
+    states[1]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain)  # the shared order
+    assert _graph_walk(states[1]._graph) == (False, corpus.n_pages)
+    assert len(B._LINK_ORDERS) == shared + 1
+    monkeypatch.setattr(B, "EAGER_ORDER_LINKS", 0)
+    states[2]._graph = B.link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain)  # sorted at each fetch
+    assert _graph_walk(states[2]._graph) == (False, 0)
+    seeds = env.state.fetched_pages()
+    for s in states:
+        for p in seeds:
+            s.fetch(int(p))
+    repeats = 0
+    for step in range(300):
+        fr = np.sort(s0.frontier)
+        if not len(fr):
+            break
+        page = int(fr[(step * 11) % len(fr)])
+        a, b = corpus.outlinks(page)
+        repeats += len(corpus.link_dst[a:b]) - len(np.unique(corpus.link_dst[a:b]))
+        res = [s.fetch(page) for s in states]
+        for r in res[1:]:
+            assert r.new_pages.tolist() == res[0].new_pages.tolist()
+            assert r.updated_pages.tolist() == res[0].updated_pages.tolist()
+    assert s0.n_fetched > 200 and repeats > 0, "pages linking a target twice were fetched"
     for s in states[1:]:
         for f in FIELDS:
             np.testing.assert_array_equal(s.arrays[f.name], s0.arrays[f.name], err_msg=f.name)

@@ -68,7 +68,8 @@ from gym_crawl._io import (
 from gym_crawl.tokenize import tokenize
 
 __all__ = ["Corpus", "CorpusBuilder", "StringTable", "CorpusFormatError", "FORMAT_VERSION", "LINK_POSITIONS",
-           "check_corpus_destination", "csr_from_lists", "seal_corpus_folder", "stored_ranges"]
+           "check_corpus_destination", "csr_from_lists", "links_in_target_order", "seal_corpus_folder",
+           "stored_ranges"]
 
 FORMAT_NAME = "gym_crawl.corpus"
 FORMAT_VERSION = 1
@@ -244,6 +245,22 @@ def _ranges_well_formed(stored: dict[str, Any]) -> bool:
         isinstance(stored[k].get("min"), int) and isinstance(stored[k].get("max"), int) for k in _ID_BOUNDS)
 
 
+def links_in_target_order(link_ptr: np.ndarray, link_dst: np.ndarray, block: int = 1 << 22) -> bool:
+    """Whether every page's links ``link_dst[link_ptr[p]:link_ptr[p + 1]]`` are stored in ascending target page
+    (equal targets adjacent): a scan of the links block by block (no (n_links,) temporary); a descent is allowed only
+    where a page's links start."""
+    m = len(link_dst)
+    for lo in range(0, max(0, m - 1), block):
+        hi = min(m, lo + block + 1)
+        d = np.asarray(link_dst[lo:hi])
+        down = np.flatnonzero(d[1:] < d[:-1]) + (lo + 1)  # links whose target is below the previous link's
+        if len(down):
+            at = np.searchsorted(link_ptr, down)
+            if np.any(at >= len(link_ptr)) or np.any(link_ptr[np.minimum(at, len(link_ptr) - 1)] != down):
+                return False
+    return True
+
+
 _ARRAY_SPEC: dict[str, Any] = {
     "text_ptr": np.int64, "text_terms": np.int32, "text_counts": np.int32,
     "title_ptr": np.int64, "title_terms": np.int32,
@@ -285,16 +302,19 @@ def check_corpus_destination(path: str | os.PathLike) -> None:
 
 def stored_ranges(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The ``"ranges"`` a manifest records (what :meth:`Corpus.validate` checks: each id array's length, min and
-    max, each pointer array's order), from per-array statistics ``{name: {"len", "min", "max",
-    "nondecreasing"}}`` (``min`` 0 and ``max`` -1 for an empty array) gathered while the arrays were written
-    block by block (:class:`~gym_crawl.corpus.writer.CorpusWriter`) — the same as :meth:`Corpus.save` records
-    by scanning them."""
+    max, each pointer array's order; whether each page's links ascend by target, from ``link_dst``'s
+    ``"rows_sorted"`` where known), from per-array statistics ``{name: {"len", "min", "max", "nondecreasing"}}``
+    (``min`` 0 and ``max`` -1 for an empty array) gathered while the arrays were written block by block
+    (:class:`~gym_crawl.corpus.writer.CorpusWriter`) — the same as :meth:`Corpus.save` records by scanning them."""
     out: dict[str, Any] = {}
     for name in (*_ID_BOUNDS, *(n for n in _OPTIONAL_ARRAYS if n in stats)):
         s = stats[name]
         out[name] = {"len": int(s["len"]), "min": int(s["min"]), "max": int(s["max"])}
     for name in _PTR_NAMES:
         out[name] = {"nondecreasing": bool(stats[name]["nondecreasing"])}
+    by_target = stats["link_dst"].get("rows_sorted")
+    if by_target is not None:  # each page's links written as a row: whether they ascend by target
+        out["link_order"] = {"by_target": bool(by_target)}
     return out
 
 
@@ -629,7 +649,20 @@ class Corpus:
         if lp is not None:
             out["link_position"] = {"len": len(lp), "min": int(lp.min()) if len(lp) else 0,
                                     "max": int(lp.max()) if len(lp) else -1}
+        out["link_order"] = {"by_target": self.links_by_target}
         return out
+
+    @property
+    def links_by_target(self) -> bool:
+        """Whether each page's links are stored in ascending target page (ties in link order): a crawl then walks
+        a page's targets in page order as they are stored, with no order to keep or sort
+        (:func:`gym_crawl.crawl.bundles.link_graph`). Recorded in a saved corpus' manifest (``ranges``) and read from
+        it on load; found by one scan of the links (:func:`links_in_target_order`) on a corpus built in memory or
+        saved without it, once per corpus object and ``link_dst`` array."""
+        hit = self.__dict__.get("_by_target")
+        if hit is None or hit[0] is not self.link_dst:
+            hit = self.__dict__["_by_target"] = (self.link_dst, links_in_target_order(self.link_ptr, self.link_dst))
+        return bool(hit[1])
 
     # ------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:
@@ -762,8 +795,12 @@ class Corpus:
         c.__dict__.update(kw, meta=dict(manifest.get("meta", {})), path=path, checksum=checksum)
         stored = manifest.get("ranges")
         scanned = bool(hashed) or verify or not isinstance(stored, dict)
+        if isinstance(stored, dict) and isinstance(stored.get("link_order"), dict) and not scanned:
+            c.__dict__["_by_target"] = (c.link_dst, bool(stored["link_order"].get("by_target", False)))
         if scanned:
             actual = c._ranges()  # one scan of every id and pointer array
+            if isinstance(stored, dict) and "link_order" not in stored:  # saved before the order was recorded
+                del actual["link_order"]
             c.validate(stored=actual)
             c._check_bags()
             if isinstance(stored, dict) and stored != actual:

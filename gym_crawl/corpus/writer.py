@@ -20,7 +20,13 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from gym_crawl._io import clean_orphans, file_digest, partial_dir
-from gym_crawl.corpus.core import Corpus, check_corpus_destination, seal_corpus_folder, stored_ranges
+from gym_crawl.corpus.core import (
+    Corpus,
+    check_corpus_destination,
+    links_in_target_order,
+    seal_corpus_folder,
+    stored_ranges,
+)
 
 __all__ = ["CorpusWriter", "open_written"]
 
@@ -49,6 +55,8 @@ class _Column:
         self.hi: int | float | None = None
         self.last: int | float | None = None
         self.nondecreasing = True
+        #: the values of a CSR pair: each row's values non-decreasing (``None``: also written outside rows)
+        self.rows_sorted: bool | None = True
 
     def append(self, values: np.ndarray) -> None:
         a = np.ascontiguousarray(values, dtype=self.dtype)
@@ -81,7 +89,8 @@ class _Column:
 
     def stats(self) -> dict[str, Any]:
         return {"len": self.n, "min": self.lo if self.lo is not None else 0,
-                "max": self.hi if self.hi is not None else -1, "nondecreasing": self.nondecreasing}
+                "max": self.hi if self.hi is not None else -1, "nondecreasing": self.nondecreasing,
+                "rows_sorted": self.rows_sorted}
 
 
 class CorpusWriter:
@@ -113,7 +122,9 @@ class CorpusWriter:
 
     def append(self, name: str, values: np.ndarray, dtype: Any) -> None:
         """Extend the 1-d array ``name`` by ``values`` (cast to ``dtype``)."""
-        self._column(name, dtype).append(values)
+        col = self._column(name, dtype)
+        col.rows_sorted = None  # values not given by rows: their order within rows is not known
+        col.append(values)
 
     def append_csr(self, ptr_name: str, values_name: str, ptr: np.ndarray, values: np.ndarray, dtype: Any) -> None:
         """Extend a CSR pair by the rows ``(ptr, values)`` (``ptr`` local: ``ptr[0] == 0``, ``ptr[-1] ==
@@ -126,6 +137,8 @@ class CorpusWriter:
         ptr = np.asarray(ptr, np.int64)
         if len(ptr) == 0 or ptr[0] != 0 or ptr[-1] != len(values):
             raise ValueError(f"{ptr_name}: a block's pointer must run from 0 to its {len(values)} values")
+        if v.rows_sorted:
+            v.rows_sorted = links_in_target_order(ptr, np.asarray(values))
         p.append(ptr[1:] + v.n)
         v.append(values)
 

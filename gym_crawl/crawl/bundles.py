@@ -9,7 +9,8 @@ pointer (a kernel call with a bundle costs less than one with its arrays one by 
   column of :data:`~gym_crawl.crawl.fields.CRAWL_ARRAYS`. A kernel works on crawl ``i``'s row of each.
 * :class:`ScoreTables` — a topic's score tables, by page id and by link id.
 * :class:`LinkGraph` — the corpus' links, and each page's out-links in the order of their targets (filled once per
-  page and shared by every crawl on the corpus in the process: :func:`link_graph`).
+  page and shared by every crawl on the corpus in the process, or none where the corpus stores them in that order:
+  :func:`link_graph`).
 * :class:`FetchWork` — the fetch kernel's work space.
 
 A bundle is not picklable (it holds memory pointers): an object that keeps one rebuilds it after unpickling.
@@ -91,7 +92,7 @@ class FetchWork(structref.StructRefProxy):
 SCORE_TABLES = ("page_rel", "page_cat", "page_tfidf", "link_rel", "link_cat", "link_kw_url", "link_kw_anchor",
                 "page_keyed", "page_keys", "page_rows", "page_done", "link_keyed", "link_keys", "link_bases",
                 "link_done")
-_LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain", "link_ord", "ord_done")
+_LINK_GRAPH = ("link_lo", "link_hi", "link_dst", "page_domain", "link_ord", "ord_done", "by_target")
 _FETCH_WORK = ("t_ord", "t_sl", "t_key")
 
 for _proxy, _type, _fields in ((CrawlArrays, CrawlArraysType, CRAWL_ARRAYS),
@@ -125,8 +126,8 @@ def _new_score_tables(page_rel, page_cat, page_tfidf, link_rel, link_cat, link_k
 
 
 @njit(cache=True)
-def _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done):
-    return LinkGraph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done)
+def _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done, by_target):
+    return LinkGraph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done, by_target)
 
 
 @njit(cache=True)
@@ -183,7 +184,7 @@ def borrowed_tables(s):
 def borrowed_graph(g):
     """The :class:`LinkGraph` ``g`` with every array :func:`borrowed` (for the call that received ``g``)."""
     return LinkGraph(borrowed(g.link_lo), borrowed(g.link_hi), borrowed(g.link_dst), borrowed(g.page_domain),
-                     borrowed(g.link_ord), borrowed(g.ord_done))
+                     borrowed(g.link_ord), borrowed(g.ord_done), g.by_target)
 
 
 @njit(cache=True, nogil=True)
@@ -237,7 +238,7 @@ EAGER_ORDER_LINKS = 2_000_000
 
 
 def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, page_domain: np.ndarray, *,
-               ordered: bool = True) -> LinkGraph:
+               ordered: bool = True, by_target: bool = False) -> LinkGraph:
     """The :class:`LinkGraph`: page ``p``'s links are ``link_lo[p]:link_hi[p]`` ((n_pages,) int64 each), their
     targets ``link_dst`` (n_links,) int32; ``page_domain`` (n_pages,) int32.
 
@@ -249,10 +250,15 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
     and on a larger corpus, both are empty and the kernel sorts a page's targets at each fetch (the same order): an
     (n_links,) array written page by page at first fetch would hold a page of memory for nearly every page fetched on
     a large web — 174 MB of a process' own memory after 64 crawls of the 10^7-page web — where a crawl's memory must
-    follow the pages it touched."""
+    follow the pages it touched.
+
+    With ``ordered`` and ``by_target`` (a corpus that stores each page's links in ascending target, ties in link
+    order: :attr:`~gym_crawl.corpus.core.Corpus.links_by_target`), no order is kept or sorted at all: the kernel walks
+    a page's links as they are stored, whatever the web's size."""
     from gym_crawl.crawl.link_order import fill_link_order
 
-    if not ordered or len(link_dst) > EAGER_ORDER_LINKS:
+    direct = bool(ordered and by_target)
+    if direct or not ordered or len(link_dst) > EAGER_ORDER_LINKS:
         link_ord, ord_done = np.zeros(0, np.int32), np.zeros(0, np.bool_)
     else:
         hit = _LINK_ORDERS.get(id(link_dst))
@@ -265,7 +271,7 @@ def link_graph(link_lo: np.ndarray, link_hi: np.ndarray, link_dst: np.ndarray, p
             with contextlib.suppress(TypeError):  # an array that takes no weak reference is not shared
                 _LINK_ORDERS[key] = (weakref.ref(link_dst, lambda _r: _LINK_ORDERS.pop(key, None)), link_ord,
                                      ord_done)
-    return _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done)
+    return _new_link_graph(link_lo, link_hi, link_dst, page_domain, link_ord, ord_done, direct)
 
 
 def fetch_work(t_ord: np.ndarray, t_sl: np.ndarray, t_key: np.ndarray) -> FetchWork:

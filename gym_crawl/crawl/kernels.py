@@ -234,8 +234,9 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         ``crawls.out_new``, ``out_upd`` and ``out_rem`` (new and updated pages ascending; the slot of each updated
         page in ``work.t_sl``).
 
-    The page's out-links are walked in ascending target page (``graph.link_ord``, filled once per page for the
-    corpus; sorted here when the graph holds no order), so a target's links are adjacent: each target is probed in
+    The page's out-links are walked in ascending target page (as stored, on a corpus that stores them so:
+    ``graph.by_target``; else ``graph.link_ord``, filled once per page for the corpus; sorted here when the graph holds
+    no order), so a target's links are adjacent: each target is probed in
     the page map once (a new one takes its slot at the probed entry), and added to the frontier and aggregated in
     the same pass — no per-slot scratch column, no sort of the targets."""
     pt_rel, pt_cat, pt_tfidf = scores.page_rel, scores.page_cat, scores.page_tfidf
@@ -330,14 +331,17 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
                               out_rem, 0)
 
     # ---- expand: one entry per unvisited target, from its best (first most relevant) link, in ascending target
-    # page: the page's links walked in target order (``graph.link_ord``, or sorted here on a web whose links grow),
-    # so a target's links are adjacent and each target is probed, added and aggregated once, in one pass
-    if page < len(ord_done):
+    # page: links walked in target order (as stored: ``graph.by_target``; else ``graph.link_ord``, or sorted here), so
+    # a target's links are adjacent and each target is probed, added and aggregated once, in one pass
+    direct = graph.by_target
+    if direct:  # link ``a + j`` is the j-th in target order: no order to read
+        order = work.t_ord[:0]
+    elif page < len(ord_done):
         if not ord_done[page]:
             page_link_order(a, b, link_dst, t_key, link_ord[a:b])
             ord_done[page] = True
         order = link_ord[a:b]
-    else:  # links of a web that grows: sorted at each fetch
+    else:  # a large web stored in another order, or links of a web that grows: sorted at each fetch
         order = work.t_ord[:n]
         page_link_order(a, b, link_dst, t_key, order)
     w = wrl[sp]
@@ -347,11 +351,11 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     n_new = 0
     j = 0
     while j < n:
-        li = a + order[j]
+        li = a + j if direct else a + order[j]
         t = link_dst[li]
         e = j + 1
         while e < n:
-            tn = link_dst[a + order[e]]
+            tn = link_dst[a + e if direct else a + order[e]]
             if tn != t:
                 prefetch_entry(map_keys, map_slots, tn)  # the next target's map entry, while this one is done
                 break
@@ -377,7 +381,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         kwu = l_kwu[li + off]
         kwa = l_kwa[li + off]
         for q in range(j + 1, e):  # the target's other links: the first most relevant wins
-            lq = a + order[q]
+            lq = a + q if direct else a + order[q]
             x = l_rel[lq + off]
             if x > lr:
                 lr = x

@@ -266,6 +266,8 @@ class CrawlState:
         self.link_dst = np.asarray(corpus.link_dst)
         self.page_domain = np.asarray(corpus.page_domain)
         self._live = isinstance(corpus, PageSource)  # once: a protocol check costs microseconds, resets are many
+        #: the corpus stores each page's links in ascending target: a fetch walks them as stored
+        self.links_by_target = bool(isinstance(corpus, Corpus) and not self._live and corpus.links_by_target)
         if isinstance(corpus, Corpus) and not self._live:
             corpus.populate_crawl_arrays()  # a large web's per-fetch arrays mapped up front (once per corpus)
         deg = max(1, corpus.max_out_degree())
@@ -452,7 +454,8 @@ class CrawlState:
         """The fetch kernel's bundles of the topic's score tables (rebuilt when the tables grow: see
         :meth:`score_bundle`) and of the link graph (for the whole crawl)."""
         self._scores = B.table_bundle(self._pages, self._links)
-        self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain, ordered=not self._live)
+        self._graph = B.link_graph(self.link_lo, self.link_hi, self.link_dst, self.page_domain, ordered=not self._live,
+                                   by_target=self.links_by_target)
 
     # ------------------------------------------------------------ frontier
     @property

@@ -212,7 +212,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         s0 = self.envs[0].state
         self._work = s0.work_arrays
         self._bind_crawls()
-        self._graph = link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain)
+        self._graph = link_graph(s0.link_lo, s0.link_hi, s0.link_dst, s0.page_domain, by_target=s0.links_by_target)
         self._page_domain = s0.page_domain
         self._deg = deg
         K = self._K

@@ -14,7 +14,9 @@ memory-mapped), with a progress bar:
   globally popular page (15 %: a fixed random ranking, rank drawn as ``u^4``, so in-degrees follow a power law);
 * **text**: 12 words per page, each a word of the page's topic with probability 0.5 (else a common word), kept
   as the corpus keeps a page's bag of words — each distinct word once, in word-id order, with its count; a
-  2-word title; one anchor word per link (the target topic's with probability 0.5) and two context words.
+  2-word title; one anchor word per link (the target topic's with probability 0.5) and two context words;
+* each page's links are stored in ascending target page (ties in the order drawn), so a crawl walks a page's
+  targets in page order as they are stored (:attr:`~gym_crawl.corpus.core.Corpus.links_by_target`).
 
 Deterministic in ``(n_pages, seed)``: every chunk of :data:`CHUNK` pages draws from its own generator seeded
 by ``(seed, chunk)``.
@@ -35,10 +37,13 @@ from gym_crawl.corpus.core import Corpus, StringTable
 __all__ = ["BYTES_PER_PAGE", "CHUNK", "GENERATOR_VERSION", "TOPICS", "generate_powerlaw", "powerlaw_cache_path",
            "powerlaw_corpus"]
 
-#: 2: a page's words as a bag (each distinct word once, sorted, with its count) as :class:`Corpus` requires; version
-#: 1 listed a word drawn twice twice (count 1 each), which over-counted its document frequency and let the
-#: tf-idf cosine exceed 1
-GENERATOR_VERSION = 2
+#: 3: each page's links stored in ascending target page (ties in the order drawn), their anchor and context words
+#: with them, so a crawl walks a page's targets in page order without sorting them
+#: (:attr:`~gym_crawl.corpus.core.Corpus.links_by_target`); the same links, words and pages as version 2, only
+#: their order within a page differs. 2: a page's words as a bag (each distinct word once, sorted, with its count)
+#: as :class:`Corpus` requires; version 1 listed a word drawn twice twice (count 1 each), which over-counted its
+#: document frequency and let the tf-idf cosine exceed 1
+GENERATOR_VERSION = 3
 #: pages per generated chunk (part of the output's definition: each chunk has its own random stream)
 CHUNK = 1 << 20
 #: the topics (labels); each is also a word of the vocabulary, with 59 words of its own
@@ -123,6 +128,29 @@ def _append_bags(words: np.ndarray, a: int, ptr: np.ndarray, terms: np.ndarray, 
     return at + len(t)
 
 
+def _chunk_links(r: np.random.Generator, src: np.ndarray, page_domain: np.ndarray, dom_start: np.ndarray,
+                 label: np.ndarray, topic_ptr: np.ndarray, topic_doms: np.ndarray,
+                 popular: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The links of one chunk's pages (``src``: each link's source page, ascending) drawn from ``r``: their targets,
+    anchor words and context words (:data:`_CONTEXT` a link, flat), each page's links in ascending target (stable:
+    ties keep the order drawn), their words with them."""
+    n, k = len(page_domain), len(src)
+    u = r.random(k)
+    sd = page_domain[src].astype(np.int64)
+    lo, size = dom_start[sd], dom_start[sd + 1] - dom_start[sd]
+    local = lo + (r.random(k) * size).astype(np.int64)
+    st = label[src]
+    pick = topic_ptr[st] + (r.random(k) * (topic_ptr[st + 1] - topic_ptr[st])).astype(np.int64)
+    td = topic_doms[pick]
+    topical = dom_start[td] + (r.random(k) * (dom_start[td + 1] - dom_start[td])).astype(np.int64)
+    pop = popular[np.minimum((r.random(k) ** 4 * n).astype(np.int64), n - 1)]
+    dst = np.where(u < 0.55, local, np.where(u < 0.85, topical, pop)).astype(np.int32)
+    anchors = _words_of(label[dst], r, 0.5)
+    contexts = _words_of(np.repeat(st, _CONTEXT), r, 0.5).reshape(k, _CONTEXT)
+    by_target = np.argsort((src - (src[0] if k else 0)) * n + dst, kind="stable")
+    return dst[by_target], anchors[by_target], contexts[by_target].ravel()
+
+
 def _npy(folder: Path, name: str, dtype: Any, n: int) -> np.ndarray:
     return np.lib.format.open_memmap(folder / f"{name}.npy", mode="w+", dtype=dtype, shape=(n,))
 
@@ -178,20 +206,8 @@ def generate_powerlaw(n_pages: int, seed: int = 0, folder: str | Path | None = N
             r = np.random.default_rng([seed, c, 2])
             la, lb = int(link_ptr[a]), int(link_ptr[b])
             src = np.repeat(np.arange(a, b, dtype=np.int64), deg[a:b])
-            k = lb - la
-            u = r.random(k)
-            sd = page_domain[src].astype(np.int64)
-            lo, size = dom_start[sd], dom_start[sd + 1] - dom_start[sd]
-            local = lo + (r.random(k) * size).astype(np.int64)
-            st = label[src]
-            pick = topic_ptr[st] + (r.random(k) * (topic_ptr[st + 1] - topic_ptr[st])).astype(np.int64)
-            td = topic_doms[pick]
-            topical = dom_start[td] + (r.random(k) * (dom_start[td + 1] - dom_start[td])).astype(np.int64)
-            pop = popular[np.minimum((r.random(k) ** 4 * n).astype(np.int64), n - 1)]
-            dst = np.where(u < 0.55, local, np.where(u < 0.85, topical, pop)).astype(np.int32)
-            link_dst[la:lb] = dst
-            anchor_terms[la:lb] = _words_of(label[dst], r, 0.5)
-            context_terms[_CONTEXT * la:_CONTEXT * lb] = _words_of(np.repeat(st, _CONTEXT), r, 0.5)
+            link_dst[la:lb], anchor_terms[la:lb], context_terms[_CONTEXT * la:_CONTEXT * lb] = _chunk_links(
+                r, src, page_domain, dom_start, label, topic_ptr, topic_doms, popular)
             n_text = _append_bags(_words_of(np.repeat(label[a:b], _TEXT), r, 0.5), a, text_ptr, text_terms, text_counts,
                                   n_text)
             title_terms[_TITLE * a:_TITLE * b] = _words_of(np.repeat(label[a:b], _TITLE), r, 0.7)
