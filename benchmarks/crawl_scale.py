@@ -1,7 +1,7 @@
 """Crawl speed and memory against web size: the same crawls on webs of 2·10^4 to 10^7 pages (and more).
 
 ``gym-crawl bench crawl_scale [--quick] [--sizes 20000,100000,1000000,10000000] [--rounds 3] [--out DIR]
-[--stored-tables [--tables-dir DIR]]``
+[--stored-tables [--tables-dir DIR]] [--baseline REV]``
 
 A crawl's state is sized by the pages it touched (:mod:`gym_crawl.crawl.fields`), so a crawl should cost the
 same per step, and hold the same memory, on any web. Each size is a power-law web (``powerlaw-<N>``,
@@ -28,6 +28,11 @@ used as it is; its one-time CPU seconds, disk bytes and peak RSS reported), and 
 (``TopicScorer.attach_stored_tables``) before its first env: the webs in between then copy rows as the largest do,
 and the small ones are complete at reset either way. Each row says which it was (``tables``: ``complete at reset``,
 ``copied from the store``, ``scored in the step``). Stores are kept (they are the default's own files).
+
+``--baseline REV``: the same runs with that revision's package too (``git archive`` first on ``PYTHONPATH``; each
+code builds or finds its own webs: another generator version is another web), each round running both codes on every
+web, the codes' order alternating round by round; the report adds the baseline's rows and, per web, the current code
+against the baseline's round by round (``paired``).
 
 Medians over the rounds. Writes ``crawl_scale.json``, ``crawl_scale.md`` and ``crawl_scale.png`` (steps per
 CPU-second against web size; anonymous RSS on a second axis) to ``--out`` (default
@@ -188,10 +193,16 @@ def _store(spec: str, topic: str, path: Path | None) -> dict[str, Any]:
     return dict(json.loads(p.stdout.strip().splitlines()[-1]))
 
 
-def _run(spec: str, topic: str, n_envs: int, vsteps: int, ssteps: int, tables: Path | None = None) -> dict[str, Any]:
+def _env(code: str | None) -> dict[str, str] | None:
+    """A child's environment: this package, or the tree ``code`` first on ``PYTHONPATH``."""
+    return None if code is None else {**os.environ, "PYTHONPATH": code}
+
+
+def _run(spec: str, topic: str, n_envs: int, vsteps: int, ssteps: int, tables: Path | None = None,
+         code: str | None = None) -> dict[str, Any]:
     p = subprocess.run([sys.executable, "-c", CHILD, spec, topic, str(n_envs), str(vsteps), str(ssteps)]
                        + ([str(tables)] if tables is not None else []),
-                       capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=7200)
+                       capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=7200, env=_env(code))
     if p.returncode != 0:
         raise RuntimeError(f"crawl_scale child for {spec} failed:\n{p.stderr[-3000:]}")
     return dict(json.loads(p.stdout.strip().splitlines()[-1]))
@@ -229,7 +240,27 @@ def _markdown(res: dict[str, Any]) -> str:
                      f"{r['mem_after_reset']['RssAnon']:,.0f} | {r['mem_after_crawl']['RssAnon']:,.0f} | "
                      f"{r['mem_after_crawl']['RssFile']:,.0f} | {r['crawl_state_bytes_per_touched_page']:,.0f} | "
                      f"{r['pages_touched_per_crawl']:,.0f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _baseline_lines(res)) + "\n"
+
+
+def _baseline_lines(res: dict[str, Any]) -> list[str]:
+    """With ``--baseline``: its batched figures beside this code's, round by round."""
+    if not res.get("paired"):
+        return []
+    lines = ["", f"Against `{res['baseline']}` (its own package and webs, the codes alternating round by round):", "",
+             "| web (this code) | baseline's web | baseline vector steps / CPU-s | ÷ its smallest web (per round) | "
+             "this code | ÷ its smallest web (per round) | this ÷ baseline (per round) |",
+             "|---|---|---|---|---|---|---|"]
+
+    def ratio(r: dict[str, Any]) -> str:
+        rr = r.get("ratio_to_smallest")
+        return f"{rr['median_of_ratios']:.2f} ({', '.join(f'{x:.2f}' for x in rr['per_round'])})" if rr else "—"
+
+    for cur, old, pr in zip(res["rows"], res["baseline_rows"], res["paired"]):
+        lines.append(f"| {cur['corpus']} | {old['corpus']} | {old['vector_steps_per_cpu_second']:,.0f} | "
+                     f"{ratio(old)} | {cur['vector_steps_per_cpu_second']:,.0f} | {ratio(cur)} | {pr['median']:.3f} "
+                     f"({', '.join(f'{x:.2f}' for x in pr['current_over_baseline'])}) |")
+    return lines
 
 
 def _store_lines(res: dict[str, Any]) -> list[str]:
@@ -295,10 +326,14 @@ def main(argv: list[str] | None = None) -> int:
                          "from them")
     ap.add_argument("--tables-dir", default=None,
                     help="with --stored-tables: where the stores go (kept); default where the default keeps them")
+    ap.add_argument("--baseline", default=None,
+                    help="git revision run beside this code in every round, the codes alternating (e.g. main)")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     a = ap.parse_args(argv)
     if a.tables_dir is not None and not a.stored_tables:
         ap.error("--tables-dir needs --stored-tables")
+    if a.baseline is not None and a.stored_tables:
+        ap.error("--baseline runs the default's tables only; drop --stored-tables")
     try:
         sizes = [int(float(x)) for x in a.sizes.split(",") if x] if a.sizes else (
             [2000, 5000] if a.quick else list(DEFAULT_SIZES))
@@ -309,17 +344,30 @@ def main(argv: list[str] | None = None) -> int:
     if rounds < 1 or vsteps < 1 or not sizes or min(sizes) < 800:
         ap.error(f"--rounds and --steps must be >= 1 and --sizes >= 800 pages, got {rounds}, {vsteps}, {sizes}")
     ssteps = 50 * vsteps // 4
-    n_envs = 64
     specs = [f"powerlaw-{n}" for n in sizes] + ([] if a.no_default_web or a.quick else [DEFAULT_WEB])
     gen = Path(a.out)
     gen.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="crawl-scale-base-") as tmp:
+        base = None
+        if a.baseline is not None:
+            from gym_crawl.benchmarks.bench_step import baseline_tree
+
+            base = str(baseline_tree(a.baseline, Path(tmp)))
+        return _main(a, sizes, specs, rounds, vsteps, ssteps, base)
+
+
+def _main(a: Any, sizes: list[int], specs: list[str], rounds: int, vsteps: int, ssteps: int,
+          base: str | None) -> int:
+    """Build the webs, measure (beside the baseline tree ``base`` when given), write the reports."""
+    n_envs = 64
     t0 = time.perf_counter()
-    for s in specs:  # build (or find) every web and its text model once, outside the measured processes
-        p = subprocess.run([sys.executable, "-c", f"import gymnasium as gym, gym_crawl; gym.make("
-                            f"gym_crawl.DEFAULT_ENV_ID, corpus={s!r}, topic={a.topic!r}).reset(seed=0)"],
-                           cwd=tempfile.gettempdir(), timeout=14400)
-        if p.returncode != 0:
-            raise SystemExit(f"building the web {s!r} failed (exit {p.returncode})")
+    for code in (None, base) if base is not None else (None,):
+        for s in specs:  # build (or find) every web and its text model once, outside the measured processes
+            p = subprocess.run([sys.executable, "-c", f"import gymnasium as gym, gym_crawl; gym.make("
+                                f"gym_crawl.DEFAULT_ENV_ID, corpus={s!r}, topic={a.topic!r}).reset(seed=0)"],
+                               cwd=tempfile.gettempdir(), timeout=14400, env=_env(code))
+            if p.returncode != 0:
+                raise SystemExit(f"building the web {s!r} failed (exit {p.returncode})")
     build_seconds = time.perf_counter() - t0
     res: dict[str, Any] = {"sizes": sizes, "rounds": rounds, "n_envs": n_envs, "vector_steps": vsteps,
                            "single_steps": ssteps, "topic": a.topic, "build_seconds": build_seconds,
@@ -337,7 +385,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[crawl_scale] {s}: {'found' if st['found'] else 'stored'} under {st['path']}: "
                   f"{st['score_store_cpu_seconds']:,.1f} CPU-s (+{st['setup_cpu_seconds']:,.1f} setting up), "
                   f"{st['disk_bytes'] / 1e6:,.0f} MB on disk, peak RSS {st['peak_rss_mb']:,.0f} MB", flush=True)
-    res["rows"] = _measure(specs, a.topic, n_envs, vsteps, ssteps, rounds, tables)
+    if base is None:
+        res["rows"] = _measure(specs, a.topic, n_envs, vsteps, ssteps, rounds, tables)
+    else:
+        res["rows"], res["baseline_rows"], res["paired"] = _measure_paired(specs, a.topic, n_envs, vsteps, ssteps,
+                                                                           rounds, base)
+        res["baseline"] = a.baseline
     from gym_crawl._io import atomic_write_bytes
 
     out = Path(a.out)
@@ -364,6 +417,33 @@ def _measure(specs: list[str], topic: str, n_envs: int, vsteps: int, ssteps: int
     rows = sorted((summarize(v) for v in runs.values()), key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
     add_ratios(rows, runs)
     return rows
+
+
+def _measure_paired(specs: list[str], topic: str, n_envs: int, vsteps: int, ssteps: int, rounds: int,
+                    base: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """As :func:`_measure`, each round running this code and the baseline tree ``base`` on every web (the codes'
+    order and the webs' order alternating round by round): both codes' rows, and per web the current code's batched
+    steps per CPU-second against the baseline's, round by round."""
+    runs: dict[str | None, dict[str, list[dict[str, Any]]]] = {c: {s: [] for s in specs} for c in (None, base)}
+    for k in range(rounds):
+        for code in ((None, base) if k % 2 == 0 else (base, None)):
+            for s in (specs if k % 2 == 0 else specs[::-1]):
+                r = _run(s, topic, n_envs, vsteps, ssteps, None, code)
+                runs[code][s].append(r)
+                print(f"[crawl_scale] round {k + 1}/{rounds} {'baseline' if code else 'current'} {s}: vector "
+                      f"{r['vector_steps_per_cpu_second']:,.0f} steps/CPU-s", flush=True)
+    out = []
+    for code in (None, base):
+        rows = sorted((summarize(v) for v in runs[code].values()),
+                      key=lambda r: (r["corpus"] == DEFAULT_WEB, r["pages"]))
+        add_ratios(rows, runs[code])
+        out.append(rows)
+    paired = []
+    for s in specs:
+        per = [c["vector_steps_per_cpu_second"] / b["vector_steps_per_cpu_second"]
+               for c, b in zip(runs[None][s], runs[base][s])]
+        paired.append({"corpus": s, "current_over_baseline": per, "median": statistics.median(per)})
+    return out[0], out[1], paired
 
 
 def add_ratios(rows: list[dict[str, Any]], runs: dict[str, list[dict[str, Any]]]) -> None:

@@ -1,7 +1,7 @@
 """The batched env's step, this code against a git revision in lock step: the same steps, interleaved, CPU time.
 
 ``gym-crawl bench step_ab --baseline REV [--envs 64] [--rounds 40] [--chunk 100] [--warmup 300] [--quick]
-[--out DIR]``
+[--corpus SPEC [--topic NAME]] [--out DIR]``
 
 ``paired_step`` runs each code in turn, a whole run at a time, each seconds to minutes apart on a shared machine; a
 kernel change of a few per cent drowns in that. Here the two codes step side by side: two worker processes (this
@@ -12,6 +12,8 @@ random stream) while the other waits, then the other takes the same steps from t
 the same bit for bit — checked after every round by a digest of the observations and rewards, so a change that
 alters them is refused rather than timed — so both do the same work, under the same load, minutes apart at most by a
 chunk. The leader alternates between rounds; each worker sums ``time.process_time`` around ``env.step`` only.
+``--corpus`` / ``--topic``: the same env on another web (each code opens ``SPEC`` as it resolves it: a generated web
+of another generator version is its own web, and the digests then say whether the two crawls are still the same).
 
 Reports the median over the rounds of baseline CPU / current CPU (above 1: this code is faster), its min – max, and
 each code's env-steps per CPU-second over all rounds. Writes ``step_ab.json`` and ``step_ab.md`` to ``--out``
@@ -36,16 +38,17 @@ __all__ = ["WORKER", "LockStep", "compare", "main"]
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "step_ab"
 
-#: One code's worker: ``python -c WORKER N SEED``, then one command per line on stdin — ``run K`` takes K vector
-#: steps and answers one JSON line: the CPU seconds inside ``env.step`` and a digest of the last step's observation
-#: and rewards. Public API only, so it runs against any revision of the package.
+#: One code's worker: ``python -c WORKER N SEED [CORPUS [TOPIC]]``, then one command per line on stdin — ``run K``
+#: takes K vector steps and answers one JSON line: the CPU seconds inside ``env.step`` and a digest of the last step's
+#: observation and rewards. Public API only, so it runs against any revision of the package.
 WORKER = r'''
 import hashlib, json, sys, time
 import numpy as np
 import gymnasium as gym
 import gym_crawl
 n_envs, seed = int(sys.argv[1]), int(sys.argv[2])
-env = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=n_envs, vectorization_mode="vector_entry_point")
+kw = dict(zip(("corpus", "topic"), sys.argv[3:5]))
+env = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=n_envs, vectorization_mode="vector_entry_point", **kw)
 obs = env.reset(seed=seed)[0]
 rng = np.random.default_rng(seed)
 print(json.dumps({"ready": True}), flush=True)
@@ -69,10 +72,11 @@ for line in sys.stdin:
 class LockStep:
     """One code's worker process (``code``: a tree to put first on ``PYTHONPATH``, ``None`` for this code)."""
 
-    def __init__(self, code: str | None, n_envs: int, seed: int = 0):
+    def __init__(self, code: str | None, n_envs: int, seed: int = 0, web: tuple[str, ...] = ()):
         env = {**os.environ, **({"PYTHONPATH": code} if code else {})}
-        self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(n_envs), str(seed)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=env, cwd=tempfile.gettempdir())
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(n_envs), str(seed), *web],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                     cwd=tempfile.gettempdir())
         self._read()
 
     def _read(self) -> dict[str, Any]:
@@ -97,10 +101,12 @@ class LockStep:
         self.proc.wait(timeout=60)
 
 
-def compare(base: str, n_envs: int, rounds: int, chunk: int, warmup: int, seed: int = 0) -> dict[str, Any]:
-    """The two codes in lock step (see the module docstring): ``base`` is the baseline's tree. Per-round CPU seconds
-    of each; a ``RuntimeError`` when their trajectories part."""
-    workers = {"current": LockStep(None, n_envs, seed), "baseline": LockStep(base, n_envs, seed)}
+def compare(base: str, n_envs: int, rounds: int, chunk: int, warmup: int, seed: int = 0,
+            web: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The two codes in lock step (see the module docstring): ``base`` is the baseline's tree; ``web``: ``(corpus,)``
+    or ``(corpus, topic)`` instead of the default task's. Per-round CPU seconds of each; a ``RuntimeError`` when their
+    trajectories part."""
+    workers = {"current": LockStep(None, n_envs, seed, web), "baseline": LockStep(base, n_envs, seed, web)}
     try:
         done = 0
 
@@ -135,7 +141,8 @@ def compare(base: str, n_envs: int, rounds: int, chunk: int, warmup: int, seed: 
 def _markdown(out: dict[str, Any]) -> str:
     return "\n".join([
         f"# step_ab — this code against {out['baseline']} in lock step, {out['rounds']} rounds of "
-        f"{out['chunk']} vector steps (N = {out['envs']})", "",
+        f"{out['chunk']} vector steps (N = {out['envs']})"
+        + (f" on `{out['corpus']}` (topic {out.get('topic') or 'its default'})" if out.get("corpus") else ""), "",
         f"The same steps in lock step (trajectories checked equal after every round); load average at the start "
         f"{out['load_average']}.", "",
         "| baseline CPU / current CPU (median) | min – max | current env-steps per CPU-s | baseline |",
@@ -153,8 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=None,
                     help="vector steps before timing, in whole chunks (default 300; --quick 10)")
     ap.add_argument("--quick", action="store_true", help="a short run (checks that it runs)")
+    ap.add_argument("--corpus", default=None, help="another web than the default task's (e.g. powerlaw-10000000)")
+    ap.add_argument("--topic", default=None, help="with --corpus: the topic crawled (default the web's own)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
+    if args.topic is not None and args.corpus is None:
+        ap.error("--topic needs --corpus")
+    web = tuple(x for x in (args.corpus, args.topic) if x is not None)
     rounds = args.rounds if args.rounds is not None else (2 if args.quick else 40)
     chunk = args.chunk if args.chunk is not None else (5 if args.quick else 100)
     warmup = args.warmup if args.warmup is not None else (10 if args.quick else 300)
@@ -164,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="step-ab-base-") as tmp:
         base = str(baseline_tree(args.baseline, Path(tmp)))
-        out = {"baseline": args.baseline, "load_average": load, **compare(base, args.envs, rounds, chunk, warmup)}
+        out = {"baseline": args.baseline, "load_average": load, **dict(zip(("corpus", "topic"), web)),
+               **compare(base, args.envs, rounds, chunk, warmup, web=web)}
     md = _markdown(out)
     write_reports(args.out, "step_ab", out, md, args, args.quick)
     return 0

@@ -1,11 +1,13 @@
 """Where the batched env's step spends its CPU time: a sampling profile by compiled (numba) function.
 
 ``gym-crawl bench step_profile [--envs 64] [--steps 600000] [--warmup 5000] [--interval-ms 2] [--top 30] [--quick]
-[--out DIR]``
+[--corpus SPEC [--topic NAME]] [--out DIR]``
 
 Runs the default task as a user builds it (``gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=N,
 vectorization_mode="vector_entry_point")``, a random valid slot per crawl every step — the ``task:N`` configuration
-of ``gym-crawl bench paired_step``; ``--envs 1`` is one env through ``gym.make``) and samples it: ``SIGPROF`` every
+of ``gym-crawl bench paired_step``; ``--envs 1`` is one env through ``gym.make``; ``--corpus`` / ``--topic``: the same
+env on another web, e.g. ``--corpus powerlaw-10000000 --topic geology`` as ``bench crawl_scale`` runs it) and samples
+it: ``SIGPROF`` every
 ``--interval-ms`` of the process' CPU time, each sample's instruction pointer recorded by a signal handler compiled
 with llvmlite (no Python runs in the signal). After the run each address is named:
 
@@ -238,16 +240,17 @@ def symbolize(ips: np.ndarray) -> Counter[tuple[str, str]]:
     return out
 
 
-def make_runner(n_envs: int, seed: int = 0) -> Callable[[int], int]:
+def make_runner(n_envs: int, seed: int = 0, **env_kwargs: Any) -> Callable[[int], int]:
     """The default task as ``paired_step``'s ``task:N`` runs it: ``run(calls)`` takes ``calls`` vector steps (env
-    steps for one env) with a random valid slot per crawl and returns the env-steps taken."""
+    steps for one env) with a random valid slot per crawl and returns the env-steps taken. ``env_kwargs``
+    (``corpus=``, ``topic=``) go to the env."""
     import gymnasium as gym
 
     import gym_crawl
 
     rng = np.random.default_rng(seed)
     if n_envs == 1:
-        env = gym.make(gym_crawl.DEFAULT_ENV_ID)
+        env = gym.make(gym_crawl.DEFAULT_ENV_ID, **env_kwargs)
         state = list(env.reset(seed=seed))
 
         def run_one(calls: int) -> int:
@@ -257,7 +260,8 @@ def make_runner(n_envs: int, seed: int = 0) -> Callable[[int], int]:
                 state[:] = env.reset() if term or trunc else (obs, info)
             return calls
         return run_one
-    venv = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=n_envs, vectorization_mode="vector_entry_point")
+    venv = gym.make_vec(gym_crawl.DEFAULT_ENV_ID, num_envs=n_envs, vectorization_mode="vector_entry_point",
+                        **env_kwargs)
     obs_box = [venv.reset(seed=seed)[0]]
 
     def run_vec(calls: int) -> int:
@@ -267,10 +271,10 @@ def make_runner(n_envs: int, seed: int = 0) -> Callable[[int], int]:
     return run_vec
 
 
-def profile(n_envs: int, steps: int, warmup: int, interval_s: float) -> dict[str, Any]:
-    """Warm up, then sample ``steps`` env-steps of the default task with ``n_envs`` crawls; the shares of the
-    samples per function and per group, sorted by share."""
-    run = make_runner(n_envs)
+def profile(n_envs: int, steps: int, warmup: int, interval_s: float, **env_kwargs: Any) -> dict[str, Any]:
+    """Warm up, then sample ``steps`` env-steps of the default task (on ``env_kwargs``' corpus and topic, if given)
+    with ``n_envs`` crawls; the shares of the samples per function and per group, sorted by share."""
+    run = make_runner(n_envs, **env_kwargs)
     per_call = n_envs
     run(max(1, warmup // per_call))
     sampler = Sampler(interval_s)
@@ -294,7 +298,8 @@ def profile(n_envs: int, steps: int, warmup: int, interval_s: float) -> dict[str
 
 
 def _markdown(out: dict[str, Any], top: int) -> str:
-    lines = [f"# step_profile — the default task, {out['envs']} crawl(s)", "",
+    web = f" on `{out['corpus']}` (topic {out.get('topic') or 'its default'})" if out.get("corpus") else ""
+    lines = [f"# step_profile — the default task{web}, {out['envs']} crawl(s)", "",
              f"{out['env_steps']:,} env-steps sampled in {out['cpu_s']:.2f} CPU-s ({out['steps_per_cpu_s']:,.0f} per "
              f"CPU-second while sampled), {out['samples']:,} samples (one per {out['seen_interval_ms']:.1f} ms of CPU "
              f"time); "
@@ -314,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval-ms", type=float, default=2.0, help="CPU milliseconds between samples (default 2)")
     ap.add_argument("--top", type=int, default=30, help="functions listed in the markdown report (default 30)")
     ap.add_argument("--quick", action="store_true", help="a short run (checks that it runs)")
+    ap.add_argument("--corpus", default=None, help="another web than the default task's (e.g. powerlaw-10000000)")
+    ap.add_argument("--topic", default=None, help="with --corpus: the topic crawled (default the web's own)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     steps = args.steps if args.steps is not None else (2000 if args.quick else 600_000)
@@ -321,11 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.envs < 1 or steps < 1 or warmup < 0 or not args.interval_ms > 0 or args.top < 1:
         ap.error(f"--envs, --steps and --top must be >= 1, --warmup >= 0 and --interval-ms > 0; got {args.envs}, "
                  f"{steps}, {args.top}, {warmup}, {args.interval_ms}")
+    if args.topic is not None and args.corpus is None:
+        ap.error("--topic needs --corpus")
     if sys.platform != "linux" or platform.machine() != "x86_64":
         ap.error(f"the sampler needs Linux on x86-64 (this is {sys.platform} {platform.machine()})")
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    out = {"interval_ms": args.interval_ms, "warmup": warmup, "load_average": load,
-           **profile(args.envs, steps, warmup, args.interval_ms / 1000.0)}
+    kw = {k: v for k, v in (("corpus", args.corpus), ("topic", args.topic)) if v is not None}
+    out = {"interval_ms": args.interval_ms, "warmup": warmup, "load_average": load, **kw,
+           **profile(args.envs, steps, warmup, args.interval_ms / 1000.0, **kw)}
     md = _markdown(out, args.top)
     write_reports(args.out, "step_profile", out, md, args, args.quick)
     return 0

@@ -43,6 +43,29 @@ def test_tables_dir_needs_stored_tables(tmp_path, capsys):
     assert not (tmp_path / "out").exists() and not (tmp_path / "t").exists()
 
 
+def test_baseline_and_stored_tables_are_refused_together(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--quick", "--baseline", "HEAD", "--stored-tables", "--out", str(tmp_path / "out")])
+    assert e.value.code == 2
+    assert "--baseline runs the default's tables only" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow  # a benchmark run
+def test_a_baseline_runs_beside_this_code_in_every_round(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    out = tmp_path / "out"
+    assert main(["--quick", "--sizes", "2000", "--rounds", "2", "--steps", "10", "--baseline", "HEAD",
+                 "--out", str(out)]) == 0
+    data = json.loads((out / "crawl_scale.json").read_text())
+    assert data["baseline"] == "HEAD" and [r["corpus"] for r in data["baseline_rows"]] == ["powerlaw-2000"]
+    (cur,), (old,), (pair,) = data["rows"], data["baseline_rows"], data["paired"]
+    assert len(cur["vector_runs"]) == len(old["vector_runs"]) == 2
+    assert pair["current_over_baseline"] == pytest.approx([c / b for c, b in zip(cur["vector_runs"],
+                                                                                 old["vector_runs"])])
+    assert "Against `HEAD`" in (out / "crawl_scale.md").read_text()
+
+
 @pytest.mark.slow  # a benchmark run
 def test_stored_tables_run_stores_once_and_attaches(tmp_path, monkeypatch):
     monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))

@@ -54,6 +54,9 @@ def test_bad_arguments_are_usage_errors(capsys):
     with pytest.raises(SystemExit) as e:
         step_ab.main(["--baseline", "HEAD", "--envs", "1"])
     assert e.value.code == 2 and "--envs must be >= 2" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        step_profile.main(["--topic", "geology"])
+    assert e.value.code == 2 and "--topic needs --corpus" in capsys.readouterr().err
 
 
 @linux_x86
@@ -66,6 +69,16 @@ def test_quick_profile_writes_shares_that_sum_to_one(tmp_path):
     assert sum(out["groups"].values()) == pytest.approx(1.0) and out["steps_per_cpu_s"] > 0
     assert any(f["group"] == "compiled" and f["name"].startswith("gym_crawl.") for f in out["functions"])
     assert "| function | group | share |" in (tmp_path / "step_profile.md").read_text()
+
+
+@linux_x86
+def test_a_profile_on_another_web(tmp_path, monkeypatch):
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    assert step_profile.main(["--quick", "--envs", "4", "--steps", "4000", "--warmup", "100", "--interval-ms", "1",
+                              "--corpus", "powerlaw-2000", "--topic", "music", "--out", str(tmp_path / "p")]) == 0
+    out = json.loads((tmp_path / "p" / "step_profile.json").read_text())
+    assert (out["corpus"], out["topic"]) == ("powerlaw-2000", "music") and out["env_steps"] == 4000
+    assert "on `powerlaw-2000` (topic music)" in (tmp_path / "p" / "step_profile.md").read_text()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to extract the baseline")
