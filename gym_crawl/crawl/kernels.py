@@ -236,9 +236,8 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
 
     The page's out-links are walked in ascending target page (as stored, on a corpus that stores them so:
     ``graph.by_target``; else ``graph.link_ord``, filled once per page for the corpus; sorted here when the graph holds
-    no order), so a target's links are adjacent: each target is probed in
-    the page map once (a new one takes its slot at the probed entry), and added to the frontier and aggregated in
-    the same pass — no per-slot scratch column, no sort of the targets."""
+    no order), so a target's links are adjacent: each target is probed in the page map once (a new one takes its slot
+    at the probed entry), and added to the frontier and aggregated in the same pass — no per-slot scratch column."""
     pt_rel, pt_cat, pt_tfidf = scores.page_rel, scores.page_cat, scores.page_tfidf
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
     link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
