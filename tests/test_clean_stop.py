@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from gym_crawl.cli import main
 from gym_crawl.web.serve.server import Response, html_page, serve_site
 from gym_crawl.web.warc_io import read_fetches, readers_disagree
 
@@ -207,3 +209,21 @@ def test_any_command_stopped_by_a_signal_says_so_and_exits_128_plus_it(sig):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 128 + sig and b"served " in out and took <= 2.0, (proc.returncode, err.decode()[-500:])
+
+
+def test_serve_stops_on_a_signal_the_kernel_gave_another_thread():
+    """The kernel may hand a process' SIGINT to any of its threads (here: a thread other than the main one, as a
+    server thread may receive it); CPython only flags it there, so ``gym-crawl serve``'s main thread must wake to act
+    on it — it used to sleep on in one long ``time.sleep`` (until ``--duration``, or an hour)."""
+
+    def interrupt_from_another_thread() -> None:
+        time.sleep(1.0)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    t = threading.Thread(target=interrupt_from_another_thread, daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    code = main(["serve", "--demo", "--first-address", "46", "--duration", "30"])
+    took = time.monotonic() - t0
+    t.join()
+    assert code == 130 and took < 10, (code, took)

@@ -274,6 +274,23 @@ def add_serve_arguments(p: Any) -> None:
                    help="seconds every response waits before it is sent (a far server; default 0)")
 
 
+#: longest sleep of the serving loop: Ctrl-C / SIGTERM is acted on within it
+_TICK = 0.2
+
+
+def _wait(duration: float | None) -> None:
+    """Sleep ``duration`` seconds (``None``: until interrupted) in short naps. The kernel may deliver a signal to any
+    of the server threads; CPython then only flags it, and the main thread runs the handler (raising
+    ``KeyboardInterrupt`` / ``Terminated``) at its next bytecode — after one long ``time.sleep`` that could be an
+    hour later, so the main thread wakes every :data:`_TICK` seconds to let a pending signal through."""
+    end = None if duration is None else time.monotonic() + duration
+    while True:
+        left = _TICK if end is None else end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(_TICK, left))
+
+
 def serve_command(args: Any) -> int:
     """Run ``gym-crawl serve``: start the site, print its hosts' URLs, serve until Ctrl-C or ``--duration``; returns
     the exit code (0 after ``--duration``, 130 when Ctrl-C stopped it, as every interrupted command)."""
@@ -310,11 +327,7 @@ def serve_command(args: Any) -> int:
             print(f"{label}\t{url}/", flush=True)
         code = EXIT_OK
         try:
-            if args.duration is not None:
-                time.sleep(args.duration)
-            else:
-                while True:
-                    time.sleep(3600)
+            _wait(args.duration)
         except KeyboardInterrupt as e:
             code = EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED
         print(f"served {len(site.log)} requests", flush=True)
