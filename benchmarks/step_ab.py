@@ -34,7 +34,7 @@ from typing import IO, Any
 from gym_crawl.benchmarks.bench_step import baseline_tree
 from gym_crawl.benchmarks.report import write_reports
 
-__all__ = ["WORKER", "LockStep", "compare", "main"]
+__all__ = ["WORKER", "LockStep", "compare", "main", "worker_env"]
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "step_ab"
 
@@ -69,11 +69,25 @@ for line in sys.stdin:
 '''
 
 
-class LockStep:
-    """One code's worker process (``code``: a tree to put first on ``PYTHONPATH``, ``None`` for this code)."""
+def worker_env(code: str | None, cache_dir: str | None) -> dict[str, str]:
+    """A worker's environment: ``code`` first on ``PYTHONPATH`` (None: this code), and numba's cache in
+    ``cache_dir`` (None: where the code keeps it). numba keys a cached function on its own file only, and a cached
+    caller holds the code of the callees it was compiled with: after an edit to one module (the fetch kernel), its
+    callers in other modules (the batched step) would run the old callee from this tree's cache. A fresh directory
+    makes this code compile from its source, as the baseline's freshly extracted tree does."""
+    env = {**os.environ, **({"PYTHONPATH": code} if code else {})}
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    return env
 
-    def __init__(self, code: str | None, n_envs: int, seed: int = 0, web: tuple[str, ...] = ()):
-        env = {**os.environ, **({"PYTHONPATH": code} if code else {})}
+
+class LockStep:
+    """One code's worker process (``code``: a tree to put first on ``PYTHONPATH``, ``None`` for this code;
+    ``cache_dir``: numba's cache directory for it, see :func:`worker_env`)."""
+
+    def __init__(self, code: str | None, n_envs: int, seed: int = 0, web: tuple[str, ...] = (),
+                 cache_dir: str | None = None):
+        env = worker_env(code, cache_dir)
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER, str(n_envs), str(seed), *web],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                      cwd=tempfile.gettempdir())
@@ -105,9 +119,12 @@ def compare(base: str, n_envs: int, rounds: int, chunk: int, warmup: int, seed: 
             web: tuple[str, ...] = ()) -> dict[str, Any]:
     """The two codes in lock step (see the module docstring): ``base`` is the baseline's tree; ``web``: ``(corpus,)``
     or ``(corpus, topic)`` instead of the default task's. Per-round CPU seconds of each; a ``RuntimeError`` when their
-    trajectories part."""
-    workers = {"current": LockStep(None, n_envs, seed, web), "baseline": LockStep(base, n_envs, seed, web)}
+    trajectories part. Each code compiles into a fresh numba cache (:func:`worker_env`), so neither runs code
+    compiled before from another version of its source."""
+    caches = tempfile.TemporaryDirectory(prefix="step-ab-numba-")
+    workers = {"current": LockStep(None, n_envs, seed, web, os.path.join(caches.name, "current"))}
     try:
+        workers["baseline"] = LockStep(base, n_envs, seed, web, os.path.join(caches.name, "baseline"))
         done = 0
 
         def both(order: tuple[str, str]) -> dict[str, float]:
@@ -129,6 +146,7 @@ def compare(base: str, n_envs: int, rounds: int, chunk: int, warmup: int, seed: 
     finally:
         for w in workers.values():
             w.close()
+        caches.cleanup()
     ratios = [b / c for b, c in zip(old, cur)]
     steps = rounds * chunk * n_envs
     return {"envs": n_envs, "rounds": rounds, "chunk": chunk, "warmup_vector_steps": done - rounds * chunk,

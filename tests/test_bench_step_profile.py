@@ -4,6 +4,7 @@ trajectories (timings are not asserted)."""
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import sys
@@ -99,3 +100,19 @@ def test_lock_step_refuses_codes_whose_trajectories_part(tmp_path):
     finally:
         cur.close()
         other.close()
+
+
+def test_lock_step_workers_compile_into_their_own_numba_cache(tmp_path):
+    """Each worker's numba cache is the directory it is given (a fresh one per code in ``compare``), never this
+    tree's ``__pycache__``, whose cached callers may hold an older callee's code; the baseline's tree goes first on
+    ``PYTHONPATH``."""
+    env = step_ab.worker_env(str(tmp_path / "tree"), str(tmp_path / "numba"))
+    assert env["NUMBA_CACHE_DIR"] == str(tmp_path / "numba") and env["PYTHONPATH"] == str(tmp_path / "tree")
+    here = step_ab.worker_env(None, None)
+    assert here.get("NUMBA_CACHE_DIR") == os.environ.get("NUMBA_CACHE_DIR")
+    w = step_ab.LockStep(None, 2, seed=0, cache_dir=str(tmp_path / "numba"))
+    try:
+        w.run(2)
+    finally:
+        w.close()
+    assert any(p.suffix == ".nbi" for p in (tmp_path / "numba").rglob("*"))  # the worker's kernels cached there
