@@ -879,6 +879,9 @@ class LinkTable:
                 cap *= 2
             for name in ("rel", "cat", "kw_url", "kw_anchor"):
                 setattr(self, name, _grown(getattr(self, name), n, cap))
+            # a new page map too: a bundle of the old arrays (another crawl's, bound before this growth) keeps
+            # the old map, which then never names a page whose rows only the new arrays hold
+            self.keys, self.slots = self.keys.copy(), self.slots.copy()
             self.gen += 1
         if 2 * (m + n_pages) > len(self.keys):
             size = len(self.keys)
