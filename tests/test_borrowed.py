@@ -7,7 +7,15 @@ import sys
 import numpy as np
 from numba import njit
 
-from gym_crawl.crawl.bundles import borrowed, borrowed_graph, borrowed_work, fetch_work, link_graph
+from gym_crawl.crawl.bundles import (
+    BorrowedArray,
+    borrowed,
+    borrowed_graph,
+    borrowed_row,
+    borrowed_work,
+    fetch_work,
+    link_graph,
+)
 
 
 @njit(cache=False)
@@ -67,3 +75,30 @@ def test_borrowing_takes_no_reference_and_bundles_keep_their_arrays():
     w = fetch_work(order, sl, np.zeros(4, np.int64))
     assert _work_write(w) == 4
     assert sl[1] == 7 and order[0] == 5
+
+
+@njit(cache=False)
+def _row_ops(a, i, j, v):
+    r = borrowed_row(a, i)
+    r[j] = v
+    r[:2] += 1  # a slice of a borrowed row is a plain view of the same memory
+    return r[j], len(r), r.shape[0], r.strides[0], r.sum()
+
+
+def test_a_borrowed_row_is_the_rows_memory_without_reference_counting():
+    m = np.arange(12, dtype=np.int64).reshape(3, 4)
+    want = m.copy()
+    want[1, 3] = 99
+    want[1, :2] += 1
+    assert _row_ops(m, 1, 3, 99) == (99, 4, 4, 8, int(want[1].sum()))
+    np.testing.assert_array_equal(m, want)
+    before = sys.getrefcount(m)
+    for _ in range(100):
+        _row_ops(m, 2, 0, 5)
+    assert sys.getrefcount(m) == before
+    (sig,) = _row_ops.signatures
+    ir = _row_ops.inspect_llvm(sig)
+    body = ir.split("define ")[1]  # the kernel's own function: its row variable costs no reference counting
+    assert "@NRT_incref" not in body.split("\n}\n")[0]
+    typ = _row_ops.overloads[sig].type_annotation.typemap["r"]
+    assert isinstance(typ, BorrowedArray) and typ.ndim == 1 and typ.layout == "C"

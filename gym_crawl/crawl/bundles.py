@@ -25,15 +25,16 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.datamodel import models
 from numba.experimental import structref
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_model
 
 from gym_crawl.crawl.fields import CRAWL_ARRAYS
 from gym_crawl.relevance.scorer import LinkTable, PageTable
 
-__all__ = ["borrowed", "borrowed_crawls", "borrowed_graph", "borrowed_tables", "borrowed_work", "CrawlArrays",
-           "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays", "fetch_work", "link_graph",
-           "score_tables", "table_bundle"]
+__all__ = ["BorrowedArray", "borrowed", "borrowed_row", "borrowed_crawls", "borrowed_graph", "borrowed_tables",
+           "borrowed_work", "CrawlArrays", "FetchWork", "LinkGraph", "SCORE_TABLES", "ScoreTables", "crawl_arrays",
+           "fetch_work", "link_graph", "score_tables", "table_bundle"]
 
 
 class _Fields(types.StructRef):
@@ -147,6 +148,53 @@ def borrowed(typingctx, arr):
         v = args[0]  # numba's array struct: meminfo, parent, nitems, itemsize, data, shape, strides
         v = builder.insert_value(v, cgutils.get_null_value(v.type.elements[0]), 0)
         return builder.insert_value(v, cgutils.get_null_value(v.type.elements[1]), 1)
+
+    return sig, codegen
+
+
+class BorrowedArray(types.Array):
+    """The numba type of an array a kernel holds no reference to (:func:`borrowed_row`): an array in every way but that
+    its struct has no meminfo, so numba emits no reference counting for its variables at all (a :func:`borrowed`
+    array still costs an out-of-line ``NRT_incref`` / ``NRT_decref`` call per variable, bound and dropped, that returns
+    at once). Its slices and the arrays made from it are plain arrays (with no meminfo either)."""
+
+    def __init__(self, dtype: Any, ndim: int, layout: Any, readonly: bool = False, aligned: bool = True) -> None:
+        name = f"borrowed array({dtype}, {ndim}d, {layout}{', readonly' if readonly else ''})"
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+
+@register_model(BorrowedArray)
+class _BorrowedArrayModel(models.StructModel):
+    """numba's array struct with its meminfo an untracked pointer (always null)."""
+
+    def __init__(self, dmm: Any, fe_type: Any) -> None:
+        ndim = fe_type.ndim
+        members = [("meminfo", types.voidptr), ("parent", types.pyobject), ("nitems", types.intp),
+                   ("itemsize", types.intp), ("data", types.CPointer(fe_type.dtype)),
+                   ("shape", types.UniTuple(types.intp, ndim)), ("strides", types.UniTuple(types.intp, ndim))]
+        super().__init__(dmm, fe_type, members)
+
+
+@intrinsic
+def borrowed_row(typingctx, arr, i):
+    """Inside a compiled kernel: row ``i`` (``0 <= i < len(arr)``, not checked) of the C-contiguous 2-d array ``arr``
+    as a 1-d :class:`BorrowedArray`, which numba counts no references to. Valid only while ``arr`` is alive: within the
+    call that received it."""
+    if not isinstance(arr, types.Array) or arr.ndim != 2 or arr.layout != "C" or not isinstance(i, types.Integer):
+        return None
+    res = BorrowedArray(arr.dtype, 1, "C", readonly=not arr.mutable, aligned=arr.aligned)
+    sig = res(arr, i)
+
+    def codegen(context, builder, signature, args):
+        v = args[0]  # numba's array struct: meminfo, parent, nitems, itemsize, data, shape, strides
+        k = context.cast(builder, args[1], signature.args[1], types.intp)
+        n, stride = builder.extract_value(v, [5, 1]), builder.extract_value(v, [6, 1])
+        out = cgutils.get_null_value(context.get_value_type(signature.return_type))  # meminfo and parent null
+        out = builder.insert_value(out, n, 2)
+        out = builder.insert_value(out, builder.extract_value(v, 3), 3)
+        out = builder.insert_value(out, builder.gep(builder.extract_value(v, 4), [builder.mul(k, n)], inbounds=True), 4)
+        out = builder.insert_value(out, n, [5, 0])
+        return builder.insert_value(out, stride, [6, 0])
 
     return sig, codegen
 

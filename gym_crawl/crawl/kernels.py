@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from gym_crawl._memory import prefetch
+from gym_crawl.crawl.bundles import borrowed_row as brow
 from gym_crawl.crawl.link_order import page_link_order
 from gym_crawl.pagemap import find, insert, prefetch_entry, probe
 
@@ -242,20 +243,23 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
     link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
     c = crawls
-    status, fr_pages, fr_slots, fr_pos, fetched = c.status[i], c.fr_pages[i], c.fr_slots[i], c.fr_pos[i], c.fetched[i]
-    map_keys, map_slots, slot_page = c.map_keys[i], c.map_slots[i], c.slot_page[i]
-    dom_next, dom_prev, dom_head = c.dom_next[i], c.dom_prev[i], c.dom_head[i]
-    n_par, sum_par_rel, n_relpar, sum_relpar_rel = c.n_par[i], c.sum_par_rel[i], c.n_relpar[i], c.sum_relpar_rel[i]
-    max_par_wrl, min_par_dist, link_rel, link_cat = c.max_par_wrl[i], c.min_par_dist[i], c.link_rel[i], c.link_cat[i]
-    kw_url, kw_anchor, best_parent, best_link = c.kw_url[i], c.kw_anchor[i], c.best_parent[i], c.best_link[i]
-    bp_slot = c.bp_slot[i]
-    discovered_step, rel_a, cat_a, tfidf_a = c.discovered_step[i], c.rel[i], c.cat[i], c.tfidf[i]
-    reward_a, relevant_a, wrl, change, dist = c.reward[i], c.relevant[i], c.wrl[i], c.change[i], c.dist[i]
-    par_mean, relpar_mean, path_len, path_rel = c.par_mean[i], c.relpar_mean[i], c.path_len[i], c.path_rel[i]
-    fetch_step, dom_fetched, dom_relevant = c.fetch_step[i], c.dom_fetched[i], c.dom_relevant[i]
-    dom_eval_relevant, ctr, sums = c.dom_eval_relevant[i], c.ctr[i], c.sums[i]
-    dmap_keys, dmap_slots, dslot_dom = c.dmap_keys[i], c.dmap_slots[i], c.dslot_dom[i]
-    out_new, out_upd, out_rem = c.out_new[i], c.out_upd[i], c.out_rem[i]
+    # row i of each crawl column, borrowed: no reference counting (NRT calls) for these variables
+    status, fr_pages, fr_slots, fr_pos = brow(c.status, i), brow(c.fr_pages, i), brow(c.fr_slots, i), brow(c.fr_pos, i)
+    fetched, map_keys, map_slots = brow(c.fetched, i), brow(c.map_keys, i), brow(c.map_slots, i)
+    slot_page, dom_next, dom_prev = brow(c.slot_page, i), brow(c.dom_next, i), brow(c.dom_prev, i)
+    dom_head, n_par, sum_par_rel = brow(c.dom_head, i), brow(c.n_par, i), brow(c.sum_par_rel, i)
+    n_relpar, sum_relpar_rel, max_par_wrl = brow(c.n_relpar, i), brow(c.sum_relpar_rel, i), brow(c.max_par_wrl, i)
+    min_par_dist, link_rel, link_cat = brow(c.min_par_dist, i), brow(c.link_rel, i), c.link_cat[i]
+    kw_url, kw_anchor, best_parent = brow(c.kw_url, i), brow(c.kw_anchor, i), brow(c.best_parent, i)
+    best_link, bp_slot, discovered_step = brow(c.best_link, i), brow(c.bp_slot, i), brow(c.discovered_step, i)
+    rel_a, cat_a, tfidf_a, reward_a = brow(c.rel, i), c.cat[i], brow(c.tfidf, i), brow(c.reward, i)
+    relevant_a, wrl, change, dist = brow(c.relevant, i), brow(c.wrl, i), brow(c.change, i), brow(c.dist, i)
+    par_mean, relpar_mean, path_len = brow(c.par_mean, i), brow(c.relpar_mean, i), brow(c.path_len, i)
+    path_rel, fetch_step, dom_fetched = brow(c.path_rel, i), brow(c.fetch_step, i), brow(c.dom_fetched, i)
+    dom_relevant, dom_eval_relevant, ctr = brow(c.dom_relevant, i), brow(c.dom_eval_relevant, i), brow(c.ctr, i)
+    sums, dmap_keys, dmap_slots = brow(c.sums, i), brow(c.dmap_keys, i), brow(c.dmap_slots, i)
+    dslot_dom, out_new, out_upd = brow(c.dslot_dom, i), brow(c.out_new, i), brow(c.out_upd, i)
+    out_rem = brow(c.out_rem, i)
     t_sl, t_key = work.t_sl, work.t_key
     sp = slot if slot >= 0 else slot_of(page, map_keys, map_slots, slot_page, ctr)
     # the page's links and their score rows, asked for now: read after the page's own statistics below
