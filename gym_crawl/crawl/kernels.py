@@ -1,31 +1,29 @@
 """Compiled (numba) kernels of the crawl step over the columnar crawl state.
 
-One fetch is one call of :func:`fetch_page`: frontier removal, the fetched page's statistics, the
-per-domain counters and cap, and the expansion of its out-links into the frontier (per-target
-aggregation of the discovering links, Han's parent aggregates, TRES's best parent). Scores are
-read from per-topic tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) that
-hold exactly what the one-page / one-range numpy calls computed, so trajectories are bit-identical
-to those numpy calls; a page's row there is found with :func:`page_row` and :func:`link_base` (keyed tables,
-sized by the pages scored, or dense ones indexed by page and link id).
+One fetch is one call of :func:`fetch_page`: frontier removal, the fetched page's statistics, the per-domain counters
+and cap, and the expansion of its out-links into the frontier (per-target aggregation of the discovering links, Han's
+parent aggregates, TRES's best parent). Scores are read from per-topic tables (:meth:`TopicScorer.page_table`,
+:meth:`TopicScorer.link_table`) that hold exactly what the one-page / one-range numpy calls computed, so trajectories
+are bit-identical to those numpy calls; a page's row there is found with :func:`page_row` and :func:`link_base` (keyed
+tables, sized by the pages scored, or dense ones indexed by page and link id).
 
-Arithmetic follows numpy's promotion rules, written out: float32 array
-updates stay float32 (``sum_par_rel += rel``), Python-float expressions are float64 and cast to
-float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides in float64.
+Arithmetic follows numpy's promotion rules, written out: float32 array updates stay float32 (``sum_par_rel += rel``),
+Python-float expressions are float64 and cast to float32 when stored (``wrl``, ``change``), ``float32 / int32`` divides
+in float64.
 
-The crawl's per-page columns are indexed by *slot* (:mod:`gym_crawl.crawl.fields`): a kernel finds a page's
-slot in the crawl's page map (:func:`gym_crawl.pagemap.find`) once and reads every column there, and a page
-the crawl touches for the first time gets the next slot (:func:`new_slot`). The per-domain columns are indexed the
-same way by *domain slot*: a domain gets the next one when the crawl first counts or chains a page of it
-(:func:`dom_claim`), found in the crawl's domain map (:func:`dom_slot`; -1: a domain the crawl has not counted, whose
-counters read 0); loops over domains visit the domain slots in ascending domain id (:func:`dom_order`), the order a
-column indexed by domain id gave.
+The crawl's per-page columns are indexed by *slot* (:mod:`gym_crawl.crawl.fields`): a kernel finds a page's slot in the
+crawl's page map (:func:`gym_crawl.pagemap.find`) once and reads every column there, and a page the crawl touches for
+the first time gets the next slot (:func:`new_slot`). The per-domain columns are indexed the same way by *domain slot*:
+a domain gets the next one when the crawl first counts or chains a page of it (:func:`dom_claim`), found in the crawl's
+domain map (:func:`dom_slot`; -1: a domain the crawl has not counted, whose counters read 0); loops over domains visit
+the domain slots in ascending domain id (:func:`dom_order`), the order a column indexed by domain id gave.
 
-Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64
-array, so kernels can update them in place; :class:`CrawlState` exposes them as properties.
+Scalar counters live in one int64 array (``ctr``, indices ``C_*``) and the reward sum in a float64 array, so kernels can
+update them in place; :class:`CrawlState` exposes them as properties.
 
-:func:`fetch_page` takes its arrays in four named bundles (:mod:`gym_crawl.crawl.bundles`): the topic's
-``ScoreTables``, the corpus' ``LinkGraph``, the ``CrawlArrays`` of N crawls with the index of the one that
-fetches, and the ``FetchWork`` space.
+:func:`fetch_page` takes its arrays in four named bundles (:mod:`gym_crawl.crawl.bundles`): the topic's ``ScoreTables``,
+the corpus' ``LinkGraph``, the ``CrawlArrays`` of N crawls with the index of the one that fetches, and the ``FetchWork``
+space.
 """
 from __future__ import annotations
 
@@ -243,7 +241,6 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
     link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
     c = crawls
-    # row i of each crawl column, borrowed: no reference counting (NRT calls) for these variables
     status, fr_pages, fr_slots, fr_pos = brow(c.status, i), brow(c.fr_pages, i), brow(c.fr_slots, i), brow(c.fr_pos, i)
     fetched, map_keys, map_slots = brow(c.fetched, i), brow(c.map_keys, i), brow(c.map_slots, i)
     slot_page, dom_next, dom_prev = brow(c.slot_page, i), brow(c.dom_next, i), brow(c.dom_prev, i)
@@ -259,8 +256,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     dom_relevant, dom_eval_relevant, ctr = brow(c.dom_relevant, i), brow(c.dom_eval_relevant, i), brow(c.ctr, i)
     sums, dmap_keys, dmap_slots = brow(c.sums, i), brow(c.dmap_keys, i), brow(c.dmap_slots, i)
     dslot_dom, out_new, out_upd = brow(c.dslot_dom, i), brow(c.out_new, i), brow(c.out_upd, i)
-    out_rem = brow(c.out_rem, i)
-    t_sl, t_key = work.t_sl, work.t_key
+    out_rem, t_sl, t_key = brow(c.out_rem, i), work.t_sl, work.t_key
     sp = slot if slot >= 0 else slot_of(page, map_keys, map_slots, slot_page, ctr)
     # the page's links and their score rows, asked for now: read after the page's own statistics below
     a, b = link_lo[page], link_hi[page]
