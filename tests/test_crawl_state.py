@@ -133,11 +133,15 @@ def test_allocate_and_grow_hold_reset_values_and_the_old_slots(n_envs):
     f = {x.name: x for x in FIELDS}
     a = allocate(16, 2, n_envs)
     rng = np.random.default_rng(0)
+    maps = ("map_keys", "map_slots", "dmap_keys", "dmap_slots")
+    for keys, slots in (("map_keys", "map_slots"), ("dmap_keys", "dmap_slots")):  # an entry's key and slot adjacent
+        assert a[slots].ctypes.data - a[keys].ctypes.data == 4 and a[keys].strides[-1] == 8, keys
     for name, arr in a.items():
-        want = f[name].reset if name in f else (-1 if name in ("map_keys", "dmap_keys") else 0)
+        want = f[name].reset if name in f else (-1 if name in maps else 0)
         assert np.all(arr == want), name
-        assert arr.flags.c_contiguous and arr.flags.writeable and arr.flags.aligned, name
-        assert n_envs is None or arr.ctypes.data % 64 == 0, name  # stacked: each at a 64-byte boundary
+        assert (name in maps or arr.flags.c_contiguous) and arr.flags.writeable and arr.flags.aligned, name
+        # stacked: each at a 64-byte boundary (a map's slots 4 bytes after its keys)
+        assert n_envs is None or arr.ctypes.data % 64 == (4 if name.endswith("map_slots") else 0), name
         arr[...] = rng.integers(0, 100, arr.shape).astype(arr.dtype)  # distinct contents in every array
     before = {k: v.copy() for k, v in a.items()}
     for name, arr in a.items():  # no array overlaps another: every one kept what was written into it
@@ -147,7 +151,7 @@ def test_allocate_and_grow_hold_reset_values_and_the_old_slots(n_envs):
     for name, arr in g.items():
         old = before[name]
         if name in ("map_keys", "map_slots", "dmap_keys", "dmap_slots"):  # left empty: rehashed by the caller
-            assert arr.shape[ax] == 128 and np.all(arr == (-1 if name.endswith("keys") else 0)), name
+            assert arr.shape[ax] == 128 and np.all(arr == -1), name
         else:  # per-slot and per-domain-slot columns alike
             assert arr.shape[ax] == 64, name
             np.testing.assert_array_equal(arr[(slice(None),) * ax + (slice(0, 16),)], old, err_msg=name)
@@ -166,21 +170,25 @@ def test_reset_rows_and_reset_slots_write_the_reset_values_bit_for_bit(rows):
     rng = np.random.default_rng(1)
     stack = allocate(n_slots, 3, n_envs=n_envs)
     for a in stack.values():  # arbitrary bits everywhere
-        a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
+        if a.strides[-1] == a.itemsize:
+            a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
+        else:  # a map's keys or slots: every other int32 of the map's entries
+            a[...] = rng.integers(-2**31, 2**31, a.shape, dtype=np.int32)
     want = {k: v.copy() for k, v in stack.items()}
     sel = np.arange(n_envs) if rows == "all" else np.array([1, 3])
     for f in FIELDS:
         want[f.name][sel, :n_used] = f.reset
-    for k in ("map_keys", "dmap_keys"):  # the maps' keys, -1 when empty
+    for k in ("map_keys", "map_slots", "dmap_keys", "dmap_slots"):  # the maps' entries, -1 -1 when empty
         want[k][sel] = -1
     reset_rows(stack, sel, n_used)
     for k in stack:
-        np.testing.assert_array_equal(stack[k].view(np.uint8), want[k].view(np.uint8), err_msg=k)
+        np.testing.assert_array_equal(np.ascontiguousarray(stack[k]).view(np.uint8), want[k].view(np.uint8),
+                                      err_msg=k)
     one = {k: v[2].copy() for k, v in stack.items()}
     want_one = {k: v.copy() for k, v in one.items()}
     for f in FIELDS:
         want_one[f.name][:n_used] = f.reset
-    for k in ("map_keys", "dmap_keys"):  # the maps' keys, -1 when empty
+    for k in ("map_keys", "dmap_keys"):  # copied maps are apart from their slots: only the keys emptied
         want_one[k][:] = -1
     reset_slots(one, n_used)
     for k in one:

@@ -177,13 +177,16 @@ class _BorrowedArrayModel(models.StructModel):
 
 @intrinsic
 def borrowed_row(typingctx, arr, i):
-    """Inside a compiled kernel: row ``i`` (``0 <= i < len(arr)``, not checked) of the C-contiguous 2-d array ``arr``
-    as a 1-d :class:`BorrowedArray`, which numba counts no references to. Valid only while ``arr`` is alive: within the
-    call that received it."""
-    if not isinstance(arr, types.Array) or arr.ndim != 2 or arr.layout != "C" or not isinstance(i, types.Integer):
+    """Inside a compiled kernel: row ``i`` (``0 <= i < len(arr)``, not checked) of the 2-d array ``arr`` (C-contiguous,
+    or strided: layout "A", e.g. a page map's keys, a column of its (entries, 2) array) as a 1-d
+    :class:`BorrowedArray`, which numba counts no references to. Valid only while ``arr`` is alive: within the call
+    that received it."""
+    if not isinstance(arr, types.Array) or arr.ndim != 2 or arr.layout not in ("C", "A") \
+            or not isinstance(i, types.Integer):
         return None
-    res = BorrowedArray(arr.dtype, 1, "C", readonly=not arr.mutable, aligned=arr.aligned)
+    res = BorrowedArray(arr.dtype, 1, arr.layout, readonly=not arr.mutable, aligned=arr.aligned)
     sig = res(arr, i)
+    contiguous = arr.layout == "C"
 
     def codegen(context, builder, signature, args):
         v = args[0]  # numba's array struct: meminfo, parent, nitems, itemsize, data, shape, strides
@@ -192,7 +195,14 @@ def borrowed_row(typingctx, arr, i):
         out = cgutils.get_null_value(context.get_value_type(signature.return_type))  # meminfo and parent null
         out = builder.insert_value(out, n, 2)
         out = builder.insert_value(out, builder.extract_value(v, 3), 3)
-        out = builder.insert_value(out, builder.gep(builder.extract_value(v, 4), [builder.mul(k, n)], inbounds=True), 4)
+        data = builder.extract_value(v, 4)
+        if contiguous:
+            row = builder.gep(data, [builder.mul(k, n)], inbounds=True)
+        else:  # the row's start in bytes: i * strides[0]
+            raw = builder.bitcast(data, cgutils.voidptr_t)
+            row = builder.bitcast(builder.gep(raw, [builder.mul(k, builder.extract_value(v, [6, 0]))], inbounds=True),
+                                  data.type)
+        out = builder.insert_value(out, row, 4)
         out = builder.insert_value(out, n, [5, 0])
         return builder.insert_value(out, stride, [6, 0])
 

@@ -32,6 +32,7 @@ fetch kernel's removed pages), ``dslot_dom`` (the domain of each domain slot). T
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +134,9 @@ SLOT_ARRAYS: tuple[tuple[str, type], ...] = (("slot_page", np.int32), ("fr_pages
 MAP_ARRAYS: tuple[tuple[str, type], ...] = (("map_keys", np.int32), ("map_slots", np.int32), ("dmap_keys", np.int32),
                                             ("dmap_slots", np.int32))
 _KEYS = ("map_keys", "dmap_keys")
+#: each map's keys and slots are the two columns of one (entries, 2) int32 array (views of it), so an entry's key
+#: and slot share a cache line: a probe that finds its page has its slot in the same load
+_PAIRS = (("map_keys", "map_slots"), ("dmap_keys", "dmap_slots"))
 
 
 #: the arrays of a crawl the fetch kernel reads and writes (:class:`~gym_crawl.crawl.bundles.CrawlArrays`): every
@@ -152,8 +156,7 @@ def allocate(n_slots: int, n_categories: int, n_envs: int | None = None) -> dict
     for f in FIELDS:
         if f.reset != 0:
             out[f.name][...] = f.reset
-    for k in _KEYS:
-        out[k][...] = -1
+    _empty_maps(out, None)
     return out
 
 
@@ -164,19 +167,36 @@ def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np
     and writing the fresh columns page fault by page fault was most of what a doubling cost (measured in
     benchmarks/RESULTS.md, "The batched env's step")."""
     lead = () if n_envs is None else (int(n_envs),)
-    specs = [(f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
+    specs: list[tuple[str, tuple[int, ...], np.dtype[Any]]] = [
+        (f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
     specs += [(name, lead + (n_slots,), np.dtype(dt)) for name, dt in SLOT_ARRAYS]
-    specs += [(name, lead + (2 * n_slots,), np.dtype(dt)) for name, dt in MAP_ARRAYS]
+    specs += [(k, lead + (2 * n_slots, 2), np.dtype(np.int32)) for k, _ in _PAIRS]
     if n_envs is None:
-        return {name: np.zeros(shape, dt) for name, shape, dt in specs}
+        return _split_pairs({name: np.zeros(shape, dt) for name, shape, dt in specs})
     offsets, total = [], 0
     for _, shape, dt in specs:
         offsets.append(total)
         total += -(-int(np.prod(shape)) * dt.itemsize // 64) * 64
     buf = np.zeros(total + 64, np.uint8)
     start = -buf.ctypes.data % 64
-    return {name: buf[start + o:start + o + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
-            for (name, shape, dt), o in zip(specs, offsets)}
+    return _split_pairs({name: buf[start + o:start + o + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
+                         for (name, shape, dt), o in zip(specs, offsets)})
+
+
+def _split_pairs(out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``out`` with each map's (..., entries, 2) array replaced by its keys' and slots' columns (views)."""
+    for k, s in _PAIRS:
+        pair = out.pop(k)
+        out[k], out[s] = pair[..., 0], pair[..., 1]
+    return out
+
+
+def _entries(keys: np.ndarray) -> np.ndarray | None:
+    """The (..., entries, 2) array whose column 0 is ``keys`` (a map's keys as :func:`_zeroed` makes them), or
+    None for keys not interleaved with their slots."""
+    if keys.dtype != np.int32 or keys.ndim == 0 or keys.strides[-1] != 8:
+        return None
+    return np.lib.stride_tricks.as_strided(keys, keys.shape + (2,), keys.strides + (4,))
 
 
 def slot_bytes(n_categories: int) -> int:
@@ -214,8 +234,7 @@ def grow(arrays: dict[str, np.ndarray], n_slots: int, n_categories: int,
         b[(slice(None),) * ax + (slice(0, n),)] = a
         if resets.get(name, 0) != 0:
             b[(slice(None),) * ax + (slice(n, None),)] = resets[name]
-    for k in _KEYS:
-        out[k][...] = -1
+    _empty_maps(out, None)
     return out
 
 
@@ -234,8 +253,7 @@ def reset_slots(arrays: dict[str, np.ndarray], n_used: int) -> None:
     never holds more domain slots than page slots) and empty the page and domain maps."""
     for f in FIELDS:
         _fill(arrays[f.name], None, n_used, f.reset)
-    for k in _KEYS:
-        _fill(arrays[k], None, arrays[k].shape[0], -1)
+    _empty_maps(arrays, None)
 
 
 def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) -> None:
@@ -246,8 +264,19 @@ def reset_rows(stacked: dict[str, np.ndarray], rows: np.ndarray, n_used: int) ->
     sel: slice | np.ndarray = slice(None) if whole else np.asarray(rows)
     for f in FIELDS:
         _fill(stacked[f.name], sel, n_used, f.reset)
+    _empty_maps(stacked, sel)
+
+
+def _empty_maps(arrays: dict[str, np.ndarray], sel: slice | np.ndarray | None) -> None:
+    """Every entry of the page and domain maps of ``arrays`` empty (of crawls ``sel`` of stacked arrays; None: all):
+    key -1, and slot -1 where the slots are interleaved with the keys (one ``memset`` of the entries)."""
     for k in _KEYS:
-        _fill(stacked[k], sel, stacked[k].shape[1], -1)
+        a = arrays[k]
+        e = _entries(a)
+        if e is None:
+            _fill(a, sel, a.shape[-1], -1)
+        else:
+            e.view(np.uint8)[... if sel is None else sel] = 0xFF
 
 
 def _fill(a: np.ndarray, sel: slice | np.ndarray | None, n: int, value: float) -> None:

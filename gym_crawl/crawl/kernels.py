@@ -32,8 +32,8 @@ from numba import njit
 
 from gym_crawl._memory import prefetch
 from gym_crawl.crawl.bundles import borrowed_row as brow
-from gym_crawl.crawl.link_order import page_link_order
-from gym_crawl.pagemap import find, insert, prefetch_entry, probe
+from gym_crawl.crawl.link_order import page_link_order, page_targets
+from gym_crawl.pagemap import find, insert, probe
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
@@ -348,26 +348,27 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     step = ctr[C_STEP]
     nt = 0
     n_new = 0
-    j = 0
-    while j < n:
+    m = page_targets(a, n, direct, order, link_dst, t_key, map_keys, map_slots)
+    # while target k is done, target k + 1's entry (asked for above) is read and its slot's first columns asked for
+    for k in range(m):
+        j = np.int64(t_key[k] & 0xFFFFFFFF)
+        e = np.int64(t_key[k + 1] & 0xFFFFFFFF) if k + 1 < m else n
+        if k + 1 < m:
+            s1 = find(map_keys, map_slots, t_key[k + 1] >> 32)
+            if s1 >= 0:
+                prefetch(status, s1)
+                prefetch(bp_slot, s1)
+                prefetch(n_par, s1)
+                prefetch(max_par_wrl, s1)
         li = a + j if direct else a + order[j]
         t = link_dst[li]
-        e = j + 1
-        while e < n:
-            tn = link_dst[a + e if direct else a + order[e]]
-            if tn != t:
-                prefetch_entry(map_keys, map_slots, tn)  # the next target's map entry, while this one is done
-                break
-            e += 1
         h = probe(map_keys, t)
         ts = np.int64(map_slots[h]) if map_keys[h] == t else np.int64(-1)
         if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
-            j = e
             continue
         if cap >= 0:
             td = dom_slot(page_domain[t], dmap_keys, dmap_slots)
             if (dom_fetched[td] if td >= 0 else 0) >= cap:
-                j = e
                 continue
         if ts < 0:  # the next slot, at the probed entry
             ts = ctr[C_N_SLOTS]
@@ -389,7 +390,6 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
                 kwu = True
             if l_kwa[lq + off]:
                 kwa = True
-        j = e
         out_upd[nt] = t
         t_sl[nt] = ts
         nt += 1

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["SMALL_SORT", "fill_link_order", "page_link_order", "sort_small"]
+from gym_crawl.pagemap import prefetch_entry
+
+__all__ = ["SMALL_SORT", "fill_link_order", "page_link_order", "page_targets", "sort_small"]
 
 #: up to this many keys :func:`sort_small` sorts by insertion (a page's links: 27 on average on the default web),
 #: where ``ndarray.sort``'s call costs more than the sort
@@ -61,3 +63,22 @@ def fill_link_order(link_lo, link_hi, link_dst, link_ord, ord_done):
         a, b = link_lo[p], link_hi[p]
         page_link_order(a, b, link_dst, keys, link_ord[a:b])
         ord_done[p] = True
+
+
+@njit(cache=True, nogil=True)
+def page_targets(a, n, direct, order, link_dst, out, keys, slots):
+    """The distinct targets of links ``a .. a + n`` walked in target order (``direct``: link ``a + j`` is the j-th;
+    else ``a + order[j]``): ``out[k]`` = the k-th target << 32 | the position in the walk of its first link. Each
+    target's entry in the page map ``keys`` / ``slots`` is asked for as it is listed (:func:`prefetch_entry`), so the
+    entries' loads are in flight together. Returns how many targets."""
+    m = 0
+    j = 0
+    while j < n:
+        t = link_dst[a + j if direct else a + order[j]]
+        out[m] = (np.int64(t) << 32) | np.int64(j)
+        prefetch_entry(keys, slots, t)
+        m += 1
+        j += 1
+        while j < n and link_dst[a + j if direct else a + order[j]] == t:
+            j += 1
+    return m
