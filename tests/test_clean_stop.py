@@ -196,7 +196,8 @@ def test_a_signal_during_the_seed_fetch_exits_128_plus_the_signal(tmp_path, sig)
 def test_any_command_stopped_by_a_signal_says_so_and_exits_128_plus_it(sig):
     """SIGTERM unwinds the command as Ctrl-C does (``gym-crawl serve`` prints its request count), not outright."""
     proc = subprocess.Popen([sys.executable, "-m", "gym_crawl", "serve", "--demo", "--first-address", "40"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
     try:
         assert proc.stdout is not None
         proc.stdout.readline()  # the site is up
@@ -220,10 +221,15 @@ def test_serve_stops_on_a_signal_the_kernel_gave_another_thread():
         time.sleep(1.0)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
-    t = threading.Thread(target=interrupt_from_another_thread, daemon=True)
-    t.start()
-    t0 = time.monotonic()
-    code = main(["serve", "--demo", "--first-address", "46", "--duration", "30"])
-    took = time.monotonic() - t0
-    t.join()
+    # Ctrl-C raises KeyboardInterrupt, as in a terminal (a test run started in the background inherits SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        t = threading.Thread(target=interrupt_from_another_thread, daemon=True)
+        t.start()
+        t0 = time.monotonic()
+        code = main(["serve", "--demo", "--first-address", "46", "--duration", "30"])
+        took = time.monotonic() - t0
+        t.join()
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert code == 130 and took < 10, (code, took)
