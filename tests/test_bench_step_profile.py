@@ -82,6 +82,7 @@ def test_a_profile_on_another_web(tmp_path, monkeypatch):
     assert "on `powerlaw-2000` (topic music)" in (tmp_path / "p" / "step_profile.md").read_text()
 
 
+@pytest.mark.slow  # ≈ 1 CPU-minute: each of the two workers compiles every kernel into its own fresh numba cache
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to extract the baseline")
 def test_lock_step_ab_against_head_writes_its_report(tmp_path):
     assert step_ab.main(["--baseline", "HEAD", "--quick", "--envs", "4", "--out", str(tmp_path)]) == 0
