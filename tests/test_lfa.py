@@ -203,7 +203,8 @@ def test_pair_index_matches_a_list_model_under_random_churn() -> None:
                 m = ref.members[int(pids[kk])]
                 assert page == (m[0] if len(m) == 1 else m[int(r2.integers(len(m)))])
         idx.clear()
-        assert len(idx) == 0 and idx.n_active == 0 and not (idx.page_pair >= 0).any()
+        assert len(idx) == 0 and idx.n_active == 0 and idx.n_seen == 0
+        assert not any(p in idx for p in range(400))
 
 
 # ------------------------------------------------------------------ asynchronous staleness

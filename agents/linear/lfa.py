@@ -194,7 +194,7 @@ class SyncFrontier:
         self.pairs: PairIndex | None = None
 
     def reset(self, n_pages: int, names: list[str]) -> None:
-        if self.pairs is None or len(self.pairs.page_pair) != n_pages or self.pairs.d != len(names):
+        if self.pairs is None or self.pairs.id_bound != n_pages or self.pairs.d != len(names):
             self.pairs = PairIndex(n_pages, names)
         self.pairs.clear()
 

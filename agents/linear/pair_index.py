@@ -14,7 +14,12 @@ Everything lives in flat numpy arrays and every per-page operation runs in a com
   the end and swap-removed, so a pair's member order is exactly that of a Python list with
   ``append`` and "move the last into the hole" removal; a full block moves to the pool's end with
   twice the room;
-* active pairs (pairs with members): ``act`` / ``act_s`` / ``act_a`` with swap-removal.
+* active pairs (pairs with members): ``act`` / ``act_s`` / ``act_a`` with swap-removal;
+* pages: a *local* id per page, handed out when the index first sees the page (since the last
+  :meth:`PairIndex.clear`), found through :mod:`gym_crawl.pagemap`'s open-addressing map; a page's pair and
+  its place in the pair's block are columns of local ids, and the member blocks hold local ids. The index's
+  memory follows the pages it was given (≈ 28–44 bytes each), not the web's size: nothing is allocated per
+  page of the web.
 """
 from __future__ import annotations
 
@@ -22,12 +27,13 @@ import numpy as np
 from numba import njit
 
 from gym_crawl._arith import row_dots
+from gym_crawl.pagemap import EMPTY, find, probe, rehash
 
 __all__ = ["PairIndex", "split_columns"]
 
 _EMPTY = -1
 # counters (one int64 array, so kernels update them in place)
-_NS, _NA, _NP, _POOL, _NACT, _NPAGES = range(6)
+_NS, _NA, _NP, _POOL, _NACT, _NPAGES, _NLOC = range(7)
 
 
 def split_columns(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -129,39 +135,53 @@ def _deactivate(pid, act, act_s, act_a, act_pos, cnt):
 
 
 @njit(cache=True, nogil=True)
-def _remove_from(page, pid, page_pair, page_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt):
-    i = page_slot[page]
+def _remove_from(loc, pid, loc_pair, loc_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt):
+    i = loc_slot[loc]
     n = mem_cnt[pid] - 1
     last = pool[mem_start[pid] + n]
     mem_cnt[pid] = n
-    if last != page:
+    if last != loc:
         pool[mem_start[pid] + i] = last
-        page_slot[last] = i
-    page_pair[page] = -1
-    page_slot[page] = -1
+        loc_slot[last] = i
+    loc_pair[loc] = -1
+    loc_slot[loc] = -1
     if n == 0:
         _deactivate(pid, act, act_s, act_a, act_pos, cnt)
 
 
 @njit(cache=True, nogil=True)
-def _remove(page, page_pair, page_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt):
-    pid = page_pair[page]
+def _remove(page, pkeys, pslots, loc_pair, loc_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt):
+    loc = find(pkeys, pslots, page)
+    if loc < 0:
+        return False
+    pid = loc_pair[loc]
     if pid < 0:
         return False
-    _remove_from(page, pid, page_pair, page_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt)
+    _remove_from(loc, pid, loc_pair, loc_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt)
     cnt[_NPAGES] -= 1
     return True
 
 
 @njit(cache=True, nogil=True)
-def _assign(pages, Xs, Xa, S, A, s_tab, a_tab, p_tab, pair_s, pair_a, page_pair, page_slot, pool, mem_start,
-            mem_cap, mem_cnt, act, act_s, act_a, act_pos, cnt, start):
-    """(Re)assign ``pages[start:]`` to the pairs of their rows (int32 bits of ``Xs`` / ``Xa``). Returns -1
-    when done, or the index of the first page whose move needs more pool room (nothing of that page's
-    membership changed yet; the caller grows the pool and calls again from there)."""
+def _assign(pages, Xs, Xa, S, A, s_tab, a_tab, p_tab, pair_s, pair_a, pkeys, pslots, page_of, loc_pair, loc_slot,
+            pool, mem_start, mem_cap, mem_cnt, act, act_s, act_a, act_pos, cnt, start):
+    """(Re)assign ``pages[start:]`` to the pairs of their rows (int32 bits of ``Xs`` / ``Xa``). A page seen for
+    the first time gets the next local id (room in the page map and the local columns reserved by the caller).
+    Returns -1 when done, or the index of the first page whose move needs more pool room (nothing of that
+    page's membership changed yet; the caller grows the pool and calls again from there)."""
     pmask = np.uint64(len(p_tab) - 1)
     for i in range(start, len(pages)):
-        p = pages[i]
+        h = probe(pkeys, pages[i])
+        if pkeys[h] == EMPTY:
+            p = cnt[_NLOC]
+            pkeys[h] = pages[i]
+            pslots[h] = p
+            page_of[p] = pages[i]
+            loc_pair[p] = -1
+            loc_slot[p] = -1
+            cnt[_NLOC] = p + 1
+        else:
+            p = np.int64(pslots[h])
         sid = _row_id(S, s_tab, cnt, _NS, Xs[i])
         aid = _row_id(A, a_tab, cnt, _NA, Xa[i])
         k = np.int64(_pair_hash(sid, aid) & pmask)
@@ -181,7 +201,7 @@ def _assign(pages, Xs, Xa, S, A, s_tab, a_tab, p_tab, pair_s, pair_a, page_pair,
             if pair_s[pid] == sid and pair_a[pid] == aid:
                 break
             k = (k + 1) & np.int64(pmask)
-        old = page_pair[p]
+        old = loc_pair[p]
         if old == pid:
             continue
         n = mem_cnt[pid]
@@ -196,27 +216,17 @@ def _assign(pages, Xs, Xa, S, A, s_tab, a_tab, p_tab, pair_s, pair_a, page_pair,
             mem_cap[pid] = new_cap
             cnt[_POOL] = at + new_cap
         if old >= 0:
-            _remove_from(p, old, page_pair, page_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt)
+            _remove_from(p, old, loc_pair, loc_slot, pool, mem_start, mem_cnt, act, act_s, act_a, act_pos, cnt)
         else:
             cnt[_NPAGES] += 1
         n = mem_cnt[pid]
         if n == 0:
             _activate(pid, pair_s, pair_a, act, act_s, act_a, act_pos, cnt)
         pool[mem_start[pid] + n] = p
-        page_slot[p] = n
+        loc_slot[p] = n
         mem_cnt[pid] = n + 1
-        page_pair[p] = pid
+        loc_pair[p] = pid
     return -1
-
-
-@njit(cache=True, nogil=True)
-def _clear_pages(act, n_act, pool, mem_start, mem_cnt, page_pair, page_slot):
-    for k in range(n_act):
-        pid = act[k]
-        for j in range(mem_cnt[pid]):
-            p = pool[mem_start[pid] + j]
-            page_pair[p] = -1
-            page_slot[p] = -1
 
 
 def _pow2(n: int) -> int:
@@ -229,17 +239,28 @@ class PairIndex:
     Membership changes cost O(1) per moved page (swap-removal inside a pair's member block), all in
     compiled kernels; see the module docstring for the layout.
 
+    Pages are keyed (module docstring): nothing is sized by ``n_pages``, and :attr:`nbytes` follows the pages
+    given since the last :meth:`clear`.
+
     Args:
-        n_pages: page ids are in ``[0, n_pages)``.
+        n_pages: page ids are in ``[0, n_pages)`` (at most 2^31 − 1: the page map's keys are int32).
         names: the feature set's column names (``a.*`` columns form the action part).
     """
 
     def __init__(self, n_pages: int, names: list[str]):
+        if not 0 <= int(n_pages) < 2 ** 31:
+            raise ValueError(f"n_pages must be in [0, 2^31), got {n_pages!r}")
+        self.id_bound = int(n_pages)
         self.s_cols, self.a_cols = split_columns(list(names))
         self.d = len(names)
-        self.page_pair = np.full(n_pages, -1, np.int64)
-        self.page_slot = np.full(n_pages, -1, np.int64)
-        self._cnt = np.zeros(6, np.int64)
+        self._cnt = np.zeros(7, np.int64)
+        # the page map (page -> local id) and the local columns: the page of each local id, its pair (-1: none)
+        # and its place in the pair's member block
+        self._pkeys = np.full(128, EMPTY, np.int32)
+        self._pslots = np.zeros(128, np.int32)
+        self._page_of = np.zeros(64, np.int32)
+        self._loc_pair = np.full(64, -1, np.int32)
+        self._loc_slot = np.full(64, -1, np.int32)
         self._S = np.zeros((64, len(self.s_cols)), np.float32)
         self._A = np.zeros((64, len(self.a_cols)), np.float32)
         self._s_tab = np.full(128, _EMPTY, np.int64)
@@ -270,20 +291,45 @@ class PairIndex:
 
     @property
     def n_pages(self) -> int:
+        """Pages indexed now (in a pair)."""
         return int(self._cnt[_NPAGES])
 
+    @property
+    def n_seen(self) -> int:
+        """Pages given a local id since the last :meth:`clear` (indexed now or before): the rows of the page map."""
+        return int(self._cnt[_NLOC])
+
+    @property
+    def page_rows(self) -> int:
+        """Allocated rows of the local page columns (their capacity, doubling: < 2 · max(64, :attr:`n_seen`))."""
+        return len(self._page_of)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every array of the index at its capacity (page map, rows, pairs, pool)."""
+        return int(sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray)))
+
+    def _local(self, page: int) -> int:
+        """The local id of ``page`` (-1: never given)."""
+        return int(find(self._pkeys, self._pslots, int(page)))
+
+    def pair_of(self, page: int) -> int:
+        """The pair of ``page`` (-1: not indexed)."""
+        loc = self._local(page)
+        return int(self._loc_pair[loc]) if loc >= 0 else -1
+
     def __contains__(self, page: int) -> bool:
-        return bool(self.page_pair[page] >= 0)
+        return self.pair_of(page) >= 0
 
     def __len__(self) -> int:
         return self.n_pages
 
     # ------------------------------------------------------------ building
     def clear(self) -> None:
-        """Forget all pages and rows (O(pages indexed))."""
+        """Forget all pages and rows (O(pages seen); the arrays keep their capacity)."""
         c = self._cnt
-        _clear_pages(self._act, c[_NACT], self._pool, self._mem_start, self._mem_cnt, self.page_pair, self.page_slot)
         c[:] = 0
+        self._pkeys.fill(EMPTY)
         self._s_tab.fill(_EMPTY)
         self._a_tab.fill(_EMPTY)
         self._p_tab.fill(_EMPTY)
@@ -311,6 +357,18 @@ class PairIndex:
                 setattr(self, nm, grown)
         if 2 * need > len(self._p_tab):
             self._p_tab = _rehash_pairs(self._pair_s, self._pair_a, int(c[_NP]), _pow2(2 * need))
+        need = int(c[_NLOC]) + k
+        if need > len(self._page_of):
+            size = max(need, 2 * len(self._page_of))
+            for nm in ("_page_of", "_loc_pair", "_loc_slot"):
+                arr = getattr(self, nm)
+                grown = np.full(size, 0 if nm == "_page_of" else -1, np.int32)
+                grown[: len(arr)] = arr
+                setattr(self, nm, grown)
+        if 2 * need > len(self._pkeys):
+            size = _pow2(2 * need)
+            self._pkeys, self._pslots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
+            rehash(self._page_of, int(c[_NLOC]), self._pkeys, self._pslots)
 
     def assign(self, pages: np.ndarray, X: np.ndarray) -> None:
         """(Re)assign frontier ``pages`` to the pair of their current rows ``X`` (len(pages), d)."""
@@ -323,7 +381,8 @@ class PairIndex:
         start = 0
         while True:
             start = _assign(pages, Xs, Xa, self._S.view(np.int32), self._A.view(np.int32), self._s_tab, self._a_tab,
-                            self._p_tab, self._pair_s, self._pair_a, self.page_pair, self.page_slot, self._pool,
+                            self._p_tab, self._pair_s, self._pair_a, self._pkeys, self._pslots, self._page_of,
+                            self._loc_pair, self._loc_slot, self._pool,
                             self._mem_start, self._mem_cap, self._mem_cnt, self._act, self._act_s, self._act_a,
                             self._act_pos, self._cnt, start)
             if start < 0:
@@ -332,7 +391,8 @@ class PairIndex:
 
     def remove(self, page: int) -> bool:
         """Drop ``page`` (fetched or removed from the frontier); returns whether it was indexed."""
-        return bool(_remove(int(page), self.page_pair, self.page_slot, self._pool, self._mem_start, self._mem_cnt,
+        return bool(_remove(int(page), self._pkeys, self._pslots, self._loc_pair, self._loc_slot, self._pool,
+                            self._mem_start, self._mem_cnt,
                             self._act, self._act_s, self._act_a, self._act_pos, self._cnt))
 
     # ------------------------------------------------------------- scoring
@@ -361,17 +421,17 @@ class PairIndex:
         k = int(ties[0]) if len(ties) == 1 else int(ties[rng.integers(len(ties))])
         pid = int(pids[k])
         n, at = int(self._mem_cnt[pid]), int(self._mem_start[pid])
-        page = self._pool[at] if n == 1 else self._pool[at + int(rng.integers(n))]
-        return int(page), float(m)
+        loc = self._pool[at] if n == 1 else self._pool[at + int(rng.integers(n))]
+        return int(self._page_of[loc]), float(m)
 
     def members(self, pid: int) -> list[int]:
         """Pages of pair ``pid`` (a copy, in member order)."""
         at = int(self._mem_start[pid])
-        return self._pool[at: at + int(self._mem_cnt[pid])].tolist()
+        return self._page_of[self._pool[at: at + int(self._mem_cnt[pid])]].tolist()
 
     def row(self, page: int) -> np.ndarray:
         """(d,) float64 feature row of an indexed ``page``, rebuilt from its pair's parts."""
-        pid = int(self.page_pair[page])
+        pid = self.pair_of(page)
         if pid < 0:
             raise KeyError(f"page {page} is not indexed")
         x = np.zeros(self.d, np.float64)
