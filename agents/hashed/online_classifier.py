@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
+from gym_crawl.pagemap import KeyedRows
 
 __all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "REFRESH_MODES", "SHIPPED_PREFIX", "FrontierRows", "OnlineClassifierAgent",
            "RowLearner", "SparseMemory", "feature_rows", "logistic_sgd_step", "row_dot", "shipped_weights_path"]
@@ -89,20 +90,20 @@ def row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarra
 
 
 class FrontierRows:
-    """Feature rows of the frontier pages of one episode, as a growing CSR log with a per-page
-    pointer to the page's latest row; compacted when most rows are dead. The log's arrays grow by doubling
-    (amortized O(non-zeros) per row added, not a copy of the whole log per step)."""
+    """Feature rows of the frontier pages of one episode, as a growing CSR log with a pointer from each page
+    to its latest row; compacted when most rows are dead. The log's arrays grow by doubling (amortized
+    O(non-zeros) per row added, not a copy of the whole log per step). The pointers are keyed by page
+    (:class:`~gym_crawl.pagemap.KeyedRows`: a row for each page given a row this episode), so nothing here is
+    sized by the web."""
 
     def __init__(self) -> None:
-        self.latest = np.zeros(0, np.int64)
         self.n_rows = 0
         self.reset(0)
 
-    def reset(self, n_pages: int) -> None:
-        if len(self.latest) != n_pages:
-            self.latest = np.full(n_pages, -1, np.int64)
-        elif self.n_rows:
-            self.latest[self.page[: self.n_rows]] = -1
+    def reset(self, n_pages: int = 0) -> None:
+        """Forget every row (a new episode). ``n_pages``, the web's size, is not needed (kept for callers)."""
+        #: page -> its latest row + 1 (0: none), keyed by the pages given a row this episode
+        self.keyed = KeyedRows(("latest", np.int64))
         self._indptr = np.zeros(1025, np.int64)
         self._cols = np.zeros(1 << 16, np.int32)
         self._vals = np.zeros(1 << 16, np.float64)
@@ -129,6 +130,18 @@ class FrontierRows:
         """(n_rows,) the page of every row."""
         return self._page[: self.n_rows]
 
+    def latest(self, pages: np.ndarray) -> np.ndarray:
+        """int64 latest row of each of ``pages`` (-1: the page has none)."""
+        k = self.keyed
+        r = k.rows(pages)
+        out = k.cols["latest"][r] - 1
+        out[r < 0] = -1
+        return out
+
+    def _set_latest(self, pages: np.ndarray, rows: np.ndarray) -> None:
+        r = self.keyed.ensure(pages)  # may grow the column: read it after
+        self.keyed.cols["latest"][r] = rows + 1
+
     @staticmethod
     def _room(a: np.ndarray, need: int) -> np.ndarray:
         if need <= len(a):
@@ -154,12 +167,12 @@ class FrontierRows:
         self._cols[base: base + nnz] = X.indices[:nnz]
         self._vals[base: base + nnz] = X.data[:nnz]
         self._page[n0: n0 + k] = pages
-        self.latest[pages] = np.arange(n0, n0 + k)
+        self._set_latest(pages, np.arange(n0, n0 + k))
         self.n_rows = n0 + k
 
     def row(self, page: int) -> tuple[np.ndarray, np.ndarray]:
         """(cols, vals) copies of the latest row of ``page``."""
-        r = int(self.latest[page])
+        r = int(self.latest(np.array([page]))[0])
         if r < 0:
             raise KeyError(f"page {page} has no stored feature row")
         a, b = int(self._indptr[r]), int(self._indptr[r + 1])
@@ -168,7 +181,7 @@ class FrontierRows:
     def scores(self, pages: np.ndarray, w: np.ndarray, b: float = 0.0) -> np.ndarray:
         """``w · x + b`` of the latest rows of ``pages`` (every page must have one)."""
         pages = np.asarray(pages, np.int64)
-        rid = self.latest[pages]
+        rid = self.latest(pages)
         if len(rid) and rid.min() < 0:
             raise KeyError(f"pages {pages[rid < 0][:5].tolist()} have no stored feature row")
         return row_dot(self.indptr, self.cols, self.vals, w)[rid] + b
@@ -186,12 +199,12 @@ class FrontierRows:
         keep_pages = np.asarray(keep_pages, np.int64)
         if 2 * len(keep_pages) >= self.n_rows:
             return None
-        rid = np.sort(self.latest[keep_pages])
+        rid = np.sort(self.latest(keep_pages))
         starts, ends = self._indptr[rid], self._indptr[rid + 1]
         lens = ends - starts
         idx = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
         pages = self._page[rid]
-        self.latest[self.page] = -1
+        self.keyed.cols["latest"][: self.keyed.n] = 0
         cols, vals = self._cols[idx], self._vals[idx]
         n = len(rid)
         self._cols[: len(idx)] = cols
@@ -200,7 +213,7 @@ class FrontierRows:
         np.cumsum(lens, out=self._indptr[1: n + 1])
         self._page[:n] = pages
         self.n_rows = n
-        self.latest[pages] = np.arange(n)
+        self._set_latest(pages, np.arange(n))
         return rid
 
 
@@ -350,7 +363,7 @@ class RowLearner(Agent):
             return None
         pages = pages[self.env.is_frontier(pages)]
         if self.config.get("refresh", "updated") == "new" and len(pages):
-            pages = pages[self.frontier.latest[pages] < 0]  # a page's row is taken once, when it is first seen
+            pages = pages[self.frontier.latest(pages) < 0]  # a page's row is taken once, when it is first seen
         if len(pages) == 0:
             return None
         X = feature_rows(self.env, pages)
@@ -389,7 +402,7 @@ class RowLearner(Agent):
         elif len(self._cached) < fr.n_rows:
             self._cached = np.concatenate([self._cached, fr.row_scores(len(self._cached), self.w)])
         self._since += 1
-        rid = fr.latest[np.asarray(pages, np.int64)]
+        rid = fr.latest(np.asarray(pages, np.int64))
         if len(rid) and rid.min() < 0:
             raise KeyError(f"pages {np.asarray(pages)[rid < 0][:5].tolist()} have no stored feature row")
         return self._cached[rid] + self.b
