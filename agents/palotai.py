@@ -8,7 +8,9 @@ observation, reward and info). The env owns the world, the reinforcing agent and
 policy owns what the paper's forager owns:
 
 * **Page information storage** (Alg. 2): the ``page_state`` vectors of the pages it downloaded, read from
-  ``obs["fetched_states"]`` (a newborn copies its parent's store, as it inherits its parent's URLs).
+  ``obs["fetched_states"]`` (a newborn copies its parent's store, as it inherits its parent's URLs). The store
+  is keyed by page (:class:`~gym_crawl.pagemap.KeyedRows`: a row for each page the forager downloaded), so it
+  follows the pages downloaded, not the web; a page never downloaded reads as the zero state.
 * **URL ordering** (Alg. 3): greedy — the frontier URL with the highest ``value = state · weight``
   (ties: the lowest page id). The frontier is ``obs["action_mask"]`` inside a path.
 * **URL ordering update** (Alg. 4, RL / WLRL): TD(0) on consecutive fetches of a path (none across a
@@ -48,14 +50,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from gym_crawl._arith import dot, row_dots
+from gym_crawl.pagemap import KeyedRows, find
 
 __all__ = ["KINDS", "FleetRun", "PalotaiForager", "make_fleet_policy", "run_fleet"]
 
 #: forager kinds: weblog update only, URL-ordering (TD) update only, both
 KINDS = ("wl", "rl", "wlrl")
 DEFAULTS = {"alpha": 0.1, "gamma": 0.9, "beta": 0.3, "weblog_size": 100, "start_size": 10, "normalize_td": False}
+
+
+@njit(cache=True, nogil=True)
+def _gather(keys, slots, col, pages):
+    """Rows of ``col`` of ``pages`` through the page map ``keys``/``slots`` (zeros for a page not in it)."""
+    out = np.zeros((len(pages), col.shape[1]), col.dtype)
+    for j in range(len(pages)):
+        r = find(keys, slots, pages[j])
+        if r >= 0:
+            out[j] = col[r]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _put(keys, slots, col, pages, values):
+    """``col[row of pages[j]] = values[j]`` in order (a page repeated: its last value); False, with nothing
+    written, when a page is not in the map."""
+    for j in range(len(pages)):
+        if find(keys, slots, pages[j]) < 0:
+            return False
+    for j in range(len(pages)):
+        col[find(keys, slots, pages[j])] = values[j]
+    return True
 
 
 class PalotaiForager:
@@ -65,7 +92,7 @@ class PalotaiForager:
                  alpha: float = 0.1, gamma: float = 0.9, beta: float = 0.3, weblog_size: int = 100,
                  start_size: int = 10, normalize_td: bool = False, weights: np.ndarray | None = None,
                  weblog: tuple[np.ndarray, np.ndarray] | None = None,
-                 store: tuple[np.ndarray, np.ndarray] | None = None):
+                 store: KeyedRows | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         for name, v in (("alpha", alpha), ("gamma", gamma), ("beta", beta)):
@@ -84,11 +111,8 @@ class PalotaiForager:
         self.rng = rng
         self.weights = (rng.uniform(-1.0, 1.0, self.state_dim) if weights is None
                         else np.array(weights, np.float64))
-        if store is None:
-            self.S = np.zeros((self.n_pages, self.state_dim), np.float32)
-            self.known = np.zeros(self.n_pages, bool)
-        else:
-            self.S, self.known = store[0].copy(), store[1].copy()
+        #: the page information storage: a ``state`` row (float32, ``state_dim``) per page downloaded
+        self.store = KeyedRows(("state", np.float32, self.state_dim)) if store is None else store.copy()
         # weblog: URLs and values in descending order of value (Alg. 1); None until the first observation
         self.wl_urls: np.ndarray | None = None if weblog is None else np.asarray(weblog[0], np.int64)
         self.wl_vals: np.ndarray | None = None if weblog is None else np.asarray(weblog[1], np.float64)
@@ -102,11 +126,29 @@ class PalotaiForager:
         """The first ``start_size`` URLs of the weblog (Alg. 1's output)."""
         return self.wl_urls[: self.start_size] if self.wl_urls is not None else np.zeros(0, np.int64)
 
+    @property
+    def n_stored(self) -> int:
+        """Pages in the store (downloaded by this forager or, before its birth, its ancestors)."""
+        return self.store.n
+
+    def states(self, pages: np.ndarray | list[int]) -> np.ndarray:
+        """(len(pages), state_dim) float32 stored states of ``pages`` (zeros for a page never downloaded)."""
+        st = self.store
+        return _gather(st.keys, st.slots, st.cols["state"], np.asarray(pages, np.int64))
+
+    def put_states(self, pages: np.ndarray | list[int], states: np.ndarray) -> None:
+        """Store ``states`` as the states of ``pages`` (Alg. 2; a page repeated: its last state)."""
+        st, pages = self.store, np.asarray(pages, np.int64)
+        states = np.asarray(states, np.float32)
+        if not _put(st.keys, st.slots, st.cols["state"], pages, states):
+            st.ensure(pages)  # rows for the pages not stored yet (the columns may grow: read them after)
+            _put(st.keys, st.slots, st.cols["state"], pages, states)
+
     def value(self, pages: np.ndarray | int) -> np.ndarray | float:
         """Estimated long-term profit ``state(URL) · weight`` (Alg. 3) of stored pages."""
         if np.ndim(pages) == 0:
-            return dot(self.S[pages], self.weights)
-        return row_dots(self.S[pages], self.weights)
+            return dot(self.states([int(pages)])[0], self.weights)
+        return row_dots(self.states(pages), self.weights)
 
     def act(self, obs: dict[str, Any]) -> int:
         """The page id to fetch next (Alg. 11): a start URL at a path start, else the greedy frontier URL."""
@@ -126,24 +168,25 @@ class PalotaiForager:
         ids = np.flatnonzero(mask)
         if not len(ids):
             raise ValueError("empty action mask inside a path: the env must signal a path start instead")
-        return int(ids[int(np.argmax(row_dots(self.S[ids], self.weights)))])
+        st = self.store
+        return int(ids[int(np.argmax(row_dots(_gather(st.keys, st.slots, st.cols["state"], ids), self.weights)))])
 
     # ------------------------------------------------------------------ learning
     def observe(self, reward: float, obs: dict[str, Any], info: dict[str, Any]) -> None:
         """Store the downloaded pages' states (Alg. 2); record the step on the path; TD update (Alg. 4)."""
         n = int(obs["n_fetched"])
         if n:
-            ids = obs["fetched_ids"][:n]
-            self.S[ids] = obs["fetched_states"][:n]
-            self.known[ids] = True
+            self.put_states(obs["fetched_ids"][:n], obs["fetched_states"][:n])
         page = int(info["fetched_page"])
         if page < 0:
             return
         self.path.append(page)
         self.path_rewards.append(float(reward))
         if self.update_ordering and self.prev is not None:
-            s_prev = self.S[self.prev].astype(np.float64)
-            delta = float(reward) + self.gamma * dot(self.S[page], self.weights) - dot(s_prev, self.weights)
+            st = self.store
+            s_prev, s_page = _gather(st.keys, st.slots, st.cols["state"], np.array([self.prev, page], np.int64))
+            s_prev = s_prev.astype(np.float64)
+            delta = float(reward) + self.gamma * dot(s_page, self.weights) - dot(s_prev, self.weights)
             step = self.alpha
             if self.normalize_td:
                 step /= max(1.0, dot(s_prev, s_prev))
@@ -188,7 +231,7 @@ class PalotaiForager:
         return PalotaiForager(self.kind, self.n_pages, self.state_dim, rng, alpha=self.alpha, gamma=self.gamma,
                               beta=self.beta, weblog_size=self.weblog_size, start_size=self.start_size,
                               normalize_td=self.normalize_td, weights=weights, weblog=child_wl,
-                              store=(self.S, self.known))
+                              store=self.store)
 
 
 def make_fleet_policy(kind: str, env: Any, agent: str, rng: np.random.Generator | int = 0,

@@ -140,6 +140,13 @@ class KeyedRows:
         cols = sum(c.nbytes for c in self.cols.values())
         return int(self.keys.nbytes + self.slots.nbytes + self.key_of.nbytes + cols)
 
+    def copy(self) -> KeyedRows:
+        """An independent copy (the map and the columns copied)."""
+        out = KeyedRows()
+        out.n, out.keys, out.slots, out.key_of = self.n, self.keys.copy(), self.slots.copy(), self.key_of.copy()
+        out.cols = {name: c.copy() for name, c in self.cols.items()}
+        return out
+
     def rows(self, ids: np.ndarray) -> np.ndarray:
         """int64 row of each of ``ids`` (-1: not added)."""
         out = np.empty(len(ids), np.int64)

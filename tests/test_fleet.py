@@ -257,7 +257,7 @@ def test_weblog_update_through_act_and_frozen_for_rl():
 
 def test_td_update_and_greedy_url_ordering():
     f = PalotaiForager("rl", 10, 2, np.random.default_rng(0), weights=np.array([1.0, 0.0]), normalize_td=False)
-    f.S[[3, 4, 5]] = [[0.5, 0.0], [0.2, 0.1], [0.9, -0.5]]
+    f.put_states([3, 4, 5], [[0.5, 0.0], [0.2, 0.1], [0.9, -0.5]])
     mask = np.zeros(10, np.int8)
     mask[[3, 4, 5]] = 1
     f.wl_urls, f.wl_vals = np.array([3]), np.zeros(1)
@@ -272,7 +272,7 @@ def test_td_update_and_greedy_url_ordering():
     # RL foragers all keep the same seed weblog (§4.2.1): the child gets a copy, the parent keeps its own
     assert g.wl_urls.tolist() == f.wl_urls.tolist() == list(range(10)) and g.wl_urls is not f.wl_urls
     h = PalotaiForager("rl", 10, 2, np.random.default_rng(0), weights=np.zeros(2), normalize_td=True)
-    h.S[[1, 2]] = [[1.0, 1.0], [0.0, 0.0]]
+    h.put_states([1, 2], [[1.0, 1.0], [0.0, 0.0]])
     h.observe(0.0, {"n_fetched": 0}, {"fetched_page": 1})
     h.observe(4.0, {"n_fetched": 0}, {"fetched_page": 2})
     assert h.weights.tolist() == pytest.approx([0.1 * 4.0 / 2.0] * 2)  # step α / ‖s‖² for ‖s‖² = 2 > 1
