@@ -223,8 +223,16 @@ def test_fill_from_store_gives_the_rows_ensure_gives(tiny):
 def test_batched_crawls_over_a_store_match_computed_ones(data, monkeypatch):
     import gymnasium as gym
 
+    from gym_crawl.envs.vector import WikiCrawlVectorEnv
+
+    fills = []  # pages of each fill the batched step left to Python
+    python_fill = WikiCrawlVectorEnv._fill_missing
+    monkeypatch.setattr(WikiCrawlVectorEnv, "_fill_missing", lambda self, p: (fills.append(len(p)),
+                                                                              python_fill(self, p)))
+
     def run():
         scorer_mod._SHARED.clear()
+        fills.clear()
         v = gym.make_vec("WikiCrawl-v3", num_envs=8, vectorization_mode="vector_entry_point", corpus="powerlaw-2000",
                          topic="geology")
         obs, _ = v.reset(seed=4)
@@ -233,13 +241,53 @@ def test_batched_crawls_over_a_store_match_computed_ones(data, monkeypatch):
         for _ in range(120):
             obs, r, te, tr, info = v.step((rng.random(8) * obs["mask"].sum(1)).astype(np.int64))
             out += [obs["candidates"].copy(), obs["state"].copy(), r.copy(), te.copy(), tr.copy()]
-        return out, v.unwrapped.envs[0].scorer
+        return out, v.unwrapped.envs[0].scorer, list(fills)
 
-    want, sc0 = run()
+    want, sc0, computed = run()
     assert not sc0.stored_source
     monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
-    got, sc = run()
+    got, sc, stored = run()
     assert sc.stored_source and _same(got, want)
+    # over a store the compiled step copies first-fetched pages' rows itself: Python fills only when a table grows
+    assert len(computed) > 50 and len(stored) < len(computed) // 4
+
+
+def test_the_compiled_fill_gives_the_rows_fill_from_store_gives(tiny):
+    from gym_crawl.relevance.rewards import get_reward_scheme
+    from gym_crawl.relevance.score_kernels import fill_store_rows
+
+    ref = _scorer(tiny, "cancer")
+    ref.store_tables(progress=False)
+    assert ref.attach_stored_tables()
+    sc = scorer_mod.TopicScorer(ref.text, resolve_topic("cancer", tiny))
+    assert sc.attach_stored_tables()
+    reward = (("test",), get_reward_scheme("han2018").elementwise())
+    assert _computed(tiny, "cancer").store_fill(reward).on is False  # no store: left to fill_from_store
+    assert sc.store_fill(None).on is False  # no reward form: left to Python
+    rng = np.random.default_rng(3)
+    compiled = fallback = stale = 0
+    f = sc.store_fill(reward)
+    for _ in range(12):  # batches with repeats and pages seen before; the link table grows on the way
+        pages = rng.choice(tiny.n_pages, 60).astype(np.int64)
+        ref.fill_from_store(pages, reward)
+        if fill_store_rows(pages, f):
+            compiled += 1
+        else:
+            gen = (sc.page_table().gen, sc.link_table().gen)
+            sc.fill_from_store(pages, reward)  # grows the tables
+            fallback += 1
+            stale += (sc.page_table().gen, sc.link_table().gen) != gen and not fill_store_rows(pages[:1], f)
+            f = sc.store_fill(reward)
+        pa, pb, la, lb = ref.page_table(), sc.page_table(), ref.link_table(), sc.link_table()
+        n, ln = pa.n_rows, la.n_rows
+        assert (pb.n_rows, lb.n_rows, lb.n_pages_scored) == (n, ln, la.n_pages_scored)
+        assert np.array_equal(pa.rows(pages), pb.rows(pages)) and np.array_equal(la.bases(pages), lb.bases(pages))
+        for x, y in ((pa.row_page, pb.row_page), (pa.rel, pb.rel), (pa.cat, pb.cat), (pa.tfidf, pb.tfidf),
+                     (pa.label, pb.label), *zip(pa.reward_rows(reward[0]), pb.reward_rows(reward[0]))):
+            assert np.array_equal(x[:n].view(np.uint8), y[:n].view(np.uint8))
+        for x, y in ((la.rel, lb.rel), (la.cat, lb.cat), (la.kw_url, lb.kw_url), (la.kw_anchor, lb.kw_anchor)):
+            assert np.array_equal(x[:ln].view(np.uint8), y[:ln].view(np.uint8))
+    assert compiled > 0 and fallback > 0 and stale == fallback  # a bundle of replaced arrays fills nothing
 
 
 def test_fill_from_store_caches_the_rewards_each_built_in_scheme_gives(tiny):

@@ -75,6 +75,7 @@ from gym_crawl.crawl.fields import (
 )
 from gym_crawl.pagemap import find, find_many
 from gym_crawl.relevance.rewards import BinaryReward, LabelReward, RewardScheme, ThresholdReward
+from gym_crawl.relevance.score_kernels import StoreFill
 from gym_crawl.relevance.scorer import LinkTable, PageScores, PageTable, TopicScorer
 
 __all__ = ["CrawlState", "FetchResult", "PageColumn", "UNSEEN", "FRONTIER", "VISITED", "BLOCKED", "DIST_CAP"]
@@ -638,6 +639,14 @@ class CrawlState:
         current: rebuilt after the tables grew)."""
         self._scores = B.table_bundle(self._pages, self._links)
         return self._scores
+
+    def store_fill(self) -> StoreFill:
+        """:meth:`fill_scores` as a compiled call's argument (:meth:`TopicScorer.store_fill
+        <gym_crawl.relevance.scorer.TopicScorer.store_fill>` of the topic's tables and the scheme's reward cache; not
+        ``on`` where :meth:`fill_scores` does more than copy rows from a store)."""
+        assert self.scorer is not None, "reset() first"
+        form, key = self._rw_form, self._rw_key
+        return self.scorer.store_fill(None if form is None or key is None else (key, form))
 
     @property
     def eval_label(self) -> bool:

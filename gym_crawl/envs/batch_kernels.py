@@ -30,6 +30,7 @@ from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.bundles import borrowed, borrowed_crawls, borrowed_graph, borrowed_tables, borrowed_work
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
+from gym_crawl.relevance.score_kernels import StoreFill, fill_store_rows
 
 __all__ = ["BATCH_ARRAYS", "BatchArrays", "SLOW_PATH", "STEP_BUFFERS", "StepBuffers", "batch_arrays", "batch_pages",
            "batch_step", "batch_step_resets", "info_arrays", "match_rows", "move_rows", "reset_crawl", "scores_ready",
@@ -105,26 +106,27 @@ class BatchArrays(structref.StructRefProxy):
 #: whose reward is cached; ``auto`` (N,) bool the sub-envs the step resets (read, then the next step's written),
 #: ``act`` (N,) bool its negation; ``pages`` (N,) int64 each sub-env's page, ``slots`` (N,) int64 its slot hint,
 #: ``miss`` (N,) int64 the pages whose scores are not filled, ``prep`` (5,) int64 what :func:`batch_pages` reports;
-#: ``last_page`` (N,) int64
+#: ``last_page`` (N,) int64; ``fill`` the :class:`~gym_crawl.relevance.score_kernels.StoreFill` that fills ``miss``
+#: from the topic's store in the call (not ``on``: Python fills them)
 BATCH_ARRAYS = ("scores", "graph", "crawls", "work", "buffers", "layout", "rw_done", "auto", "act", "pages", "slots",
-                "miss", "prep", "last_page")
+                "miss", "prep", "last_page", "fill")
 structref.define_constructor(BatchArrays, BatchArraysType, BATCH_ARRAYS)
 structref.define_boxing(BatchArraysType, BatchArrays)
 
 
 @njit(cache=True)
 def _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss, prep,
-                      last_page):
+                      last_page, fill):
     return BatchArrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss, prep,
-                       last_page)
+                       last_page, fill)
 
 
 def batch_arrays(scores: Any, graph: Any, crawls: Any, work: Any, buffers: StepBuffers, layout: Any,
                  rw_done: np.ndarray, auto: np.ndarray, act: np.ndarray, pages: np.ndarray, slots: np.ndarray,
-                 miss: np.ndarray, prep: np.ndarray, last_page: np.ndarray) -> BatchArrays:
+                 miss: np.ndarray, prep: np.ndarray, last_page: np.ndarray, fill: StoreFill) -> BatchArrays:
     """The :class:`BatchArrays` of the vector env's arrays and bundles (see :data:`BATCH_ARRAYS`; nothing copied)."""
     return _new_batch_arrays(scores, graph, crawls, work, buffers, layout, rw_done, auto, act, pages, slots, miss,
-                             prep, last_page)
+                             prep, last_page, fill)
 
 
 @njit(cache=True, nogil=True)
@@ -356,6 +358,9 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
     o = a.prep
     batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r, a.rw_done,
                 b.hsize, pages, a.slots, a.miss, o)
+    if o[0] > 0 and fill_store_rows(a.miss[:o[0]], a.fill):  # first-fetched pages' rows copied from the store
+        batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r,
+                    a.rw_done, b.hsize, pages, a.slots, a.miss, o)
     if o[0] > 0 or o[1] >= 0 or o[2] >= 0:
         return SLOW_PATH
     if use_reducer and o[3] + deg + kk + 2 > b.hk.shape[1]:

@@ -197,6 +197,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         C = e0.n_categories
         deg = max(1, c.max_out_degree())
         self._buffers: BK.StepBuffers | None = None  # built with the reward tables (_bind_scores)
+        self._bound: tuple = (None,) * 5  # the score bundle, reward cache and labels the bundles were built with
         self._batch: BK.BatchArrays | None = None  # and everything the one-call step takes (_bind_batch)
         self._dims = (C,)
         self._stack = allocate(MIN_SLOTS, C, n_envs=N)
@@ -327,9 +328,11 @@ class WikiCrawlVectorEnv(VectorEnv):
         s0 = self.envs[0].state
         rw = s0.reward_cache
         assert rw is not None
-        self._scores = s0.score_bundle
-        self._rwt = (rw[0], rw[1], s0.page_scores.label)
-        self._rw_done = rw[2]
+        bound = (s0.score_bundle, *rw, s0.page_scores.label)
+        if all(a is b for a, b in zip(bound, self._bound)):
+            return  # the tables kept their arrays (no growth): the bundles bound are current
+        self._bound, self._scores, self._rwt, self._rw_done = bound, bound[0], (rw[0], rw[1], bound[4]), rw[2]
+        self._fill = s0.store_fill()  # the step fills first-fetched pages from the topic's store itself
         self._bind_buffers()
 
     def _bind_buffers(self) -> None:
@@ -343,7 +346,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         assert self._buffers is not None
         self._batch = BK.batch_arrays(self._scores, self._graph, self._crawls, self._work, self._buffers, self._layout,
                                       self._rw_done, self._autoreset, self._act, self._pages, self._slots, self._miss,
-                                      self._prep, self._last_page)
+                                      self._prep, self._last_page, self._fill)
 
     def _sync_envs(self) -> None:
         """Give every sub-env the Python-side attributes the compiled path advanced (before Python uses them)."""

@@ -11,16 +11,18 @@ and norms follow :func:`gym_crawl._arith.cosines` (float64 sums in index order, 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 
 from gym_crawl._memory import prefetch
 from gym_crawl.pagemap import find, insert
 
-__all__ = ["ELEMENTWISE_LABEL", "ELEMENTWISE_TIERS", "ELEMENTWISE_WORD", "claim_link_rows", "claim_page_rows",
-           "copy_links_into", "copy_pages_into", "fill_rows_from_store", "labels_into", "score_links_into",
-           "score_pages_into"]
+__all__ = ["ELEMENTWISE_LABEL", "ELEMENTWISE_TIERS", "ELEMENTWISE_WORD", "STORE_FILL", "StoreFill", "claim_link_rows",
+           "claim_page_rows", "copy_links_into", "copy_pages_into", "fill_rows_from_store", "fill_store_rows",
+           "labels_into", "no_store_fill", "score_links_into", "score_pages_into", "store_fill"]
 
 
 #: kinds of a reward scheme's elementwise form (:meth:`~gym_crawl.relevance.rewards.RewardScheme.elementwise`): tiers
@@ -343,3 +345,103 @@ def _elementwise_reward(kind, thr, val, word, miss, rel, tfidf, label):
         return r, contains
     hit = label if kind == ELEMENTWISE_LABEL else tfidf > np.float32(0.0)
     return np.float32(1.0) if hit else np.float32(0.0), hit
+
+
+@structref.register
+class StoreFillType(types.StructRef):
+    """The numba type of :class:`StoreFill`."""
+
+    def preprocess_fields(self, fields: Any) -> Any:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StoreFill(structref.StructRefProxy):
+    """What :func:`fill_rows_from_store` reads and writes, as one kernel argument (:func:`store_fill`; fields
+    :data:`STORE_FILL`): a compiled caller fills first-fetched pages' rows itself (:func:`fill_store_rows`) instead of
+    returning to Python for them."""
+
+    @property
+    def on(self) -> bool:
+        """Whether :func:`fill_store_rows` fills with it (a store attached, both tables keyed, a reward form)."""
+        return bool(_store_fill_on(self))
+
+
+@njit(cache=True)
+def _store_fill_on(f):
+    return f.on
+
+
+#: the fields of :class:`StoreFill`: ``on`` (a store is attached, both tables keyed, the reward has an elementwise
+#: form); the keyed page table's map ``p_keys`` / ``p_slots``, ``row_page``, ``rel``, ``cat``, ``tfidf``, ``label``
+#: and its counters ``p_ctr`` ((2,) int64: rows used, generation), with ``p_gen`` the generation the arrays are of;
+#: the stored page columns ``s_rel``, ``s_cat``, ``s_tfidf``; the corpus' ``label_ptr``, ``label_ids``, the topic's
+#: label ``hits`` and ``labelled``; the keyed link table's ``l_keys`` / ``l_bases``, ``link_lo``, ``link_hi``,
+#: ``l_rel``, ``l_cat``, ``l_kwu``, ``l_kwa`` and its counters ``l_ctr`` ((3,) int64: rows used, pages scored,
+#: generation), ``l_gen``; the stored link columns ``sl_rel``, ``sl_cat``, ``sl_kwu``, ``sl_kwa``; the reward cache
+#: ``rw_r``, ``rw_rel``, ``rw_done`` and the scheme's elementwise form ``rkind``, ``rthr``, ``rval``, ``rword``,
+#: ``rmiss``
+STORE_FILL = ("on", "p_keys", "p_slots", "row_page", "rel", "cat", "tfidf", "label", "p_ctr", "p_gen", "s_rel",
+              "s_cat", "s_tfidf", "label_ptr", "label_ids", "hits", "labelled", "l_keys", "l_bases", "link_lo",
+              "link_hi", "l_rel", "l_cat", "l_kwu", "l_kwa", "l_ctr", "l_gen", "sl_rel", "sl_cat", "sl_kwu", "sl_kwa",
+              "rw_r", "rw_rel", "rw_done", "rkind", "rthr", "rval", "rword", "rmiss")
+structref.define_constructor(StoreFill, StoreFillType, STORE_FILL)
+structref.define_boxing(StoreFillType, StoreFill)
+
+
+@njit(cache=True)
+def _new_store_fill(on, p_keys, p_slots, row_page, rel, cat, tfidf, label, p_ctr, p_gen, s_rel, s_cat, s_tfidf,
+                    label_ptr, label_ids, hits, labelled, l_keys, l_bases, link_lo, link_hi, l_rel, l_cat, l_kwu,
+                    l_kwa, l_ctr, l_gen, sl_rel, sl_cat, sl_kwu, sl_kwa, rw_r, rw_rel, rw_done, rkind, rthr, rval,
+                    rword, rmiss):
+    return StoreFill(on, p_keys, p_slots, row_page, rel, cat, tfidf, label, p_ctr, p_gen, s_rel, s_cat, s_tfidf,
+                     label_ptr, label_ids, hits, labelled, l_keys, l_bases, link_lo, link_hi, l_rel, l_cat, l_kwu,
+                     l_kwa, l_ctr, l_gen, sl_rel, sl_cat, sl_kwu, sl_kwa, rw_r, rw_rel, rw_done, rkind, rthr, rval,
+                     rword, rmiss)
+
+
+def store_fill(p: dict[str, Any], s: dict[str, np.ndarray], label_ptr: np.ndarray, label_ids: np.ndarray,
+               hits: np.ndarray, labelled: bool, lk: dict[str, Any], rw: tuple[np.ndarray, np.ndarray, np.ndarray],
+               form: tuple[int, np.ndarray, np.ndarray, float, float]) -> StoreFill:
+    """The :class:`StoreFill` (``on``) of a keyed page table's arrays ``p`` (``keys``, ``slots``, ``row_page``,
+    ``rel``, ``cat``, ``tfidf``, ``label``, ``ctr``, ``gen``), the store's columns ``s`` (``page_rel`` …
+    ``link_kw_anchor``), the keyed link table's ``lk`` (``keys``, ``slots``, ``lo``, ``hi``, ``rel``, ``cat``,
+    ``kw_url``, ``kw_anchor``, ``ctr``, ``gen``), a reward cache ``rw`` and its scheme's elementwise ``form``."""
+    kind, thr, val, word, miss = form
+    return _new_store_fill(True, p["keys"], p["slots"], p["row_page"], p["rel"], p["cat"], p["tfidf"], p["label"],
+                           p["ctr"], np.int64(p["gen"]), s["page_rel"], s["page_cat"], s["page_tfidf"], label_ptr,
+                           label_ids, hits, bool(labelled), lk["keys"], lk["slots"], lk["lo"], lk["hi"], lk["rel"],
+                           lk["cat"], lk["kw_url"], lk["kw_anchor"], lk["ctr"], np.int64(lk["gen"]), s["link_rel"],
+                           s["link_cat"], s["link_kw_url"], s["link_kw_anchor"], rw[0], rw[1], rw[2], np.int64(kind),
+                           thr, val, float(word), float(miss))
+
+
+def no_store_fill() -> StoreFill:
+    """A :class:`StoreFill` that is not ``on`` (no store attached, a table dense, or a reward without an elementwise
+    form): :func:`fill_store_rows` does nothing with it."""
+    i32, i64, f32, b = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros(0, bool)
+    f32c = np.zeros((0, 1), np.float32)
+    return _new_store_fill(False, i32, i32, i32, f32, f32c, f32, b, np.zeros(2, np.int64), np.int64(0), f32, f32c,
+                           f32, i64, i32, b, False, i32, i64, i64, i64, f32, f32c, b, b, np.zeros(3, np.int64),
+                           np.int64(0), f32, f32c, b, b, f32, b, b, np.int64(-1), f32, f32, 0.0, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def fill_store_rows(pages, f):
+    """:func:`fill_rows_from_store` of ``pages`` with the tables and store of the :class:`StoreFill` ``f``, their
+    counters advanced in ``f.p_ctr`` / ``f.l_ctr`` (the tables' own). Returns whether it filled them: ``False``, with
+    nothing done, when ``f`` is not ``on``, either table's arrays were replaced since ``f`` was built (its generation
+    moved on), or the tables lack room — the caller then fills in Python, which grows them."""
+    if not f.on or f.p_ctr[1] != f.p_gen or f.l_ctr[2] != f.l_gen:
+        return False
+    pn, ln, m = fill_rows_from_store(pages, f.p_keys, f.p_slots, f.row_page, f.p_ctr[0], f.rel, f.cat, f.tfidf,
+                                     f.label, f.s_rel, f.s_cat, f.s_tfidf, f.label_ptr, f.label_ids, f.hits,
+                                     f.labelled, f.l_keys, f.l_bases, f.l_ctr[0], f.l_ctr[1], f.link_lo, f.link_hi,
+                                     f.l_rel, f.l_cat, f.l_kwu, f.l_kwa, f.sl_rel, f.sl_cat, f.sl_kwu, f.sl_kwa,
+                                     np.empty(len(pages), np.int64), f.rw_r, f.rw_rel, f.rw_done, f.rkind, f.rthr,
+                                     f.rval, f.rword, f.rmiss)
+    if pn < 0:
+        return False
+    f.p_ctr[0] = pn
+    f.l_ctr[0] = ln
+    f.l_ctr[1] += m
+    return True

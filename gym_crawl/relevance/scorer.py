@@ -40,14 +40,17 @@ from gym_crawl._memory import populate
 from gym_crawl.corpus.core import Corpus
 from gym_crawl.pagemap import add_keys, find, find_many, rehash
 from gym_crawl.relevance.score_kernels import (
+    StoreFill,
     claim_link_rows,
     claim_page_rows,
     copy_links_into,
     copy_pages_into,
     fill_rows_from_store,
     labels_into,
+    no_store_fill,
     score_links_into,
     score_pages_into,
+    store_fill,
 )
 from gym_crawl.relevance.topic import Topic, label_hits
 from gym_crawl.text.model import TextModel, gather_csr, gather_ranges, weighted_row_sums
@@ -513,6 +516,26 @@ class TopicScorer:
         lt.n_pages_scored += int(m)
         return rows
 
+    def store_fill(self, reward: tuple[tuple, tuple] | None) -> StoreFill:
+        """What :meth:`fill_from_store` does with ``reward`` (``(key, form)``), as a compiled call's argument
+        (:class:`~gym_crawl.relevance.score_kernels.StoreFill`, for
+        :func:`~gym_crawl.relevance.score_kernels.fill_store_rows`): the same rows, scores and cached rewards. Not
+        ``on`` without a store, with a table dense or without a reward form; it stops filling (the caller falls back
+        to :meth:`fill_from_store`) once either table's arrays are replaced: build it again then."""
+        src = self._source
+        pt, lt = self.page_table(), self.link_table()
+        if src is None or not pt.keyed or not lt.keyed or reward is None:
+            return no_store_fill()
+        key, form = reward
+        c = self.corpus
+        labelled = bool(self.topic.label)
+        return store_fill({"keys": pt.keys, "slots": pt.slots, "row_page": pt.row_page, "rel": pt.rel, "cat": pt.cat,
+                           "tfidf": pt.tfidf, "label": pt.label, "ctr": pt.ctr, "gen": pt.gen}, src, c.label_ptr,
+                          c.label_ids, self._hits() if labelled else _NO_HITS, labelled,
+                          {"keys": lt.keys, "slots": lt.slots, "lo": lt.lo, "hi": lt.hi, "rel": lt.rel, "cat": lt.cat,
+                           "kw_url": lt.kw_url, "kw_anchor": lt.kw_anchor, "ctr": lt.ctr, "gen": lt.gen},
+                          pt.reward_rows(key), form)
+
     @property
     def stored_source(self) -> bool:
         """Whether keyed tables copy their rows from stored tables (:meth:`attach_stored_tables`)."""
@@ -662,10 +685,11 @@ class PageTable:
 
     def __init__(self, scorer: TopicScorer, arrays: dict[str, np.ndarray] | None = None):
         self.scorer = scorer
+        #: (2,) int64: rows used and the generation (:attr:`n_rows`, :attr:`gen`), in an array a compiled fill
+        #: (:class:`~gym_crawl.relevance.score_kernels.StoreFill`) advances and checks
+        self.ctr = np.zeros(2, np.int64)
         #: per reward key: ``(reward, relevant, done)`` by row (:meth:`reward_rows`)
         self.rewards: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        #: how many times the arrays were replaced (grown, or turned dense)
-        self.gen = 0
         #: memory-mapped (read-only) from the :meth:`TopicScorer.save_tables` cache: complete, never written
         self.mapped = arrays is not None
         self.complete = False
@@ -684,6 +708,24 @@ class PageTable:
         self.tfidf = np.zeros(MIN_ROWS, np.float32)
         self.label = np.zeros(MIN_ROWS, bool)
         self.done = np.zeros(0, bool)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows used (keyed)."""
+        return int(self.ctr[0])
+
+    @n_rows.setter
+    def n_rows(self, n: int) -> None:
+        self.ctr[0] = n
+
+    @property
+    def gen(self) -> int:
+        """How many times the arrays were replaced (grown, or turned dense)."""
+        return int(self.ctr[1])
+
+    @gen.setter
+    def gen(self, g: int) -> None:
+        self.ctr[1] = g
 
     def _dense(self, rel: np.ndarray, cat: np.ndarray, tfidf: np.ndarray, done: np.ndarray) -> None:
         self.keyed = False
@@ -817,7 +859,10 @@ class LinkTable:
         c = scorer.corpus
         self.lo = np.asarray(c.link_lo, np.int64)
         self.hi = np.asarray(c.link_hi, np.int64)
-        self.gen = 0
+        #: (3,) int64: rows used, pages scored and the generation (:attr:`n_rows`, :attr:`n_pages_scored`,
+        #: :attr:`gen`), in an array a compiled fill (:class:`~gym_crawl.relevance.score_kernels.StoreFill`)
+        #: advances and checks
+        self.ctr = np.zeros(3, np.int64)
         #: memory-mapped from the :meth:`TopicScorer.save_tables` cache: ``rel``/``cat`` read-only (they do not
         #: depend on the keywords, so a rescoring after :meth:`TopicScorer.set_keywords` leaves them as they
         #: are), the keyword flags copy-on-write (private pages only where new keywords change them)
@@ -829,6 +874,33 @@ class LinkTable:
             self.complete = True
             return
         self.forget()
+
+    @property
+    def n_rows(self) -> int:
+        """Rows used (keyed)."""
+        return int(self.ctr[0])
+
+    @n_rows.setter
+    def n_rows(self, n: int) -> None:
+        self.ctr[0] = n
+
+    @property
+    def n_pages_scored(self) -> int:
+        """Pages whose links have rows (keyed)."""
+        return int(self.ctr[1])
+
+    @n_pages_scored.setter
+    def n_pages_scored(self, n: int) -> None:
+        self.ctr[1] = n
+
+    @property
+    def gen(self) -> int:
+        """How many times the arrays were replaced (grown, turned dense or forgotten)."""
+        return int(self.ctr[2])
+
+    @gen.setter
+    def gen(self, g: int) -> None:
+        self.ctr[2] = g
 
     def _dense(self, rel: np.ndarray, cat: np.ndarray, kw_url: np.ndarray, kw_anchor: np.ndarray) -> None:
         self.keyed = False
