@@ -28,6 +28,7 @@ from numba.experimental import structref
 
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.bundles import borrowed, borrowed_crawls, borrowed_graph, borrowed_tables, borrowed_work
+from gym_crawl.crawl.fetch_ahead import fetch_ahead_first, fetch_ahead_next
 from gym_crawl.features import kernels as FR
 from gym_crawl.pagemap import find
 from gym_crawl.relevance.score_kernels import StoreFill, fill_store_rows
@@ -143,7 +144,7 @@ def _borrowed_buffers(b):
 
 @njit(cache=True, nogil=True)
 def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, sel_s, crawls, scores, rw_r, rw_done, hsize, pages,
-                slots, miss, out):
+                slots, miss, out, graph=None):
     """What the batched step checks before it changes anything, in one pass: the page of each active sub-env's
     action into ``pages`` (-1: a masked slot / a non-frontier page, the step is spent) and its slot, as far as known,
     into ``slots`` (the selection's hint ``sel_s`` in slot mode, which :func:`step_crawl` checks; -1: unknown), the
@@ -152,7 +153,10 @@ def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, sel_s, craw
     (5,) int64: how many pages ``miss`` holds (the caller fills them in Python and calls again); the first active
     sub-env whose action is outside ``0..n_actions-1`` (nothing else is done then); when no page is missing, the
     first sub-env whose page's reward (``rw_r``) is not finite; -1 for none of either; and the largest heap size
-    (``hsize``) and slot count of the N crawls (what the caller makes room for)."""
+    (``hsize``) and slot count of the N crawls (what the caller makes room for). The pages' first lines are asked for
+    (:func:`~gym_crawl.crawl.fetch_ahead.fetch_ahead_first`) before they are checked when ``graph``, the
+    :class:`~gym_crawl.crawl.bundles.LinkGraph`, is given; the fast step asks for the lines found through them
+    (:func:`~gym_crawl.crawl.fetch_ahead.fetch_ahead_next`) before its first fetch."""
     out[1] = -1
     out[2] = -1
     for i in range(len(actions)):
@@ -178,7 +182,11 @@ def batch_pages(actions, active, slot_mode, n_actions, ncand, sel_p, sel_s, craw
                 continue
         pages[i] = p
         slots[i] = s
-        if not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
+    if graph is not None:
+        fetch_ahead_first(pages, scores, graph)
+    for i in range(len(actions)):
+        p = pages[i]
+        if p >= 0 and not (K.page_ready(scores, p) and K.links_ready(scores, p) and rw_done[K.page_row(scores, p)]):
             miss[nm] = p
             nm += 1
     out[0] = nm
@@ -304,6 +312,7 @@ def batch_step_resets(pages, slots, active, kk, cap, beta, budget, log_time, use
     (last_page, ended, out) = post
     scores, graph, crawls, work = _borrow(scores, graph, crawls, work)
     b = _borrowed_buffers(buffers)
+    fetch_ahead_next(pages, scores, graph, b.rw_r, b.rw_rel, b.label)
     for i in range(len(pages)):
         if resetting[i]:
             if not reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, eval_label, log_pages,
@@ -356,8 +365,8 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
     scores, graph, crawls, work = _borrow(a.scores, a.graph, a.crawls, a.work)
     b = _borrowed_buffers(a.buffers)
     o = a.prep
-    batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r, a.rw_done,
-                b.hsize, pages, a.slots, a.miss, o)
+    batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r,
+                a.rw_done, b.hsize, pages, a.slots, a.miss, o, graph)
     if o[0] > 0 and fill_store_rows(a.miss[:o[0]], a.fill):  # first-fetched pages' rows copied from the store
         batch_pages(actions, act, slot_mode, n_actions, b.ncand, b.sel_p, b.sel_s, crawls, scores, b.rw_r,
                     a.rw_done, b.hsize, pages, a.slots, a.miss, o)
@@ -368,6 +377,7 @@ def vec_step(actions, slot_mode, n_actions, deg, kk, cap, beta, budget, log_time
     if o[4] + deg + 1 > crawls.slot_page.shape[1]:
         return SLOW_PATH
     layout = a.layout
+    fetch_ahead_next(pages, scores, graph, b.rw_r, b.rw_rel, b.label)
     for i in range(n):
         if not step_crawl(i, pages[i], a.slots[i], kk, cap, beta, budget, log_time, use_reducer, layout, eval_label,
                           log_pages, n_domains, scores, graph, crawls, work, b):
