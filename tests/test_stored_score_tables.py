@@ -252,6 +252,37 @@ def test_batched_crawls_over_a_store_match_computed_ones(data, monkeypatch):
     assert len(computed) > 50 and len(stored) < len(computed) // 4
 
 
+def test_a_single_env_over_a_store_fills_in_its_compiled_step(data, monkeypatch):
+    import gymnasium as gym
+
+    fills = []  # pages the compiled single step left to Python to fill
+    python_fill = state_mod.CrawlState.page_reward
+    monkeypatch.setattr(state_mod.CrawlState, "page_reward", lambda self, p: (fills.append(p), python_fill(self, p))[1])
+
+    def run():
+        scorer_mod._SHARED.clear()
+        fills.clear()
+        env = gym.make("WikiCrawl-v3", corpus="powerlaw-2000", topic="geology")
+        obs, info = env.reset(seed=5)
+        assert env.unwrapped._cstep is not None
+        rng = np.random.default_rng(5)
+        out = []
+        for _ in range(150):
+            a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            obs, r, te, tr, info = env.step(a)
+            out += [obs["candidates"].copy(), obs["state"].copy(), np.array([r, te, tr, info["fetched_page"]])]
+            if te or tr:
+                obs, info = env.reset()
+        return out, env.unwrapped.scorer, list(fills)
+
+    want, sc0, computed = run()
+    assert not sc0.stored_source
+    monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
+    got, sc, stored = run()
+    assert sc.stored_source and _same(got, want)
+    assert len(computed) > 50 and len(stored) < len(computed) // 4  # Python fills only when a table grows
+
+
 def test_the_compiled_fill_gives_the_rows_fill_from_store_gives(tiny):
     from gym_crawl.relevance.rewards import get_reward_scheme
     from gym_crawl.relevance.score_kernels import fill_store_rows

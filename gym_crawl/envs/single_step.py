@@ -15,7 +15,8 @@ figures read one by one from the crawl's counters.
 
 Everything the Python side must do before a fetch — fill a page's per-topic scores, refuse a non-finite reward,
 grow the crawl's slots or the heap — the kernel detects and hands back (``NEED_*`` codes) before it changes
-anything; :meth:`CompiledStep.step` does it and calls again.
+anything but the scores (a first-fetched page's rows it copies from the topic's stored tables itself, where it can:
+:func:`~gym_crawl.relevance.score_kernels.fill_store_rows`); :meth:`CompiledStep.step` does it and calls again.
 
 The env's episode record (``feats``, ``mask``, ``svec``) and the reducer's heap and selection are views of this
 object's arrays while it is bound (:meth:`CompiledStep.bind`, after every reset and after a copy of the env), so
@@ -36,6 +37,7 @@ from gym_crawl.features.kernels import FEAT_NONE
 from gym_crawl.features.sets import BatchLayout
 from gym_crawl.pagemap import find
 from gym_crawl.reducers.base import TopKRows
+from gym_crawl.relevance.score_kernels import fill_store_rows
 
 __all__ = ["CompiledStep", "StepArrays", "NEED_HEAP", "NEED_SCORES", "NEED_SLOTS", "NOT_FINITE", "N_FIGURES"]
 
@@ -63,7 +65,8 @@ class StepArrays(structref.StructRefProxy):
     """Everything :func:`env_step` reads and writes, as one kernel argument (built by :meth:`CompiledStep.bind`):
     the crawl's bundles, the topic's score and reward tables, the top-K heap and selection, the observation
     buffers, the per-episode scalars and the step's outputs, each with the leading crawl axis of one crawl that
-    :func:`~gym_crawl.envs.batch_kernels.batch_step` indexes."""
+    :func:`~gym_crawl.envs.batch_kernels.batch_step` indexes; ``store`` the topic's
+    :class:`~gym_crawl.relevance.score_kernels.StoreFill` (a first-fetched page's rows copied in the call)."""
 
 
 _FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "rw_done",
@@ -71,7 +74,7 @@ _FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "rw_d
            "t", "last_reward", "penalty", "reward_scale",
            "rewards", "term", "trunc", "fetched_page", "relevant", "invalid", "n_new", "counts",
            "old_p", "old_k", "src", "fill_idx", "fill_pages", "fill_rows", "pages", "active",
-           "layout", "iparams", "fparams", "ids", "figures", "sums")
+           "layout", "iparams", "fparams", "ids", "figures", "sums", "store")
 structref.define_constructor(StepArrays, StepArraysType, _FIELDS)
 structref.define_boxing(StepArraysType, StepArrays)
 
@@ -80,11 +83,12 @@ structref.define_boxing(StepArraysType, StepArrays)
 def _new_step_arrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize, sel_p, sel_k, nsel,
                      sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
                      fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src, fill_idx, fill_pages,
-                     fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums):
+                     fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums, store):
     return StepArrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize,
                       sel_p, sel_k, nsel, sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale,
                       rewards, term, trunc, fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src,
-                      fill_idx, fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums)
+                      fill_idx, fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums,
+                      store)
 
 
 @njit(cache=True, nogil=True)
@@ -107,7 +111,8 @@ def env_step(action, budget, b):
     b.pages[0] = p
     if p >= 0:
         sc = b.scores
-        if not (K.page_ready(sc, p) and K.links_ready(sc, p) and b.rw_done[K.page_row(sc, p)]):
+        if not (K.page_ready(sc, p) and K.links_ready(sc, p) and b.rw_done[K.page_row(sc, p)]) \
+                and not fill_store_rows(b.pages[:1], b.store):  # a first fetch's rows from the topic's store
             return NEED_SCORES
         if not math.isfinite(b.rw_r[K.page_row(sc, p)]):
             return NOT_FINITE
@@ -289,7 +294,7 @@ class CompiledStep:
             self.svec,
             self._ncand, self._t, self._last_reward, self._penalty, self._reward_scale, *self._out, self._counts,
             *self._rowc, self._pages, self._active, self._layout, self._iparams, self._fparams, self.ids,
-            self.figures, self.sums)
+            self.figures, self.sums, st.store_fill())
 
     # ------------------------------------------------------------------ step
     def step(self, action: int, budget: int | None) -> int:
