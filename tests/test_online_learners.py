@@ -100,7 +100,7 @@ def test_frontier_rows_latest_scores_and_compaction():
     with pytest.raises(KeyError):
         fr.scores(np.array([5]), w)
     fr.reset(10)
-    assert fr.n_rows == 0 and fr.keyed.n == 0 and np.all(fr.latest(np.arange(10)) == -1)
+    assert fr.n_rows == 0 and fr.n_keyed == 0 and np.all(fr.latest(np.arange(10)) == -1)
 
 
 def test_sparse_memory_ring_and_round_trip():

@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import AGENTS, Agent, Transition
-from gym_crawl.pagemap import KeyedRows
 
 __all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "REFRESH_MODES", "SHIPPED_PREFIX", "FrontierRows", "OnlineClassifierAgent",
            "RowLearner", "SparseMemory", "feature_rows", "logistic_sgd_step", "row_dot", "shipped_weights_path"]
@@ -89,12 +89,70 @@ def row_dot(indptr: np.ndarray, cols: np.ndarray, vals: np.ndarray, w: np.ndarra
     return np.asarray(X @ w, np.float64)
 
 
+@njit(cache=True, nogil=True)
+def _home(page, mask):
+    h = np.int64(page) * np.int64(2654435761)
+    return (h ^ (h >> 16)) & mask
+
+
+@njit(cache=True, nogil=True)
+def _lookup(tab, pages):
+    """The value (column 1) of each of ``pages`` in the open-addressing table ``tab`` (column 0: the page, -1 for
+    an empty entry); -1 for a page not in it. A page's key and value share a cache line."""
+    mask = len(tab) - 1
+    out = np.empty(len(pages), np.int64)
+    for j in range(len(pages)):
+        p = pages[j]
+        h = _home(p, mask)
+        while True:
+            k = tab[h, 0]
+            if k == p:
+                out[j] = tab[h, 1]
+                break
+            if k == -1:
+                out[j] = -1
+                break
+            h = (h + 1) & mask
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _store(tab, pages, values, n):
+    """Set the value of each of ``pages`` (in order; a page repeated: its last value), adding the pages not in
+    ``tab`` (room for all of them guaranteed by the caller); returns ``n`` + the pages added."""
+    mask = len(tab) - 1
+    for j in range(len(pages)):
+        p = pages[j]
+        h = _home(p, mask)
+        while tab[h, 0] != p and tab[h, 0] != -1:
+            h = (h + 1) & mask
+        if tab[h, 0] == -1:
+            tab[h, 0] = p
+            n += 1
+        tab[h, 1] = values[j]
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _regrow(old, new):
+    """Put every entry of ``old`` into the empty, larger table ``new``."""
+    mask = len(new) - 1
+    for i in range(len(old)):
+        p = old[i, 0]
+        if p != -1:
+            h = _home(p, mask)
+            while new[h, 0] != -1:
+                h = (h + 1) & mask
+            new[h, 0] = p
+            new[h, 1] = old[i, 1]
+
+
 class FrontierRows:
     """Feature rows of the frontier pages of one episode, as a growing CSR log with a pointer from each page
     to its latest row; compacted when most rows are dead. The log's arrays grow by doubling (amortized
-    O(non-zeros) per row added, not a copy of the whole log per step). The pointers are keyed by page
-    (:class:`~gym_crawl.pagemap.KeyedRows`: a row for each page given a row this episode), so nothing here is
-    sized by the web."""
+    O(non-zeros) per row added, not a copy of the whole log per step). The pointers are keyed by page: an
+    open-addressing table of (page, latest row) entries (int32 pairs, at most half full, doubling) holding the pages
+    given a row this episode, so nothing here is sized by the web."""
 
     def __init__(self) -> None:
         self.n_rows = 0
@@ -102,8 +160,10 @@ class FrontierRows:
 
     def reset(self, n_pages: int = 0) -> None:
         """Forget every row (a new episode). ``n_pages``, the web's size, is not needed (kept for callers)."""
-        #: page -> its latest row + 1 (0: none), keyed by the pages given a row this episode
-        self.keyed = KeyedRows(("latest", np.int64))
+        #: (page, its latest row or -1) entries of the pages given a row this episode; (-1, ·): empty
+        self.table = np.full((128, 2), -1, np.int32)
+        #: pages in :attr:`table`
+        self.n_keyed = 0
         self._indptr = np.zeros(1025, np.int64)
         self._cols = np.zeros(1 << 16, np.int32)
         self._vals = np.zeros(1 << 16, np.float64)
@@ -132,15 +192,18 @@ class FrontierRows:
 
     def latest(self, pages: np.ndarray) -> np.ndarray:
         """int64 latest row of each of ``pages`` (-1: the page has none)."""
-        k = self.keyed
-        r = k.rows(pages)
-        out = k.cols["latest"][r] - 1
-        out[r < 0] = -1
-        return out
+        return _lookup(self.table, np.asarray(pages, np.int64))
 
     def _set_latest(self, pages: np.ndarray, rows: np.ndarray) -> None:
-        r = self.keyed.ensure(pages)  # may grow the column: read it after
-        self.keyed.cols["latest"][r] = rows + 1
+        need = 2 * (self.n_keyed + len(pages))
+        if need > len(self.table):
+            size = len(self.table)
+            while need > size:
+                size *= 2
+            new = np.full((size, 2), -1, np.int32)
+            _regrow(self.table, new)
+            self.table = new
+        self.n_keyed = int(_store(self.table, np.asarray(pages, np.int64), np.asarray(rows, np.int64), self.n_keyed))
 
     @staticmethod
     def _room(a: np.ndarray, need: int) -> np.ndarray:
@@ -204,7 +267,7 @@ class FrontierRows:
         lens = ends - starts
         idx = np.repeat(starts, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
         pages = self._page[rid]
-        self.keyed.cols["latest"][: self.keyed.n] = 0
+        self.table[:, 1] = -1
         cols, vals = self._cols[idx], self._vals[idx]
         n = len(rid)
         self._cols[: len(idx)] = cols

@@ -261,6 +261,7 @@ class PairIndex:
         self._page_of = np.zeros(64, np.int32)
         self._loc_pair = np.full(64, -1, np.int32)
         self._loc_slot = np.full(64, -1, np.int32)
+        self._drawn = (-1, -1)  # (page, local id) of the page best() drew last: row() finds it without a lookup
         self._S = np.zeros((64, len(self.s_cols)), np.float32)
         self._A = np.zeros((64, len(self.a_cols)), np.float32)
         self._s_tab = np.full(128, _EMPTY, np.int64)
@@ -311,6 +312,8 @@ class PairIndex:
 
     def _local(self, page: int) -> int:
         """The local id of ``page`` (-1: never given)."""
+        if page == self._drawn[0]:
+            return self._drawn[1]
         return int(find(self._pkeys, self._pslots, int(page)))
 
     def pair_of(self, page: int) -> int:
@@ -330,6 +333,7 @@ class PairIndex:
         c = self._cnt
         c[:] = 0
         self._pkeys.fill(EMPTY)
+        self._drawn = (-1, -1)
         self._s_tab.fill(_EMPTY)
         self._a_tab.fill(_EMPTY)
         self._p_tab.fill(_EMPTY)
@@ -421,8 +425,10 @@ class PairIndex:
         k = int(ties[0]) if len(ties) == 1 else int(ties[rng.integers(len(ties))])
         pid = int(pids[k])
         n, at = int(self._mem_cnt[pid]), int(self._mem_start[pid])
-        loc = self._pool[at] if n == 1 else self._pool[at + int(rng.integers(n))]
-        return int(self._page_of[loc]), float(m)
+        loc = int(self._pool[at] if n == 1 else self._pool[at + int(rng.integers(n))])
+        page = int(self._page_of[loc])
+        self._drawn = (page, loc)
+        return page, float(m)
 
     def members(self, pid: int) -> list[int]:
         """Pages of pair ``pid`` (a copy, in member order)."""
