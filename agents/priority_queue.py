@@ -26,9 +26,12 @@ in, first out among equal priorities — what the thesis' ``(priority, count, ta
 entries do. Callers can pass their own tie keys (e.g. random numbers for an unbiased
 tie-break). Updating an item gives it a fresh counter tie key, as the thesis' re-add does.
 
-The heap lives in flat numpy arrays (item, priority, tie key; as long as ``capacity``, since items are
-distinct) and every sift runs in a compiled numba kernel, so a step's batch of found pages costs one
-call, not a Python loop per link.
+The heap lives in flat numpy arrays (item, priority, tie key) and every sift runs in a compiled numba kernel,
+so a step's batch of found pages costs one call, not a Python loop per link. Nothing is sized by ``capacity``:
+an item gets a *local id* when it is first queued (since the last :meth:`UpdatablePQ.clear`), found through
+:mod:`gym_crawl.pagemap`'s open-addressing map; the heap holds local ids, the position index is a column of
+local ids, and every array grows by doubling — the queue's memory follows the items it was given (≈ 40–60 bytes
+each), not the web's pages. Local ids never change the order: the heap compares priorities and tie keys only.
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ from collections.abc import Iterable
 
 import numpy as np
 from numba import njit
+
+from gym_crawl.pagemap import EMPTY, find, probe, rehash
 
 __all__ = ["UpdatablePQ"]
 
@@ -127,28 +132,99 @@ def _delete_at(items, prio, tie, pos, n, i):
 
 
 @njit(cache=True, nogil=True)
-def _clear(items, pos, n):
-    for k in range(n):
-        pos[items[k]] = -1
+def _locals(keys, slots, page_of, pos, n_loc, pages, out):
+    """``out[j]`` = the local id of ``pages[j]``, a new one (position -1) for a page not in the map (room
+    reserved by the caller); returns the new count of local ids."""
+    for j in range(len(pages)):
+        h = probe(keys, pages[j])
+        if keys[h] == EMPTY:
+            keys[h] = pages[j]
+            slots[h] = n_loc
+            page_of[n_loc] = pages[j]
+            pos[n_loc] = -1
+            out[j] = n_loc
+            n_loc += 1
+        else:
+            out[j] = slots[h]
+    return n_loc
+
+
+def _grown(a: np.ndarray, size: int, fill: int = 0) -> np.ndarray:
+    """``a`` with at least ``size`` entries (doubling; the new ones ``fill``)."""
+    if len(a) >= size:
+        return a
+    out = np.full(max(size, 2 * len(a)), fill, a.dtype)
+    out[: len(a)] = a
+    return out
 
 
 class UpdatablePQ:
     """Indexed binary max-heap over integer items with in-place priority updates and random pops.
 
     Args:
-        capacity: items are ints in ``[0, capacity)``.
+        capacity: items are ints in ``[0, capacity)`` (at most 2^31: the page map's keys are int32); nothing is
+            allocated per possible item (module docstring).
     """
 
     def __init__(self, capacity: int):
         if capacity < 0:
             raise ValueError(f"capacity must be >= 0, got {capacity}")
+        if capacity > 2 ** 31:
+            raise ValueError(f"capacity must be <= 2^31, got {capacity}")
         self.capacity = int(capacity)
-        self._item = np.zeros(self.capacity, np.int64)
-        self._prio = np.zeros(self.capacity, np.float64)
-        self._tie = np.zeros(self.capacity, np.float64)
-        self._pos = np.full(self.capacity, -1, np.int64)
+        self._item = np.zeros(64, np.int64)      # heap of local ids
+        self._prio = np.zeros(64, np.float64)
+        self._tie = np.zeros(64, np.float64)
         self._n = 0
         self._counter = 0
+        # local ids: the page map (item -> local id), the item of each local id, its heap slot (-1: not queued)
+        self._keys = np.full(128, EMPTY, np.int32)
+        self._slots = np.zeros(128, np.int32)
+        self._page_of = np.zeros(64, np.int64)
+        self._pos = np.full(64, -1, np.int64)
+        self._n_loc = 0
+
+    @property
+    def n_seen(self) -> int:
+        """Items given a local id since the last :meth:`clear` (queued now or before)."""
+        return self._n_loc
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the queue's arrays at their capacity."""
+        return int(sum(a.nbytes for a in (self._item, self._prio, self._tie, self._keys, self._slots, self._page_of,
+                                          self._pos)))
+
+    def _reserve(self, k: int) -> None:
+        """Room for ``k`` more local ids and ``k`` more queued items."""
+        need = self._n_loc + k
+        if need > len(self._page_of):
+            self._page_of = _grown(self._page_of, need)
+            self._pos = _grown(self._pos, need, -1)
+        if 2 * need > len(self._keys):
+            size = len(self._keys)
+            while 2 * need > size:
+                size *= 2
+            self._keys, self._slots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
+            rehash(self._page_of, self._n_loc, self._keys, self._slots)
+        if self._n + k > len(self._item):
+            self._item = _grown(self._item, self._n + k)
+            self._prio = _grown(self._prio, self._n + k)
+            self._tie = _grown(self._tie, self._n + k)
+
+    def _local_ids(self, items: np.ndarray) -> np.ndarray:
+        """Local ids of ``items`` (int64), new ones for items not seen since the last clear."""
+        self._reserve(len(items))
+        out = np.empty(len(items), np.int64)
+        self._n_loc = int(_locals(self._keys, self._slots, self._page_of, self._pos, self._n_loc, items, out))
+        return out
+
+    def _slot(self, item: int) -> int:
+        """Heap slot of ``item`` (-1: not queued)."""
+        if not 0 <= item < self.capacity:
+            return -1
+        loc = int(find(self._keys, self._slots, int(item)))
+        return int(self._pos[loc]) if loc >= 0 else -1
 
     # ------------------------------------------------------------ queries
     def __len__(self) -> int:
@@ -158,11 +234,11 @@ class UpdatablePQ:
         return self._n > 0
 
     def __contains__(self, item: int) -> bool:
-        return 0 <= item < self.capacity and self._pos[item] >= 0
+        return self._slot(item) >= 0
 
     def priority(self, item: int) -> float:
         """Current priority of a queued ``item`` (``KeyError`` if not queued)."""
-        i = int(self._pos[item]) if 0 <= item < self.capacity else -1
+        i = self._slot(item)
         if i < 0:
             raise KeyError(f"item {item} is not queued")
         return float(self._prio[i])
@@ -171,11 +247,11 @@ class UpdatablePQ:
         """``(item, priority)`` of the best item without removing it (``IndexError`` if empty)."""
         if not self._n:
             raise IndexError("peek at an empty priority queue")
-        return int(self._item[0]), float(self._prio[0])
+        return int(self._page_of[self._item[0]]), float(self._prio[0])
 
     def items(self) -> np.ndarray:
         """(n,) int64 queued items in heap-array order (a copy)."""
-        return self._item[: self._n].copy()
+        return self._page_of[self._item[: self._n]]
 
     def priorities(self) -> np.ndarray:
         """(n,) float64 priorities aligned with :meth:`items`."""
@@ -194,7 +270,8 @@ class UpdatablePQ:
         if tie is None:
             tie = float(self._counter)
             self._counter += 1
-        self._n = _push(self._item, self._prio, self._tie, self._pos, self._n, item, float(priority), float(tie))
+        loc = int(self._local_ids(np.array([item], np.int64))[0])
+        self._n = _push(self._item, self._prio, self._tie, self._pos, self._n, loc, float(priority), float(tie))
 
     update = push
 
@@ -225,13 +302,14 @@ class UpdatablePQ:
                 raise ValueError(f"push_many: {k} items but {len(tie_arr)} tie keys")
         n = self._n
         if k < 16 or 8 * k < n:
-            self._n = _push_each(self._item, self._prio, self._tie, self._pos, n, items, prios, tie_arr)
+            locs = self._local_ids(items)
+            self._n = _push_each(self._item, self._prio, self._tie, self._pos, n, locs, prios, tie_arr)
             return
         # vectorized merge: drop batch duplicates (keep last), drop updated old entries, sort all
         rev = items[::-1]
         _, first = np.unique(rev, return_index=True)
         keep = np.sort(k - 1 - first)
-        items, prios, tie_arr = items[keep], prios[keep], tie_arr[keep]
+        items, prios, tie_arr = self._local_ids(items[keep]), prios[keep], tie_arr[keep]
         old_items = self._item[:n]
         if n:
             queued = self._pos[items] >= 0
@@ -257,7 +335,7 @@ class UpdatablePQ:
         """Remove and return ``(item, priority)`` of the best item (``IndexError`` if empty)."""
         if not self._n:
             raise IndexError("pop from an empty priority queue")
-        item, prio = int(self._item[0]), float(self._prio[0])
+        item, prio = int(self._page_of[self._item[0]]), float(self._prio[0])
         self._n = _delete_at(self._item, self._prio, self._tie, self._pos, self._n, 0)
         return item, prio
 
@@ -266,7 +344,7 @@ class UpdatablePQ:
         if not self._n:
             raise IndexError("pop from an empty priority queue")
         i = int(rng.integers(self._n))
-        item, prio = int(self._item[i]), float(self._prio[i])
+        item, prio = int(self._page_of[self._item[i]]), float(self._prio[i])
         self._n = _delete_at(self._item, self._prio, self._tie, self._pos, self._n, i)
         return item, prio
 
@@ -274,11 +352,11 @@ class UpdatablePQ:
         """A uniformly random queued item, left in the queue."""
         if not self._n:
             raise IndexError("sample from an empty priority queue")
-        return int(self._item[int(rng.integers(self._n))])
+        return int(self._page_of[self._item[int(rng.integers(self._n))]])
 
     def remove(self, item: int) -> float:
         """Remove a queued ``item``; returns its priority (``KeyError`` if not queued)."""
-        i = int(self._pos[item]) if 0 <= item < self.capacity else -1
+        i = self._slot(item)
         if i < 0:
             raise KeyError(f"item {item} is not queued")
         prio = float(self._prio[i])
@@ -293,8 +371,10 @@ class UpdatablePQ:
         return False
 
     def clear(self) -> None:
-        """Empty the queue in O(n) (the position index is reset only where used)."""
-        _clear(self._item, self._pos, self._n)
+        """Empty the queue and forget the local ids (O(items seen); the arrays keep their capacity)."""
+        self._pos[: self._n_loc] = -1
+        self._keys.fill(EMPTY)
+        self._n_loc = 0
         self._n = 0
         self._counter = 0
 
@@ -308,4 +388,5 @@ class UpdatablePQ:
                     assert (self._prio[i] > self._prio[c]
                             or (self._prio[i] == self._prio[c] and self._tie[i] <= self._tie[c])), \
                         f"heap order violated at {i}->{c}"
-        assert int((self._pos >= 0).sum()) == n
+        assert int((self._pos[: self._n_loc] >= 0).sum()) == n
+        assert all(int(find(self._keys, self._slots, int(self._page_of[loc]))) == loc for loc in range(self._n_loc))

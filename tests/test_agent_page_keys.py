@@ -1,8 +1,10 @@
 """The agents' own per-page state is keyed by the pages they were given, not sized by the web.
 
-``lfa-sync``'s set-B index (:class:`~gym_crawl.agents.linear.pair_index.PairIndex`) and the row learners' frontier
+``lfa-sync``'s set-B index (:class:`~gym_crawl.agents.linear.pair_index.PairIndex`), the row learners' frontier
 rows (:class:`~gym_crawl.agents.hashed.online_classifier.FrontierRows`: ``online-classifier``, ``hashed-q``, the
-mixtures) once kept 16 and 8 bytes for every page of the web. Now their page columns are rows of a page map, so:
+mixtures), the updatable priority queue (:class:`~gym_crawl.agents.priority_queue.UpdatablePQ`: ``lfa-async``,
+``lfa-moderated``, ``thesis-lfa``, ``best-first-page``, ``td-lambda``) and Palotai's foragers' page store once kept
+16, 8, 32 and 4 · state_dim + 1 bytes for every page of the web. Now their pages are keys of a page map, so:
 
 * the decisions are the same: the fetched pages of these runs hash as recorded with the dense per-page arrays the
   page maps replaced (the same runs on the 2·10^4-page power-law web matched too, outside the suite);
@@ -29,6 +31,9 @@ RECORDED = {
     ("online-classifier", "{}", 2, 400): "ab3502d0db7e7d4f",
     ("online-classifier", '{"refresh": "new", "rescore_every": 4}', 1, 400): "f3f928de2a91974c",
     ("hashed-q", "{}", 2, 300): "29d7f45646f8d640",
+    ("lfa-async", "{}", 2, 400): "3f8f38b2519d9bcc",
+    ("best-first-page", "{}", 1, 600): "69176b85178dc216",
+    ("td-lambda", "{}", 2, 300): "d74dc4dcb91d1bcd",
 }
 
 
@@ -73,12 +78,21 @@ def test_pair_index_rows_follow_the_pages_seen(big_web) -> None:
     assert pairs.nbytes < 16 * big_web.n_pages // 10
 
 
+def test_priority_queue_follows_the_pages_seen(big_web) -> None:
+    agent, discovered = _crawl("lfa-async", big_web)
+    pq = agent._pq
+    assert pq.capacity == big_web.n_pages and 0 < len(pq) <= pq.n_seen <= discovered < 2_000
+    pq.check_invariants()
+    # the dense heap and position index were 32 bytes a page of the web (32 MB here)
+    assert pq.nbytes <= 64 * 2 * max(64, pq.n_seen + 256) < 32 * big_web.n_pages // 100
+
+
 def test_frontier_rows_follow_the_pages_seen(big_web) -> None:
     agent, discovered = _crawl("online-classifier", big_web)
-    keyed = agent.frontier.keyed
-    assert 0 < keyed.n <= discovered < 2_000
-    assert len(keyed.key_of) <= 2 * max(64, keyed.n) and len(keyed.keys) <= 4 * len(keyed.key_of)
-    assert keyed.nbytes < 64 * max(64, keyed.n) < 8 * big_web.n_pages // 10   # the dense pointers: 8 MB here
+    fr = agent.frontier
+    assert 0 < fr.n_keyed <= discovered < 2_000
+    assert len(fr.table) <= 4 * max(64, fr.n_keyed)   # at most half full, doubling
+    assert fr.table.nbytes < 8 * big_web.n_pages // 100   # the dense pointers: 8 MB here
 
 
 def _fleet_digest(env, run) -> str:
