@@ -109,14 +109,6 @@ def _push(items, prio, tie, pos, n, item, p, t):
 
 
 @njit(cache=True, nogil=True)
-def _push_each(items, prio, tie, pos, n, its, ps, ts):
-    """:func:`_push` of every (item, priority, tie) in order; returns the new size."""
-    for k in range(len(its)):
-        n = _push(items, prio, tie, pos, n, its[k], ps[k], ts[k])
-    return n
-
-
-@njit(cache=True, nogil=True)
 def _delete_at(items, prio, tie, pos, n, i):
     """Remove the entry at heap slot ``i``; returns the new size."""
     pos[items[i]] = -1
@@ -132,21 +124,40 @@ def _delete_at(items, prio, tie, pos, n, i):
 
 
 @njit(cache=True, nogil=True)
-def _locals(keys, slots, page_of, pos, n_loc, pages, out):
-    """``out[j]`` = the local id of ``pages[j]``, a new one (position -1) for a page not in the map (room
-    reserved by the caller); returns the new count of local ids."""
+def _local(keys, slots, page_of, pos, cnt, page):
+    """The local id of ``page``, a new one (position -1) for a page not in the map (room reserved by the caller;
+    ``cnt[0]``: the count of local ids)."""
+    h = probe(keys, page)
+    if keys[h] != EMPTY:
+        return np.int64(slots[h])
+    loc = cnt[0]
+    keys[h] = page
+    slots[h] = loc
+    page_of[loc] = page
+    pos[loc] = -1
+    cnt[0] = loc + 1
+    return loc
+
+
+@njit(cache=True, nogil=True)
+def _locals(keys, slots, page_of, pos, cnt, pages, out):
+    """``out[j]`` = :func:`_local` of ``pages[j]``."""
     for j in range(len(pages)):
-        h = probe(keys, pages[j])
-        if keys[h] == EMPTY:
-            keys[h] = pages[j]
-            slots[h] = n_loc
-            page_of[n_loc] = pages[j]
-            pos[n_loc] = -1
-            out[j] = n_loc
-            n_loc += 1
-        else:
-            out[j] = slots[h]
-    return n_loc
+        out[j] = _local(keys, slots, page_of, pos, cnt, pages[j])
+
+
+@njit(cache=True, nogil=True)
+def _push_page(items, prio, tie, pos, n, keys, slots, page_of, cnt, page, p, t):
+    """:func:`_push` of ``page`` by its local id; returns the new size."""
+    return _push(items, prio, tie, pos, n, _local(keys, slots, page_of, pos, cnt, page), p, t)
+
+
+@njit(cache=True, nogil=True)
+def _push_pages(items, prio, tie, pos, n, keys, slots, page_of, cnt, pages, ps, ts):
+    """:func:`_push_page` of every (page, priority, tie) in order; returns the new size."""
+    for k in range(len(pages)):
+        n = _push(items, prio, tie, pos, n, _local(keys, slots, page_of, pos, cnt, pages[k]), ps[k], ts[k])
+    return n
 
 
 def _grown(a: np.ndarray, size: int, fill: int = 0) -> np.ndarray:
@@ -182,12 +193,13 @@ class UpdatablePQ:
         self._slots = np.zeros(128, np.int32)
         self._page_of = np.zeros(64, np.int64)
         self._pos = np.full(64, -1, np.int64)
-        self._n_loc = 0
+        self._cnt = np.zeros(1, np.int64)   # local ids handed out
+        self._room = 64
 
     @property
     def n_seen(self) -> int:
         """Items given a local id since the last :meth:`clear` (queued now or before)."""
-        return self._n_loc
+        return int(self._cnt[0])
 
     @property
     def nbytes(self) -> int:
@@ -197,7 +209,10 @@ class UpdatablePQ:
 
     def _reserve(self, k: int) -> None:
         """Room for ``k`` more local ids and ``k`` more queued items."""
-        need = self._n_loc + k
+        n_loc = int(self._cnt[0])
+        need = n_loc + k
+        if need <= self._room and self._n + k <= len(self._item):
+            return
         if need > len(self._page_of):
             self._page_of = _grown(self._page_of, need)
             self._pos = _grown(self._pos, need, -1)
@@ -206,17 +221,18 @@ class UpdatablePQ:
             while 2 * need > size:
                 size *= 2
             self._keys, self._slots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
-            rehash(self._page_of, self._n_loc, self._keys, self._slots)
+            rehash(self._page_of, n_loc, self._keys, self._slots)
         if self._n + k > len(self._item):
             self._item = _grown(self._item, self._n + k)
             self._prio = _grown(self._prio, self._n + k)
             self._tie = _grown(self._tie, self._n + k)
+        self._room = min(len(self._page_of), len(self._keys) // 2)   # local ids that fit without growing
 
     def _local_ids(self, items: np.ndarray) -> np.ndarray:
         """Local ids of ``items`` (int64), new ones for items not seen since the last clear."""
         self._reserve(len(items))
         out = np.empty(len(items), np.int64)
-        self._n_loc = int(_locals(self._keys, self._slots, self._page_of, self._pos, self._n_loc, items, out))
+        _locals(self._keys, self._slots, self._page_of, self._pos, self._cnt, items, out)
         return out
 
     def _slot(self, item: int) -> int:
@@ -270,8 +286,9 @@ class UpdatablePQ:
         if tie is None:
             tie = float(self._counter)
             self._counter += 1
-        loc = int(self._local_ids(np.array([item], np.int64))[0])
-        self._n = _push(self._item, self._prio, self._tie, self._pos, self._n, loc, float(priority), float(tie))
+        self._reserve(1)
+        self._n = _push_page(self._item, self._prio, self._tie, self._pos, self._n, self._keys, self._slots,
+                             self._page_of, self._cnt, item, float(priority), float(tie))
 
     update = push
 
@@ -302,8 +319,9 @@ class UpdatablePQ:
                 raise ValueError(f"push_many: {k} items but {len(tie_arr)} tie keys")
         n = self._n
         if k < 16 or 8 * k < n:
-            locs = self._local_ids(items)
-            self._n = _push_each(self._item, self._prio, self._tie, self._pos, n, locs, prios, tie_arr)
+            self._reserve(k)
+            self._n = _push_pages(self._item, self._prio, self._tie, self._pos, n, self._keys, self._slots,
+                                  self._page_of, self._cnt, items, prios, tie_arr)
             return
         # vectorized merge: drop batch duplicates (keep last), drop updated old entries, sort all
         rev = items[::-1]
@@ -372,9 +390,9 @@ class UpdatablePQ:
 
     def clear(self) -> None:
         """Empty the queue and forget the local ids (O(items seen); the arrays keep their capacity)."""
-        self._pos[: self._n_loc] = -1
+        self._pos[: int(self._cnt[0])] = -1
         self._keys.fill(EMPTY)
-        self._n_loc = 0
+        self._cnt[0] = 0
         self._n = 0
         self._counter = 0
 
@@ -388,5 +406,6 @@ class UpdatablePQ:
                     assert (self._prio[i] > self._prio[c]
                             or (self._prio[i] == self._prio[c] and self._tie[i] <= self._tie[c])), \
                         f"heap order violated at {i}->{c}"
-        assert int((self._pos[: self._n_loc] >= 0).sum()) == n
-        assert all(int(find(self._keys, self._slots, int(self._page_of[loc]))) == loc for loc in range(self._n_loc))
+        n_loc = int(self._cnt[0])
+        assert int((self._pos[:n_loc] >= 0).sum()) == n
+        assert all(int(find(self._keys, self._slots, int(self._page_of[loc]))) == loc for loc in range(n_loc))
