@@ -9,7 +9,8 @@ per fetch, at random places. Two costs come with that which a small web does not
   call per array (``madvise(MADV_POPULATE_READ)``, Linux 5.14 and later), within a byte budget;
 * **serial cache misses**: a compiled loop that reads ``a[p]`` then ``b[a[p]]`` for one page after the other waits
   for each miss in turn. :func:`prefetch` (usable in numba-compiled code) asks for a cache line ahead of its use, so
-  a loop can first request every line it will read and then do its work while they arrive.
+  a loop can first request every line it will read and then do its work while they arrive (:func:`prefetch_range`,
+  :func:`prefetch_rows`: every line of a range of a column or of rows).
 
 Neither changes a value a kernel computes. Lowest layer of the package: imports nothing from ``gym_crawl``.
 """
@@ -22,11 +23,12 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["MADV_POPULATE_READ", "available_memory", "populate", "populate_budget", "prefetch"]
+__all__ = ["MADV_POPULATE_READ", "available_memory", "populate", "populate_budget", "prefetch", "prefetch_range",
+           "prefetch_rows"]
 
 #: ``madvise`` advice that maps a range's pages into the page tables now (reading them from the page cache, or from
 #: disk when they are not cached); Linux 5.14 and later
@@ -128,3 +130,27 @@ def prefetch(typingctx: Any, arr: Any, idx: Any) -> Any:
 
     return sig, codegen
 
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_range(arr, lo, hi):
+    """In numba-compiled code: :func:`prefetch` every cache line of ``arr[lo:hi]`` (1-d; nothing when ``hi <= lo``)."""
+    if hi <= lo:
+        return
+    step = max(64 // arr.itemsize, 1)
+    for x in range(lo, hi, step):
+        prefetch(arr, x)
+    prefetch(arr, hi - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_rows(arr, lo, hi):
+    """In numba-compiled code: :func:`prefetch` every cache line of rows ``lo:hi`` of the 2-d ``arr`` (C-contiguous
+    rows; nothing when ``hi <= lo``)."""
+    w = arr.shape[1]
+    if hi <= lo or w == 0:
+        return
+    step = max(64 // arr.itemsize, 1)
+    for x in range(lo * w, hi * w, step):
+        prefetch(arr[x // w], x % w)
+    prefetch(arr[hi - 1], w - 1)

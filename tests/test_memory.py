@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from gym_crawl._memory import _file_backed, populate, populate_budget, prefetch
+from gym_crawl._memory import _file_backed, populate, populate_budget, prefetch, prefetch_range, prefetch_rows
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise(MADV_POPULATE_READ) is Linux's")
 
@@ -79,6 +79,29 @@ def test_prefetch_changes_no_value():
 
     with pytest.raises(TypingError):  # a 2-d array is not a prefetch target: a typing error, not a silent no-op
         njit(lambda b: prefetch(b, 0))(np.zeros((2, 2)))
+
+
+@njit(cache=False)
+def _ranges_then_sum(a, rows, lo, hi, ahead):
+    if ahead:
+        prefetch_range(a, lo, hi)
+        prefetch_rows(rows, lo, hi)
+    return a[lo:hi].sum() if hi > lo else 0.0
+
+
+def test_prefetch_range_and_rows_change_no_value_at_any_bounds():
+    """Every line of a range asked for (any alignment, empty and reversed ranges, rows of width 0): the arrays are
+    unchanged and the loop after it reads what it would have."""
+    rng = np.random.default_rng(2)
+    for dtype in (np.int8, np.int16, np.float32, np.int64):
+        a = (rng.random(300) * 100).astype(dtype)
+        for w in (0, 1, 4, 33):
+            rows = rng.random((300, w)).astype(np.float32)
+            before, rows_before = a.copy(), rows.copy()
+            for lo, hi in ((0, 300), (7, 8), (5, 70), (40, 40), (90, 10), (299, 300)):
+                assert _ranges_then_sum(a, rows, lo, hi, True) == _ranges_then_sum(a, rows, lo, hi, False)
+            np.testing.assert_array_equal(a, before)
+            np.testing.assert_array_equal(rows, rows_before)
 
 
 @linux

@@ -162,10 +162,10 @@ def allocate(n_slots: int, n_categories: int, n_envs: int | None = None) -> dict
 
 def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
     """Every array :func:`allocate` makes, zeroed. N crawls' stacked arrays are views of one zeroed allocation
-    (each at a 64-byte boundary): numpy asks the system for huge pages for an allocation of 4 MB or more, so the
-    batch's columns are faulted in 2 MB at a time instead of 4 KB — a long crawl doubles its columns mid-episode,
-    and writing the fresh columns page fault by page fault was most of what a doubling cost (measured in
-    benchmarks/RESULTS.md, "The batched env's step")."""
+    (each at a 64-byte boundary, :data:`_SKEW` bytes after the previous one's end): numpy asks the system for huge
+    pages for an allocation of 4 MB or more, so the batch's columns are faulted in 2 MB at a time instead of 4 KB —
+    a long crawl doubles its columns mid-episode, and writing the fresh columns page fault by page fault was most of
+    what a doubling cost (measured in benchmarks/RESULTS.md, "The batched env's step")."""
     lead = () if n_envs is None else (int(n_envs),)
     specs: list[tuple[str, tuple[int, ...], np.dtype[Any]]] = [
         (f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
@@ -176,11 +176,21 @@ def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np
     offsets, total = [], 0
     for _, shape, dt in specs:
         offsets.append(total)
-        total += -(-int(np.prod(shape)) * dt.itemsize // 64) * 64
+        total += -(-int(np.prod(shape)) * dt.itemsize // 64) * 64 + _SKEW
     buf = np.zeros(total + 64, np.uint8)
     start = -buf.ctypes.data % 64
     return _split_pairs({name: buf[start + o:start + o + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape)
                          for (name, shape, dt), o in zip(specs, offsets)})
+
+
+#: bytes between two stacked arrays beyond their 64-byte rounding: 5 cache lines, so that the same slot of different
+#: columns falls in different cache sets. Without it every stacked column's size is a multiple of 4 KB (N crawls × a
+#: power of two of slots), so slot ``s`` of every 4-byte column of every crawl sits at the same address modulo 4 KB
+#: (the span of the L1's sets; one crawl's columns modulo 256 KB and more): the ≈ 20 columns a fetch touches at one
+#: slot compete for one set. 5 is odd, so 64 arrays in a row fall in 64 different sets. (Measured together with the
+#: fetch's prefetches of its link rows and new slots; each alone gained nothing: benchmarks/RESULTS.md, "the fetch
+#: writes only the task's columns".)
+_SKEW = 5 * 64
 
 
 def _split_pairs(out: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

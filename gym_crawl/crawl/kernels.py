@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from gym_crawl._memory import prefetch
+from gym_crawl._memory import prefetch, prefetch_range, prefetch_rows
 from gym_crawl.crawl.bundles import borrowed_row as brow
 from gym_crawl.crawl.link_order import page_link_order, page_targets
 from gym_crawl.pagemap import find, insert, probe
@@ -263,12 +263,15 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     n = b - a
     off = link_base(scores, page, a) - a  # link li's scores are at row li + off
     link_ord, ord_done = graph.link_ord, graph.ord_done
-    prefetch(link_dst, a)
-    prefetch(l_rel, a + off)
-    prefetch(l_kwu, a + off)
-    prefetch(l_kwa, a + off)
+    # every line of them (a page's links span several: 27 on average on the default web, a line per 16 targets and
+    # per 4 category rows), not only the first
+    prefetch_range(link_dst, a, b)
+    prefetch_range(l_rel, a + off, b + off)
+    prefetch_range(l_kwu, a + off, b + off)
+    prefetch_range(l_kwa, a + off, b + off)
+    prefetch_rows(l_cat, a + off, b + off)
     if page < len(ord_done):
-        prefetch(link_ord, a)
+        prefetch_range(link_ord, a, b)
     st = status[sp]
     has_parents = st == FRONTIER and n_par[sp] > 0
     if st == FRONTIER:
@@ -349,6 +352,21 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     nt = 0
     n_new = 0
     m = page_targets(a, n, direct, order, link_dst, t_key, map_keys, map_slots)
+    # the slots the untouched targets will take (the next m at most, handed out in turn): their columns' lines, last
+    # touched at the episode's reset, asked for together rather than met one by one by the walk below
+    ns, fs = ctr[C_N_SLOTS], ctr[C_FR_SIZE]
+    for col32 in (n_par, n_relpar, bp_slot, best_parent, fr_pos, slot_page, discovered_step):
+        prefetch_range(col32, ns, ns + m)
+    for colf in (sum_par_rel, sum_relpar_rel, max_par_wrl, link_rel):
+        prefetch_range(colf, ns, ns + m)
+    for colb in (kw_url, kw_anchor):
+        prefetch_range(colb, ns, ns + m)
+    prefetch_range(status, ns, ns + m)
+    prefetch_range(min_par_dist, ns, ns + m)
+    prefetch_range(best_link, ns, ns + m)
+    prefetch_rows(link_cat, ns, ns + m)
+    prefetch_range(fr_pages, fs, fs + m)
+    prefetch_range(fr_slots, fs, fs + m)
     # while target k is done, target k + 1's entry (asked for above) is read and its slot's first columns asked for
     for k in range(m):
         j = np.int64(t_key[k] & 0xFFFFFFFF)
