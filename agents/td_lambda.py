@@ -66,6 +66,7 @@ import numpy as np
 from gym_crawl._arith import dot, log, matmul, row_dots, tanh
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.priority_queue import UpdatablePQ
+from gym_crawl.pagemap import KeyedRows
 
 __all__ = ["TDLambdaAgent", "ValueNet", "choose_keywords"]
 
@@ -208,9 +209,9 @@ class TDLambdaAgent(Agent):
             self._X = np.concatenate([self._X, np.zeros_like(self._X)])
         x = self._keyword_vector(page)
         self._X[self._n_rows] = x
-        self._row[page] = self._n_rows
+        self._row[int(page)] = self._n_rows
         self._n_rows += 1
-        self._parent[page] = parent
+        self._parent[int(page)] = int(parent)
         return float(self.net.value(x[None])[0])
 
     def _children(self, page: int) -> np.ndarray:
@@ -224,16 +225,39 @@ class TDLambdaAgent(Agent):
     def _offer(self, page: int, v: float, children: np.ndarray) -> None:
         """Record ``page`` (value v) as a parent of its unvisited ``children``."""
         if len(children):
-            better = v > self._best_v[children]
+            r = self._best_rows(children)
+            better = v > self._best.cols["v"][r]
             ch = children[better]
-            self._best_v[ch] = v
-            self._best_par[ch] = page
+            self._best.cols["v"][r[better]] = v
+            self._best.cols["par"][r[better]] = page
             if self.mode == "inherit" and len(ch):
                 assert self._pq is not None
                 self._pq.push_many(ch, np.full(len(ch), v), self.rng.random(len(ch)))
         if self.mode == "lookahead":
             assert self._pages is not None
             self._pages.push(page, v, float(self.rng.random()))
+
+    def _best_rows(self, pages: np.ndarray) -> np.ndarray:
+        """Rows of ``pages`` in the best-parent table, added (value -inf, no parent) for pages not in it yet."""
+        b = self._best
+        r = b.rows(pages)
+        miss = r < 0
+        if miss.any():
+            new = b.add(np.unique(pages[miss]))
+            b.cols["v"][new] = -np.inf
+            b.cols["par"][new] = -1
+            r = b.rows(pages)
+        return r
+
+    def _best_values(self, pages: np.ndarray) -> np.ndarray:
+        """The best offered parent value of each of ``pages`` (-inf: none offered)."""
+        r = self._best.rows(pages)
+        return np.where(r >= 0, self._best.cols["v"][np.maximum(r, 0)], -np.inf)
+
+    def _best_parent(self, page: int) -> int:
+        """The page that offered ``page`` its best value (-1: none)."""
+        r = int(self._best.rows(np.array([page], np.int64))[0])
+        return int(self._best.cols["par"][r]) if r >= 0 else -1
 
     # ------------------------------------------------------------ episodes
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
@@ -262,10 +286,11 @@ class TDLambdaAgent(Agent):
         n = env.n_pages
         self._X = np.zeros((256, len(self.keywords)), np.float64)
         self._n_rows = 0
-        self._row = np.full(n, -1, np.int64)
-        self._parent = np.full(n, -1, np.int64)
-        self._best_v = np.full(n, -np.inf)
-        self._best_par = np.full(n, -1, np.int64)
+        # per page, keyed by the pages met (nothing as long as the web): the fetched pages' rows of _X and path
+        # parents, and the best value a fetched parent offered each out-link, with that parent
+        self._row: dict[int, int] = {}
+        self._parent: dict[int, int] = {}
+        self._best = KeyedRows(("v", np.float64), ("par", np.int64))
         self._pq = UpdatablePQ(n) if self.mode == "inherit" else None
         self._pages = UpdatablePQ(n) if self.mode == "lookahead" else None
         self._expanding: list[int] = []
@@ -282,14 +307,14 @@ class TDLambdaAgent(Agent):
         if self.epsilon > 0 and self.rng.random() < self.epsilon:
             F = env.frontier_pages()
             page = int(F[int(self.rng.integers(len(F)))])
-            self._pending = (page, int(self._best_par[page]))
+            self._pending = (page, self._best_parent(page))
             return page
         if self.mode == "inherit":
             assert self._pq is not None
             while self._pq:
                 page = self._pq.pop_max()[0]
                 if env.is_frontier(page):
-                    self._pending = (page, int(self._best_par[page]))
+                    self._pending = (page, self._best_parent(page))
                     return page
         else:
             assert self._pages is not None
@@ -308,8 +333,8 @@ class TDLambdaAgent(Agent):
         # every known parent is exhausted but the env still has frontier pages (e.g. found by
         # another route): fall back to the best inherited score over the whole frontier
         F = np.asarray(env.frontier_pages(), dtype=np.int64)
-        page = int(F[int(np.argmax(self._best_v[F]))])
-        self._pending = (page, int(self._best_par[page]))
+        page = int(F[int(np.argmax(self._best_values(F)))])
+        self._pending = (page, self._best_parent(page))
         return page
 
     # ------------------------------------------------------------ learning
@@ -318,9 +343,9 @@ class TDLambdaAgent(Agent):
         c, k = q, 0
         gl = self.gamma * self.lam
         while c >= 0 and k < self._depth:
-            rows.append(int(self._row[c]))
+            rows.append(self._row[c])
             coef.append(gl ** k)
-            c = int(self._parent[c])
+            c = self._parent[c]
             k += 1
         return np.asarray(rows, np.int64), np.asarray(coef, np.float64)
 

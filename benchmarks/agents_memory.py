@@ -12,8 +12,8 @@ then ``--episodes`` episodes seeded 0, 1, … and reports:
 * ``cpu_us_per_step``: CPU seconds of those episodes (env and agent) per step;
 * ``agent_state_bytes``: the bytes of every array of the agent's frontier structure after the last timed episode
   (the set-B index of ``lfa-sync``, the priority queue of ``lfa-async`` or ``best-first-page``, the frontier rows of
-  a row learner: its arrays and those of objects it holds), with the pages it holds rows for (``pages_keyed``;
-  absent for a structure sized by the web);
+  a row learner; another agent, e.g. ``td-lambda``: the agent itself — its arrays and those of objects it holds),
+  with the pages it holds rows for (``pages_keyed``; absent for a structure sized by the web or an agent);
 * ``traced_agent_bytes``: the warm-up episode runs under ``tracemalloc``, from the agent's creation (the env built
   and reset once before): the bytes still allocated at its end by lines of the agents' package
   (``gym_crawl/agents``, i.e. ``agents/``) within the allocation's three innermost frames — what the agent
@@ -86,7 +86,8 @@ t0, n = time.process_time(), 0
 for ep in range(episodes):
     n += run_episode(env, agent, seed=ep).steps
 cpu = time.process_time() - t0
-state = next(s for s in (getattr(agent, a, None) for a in ("_pairs", "_pq", "pq", "frontier")) if s is not None)
+state = next((s for s in (getattr(agent, a, None) for a in ("_pairs", "_pq", "pq", "frontier")) if s is not None),
+             agent)
 state_bytes = arrays(state, set())
 keyed = getattr(state, "n_seen", None)
 if keyed is None:

@@ -34,6 +34,7 @@ RECORDED = {
     ("lfa-async", "{}", 2, 400): "3f8f38b2519d9bcc",
     ("best-first-page", "{}", 1, 600): "69176b85178dc216",
     ("td-lambda", "{}", 2, 300): "d74dc4dcb91d1bcd",
+    ("td-lambda", '{"mode": "inherit", "epsilon": 0.3}', 1, 300): "3fe69b46f906f6f8",
 }
 
 
@@ -85,6 +86,17 @@ def test_priority_queue_follows_the_pages_seen(big_web) -> None:
     pq.check_invariants()
     # the dense heap and position index were 32 bytes a page of the web (32 MB here)
     assert pq.nbytes <= 64 * 2 * max(64, pq.n_seen + 256) < 32 * big_web.n_pages // 100
+
+
+def test_td_lambda_keeps_the_pages_it_met(big_web) -> None:
+    agent, discovered = _crawl("td-lambda", big_web)
+    fetched = len(agent._row)
+    assert 0 < fetched <= 151 and set(agent._parent) == set(agent._row)   # the fetched pages (and the seeds)
+    best = agent._best
+    assert fetched <= best.n <= discovered < 2_000 and len(best.key_of) <= 2 * max(64, best.n)
+    assert agent._pages.n_seen <= fetched
+    # the dense columns and queue were 64 bytes a page of the web (64 MB here)
+    assert best.nbytes + agent._pages.nbytes < 64 * big_web.n_pages // 100
 
 
 def test_frontier_rows_follow_the_pages_seen(big_web) -> None:
