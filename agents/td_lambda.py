@@ -62,13 +62,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from gym_crawl._arith import dot, log, matmul, row_dots, tanh
 from gym_crawl.agents.base import Agent, Transition
 from gym_crawl.agents.priority_queue import UpdatablePQ
-from gym_crawl.pagemap import KeyedRows
+from gym_crawl.pagemap import EMPTY, find, probe, rehash
 
-__all__ = ["TDLambdaAgent", "ValueNet", "choose_keywords"]
+__all__ = ["BestOffers", "TDLambdaAgent", "ValueNet", "choose_keywords"]
 
 class ValueNet:
     """V(x) = v · tanh(W x + b) + c over binary inputs x (K,). Parameters are float64 arrays; products and tanh
@@ -137,6 +138,101 @@ def choose_keywords(env: Any, pages: np.ndarray, k: int) -> list[str]:
         if w not in words:
             words.append(w)
     return words[:k]
+
+
+@njit(cache=True, nogil=True)
+def _offer(keys, slots, page_of, vcol, pcol, cnt, pages, v, parent, better):
+    """``better[j]`` = ``v`` > the best value offered to ``pages[j]`` so far (-inf for a page not offered: it is
+    added, room reserved by the caller); then the pages offered better take ``v`` and ``parent``."""
+    rows = np.empty(len(pages), np.int64)
+    for j in range(len(pages)):
+        h = probe(keys, pages[j])
+        if keys[h] == EMPTY:
+            r = cnt[0]
+            keys[h] = pages[j]
+            slots[h] = r
+            page_of[r] = pages[j]
+            vcol[r] = -np.inf
+            pcol[r] = -1
+            cnt[0] = r + 1
+            rows[j] = r
+        else:
+            rows[j] = slots[h]
+    for j in range(len(pages)):
+        better[j] = v > vcol[rows[j]]
+    for j in range(len(pages)):
+        if better[j]:
+            vcol[rows[j]] = v
+            pcol[rows[j]] = parent
+
+
+@njit(cache=True, nogil=True)
+def _values(keys, slots, vcol, pages):
+    out = np.full(len(pages), -np.inf)
+    for j in range(len(pages)):
+        r = find(keys, slots, pages[j])
+        if r >= 0:
+            out[j] = vcol[r]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _parent(keys, slots, pcol, page):
+    r = find(keys, slots, page)
+    return pcol[r] if r >= 0 else np.int64(-1)
+
+
+class BestOffers:
+    """Each out-link's best value offered by a fetched parent, and that parent, keyed by the pages offered (the page
+    map of :mod:`gym_crawl.pagemap`; columns doubling): a page never offered reads value -inf, parent -1."""
+
+    def __init__(self) -> None:
+        self.keys = np.full(128, EMPTY, np.int32)
+        self.slots = np.zeros(128, np.int32)
+        self.page_of = np.zeros(64, np.int32)
+        self.v = np.zeros(64, np.float64)
+        self.par = np.zeros(64, np.int64)
+        self._cnt = np.zeros(1, np.int64)
+
+    @property
+    def n(self) -> int:
+        """Pages offered."""
+        return int(self._cnt[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the map and the columns at their capacity."""
+        return int(sum(a.nbytes for a in (self.keys, self.slots, self.page_of, self.v, self.par)))
+
+    def offer(self, pages: np.ndarray, v: float, parent: int) -> np.ndarray:
+        """Offer value ``v`` from ``parent`` to ``pages``; returns the bool mask of those it is better for (they take
+        it: ``v`` > their best so far)."""
+        pages = np.asarray(pages, np.int64)
+        n, k = self.n, len(pages)
+        if n + k > len(self.page_of):
+            size = max(n + k, 2 * len(self.page_of))
+            for name in ("page_of", "v", "par"):
+                a = getattr(self, name)
+                grown = np.zeros(size, a.dtype)
+                grown[:n] = a[:n]
+                setattr(self, name, grown)
+        if 2 * (n + k) > len(self.keys):
+            size = len(self.keys)
+            while 2 * (n + k) > size:
+                size *= 2
+            self.keys, self.slots = np.full(size, EMPTY, np.int32), np.zeros(size, np.int32)
+            rehash(self.page_of, n, self.keys, self.slots)
+        better = np.empty(k, np.bool_)
+        _offer(self.keys, self.slots, self.page_of, self.v, self.par, self._cnt, pages, float(v), int(parent), better)
+        return better
+
+    def values(self, pages: np.ndarray) -> np.ndarray:
+        """The best value offered to each of ``pages`` (-inf: none)."""
+        return _values(self.keys, self.slots, self.v, np.asarray(pages, np.int64))
+
+    def parent(self, page: int) -> int:
+        """The parent that offered ``page`` its best value (-1: none)."""
+        return int(_parent(self.keys, self.slots, self.par, int(page)))
 
 
 class TDLambdaAgent(Agent):
@@ -225,11 +321,7 @@ class TDLambdaAgent(Agent):
     def _offer(self, page: int, v: float, children: np.ndarray) -> None:
         """Record ``page`` (value v) as a parent of its unvisited ``children``."""
         if len(children):
-            r = self._best_rows(children)
-            better = v > self._best.cols["v"][r]
-            ch = children[better]
-            self._best.cols["v"][r[better]] = v
-            self._best.cols["par"][r[better]] = page
+            ch = children[self._best.offer(children, v, page)]
             if self.mode == "inherit" and len(ch):
                 assert self._pq is not None
                 self._pq.push_many(ch, np.full(len(ch), v), self.rng.random(len(ch)))
@@ -237,27 +329,13 @@ class TDLambdaAgent(Agent):
             assert self._pages is not None
             self._pages.push(page, v, float(self.rng.random()))
 
-    def _best_rows(self, pages: np.ndarray) -> np.ndarray:
-        """Rows of ``pages`` in the best-parent table, added (value -inf, no parent) for pages not in it yet."""
-        b = self._best
-        r = b.rows(pages)
-        miss = r < 0
-        if miss.any():
-            new = b.add(np.unique(pages[miss]))
-            b.cols["v"][new] = -np.inf
-            b.cols["par"][new] = -1
-            r = b.rows(pages)
-        return r
-
     def _best_values(self, pages: np.ndarray) -> np.ndarray:
         """The best offered parent value of each of ``pages`` (-inf: none offered)."""
-        r = self._best.rows(pages)
-        return np.where(r >= 0, self._best.cols["v"][np.maximum(r, 0)], -np.inf)
+        return self._best.values(np.asarray(pages, np.int64))
 
     def _best_parent(self, page: int) -> int:
         """The page that offered ``page`` its best value (-1: none)."""
-        r = int(self._best.rows(np.array([page], np.int64))[0])
-        return int(self._best.cols["par"][r]) if r >= 0 else -1
+        return self._best.parent(int(page))
 
     # ------------------------------------------------------------ episodes
     def begin_episode(self, env: Any, rng: np.random.Generator) -> None:
@@ -290,7 +368,7 @@ class TDLambdaAgent(Agent):
         # parents, and the best value a fetched parent offered each out-link, with that parent
         self._row: dict[int, int] = {}
         self._parent: dict[int, int] = {}
-        self._best = KeyedRows(("v", np.float64), ("par", np.int64))
+        self._best = BestOffers()
         self._pq = UpdatablePQ(n) if self.mode == "inherit" else None
         self._pages = UpdatablePQ(n) if self.mode == "lookahead" else None
         self._expanding: list[int] = []

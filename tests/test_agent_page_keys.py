@@ -93,7 +93,7 @@ def test_td_lambda_keeps_the_pages_it_met(big_web) -> None:
     fetched = len(agent._row)
     assert 0 < fetched <= 151 and set(agent._parent) == set(agent._row)   # the fetched pages (and the seeds)
     best = agent._best
-    assert fetched <= best.n <= discovered < 2_000 and len(best.key_of) <= 2 * max(64, best.n)
+    assert fetched <= best.n <= discovered < 2_000 and len(best.page_of) <= 2 * max(64, best.n)
     assert agent._pages.n_seen <= fetched
     # the dense columns and queue were 64 bytes a page of the web (64 MB here)
     assert best.nbytes + agent._pages.nbytes < 64 * big_web.n_pages // 100
