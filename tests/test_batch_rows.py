@@ -62,5 +62,14 @@ def test_move_rows_in_place_equals_a_gather():
         src[at] = kept
         want = f.copy()
         want[at] = f[kept]
-        move_rows(f, src, n)
+        doms = rng.integers(0, 1000, K).astype(np.int32)  # the rows' domains, moved with them
+        want_doms = doms.copy()
+        want_doms[at] = doms[kept]
+        move_rows(f, src, n, doms)
         np.testing.assert_array_equal(f, want, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(doms, want_doms, err_msg=f"trial {trial}")
+        g = rng.standard_normal((K, d)).astype(np.float32)  # without domains: the rows alone
+        want_g = g.copy()
+        want_g[at] = g[kept]
+        move_rows(g, src, n)
+        np.testing.assert_array_equal(g, want_g, err_msg=f"trial {trial}")

@@ -32,6 +32,7 @@ from numba import njit
 
 from gym_crawl._memory import prefetch, prefetch_range, prefetch_rows
 from gym_crawl.crawl.bundles import borrowed_row as brow
+from gym_crawl.crawl.bundles import page_domain_of
 from gym_crawl.crawl.link_order import page_link_order, page_targets
 from gym_crawl.pagemap import find, insert, probe
 
@@ -239,7 +240,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     at the probed entry), and added to the frontier and aggregated in the same pass — no per-slot scratch column."""
     pt_rel, pt_cat, pt_tfidf = scores.page_rel, scores.page_cat, scores.page_tfidf
     l_rel, l_cat, l_kwu, l_kwa = scores.link_rel, scores.link_cat, scores.link_kw_url, scores.link_kw_anchor
-    link_lo, link_hi, link_dst, page_domain = graph.link_lo, graph.link_hi, graph.link_dst, graph.page_domain
+    link_lo, link_hi, link_dst = graph.link_lo, graph.link_hi, graph.link_dst
     c = crawls
     status, fr_pages, fr_slots, fr_pos = brow(c.status, i), brow(c.fr_pages, i), brow(c.fr_slots, i), brow(c.fr_pos, i)
     fetched, map_keys, map_slots = brow(c.fetched, i), brow(c.map_keys, i), brow(c.map_slots, i)
@@ -276,7 +277,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     has_parents = st == FRONTIER and n_par[sp] > 0
     if st == FRONTIER:
         if cap >= 0:
-            chain_remove(sp, dom_slot(page_domain[page], dmap_keys, dmap_slots), dom_next, dom_prev, dom_head)
+            chain_remove(sp, dom_slot(page_domain_of(graph, page), dmap_keys, dmap_slots), dom_next, dom_prev, dom_head)
         frontier_remove(sp, fr_pages, fr_slots, fr_pos, ctr)
     status[sp] = VISITED
     fetched[ctr[C_N_FETCHED]] = page
@@ -316,7 +317,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         dist[sp] = 0 if relevant else DIST_CAP
         path_len[sp] = 1
         path_rel[sp] = 1 if relevant else 0
-    d = dom_claim(page_domain[page], dmap_keys, dmap_slots, dslot_dom, ctr)
+    d = dom_claim(page_domain_of(graph, page), dmap_keys, dmap_slots, dslot_dom, ctr)
     dom_fetched[d] += 1
     if relevant:
         dom_relevant[d] += 1
@@ -385,7 +386,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
             continue
         if cap >= 0:
-            td = dom_slot(page_domain[t], dmap_keys, dmap_slots)
+            td = dom_slot(page_domain_of(graph, t), dmap_keys, dmap_slots)
             if (dom_fetched[td] if td >= 0 else 0) >= cap:
                 continue
         if ts < 0:  # the next slot, at the probed entry
@@ -445,7 +446,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     if cap >= 0:  # chains prepended per domain as one block
         for j in range(n_new - 1, -1, -1):
             t = out_new[j]
-            td = dom_claim(page_domain[t], dmap_keys, dmap_slots, dslot_dom, ctr)
+            td = dom_claim(page_domain_of(graph, t), dmap_keys, dmap_slots, dslot_dom, ctr)
             chain_prepend(find(map_keys, map_slots, t), td, dom_next, dom_prev, dom_head)
     return n_new, nt, n_rem
 

@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 
+from gym_crawl.crawl import bundles as CB
 from gym_crawl.crawl import kernels as K
 from gym_crawl.crawl.bundles import borrowed, borrowed_crawls, borrowed_graph, borrowed_tables, borrowed_work
 from gym_crawl.crawl.fetch_ahead import fetch_ahead_first, fetch_ahead_next
@@ -54,12 +55,13 @@ class StepBuffers(structref.StructRefProxy):
 
 
 #: the fields of :class:`StepBuffers`, in the groups :func:`batch_step` documents: ``rwt`` (``rw_r``, ``rw_rel``,
-#: ``label``), ``counts``, ``topk`` (``hk`` … ``sel_s``), ``obs`` (``feats``, ``mask``, ``svec``, ``ncand``), ``env``
+#: ``label``), ``counts``, ``topk`` (``hk`` … ``sel_s``), ``obs`` (``feats``, ``mask``, ``svec``, ``ncand``,
+#: ``row_dom``), ``env``
 #: (``t`` … ``reward_scale``), ``res`` (``rewards`` … ``n_new``) and ``rowc`` (``old_p`` … ``fill_rows``)
 STEP_BUFFERS = ("rw_r", "rw_rel", "label", "counts", "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "sel_s", "feats",
-                "mask", "svec", "ncand", "t", "last_reward", "penalty", "reward_scale", "rewards", "term", "trunc",
-                "fetched_page", "relevant", "invalid", "n_new", "old_p", "old_k", "src", "fill_idx", "fill_pages",
-                "fill_rows")
+                "mask", "svec", "ncand", "row_dom", "t", "last_reward", "penalty", "reward_scale", "rewards", "term",
+                "trunc", "fetched_page", "relevant", "invalid", "n_new", "old_p", "old_k", "src", "fill_idx",
+                "fill_pages", "fill_rows")
 structref.define_constructor(StepBuffers, StepBuffersType, STEP_BUFFERS)
 structref.define_boxing(StepBuffersType, StepBuffers)
 
@@ -68,8 +70,8 @@ structref.define_boxing(StepBuffersType, StepBuffers)
 def _buffers(rwt, counts, topk, obs, env, res, rowc):
     """The :class:`StepBuffers` of the groups :func:`batch_step` takes (sharing their arrays)."""
     return StepBuffers(rwt[0], rwt[1], rwt[2], counts, topk[0], topk[1], topk[2], topk[3], topk[4], topk[5], topk[6],
-                       obs[0], obs[1], obs[2], obs[3], env[0], env[1], env[2], env[3], res[0], res[1], res[2], res[3],
-                       res[4], res[5], res[6], rowc[0], rowc[1], rowc[2], rowc[3], rowc[4], rowc[5])
+                       obs[0], obs[1], obs[2], obs[3], obs[4], env[0], env[1], env[2], env[3], res[0], res[1], res[2],
+                       res[3], res[4], res[5], res[6], rowc[0], rowc[1], rowc[2], rowc[3], rowc[4], rowc[5])
 
 
 @njit(cache=True, nogil=True)
@@ -77,7 +79,8 @@ def _borrowed_groups(rwt, counts, topk, obs, env, res, rowc):
     """:func:`_buffers` with every array :func:`~gym_crawl.crawl.bundles.borrowed` (for the call that received them)."""
     w = borrowed
     return StepBuffers(w(rwt[0]), w(rwt[1]), w(rwt[2]), w(counts), w(topk[0]), w(topk[1]), w(topk[2]), w(topk[3]),
-                       w(topk[4]), w(topk[5]), w(topk[6]), w(obs[0]), w(obs[1]), w(obs[2]), w(obs[3]), w(env[0]),
+                       w(topk[4]), w(topk[5]), w(topk[6]), w(obs[0]), w(obs[1]), w(obs[2]), w(obs[3]), w(obs[4]),
+                       w(env[0]),
                        w(env[1]), w(env[2]), w(env[3]), w(res[0]), w(res[1]), w(res[2]), w(res[3]), w(res[4]),
                        w(res[5]), w(res[6]), w(rowc[0]), w(rowc[1]), w(rowc[2]), w(rowc[3]), w(rowc[4]), w(rowc[5]))
 
@@ -136,8 +139,8 @@ def _borrowed_buffers(b):
     received ``b``)."""
     w = borrowed
     return StepBuffers(w(b.rw_r), w(b.rw_rel), w(b.label), w(b.counts), w(b.hk), w(b.hp), w(b.hsize), w(b.sel_p),
-                       w(b.sel_k), w(b.nsel), w(b.sel_s), w(b.feats), w(b.mask), w(b.svec), w(b.ncand), w(b.t),
-                       w(b.last_reward), w(b.penalty), w(b.reward_scale), w(b.rewards), w(b.term), w(b.trunc),
+                       w(b.sel_k), w(b.nsel), w(b.sel_s), w(b.feats), w(b.mask), w(b.svec), w(b.ncand), w(b.row_dom),
+                       w(b.t), w(b.last_reward), w(b.penalty), w(b.reward_scale), w(b.rewards), w(b.term), w(b.trunc),
                        w(b.fetched_page), w(b.relevant), w(b.invalid), w(b.n_new), w(b.old_p), w(b.old_k), w(b.src),
                        w(b.fill_idx), w(b.fill_pages), w(b.fill_rows))
 
@@ -276,10 +279,12 @@ def batch_step(pages, active, kk, cap, beta, budget, log_time, use_reducer, layo
     ``topk``: stacked heap and selection arrays (``hk``, ``hp``, ``hsize``, ``sel_p``, ``sel_k``, ``nsel`` and
     ``sel_s``, the slots of the selected pages as :func:`~gym_crawl.crawl.kernels.topk_select_slots` keeps them,
     hints only); ``obs``: stacked
-    observation arrays and ``ncand``; ``env``: per-env ``t``, ``last_reward``, ``penalty``,
-    ``reward_scale``; ``res``: per-step outputs; ``rowc``: row work space (``old_p`` int32, ``old_k`` float32,
-    ``src``, ``fill_idx`` int64, ``fill_pages`` int32, each (K + 1,), and ``fill_rows`` (K + 1, d) float32, its last row
-    the row kernels' scratch; the crawl's
+    observation arrays, ``ncand`` and ``row_dom`` (N, K) int32, the domain of each shown row's page (kept beside the
+    row and moved with it, so the rows of the fetched page's domain are found without reading ``graph.page_domain``;
+    kept while the layout has TRES's columns, whose domain columns it serves); ``env``: per-env ``t``,
+    ``last_reward``, ``penalty``, ``reward_scale``; ``res``: per-step outputs; ``rowc``: row work space (``old_p``
+    int32, ``old_k`` float32, ``src``, ``fill_idx`` int64, ``fill_pages`` int32, each (K + 1,), and ``fill_rows``
+    (K + 1, d) float32, its last row the row kernels' scratch; the crawl's
     ``tmark`` column marks the pages that gained a parent, False between calls). ``layout``: the
     feature set's :class:`~gym_crawl.features.sets.BatchLayout` (its deltas as float32), whose rows
     :func:`~gym_crawl.features.kernels.layout_rows` writes. ``budget``: every sub-env's own budget
@@ -415,7 +420,7 @@ def step_crawl(i, p, sp, kk, cap, beta, budget, log_time, use_reducer, layout, e
     not finite (its callers refuse such a page before they call)."""
     page_domain = graph.page_domain
     hk, hp, hsize, sel_p, sel_k, nsel, sel_s = b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s
-    feats, mask, svec, ncand = b.feats, b.mask, b.svec, b.ncand
+    feats, mask, svec, ncand, row_dom = b.feats, b.mask, b.svec, b.ncand, b.row_dom
     t, last_reward, penalty, reward_scale = b.t, b.last_reward, b.penalty, b.reward_scale
     old_p, old_k, src, fill_idx, fill_pages, fill_rows = b.old_p, b.old_k, b.src, b.fill_idx, b.fill_pages, b.fill_rows
     t_sl = work.t_sl
@@ -480,7 +485,9 @@ def step_crawl(i, p, sp, kk, cap, beta, budget, log_time, use_reducer, layout, e
         nfill = match_rows(sel_p[i], sel_k[i], sel_s[i], n, old_p, old_k, n_old, tmark, src, fill_idx, fill_pages)
         for j in range(nu):
             tmark[t_sl[j]] = False
-        move_rows(f, src, n)
+        doms = row_dom[i]
+        keep = _keeps_domains(layout)
+        move_rows(f, src, n, doms)
         for j in range(n, f.shape[0]):
             for c in range(d):
                 f[j, c] = 0.0
@@ -489,13 +496,23 @@ def step_crawl(i, p, sp, kk, cap, beta, budget, log_time, use_reducer, layout, e
             fill_slots = old_p[:nfill]  # the old selection is merged: its pages' space holds the new rows' slots
             for j in range(nfill):
                 fill_slots[j] = sel_s[i, fill_idx[j]]
+            fill_doms = src[:nfill]  # the rows are moved: their sources' space holds the new rows' domains
+            if keep:  # TRES's domain columns: the new rows' domains, from the graph's runs where it keeps them
+                for j in range(nfill):
+                    fill_doms[j] = CB.page_domain_of(graph, cand[j])
             rows = fill_rows[:nfill]
             rows[:, :] = 0.0
-            FR.layout_rows(layout, cand, crawls, i, page_domain, rows, fill_slots, fill_rows[fill_rows.shape[0] - 1])
+            FR.layout_rows(layout, cand, crawls, i, page_domain, rows, fill_slots, fill_rows[fill_rows.shape[0] - 1],
+                           fill_doms)
             _clip_into(rows, nfill, f, fill_idx)  # np.clip(rows, -1, 1) into their slots
+            if keep:  # the new rows' domains, beside them
+                for j in range(nfill):
+                    doms[fill_idx[j]] = fill_doms[j]
         # the columns a fetch changes in the rows of its domain (TRES's per-domain ones), for the copied rows too: every
-        # row was up to date with the counters before this fetch, which changed only its own domain's
-        FR.refresh_rows(layout, f, sel_p[i], n, page_domain, crawls, i, page_domain[p])
+        # row was up to date with the counters before this fetch, which changed only its own domain's; the rows'
+        # domains are the ones kept beside them (no read of the web's page_domain per row)
+        if keep:
+            FR.refresh_rows(layout, f, doms, n, crawls, i, CB.page_domain_of(graph, p))
         m = mask[i]
         for j in range(kk):
             m[j] = j < n
@@ -574,21 +591,32 @@ def match_rows(sel_p, sel_k, sel_s, n, old_p, old_k, n_old, tmark, src, fill_idx
 
 
 @njit(cache=True, nogil=True)
-def move_rows(f, src, n):
+def move_rows(f, src, n, doms=None):
     """``f[j] = f[src[j]]`` for every ``j < n`` with ``src[j] >= 0``, in place, ``src`` increasing where it is set:
     the rows moving forward in increasing ``j``, then the rows moving back in decreasing ``j`` — no row is
-    overwritten before it is read."""
+    overwritten before it is read. ``doms``: the rows' domains (one entry per row of ``f``), moved with them; or
+    ``None``."""
     d = f.shape[1]
     for j in range(n):
         o = src[j]
         if o > j:
             for c in range(d):
                 f[j, c] = f[o, c]
+            if doms is not None:
+                doms[j] = doms[o]
     for j in range(n - 1, -1, -1):
         o = src[j]
         if 0 <= o < j:
             for c in range(d):
                 f[j, c] = f[o, c]
+            if doms is not None:
+                doms[j] = doms[o]
+
+
+@njit(cache=True, nogil=True)
+def _keeps_domains(layout):
+    """Whether the rows of ``layout`` have TRES's domain columns (the only rows whose domains are kept beside them)."""
+    return layout.kind == FR.FEAT_TRES or layout.kind == FR.FEAT_COMBINED  # noqa: SIM109  (numba kernel)
 
 
 @njit(cache=True, nogil=True)
@@ -638,10 +666,15 @@ def reset_crawl(i, seeds, kk, cap, beta, budget, log_time, use_reducer, layout, 
     f = feats[i]
     f[:, :] = 0.0
     if n > 0:
+        doms = b.src[:n]  # the rows' domains (kept beside them with TRES's columns)
+        if _keeps_domains(layout):
+            for j in range(n):
+                doms[j] = CB.page_domain_of(graph, sel_p[i, j])
+                b.row_dom[i, j] = doms[j]
         rows = fill_rows[:n]
         rows[:, :] = 0.0
         FR.layout_rows(layout, sel_p[i, :n], crawls, i, graph.page_domain, rows, sel_s[i, :n],
-                       fill_rows[fill_rows.shape[0] - 1])
+                       fill_rows[fill_rows.shape[0] - 1], doms)
         _clip_into(rows, n, f, None)
     m = mask[i]
     for j in range(kk):

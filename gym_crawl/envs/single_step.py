@@ -70,7 +70,7 @@ class StepArrays(structref.StructRefProxy):
 
 
 _FIELDS = ("crawls", "scores", "graph", "work", "rw_r", "rw_rel", "label", "rw_done",
-           "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "sel_s", "feats", "mask", "svec", "ncand",
+           "hk", "hp", "hsize", "sel_p", "sel_k", "nsel", "sel_s", "feats", "mask", "svec", "ncand", "row_dom",
            "t", "last_reward", "penalty", "reward_scale",
            "rewards", "term", "trunc", "fetched_page", "relevant", "invalid", "n_new", "counts",
            "old_p", "old_k", "src", "fill_idx", "fill_pages", "fill_rows", "pages", "active",
@@ -81,11 +81,12 @@ structref.define_boxing(StepArraysType, StepArrays)
 
 @njit(cache=True)
 def _new_step_arrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize, sel_p, sel_k, nsel,
-                     sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale, rewards, term, trunc,
-                     fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src, fill_idx, fill_pages,
+                     sel_s, feats, mask, svec, ncand, row_dom, t, last_reward, penalty, reward_scale, rewards, term,
+                     trunc, fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src, fill_idx, fill_pages,
                      fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums, store):
     return StepArrays(crawls, scores, graph, work, rw_r, rw_rel, label, rw_done, hk, hp, hsize,
-                      sel_p, sel_k, nsel, sel_s, feats, mask, svec, ncand, t, last_reward, penalty, reward_scale,
+                      sel_p, sel_k, nsel, sel_s, feats, mask, svec, ncand, row_dom, t, last_reward, penalty,
+                      reward_scale,
                       rewards, term, trunc, fetched_page, relevant, invalid, n_new, counts, old_p, old_k, src,
                       fill_idx, fill_pages, fill_rows, pages, active, layout, iparams, fparams, ids, figures, sums,
                       store)
@@ -126,7 +127,7 @@ def env_step(action, budget, b):
                   ip[_I_EVAL_LABEL] != 0, fp[_F_LOG_PAGES], fp[_F_N_DOMAINS], b.scores, b.graph,
                   (b.rw_r, b.rw_rel, b.label), c, b.work, b.counts,
                   (b.hk, b.hp, b.hsize, b.sel_p, b.sel_k, b.nsel, b.sel_s),
-                  (b.feats, b.mask, b.svec, b.ncand), (b.t, b.last_reward, b.penalty, b.reward_scale),
+                  (b.feats, b.mask, b.svec, b.ncand, b.row_dom), (b.t, b.last_reward, b.penalty, b.reward_scale),
                   (b.rewards, b.term, b.trunc, b.fetched_page, b.relevant, b.invalid, b.n_new),
                   (b.old_p, b.old_k, b.src, b.fill_idx, b.fill_pages, b.fill_rows))
     n = b.ncand[0] if use_reducer else 0
@@ -182,6 +183,7 @@ class CompiledStep:
         self.mask = np.zeros((1, k), bool)
         self.svec = np.zeros((1, 6), np.float32)
         self._ncand = np.zeros(1, np.int64)
+        self._row_dom = np.zeros((1, k), np.int32)  # the domain of each shown row's page (beside the row)
         self._hk = np.zeros((1, 1024), np.float32)
         self._hp = np.zeros((1, 1024), np.int32)
         self._hsize = np.zeros((1, 1), np.int64)
@@ -232,6 +234,7 @@ class CompiledStep:
         if self.use_reducer:
             self._adopt_reducer()
             self._ncand[0] = len(episode.cand)
+            self._keep_row_domains(state)
             self.feats[0] = episode.feats
             self.mask[0] = episode.mask
             episode.feats, episode.mask = self.feats[0], self.mask[0]
@@ -263,7 +266,13 @@ class CompiledStep:
         its arrays back restores what the compiled step relies on."""
         self._reducer.propose(self.k, np.random.default_rng(0))
         self._adopt_reducer()
+        self._keep_row_domains(self._state)
         self._rebuild()
+
+    def _keep_row_domains(self, state: Any) -> None:
+        """The domains of the shown rows' pages (the selection's), which the kernel keeps beside the rows from here."""
+        n = int(self._ncand[0])
+        self._row_dom[0, :n] = state.page_domain[self._sel_p[0, :n]]
 
     def _rows(self) -> TopKRows:
         return TopKRows(self._hk[0], self._hp[0], self._hsize[0], self._nsel[0], self._sel_p[0], self._sel_k[0])
@@ -291,8 +300,8 @@ class CompiledStep:
         self._b = _new_step_arrays(
             st.crawl_arrays, scores, st.link_graph, st.work_arrays, rw[0], rw[1], label, rw[2],
             self._hk, self._hp, self._hsize, self._sel_p, self._sel_k, self._nsel, self._sel_s, self.feats, self.mask,
-            self.svec,
-            self._ncand, self._t, self._last_reward, self._penalty, self._reward_scale, *self._out, self._counts,
+            self.svec, self._ncand, self._row_dom, self._t, self._last_reward, self._penalty, self._reward_scale,
+            *self._out, self._counts,
             *self._rowc, self._pages, self._active, self._layout, self._iparams, self._fparams, self.ids,
             self.figures, self.sums, st.store_fill())
 

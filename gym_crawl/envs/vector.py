@@ -240,10 +240,9 @@ class WikiCrawlVectorEnv(VectorEnv):
         self._envt = (self._t, self._last_reward, self._penalty, self._reward_scale)
         self._res = (self._rewards, self._terminated, self._truncated, self._fetched_page, self._relevant,
                      self._invalid, self._n_new)
-        if self._dict_obs:
-            self._obs_k = (self._obs["candidates"], self._obs["mask"], self._obs["state"], self._ncand)
-        else:
-            self._obs_k = (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool), self._obs, self._ncand)
+        o, z = self._obs, (np.zeros((N, K, 1), np.float32), np.zeros((N, K), bool))
+        rows = (o["candidates"], o["mask"], o["state"]) if self._dict_obs else (*z, o)
+        self._obs_k = (*rows, self._ncand, np.zeros((N, K), np.int32))  # last: the domain of each shown row's page
         d = self._obs_k[0].shape[2]
         self._rowc = (np.zeros(K + 1, np.int32), np.zeros(K + 1, np.float32), np.zeros(K + 1, np.int64),
                       np.zeros(K + 1, np.int64), np.zeros(K + 1, np.int32), np.zeros((K + 1, d), np.float32))
@@ -306,6 +305,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             if r.heap_capacity > self._hk.shape[1]:  # the heap grew in Python beyond the stack's
                 self._grow_heaps(r.heap_capacity)
             r.adopt_rows(self._topk_rows(i))
+            self._obs_k[4][i, :self._ncand[i]] = self._page_domain[self._sel_p[i, :self._ncand[i]]]  # rows' domains
         c = ep.changes
         self._counts[i] = (len(c[0]), len(c[1]), len(c[2]))
 

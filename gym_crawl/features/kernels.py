@@ -162,9 +162,10 @@ def han_index_rows(pages, crawls, ci, out, head, tail, d1, d2, edges5, edges6, s
 
 
 @njit(cache=True, nogil=True)
-def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias, slots=None):
+def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias, slots=None, doms=None):
     """TRES rows of crawl ``ci``: parent reward, 1/(1+dist), path relevance ratio, keyword in URL / anchor, domain
-    relevant ratio, domain known (1 / 0.5) [, bias]. ``slots``: as for :func:`han_rows`."""
+    relevant ratio, domain known (1 / 0.5) [, bias]. ``slots``: as for :func:`han_rows`; ``doms``: the domain of each
+    of ``pages`` when the caller has them (``page_domain`` not read), or ``None``."""
     c = crawls
     keys, mslots, bp_slot, relevant, dist = c.map_keys[ci], c.map_slots[ci], c.bp_slot[ci], c.relevant[ci], \
         c.dist[ci]
@@ -182,7 +183,8 @@ def tres_rows(pages, crawls, ci, page_domain, out, col0, with_bias, slots=None):
         out[i, col0 + 2] = np.float32(np.float64(path_rel[s]) / np.float64(max(path_len[s], 1)))
         out[i, col0 + 3] = 1.0 if kw_url[p] else 0.0
         out[i, col0 + 4] = 1.0 if kw_anchor[p] else 0.0
-        d = find(dmap_keys, dmap_slots, page_domain[pg])  # the domain's slot (-1: no page of it counted)
+        dm = page_domain[pg] if doms is None else np.int32(doms[i])
+        d = find(dmap_keys, dmap_slots, dm)  # the domain's slot (-1: no page of it counted)
         f = dom_fetched[d] if d >= 0 else 0
         out[i, col0 + 5] = np.float32(np.float64(dom_relevant[d]) / np.float64(f)) if f > 0 else np.float32(0.0)
         out[i, col0 + 6] = 1.0 if f > 0 else 0.5
@@ -245,7 +247,7 @@ def thesis_rows(pages, crawls, ci, out, code_bins, sigma1, sigma2, scale, normal
 
 
 @njit(cache=True, nogil=True)
-def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=None):
+def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=None, doms=None):
     """The rows of frontier ``pages`` in a feature set's batched ``layout`` into ``rows`` (zeroed).
 
     :param layout: what :meth:`~gym_crawl.features.sets.FeatureSet.batch_layout` hands the batched step, with
@@ -258,6 +260,8 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=Non
     :param rows: (n, d) float32, zeroed.
     :param slots: (n,) the crawl's slots of ``pages`` when the caller has them (no page-map probe), or ``None``.
     :param buf: float32 scratch for Han's relevances (at least 6 + 2C entries), or ``None`` (allocated per call).
+    :param doms: the domain of each of ``pages`` when the caller has them (TRES's columns then do not read
+        ``page_domain``), or ``None``.
     """
     kind = layout.kind
     if slots is not None:
@@ -266,7 +270,7 @@ def layout_rows(layout, pages, crawls, i, page_domain, rows, slots=None, buf=Non
         han_rows(pages, crawls, i, rows, 0, layout.han_discretized, kind == FEAT_HAN, layout.delta1, layout.delta2,
                  EDGES5, EDGES6, slots, buf)
     if kind == FEAT_TRES or kind == FEAT_COMBINED:  # noqa: SIM109  (numba kernel)
-        tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES, slots)
+        tres_rows(pages, crawls, i, page_domain, rows, layout.tres_col0, kind == FEAT_TRES, slots, doms)
     if kind == FEAT_COMBINED:
         d = rows.shape[1]
         for j in range(len(pages)):
@@ -320,8 +324,9 @@ def _prefetch_rows(crawls, i, slots, han, tres):
 
 
 @njit(cache=True, nogil=True)
-def refresh_rows(layout, rows, pages, n, page_domain, crawls, ci, domain=-1):
-    """Bring ``rows[:n]``, the rows of ``pages[:n]`` in a feature set's batched ``layout``, up to date in place
+def refresh_rows(layout, rows, doms, n, crawls, ci, domain=-1):
+    """Bring ``rows[:n]``, the rows of pages of domains ``doms[:n]`` (the rows' domain ids, kept beside them by the
+    caller: no read of the web's ``page_domain`` per row) in a feature set's batched ``layout``, up to date in place
     after a fetch: TRES's domain relevant ratio and domain-known columns (from ``layout.tres_col0 + 5``) change
     with every fetch in a page's domain (crawl ``ci``'s per-domain counters in ``crawls``);
     Han's columns do not. ``domain`` >= 0: only the rows of pages of that domain (the fetched page's: the only
@@ -334,12 +339,12 @@ def refresh_rows(layout, rows, pages, n, page_domain, crawls, ci, domain=-1):
         if domain >= 0:  # one domain: its two values once, written into the rows of its pages
             ratio, known = _domain_columns(domain, dom_fetched, dom_relevant, dmap_keys, dmap_slots)
             for j in range(n):
-                if page_domain[pages[j]] == domain:
+                if doms[j] == domain:
                     rows[j, c0] = ratio
                     rows[j, c0 + 1] = known
             return
         for j in range(n):
-            ratio, known = _domain_columns(page_domain[pages[j]], dom_fetched, dom_relevant, dmap_keys, dmap_slots)
+            ratio, known = _domain_columns(doms[j], dom_fetched, dom_relevant, dmap_keys, dmap_slots)
             rows[j, c0] = ratio
             rows[j, c0 + 1] = known
 
