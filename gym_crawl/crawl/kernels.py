@@ -368,7 +368,7 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     prefetch_rows(link_cat, ns, ns + m)
     prefetch_range(fr_pages, fs, fs + m)
     prefetch_range(fr_slots, fs, fs + m)
-    # while target k is done, target k + 1's entry (asked for above) is read and its slot's first columns asked for
+    # while target k is done, target k + 1's entry (asked for above) is read and the columns its walk reads asked for
     for k in range(m):
         j = np.int64(t_key[k] & 0xFFFFFFFF)
         e = np.int64(t_key[k + 1] & 0xFFFFFFFF) if k + 1 < m else n
@@ -379,6 +379,14 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
                 prefetch(bp_slot, s1)
                 prefetch(n_par, s1)
                 prefetch(max_par_wrl, s1)
+                prefetch(sum_par_rel, s1)
+                prefetch(link_rel, s1)
+                prefetch(min_par_dist, s1)
+                prefetch(kw_url, s1)
+                prefetch(kw_anchor, s1)
+                if relevant:
+                    prefetch(n_relpar, s1)
+                    prefetch(sum_relpar_rel, s1)
         li = a + j if direct else a + order[j]
         t = link_dst[li]
         h = probe(map_keys, t)
