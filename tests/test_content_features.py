@@ -101,6 +101,33 @@ def test_best_links_fallback_is_a_link_from_the_best_parent(tiny_corpus):
     assert np.all(st.status[src] == 2)  # discovered by a fetched page
 
 
+@pytest.mark.parametrize("name", ["hashed", "content", "hashed-site"])
+def test_rows_read_best_link_per_page_not_the_whole_column(tiny_corpus, monkeypatch, name):
+    """A few frontier pages' rows look their best links up one page at a time: turning the keyed ``best_link``
+    column into a dense array of every page of the web (``np.asarray(state.best_link)``) would cost O(web) a step
+    (≈ 5 ms and 80 MB written on a 10^7-page web)."""
+    from gym_crawl.crawl.state import PageColumn
+
+    env = _env(tiny_corpus, name)
+    _crawl(env, steps=15)
+    base = env.unwrapped
+    F = base.view.frontier_pages().copy()
+    want = base.view.features_of(F)
+    whole = []
+    orig = PageColumn.__array__
+
+    def spy(self, *a, **k):
+        whole.append(self.field.name)
+        return orig(self, *a, **k)
+
+    monkeypatch.setattr(PageColumn, "__array__", spy)
+    links = best_links(base.state, F)
+    got = base.view.features_of(F)
+    assert "best_link" not in whole
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tiny_corpus.link_dst[links], F)
+
+
 def test_content_dim_mismatch_is_a_clear_error(tiny_corpus):
     env = _env(tiny_corpus, ContentFeatures(dim=32))
     with pytest.raises(ValueError, match="32-dim"):

@@ -84,7 +84,9 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
     pages = np.asarray(pages, np.int64)
     bl = getattr(state, "best_link", None)
     if bl is not None:
-        out = np.asarray(bl)[pages].astype(np.int64)
+        # index the column (one keyed look-up per page): ``np.asarray(bl)`` would write a row for every page of
+        # the web first (80 MB on a 10^7-page web, ≈ 5 ms), on every call
+        out = np.asarray(bl[pages], np.int64)
         if len(out) and out.min() < 0:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out

@@ -340,7 +340,7 @@ class SiteFeatures(FeatureSet):
         out[:, 9] = np.minimum(log1p(np.asarray(pending, np.float64)) / _LOG_HOST, 1.0)
         out[:, 10] = ep.pages.get("prob", bp)
         out[:, 11] = ep.pages.get("max_par", pages)
-        bl = np.asarray(state.best_link)[pages].astype(np.int64)
+        bl = np.asarray(state.best_link[pages], np.int64)  # the pages' rows, not the whole column
         code = link_positions(state.corpus, np.maximum(bl, 0)).astype(np.int64)
         code[bl < 0] = -1
         out[np.arange(len(pages)), 12 + _CODE_TO_COLUMN[code]] = 1.0
