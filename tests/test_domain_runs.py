@@ -28,7 +28,10 @@ def test_runs_give_every_page_its_domain():
         inner = starts[starts % 256 != 0] // 256  # the blocks of 256 pages in which a run starts past the first page
         indexed = len(np.unique(inner)) == len(inner)  # at most one such run a block: the index is kept
         assert (len(domain_runs(page_domain)[0]) > 0) == indexed, f"trial {trial}"
-        assert indexed == (trial == 1) or trial in (2, 3), f"trial {trial}"  # runs of >= 256 pages: always
+        if trial in (1, 3):  # runs of >= 256 pages: at most one starts inside any block, so the index is kept
+            assert indexed, f"trial {trial}"
+        if trial in (0, 4):  # runs of a few pages: many start inside a block, so the web reads its column
+            assert not indexed, f"trial {trial}"
         g = _graph(page_domain)
         pages = np.concatenate([rng.integers(0, n, 3000), starts[:500], np.maximum(starts[1:500] - 1, 0), [0, n - 1],
                                 np.arange(0, n, 256), np.arange(255, n, 256)])
