@@ -664,7 +664,41 @@ def _grown(a: np.ndarray, n: int, cap: int) -> np.ndarray:
     return out
 
 
-class PageTable:
+class _KeyedTable:
+    """What :class:`PageTable` and :class:`LinkTable` share: the counters array ``ctr`` a compiled fill advances
+    (rows used at ``ctr[0]``, the generation last) and the keyed layout's page map ``keys``/``slots``."""
+
+    ctr: np.ndarray
+    keys: np.ndarray
+    slots: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        """Rows used (keyed)."""
+        return int(self.ctr[0])
+
+    @n_rows.setter
+    def n_rows(self, n: int) -> None:
+        self.ctr[0] = n
+
+    @property
+    def gen(self) -> int:
+        """How many times the arrays were replaced (grown, turned dense, or for links forgotten)."""
+        return int(self.ctr[-1])
+
+    @gen.setter
+    def gen(self, g: int) -> None:
+        self.ctr[-1] = g
+
+    def _find_many(self, pages: np.ndarray) -> np.ndarray:
+        """(n,) int64 slot of each of ``pages`` (int64) in the page map (-1: not there)."""
+        out = np.empty(len(pages), np.int64)
+        if len(pages):
+            find_many(self.keys, self.slots, pages, out)
+        return out
+
+
+class PageTable(_KeyedTable):
     """Per-topic scores of the pages scored so far, one *row* per page: ``rel`` (rows,), ``cat`` (rows, C),
     ``tfidf`` (rows,), ``label`` (rows,) bool, and the per-page reward caches of the reward schemes
     (:meth:`reward_rows`); :meth:`rows` gives pages' rows (-1: not scored).
@@ -709,24 +743,6 @@ class PageTable:
         self.label = np.zeros(MIN_ROWS, bool)
         self.done = np.zeros(0, bool)
 
-    @property
-    def n_rows(self) -> int:
-        """Rows used (keyed)."""
-        return int(self.ctr[0])
-
-    @n_rows.setter
-    def n_rows(self, n: int) -> None:
-        self.ctr[0] = n
-
-    @property
-    def gen(self) -> int:
-        """How many times the arrays were replaced (grown, or turned dense)."""
-        return int(self.ctr[1])
-
-    @gen.setter
-    def gen(self, g: int) -> None:
-        self.ctr[1] = g
-
     def _dense(self, rel: np.ndarray, cat: np.ndarray, tfidf: np.ndarray, done: np.ndarray) -> None:
         self.keyed = False
         self.rel, self.cat, self.tfidf, self.done = rel, cat, tfidf, done
@@ -745,10 +761,7 @@ class PageTable:
         pages = np.asarray(pages, np.int64).reshape(-1)
         if not self.keyed:
             return np.where(self.done[pages], pages, -1)
-        out = np.empty(len(pages), np.int64)
-        if len(pages):
-            find_many(self.keys, self.slots, pages, out)
-        return out
+        return self._find_many(pages)
 
     def row(self, page: int) -> int:
         """The row of ``page`` (-1: not scored yet)."""
@@ -838,7 +851,7 @@ class PageTable:
         _fill_pages([self], chunk)
 
 
-class LinkTable:
+class LinkTable(_KeyedTable):
     """Per-topic scores of the out-links of the pages scored so far (``rel``, ``cat``, ``kw_url``, ``kw_anchor``),
     filled by source page: a page's links are scored together and stored contiguously from its *base*
     (:meth:`bases`; the row of link ``l`` of page ``p`` is ``bases(p) + l - link_lo[p]``).
@@ -876,15 +889,6 @@ class LinkTable:
         self.forget()
 
     @property
-    def n_rows(self) -> int:
-        """Rows used (keyed)."""
-        return int(self.ctr[0])
-
-    @n_rows.setter
-    def n_rows(self, n: int) -> None:
-        self.ctr[0] = n
-
-    @property
     def n_pages_scored(self) -> int:
         """Pages whose links have rows (keyed)."""
         return int(self.ctr[1])
@@ -892,15 +896,6 @@ class LinkTable:
     @n_pages_scored.setter
     def n_pages_scored(self, n: int) -> None:
         self.ctr[1] = n
-
-    @property
-    def gen(self) -> int:
-        """How many times the arrays were replaced (grown, turned dense or forgotten)."""
-        return int(self.ctr[2])
-
-    @gen.setter
-    def gen(self, g: int) -> None:
-        self.ctr[2] = g
 
     def _dense(self, rel: np.ndarray, cat: np.ndarray, kw_url: np.ndarray, kw_anchor: np.ndarray) -> None:
         self.keyed = False
@@ -931,10 +926,7 @@ class LinkTable:
         pages = np.asarray(pages, np.int64).reshape(-1)
         if not self.keyed:
             return np.where(self.done[pages], self.lo[pages], -1)
-        out = np.empty(len(pages), np.int64)
-        if len(pages):
-            find_many(self.keys, self.slots, pages, out)
-        return out
+        return self._find_many(pages)
 
     def has(self, page: int) -> bool:
         """Whether ``page``'s out-links are scored."""
