@@ -26,32 +26,22 @@ earlier commit, with ``gym_crawl/agents`` linked to its ``agents/``: a before/af
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
+
+from gym_crawl.benchmarks.child_process import MEM_SOURCE, run_json_child
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "agents_memory"  # under the current folder
 DEFAULT_WEBS = ("default", "powerlaw-20000", "powerlaw-10000000")
 DEFAULT_AGENTS = ("lfa-sync", "online-classifier")
 
 #: the measuring process: argv = web, topic, agent, steps, episodes; prints one JSON line
-CHILD = r"""
+CHILD = MEM_SOURCE + r"""
 import json, sys, time, tracemalloc
 import numpy as np
 import gym_crawl.agents
 from gym_crawl.agents import make_agent, make_env_for, run_episode
-
-def mem():
-    out = {}
-    for line in open("/proc/self/status"):
-        k, _, v = line.partition(":")
-        if k in ("VmRSS", "RssAnon", "RssFile"):
-            out[k] = round(int(v.split()[0]) / 1024, 1)
-    return out
 
 def arrays(obj, seen, depth=0):
     # bytes of the numpy arrays an object holds (its attributes, dicts and lists, objects it holds: 3 levels)
@@ -106,11 +96,8 @@ def measure(web: str, topic: str, agent: str, steps: int, episodes: int, pythonp
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join([pythonpath, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-    p = subprocess.run([sys.executable, "-c", CHILD, web, topic, agent, str(steps), str(episodes)],
-                       stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), timeout=14400, env=env)
-    if p.returncode != 0:
-        raise RuntimeError(f"agents_memory: the process measuring {agent} on {web} failed (exit {p.returncode})")
-    return dict(json.loads(p.stdout.strip().splitlines()[-1]))
+    return run_json_child(CHILD, [web, topic, agent, str(steps), str(episodes)],
+                          f"agents_memory: the process measuring {agent} on {web}", env=env)
 
 
 def report(rows: list[dict]) -> str:

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_crawl._console import ArgumentParser
+from gym_crawl.benchmarks.child_process import run_json_child
 from gym_crawl.benchmarks.report import markdown_banner, write_json_report
 
 __all__ = ["CHILD", "add_ratios", "main", "summarize"]
@@ -186,11 +187,8 @@ print(json.dumps({"corpus": spec, "path": str(path), "found": found, "setup_cpu_
 def _store(spec: str, topic: str, path: Path | None) -> dict[str, Any]:
     """Store ``spec``'s topic tables once under ``path`` (default: where the default keeps them), or find them there
     (a child process; its progress bar on stderr)."""
-    p = subprocess.run([sys.executable, "-c", STORE, spec, topic] + ([str(path)] if path is not None else []),
-                       stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), timeout=14400)
-    if p.returncode != 0:
-        raise RuntimeError(f"crawl_scale: storing the score tables of {spec} failed (exit {p.returncode})")
-    return dict(json.loads(p.stdout.strip().splitlines()[-1]))
+    return run_json_child(STORE, [spec, topic] + ([str(path)] if path is not None else []),
+                          f"crawl_scale: storing the score tables of {spec}")
 
 
 def _env(code: str | None) -> dict[str, str] | None:

@@ -18,30 +18,20 @@ crawl, and the CPU seconds of the crawls. Writes ``paths_memory.json`` and ``pat
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
+
+from gym_crawl.benchmarks.child_process import MEM_SOURCE, run_json_child
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "paths_memory"  # under the current folder
 DEFAULT_SIZES = (20_000, 1_000_000)
 
 #: the measuring process: argv = spec, topic, envs, steps, features, concurrency; prints one JSON line
-CHILD = r"""
+CHILD = MEM_SOURCE + r"""
 import json, resource, sys, time
 import numpy as np
 from gym_crawl.corpus import load_corpus
 from gym_crawl.wrappers.factory import make_env
-
-def mem():
-    out = {}
-    for line in open("/proc/self/status"):
-        k, _, v = line.partition(":")
-        if k in ("VmRSS", "RssAnon", "RssFile"):
-            out[k] = round(int(v.split()[0]) / 1024, 1)
-    return out
 
 spec, topic, n_envs, steps, features, conc = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
     sys.argv[5], int(sys.argv[6])
@@ -70,11 +60,8 @@ print(json.dumps({"web": spec, "pages": c.n_pages, "domains": len(c.domains), "e
 
 def measure(spec: str, topic: str, envs: int, steps: int, features: str, concurrency: int) -> dict:
     """One web's figures, from a fresh process."""
-    p = subprocess.run([sys.executable, "-c", CHILD, spec, topic, str(envs), str(steps), features, str(concurrency)],
-                       stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), timeout=14400)
-    if p.returncode != 0:
-        raise RuntimeError(f"paths_memory: the process measuring {spec} failed (exit {p.returncode})")
-    return dict(json.loads(p.stdout.strip().splitlines()[-1]))
+    return run_json_child(CHILD, [spec, topic, str(envs), str(steps), features, str(concurrency)],
+                          f"paths_memory: the process measuring {spec}")
 
 
 def report(rows: list[dict]) -> str:
