@@ -1,6 +1,11 @@
 """Helpers several test modules share (imported as ``tests.helpers``)."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -13,3 +18,51 @@ def fetch_now(web: Any, page: int) -> str:
     while page not in web.arrived(True).pages:
         pass
     return web.fetch_error(page)
+
+
+def wait_for(cond: Callable[[], Any], proc: subprocess.Popen, limit: float = 60.0, poll: float = 0.02) -> None:
+    """Check ``cond()`` every ``poll`` seconds until it holds, ``limit`` seconds have passed or ``proc`` has ended; if
+    it never held, kill ``proc`` and fail with its exit code and the end of its stderr."""
+    deadline = time.monotonic() + limit
+    while not cond() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(poll)
+    if not cond():
+        proc.kill()
+        _, err = proc.communicate(timeout=30)
+        err = err.decode() if isinstance(err, bytes) else err or ""
+        raise AssertionError(f"the crawl never got there (rc {proc.returncode}): {err[-2000:]}")
+
+
+def stop_timed(proc: subprocess.Popen, sig: signal.Signals, timeout: float = 60.0) -> tuple[Any, Any, float]:
+    """Send ``sig`` to ``proc`` and wait up to ``timeout`` seconds for it to end: ``(stdout, stderr, seconds from
+    the signal to the end)``."""
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=timeout)
+    return out, err, time.monotonic() - t0
+
+
+def decisions_in(warc: Path) -> int:
+    """The crawl decisions a live crawl's WARC holds so far (0 while there is no file or a record is half written)."""
+    from gym_crawl.web.warc_io import read_decisions
+
+    try:
+        return sum(1 for _ in read_decisions(warc)) if warc.exists() else 0
+    except Exception:  # noqa: BLE001 - a record being written (any reader error): read the file again later
+        return 0
+
+
+def valid_warc(path: Path) -> dict[str, int]:
+    """Record counts by type, read with warcio and with FastWARC (both must read every record)."""
+    from fastwarc.warc import ArchiveIterator as FastIterator
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as f:
+        a = [r.rec_type for r in ArchiveIterator(f)]
+    with open(path, "rb") as f:
+        b = [r.record_id for r in FastIterator(f, parse_http=False)]
+    assert len(a) == len(b) > 0
+    counts: dict[str, int] = {}
+    for t in a:
+        counts[t] = counts.get(t, 0) + 1
+    return counts

@@ -24,7 +24,8 @@ import pytest
 
 from gym_crawl.web.serve.chaos import ROBOTS_OK, serve_chaos
 from gym_crawl.web.urls import canonical_url
-from gym_crawl.web.warc_io import read_decisions, read_fetches, readers_disagree
+from gym_crawl.web.warc_io import read_fetches, readers_disagree
+from tests.helpers import decisions_in, stop_timed, wait_for
 
 DELAY = 0.2
 POLICY = {"delay": DELAY, "rate": None, "connect_timeout": 1.0, "read_timeout": 1.0, "max_time": 3.0,
@@ -54,23 +55,6 @@ def _start(plan, warc: Path, pages: int, resume: bool = False) -> subprocess.Pop
                       "resume": resume})
     return subprocess.Popen([sys.executable, "-c", RUNNER, arg], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-
-def _decisions(warc: Path) -> int:
-    try:
-        return sum(1 for _ in read_decisions(warc)) if warc.exists() else 0
-    except Exception:  # noqa: BLE001 - a record being written: read again later
-        return 0
-
-
-def _wait(cond, proc: subprocess.Popen, limit: float = 60.0) -> None:
-    deadline = time.monotonic() + limit
-    while not cond() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    if not cond():
-        proc.kill()
-        _, err = proc.communicate(timeout=30)
-        raise AssertionError(f"the crawl never got there (rc {proc.returncode}): {err.decode()[-2000:]}")
 
 
 def _robots_whole(site, plan, e) -> bool:
@@ -117,12 +101,10 @@ def _stop_and_resume(tmp_path: Path, seed: int, pages: int, how: str, n_hosts: i
     with site:
         proc = _start(plan, warc, pages)
         try:
-            _wait(lambda: _decisions(warc) >= (pages if how == "drain" else pages // 3), proc)
+            wait_for(lambda: decisions_in(warc) >= (pages if how == "drain" else pages // 3), proc)
             sig = {"mid": signal.SIGINT, "drain": signal.SIGTERM, "kill": signal.SIGKILL}[how]
             t_sig = time.monotonic()
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=60)
-            took = time.monotonic() - t_sig
+            out, err, took = stop_timed(proc, sig)
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -17,6 +17,7 @@ import pytest
 from gym_crawl.cli import main
 from gym_crawl.web.serve.server import Response, html_page, serve_site
 from gym_crawl.web.warc_io import read_fetches, readers_disagree
+from tests.helpers import stop_timed, wait_for
 
 MEDIUM = [f"m{i}" for i in range(5)]  # done ~1 s after their request: after the last step, before the signal
 SLOW = [f"s{i}" for i in range(5)]  # still in flight at the signal
@@ -35,16 +36,6 @@ def _argv(site, warc: Path, steps: int, *extra: str) -> list[str]:
 def _start(site, argv: list[str]) -> subprocess.Popen:
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-
-def _wait_for(cond, proc: subprocess.Popen, limit: float = 90.0) -> None:
-    deadline = time.monotonic() + limit
-    while not cond() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    if not cond():
-        proc.kill()
-        out, err = proc.communicate(timeout=30)
-        raise AssertionError(f"the crawl never got there: {err.decode()[-2000:]}")
 
 
 def _hostile_site():
@@ -82,6 +73,13 @@ def _whole_before(site, t: float) -> set[str]:
             and r.bytes_sent == len(_page(r.host, 0.0).body)}
 
 
+def _wait_for_the_drain(site, proc: subprocess.Popen, steps: int) -> None:
+    """Wait until every page is requested (the last step is done) and the medium pages, which land during the
+    drain, were received whole."""
+    wait_for(lambda: len(_pages(site)) == steps, proc, limit=90)
+    wait_for(lambda: _whole_before(site, time.monotonic()) >= _requested(site, MEDIUM), proc, limit=20)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_the_last_pages_drain_loses_nothing_received(tmp_path, sig):
     warc = tmp_path / "drain.warc.gz"
@@ -89,14 +87,10 @@ def test_a_signal_while_the_last_pages_drain_loses_nothing_received(tmp_path, si
     with _hostile_site() as site:
         proc = _start(site, _argv(site, warc, steps))
         try:
-            # every page requested = the last step is done; the medium pages land during the drain
-            _wait_for(lambda: len(_pages(site)) == steps, proc)
-            _wait_for(lambda: _whole_before(site, time.monotonic()) >= _requested(site, MEDIUM), proc, limit=20)
+            _wait_for_the_drain(site, proc, steps)
             time.sleep(0.3)
             t_sig = time.monotonic()
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=60)
-            took = time.monotonic() - t_sig
+            out, err, took = stop_timed(proc, sig)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -123,8 +117,7 @@ def test_after_sigkill_a_resume_requests_at_most_the_pages_in_flight(tmp_path):
     with _hostile_site() as site:
         proc = _start(site, _argv(site, warc, steps))
         try:
-            _wait_for(lambda: len(_pages(site)) == steps, proc)
-            _wait_for(lambda: _whole_before(site, time.monotonic()) >= _requested(site, MEDIUM), proc, limit=20)
+            _wait_for_the_drain(site, proc, steps)
             time.sleep(0.5)
             t_kill = time.monotonic()
             proc.kill()
@@ -179,12 +172,9 @@ def test_a_signal_during_the_seed_fetch_exits_128_plus_the_signal(tmp_path, sig)
     with serve_site({"a": {"/": _page("a", 3.0)}}) as site:
         proc = _start(site, _argv(site, tmp_path / "seed.warc.gz", 5))
         try:
-            _wait_for(lambda: bool(site.requests("a", "/")), proc)
+            wait_for(lambda: bool(site.requests("a", "/")), proc, limit=90)
             time.sleep(0.3)
-            t_sig = time.monotonic()
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=60)
-            took = time.monotonic() - t_sig
+            out, err, took = stop_timed(proc, sig)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -202,10 +192,7 @@ def test_any_command_stopped_by_a_signal_says_so_and_exits_128_plus_it(sig):
         assert proc.stdout is not None
         proc.stdout.readline()  # the site is up
         time.sleep(0.3)
-        t0 = time.monotonic()
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
-        took = time.monotonic() - t0
+        out, err, took = stop_timed(proc, sig, timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()

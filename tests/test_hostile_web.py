@@ -42,6 +42,7 @@ from gym_crawl.web.warc_io import (
     records_fastwarc,
     records_warcio,
 )
+from tests.helpers import stop_timed, wait_for
 
 FAST = {"delay": 0.0, "rate": None, "connect_timeout": 2.0, "read_timeout": 2.0, "max_time": 10.0}
 
@@ -179,15 +180,9 @@ def test_ctrl_c_ends_a_live_crawl_within_two_seconds(tmp_path):
              "--topic", "geology", "--steps", "5", "--warc", str(warc), "--delay", "0", "--capacity", "100"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
-            deadline = time.monotonic() + 60
-            while not site.requests("a", "/slow") and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.05)
-            assert site.requests("a", "/slow"), proc.communicate(timeout=10)
+            wait_for(lambda: site.requests("a", "/slow"), proc, poll=0.05)
             time.sleep(0.5)  # the body is trickling now
-            t0 = time.monotonic()
-            proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=30)
-            took = time.monotonic() - t0
+            out, err, took = stop_timed(proc, signal.SIGINT, timeout=30)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -311,10 +306,7 @@ def test_a_second_resume_of_a_warc_in_use_is_refused_by_the_cli(tmp_path):
                 "--topic", "geology", "--steps", "3", "--warc", str(path), "--delay", "0", "--capacity", "100"]
         first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 60
-            while not site.requests("a", "/slow") and time.monotonic() < deadline and first.poll() is None:
-                time.sleep(0.05)
-            assert site.requests("a", "/slow"), first.communicate(timeout=10)
+            wait_for(lambda: site.requests("a", "/slow"), first, poll=0.05)
             second = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=120)
             first.send_signal(signal.SIGINT)
             first.communicate(timeout=30)

@@ -8,14 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from gym_crawl.web.serve.server import serve_corpus
 from gym_crawl.web.warc_io import read_decisions, read_fetches, read_warcinfo
 from tests.conftest import make_tiny_corpus
+from tests.helpers import decisions_in, valid_warc, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -37,27 +36,11 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
-def _valid_warc(path: Path) -> dict[str, int]:
-    """Record counts by type, read with warcio and with FastWARC (both must read every record)."""
-    from fastwarc.warc import ArchiveIterator as FastIterator
-    from warcio.archiveiterator import ArchiveIterator
-
-    with open(path, "rb") as f:
-        a = [r.rec_type for r in ArchiveIterator(f)]
-    with open(path, "rb") as f:
-        b = [r.record_id for r in FastIterator(f, parse_http=False)]
-    assert len(a) == len(b) > 0
-    counts: dict[str, int] = {}
-    for t in a:
-        counts[t] = counts.get(t, 0) + 1
-    return counts
-
-
 def _page_requests(site, urls=None) -> list[str]:
     return [f"{e.host}{e.path}" for e in site.log if e.path != "/robots.txt"]
 
 
-def test_live_crawl_cli_records_a_valid_warc(small, site, tmp_path):
+def test_live_crawl_cli_records_avalid_warc(small, site, tmp_path):
     corpus_dir = small.save(tmp_path / "ref")
     warc = tmp_path / "out.warc.gz"
     seed = site.page_urls[small.page_id("Geology")]
@@ -69,7 +52,7 @@ def test_live_crawl_cli_records_a_valid_warc(small, site, tmp_path):
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["steps"] == 12 and out["pages_fetched"] == 13 and out["stopped_by"] is None
     assert "pages 13" in p.stderr and "harvest" in p.stderr  # the progress line (final line at least)
-    counts = _valid_warc(warc)
+    counts = valid_warc(warc)
     assert counts["warcinfo"] == 1 and counts["response"] >= 13
     dec = list(read_decisions(warc))
     assert [d["step"] for d in dec] == list(range(1, 13))
@@ -92,17 +75,8 @@ def test_sigint_stops_cleanly_and_resume_continues(small, site, tmp_path):
                          stderr=subprocess.PIPE, text=True, env=_env(),
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
     try:
-        t_end = time.monotonic() + 120
-        seen = 0
-        while time.monotonic() < t_end and p.poll() is None:
-            time.sleep(0.3)
-            try:
-                seen = sum(1 for _ in read_decisions(warc)) if warc.exists() else 0
-            except Exception:  # noqa: BLE001 - a record being written (any reader error): read the file again later
-                seen = 0
-            if seen >= 4:
-                break
-        assert seen >= 4 and p.poll() is None, "the crawl did not get going"
+        wait_for(lambda: decisions_in(warc) >= 4, p, limit=120, poll=0.3)
+        assert p.poll() is None, "the crawl ended before it was interrupted"
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=60)
     finally:
@@ -111,7 +85,7 @@ def test_sigint_stops_cleanly_and_resume_continues(small, site, tmp_path):
     assert p.returncode == 130, stderr  # interrupted: 128 + SIGINT, after the summary and a closed WARC
     out = json.loads(stdout.strip().splitlines()[-1])
     assert out["stopped_by"] == "SIGINT" and 4 <= out["steps"] < 120
-    _valid_warc(warc)
+    valid_warc(warc)
     first = [d["url"] for d in read_decisions(warc)]
     assert len(first) == out["steps"]
     first_requests = _page_requests(site)[n0:]
@@ -124,7 +98,7 @@ def test_sigint_stops_cleanly_and_resume_continues(small, site, tmp_path):
     assert p2.returncode == 0, p2.stderr
     out2 = json.loads(p2.stdout.strip().splitlines()[-1])
     assert out2["steps"] == k + 5 and out2["stopped_by"] is None
-    counts = _valid_warc(warc)
+    counts = valid_warc(warc)
     assert counts["warcinfo"] == 2  # one per run: the resumed run says so in its own
     assert read_warcinfo(warc)[1]["gym-crawl-resumed"] == "true"
     decisions = [d["url"] for d in read_decisions(warc)]

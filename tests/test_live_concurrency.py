@@ -27,6 +27,7 @@ from gym_crawl.web.offer import OfferRules, failure_keys, not_html_reason
 from gym_crawl.web.serve.server import Response, html_page, robots_txt, serve_corpus, serve_site
 from gym_crawl.web.warc_io import read_decisions, read_fetches
 from tests.conftest import make_tiny_corpus
+from tests.helpers import decisions_in, valid_warc, wait_for
 
 FAST = {"delay": 0.0, "rate": None, "connect_timeout": 2.0, "read_timeout": 5.0, "max_time": 10.0}
 
@@ -355,9 +356,6 @@ def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_pa
     import signal
     import subprocess
     import sys
-    import time
-
-    from tests.test_live_cli import _valid_warc
 
     with _jittered(serve_corpus(small, n_hosts=4), seed=2) as site:
         warc = tmp_path / "w.warc.gz"
@@ -369,14 +367,7 @@ def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_pa
         p = subprocess.Popen([*cmd, "--max-pages", "200", "--delay", "0.3"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
         try:
-            t_end = time.monotonic() + 120
-            while time.monotonic() < t_end and p.poll() is None:
-                time.sleep(0.3)
-                try:
-                    if warc.exists() and sum(1 for _ in read_decisions(warc)) >= 8:
-                        break
-                except Exception:  # noqa: BLE001 - a record being written: read again later
-                    pass
+            wait_for(lambda: decisions_in(warc) >= 8, p, limit=120, poll=0.3)
             assert p.poll() is None, "the crawl ended before it was interrupted"
             p.send_signal(signal.SIGINT)
             stdout, stderr = p.communicate(timeout=60)
@@ -386,7 +377,7 @@ def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_pa
         assert p.returncode == 130, stderr  # interrupted: 128 + SIGINT, after the summary and a closed WARC
         out = json.loads(stdout.strip().splitlines()[-1])
         assert out["stopped_by"] == "SIGINT" and 8 <= out["steps"] < 200 and out["concurrency"] == 4
-        _valid_warc(warc)
+        valid_warc(warc)
         first = [d["url"] for d in read_decisions(warc)]
         assert len(first) == out["steps"]
         fetched_before = {f.url for f in read_fetches(warc)}
@@ -406,4 +397,4 @@ def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_pa
         assert decisions[:k] == first and len(decisions) == k + 6
         again = {e.path for e in site.log[n1:] if e.path != "/robots.txt"}  # paths are unique over the hosts
         assert again and not again & {urlsplit(u).path for u in fetched_before}, "resume re-requested recorded pages"
-        _valid_warc(warc)
+        valid_warc(warc)
