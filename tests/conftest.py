@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +252,22 @@ def warc_readers_agree_everywhere(tmp_path_factory: pytest.TempPathFactory):
     problems = _disagreements(tmp_path_factory.getbasetemp())
     if problems:
         pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def general_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A tiny Wikispeedia as the general English text model's source (``$GYM_CRAWL_WIKISPEEDIA``), a fresh data dir,
+    and no general model held in memory before or after the test; yields the Wikispeedia folder."""
+    from test_wikispeedia import make_fake
+
+    import gym_crawl.text.model as model_mod
+
+    root = make_fake(tmp_path / "wikispeedia")
+    monkeypatch.setenv("GYM_CRAWL_WIKISPEEDIA", str(root))
+    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
+    model_mod._GENERAL_MODELS.clear()
+    yield root
+    model_mod._GENERAL_MODELS.clear()
 
 
 def shared_data(sub: str) -> Path:

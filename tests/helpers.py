@@ -1,12 +1,17 @@
 """Helpers several test modules share (imported as ``tests.helpers``)."""
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
 import signal
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 def fetch_now(web: Any, page: int) -> str:
@@ -66,3 +71,45 @@ def valid_warc(path: Path) -> dict[str, int]:
     for t in a:
         counts[t] = counts.get(t, 0) + 1
     return counts
+
+
+def interrupt_after(proc: subprocess.Popen, warc: Path, decisions: int, limit: float = 120.0) -> dict[str, Any]:
+    """Let a live ``gym-crawl crawl --live … --json`` (``proc``, text mode) record ``decisions`` crawl decisions in
+    ``warc``, stop it with SIGINT and return the JSON summary it printed; fails unless it was still running at the
+    signal and exited 130 (128 + SIGINT)."""
+    try:
+        wait_for(lambda: decisions_in(warc) >= decisions, proc, limit=limit, poll=0.3)
+        assert proc.poll() is None, "the crawl ended before it was interrupted"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr  # interrupted: 128 + SIGINT, after the summary and a closed WARC
+    return dict(json.loads(stdout.strip().splitlines()[-1]))
+
+
+def jittered(site: Any, seed: int) -> Any:
+    """Make every page of a served corpus (``serve_corpus``) answer after a random 0-40 ms, so completions come in
+    varied orders; returns ``site``."""
+    rng = random.Random(seed)
+    for label in site.hosts:
+        routes = site._routes[label]
+        for path, route in list(routes.items()):
+            if callable(route) and path.startswith("/wiki/"):
+                delay = rng.uniform(0.0, 0.04)
+                routes[path] = (lambda t, r=route, d=delay: dataclasses.replace(r(t), delay=d))
+    return site
+
+
+def random_crawl(env: Any, steps: int, seed: int = 0) -> Any:
+    """Reset ``env`` with ``seed`` and take up to ``steps`` valid actions drawn by ``np.random.default_rng(seed)``,
+    stopping when the episode ends; returns ``env``."""
+    _, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        valid = np.flatnonzero(info["action_mask"])
+        _, _, term, trunc, info = env.step(int(rng.choice(valid)))
+        if term or trunc:
+            break
+    return env

@@ -7,9 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_docs_web import _site_files
-from test_wikispeedia import make_fake
 
-import gym_crawl.text.model as model_mod
 from gym_crawl.benchmarks import docs_web as dw
 from gym_crawl.benchmarks import transfer as tr
 from gym_crawl.relevance.scorer import PageScores
@@ -46,17 +44,6 @@ def test_url_label_reward_judges_fetched_pages_by_their_url_label():
     reward, rel = r(PageScores(z, z[:, None], z, z.astype(bool), pages=np.arange(5)))
     # below the label counts, a sibling whose name merely starts the same does not, a failed fetch earns nothing
     assert reward.tolist() == [1.0, 1.0, 0.0, 0.0, 0.0] and rel.tolist() == [True, True, False, False, False]
-
-
-@pytest.fixture
-def general_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A tiny Wikispeedia as the general model's source, a fresh data dir."""
-    root = make_fake(tmp_path / "wikispeedia")
-    monkeypatch.setenv("GYM_CRAWL_WIKISPEEDIA", str(root))
-    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
-    model_mod._GENERAL_MODELS.clear()
-    yield root
-    model_mod._GENERAL_MODELS.clear()
 
 
 def test_pretrain_then_deploy_live_on_the_held_out_site(tmp_path, general_source):

@@ -9,19 +9,13 @@ import pytest
 import gym_crawl  # noqa: F401
 from gym_crawl.crawl import FRONTIER
 from gym_crawl.crawl.fields import FIELDS, MAP_ARRAYS, MIN_SLOTS, SLOT_ARRAYS, allocate
+from tests.helpers import random_crawl
 
 
 def _crawled_env(corpus, steps=60, cap=None, seed=0):
     env = gym.make("WikiCrawl-v0", corpus=corpus, domain_cap=cap, max_episode_steps=steps + 1).unwrapped
     env.set_budget(steps + 1)
-    _, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        valid = np.flatnonzero(info["action_mask"])
-        _, _, term, _, info = env.step(int(rng.choice(valid)))
-        if term:
-            break
-    return env
+    return random_crawl(env, steps, seed)
 
 
 def test_every_array_is_a_field(tiny_corpus):

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_wikispeedia import make_fake
 
 import gym_crawl.text.model as model_mod
 from gym_crawl.corpus import cache
@@ -34,17 +33,6 @@ H = "http://site.test"
 
 pytestmark = pytest.mark.filterwarnings("ignore:topic '.*left out:UserWarning",
                                       "ignore:.*content fingerprint.*:UserWarning")
-
-
-@pytest.fixture
-def source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A tiny Wikispeedia as the general model's source (``$GYM_CRAWL_WIKISPEEDIA``), a fresh data dir."""
-    root = make_fake(tmp_path / "wikispeedia")
-    monkeypatch.setenv("GYM_CRAWL_WIKISPEEDIA", str(root))
-    monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
-    model_mod._GENERAL_MODELS.clear()
-    yield root
-    model_mod._GENERAL_MODELS.clear()
 
 
 @pytest.fixture
@@ -76,7 +64,7 @@ def make_site() -> dict[str, bytes]:
             H + "/b": render_page("B", "zzqx quux words", [])}
 
 
-def test_builds_deterministically_from_its_source(source, tmp_path, monkeypatch):
+def test_builds_deterministically_from_its_source(general_source, tmp_path, monkeypatch):
     a = general_text_model(required=True, progress=False)
     assert a.meta["idf_fraction"] == 1.0 and a.meta["idf_pages"] == 4  # IDF over every article
     assert a.meta["dim"] == GENERAL_OPTIONS["dim"] == a.vectors.shape[1]
@@ -91,7 +79,7 @@ def test_builds_deterministically_from_its_source(source, tmp_path, monkeypatch)
     assert general_text_model(progress=False) is b  # memoized
 
 
-def test_a_damaged_or_half_written_cache_is_never_accepted(source, tmp_path):
+def test_a_damaged_or_half_written_cache_is_never_accepted(general_source, tmp_path):
     corpus = load_warc(write_example_warc(tmp_path / "w"))
     first = get_text_model(corpus)
     assert first.meta["vectors"].startswith("general:")
@@ -114,7 +102,7 @@ def test_a_damaged_or_half_written_cache_is_never_accepted(source, tmp_path):
     assert np.array_equal(third.vectors, first.vectors)
 
 
-def test_a_warc_corpus_defaults_to_the_general_model(source, tmp_path, tiny_corpus):
+def test_a_warc_corpus_defaults_to_the_general_model(general_source, tmp_path, tiny_corpus):
     corpus = load_warc(write_example_warc(tmp_path / "w"))
     gm = general_text_model(progress=False)
     tm = get_text_model(corpus)
@@ -135,7 +123,7 @@ def test_a_warc_corpus_defaults_to_the_general_model(source, tmp_path, tiny_corp
     assert get_text_model(tiny_corpus).meta["vectors"] == "ppmi-svd"  # not a web corpus: its own model
 
 
-def test_a_live_web_defaults_to_the_general_model(source):
+def test_a_live_web_defaults_to_the_general_model(general_source):
     web = LiveWeb([H + "/"], fetch=SiteFetch(make_site()), max_pages=200)
     env = make_env("WikiCrawl-v1", corpus=web, topic="rock", max_episode_steps=3)
     obs, info = env.reset(seed=0)
@@ -165,7 +153,7 @@ def test_a_live_web_defaults_to_the_general_model(source):
     web.close()
 
 
-def test_text_overrides_the_default(source, tiny_corpus):
+def test_text_overrides_the_default(general_source, tiny_corpus):
     tm = get_text_model(tiny_corpus)
     web = LiveWeb([H + "/"], fetch=SiteFetch(make_site()), text=tm, max_pages=200)
     lt = get_text_model(web)
@@ -200,7 +188,7 @@ def test_without_its_source_the_defaults_fall_back_with_one_warning(no_source, t
     web.close()
 
 
-def test_open_vocabulary_covers_unseen_words(source):
+def test_open_vocabulary_covers_unseen_words(general_source):
     gm = general_text_model(progress=False)
     words = ["rock", "nevereverseen", "zzqx", "rock"]
     idf, vec = general_rows(gm, words)

@@ -17,19 +17,13 @@ from gym_crawl.crawl.state import DIST_CAP
 from gym_crawl.features.sets import CombinedFeatures, Han2018Features, TresFeatures, bucket5, bucket6, change_bucket
 from gym_crawl.features.thesis import ThesisFeatures, disc_change, disc_change_code, disc_distance, disc_relevance
 from gym_crawl.reducers.base import TopK, link_text_score
+from tests.helpers import random_crawl
 
 
 def _crawl(corpus, steps=80, seed=0, **kw):
     env = gym.make("WikiCrawl-v0", corpus=corpus, **kw).unwrapped
     env.set_budget(steps + 1000)
-    _, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        valid = np.flatnonzero(info["action_mask"])
-        _, _, term, _, info = env.step(int(rng.choice(valid)))
-        if term:
-            break
-    return env
+    return random_crawl(env, steps, seed)
 
 
 # ------------------------------------------------------------------ numpy references (pre-kernel code)

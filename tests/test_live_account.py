@@ -5,8 +5,6 @@ servers never see them), and the others — fetched after the last step — are 
 the WARC, so the replay, the replayed corpus and the WARC compiler count and mark the same pages."""
 from __future__ import annotations
 
-import dataclasses
-import random
 import threading
 import time
 
@@ -25,6 +23,7 @@ from gym_crawl.web.settings import LiveCrawlSettings
 from gym_crawl.web.warc import load_warc
 from gym_crawl.web.warc_io import read_decisions, read_fetches
 from tests.conftest import make_tiny_corpus
+from tests.helpers import jittered
 
 FAST = {"rate": None, "connect_timeout": 2.0, "read_timeout": 5.0, "max_time": 10.0}
 
@@ -32,18 +31,6 @@ FAST = {"rate": None, "connect_timeout": 2.0, "read_timeout": 5.0, "max_time": 1
 @pytest.fixture(scope="module")
 def small():
     return make_tiny_corpus(400, seed=1)
-
-
-def _jittered(site, seed: int):
-    """Every page answers after a random 0-40 ms, so completions come in varied orders."""
-    rng = random.Random(seed)
-    for label in site.hosts:
-        routes = site._routes[label]
-        for path, route in list(routes.items()):
-            if callable(route) and path.startswith("/wiki/"):
-                d = rng.uniform(0.0, 0.04)
-                routes[path] = (lambda t, r=route, d=d: dataclasses.replace(r(t), delay=d))
-    return site
 
 
 def _replay(warc, tm, settings, name):
@@ -57,7 +44,7 @@ def _replay(warc, tm, settings, name):
 @pytest.mark.parametrize("name", ["best-first", "random", "best-first-mix"])
 def test_summary_replay_and_records_give_one_reward_sum(small, tmp_path, name):
     tm = get_text_model(small)
-    with _jittered(serve_corpus(small, n_hosts=6), seed=2) as site:
+    with jittered(serve_corpus(small, n_hosts=6), seed=2) as site:
         seeds = tuple(site.url(h, "/") for h in site.hosts)
         s = LiveCrawlSettings(seeds=seeds, topic="geology", max_pages=40, scope="any", concurrency=6,
                               policy=FetchPolicy(delay=0.0, **FAST), focus_slack=None)

@@ -14,7 +14,7 @@ import pytest
 from gym_crawl.web.serve.server import serve_corpus
 from gym_crawl.web.warc_io import read_decisions, read_fetches, read_warcinfo
 from tests.conftest import make_tiny_corpus
-from tests.helpers import decisions_in, valid_warc, wait_for
+from tests.helpers import interrupt_after, valid_warc
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +74,7 @@ def test_sigint_stops_cleanly_and_resume_continues(small, site, tmp_path):
     p = subprocess.Popen(_cmd(*args, "--max-pages", "120", "--delay", "0.25"), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=_env(),
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as from a terminal
-    try:
-        wait_for(lambda: decisions_in(warc) >= 4, p, limit=120, poll=0.3)
-        assert p.poll() is None, "the crawl ended before it was interrupted"
-        p.send_signal(signal.SIGINT)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 130, stderr  # interrupted: 128 + SIGINT, after the summary and a closed WARC
-    out = json.loads(stdout.strip().splitlines()[-1])
+    out = interrupt_after(p, warc, 4)
     assert out["stopped_by"] == "SIGINT" and 4 <= out["steps"] < 120
     valid_warc(warc)
     first = [d["url"] for d in read_decisions(warc)]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import random
 from collections import defaultdict
 from urllib.parse import urlsplit
 
@@ -27,7 +26,7 @@ from gym_crawl.web.offer import OfferRules, failure_keys, not_html_reason
 from gym_crawl.web.serve.server import Response, html_page, robots_txt, serve_corpus, serve_site
 from gym_crawl.web.warc_io import read_decisions, read_fetches
 from tests.conftest import make_tiny_corpus
-from tests.helpers import decisions_in, valid_warc, wait_for
+from tests.helpers import interrupt_after, jittered, valid_warc
 
 FAST = {"delay": 0.0, "rate": None, "connect_timeout": 2.0, "read_timeout": 5.0, "max_time": 10.0}
 
@@ -181,18 +180,6 @@ def test_window_arguments_are_checked(tiny_corpus):
 
 
 # ------------------------------------------------------------------------------------------------ live crawls
-def _jittered(site, seed: int):
-    """Every page of a served corpus answers after a random 0-40 ms (so completions come in varied orders)."""
-    rng = random.Random(seed)
-    for label in site.hosts:
-        routes = site._routes[label]
-        for path, route in list(routes.items()):
-            if callable(route) and path.startswith("/wiki/"):
-                delay = rng.uniform(0.0, 0.04)
-                routes[path] = (lambda t, r=route, d=delay: dataclasses.replace(r(t), delay=d))
-    return site
-
-
 def _metadata_kinds(path) -> list[dict]:
     """Every JSON metadata record of a WARC, in file order."""
     from warcio.archiveiterator import ArchiveIterator
@@ -208,7 +195,7 @@ def _metadata_kinds(path) -> list[dict]:
 @pytest.mark.parametrize("name", ["best-first", "random"])
 def test_a_concurrent_live_crawl_replays_bit_for_bit_from_its_warc(small, tmp_path, name):
     tm = get_text_model(small)
-    with _jittered(serve_corpus(small, n_hosts=4), seed=3) as site:
+    with jittered(serve_corpus(small, n_hosts=4), seed=3) as site:
         warc = tmp_path / "c.warc.gz"
         live = LiveWeb([site.page_urls[small.page_id("Geology")]], policy=FetchPolicy(**FAST), warc=warc, text=tm,
                        scope="any", max_pages=5000)
@@ -231,7 +218,7 @@ def test_concurrent_live_crawls_stay_polite_per_host(small, tmp_path):
     """Eight hosts, eight pages in flight: from the server's log, each host got robots.txt first, one request at
     a time on one connection, and every gap from a response's end to its next request at least the delay."""
     delay = 0.15
-    with _jittered(serve_corpus(small, n_hosts=8), seed=1) as site:
+    with jittered(serve_corpus(small, n_hosts=8), seed=1) as site:
         seeds = [site.url(h, "/") for h in site.hosts]
         with LiveWeb(seeds, policy=FetchPolicy(**{**FAST, "delay": delay}), scope="any", max_pages=5000) as web:
             env = make_env_for(make_agent("best-first"), corpus=web, topic="geology", max_episode_steps=50,
@@ -353,11 +340,10 @@ def test_online_learners_learn_from_pages_that_land_later(tiny_corpus):
 
 def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_path):
     import os
-    import signal
     import subprocess
     import sys
 
-    with _jittered(serve_corpus(small, n_hosts=4), seed=2) as site:
+    with jittered(serve_corpus(small, n_hosts=4), seed=2) as site:
         warc = tmp_path / "w.warc.gz"
         seed = site.page_urls[small.page_id("Geology")]
         args = ["--live", seed, "--agent", "random", "--topic", "geology", "--warc", str(warc), "--scope", "any",
@@ -366,16 +352,7 @@ def test_sigint_with_pages_in_flight_leaves_a_valid_resumable_warc(small, tmp_pa
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         p = subprocess.Popen([*cmd, "--max-pages", "200", "--delay", "0.3"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            wait_for(lambda: decisions_in(warc) >= 8, p, limit=120, poll=0.3)
-            assert p.poll() is None, "the crawl ended before it was interrupted"
-            p.send_signal(signal.SIGINT)
-            stdout, stderr = p.communicate(timeout=60)
-        finally:
-            if p.poll() is None:
-                p.kill()
-        assert p.returncode == 130, stderr  # interrupted: 128 + SIGINT, after the summary and a closed WARC
-        out = json.loads(stdout.strip().splitlines()[-1])
+        out = interrupt_after(p, warc, 8)
         assert out["stopped_by"] == "SIGINT" and 8 <= out["steps"] < 200 and out["concurrency"] == 4
         valid_warc(warc)
         first = [d["url"] for d in read_decisions(warc)]
