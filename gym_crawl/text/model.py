@@ -411,24 +411,40 @@ def get_text_model(corpus: Corpus, *, idf_fraction: float = 0.1, dim: int = 64, 
     if fp is not None:
         tag = hashlib.sha256(repr(key).encode()).hexdigest()[:10]
         path = data_dir() / "text_models" / f"{corpus.name}-{fp}-{tag}-v{TEXT_MODEL_VERSION}"
-        if path.exists():
-            try:
-                memo[key] = TextModel.load(corpus, path, verify=verify)
-                return memo[key]
-            except (TextModelError, OSError) as e:
-                warn_once(f"damaged:{path}", f"text model cache unusable ({e}); rebuilding it")
-                shutil.rmtree(path, ignore_errors=True)
+        cached = _load_cached(corpus, path, verify)
+        if cached is not None:
+            memo[key] = cached
+            return cached
     tm = TextModel.build(corpus, idf_fraction=idf_fraction, dim=dim, seed=seed,
                          max_train_pages=max_train_pages, vectors_path=vectors_path, progress=progress)
-    if path is not None:
-        try:
-            tm.save(path)
-            tm.path = path
-        except OSError as e:
-            warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
-                                                 f"({e.strerror or e}); keeping the text model in memory")
+    _save_cached(tm, path)
     memo[key] = tm
     return tm
+
+
+def _load_cached(corpus: Corpus, path: Path, verify: bool = False) -> TextModel | None:
+    """The text model cached at ``path`` (``None``: none there, or a damaged one — reported in one warning and
+    removed, to be rebuilt)."""
+    if path.exists():
+        try:
+            return TextModel.load(corpus, path, verify=verify)
+        except (TextModelError, OSError) as e:
+            warn_once(f"damaged:{path}", f"text model cache unusable ({e}); rebuilding it")
+            shutil.rmtree(path, ignore_errors=True)
+    return None
+
+
+def _save_cached(tm: TextModel, path: Path | None) -> None:
+    """Cache ``tm`` at ``path`` (``None``: the corpus is not saved, nothing to key a cache by); a cache that cannot
+    be written is reported in one warning and the model kept in memory."""
+    if path is None:
+        return
+    try:
+        tm.save(path)
+        tm.path = path
+    except OSError as e:
+        warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
+                                             f"({e.strerror or e}); keeping the text model in memory")
 
 
 def open_text_model(web: Corpus, reference: Any = None, dim: int = 64) -> Any:
@@ -543,25 +559,16 @@ def general_corpus_model(corpus: Corpus, model: TextModel) -> TextModel:
     if fp is not None:
         path = (data_dir() / "text_models" /
                 f"{corpus.name}-{fp}-general-{model_fingerprint(model)}-g{GENERAL_VERSION}-v{TEXT_MODEL_VERSION}")
-        if path.exists():
-            try:
-                return TextModel.load(corpus, path)
-            except (TextModelError, OSError) as e:
-                warn_once(f"damaged:{path}", f"text model cache unusable ({e}); rebuilding it")
-                shutil.rmtree(path, ignore_errors=True)
+        cached = _load_cached(corpus, path)
+        if cached is not None:
+            return cached
     idf, vec = general_rows(model, corpus.vocab.tolist())
     meta = {"version": TEXT_MODEL_VERSION, "idf_fraction": model.meta.get("idf_fraction"),
             "idf_pages": model.meta.get("idf_pages"), "dim": int(vec.shape[1]), "seed": model.meta.get("seed"),
             "max_train_pages": model.meta.get("max_train_pages"),
             "vectors": f"general:{model.corpus.name}:{model_fingerprint(model)}+hashed"}
     tm = TextModel(corpus, idf, vec, meta)
-    if path is not None:
-        try:
-            tm.save(path)
-            tm.path = path
-        except OSError as e:
-            warn_once(f"readonly:{path.parent}", f"cannot write the text-model cache under {path.parent} "
-                                                 f"({e.strerror or e}); keeping the text model in memory")
+    _save_cached(tm, path)
     return tm
 
 
