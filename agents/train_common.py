@@ -44,6 +44,17 @@ class CrawlTrainingConfig:
     eval_episodes: int = 1
     torch_threads: int | None = None  # None: resolve_torch_threads
 
+    def env_reward_scale(self) -> float | None:
+        """The scoring wrapper's ``reward_scale``: ``reward_scale`` when given, else 1 / the named reward scheme's
+        largest reward; ``None`` when the env picks the scheme per topic (the wrapper then scales by its max)."""
+        if self.reward_scale is not None:
+            return float(self.reward_scale)
+        if self.reward is None:
+            return None
+        from gym_crawl.relevance.rewards import get_reward_scheme
+
+        return 1.0 / max(abs(float(get_reward_scheme(self.reward, labelled=True).max_reward)), 1e-9)
+
     def validate_common(self) -> None:
         """Errors naming the command-line flag for the fields both backends share."""
         if self.timesteps < 1:

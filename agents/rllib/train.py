@@ -191,19 +191,9 @@ def register() -> str:
     return ENV_NAME
 
 
-def _reward_scale(cfg: RLlibConfig) -> float | None:
-    if cfg.reward_scale is not None:
-        return float(cfg.reward_scale)
-    if cfg.reward is None:  # the env picks the scheme per topic: the wrapper scales by its max reward
-        return None
-    from gym_crawl.relevance.rewards import get_reward_scheme
-
-    return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
-
-
 def _env_config(cfg: RLlibConfig, corpus_path: str, topics: Sequence[str], topic_mode: str) -> dict[str, Any]:
     return {"env_id": cfg.env_id, "corpus": corpus_path, "topics": list(topics), "topic_mode": topic_mode,
-            "max_episode_steps": int(cfg.max_episode_steps), "reward_scale": _reward_scale(cfg),
+            "max_episode_steps": int(cfg.max_episode_steps), "reward_scale": cfg.env_reward_scale(),
             "reducer": cfg.reducer, "max_candidates": int(cfg.max_candidates), "features": cfg.features,
             "reward": cfg.reward}
 

@@ -174,16 +174,6 @@ def env_kwargs(cfg: TrainConfig) -> dict[str, Any]:
             "features": cfg.features, "reward": cfg.reward}
 
 
-def _reward_scale(cfg: TrainConfig) -> float | None:
-    if cfg.reward_scale is not None:
-        return float(cfg.reward_scale)
-    if cfg.reward is None:  # the env picks the scheme per topic: the wrapper scales by its max reward
-        return None
-    from gym_crawl.relevance.rewards import get_reward_scheme
-
-    return 1.0 / max(abs(float(get_reward_scheme(cfg.reward, labelled=True).max_reward)), 1e-9)
-
-
 def _build_env(spec: dict[str, Any]) -> Any:
     """Module-level (picklable) factory used by the vectorized envs' workers."""
     from stable_baselines3.common.monitor import Monitor
@@ -204,7 +194,7 @@ def _env_spec(cfg: TrainConfig, topics: Sequence[str], topic_mode: str, corpus: 
         kw["corpus"] = corpus
     return {"kind": cfg.wrapper, "env_id": cfg.env_id, "topics": list(topics), "topic_mode": topic_mode,
             "max_episode_steps": cfg.max_episode_steps, "flatten": cfg.flatten, "top_rows": cfg.top_rows,
-            "reward_scale": _reward_scale(cfg), **kw}
+            "reward_scale": cfg.env_reward_scale(), **kw}
 
 
 def make_vec_env(cfg: TrainConfig, topics: Sequence[str], n_envs: int, seed: int, topic_mode: str = "random",
