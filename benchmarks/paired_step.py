@@ -49,20 +49,9 @@ import numpy as np
 import gymnasium as gym
 import gym_crawl  # noqa: F401
 kind, arg, steps, warmup = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-if kind == "single":
-    env = gym.make("WikiCrawl-v0", reducer=arg, max_episode_steps=1000)
-    rng = np.random.default_rng(0)
-    obs, info = env.reset(seed=0)
-    def run(n):
-        global obs, info
-        for _ in range(n):
-            valid = np.flatnonzero(info["action_mask"])
-            obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
-            if term or trunc:
-                obs, info = env.reset()
-    per_call = 1
-elif kind == "task" and int(arg) == 1:
-    env = gym.make(gym_crawl.DEFAULT_ENV_ID)
+if kind == "single" or (kind == "task" and int(arg) == 1):  # one env, random valid actions
+    env = (gym.make("WikiCrawl-v0", reducer=arg, max_episode_steps=1000) if kind == "single"
+           else gym.make(gym_crawl.DEFAULT_ENV_ID))
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=0)
     def run(n):
