@@ -237,10 +237,8 @@ def _train_named(a: argparse.Namespace, given: set[str]) -> int:
     (``--seed-pages``, else the topic's, the corpus' own or its label's most in-linked page), ``--seeds N``
     training seeds (default 1; several: outputs in ``<out>/seed<s>``)."""
     import dataclasses
-    import os
 
     from gym_crawl.agents.sb3 import train as sb3_train
-    from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
     from gym_crawl.corpus import load_corpus
 
     n_seeds = 1 if a.seeds is None else a.seeds
@@ -259,8 +257,7 @@ def _train_named(a: argparse.Namespace, given: set[str]) -> int:
     except ValueError as e:
         print(error_line(e), file=sys.stderr)
         return EXIT_USAGE
-    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
-                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
+    cfg.set_omp_threads()
     for seed in range(cfg.seed, cfg.seed + n_seeds):
         c = cfg if n_seeds == 1 else dataclasses.replace(cfg, seed=seed, out=str(Path(cfg.out) / f"seed{seed}"))
         sb3_train.print_result(sb3_train.train(c))
@@ -269,7 +266,6 @@ def _train_named(a: argparse.Namespace, given: set[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     import dataclasses
-    import os
 
     import gym_crawl
     from gym_crawl.agents.sb3 import train as sb3_train
@@ -316,10 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(error_line(e), file=sys.stderr)
         return EXIT_USAGE
-    from gym_crawl.agents.train_common import resolve_torch_threads, use_subprocesses
-
-    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
-                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
+    cfg.set_omp_threads()
     seeds = [cfg.seed + i for i in range(a.seeds)]
     print(f"task set {set_name} ({cfg.corpus}): {len(cfg.train_topics)} train tasks, {len(test)} test tasks, "
           f"budget {cfg.max_episode_steps}; {cfg.algo} ({cfg.policy} policy, prior {cfg.prior}, features "

@@ -115,6 +115,12 @@ class TrainConfig(CrawlTrainingConfig):
     eval_monitor_tasks: int = 0
     eval_train: bool = True
 
+    def set_omp_threads(self) -> None:
+        """Set ``OMP_NUM_THREADS`` (unless the environment sets it already) to the torch threads of this run
+        (:func:`~gym_crawl.agents.train_common.resolve_torch_threads`), before torch starts its thread pool."""
+        os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(self.torch_threads, self.n_envs,
+                                                                           use_subprocesses(self.n_envs, self.vec))))
+
     def validate(self) -> None:
         if self.wrapper not in ("discrete", "continuous"):
             raise ValueError(f"--wrapper must be 'discrete' or 'continuous', got {self.wrapper!r}")
@@ -571,8 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(error_line(e), file=sys.stderr)
         return EXIT_USAGE
-    os.environ.setdefault("OMP_NUM_THREADS", str(resolve_torch_threads(cfg.torch_threads, cfg.n_envs,
-                                                                       use_subprocesses(cfg.n_envs, cfg.vec))))
+    cfg.set_omp_threads()
     print_result(train(cfg))
     return 0
 
