@@ -90,19 +90,11 @@ def best_links(state: CrawlState, pages: np.ndarray) -> np.ndarray:
         if len(out) and out.min() < 0:
             raise ValueError(f"pages {pages[out < 0][:5].tolist()} are not frontier pages (no discovering link)")
         return out
-    bp = FeatureSet.best_parents(state, pages).astype(np.int64)
-    dst = state.link_dst
-    starts = state.link_lo[bp]
-    lens = state.link_hi[bp] - starts
-    rp = np.repeat(np.arange(len(pages)), lens)
-    off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-    lid = np.repeat(starts, lens) + off
-    hit = np.flatnonzero(dst[lid] == pages[rp])
-    rows, first = np.unique(rp[hit], return_index=True)
+    rows, links = FeatureSet.first_links(state, FeatureSet.best_parents(state, pages), pages)
     if len(rows) != len(pages):  # a best parent always links to its page (it discovered it)
         raise ValueError("best_links: a frontier page's best parent has no link to it (inconsistent state)")
     out = np.empty(len(pages), np.int64)
-    out[rows] = lid[hit[first]]
+    out[rows] = links
     return out
 
 

@@ -130,6 +130,20 @@ class FeatureSet:
             raise ValueError(f"pages {bad[:5].tolist()} are not frontier pages (no fetched parent)")
         return bp
 
+    @staticmethod
+    def first_links(state: CrawlState, parents: np.ndarray, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The first link from ``parents[i]`` to ``pages[i]`` among the parent's out-links, for each ``i`` that has
+        one: ``(rows, links)``, int64, ``rows`` ascending (indices into ``pages``) and their link ids."""
+        parents = np.asarray(parents, np.int64)
+        starts = state.link_lo[parents]
+        lens = state.link_hi[parents] - starts
+        rp = np.repeat(np.arange(len(pages)), lens)
+        off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+        lid = np.repeat(starts, lens) + off
+        hit = np.flatnonzero(state.link_dst[lid] == pages[rp])
+        rows, first = np.unique(rp[hit], return_index=True)
+        return rows, lid[hit[first]]
+
 
 class Han2018Features(FeatureSet):
     """Han et al. 2018 state + action features (see module docstring).

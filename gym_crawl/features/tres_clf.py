@@ -123,17 +123,10 @@ class TresClfFeatures(FeatureSet):
         stale[~stale] = cache.cols["bp"][r[~stale]] != bp[~stale]
         if stale.any():
             sp_, sbp = pages[stale], bp[stale].astype(np.int64)
-            dst = state.link_dst
-            starts = state.link_lo[sbp]
-            lens = state.link_hi[sbp] - starts
-            rp = np.repeat(np.arange(len(sp_)), lens)
-            off = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-            lid = np.repeat(starts, lens) + off
-            h = np.flatnonzero(dst[lid] == sp_[rp])
-            rows, first = np.unique(rp[h], return_index=True)
+            rows, links = self.first_links(state, sbp, sp_)
             prob = np.zeros(len(sp_), np.float32)
             if len(rows):
-                prob[rows] = clf.proba_links(state.corpus, lid[h[first]])
+                prob[rows] = clf.proba_links(state.corpus, links)
             r = cache.ensure(pages)  # rows for the pages new to the cache (the columns may grow: read them after)
             cache.cols["prob"][r[stale]] = prob
             cache.cols["bp"][r[stale]] = sbp
