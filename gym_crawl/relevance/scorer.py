@@ -1011,13 +1011,6 @@ def _fill_links_keyed(table: LinkTable, pages: np.ndarray) -> None:
                          table.rel, table.cat, table.kw_url, table.kw_anchor)
 
 
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The concatenated ranges ``starts[i] : starts[i] + lens[i]`` and the position of each value's range."""
-    total = int(lens.sum())
-    pos = np.repeat(np.arange(len(lens)), lens)
-    return np.repeat(starts, lens) + np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens), pos
-
-
 def fill_topic_tables(scorers: Sequence[TopicScorer], chunk_pages: int = 20_000,
                       chunk_links: int = 200_000, progress: str | None = None) -> None:
     """Fill the page and link tables (:meth:`TopicScorer.page_table`, :meth:`TopicScorer.link_table`) of
