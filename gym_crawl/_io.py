@@ -13,7 +13,8 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest",
            "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock", "seal", "seal_problem",
-           "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask"]
+           "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask",
+           "dataclass_kwargs"]
 
 SAMPLE_BLOCKS = 32
 SAMPLE_BLOCK = 4096
@@ -99,6 +101,16 @@ def seal_problem(obj: Any, known_keys: set[str] | frozenset[str]) -> str | None:
     if obj[SEAL_KEY] != hashlib.sha256(_canonical(obj)).hexdigest():
         return "its content differs from its seal_sha256 (damaged or edited manifest)"
     return None
+
+
+def dataclass_kwargs(cls: type, d: Mapping[str, Any]) -> dict[str, Any]:
+    """``d`` as keyword arguments of dataclass ``cls`` (a record read back: the fields it lacks take their
+    defaults); a key that is no field of ``cls`` is a ``ValueError`` naming it and the known fields."""
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} fields {unknown}; known: {sorted(names)}")
+    return dict(d)
 
 
 STAMP_NAME = ".verified.json"

@@ -27,10 +27,11 @@ client errors ``http-400``, ``-401``, ``-403``, ``-404``, ``-405``, ``-406``, ``
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
+from gym_crawl._io import dataclass_kwargs
 from gym_crawl.registry import install_command
 
 __all__ = ["LEARNED_ERRORS", "NON_HTML_EXTENSIONS", "NON_HTML_QUERY", "NON_HTML_SEGMENTS", "OfferRules",
@@ -147,11 +148,7 @@ class OfferRules:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OfferRules:
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown OfferRules fields {unknown}; known: {sorted(names)}")
-        return cls(**d)
+        return cls(**dataclass_kwargs(cls, d))
 
 
 class RobotsRules:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from gym_crawl._io import dataclass_kwargs
 
 __all__ = ["POLICY_BOUNDS", "ROBOTS_TOKEN", "FetchPolicy", "default_user_agent", "header_value_problem", "in_scope",
            "origin", "scope_entry", "trap_reason", "url_pattern"]
@@ -208,11 +210,7 @@ class FetchPolicy:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FetchPolicy:
         """The policy ``to_dict`` wrote; unknown keys are an error naming them."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown FetchPolicy fields {unknown}; known: {sorted(names)}")
-        return cls(**d)
+        return cls(**dataclass_kwargs(cls, d))
 
 
 def origin(url: str) -> tuple[str, str, int] | None:

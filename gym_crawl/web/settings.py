@@ -29,6 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from gym_crawl._io import dataclass_kwargs
 from gym_crawl.web.offer import OfferRules
 from gym_crawl.web.policy import FetchPolicy
 
@@ -245,12 +246,7 @@ class LiveCrawlSettings:
     def from_dict(cls, d: Mapping[str, Any]) -> LiveCrawlSettings:
         """The settings :meth:`to_dict` wrote (fields it lacks take their defaults; an unknown field is an error
         naming it)."""
-        names = {f.name for f in fields(cls)}
-        d = {k: v for k, v in d.items() if k != "type"}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown LiveCrawlSettings fields {unknown}; known: {sorted(names)}")
-        kw = dict(d)
+        kw = dataclass_kwargs(cls, {k: v for k, v in d.items() if k != "type"})
         for name in ("seeds", "examples", "counter_examples"):
             if name in kw:
                 kw[name] = tuple(kw[name])
