@@ -80,6 +80,16 @@ def _wait_for_the_drain(site, proc: subprocess.Popen, steps: int) -> None:
     wait_for(lambda: _whole_before(site, time.monotonic()) >= _requested(site, MEDIUM), proc, limit=20)
 
 
+def _resume(site, warc: Path, steps: int) -> set[str]:
+    """Make the slow pages answer at once and resume the crawl to its end: the hosts whose page it requested."""
+    for k in SLOW:
+        site.set_route(k, "/p", _page(k, 0.0))
+    t_resume = time.monotonic()
+    again = subprocess.run(_argv(site, warc, steps, "--resume"), capture_output=True, timeout=120)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    return {r.host for r in site.requests() if r.start > t_resume and r.path == "/p"}
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_the_last_pages_drain_loses_nothing_received(tmp_path, sig):
     warc = tmp_path / "drain.warc.gz"
@@ -101,13 +111,8 @@ def test_a_signal_while_the_last_pages_drain_loses_nothing_received(tmp_path, si
         assert readers_disagree(warc) is None
         recorded = {r.url for r in read_fetches(warc) if r.error is None}
         assert {site.url(k, "/p") for k in received} <= recorded, "a response received whole is not in the WARC"
-        # resume: nothing received is requested again (the slow ones now answer at once)
-        for k in SLOW:
-            site.set_route(k, "/p", _page(k, 0.0))
-        t_resume = time.monotonic()
-        again = subprocess.run(_argv(site, warc, steps, "--resume"), capture_output=True, timeout=120)
-        assert again.returncode == 0, again.stderr.decode()[-2000:]
-        refetched = {r.host for r in site.requests() if r.start > t_resume and r.path == "/p"}
+        # resume: nothing received is requested again
+        refetched = _resume(site, warc, steps)
         assert not refetched & received, f"resume requested again {sorted(refetched & received)}"
 
 
@@ -127,12 +132,7 @@ def test_after_sigkill_a_resume_requests_at_most_the_pages_in_flight(tmp_path):
                 proc.kill()
         received = _whole_before(site, t_kill)
         in_flight = {r.host for r in site.requests() if r.path == "/p"} - received
-        for k in SLOW:
-            site.set_route(k, "/p", _page(k, 0.0))
-        t_resume = time.monotonic()
-        again = subprocess.run(_argv(site, warc, steps, "--resume"), capture_output=True, timeout=120)
-        assert again.returncode == 0, again.stderr.decode()[-2000:]
-        refetched = {r.host for r in site.requests() if r.start > t_resume and r.path == "/p"}
+        refetched = _resume(site, warc, steps)
         assert refetched <= in_flight, f"resume requested pages received before the kill: {refetched - in_flight}"
 
 
