@@ -145,11 +145,10 @@ class _Served:
     """The test sites served on loopback, their label rules and seed URLs moved to the new addresses."""
 
     def __init__(self, corpus: Any, sites: Sequence[str]):
-        from gym_crawl.benchmarks.docs_web import SiteRoot, crawl_policy, find_sites
+        from gym_crawl.benchmarks.docs_web import SiteRoot, find_sites
+        from gym_crawl.benchmarks.transfer_deploy import Deployment
         from gym_crawl.web.serve import serve_folder
 
-        info = corpus.meta.get("docs_web") or {}
-        old = info.get("base_urls") or {}
         roots, missing = find_sites()
         roots = [r for r in roots if r.site.name in sites]
         gone = sorted(set(sites) - {r.site.name for r in roots})
@@ -159,25 +158,18 @@ class _Served:
         self.roots: list[SiteRoot] = roots
         self._cm = serve_folder("/", {r.site.name: str(r.root) for r in roots})
         site = self._cm.__enter__()
-        self.base = dict(site.base_urls)
-        self.old = {s: old[s] for s in self.base}
-        self.rules = [(self._move(p), lab) for p, lab in info.get("label_rules", [])
-                      if any(p.startswith(self.old[s] + "/") for s in self.old)]
-        self.policy = crawl_policy(self.base, roots)
-
-    def _move(self, url: str) -> str:
-        for s, b in self.old.items():
-            if url.startswith(b + "/"):
-                return self.base[s] + url[len(b):]
-        raise ValueError(f"{url} is on none of the served sites {sorted(self.old)}")
+        #: the corpus' label rules and seeds moved to the served sites' addresses, and the crawl policy
+        self.deployment = Deployment.create(corpus, dict(site.base_urls), roots)
+        self.base = self.deployment.base
+        self.policy = self.deployment.policy
 
     def seed_url(self, corpus: Any, title: str) -> str:
-        return self._move(corpus.urls[corpus.page_id(title)])
+        return self.deployment.seed_url(corpus, title)
 
     def label(self, url: str) -> str | None:
         from gym_crawl.benchmarks.docs_web import label_of
 
-        return label_of(self.rules, url)
+        return label_of(self.deployment.rules, url)
 
     def close(self) -> None:
         self._cm.__exit__(None, None, None)

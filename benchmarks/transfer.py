@@ -66,13 +66,13 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gym_crawl.benchmarks.transfer_deploy import JUDGES, example_files, judge_reward
+from gym_crawl.benchmarks.transfer_deploy import JUDGES, Deployment, example_files, judge_reward
 from gym_crawl.benchmarks.transfer_report import TARGET, markdown, normalized, summarize, wtl
 from gym_crawl.relevance.rewards import RewardScheme
 
@@ -223,42 +223,6 @@ class serve_sites:
         if self._proc.is_alive():
             self._proc.kill()
             self._proc.join()
-
-
-@dataclass
-class Deployment:
-    """The served test sites: their new base URLs, the corpus' label rules and seeds moved to them, the policy."""
-
-    old: dict[str, str]
-    base: dict[str, str]
-    policy: Any
-    rules: list[tuple[str, str]] = field(default_factory=list)
-
-    @classmethod
-    def create(cls, corpus: Any, base: dict[str, str], roots: Sequence[Any]) -> Deployment:
-        """``base``: ``{site: new base URL}``; ``roots``: the served sites'
-        :class:`~gym_crawl.benchmarks.docs_web.SiteRoot`."""
-        from gym_crawl.benchmarks.docs_web import crawl_policy
-
-        info = corpus.meta.get("docs_web") or {}
-        old_all = info.get("base_urls") or {}
-        missing = sorted(set(base) - set(old_all))
-        if missing:
-            raise ValueError(f"corpus {corpus.name!r} has no base URL for the served sites {missing}")
-        d = cls(old={s: old_all[s] for s in base}, base=dict(base), policy=crawl_policy(base, roots))
-        d.rules = [(d.move(p), lab) for p, lab in info.get("label_rules", [])
-                   if any(p.startswith(d.old[s] + "/") for s in d.old)]
-        return d
-
-    def move(self, url: str) -> str:
-        """``url`` of the compiled corpus at the served sites' addresses."""
-        for s, b in self.old.items():
-            if url.startswith(b + "/"):
-                return self.base[s] + url[len(b):]
-        raise ValueError(f"{url} is on none of the served sites {sorted(self.old)}")
-
-    def seed_url(self, corpus: Any, title: str) -> str:
-        return self.move(corpus.urls[corpus.page_id(title)])
 
 
 def _spread(tasks: list[TransferTask], n: int) -> list[TransferTask]:

@@ -1,11 +1,13 @@
-"""``gym-crawl bench transfer`` as a user deploys: the judge every live crawl learns from and the example pages a user
-would give (``gym-crawl bench live_default`` records ``crawl --live``'s default from such a run).
+"""``gym-crawl bench transfer`` as a user deploys: the served test sites (:class:`Deployment`), the judge every live
+crawl learns from and the example pages a user would give (``gym-crawl bench live_default`` records ``crawl --live``'s
+default from such a run).
 
 Kept apart from :mod:`gym_crawl.benchmarks.transfer` (the protocol, its workers and its report), which imports it.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import numpy as np
 
 from gym_crawl.relevance.rewards import RewardScheme
 
-__all__ = ["JUDGES", "example_files", "judge_reward"]
+__all__ = ["JUDGES", "Deployment", "example_files", "judge_reward"]
 
 _SPACE: dict[str, Any] = {}
 """The judges' text space, built once per (worker) process."""
@@ -76,3 +78,39 @@ def example_files(corpus: Any, task: Any, roots: dict[str, Any], n: int, seed: i
     if len(out) < n:
         raise ValueError(f"transfer: task {task.label} has {len(out)} member pages on disk, {n} examples asked")
     return out
+
+
+@dataclass
+class Deployment:
+    """The served test sites: their new base URLs, the corpus' label rules and seeds moved to them, the policy."""
+
+    old: dict[str, str]
+    base: dict[str, str]
+    policy: Any
+    rules: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, corpus: Any, base: dict[str, str], roots: Sequence[Any]) -> Deployment:
+        """``base``: ``{site: new base URL}``; ``roots``: the served sites'
+        :class:`~gym_crawl.benchmarks.docs_web.SiteRoot`."""
+        from gym_crawl.benchmarks.docs_web import crawl_policy
+
+        info = corpus.meta.get("docs_web") or {}
+        old_all = info.get("base_urls") or {}
+        missing = sorted(set(base) - set(old_all))
+        if missing:
+            raise ValueError(f"corpus {corpus.name!r} has no base URL for the served sites {missing}")
+        d = cls(old={s: old_all[s] for s in base}, base=dict(base), policy=crawl_policy(base, roots))
+        d.rules = [(d.move(p), lab) for p, lab in info.get("label_rules", [])
+                   if any(p.startswith(d.old[s] + "/") for s in d.old)]
+        return d
+
+    def move(self, url: str) -> str:
+        """``url`` of the compiled corpus at the served sites' addresses."""
+        for s, b in self.old.items():
+            if url.startswith(b + "/"):
+                return self.base[s] + url[len(b):]
+        raise ValueError(f"{url} is on none of the served sites {sorted(self.old)}")
+
+    def seed_url(self, corpus: Any, title: str) -> str:
+        return self.move(corpus.urls[corpus.page_id(title)])
