@@ -398,19 +398,26 @@ def _check_cut(path: Path, good: int, size: int) -> None:
 
 
 # ---------------------------------------------------------------------- repair
-def _record_complete(data: bytes) -> bool:
-    """Whether ``data`` (one uncompressed record) is a whole WARC record."""
-    head_end = data.find(b"\r\n\r\n")
-    if not data.startswith(b"WARC/") or head_end < 0:
-        return False
+def _content_length(head: bytes, head_end: int) -> int | None:
+    """The ``Content-Length`` of a WARC record whose header block ends at ``head_end`` (the last such line's),
+    ``None`` when it has none or one is not an integer."""
     length = None
-    for line in data[:head_end].split(b"\r\n")[1:]:
+    for line in head[:head_end].split(b"\r\n")[1:]:
         k, _, v = line.partition(b":")
         if k.strip().lower() == b"content-length":
             try:
                 length = int(v.strip())
             except ValueError:
-                return False
+                return None
+    return length
+
+
+def _record_complete(data: bytes) -> bool:
+    """Whether ``data`` (one uncompressed record) is a whole WARC record."""
+    head_end = data.find(b"\r\n\r\n")
+    if not data.startswith(b"WARC/") or head_end < 0:
+        return False
+    length = _content_length(data, head_end)
     return length is not None and len(data) >= head_end + 4 + length + 4 and \
         data[head_end + 4 + length:head_end + 4 + length + 4] == b"\r\n\r\n"
 
@@ -470,14 +477,7 @@ def _plain_prefix(p: Path, chunk: int) -> int:
                     return good
                 head += more
             head_end = head.index(b"\r\n\r\n")
-            length = None
-            for line in head[:head_end].split(b"\r\n")[1:]:
-                k, _, v = line.partition(b":")
-                if k.strip().lower() == b"content-length":
-                    try:
-                        length = int(v.strip())
-                    except ValueError:
-                        return good
+            length = _content_length(head, head_end)
             if not head.startswith(b"WARC/") or length is None:
                 return good
             end = good + head_end + 4 + length + 4
