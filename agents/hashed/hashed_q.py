@@ -38,32 +38,22 @@ import scipy.sparse as sp
 
 import gym_crawl.features.content  # noqa: F401  (registers the content feature sets)
 from gym_crawl.agents.base import Transition
-from gym_crawl.agents.hashed.online_classifier import RowLearner, row_dot
+from gym_crawl.agents.hashed.online_classifier import RingBuffer, RowLearner, row_dot
 
 __all__ = ["ExperienceReplay", "HashedQAgent", "q_sgd_step", "q_targets"]
 
 
-class ExperienceReplay:
+class ExperienceReplay(RingBuffer[tuple[np.ndarray, np.ndarray, "sp.csr_matrix | None", float, bool]]):
     """Ring buffer of ``(x_t, A_{t+1}, r_{t+1}, done)`` with sparse rows, saved as flat arrays."""
 
     def __init__(self, capacity: int, max_next: int = 64):
-        self.capacity = int(capacity)
+        super().__init__(capacity)
         self.max_next = int(max_next)
-        self.items: list[tuple[np.ndarray, np.ndarray, sp.csr_matrix | None, float, bool]] = []
-        self.pos = 0
-
-    def __len__(self) -> int:
-        return len(self.items)
 
     def add(self, cols: np.ndarray, vals: np.ndarray, nxt: sp.csr_matrix | None, r: float, done: bool) -> None:
         if nxt is not None and nxt.shape[0] > self.max_next:
             nxt = nxt[: self.max_next]
-        item = (cols, vals, nxt, float(r), bool(done))
-        if len(self.items) < self.capacity:
-            self.items.append(item)
-        else:
-            self.items[self.pos] = item
-        self.pos = (self.pos + 1) % self.capacity
+        self.put((cols, vals, nxt, float(r), bool(done)))
 
     def batch(self, idx: np.ndarray, dim: int):
         """``(X (CSR arrays), N (CSR of all next rows), group of each next row, r, done)``."""

@@ -35,7 +35,7 @@ Here:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +45,10 @@ import gym_crawl.features.content  # noqa: F401  (registers the content feature 
 from gym_crawl.agents.base import AGENTS, Agent, Transition
 
 __all__ = ["PRIOR_COLUMN", "PRIOR_MODES", "REFRESH_MODES", "SHIPPED_PREFIX", "FrontierRows", "OnlineClassifierAgent",
-           "RowLearner", "SparseMemory", "feature_rows", "logistic_sgd_step", "row_dot", "shipped_weights_path"]
+           "RingBuffer", "RowLearner", "SparseMemory", "feature_rows", "logistic_sgd_step", "row_dot",
+           "shipped_weights_path"]
+
+_Item = TypeVar("_Item")
 
 #: the feature column that holds best-first's link score (``CrawlView.link_scores``: the topic relevance of the
 #: best discovering link's URL + anchor + context text)
@@ -280,24 +283,31 @@ class FrontierRows:
         return rid
 
 
-class SparseMemory:
-    """A ring buffer of sparse rows with a scalar target, saved as flat arrays (no pickle)."""
+class RingBuffer(Generic[_Item]):
+    """Items kept in arrival order up to ``capacity``; then each new item replaces the oldest (at ``pos``)."""
 
     def __init__(self, capacity: int):
         self.capacity = int(capacity)
-        self.items: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.items: list[_Item] = []
         self.pos = 0
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def add(self, cols: np.ndarray, vals: np.ndarray, y: float) -> None:
-        item = (cols, vals, float(y))
+    def put(self, item: _Item) -> None:
+        """Keep ``item`` (in place of the oldest when full)."""
         if len(self.items) < self.capacity:
             self.items.append(item)
         else:
             self.items[self.pos] = item
         self.pos = (self.pos + 1) % self.capacity
+
+
+class SparseMemory(RingBuffer[tuple[np.ndarray, np.ndarray, float]]):
+    """A ring buffer of sparse rows with a scalar target, saved as flat arrays (no pickle)."""
+
+    def add(self, cols: np.ndarray, vals: np.ndarray, y: float) -> None:
+        self.put((cols, vals, float(y)))
 
     def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """CSR ``(indptr, cols, vals)`` and targets of items ``idx``."""
