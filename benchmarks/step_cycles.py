@@ -137,7 +137,9 @@ def place_objects(workdir: Path) -> tuple[list[tuple[int, int, str, str, int]], 
     bytes aside."""
     from numba.core.registry import cpu_target
 
-    engine = cpu_target.target_context.codegen()._engine
+    engine = getattr(cpu_target.target_context.codegen(), "_engine", None)  # numba's JIT engine (no public handle)
+    if engine is None or not hasattr(engine, "get_function_address"):
+        raise RuntimeError("numba's JIT engine does not give function addresses as this tool expects (numba 0.6x)")
     ranges: list[tuple[int, int, str, str, int]] = []
     records = []
     for k, (own, lib) in enumerate(_libraries()):
