@@ -254,6 +254,15 @@ def warc_readers_agree_everywhere(tmp_path_factory: pytest.TempPathFactory):
         pytest.fail("the WARC readers disagree:\n" + "\n".join(problems), pytrace=False)
 
 
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory, tiny_corpus: Corpus) -> str:
+    """The tiny corpus saved as a corpus folder (once per test module): a trainer's env workers memory-map it by
+    path, as they do a cached corpus."""
+    p = tmp_path_factory.mktemp("corpus") / "tiny"
+    tiny_corpus.save(p)
+    return str(p)
+
+
 @pytest.fixture
 def general_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A tiny Wikispeedia as the general English text model's source (``$GYM_CRAWL_WIKISPEEDIA``), a fresh data dir,

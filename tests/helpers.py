@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -113,3 +114,31 @@ def random_crawl(env: Any, steps: int, seed: int = 0) -> Any:
         if term or trunc:
             break
     return env
+
+
+def is_memory_mapped(a: Any) -> bool:
+    """Whether an array's memory comes from a file mapping (``np.memmap`` or ``mmap.mmap``, or a view of one)."""
+    import mmap
+
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
+class SiteFetch:
+    """``fetch(url)`` over an in-memory site ``{url: HTML bytes}`` (404 for any other URL), recording the URLs asked
+    in ``requests``."""
+
+    def __init__(self, site: dict[str, bytes]):
+        self.site = site
+        self.requests: list[str] = []
+
+    def __call__(self, url: str) -> SimpleNamespace:
+        self.requests.append(url)
+        body = self.site.get(url)
+        if body is None:
+            return SimpleNamespace(url=url, final_url=url, status=404, body=b"", content_type="text/html",
+                                   error="http-404")
+        return SimpleNamespace(url=url, final_url=url, status=200, body=body, content_type="text/html", error=None)

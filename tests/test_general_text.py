@@ -27,6 +27,7 @@ from gym_crawl.web.html_extract import render_page
 from gym_crawl.web.warc import load_warc
 from gym_crawl.webgen.examples import write_example_warc
 from gym_crawl.wrappers.factory import make_env
+from tests.helpers import SiteFetch
 
 H = "http://site.test"
 
@@ -42,20 +43,6 @@ def no_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model_mod._GENERAL_MODELS.clear()
     yield
     model_mod._GENERAL_MODELS.clear()
-
-
-class SiteFetch:
-    def __init__(self, site: dict[str, bytes]):
-        self.site = site
-
-    def __call__(self, url: str):
-        from types import SimpleNamespace
-
-        body = self.site.get(url)
-        if body is None:
-            return SimpleNamespace(url=url, final_url=url, status=404, body=b"", content_type="text/html",
-                                   error="http-404")
-        return SimpleNamespace(url=url, final_url=url, status=200, body=body, content_type="text/html", error=None)
 
 
 def make_site() -> dict[str, bytes]:

@@ -3,8 +3,6 @@ discovery-order ids, fetch-order ranges, failed fetches as spent steps, the fetc
 the open vocabulary, no leak of unfetched content, and the engine's (lo, hi) ranges on static corpora."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -17,7 +15,7 @@ from gym_crawl.text.open_vocab import hashed_word_vector
 from gym_crawl.tokenize import tokenize
 from gym_crawl.web.html_extract import render_page
 from gym_crawl.web.live import LiveWeb
-from tests.helpers import fetch_now
+from tests.helpers import SiteFetch, fetch_now
 
 H = "http://site.test"
 
@@ -34,22 +32,6 @@ def make_site(n: int = 40) -> dict[str, bytes]:
     site[f"{H}/"] = render_page("Home", "start here geology", [(f"{H}/p/0", "rocks"), (f"{H}/p/1", "sport"),
                                                                 (f"{H}/missing", "missing page")])
     return site
-
-
-class SiteFetch:
-    """``fetch(url)`` over an in-memory site, counting requests per URL."""
-
-    def __init__(self, site: dict[str, bytes]):
-        self.site = site
-        self.requests: list[str] = []
-
-    def __call__(self, url: str) -> SimpleNamespace:
-        self.requests.append(url)
-        body = self.site.get(url)
-        if body is None:
-            return SimpleNamespace(url=url, final_url=url, status=404, body=b"", content_type="text/html",
-                                   error="http-404")
-        return SimpleNamespace(url=url, final_url=url, status=200, body=body, content_type="text/html", error=None)
 
 
 def best_first(env: gym.Env, obs, info, steps: int) -> list[tuple[int, float, str]]:

@@ -14,6 +14,7 @@ from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus import mediawiki as mw
 from gym_crawl.corpus.core import _ARRAY_SPEC
 from gym_crawl.corpus.wikitext import parse_wikitext
+from tests.helpers import is_memory_mapped
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mediawiki_samples"
 LTG = SAMPLES / "ltgwiki-20170901-pages-articles.xml.bz2"
@@ -376,17 +377,6 @@ def test_multistream_index_mismatch(multistream, tmp_path):
 
 # ------------------------------------------------------------------ cache
 
-def _is_mapped(a) -> bool:
-    """Whether an array's memory comes from a file mapping (np.memmap or a view of one)."""
-    import mmap
-
-    while a is not None:
-        if isinstance(a, (np.memmap, mmap.mmap)):
-            return True
-        a = getattr(a, "base", None)
-    return False
-
-
 def test_cache_roundtrip_and_interrupted_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("GYM_CRAWL_DATA", str(tmp_path / "data"))
     path = _dump(tmp_path / "testwiki-pages-articles.xml.bz2", EDGE_PAGES)
@@ -426,7 +416,7 @@ def test_cache_roundtrip_and_interrupted_compile(tmp_path, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(mw, "compile_mediawiki_dump", boom)  # a cache hit must not recompile
         again = mw.load_mediawiki_dump(path, progress=False)
-    assert again.path == cdir and _is_mapped(again.link_dst) and _is_mapped(again.context_terms)
+    assert again.path == cdir and is_memory_mapped(again.link_dst) and is_memory_mapped(again.context_terms)
     assert again.titles.tolist() == first.titles.tolist()
     assert again.meta["compile_stats"] == first.meta["compile_stats"]
     assert load_corpus(str(path), progress=False).path == cdir  # the generic entry point

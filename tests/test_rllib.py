@@ -142,13 +142,6 @@ def test_backend_flag_and_config_validation():
         env_creator({"corpus": "synthetic", "topics": ["geology"]})
 
 
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
-    p = tmp_path_factory.mktemp("corpus") / "tiny"
-    tiny_corpus.save(p)
-    return str(p)
-
-
 def test_module_acts_on_the_real_env_and_never_picks_a_masked_slot(corpus_dir):
     cfg = RLlibConfig(corpus=corpus_dir, max_candidates=8, max_episode_steps=30, hidden=[16])
     env = env_creator({"corpus": corpus_dir, "topics": ["geology"], "max_episode_steps": 30, "max_candidates": 8})

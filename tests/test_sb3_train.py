@@ -15,14 +15,6 @@ from gym_crawl.agents.sb3.agent import SB3Agent, algo_class, load_sb3_agent
 from gym_crawl.agents.sb3.train import TrainConfig, main, make_env, train
 
 
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
-    """The tiny corpus saved as a corpus folder: workers memory-map it by path, as they do the synthetic cache."""
-    p = tmp_path_factory.mktemp("corpus") / "tiny"
-    tiny_corpus.save(p)
-    return str(p)
-
-
 def cfg_for(corpus_dir: str, out: Path, algo: str, wrapper: str = "discrete", policy: str = "scoring",
             **kw) -> TrainConfig:
     hyper = {"n_steps": 64, "batch_size": 64} if algo in ("ppo", "maskable-ppo") else {}

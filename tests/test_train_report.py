@@ -14,13 +14,6 @@ FLAGS = ["--algo", "maskable-ppo", "--timesteps", "128", "--n-envs", "1", "-K", 
          "--hyper", '{"n_steps": 64, "batch_size": 64}']
 
 
-@pytest.fixture(scope="module")
-def corpus_dir(tmp_path_factory, tiny_corpus) -> str:
-    p = tmp_path_factory.mktemp("corpus") / "tiny"
-    tiny_corpus.save(p)
-    return str(p)
-
-
 def test_train_on_a_task_set_reports_baselines(corpus_dir, tmp_path, capsys, monkeypatch):
     import gym_crawl.relevance.scorer as scorer_mod
 

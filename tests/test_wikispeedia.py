@@ -13,6 +13,7 @@ import pytest
 from gym_crawl.corpus import CorpusFormatError, load_corpus
 from gym_crawl.corpus.wikispeedia import TOPICS, clean_article, find_mention, load_wikispeedia
 from gym_crawl.tokenize import tokenize
+from tests.helpers import is_memory_mapped
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikispeedia"
 HAVE_SHARED = all((SHARED / f).is_file() for f in
@@ -136,17 +137,7 @@ def test_cached_reload_identical_and_fast(real):
     for name in ARRAYS:
         assert np.array_equal(getattr(c, name), getattr(again, name)), name
     assert again.titles.tolist() == c.titles.tolist() and again.meta == c.meta
-    assert _memory_mapped(again.link_dst) and _memory_mapped(again.text_terms)
-
-
-def _memory_mapped(a) -> bool:
-    import mmap
-
-    while a is not None:
-        if isinstance(a, (np.memmap, mmap.mmap)):
-            return True
-        a = getattr(a, "base", None)
-    return False
+    assert is_memory_mapped(again.link_dst) and is_memory_mapped(again.text_terms)
 
 
 # ------------------------------------------------------------- fake fixtures
