@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = ["atomic_write_bytes", "atomic_write_json", "sha256_file", "sampled_sha256", "file_digest",
            "save_npy", "load_npy", "replace_dir", "partial_dir", "clean_orphans", "dir_lock", "seal", "seal_problem",
            "file_identity", "verify_files", "write_stamp", "STAMP_NAME", "FileCheckError", "current_umask",
-           "dataclass_kwargs"]
+           "dataclass_kwargs", "writing_dir"]
 
 SAMPLE_BLOCKS = 32
 SAMPLE_BLOCK = 4096
@@ -303,6 +303,23 @@ def partial_dir(final_dir: str | os.PathLike) -> Path:
     tmp = final_dir.with_name(f".{final_dir.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
     tmp.mkdir()
     return tmp
+
+
+@contextlib.contextmanager
+def writing_dir(final_dir: str | os.PathLike) -> Iterator[Path]:
+    """Write the directory ``final_dir`` atomically: the leftovers of killed writers of it are removed
+    (:func:`clean_orphans`), the block writes into a fresh :func:`partial_dir` it is given, which then replaces
+    ``final_dir`` (:func:`replace_dir`); if the block (or the replace) raises, the partial directory is removed and
+    ``final_dir`` is as it was."""
+    final_dir = Path(final_dir)
+    clean_orphans(final_dir)
+    tmp = partial_dir(final_dir)
+    try:
+        yield tmp
+        replace_dir(tmp, final_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _pid_alive(pid: int) -> bool:

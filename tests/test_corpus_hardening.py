@@ -158,6 +158,19 @@ def test_orphan_partial_of_a_killed_writer_is_cleaned(tmp_path):
     assert _io.clean_orphans(target) == []
 
 
+def test_writing_dir_replaces_the_folder_when_the_block_ends_and_keeps_it_when_it_raises(tmp_path):
+    target = tmp_path / "c"
+    with _io.writing_dir(target) as tmp:
+        assert tmp.is_dir() and tmp.name.endswith(".partial") and not target.exists()
+        (tmp / "a").write_text("first")
+    assert (target / "a").read_text() == "first"
+    with pytest.raises(OSError, match="disk full"), _io.writing_dir(target) as tmp:
+        (tmp / "a").write_text("second")
+        raise OSError(errno.ENOSPC, "disk full")
+    assert (target / "a").read_text() == "first"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial") or ".old-" in p.name]
+
+
 def test_empty_corpus_is_refused_never_cached(tmp_path):
     empty = Corpus.from_networkx(__import__("networkx").DiGraph())
     assert empty.n_pages == 0

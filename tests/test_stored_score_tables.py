@@ -14,6 +14,7 @@ from conftest import make_tiny_corpus
 from test_shared_scorer import _make, _same, _trajectory
 
 import gym_crawl  # noqa: F401
+import gym_crawl._io as io_mod
 import gym_crawl.crawl.state as state_mod
 import gym_crawl.relevance.scorer as scorer_mod
 from gym_crawl.corpus import Corpus, load_corpus
@@ -148,7 +149,7 @@ def test_a_store_that_fails_midway_leaves_nothing_and_the_crawl_computes(tiny, m
     def boom(*a, **k):  # the files are written into the .partial directory; renaming it fails
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(scorer_mod, "replace_dir", boom)
+    monkeypatch.setattr(io_mod, "replace_dir", boom)
     monkeypatch.setattr(scorer_mod, "STORED_TABLES_LINKS", 0)
     tiny.meta["generator"] = "test"
     scorer_mod._SHARED.clear()

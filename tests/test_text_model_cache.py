@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from conftest import make_tiny_corpus
 
+import gym_crawl._io as io_mod
 from gym_crawl._io import seal
 from gym_crawl.corpus import Corpus, CorpusBuilder, load_corpus
 from gym_crawl.corpus import cache as cache_mod
 from gym_crawl.corpus.core import _is_mmapped
-from gym_crawl.text import model as tm_mod
 from gym_crawl.text.model import TextModel, TextModelError, get_text_model
 
 
@@ -97,7 +97,7 @@ def test_read_only_text_model_cache_warns_once(saved, monkeypatch):
     def read_only(final_dir):
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(tm_mod, "partial_dir", read_only)
+    monkeypatch.setattr(io_mod, "partial_dir", read_only)
     with pytest.warns(cache_mod.CacheWarning, match="Read-only file system") as rec:
         a = get_text_model(saved, dim=8)
         b = get_text_model(Corpus.load(saved.path, share=False), dim=8)

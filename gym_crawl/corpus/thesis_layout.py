@@ -69,7 +69,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -77,7 +76,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from gym_crawl._io import clean_orphans, partial_dir, replace_dir
+from gym_crawl._io import writing_dir
 from gym_crawl.corpus.core import Corpus, CorpusFormatError
 
 __all__ = ["write_thesis_layout", "load_thesis_layout", "thesis_filename", "LAYOUT_FORMAT"]
@@ -189,9 +188,7 @@ def write_thesis_layout(corpus: Corpus, path: str | os.PathLike, *, normalized: 
         if "\t" in t or "\n" in t:
             raise ValueError(f"title {t!r} contains a tab or newline; index.txt cannot hold it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    clean_orphans(path)
-    tmp = partial_dir(path)
-    try:
+    with writing_dir(path) as tmp:
         xml_dir = tmp / "xml"
         xml_dir.mkdir()
         vocab = corpus.vocab.tolist() if corpus.texts is None else None
@@ -215,10 +212,6 @@ def write_thesis_layout(corpus: Corpus, path: str | os.PathLike, *, normalized: 
             "thesis_stats": _thesis_stats(len(chosen), src),
         }
         (tmp / "layout.json").write_text(json.dumps(layout, indent=2, ensure_ascii=False), encoding="utf-8")
-        replace_dir(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 

@@ -24,17 +24,15 @@ from gym_crawl._console import Progress
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
-    clean_orphans,
     dir_lock,
     file_digest,
     load_npy,
-    partial_dir,
-    replace_dir,
     save_npy,
     seal,
     seal_problem,
     verify_files,
     write_stamp,
+    writing_dir,
 )
 from gym_crawl._memory import populate
 from gym_crawl.corpus.core import Corpus
@@ -415,9 +413,7 @@ class TopicScorer:
     def _write_tables(self, path: Path, key: str, write: Any) -> Path:
         """Write the tables with ``write(tmp)`` into a ``.partial`` directory, check their values, seal the manifest
         and rename the directory into ``path`` (a half-written cache is never seen at ``path``)."""
-        clean_orphans(path)
-        tmp = partial_dir(path)
-        try:
+        with writing_dir(path) as tmp:
             write(tmp)
             files = {}
             for fname in _TABLE_FILES:
@@ -432,10 +428,6 @@ class TopicScorer:
                 "format": "gym_crawl-score-tables", "version": SCORE_TABLES_VERSION, "key": key,
                 "corpus": self.corpus.name, "topic": self.topic.name, "files": files}))
             write_stamp(tmp, hashlib.sha256((tmp / "manifest.json").read_bytes()).hexdigest(), files)
-            replace_dir(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return path
 
     def load_tables(self, path: str | Path | None = None, verify: bool = False) -> bool:

@@ -30,15 +30,13 @@ from gym_crawl._arith import log, norm, sparse_rows_dense
 from gym_crawl._io import (
     FileCheckError,
     atomic_write_json,
-    clean_orphans,
     file_digest,
-    partial_dir,
-    replace_dir,
     save_npy,
     seal,
     seal_problem,
     verify_files,
     write_stamp,
+    writing_dir,
 )
 from gym_crawl.corpus.cache import data_dir, warn_once
 from gym_crawl.corpus.core import Corpus
@@ -282,10 +280,7 @@ class TextModel:
         """Write ``idf.npy``, ``vectors.npy`` and ``meta.json`` (with each file's size, sha256 and
         sampled sha256, sealed with its own sha256) into directory ``path``, atomically, stamped as checked
         (see :meth:`load`); orphans of killed writers are removed."""
-        path = Path(path)
-        clean_orphans(path)
-        tmp = partial_dir(path)
-        try:
+        with writing_dir(path) as tmp:
             files = {}
             for name, arr in (("idf.npy", self.idf), ("vectors.npy", self.vectors)):
                 save_npy(tmp / name, arr)
@@ -293,10 +288,6 @@ class TextModel:
             # written last: its presence marks completeness
             atomic_write_json(tmp / "meta.json", seal({**self.meta, "files": files}))
             write_stamp(tmp, hashlib.sha256((tmp / "meta.json").read_bytes()).hexdigest(), files)
-            replace_dir(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     @classmethod
     def load(cls, corpus: Corpus, path: Path, *, verify: bool = False) -> TextModel:
