@@ -1,6 +1,6 @@
 """Shared matplotlib helpers for the paper reproductions and the CLI (headless, Agg backend; PNG out).
 
-Every function takes plain numpy data and writes one PNG atomically; none of them touch the env.
+Every figure function takes plain numpy data and writes one PNG atomically; none of them touch the env.
 
 Colours: the papers' agents keep fixed colours so figures of different benchmarks read alike; any other
 name (a model path, a plug-in agent) gets a colour picked by a SHA-256 of the name from a 60-colour
@@ -22,7 +22,7 @@ import numpy as np
 from gym_crawl._io import atomic_write_bytes
 
 __all__ = ["BOUNDS", "agent_color", "agent_colors", "bars_figure", "curves_figure", "learning_curves_figure",
-           "line_figure", "pyplot", "save_png"]
+           "line_figure", "pyplot", "save_png", "summed_curves"]
 
 _COLORS = {
     "lfa-sync": "#1f77b4", "lfa-async": "#ff7f0e", "lfa-moderated": "#2ca02c", "thesis-lfa": "#9467bd",
@@ -107,6 +107,18 @@ def save_png(fig, path: str | Path) -> Path:
     pyplot().close(fig)
     atomic_write_bytes(Path(path), buf.getvalue())
     return Path(path)
+
+
+def summed_curves(curves: Sequence[np.ndarray]) -> np.ndarray:
+    """The sum of cumulative curves of different lengths, each held at its last value past its end (a crawl that
+    stopped early keeps what it found); as long as the longest."""
+    n = max((len(c) for c in curves), default=0)
+    tot = np.zeros(n)
+    for c in curves:
+        if len(c):
+            tot[: len(c)] += c
+            tot[len(c):] += c[-1]
+    return tot
 
 
 def _grid(n: int) -> tuple[int, int]:

@@ -447,7 +447,7 @@ def _plot(live: dict[str, Any], groups: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks.plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png, summed_curves
 
     plt = pyplot()
     keys = [k for k in groups if " / " in k and "seed" not in k]
@@ -462,14 +462,8 @@ def _plot(live: dict[str, Any], groups: dict[str, Any], path: Path) -> None:
     axes[0].legend(fontsize=8)
     axes[0].grid(alpha=0.3, axis="y")
     for m in MODELS:
-        curves = [np.asarray(r[m]["curve"], float) for r in live["runs"]]
-        n = max((len(c) for c in curves), default=0)
-        tot = np.zeros(n)
-        for c in curves:
-            if len(c):
-                tot[: len(c)] += c
-                tot[len(c):] += c[-1]
-        axes[1].plot(np.arange(1, n + 1), tot, label=m)
+        tot = summed_curves([np.asarray(r[m]["curve"], float) for r in live["runs"]])
+        axes[1].plot(np.arange(1, len(tot) + 1), tot, label=m)
     axes[1].set_xlabel("step (pages fetched after the seed)")
     axes[1].set_ylabel("relevant pages, summed over tasks")
     axes[1].set_title("relevant pages per step (all test tasks)")

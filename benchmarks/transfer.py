@@ -455,7 +455,7 @@ def _plot(res: dict[str, Any], summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from gym_crawl.benchmarks.plotting import pyplot, save_png
+    from gym_crawl.benchmarks.plotting import pyplot, save_png, summed_curves
     from gym_crawl.benchmarks.suite import suite_color
 
     plt = pyplot()
@@ -486,13 +486,8 @@ def _plot(res: dict[str, Any], summary: dict[str, Any], path: Path) -> None:
             curves = [np.asarray(r["curve"], float) for r in res["runs"] if r["agent"] == a and r["budget"] == b]
             if not curves:
                 continue
-            n = max(len(c) for c in curves)
-            tot = np.zeros(n)
-            for c in curves:
-                if len(c):
-                    tot[: len(c)] += c
-                    tot[len(c):] += c[-1]
-            axes[1].plot(np.arange(1, n + 1), tot / len(curves), ls, color=suite_color(a.split("/")[0]),
+            tot = summed_curves(curves)
+            axes[1].plot(np.arange(1, len(tot) + 1), tot / len(curves), ls, color=suite_color(a.split("/")[0]),
                          label=f"{a} B={b}")
     axes[1].set_xlabel("step")
     axes[1].set_ylabel("relevant pages (mean over tasks × seeds)")

@@ -240,6 +240,13 @@ def test_crawl_json_rows_carry_spec_seed_topic_reward_k_version(capsys):
         assert r["corpus"] == "synthetic-2000" and r["budget"] == 5
 
 
+def test_summed_curves_hold_a_short_curve_at_its_last_value():
+    from gym_crawl.benchmarks.plotting import summed_curves
+
+    got = summed_curves([np.array([1.0, 2.0, 3.0]), np.array([0.0, 5.0]), np.zeros(0)])
+    assert got.tolist() == [1.0, 7.0, 8.0] and summed_curves([]).shape == (0,)
+
+
 def test_colours_are_distinct_and_stable_across_processes():
     import subprocess
     import sys
