@@ -115,6 +115,13 @@ def _versions_at(mod_ptr, mod_times, birth, pages, t):
 
 
 @njit(cache=True, nogil=True)
+def _last_change(mod_ptr, mod_times, birth, p, t):
+    """When page ``p`` (born by ``t``) last changed at or before ``t``: its last modification, else its birth."""
+    c = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
+    return mod_times[mod_ptr[p] + c - 1] if c > 0 else birth[p]
+
+
+@njit(cache=True, nogil=True)
 def _last_modified_at(mod_ptr, mod_times, birth, pages, t):
     out = np.empty(pages.shape[0], np.float64)
     for i in range(pages.shape[0]):
@@ -122,8 +129,7 @@ def _last_modified_at(mod_ptr, mod_times, birth, pages, t):
         if birth[p] > t:
             out[i] = np.nan
         else:
-            c = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
-            out[i] = mod_times[mod_ptr[p] + c - 1] if c > 0 else birth[p]
+            out[i] = _last_change(mod_ptr, mod_times, birth, p, t)
     return out
 
 
@@ -143,9 +149,7 @@ def _is_new_many(mod_ptr, mod_times, birth, pages, t, window):
     for i in range(pages.shape[0]):
         p = pages[i]
         if birth[p] <= t:
-            c = count_le(mod_times, mod_ptr[p], mod_ptr[p + 1], t)
-            last = mod_times[mod_ptr[p] + c - 1] if c > 0 else birth[p]
-            out[i] = t - last <= window
+            out[i] = t - _last_change(mod_ptr, mod_times, birth, p, t) <= window
     return out
 
 
