@@ -187,3 +187,39 @@ def test_reset_rows_and_reset_slots_write_the_reset_values_bit_for_bit(rows):
     reset_slots(one, n_used)
     for k in one:
         np.testing.assert_array_equal(one[k].view(np.uint8), want_one[k].view(np.uint8), err_msg=k)
+
+
+@pytest.mark.parametrize("stacked", [True, False])
+def test_clear_rows_writes_each_crawls_reset_values_over_the_slots_it_used(stacked):
+    """The compiled clear (``clear_rows`` with the arrays' ``clear_plan``) leaves what assigning each field's reset
+    value would: crawl ``r``'s page columns over its own ``n_slots[r]`` slots, its domain columns over its
+    ``n_dslots[r]`` domain slots, its maps emptied; other crawls and slots untouched, bit for bit."""
+    from gym_crawl.crawl.fields import clear_plan, clear_rows, env_rows
+
+    rng = np.random.default_rng(2)
+    stack = allocate(64, 3, n_envs=5 if stacked else None)
+    for a in stack.values():  # arbitrary bits everywhere
+        if a.strides[-1] == a.itemsize:
+            a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
+        else:  # a map's keys or slots: every other int32 of the map's entries
+            a[...] = rng.integers(-2**31, 2**31, a.shape, dtype=np.int32)
+    want = {k: v.copy() for k, v in stack.items()}
+    if stacked:
+        rows, ns, nd = np.array([1, 3]), np.array([9, 37, 5, 64, 2]), np.array([1, 4, 2, 7, 3])
+    else:
+        rows, ns, nd = np.array([0]), np.array([37]), np.array([4])
+    for r in rows:
+        for f in FIELDS:
+            w = want[f.name][r] if stacked else want[f.name]
+            w[:nd[r] if f.store == "domain" else ns[r]] = f.reset
+        for k in ("map_keys", "map_slots", "dmap_keys", "dmap_slots"):
+            (want[k][r] if stacked else want[k])[...] = -1
+    plan = clear_plan(stack, stacked=stacked)
+    assert plan is not None
+    clear_rows(plan, rows, ns, nd)
+    for k in stack:
+        np.testing.assert_array_equal(np.ascontiguousarray(stack[k]).view(np.uint8),
+                                      np.ascontiguousarray(want[k]).view(np.uint8), err_msg=k)
+    if stacked:  # a sub-env's rows of the stack (its CrawlState's arrays) have their own plan; copies have none
+        assert clear_plan(env_rows(stack, 2), stacked=False) is not None
+        assert clear_plan({k: v[2].copy() for k, v in stack.items()}, stacked=False) is None

@@ -32,15 +32,16 @@ fetch kernel's removed pages), ``dslot_dom`` (the domain of each domain slot). T
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from gym_crawl.pagemap import rehash
 
 __all__ = ["Field", "FIELDS", "FRONTIER_FIELDS", "PAGE_FIELDS", "DOMAIN_FIELDS", "SLOT_ARRAYS", "MAP_ARRAYS",
-           "CRAWL_ARRAYS", "MIN_SLOTS", "allocate", "crawl_bytes", "env_rows", "grow", "rehash_maps", "reset_slots",
-           "reset_rows", "slot_bytes"]
+           "CRAWL_ARRAYS", "MIN_SLOTS", "ClearPlan", "allocate", "clear_plan", "clear_rows", "crawl_bytes", "env_rows",
+           "grow", "rehash_maps", "reset_slots", "reset_rows", "slot_bytes"]
 
 #: the slot capacity a crawl starts with (it doubles as the crawl touches more pages)
 MIN_SLOTS = 1024
@@ -161,18 +162,17 @@ def allocate(n_slots: int, n_categories: int, n_envs: int | None = None) -> dict
 
 
 def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
-    """Every array :func:`allocate` makes, zeroed. N crawls' stacked arrays are views of one zeroed allocation
-    (each at a 64-byte boundary, :data:`_SKEW` bytes after the previous one's end): numpy asks the system for huge
-    pages for an allocation of 4 MB or more, so the batch's columns are faulted in 2 MB at a time instead of 4 KB —
+    """Every array :func:`allocate` makes, zeroed: views of one zeroed allocation (each at a 64-byte boundary,
+    :data:`_SKEW` bytes after the previous one's end), for one crawl as for N stacked crawls. numpy asks the system for
+    huge pages for an allocation of 4 MB or more, so the batch's columns are faulted in 2 MB at a time instead of 4 KB —
     a long crawl doubles its columns mid-episode, and writing the fresh columns page fault by page fault was most of
-    what a doubling cost (measured in benchmarks/RESULTS.md, "The batched env's step")."""
+    what a doubling cost (measured in benchmarks/RESULTS.md, "The batched env's step"). One buffer also lets a reset
+    clear every column in one compiled call (:func:`clear_plan`)."""
     lead = () if n_envs is None else (int(n_envs),)
     specs: list[tuple[str, tuple[int, ...], np.dtype[Any]]] = [
         (f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
     specs += [(name, lead + (n_slots,), np.dtype(dt)) for name, dt in SLOT_ARRAYS]
     specs += [(k, lead + (2 * n_slots, 2), np.dtype(np.int32)) for k, _ in _PAIRS]
-    if n_envs is None:
-        return _split_pairs({name: np.zeros(shape, dt) for name, shape, dt in specs})
     offsets, total = [], 0
     for _, shape, dt in specs:
         offsets.append(total)
@@ -300,3 +300,92 @@ def _fill(a: np.ndarray, sel: slice | np.ndarray | None, n: int, value: float) -
         b[lead + (slice(0, n * a.itemsize if last else n),)] = 0 if value == 0 else 0xFF
         return
     a[lead + (slice(0, n),)] = value
+
+
+class ClearPlan(NamedTuple):
+    """Where :func:`clear_rows` writes the reset values of crawls whose arrays are views of one buffer (what
+    :func:`allocate` makes): for each column and each map, its first byte in ``buf``, the bytes from one crawl's row to
+    the next, the bytes a slot takes, the byte its reset value is made of, and what it is cleared over."""
+
+    buf: np.ndarray  #: (bytes,) uint8: the allocation every array is a view of
+    off: np.ndarray  #: (k,) int64: byte offset in ``buf`` of crawl 0's slot 0
+    row: np.ndarray  #: (k,) int64: bytes between two crawls' rows (0 for one crawl's arrays)
+    width: np.ndarray  #: (k,) int64: bytes per slot (a map: bytes of its whole row)
+    fill: np.ndarray  #: (k,) uint8: 0x00 or 0xFF
+    kind: np.ndarray  #: (k,) int64: :data:`_BY_SLOT`, :data:`_BY_DSLOT` or :data:`_WHOLE`
+
+
+#: :class:`ClearPlan` kinds: cleared over the crawl's page slots in use, its domain slots in use, or its whole row
+_BY_SLOT, _BY_DSLOT, _WHOLE = 0, 1, 2
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def clear_plan(arrays: dict[str, np.ndarray], stacked: bool) -> ClearPlan | None:
+    """The :class:`ClearPlan` of ``arrays`` (one crawl's, or N crawls' with ``stacked``: a leading crawl axis), or
+    None when they are not views of one buffer laid out as :func:`allocate` lays them out (then :func:`reset_rows` and
+    :func:`reset_slots` clear them). Build it again when the arrays are replaced."""
+    a0 = arrays["slot_page"]
+    buf = _root(a0)
+    if buf.dtype != np.uint8 or buf.ndim != 1 or not buf.flags.c_contiguous:
+        return None
+    base, end = buf.ctypes.data, buf.ctypes.data + buf.nbytes
+    rows = int(a0.shape[0]) if stacked else 1
+    cols: list[tuple[int, int, int, int, int]] = []
+
+    def add(a: np.ndarray, one: np.ndarray, width: int, fill: int, kind: int) -> bool:
+        """``a``: the array (a map: its keys); ``one``: the bytes of crawl 0's row, contiguous (a map: its entries)."""
+        if _root(a) is not buf or a.ndim < 1 + stacked or not one.flags.c_contiguous:
+            return False
+        step = int(a.strides[0]) if stacked else 0
+        if stacked and rows > 1 and step < one.nbytes:
+            return False
+        off = int(a.ctypes.data) - base
+        if off < 0 or a.ctypes.data + step * (rows - 1) + one.nbytes > end:
+            return False
+        cols.append((off, step, width, fill, kind))
+        return True
+
+    for f in FIELDS:
+        a = arrays[f.name]
+        if f.reset == 0:
+            fill = 0
+        elif f.reset == -1 and a.dtype.kind in "iu":
+            fill = 0xFF
+        else:
+            return None
+        if not add(a, a[0] if stacked else a, a.itemsize * (a.shape[-1] if f.per_category else 1), fill,
+                   _BY_DSLOT if f.store == _D else _BY_SLOT):
+            return None
+    for k in _KEYS:
+        keys = arrays[k]
+        e = _entries(keys)
+        if e is None:
+            return None
+        one = e[0] if stacked else e
+        if not add(keys, one, one.nbytes, 0xFF, _WHOLE):
+            return None
+    c = np.array(cols, np.int64).reshape(-1, 5)
+    return ClearPlan(buf, c[:, 0].copy(), c[:, 1].copy(), c[:, 2].copy(), c[:, 3].astype(np.uint8), c[:, 4].copy())
+
+
+def clear_rows(plan: ClearPlan, rows: np.ndarray, n_slots: np.ndarray, n_dslots: np.ndarray) -> None:
+    """What :func:`reset_rows` (or, for one crawl's plan and ``rows = [0]``, :func:`reset_slots`) does, in one
+    compiled call: each crawl ``r`` of ``rows`` has its slots ``0..n_slots[r]-1`` of every page column and
+    ``0..n_dslots[r]-1`` of every domain column put back at their reset values (the slots past them are there
+    already: a crawl's counters say what it touched), and its page and domain maps emptied."""
+    _clear(plan.buf, plan.off, plan.row, plan.width, plan.fill, plan.kind, rows, n_slots, n_dslots)
+
+
+@njit(cache=True, nogil=True)
+def _clear(buf, off, row, width, fill, kind, rows, n_slots, n_dslots):
+    for c in range(len(off)):  # column by column, each crawl's row in turn: the writes in address order
+        k = kind[c]
+        for r in rows:
+            n = width[c] * (n_slots[r] if k == _BY_SLOT else n_dslots[r]) if k != _WHOLE else width[c]
+            s = off[c] + r * row[c]
+            buf[s:s + n] = fill[c]

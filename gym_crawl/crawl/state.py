@@ -69,6 +69,8 @@ from gym_crawl.crawl.fields import (
     SLOT_ARRAYS,
     Field,
     allocate,
+    clear_plan,
+    clear_rows,
     grow,
     rehash_maps,
     reset_slots,
@@ -84,6 +86,8 @@ UNSEEN, FRONTIER, VISITED, BLOCKED = K.UNSEEN, K.FRONTIER, K.VISITED, K.BLOCKED
 DIST_CAP = K.DIST_CAP
 """Han 2018: distance from the last relevant page is capped at 9."""
 _NO_PAGES = np.zeros(0, np.int32)
+#: the one row of a crawl's own :class:`~gym_crawl.crawl.fields.ClearPlan`
+_ROW0 = np.zeros(1, np.int64)
 #: corpora with at most this many links score every page and link of a topic at its first reset
 #: (about a second per million links); larger ones score pages and link ranges as they are fetched
 EAGER_SCORING_LINKS = 2_000_000
@@ -317,6 +321,7 @@ class CrawlState:
         self.arrays = {name: arrays[name] for name in want}
         for name, _ in SLOT_ARRAYS:
             setattr(self, name, self.arrays[name])
+        self._reset_plan: Any = False  # the reset's ClearPlan of these arrays, made at the next reset (False: not yet)
         self._bind_bundles()
 
     def _bind_bundles(self) -> None:
@@ -328,10 +333,13 @@ class CrawlState:
 
     def __getstate__(self) -> dict[str, Any]:
         # the kernel bundles hold memory pointers: they are rebuilt from the arrays after unpickling
-        return {k: v for k, v in self.__dict__.items() if k not in ("_crawl", "_work", "_scores", "_graph")}
+        # (the reset's plan holds byte offsets into the arrays' one allocation, which pickling does not keep)
+        skip = ("_crawl", "_work", "_scores", "_graph", "_reset_plan")
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._reset_plan = False
         self._work = B.fetch_work(self._t_ord, self._t_sl, self._t_key)
         self._bind_bundles()
         if self.scorer is not None:
@@ -421,7 +429,13 @@ class CrawlState:
             raise ValueError(f"scorer has {scorer.n_categories} category slots, state {self.n_categories}")
         if domain_cap is not None and domain_cap < 1:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
-        reset_slots(self.arrays, self.n_slots)
+        if self._reset_plan is False:
+            self._reset_plan = clear_plan(self.arrays, stacked=False)
+        if self._reset_plan is None:  # arrays not laid out by fields.allocate
+            reset_slots(self.arrays, self.n_slots)
+        else:  # one compiled call: the page columns over the slots in use, the domain columns over the domain slots
+            clear_rows(self._reset_plan, _ROW0, self._ctr[K.C_N_SLOTS:K.C_N_SLOTS + 1],
+                       self._ctr[K.C_N_DSLOTS:K.C_N_DSLOTS + 1])
         self._ctr[:] = 0
         self._sums[:] = 0.0
         self.domain_cap = domain_cap

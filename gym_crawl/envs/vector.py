@@ -66,7 +66,7 @@ from gym_crawl.corpus import load_corpus
 from gym_crawl.corpus.page_source import PageSource
 from gym_crawl.crawl import kernels as KN
 from gym_crawl.crawl.bundles import crawl_arrays, link_graph
-from gym_crawl.crawl.fields import MIN_SLOTS, allocate, crawl_bytes, env_rows, grow, rehash_maps, reset_rows
+from gym_crawl.crawl.fields import MIN_SLOTS, allocate, clear_plan, clear_rows, crawl_bytes, env_rows, grow, rehash_maps
 from gym_crawl.crawl.state import FRONTIER
 from gym_crawl.envs import batch_kernels as BK
 from gym_crawl.envs.wiki_crawl import WikiCrawlEnv
@@ -252,6 +252,7 @@ class WikiCrawlVectorEnv(VectorEnv):
         """The kernel bundle of the N crawls' stacked arrays."""
         self._crawls = crawl_arrays({**self._stack, "ctr": self._ctr, "sums": self._sums, "out_new": self._out_new,
                                      "out_upd": self._out_upd})
+        self._clear_plan = clear_plan(self._stack, stacked=True)  # the stack is one allocation (fields.allocate, grow)
         if self._buffers is not None:
             self._bind_batch()
 
@@ -513,8 +514,7 @@ class WikiCrawlVectorEnv(VectorEnv):
             self._check_actions(actions, np.logical_not(self._autoreset, out=self._act))  # raises, naming the sub-env
         e0 = self.envs[0]
         acts = actions.astype(np.int64, copy=False)
-        b = e0.budget
-        dcap = e0.state.domain_cap
+        b, dcap = e0.budget, e0.state.domain_cap
         budget, cap = -1 if b is None else int(b), -1 if dcap is None else int(dcap)
         i64, f64, b1 = self._info_buffers()
         bad = BK.vec_step(acts, self._slot, self._n_actions, self._deg, self._K, cap, e0.beta, budget,
@@ -596,10 +596,10 @@ class WikiCrawlVectorEnv(VectorEnv):
         """Before the compiled step resets crawls ``rows``: their columns, page maps and per-domain counters back
         at their reset values (what ``CrawlState.reset`` does for one crawl), and the seeds' scores filled. (Room
         for the one seed's out-links in the slots and the heap: the step made room for any fetch.)"""
-        reset_rows(self._stack, rows, int(self._ctr[rows, KN.C_N_SLOTS].max()))
-        seeds = self._home_seeds
-        if not BK.scores_ready(seeds, self._scores, self._rw_done):
-            self._fill_missing(seeds)
+        assert self._clear_plan is not None  # one compiled call, each crawl over the slots and domain slots it used
+        clear_rows(self._clear_plan, rows, self._ctr[:, KN.C_N_SLOTS], self._ctr[:, KN.C_N_DSLOTS])
+        if not BK.scores_ready(self._home_seeds, self._scores, self._rw_done):
+            self._fill_missing(self._home_seeds)
             self._bind_scores()
 
     def _fill_missing(self, pages: np.ndarray) -> None:
