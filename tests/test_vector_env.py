@@ -277,3 +277,29 @@ def test_compiled_autoresets_of_some_crawls(tiny_corpus, monkeypatch):
         acts = rng.integers(8, size=4)
         assert data_equivalence(fast.step(acts), ref.step(acts), exact=True)
     assert any(0 < s < 4 for s in sizes)
+
+
+def test_every_crawls_slots_past_its_counts_hold_the_reset_values(tiny_corpus):
+    """The autoreset clears each crawl only over the slots it used (its own page-slot count for the page columns,
+    its domain-slot count for the domain columns): what it relies on — every slot past a crawl's counts holds its
+    column's reset value, the state a newly claimed slot must start from — holds at every step, with crawls ending
+    at different steps (a domain cap of 1 empties frontiers early) and their counts apart."""
+    from gym_crawl.crawl import kernels as KN
+    from gym_crawl.crawl.fields import FIELDS
+
+    env = make_vector_env("WikiCrawl-v1", num_envs=4, corpus=tiny_corpus, max_candidates=8, max_episode_steps=30,
+                          domain_cap=1)
+    u = env.unwrapped
+    env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    apart = resets = 0
+    for _ in range(150):
+        env.step(rng.integers(8, size=4))
+        ns, nd = u._ctr[:, KN.C_N_SLOTS], u._ctr[:, KN.C_N_DSLOTS]
+        apart += ns.min() < ns.max()
+        resets += int(u._autoreset.sum())
+        for i in range(4):
+            for f in FIELDS:
+                past = u._stack[f.name][i, nd[i] if f.store == "domain" else ns[i]:]
+                assert np.all(past == f.reset), (f.name, i, int(ns[i]), int(nd[i]))
+    assert apart and resets >= 4
