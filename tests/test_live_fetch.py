@@ -412,16 +412,21 @@ def test_trap_guards():
     assert url_pattern("http://h.test/calendar/2026/11/?day=3&x=") == "http://h.test/calendar/#/#/?day&x"
 
 
-def _follow_next_month(f: PoliteFetcher, start: str, limit: int) -> list:
-    results, url = [], start
+def _follow(f: PoliteFetcher, url: str, limit: int, next_url) -> list:
+    """Fetch ``url``, then ``next_url(result)`` of each page fetched, until a fetch fails or ``limit`` fetches."""
+    results = []
     for _ in range(limit):
         r = f.fetch(url)
         results.append(r)
         if not r.ok:
             break
-        nxt = r.text.split('href="', 1)[1].split('"', 1)[0]
-        url = start.split("/calendar/")[0] + nxt
+        url = next_url(r)
     return results
+
+
+def _follow_next_month(f: PoliteFetcher, start: str, limit: int) -> list:
+    return _follow(f, start, limit,
+                   lambda r: start.split("/calendar/")[0] + r.text.split('href="', 1)[1].split('"', 1)[0])
 
 
 def test_calendar_trap_is_bounded_by_the_pattern_and_host_caps():
@@ -441,15 +446,8 @@ def test_calendar_trap_is_bounded_by_the_pattern_and_host_caps():
 
 
 def _follow_first_link(f: PoliteFetcher, url: str, limit: int) -> list:
-    results = []
-    for _ in range(limit):
-        r = f.fetch(url)
-        results.append(r)
-        if not r.ok:
-            break
-        href = r.text.split('<li><a href="', 1)[1].split('"', 1)[0]
-        url = canonical_url(href, base=r.final_url)
-    return results
+    return _follow(f, url, limit,
+                   lambda r: canonical_url(r.text.split('<li><a href="', 1)[1].split('"', 1)[0], base=r.final_url))
 
 
 def test_relative_path_and_session_id_traps_are_bounded():
