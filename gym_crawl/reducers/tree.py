@@ -208,14 +208,7 @@ class _Buckets:
             self.where, self.pos = w, p
 
     def _alloc(self, size: int) -> int:
-        if self.end + size > len(self.buf):
-            live = int(self.cap.sum())
-            if self.garbage > live:
-                self._compact()
-            if self.end + size > len(self.buf):
-                nb = np.zeros(max(2 * len(self.buf), self.end + size), np.int32)
-                nb[: self.end] = self.buf[: self.end]
-                self.buf = nb
+        self._make_room(size)
         s = self.end
         self.end += size
         return s
@@ -255,6 +248,8 @@ class _Buckets:
         self.end, self.garbage = int(meta[0]), int(meta[1])
 
     def _make_room(self, size: int) -> None:
+        """Room for ``size`` more entries at the buffer's end: compacted when more is garbage than live, else (or
+        still short) grown."""
         if self.end + size > len(self.buf):
             if self.garbage > int(self.cap.sum()):
                 self._compact()
