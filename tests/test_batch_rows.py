@@ -73,3 +73,31 @@ def test_move_rows_in_place_equals_a_gather():
         want_g[at] = g[kept]
         move_rows(g, src, n)
         np.testing.assert_array_equal(g, want_g, err_msg=f"trial {trial}")
+
+
+def test_move_rows_of_shifted_selections_equal_a_gather():
+    """The usual step: an entry left the selection (the rows after it move forward by one) or joined it (the rows
+    after it move back), a few of each — long runs of consecutive sources, moved as blocks."""
+    rng = np.random.default_rng(2)
+    for trial in range(300):
+        K, d = 64, int(rng.integers(1, 30))
+        n = int(rng.integers(1, K + 1))
+        old = list(range(n))
+        new: list[int] = old.copy()
+        for _ in range(int(rng.integers(1, 4))):  # entries leave (kept rows shift) and new ones (-1) join
+            if new and rng.random() < 0.5:
+                new.pop(int(rng.integers(len(new))))
+            else:
+                new.insert(int(rng.integers(len(new) + 1)), -1)
+        new = new[:n]
+        src = np.full(K + 1, -1, np.int64)
+        src[:len(new)] = new
+        f = rng.standard_normal((K, d)).astype(np.float32)
+        doms = rng.integers(0, 1000, K).astype(np.int32)
+        at = np.flatnonzero(src[:n] >= 0)
+        want, want_doms = f.copy(), doms.copy()
+        want[at] = f[src[at]]
+        want_doms[at] = doms[src[at]]
+        move_rows(f, src, n, doms)
+        np.testing.assert_array_equal(f, want, err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(doms, want_doms, err_msg=f"trial {trial}")
