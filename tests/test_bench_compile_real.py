@@ -19,7 +19,11 @@ def test_compile_real_writes_rates_and_profile_shares(tmp_path: Path) -> None:
     assert main(["--folders", str(docs), "--pages", "2", "--repeats", "1", "--out", str(out)]) == 0
     r = json.loads((out / "results.json").read_text())
     assert r["pages"] == 2 and r["runs"][0]["pages"] == 2 and r["median_pages_per_cpu_s"] > 0
-    assert r["profile_share_pct"]["Resiliparse main text"] > 0
+    shares = r["profile_share_pct"]
+    # the parts are named and each is a share of the whole; their sizes are timings (a cold numba cache can put
+    # the main-text extraction of two tiny pages below the 0.05 % the shares are rounded to), so not asserted
+    assert {"Resiliparse main text", "Resiliparse parse"} <= set(shares)
+    assert all(0.0 <= v <= 100.0 for v in shares.values())
 
 
 def test_compile_real_names_a_folder_without_html(tmp_path: Path) -> None:
