@@ -347,6 +347,42 @@ def test_probe_finds_a_page_or_the_entry_that_would_take_it():
     assert keys[probe(keys, 999)] == 999 and keys[probe(keys, 1000)] == EMPTY
 
 
+def test_a_fetch_keeps_each_touched_page_at_its_slot_in_the_page_map(tiny_corpus):
+    """A fetch probes each target's page-map entry once, ahead of its turn, and keeps the position: a target found
+    there is at it still, and an empty entry an earlier target of the same fetch took since is probed on from. After
+    every fetch each slot's page is found at that slot and no page has two — with entries displaced from their home
+    by collisions among the pages of one fetch (a crawl started with a small map, so it runs crowded)."""
+    from gym_crawl.crawl.fields import allocate
+    from gym_crawl.pagemap import EMPTY, find, probe
+
+    env = gym.make("WikiCrawl-v0", corpus=tiny_corpus).unwrapped
+    env.reset(seed=0)
+    C = env.state.n_categories  # 16 slots to start: a map of 32 entries, doubled when half full, so crowded
+    s = type(env.state)(tiny_corpus, n_categories=C, beta=env.state.beta, storage=allocate(16, C))
+    s.reset(env.scorer, env.scheme, None)
+    for p in env.state.fetched_pages():
+        s.fetch(int(p))
+    displaced = 0
+    for step in range(80):
+        fr = np.sort(s.frontier)
+        if not len(fr):
+            break
+        before = s.n_slots
+        s.fetch(int(fr[(step * 5) % len(fr)]))
+        a = s.arrays
+        keys, slots, pages = a["map_keys"], a["map_slots"], a["slot_page"][:s.n_slots]
+        assert len(np.unique(pages)) == len(pages)
+        for sl in range(s.n_slots):
+            assert find(keys, slots, int(pages[sl])) == sl
+        used = np.flatnonzero(keys != EMPTY)
+        assert len(used) == s.n_slots
+        empty = np.full(len(keys), EMPTY, np.int32)  # a page's probe there ends at its home entry
+        homes = np.array([probe(empty, int(keys[h])) for h in used])
+        displaced += int(((homes != used) & (slots[used] >= before)).sum())
+    assert s.n_fetched > 40
+    assert displaced > 0, "targets of a fetch were placed away from their home entries"
+
+
 def test_fetches_are_the_same_with_the_link_order_shared_or_sorted_per_fetch(tiny_corpus, monkeypatch):
     """A crawl walks a page's targets in page order from the corpus' shared order (filled up front), or sorted at
     each fetch (a corpus over the eager limit, whose order would otherwise be an (n_links,) array written page by page

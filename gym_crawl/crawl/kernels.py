@@ -34,7 +34,7 @@ from gym_crawl._memory import prefetch, prefetch_range, prefetch_rows
 from gym_crawl.crawl.bundles import borrowed_row as brow
 from gym_crawl.crawl.bundles import page_domain_of
 from gym_crawl.crawl.link_order import page_link_order, page_targets
-from gym_crawl.pagemap import find, insert, probe
+from gym_crawl.pagemap import EMPTY, find, insert, probe
 
 __all__ = ["C_FR_SIZE", "C_N_FETCHED", "C_STEP", "C_RELEVANT_FOUND", "C_RELEVANT_DOMAINS", "C_ANY_BLOCKED",
            "C_N_SLOTS", "C_N_DSLOTS", "N_COUNTERS", "dom_claim", "dom_order", "dom_slot", "fetch_page",
@@ -216,6 +216,24 @@ def block_over_cap(cap, crawls, i):
     return k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_target(s, relevant, status, bp_slot, n_par, max_par_wrl, sum_par_rel, link_rel, min_par_dist, kw_url,
+                     kw_anchor, n_relpar, sum_relpar_rel):
+    """Ask for the lines of slot ``s``'s columns that a fetch's walk reads and writes at a target."""
+    prefetch(status, s)
+    prefetch(bp_slot, s)
+    prefetch(n_par, s)
+    prefetch(max_par_wrl, s)
+    prefetch(sum_par_rel, s)
+    prefetch(link_rel, s)
+    prefetch(min_par_dist, s)
+    prefetch(kw_url, s)
+    prefetch(kw_anchor, s)
+    if relevant:
+        prefetch(n_relpar, s)
+        prefetch(sum_relpar_rel, s)
+
+
 @njit(cache=True, nogil=True)
 def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores, graph, crawls, i, work):
     """Crawl ``i`` of ``crawls`` fetches ``page`` (frontier or unseen; the caller checked, and made room for
@@ -275,10 +293,12 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         prefetch_range(link_ord, a, b)
     st = status[sp]
     has_parents = st == FRONTIER and n_par[sp] > 0
-    if st == FRONTIER:
-        if cap >= 0:
-            chain_remove(sp, dom_slot(page_domain_of(graph, page), dmap_keys, dmap_slots), dom_next, dom_prev, dom_head)
-        frontier_remove(sp, fr_pages, fr_slots, fr_pos, ctr)
+    # the frontier's lines its removal reads (the page's position, the last position's page and slot), asked for
+    # now and read after the page's own statistics
+    prefetch(fr_pos, sp)
+    nl = ctr[C_FR_SIZE] - 1
+    prefetch(fr_pages, nl)
+    prefetch(fr_slots, nl)
     status[sp] = VISITED
     fetched[ctr[C_N_FETCHED]] = page
     ctr[C_N_FETCHED] += 1
@@ -317,6 +337,10 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         dist[sp] = 0 if relevant else DIST_CAP
         path_len[sp] = 1
         path_rel[sp] = 1 if relevant else 0
+    if st == FRONTIER:
+        if cap >= 0:
+            chain_remove(sp, dom_slot(page_domain_of(graph, page), dmap_keys, dmap_slots), dom_next, dom_prev, dom_head)
+        frontier_remove(sp, fr_pages, fr_slots, fr_pos, ctr)
     d = dom_claim(page_domain_of(graph, page), dmap_keys, dmap_slots, dslot_dom, ctr)
     dom_fetched[d] += 1
     if relevant:
@@ -354,7 +378,9 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     n_new = 0
     m = page_targets(a, n, direct, order, link_dst, t_key, map_keys, map_slots)
     # the slots the untouched targets will take (the next m at most, handed out in turn): their columns' lines, last
-    # touched at the episode's reset, asked for together rather than met one by one by the walk below
+    # touched at the episode's reset, asked for together rather than met one by one by the walk below. The walk
+    # keeps the two counts (``ns``: slots, ``fs``: frontier positions) in locals, stored back after it: a count read
+    # back from ``ctr`` after every store to a column (which might alias it) chained each new target to the last
     ns, fs = ctr[C_N_SLOTS], ctr[C_FR_SIZE]
     for col32 in (n_par, n_relpar, bp_slot, best_parent, fr_pos, slot_page, discovered_step):
         prefetch_range(col32, ns, ns + m)
@@ -368,29 +394,36 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
     prefetch_rows(link_cat, ns, ns + m)
     prefetch_range(fr_pages, fs, fs + m)
     prefetch_range(fr_slots, fs, fs + m)
-    # while target k is done, target k + 1's entry (asked for above) is read and the columns its walk reads asked for
+    # while target k is done, target k + 2's entry (asked for above) is probed and the columns its walk reads asked
+    # for; its probed position is kept for its own turn (an entry never moves: a target found there stays; an empty
+    # one may have been taken by target k or k + 1 since, and the probe then goes on from it)
+    mask = len(map_keys) - 1
+    h1 = probe(map_keys, t_key[0] >> 32) if m > 0 else 0
+    h2 = probe(map_keys, t_key[1] >> 32) if m > 1 else 0
+    for q in range(min(m, 2)):
+        hq = h1 if q == 0 else h2
+        if map_keys[hq] == t_key[q] >> 32:
+            _prefetch_target(np.int64(map_slots[hq]), relevant, status, bp_slot, n_par, max_par_wrl, sum_par_rel,
+                             link_rel, min_par_dist, kw_url, kw_anchor, n_relpar, sum_relpar_rel)
     for k in range(m):
         j = np.int64(t_key[k] & 0xFFFFFFFF)
+        t = t_key[k] >> 32
+        h = h1
+        h1 = h2
         e = np.int64(t_key[k + 1] & 0xFFFFFFFF) if k + 1 < m else n
-        if k + 1 < m:
-            s1 = find(map_keys, map_slots, t_key[k + 1] >> 32)
-            if s1 >= 0:
-                prefetch(status, s1)
-                prefetch(bp_slot, s1)
-                prefetch(n_par, s1)
-                prefetch(max_par_wrl, s1)
-                prefetch(sum_par_rel, s1)
-                prefetch(link_rel, s1)
-                prefetch(min_par_dist, s1)
-                prefetch(kw_url, s1)
-                prefetch(kw_anchor, s1)
-                if relevant:
-                    prefetch(n_relpar, s1)
-                    prefetch(sum_relpar_rel, s1)
+        if k + 2 < m:
+            tn = t_key[k + 2] >> 32
+            h2 = probe(map_keys, tn)
+            if map_keys[h2] == tn:
+                _prefetch_target(np.int64(map_slots[h2]), relevant, status, bp_slot, n_par, max_par_wrl, sum_par_rel,
+                                 link_rel, min_par_dist, kw_url, kw_anchor, n_relpar, sum_relpar_rel)
         li = a + j if direct else a + order[j]
-        t = link_dst[li]
-        h = probe(map_keys, t)
-        ts = np.int64(map_slots[h]) if map_keys[h] == t else np.int64(-1)
+        if map_keys[h] == t:
+            ts = np.int64(map_slots[h])
+        else:
+            ts = np.int64(-1)
+            while map_keys[h] != EMPTY:
+                h = (h + 1) & mask
         if ts >= 0 and status[ts] >= VISITED:  # the fetched page itself included
             continue
         if cap >= 0:
@@ -398,8 +431,8 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
             if (dom_fetched[td] if td >= 0 else 0) >= cap:
                 continue
         if ts < 0:  # the next slot, at the probed entry
-            ts = ctr[C_N_SLOTS]
-            ctr[C_N_SLOTS] = ts + 1
+            ts = ns
+            ns += 1
             slot_page[ts] = t
             map_keys[h] = t
             map_slots[h] = ts
@@ -423,7 +456,10 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         if status[ts] == UNSEEN:  # frontier add, in ascending page order
             out_new[n_new] = t
             n_new += 1
-            frontier_add(ts, t, fr_pages, fr_slots, fr_pos, ctr)
+            fr_pages[fs] = t  # frontier_add, its count kept in a register until the walk ends
+            fr_slots[fs] = ts
+            fr_pos[ts] = fs
+            fs += 1
             status[ts] = FRONTIER
             max_par_wrl[ts] = -np.inf
             min_par_dist[ts] = DIST_CAP
@@ -451,6 +487,8 @@ def fetch_page(page, slot, count_step, r, relevant, eval_rel, beta, cap, scores,
         if bs < 0 or rel > rel_a[bs]:
             best_parent[ts] = page
             bp_slot[ts] = sp
+    ctr[C_N_SLOTS] = ns
+    ctr[C_FR_SIZE] = fs
     if cap >= 0:  # chains prepended per domain as one block
         for j in range(n_new - 1, -1, -1):
             t = out_new[j]
