@@ -197,7 +197,10 @@ def test_clear_rows_writes_each_crawls_reset_values_over_the_slots_it_used(stack
     from gym_crawl.crawl.fields import clear_plan, clear_rows, env_rows
 
     rng = np.random.default_rng(2)
-    stack = allocate(64, 3, n_envs=5 if stacked else None)
+    # unstacked: a vector env's sub-env (its CrawlState's arrays are its rows of the stack); a crawl of its own
+    # allocates its arrays one by one, so it has no plan and resets column by column
+    stack = allocate(64, 3, n_envs=5) if stacked else env_rows(allocate(64, 3, n_envs=2), 1)
+    assert clear_plan(allocate(64, 3), stacked=False) is None
     for a in stack.values():  # arbitrary bits everywhere
         if a.strides[-1] == a.itemsize:
             a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)

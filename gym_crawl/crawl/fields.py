@@ -162,8 +162,11 @@ def allocate(n_slots: int, n_categories: int, n_envs: int | None = None) -> dict
 
 
 def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np.ndarray]:
-    """Every array :func:`allocate` makes, zeroed: views of one zeroed allocation (each at a 64-byte boundary,
-    :data:`_SKEW` bytes after the previous one's end), for one crawl as for N stacked crawls. numpy asks the system for
+    """Every array :func:`allocate` makes, zeroed. N crawls' stacked arrays are views of one zeroed allocation (each
+    at a 64-byte boundary, :data:`_SKEW` bytes after the previous one's end); one crawl's are allocated one by one
+    (as one buffer, a spawned worker's single crawl held 5 MB more of malloc's heap after its doublings: 100.1 against
+    95.0 MB USS in ``gym-crawl bench memory --workers 2 --modes cached``), and its reset clears them column by column
+    (:func:`reset_slots`: :func:`clear_plan` finds no one buffer). numpy asks the system for
     huge pages for an allocation of 4 MB or more, so the batch's columns are faulted in 2 MB at a time instead of 4 KB —
     a long crawl doubles its columns mid-episode, and writing the fresh columns page fault by page fault was most of
     what a doubling cost (measured in benchmarks/RESULTS.md, "The batched env's step"). One buffer also lets a reset
@@ -173,6 +176,8 @@ def _zeroed(n_slots: int, n_categories: int, n_envs: int | None) -> dict[str, np
         (f.name, lead + f.shape(n_slots, n_categories), np.dtype(f.dtype)) for f in FIELDS]
     specs += [(name, lead + (n_slots,), np.dtype(dt)) for name, dt in SLOT_ARRAYS]
     specs += [(k, lead + (2 * n_slots, 2), np.dtype(np.int32)) for k, _ in _PAIRS]
+    if n_envs is None:
+        return _split_pairs({name: np.zeros(shape, dt) for name, shape, dt in specs})
     offsets, total = [], 0
     for _, shape, dt in specs:
         offsets.append(total)
