@@ -153,6 +153,15 @@ def test_allocate_and_grow_hold_reset_values_and_the_old_slots(n_envs):
             assert np.all(arr[(slice(None),) * ax + (slice(16, None),)] == want), name
 
 
+def _scramble(arrays: dict[str, np.ndarray], rng: np.random.Generator) -> None:
+    """Arbitrary bits in every one of a crawl's ``arrays`` (a map's keys or slots: every other int32 of its entries)."""
+    for a in arrays.values():
+        if a.strides[-1] == a.itemsize:
+            a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
+        else:
+            a[...] = rng.integers(-2**31, 2**31, a.shape, dtype=np.int32)
+
+
 @pytest.mark.parametrize("rows", ["all", "some"])
 def test_reset_rows_and_reset_slots_write_the_reset_values_bit_for_bit(rows):
     """The clearing of N stacked crawls (``reset_rows``, written as bytes where the value allows) and of one crawl
@@ -163,11 +172,7 @@ def test_reset_rows_and_reset_slots_write_the_reset_values_bit_for_bit(rows):
     n_envs, n_slots, n_used = 5, 64, 37
     rng = np.random.default_rng(1)
     stack = allocate(n_slots, 3, n_envs=n_envs)
-    for a in stack.values():  # arbitrary bits everywhere
-        if a.strides[-1] == a.itemsize:
-            a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
-        else:  # a map's keys or slots: every other int32 of the map's entries
-            a[...] = rng.integers(-2**31, 2**31, a.shape, dtype=np.int32)
+    _scramble(stack, rng)
     want = {k: v.copy() for k, v in stack.items()}
     sel = np.arange(n_envs) if rows == "all" else np.array([1, 3])
     for f in FIELDS:
@@ -201,11 +206,7 @@ def test_clear_rows_writes_each_crawls_reset_values_over_the_slots_it_used(stack
     # allocates its arrays one by one, so it has no plan and resets column by column
     stack = allocate(64, 3, n_envs=5) if stacked else env_rows(allocate(64, 3, n_envs=2), 1)
     assert clear_plan(allocate(64, 3), stacked=False) is None
-    for a in stack.values():  # arbitrary bits everywhere
-        if a.strides[-1] == a.itemsize:
-            a.view(np.uint8)[...] = rng.integers(0, 256, a.view(np.uint8).shape, dtype=np.uint8)
-        else:  # a map's keys or slots: every other int32 of the map's entries
-            a[...] = rng.integers(-2**31, 2**31, a.shape, dtype=np.int32)
+    _scramble(stack, rng)
     want = {k: v.copy() for k, v in stack.items()}
     if stacked:
         rows, ns, nd = np.array([1, 3]), np.array([9, 37, 5, 64, 2]), np.array([1, 4, 2, 7, 3])
