@@ -431,7 +431,7 @@ class CrawlState:
             raise ValueError(f"domain_cap must be >= 1 or None, got {domain_cap}")
         if self._reset_plan is False:
             self._reset_plan = clear_plan(self.arrays, stacked=False)
-        if self._reset_plan is None:  # arrays not laid out by fields.allocate
+        if self._reset_plan is None:  # a crawl of its own (columns allocated one by one) or arrays laid out elsewhere
             reset_slots(self.arrays, self.n_slots)
         else:  # one compiled call: the page columns over the slots in use, the domain columns over the domain slots
             clear_rows(self._reset_plan, _ROW0, self._ctr[K.C_N_SLOTS:K.C_N_SLOTS + 1],
